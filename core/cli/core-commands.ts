@@ -1,0 +1,4 @@
+// Placeholder: the owning area replaces this file with its subcommands.
+import type { Command } from 'commander';
+
+export function registerCoreCommands(_program: Command): void {}
