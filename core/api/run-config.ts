@@ -20,7 +20,7 @@ export const EnvConfigSchema = z.object({
 }).strict();
 
 export const TemplateRefSchema = z.object({
-  preset: z.string().default('spa-coordinates'),              // template preset name, or a saved template name
+  preset: z.string().default('spa'),                          // template preset name (core/prompts presets or the pipeline's tiny-* variants)
   hash: z.string().optional(),                                // pin a saved version by content hash
   responseFormat: z.enum(['plain', 'world-model']).default('world-model'),
 }).strict();
@@ -31,6 +31,7 @@ export const ModelConfigSchema = z.object({
   path: z.string().optional(),                                // local HF folder or checkpoint folder
   lora: z.object({ rank: z.number().int().positive(), alpha: z.number().positive(), targetModules: z.array(z.string()) }).strict().optional(),
   criticMode: z.enum(['shared-trunk', 'separate']).default('shared-trunk'),
+  overrides: z.record(z.string(), z.unknown()).optional(),    // model config fields over the preset (e.g. a smaller width for smoke runs)
 }).strict();
 
 export const SeedsSchema = z.object({
@@ -45,7 +46,7 @@ export const RunConfigSchema = z.object({
   method: MethodSchema.default('spa'),
   size: z.enum(['smoke', 'quick', 'paper', 'custom']).default('quick'),
   env: EnvConfigSchema.default({ id: 'sokoban', options: {} }),
-  template: TemplateRefSchema.default({ preset: 'spa-coordinates', responseFormat: 'world-model' }),
+  template: TemplateRefSchema.default({ preset: 'spa', responseFormat: 'world-model' }),
   model: ModelConfigSchema.default({ source: 'preset', preset: 'tiny', criticMode: 'shared-trunk' }),
   seeds: SeedsSchema.default({ base: 0, selfplayStart: 1_000_000, rlStart: 2_000_000, evalStart: 3_000_000 }),
   backend: z.enum(['auto', 'tensorflow-gpu', 'tensorflow', 'wasm', 'cpu']).default('auto'),
@@ -54,3 +55,120 @@ export const RunConfigSchema = z.object({
 }).strict();
 export type RunConfig = z.infer<typeof RunConfigSchema>;
 export type RunConfigInput = z.input<typeof RunConfigSchema>;
+
+// ───────────────────────── stage sections (RunConfig.stages.<name>) ─────────────────────────
+// Each stage's settings; parsed strictly by the pipeline when a run is planned, so an unknown or
+// ill-typed key is an error that names the stage and the key. Defaults are the "quick" size on a
+// tiny model; presets override them per size.
+
+/** Limits and sampling shared by every stage that plays episodes. */
+export const RolloutSectionSchema = z.object({
+  maxTurns: z.number().int().positive().optional(),            // turns per episode (default: the env's budget, reference 5)
+  maxActionsPerTurn: z.number().int().positive().optional(),   // actions kept per answer (default: the env's budget, reference 5)
+  maxActionsPerGame: z.number().int().positive().optional(),   // action budget per game (default: the env's budget, reference 10; Sudoku 50)
+  maxNewTokens: z.number().int().positive().default(160),      // generation limit per turn (tokens)
+  maxContextTokens: z.number().int().positive().default(1024), // prompt tokens kept: older turns are dropped first
+  temperature: z.number().min(0).default(1),                   // sampling temperature (reference: 1)
+  topP: z.number().gt(0).max(1).default(1),                    // nucleus sampling mass
+  topK: z.number().int().min(0).default(0),                    // top-k (0 = off)
+  batchSize: z.number().int().positive().default(32),          // episodes generated together in one batch
+}).strict();
+export type RolloutSection = z.infer<typeof RolloutSectionSchema>;
+
+export const BootstrapSectionSchema = z.object({
+  games: z.number().int().positive().default(400),             // random-policy games written as training text
+  steps: z.number().int().nonnegative().default(300),          // optimizer steps of pretraining
+  batchSize: z.number().int().positive().default(8),           // sequences per step
+  lr: z.number().positive().default(2e-3),                     // peak learning rate (cosine, 5% warmup)
+  templates: z.array(z.string()).default(['tiny-vanilla', 'tiny-spa']), // templates (each with its response format) mixed in, so one base serves every method; the run's own template is always added
+  maxLength: z.number().int().positive().default(2048),        // tokens per game row (later turns are cut)
+  cache: z.boolean().default(true),                            // share the checkpoint per (env, templates, model, seed) under <project>/cache/
+}).strict();
+export type BootstrapSection = z.infer<typeof BootstrapSectionSchema>;
+
+export const SelfplaySectionSchema = z.object({
+  games: z.number().int().positive().default(64),              // self-play games (reference: 5 × 256)
+  policy: z.enum(['model', 'random']).default('model'),        // 'random' = random-action ablation (well-formed random turns)
+  groundTruthReplacement: z.boolean().default(true),           // false = self-belief ablation (train on the model's own states)
+  valFraction: z.number().min(0).lt(1).default(0.1),           // validation share, split by whole game
+}).strict();
+export type SelfplaySection = z.infer<typeof SelfplaySectionSchema>;
+
+export const SftSectionSchema = z.object({
+  epochs: z.number().int().nonnegative().default(3),           // passes over the train rows (reference: 5)
+  lr: z.number().positive().default(1e-3),                     // peak lr (reference 1e-4 for 1.5B; tiny models need more)
+  warmupFraction: z.number().min(0).max(1).default(0.1),       // linear warmup share of the cosine schedule (reference: 0.1)
+  batchSize: z.number().int().positive().default(8),           // rows per step (reference global batch: 16)
+  weightDecay: z.number().min(0).default(0.01),                // AdamW weight decay (reference: 0.01)
+  gradClip: z.number().positive().default(1),                  // clip by global norm (reference: 1.0)
+  maskStateSpans: z.boolean().default(false),                  // ablation: exclude observation/prediction contents from the loss (released code)
+  maxLength: z.number().int().positive().default(1024),        // tokens per row; longer prompts lose their oldest turns
+}).strict();
+export type SftSection = z.infer<typeof SftSectionSchema>;
+
+export const RlSectionSchema = z.object({
+  algorithm: z.enum(['ppo', 'grpo']).default('ppo'),           // PPO with a critic, or critic-free GRPO
+  steps: z.number().int().nonnegative().default(20),           // RL iterations (reference: 1000)
+  groups: z.number().int().positive().default(4),              // puzzles per step (reference: 32)
+  groupSize: z.number().int().positive().default(4),           // episodes per puzzle, same seed (reference: 8)
+  keepGroupsFraction: z.number().gt(0).max(1).default(1),      // keep the groups with the largest reward spread (reference: 0.25)
+  gamma: z.number().min(0).max(1).default(1),                  // GAE discount (reference: 1)
+  lambda: z.number().min(0).max(1).default(1),                 // GAE lambda (reference: 1)
+  advantage: z.enum(['gae', 'turn-then-token']).default('gae'),// token GAE, or two-level GAE (RAGEN)
+  turnGamma: z.number().min(0).max(1).default(0.95),           // turn-level discount for turn-then-token
+  rewardPlacement: z.enum(['last-token', 'per-turn']).default('last-token'), // episode reward on the last model token, or each turn's reward on its last token
+  clipLow: z.number().min(0).default(0.2),                     // ratio floor 1 − clipLow
+  clipHigh: z.number().min(0).default(0.28),                   // ratio ceiling 1 + clipHigh
+  dualClip: z.number().gt(1).nullable().default(3),            // dual-clip bound for negative advantages (null = off)
+  valueClip: z.number().positive().nullable().default(0.5),    // value clipping range (null = off)
+  entropyCoef: z.number().min(0).default(0.001),               // entropy bonus (reference: 0.001)
+  valueCoef: z.number().min(0).default(0.5),                   // weight of the value loss in the shared-trunk loss
+  klCoef: z.number().min(0).default(0),                        // KL to the frozen starting model (reference: 0 = off)
+  klEstimator: z.enum(['k1', 'k3']).default('k3'),             // KL estimator
+  lr: z.number().positive().default(1e-4),                     // actor lr (reference 1e-6 for 1.5B)
+  criticLr: z.number().positive().default(5e-4),               // critic lr (reference 1e-5); value head when shared
+  ppoEpochs: z.number().int().positive().default(1),           // passes over each batch
+  miniBatchSize: z.number().int().positive().default(8),       // sequences per optimizer step
+  gradClip: z.number().positive().default(1),                  // clip by global norm
+  worldModelReward: z.number().min(0).default(0),              // online-wm-rl: weight of 0.5·obs + 0.5·pred score added per turn (VAGEN)
+  formatBonus: z.number().default(0),                          // reward added to every well-formatted turn (VAGEN's format bonus)
+  passAtKEvery: z.number().int().nonnegative().default(10),    // track Pass@k on held-out seeds every N steps (0 = off)
+  passAtKPuzzles: z.number().int().positive().default(8),      // puzzles for the tracked Pass@k
+}).strict();
+export type RlSection = z.infer<typeof RlSectionSchema>;
+
+export const RwmlSectionSchema = z.object({
+  steps: z.number().int().nonnegative().default(10),           // GRPO steps on next-state prediction
+  examples: z.number().int().positive().default(8),            // (state, action) examples per step
+  groupSize: z.number().int().positive().default(4),           // predictions sampled per example
+  threshold: z.number().min(0).max(1).default(0.9),            // similarity ≥ threshold → reward 1 else 0
+  similarity: z.enum(['structured', 'embedding']).default('structured'), // grid match (cell accuracy) or embedding cosine
+  embeddingModel: z.string().optional(),                       // local feature-extraction model folder (similarity = embedding)
+  keepCorrectFraction: z.number().min(0).max(1).default(0.25), // share of already-right examples kept (subsampling)
+  klCoef: z.number().min(0).default(0.01),                     // KL to the starting model (k3)
+  lr: z.number().positive().default(1e-4),                     // learning rate
+  maxNewTokens: z.number().int().positive().default(96),       // prediction length limit
+}).strict();
+export type RwmlSection = z.infer<typeof RwmlSectionSchema>;
+
+export const EvalSectionSchema = z.object({
+  puzzles: z.number().int().positive().default(16),            // held-out puzzles (reference: 128)
+  samples: z.number().int().positive().default(4),             // samples per puzzle, n ≥ max k (reference: 8)
+  k: z.array(z.number().int().positive()).default([1, 4]),     // Pass@k values reported
+  temperature: z.number().min(0).default(1),                   // sampling temperature (reference: 1)
+  perplexityRows: z.number().int().nonnegative().default(32),  // rows used for state perplexity (0 = skip)
+  templates: z.array(z.string()).default(['tiny-raw-grid', 'tiny-spa']), // templates compared by state perplexity (raw grid vs grid + coordinates)
+}).strict();
+export type EvalSection = z.infer<typeof EvalSectionSchema>;
+
+/** The known stage sections, by stage name. */
+export const StageSectionSchemas = {
+  rollout: RolloutSectionSchema,
+  bootstrap: BootstrapSectionSchema,
+  selfplay: SelfplaySectionSchema,
+  sft: SftSectionSchema,
+  rl: RlSectionSchema,
+  rwml: RwmlSectionSchema,
+  eval: EvalSectionSchema,
+} as const;
+export type StageSectionName = keyof typeof StageSectionSchemas;

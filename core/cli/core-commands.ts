@@ -1,4 +1,382 @@
-// Placeholder: the owning area replaces this file with its subcommands.
+// Core subcommands: start, run, list, show, export, serve, resume, stop. They drive the same
+// dispatcher as the UI (in-process), so everything the product does is reachable from here.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { spawn } from 'node:child_process';
 import type { Command } from 'commander';
+import type { RunInfo, RunSummary, WorkbenchClient, WorkbenchEvent } from '../api/contract.js';
+import { createDispatcher, type Dispatcher } from '../api/dispatcher.js';
+import { createInProcessClient } from '../api/in-process.js';
+import { WorkbenchError } from '../api/errors.js';
+import { electronBinary, repoRoot } from '../api/system-info.js';
+import { parseSetArgs } from '../engine/config.js';
+import type { EpisodeRecord, MetricPoint } from '../api/records.js';
+import { readJsonl } from '../storage/jsonl.js';
+import { LOCK_FILE, pidAlive } from '../storage/lock.js';
+import { EVENTS_FILE, METRICS_FILE, ROLLOUT_INDEX } from '../storage/run-files.js';
+import { startServer } from '../server/server.js';
 
-export function registerCoreCommands(_program: Command): void {}
+const SIZES = ['smoke', 'quick', 'paper', 'custom'] as const;
+type SizeArg = (typeof SIZES)[number];
+
+function fail(message: string, code = 1): never {
+  process.stderr.write(`error: ${message}\n`);
+  process.exit(code);
+}
+
+function describeError(err: unknown): string {
+  if (err instanceof WorkbenchError || (err instanceof Error && 'details' in err)) {
+    const e = err as WorkbenchError;
+    const issues = e.details?.issues?.length ? `\n${e.details.issues.slice(0, 10).map((i) => `  - ${i.path}: ${i.message}`).join('\n')}` : '';
+    return `${e.name}: ${e.message}${issues}`;
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Open (or, when `create`, create) a project in-process. */
+async function openProject(dir: string, create: boolean, purpose: string): Promise<{ d: Dispatcher; api: WorkbenchClient }> {
+  const d = createDispatcher({ host: 'cli', lockPurpose: purpose });
+  const api = createInProcessClient(d);
+  const abs = path.resolve(dir);
+  try {
+    if (fs.existsSync(path.join(abs, 'workbench.json')) || !create) await api.projects.open({ path: abs });
+    else await api.projects.create({ path: abs });
+  } catch (err) {
+    await d.dispose();
+    fail(describeError(err));
+  }
+  const info = await api.projects.info();
+  for (const w of info.project?.warnings ?? []) process.stderr.write(`warning: ${w}\n`);
+  return { d, api };
+}
+
+function duration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+}
+
+function runRow(r: RunSummary): string[] {
+  const done = r.stages.filter((s) => s.status === 'completed').length;
+  return [r.id, r.status, r.method, r.env, r.size, `${done}/${r.stages.length}`, new Date(r.createdAt).toISOString().slice(0, 16).replace('T', ' '), duration(r.durationMs)];
+}
+
+/** Progress display: a redrawn bar on a terminal, plain lines otherwise. */
+function progressReporter(stream: NodeJS.WriteStream) {
+  const tty = stream.isTTY === true;
+  let lastLine = 0;
+  let lastPct = -1;
+  let barShown = false;
+  const clear = () => { if (barShown) { stream.write('\r\x1b[2K'); barShown = false; } };
+  return {
+    event(e: WorkbenchEvent) {
+      if (e.kind !== 'run') return;
+      const ev = e.event;
+      if (ev.type === 'stage') { clear(); stream.write(`[${ev.stage}] ${ev.status}${ev.reason ? `: ${ev.reason}` : ''}\n`); }
+      else if (ev.type === 'log' && (ev.level === 'warn' || ev.level === 'error' || ev.level === 'info')) { clear(); stream.write(`${ev.level}: ${ev.message.split('\n')[0]}\n`); }
+      else if (ev.type === 'progress') {
+        const pct = ev.total > 0 ? Math.min(100, Math.round((100 * ev.done) / ev.total)) : 0;
+        const eta = ev.etaSeconds !== null ? ` ETA ${duration(ev.etaSeconds * 1000)}` : '';
+        if (tty) {
+          const width = Math.max(10, Math.min(40, (stream.columns ?? 80) - 50));
+          const filled = Math.round((width * pct) / 100);
+          stream.write(`\r\x1b[2K${ev.stage} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${String(pct).padStart(3)}% ${ev.done}/${ev.total}${eta}`);
+          barShown = true;
+        } else if (Date.now() - lastLine > 5000 || Math.floor(pct / 10) !== Math.floor(lastPct / 10) || ev.done === ev.total) {
+          stream.write(`${ev.stage}: ${ev.done}/${ev.total} (${pct}%)${eta}\n`);
+          lastLine = Date.now();
+        }
+        lastPct = pct;
+      } else if (ev.type === 'status') { clear(); stream.write(`run ${ev.status}${ev.reason ? `: ${ev.reason}` : ''}\n`); }
+    },
+    done() { clear(); },
+  };
+}
+
+/** Run (or resume) until the engine exits; Ctrl-C stops gracefully, twice kills. */
+async function follow(d: Dispatcher, api: WorkbenchClient, runId: string, begin: () => Promise<unknown>, json: boolean): Promise<number> {
+  const out = json ? process.stderr : process.stdout;
+  const reporter = progressReporter(out);
+  const unsubscribe = api.subscribe({ kind: 'run', runId }, (e) => reporter.event(e));
+  let interrupts = 0;
+  const onSigint = () => {
+    interrupts++;
+    if (interrupts === 1) {
+      out.write('\nstopping after the current step (Ctrl-C again to kill the engine)...\n');
+      void api.runs.stop({ runId }).catch(() => undefined);
+    } else {
+      void d.dispose({ kill: true }).finally(() => process.exit(130));
+    }
+  };
+  process.on('SIGINT', onSigint);
+  process.on('SIGTERM', onSigint);
+  try {
+    await begin();
+    await d.waitForRun(runId);
+  } finally {
+    reporter.done();
+    unsubscribe();
+    process.off('SIGINT', onSigint);
+    process.off('SIGTERM', onSigint);
+  }
+  const info = await api.runs.get({ runId });
+  if (json) process.stdout.write(`${JSON.stringify(info, null, 2)}\n`);
+  else {
+    out.write(`${info.id}: ${info.status}${info.reason ? ` (${info.reason})` : ''} in ${duration(info.durationMs)}\n`);
+    out.write(`folder: ${info.dir}\n`);
+    if (info.status === 'failed' || info.status === 'stopped') out.write(`resume with: spa-workbench resume ${info.id} --project ${path.dirname(path.dirname(info.dir))}\n`);
+  }
+  return info.status === 'completed' ? 0 : info.status === 'stopped' ? 130 : 1;
+}
+
+function collect(value: string, previous: string[] = []): string[] { return [...previous, value]; }
+
+function csvCell(v: unknown): string {
+  const s = v === undefined || v === null ? '' : String(v);
+  return /[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+function metricsCsv(points: MetricPoint[]): string {
+  const names = [...new Set(points.flatMap((p) => Object.keys(p.values)))].sort();
+  const lines = [['stage', 'step', 'time', 'episodes', ...names].map(csvCell).join(',')];
+  for (const p of points) lines.push([p.stage, p.step, p.time, p.episodes, ...names.map((n) => p.values[n])].map(csvCell).join(','));
+  return `${lines.join('\n')}\n`;
+}
+
+function exportRun(info: RunInfo, out: string, format: 'json' | 'csv' | 'jsonl' | undefined): string[] {
+  const metrics = readJsonl<MetricPoint>(path.join(info.dir, METRICS_FILE)).rows;
+  const events = readJsonl(path.join(info.dir, EVENTS_FILE)).rows;
+  const episodeLines = (): string => {
+    const index = readJsonl<{ file: string; offset: number; length: number }>(path.join(info.dir, ROLLOUT_INDEX)).rows;
+    const files = [...new Set(index.map((i) => i.file))];
+    return files.map((f) => readJsonl<EpisodeRecord>(path.join(info.dir, f)).rows.map((r) => JSON.stringify(r)).join('\n')).filter(Boolean).join('\n');
+  };
+  const evals = fs.existsSync(path.join(info.dir, 'eval'))
+    ? Object.fromEntries(fs.readdirSync(path.join(info.dir, 'eval')).filter((f) => f.endsWith('.json')).map((f) => [f.slice(0, -5), JSON.parse(fs.readFileSync(path.join(info.dir, 'eval', f), 'utf8')) as unknown]))
+    : {};
+  const isDir = out.endsWith('/') || out.endsWith(path.sep) || (fs.existsSync(out) && fs.statSync(out).isDirectory()) || (!format && !path.extname(out));
+  const written: string[] = [];
+  const write = (file: string, text: string) => { fs.mkdirSync(path.dirname(file), { recursive: true }); fs.writeFileSync(file, text); written.push(file); };
+  if (isDir) {
+    write(path.join(out, 'run.json'), `${JSON.stringify(info, null, 2)}\n`);
+    write(path.join(out, 'metrics.csv'), metricsCsv(metrics));
+    write(path.join(out, 'events.jsonl'), events.map((e) => JSON.stringify(e)).join('\n') + (events.length ? '\n' : ''));
+    const eps = episodeLines();
+    write(path.join(out, 'episodes.jsonl'), eps ? `${eps}\n` : '');
+    write(path.join(out, 'eval.json'), `${JSON.stringify(evals, null, 2)}\n`);
+    return written;
+  }
+  const fmt = format ?? (path.extname(out).slice(1) as 'json' | 'csv' | 'jsonl');
+  if (fmt === 'csv') write(out, metricsCsv(metrics));
+  else if (fmt === 'jsonl') { const eps = episodeLines(); write(out, eps ? `${eps}\n` : ''); }
+  else if (fmt === 'json') write(out, `${JSON.stringify({ run: info, metrics, events, eval: evals }, null, 2)}\n`);
+  else fail(`export: cannot tell the format of ${out}; pass --format json|csv|jsonl (json: run + metrics + events + eval; csv: metrics; jsonl: episodes)`);
+  return written;
+}
+
+function openBrowser(url: string): boolean {
+  const cmd = process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'cmd' : 'xdg-open';
+  const args = process.platform === 'win32' ? ['/c', 'start', '', url] : [url];
+  if (process.platform === 'linux' && !process.env.DISPLAY && !process.env.WAYLAND_DISPLAY) return false;
+  try {
+    const child = spawn(cmd, args, { stdio: 'ignore', detached: true });
+    child.on('error', () => undefined);
+    child.unref();
+    return true;
+  } catch { return false; }
+}
+
+interface ServeOpts { port: string; host: string; allowRemote?: boolean; project?: string; open: boolean; createProject?: boolean }
+
+async function serve(opts: ServeOpts): Promise<void> {
+  const port = Number(opts.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port: expected an integer 0..65535 (0 = any free port), received ${JSON.stringify(opts.port)}`);
+  const d = createDispatcher({ host: 'serve', lockPurpose: 'serve' });
+  if (opts.project) {
+    const api = createInProcessClient(d);
+    const abs = path.resolve(opts.project);
+    try {
+      if (fs.existsSync(path.join(abs, 'workbench.json')) || !opts.createProject) await api.projects.open({ path: abs });
+      else await api.projects.create({ path: abs });
+    } catch (err) { await d.dispose(); fail(describeError(err)); }
+  }
+  let server;
+  try {
+    server = await startServer({ dispatcher: d, host: opts.host, port, allowRemote: opts.allowRemote, log: (l) => process.stderr.write(`${l}\n`) });
+  } catch (err) { await d.dispose(); fail(describeError(err)); }
+  const built = fs.existsSync(path.join(repoRoot, 'dist-renderer', 'index.html'));
+  process.stdout.write(`SPA Workbench (browser mode) at:\n  ${server.url}\n`);
+  if (!built) process.stdout.write('note: the UI is not built yet; run `npm run build:renderer` (the page says so too)\n');
+  if (opts.project) process.stdout.write(`project: ${path.resolve(opts.project)}\n`);
+  if (opts.open) process.stdout.write(openBrowser(server.url) ? 'opening it in your browser...\n' : 'open that URL in a browser (no display found to open one here)\n');
+  process.stdout.write('Ctrl-C stops the server (active runs are stopped first).\n');
+  let closing = false;
+  const shutdown = () => {
+    if (closing) process.exit(130);
+    closing = true;
+    process.stdout.write('\nstopping...\n');
+    void server.close().then(() => d.dispose()).finally(() => process.exit(0));
+  };
+  process.on('SIGINT', shutdown);
+  process.on('SIGTERM', shutdown);
+}
+
+export function registerCoreCommands(program: Command): void {
+  program.command('start')
+    .description('open the workbench on a local project: the desktop app when the Electron binary is installed, otherwise browser mode')
+    .option('--project <dir>', 'project folder (created when missing)', path.join('projects', 'default'))
+    .option('--port <n>', 'browser mode: port (0 = any free port)', '0')
+    .option('--no-open', 'browser mode: do not open a browser')
+    .action(async (o: { project: string; port: string; open: boolean }) => {
+      const electron = electronBinary();
+      const mainJs = path.join(repoRoot, 'dist-electron', 'main.js');
+      if (electron && fs.existsSync(mainJs)) {
+        process.stdout.write(`Electron found: opening the desktop app on ${path.resolve(o.project)}\n`);
+        const child = spawn(electron, [repoRoot, '--project', path.resolve(o.project)], { stdio: 'inherit' });
+        child.on('exit', (code) => process.exit(code ?? 0));
+        return;
+      }
+      process.stdout.write(electron
+        ? 'Electron is installed but the desktop app is not built (npm run build:electron): using browser mode.\n'
+        : 'Electron binary not installed (see README: npm run install-electron): using browser mode.\n');
+      await serve({ port: o.port, host: '127.0.0.1', project: o.project, open: o.open, createProject: true });
+    });
+
+  program.command('run')
+    .description('create a run from a preset or a config file in a project, start it, and show progress until it ends')
+    .argument('<preset|config.json>', 'method preset id (see `spa-workbench presets`) or a RunConfig JSON file')
+    .requiredOption('--project <dir>', 'project folder (created when missing)')
+    .option('--size <size>', `preset size: ${SIZES.join(' | ')}`)
+    .option('--set <key=value>', 'override a config value by dotted path, e.g. --set stages.rl.steps=10 (repeatable)', collect, [])
+    .option('--name <name>', 'display name of the run')
+    .option('--json', 'print the final run as JSON (progress goes to stderr)')
+    .action(async (target: string, o: { project: string; size?: string; set: string[]; name?: string; json?: boolean }) => {
+      if (o.size !== undefined && !SIZES.includes(o.size as SizeArg)) fail(`--size: expected one of ${SIZES.join(', ')}, received ${JSON.stringify(o.size)}`);
+      let set: Record<string, unknown>;
+      try { set = parseSetArgs(o.set); } catch (err) { fail((err as Error).message); }
+      let request: { preset?: string; config?: Record<string, unknown> };
+      if (target.endsWith('.json') || fs.existsSync(target)) {
+        if (!fs.existsSync(target)) fail(`config file ${target} not found`);
+        try { request = { config: JSON.parse(fs.readFileSync(target, 'utf8')) as Record<string, unknown> }; } catch (err) { fail(`${target}: not valid JSON (${(err as Error).message})`); }
+      } else request = { preset: target };
+      const { d, api } = await openProject(o.project, true, 'cli run');
+      let code = 1;
+      try {
+        const run = await api.runs.create({ ...request, ...(o.size ? { size: o.size as SizeArg } : {}), set, ...(o.name ? { name: o.name } : {}) });
+        (o.json ? process.stderr : process.stdout).write(`run ${run.id}: ${run.stages.map((s) => s.name).join(' → ')}\n`);
+        code = await follow(d, api, run.id, () => api.runs.start({ runId: run.id }), !!o.json);
+      } catch (err) {
+        process.stderr.write(`error: ${describeError(err)}\n`);
+      } finally {
+        await d.dispose();
+      }
+      process.exit(code);
+    });
+
+  program.command('resume')
+    .description('resume a stopped or failed run from its last completed stage, and follow it')
+    .argument('<run>', 'run id')
+    .requiredOption('--project <dir>', 'project folder')
+    .option('--json', 'print the final run as JSON')
+    .action(async (runId: string, o: { project: string; json?: boolean }) => {
+      const { d, api } = await openProject(o.project, false, 'cli run');
+      let code = 1;
+      try { code = await follow(d, api, runId, () => api.runs.resume({ runId }), !!o.json); } catch (err) { process.stderr.write(`error: ${describeError(err)}\n`); } finally { await d.dispose(); }
+      process.exit(code);
+    });
+
+  program.command('stop')
+    .description('stop a run that a `spa-workbench run` or `resume` process is executing (graceful: after the current step)')
+    .argument('<run>', 'run id')
+    .requiredOption('--project <dir>', 'project folder')
+    .action(async (runId: string, o: { project: string }) => {
+      const lockFile = path.join(path.resolve(o.project), LOCK_FILE);
+      let holder: { pid: number; host: string; purpose?: string } | null = null;
+      try { holder = JSON.parse(fs.readFileSync(lockFile, 'utf8')) as { pid: number; host: string; purpose?: string }; } catch { holder = null; }
+      if (holder && holder.host === os.hostname() && pidAlive(holder.pid)) {
+        const runJson = path.join(path.resolve(o.project), 'runs', runId, 'run.json');
+        if (!fs.existsSync(runJson)) fail(`run ${runId} not found in ${o.project}`);
+        if (holder.purpose === 'cli run') {
+          process.kill(holder.pid, 'SIGINT');
+          process.stdout.write(`asked process ${holder.pid} to stop run ${runId}\n`);
+          return;
+        }
+        fail(`the project is open in process ${holder.pid} (${holder.purpose ?? 'workbench'}); stop the run from that window or its UI`);
+      }
+      const { d, api } = await openProject(o.project, false, 'cli');
+      try {
+        const r = await api.runs.get({ runId });
+        process.stdout.write(`run ${runId} is ${r.status}${r.reason ? ` (${r.reason})` : ''}: nothing to stop\n`);
+      } catch (err) { process.stderr.write(`error: ${describeError(err)}\n`); process.exitCode = 1; } finally { await d.dispose(); }
+    });
+
+  program.command('list')
+    .description('list the runs of a project')
+    .requiredOption('--project <dir>', 'project folder')
+    .option('--json', 'print JSON')
+    .action(async (o: { project: string; json?: boolean }) => {
+      const { d, api } = await openProject(o.project, false, 'cli');
+      try {
+        const { runs } = await api.runs.list();
+        if (o.json) process.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
+        else if (runs.length === 0) process.stdout.write('no runs yet: spa-workbench run <preset> --project ' + o.project + '\n');
+        else process.stdout.write(`${table([['ID', 'STATUS', 'METHOD', 'ENV', 'SIZE', 'STAGES', 'CREATED', 'TIME'], ...runs.map(runRow)])}\n`);
+      } finally { await d.dispose(); }
+    });
+
+  program.command('show')
+    .description('show one run: config, stages, status, latest metrics')
+    .argument('<run>', 'run id')
+    .requiredOption('--project <dir>', 'project folder')
+    .option('--json', 'print JSON')
+    .action(async (runId: string, o: { project: string; json?: boolean }) => {
+      const { d, api } = await openProject(o.project, false, 'cli');
+      try {
+        const r = await api.runs.get({ runId });
+        if (o.json) { process.stdout.write(`${JSON.stringify(r, null, 2)}\n`); return; }
+        const lines = [
+          `${r.name}  (${r.id})`,
+          `status:   ${r.status}${r.reason ? ` — ${r.reason}` : ''}`,
+          `method:   ${r.method}   env: ${r.env}   size: ${r.size}   preset: ${r.preset ?? '-'}   template: ${r.templateHash?.slice(0, 12) ?? '-'}`,
+          `created:  ${new Date(r.createdAt).toISOString()}   attempts: ${r.attempts}   time: ${duration(r.durationMs)}`,
+          `folder:   ${r.dir}`,
+          'stages:',
+          ...r.stages.map((s) => `  ${s.status.padEnd(9)} ${s.name}${s.total ? ` ${s.done}/${s.total}` : ''}${s.reason ? ` — ${s.reason}` : ''}`),
+        ];
+        const latest = Object.entries(r.latest);
+        if (latest.length) lines.push('latest metrics:', ...latest.sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `  ${k} = ${Number.isInteger(v) ? v : v.toPrecision(4)}`));
+        process.stdout.write(`${lines.join('\n')}\n`);
+      } catch (err) { process.stderr.write(`error: ${describeError(err)}\n`); process.exitCode = 1; } finally { await d.dispose(); }
+    });
+
+  program.command('export')
+    .description('export a run: json (run + metrics + events + eval), csv (metrics), jsonl (episodes), or all of them into a folder')
+    .argument('<run>', 'run id')
+    .requiredOption('--project <dir>', 'project folder')
+    .requiredOption('--out <file|dir>', 'output file, or a folder (ending in /) for everything')
+    .option('--format <format>', 'json | csv | jsonl (default: from the file extension)')
+    .action(async (runId: string, o: { project: string; out: string; format?: string }) => {
+      if (o.format !== undefined && !['json', 'csv', 'jsonl'].includes(o.format)) fail(`--format: expected json, csv or jsonl, received ${JSON.stringify(o.format)}`);
+      const { d, api } = await openProject(o.project, false, 'cli');
+      try {
+        const info = await api.runs.get({ runId });
+        for (const f of exportRun(info, o.out, o.format as 'json' | 'csv' | 'jsonl' | undefined)) process.stdout.write(`wrote ${f}\n`);
+      } catch (err) { process.stderr.write(`error: ${describeError(err)}\n`); process.exitCode = 1; } finally { await d.dispose(); }
+    });
+
+  program.command('serve')
+    .description('browser mode: serve the UI and the API on 127.0.0.1 with an access token (for headless machines: use an SSH tunnel)')
+    .option('--port <n>', 'port (0 = any free port)', '0')
+    .option('--host <address>', 'interface to bind', '127.0.0.1')
+    .option('--allow-remote', 'allow binding a non-loopback interface (the token is still required)')
+    .option('--project <dir>', 'open this project on start')
+    .option('--no-open', 'do not open a browser')
+    .action(async (o: ServeOpts) => { await serve(o); });
+}

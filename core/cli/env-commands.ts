@@ -1,4 +1,222 @@
-// Placeholder: the owning area replaces this file with its subcommands.
+// `spa-workbench env …`: list, describe, render, run, solve and play the environments.
 import type { Command } from 'commander';
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { createEnv, describeEnv, getEnvDefinition, listEnvs, solveEnv } from '../envs/index.js';
+import type { Env } from '../envs/types.js';
+import { assertTemplate, getTemplatePreset, listTemplatePresets, previewPrompt, renderState, type PromptTemplate } from '../prompts/index.js';
 
-export function registerEnvCommands(_program: Command): void {}
+interface EnvFlags { env: string; seed?: string; level?: string; config?: string; template?: string; json?: boolean }
+
+function fail(message: string): never {
+  const error = new Error(message);
+  error.name = 'UsageError';
+  throw error;
+}
+
+function parseSeed(text: string | undefined): number {
+  if (text === undefined) return 0;
+  const n = Number(text);
+  if (!Number.isInteger(n)) fail(`--seed: expected an integer, received ${JSON.stringify(text)}`);
+  return n;
+}
+
+function parseConfig(text: string | undefined): Record<string, unknown> {
+  if (text === undefined) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    fail(`--config: expected a JSON object such as '{"width":8,"height":8,"numBoxes":2}', received ${JSON.stringify(text)} (${(e as Error).message})`);
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) fail(`--config: expected a JSON object, received ${text}`);
+  return value as Record<string, unknown>;
+}
+
+function envOptions(flags: EnvFlags): Record<string, unknown> {
+  const options = parseConfig(flags.config);
+  if (flags.level !== undefined) {
+    const def = getEnvDefinition(flags.env);
+    if (!def.levelOptions) fail(`--level: env "${def.id}" does not load level files`);
+    let text: string;
+    try {
+      text = readFileSync(flags.level, 'utf8');
+    } catch (e) {
+      fail(`--level: cannot read ${flags.level}: ${(e as Error).message}`);
+    }
+    Object.assign(options, def.levelOptions(text));
+  }
+  return options;
+}
+
+function loadTemplate(name: string | undefined): PromptTemplate {
+  if (name === undefined) return getTemplatePreset('spa');
+  if (listTemplatePresets().some((p) => p.name === name)) return getTemplatePreset(name);
+  let text: string;
+  try {
+    text = readFileSync(name, 'utf8');
+  } catch {
+    fail(`--template: expected a preset (${listTemplatePresets().map((p) => p.name).join(', ')}) or a template JSON file, received ${JSON.stringify(name)}`);
+  }
+  return assertTemplate(text);
+}
+
+function makeEnv(flags: EnvFlags): { env: Env; seed: number; options: Record<string, unknown> } {
+  const options = envOptions(flags);
+  const env = createEnv(flags.env, options);
+  const seed = parseSeed(flags.seed);
+  env.reset({ seed });
+  return { env, seed, options };
+}
+
+/** Split an action list: on `||` or `;` when present, else Sudoku on whitespace, other envs on commas/whitespace. */
+export function splitActions(envId: string, text: string): string[] {
+  if (/\|\||;/.test(text)) return text.split(/\|\||;/).map((s) => s.trim()).filter(Boolean);
+  if (getEnvDefinition(envId).id === 'sudoku') return text.split(/\s+/).filter(Boolean);
+  return text.split(/[,\s]+/).filter(Boolean);
+}
+
+function run(action: (...args: any[]) => void | Promise<void>) {
+  return async (...args: any[]) => {
+    try {
+      await action(...args);
+    } catch (e) {
+      console.error(`error: ${(e as Error).message}`);
+      process.exitCode = 1;
+    }
+  };
+}
+
+function envFlags(cmd: Command, level = true): Command {
+  cmd.requiredOption('--env <id>', `environment id (${listEnvs().join(', ')})`)
+    .option('--seed <n>', 'seed for the level generator (default 0)')
+    .option('--config <json>', 'env options as JSON, e.g. \'{"size":8}\'');
+  if (level) cmd.option('--level <file>', 'play a level file instead (Sokoban XSB, FrozenLake map rows, Sudoku puzzle text)');
+  return cmd;
+}
+
+export function registerEnvCommands(program: Command): void {
+  const env = program.command('env').description('list, render, run, solve and play the environments');
+
+  env.command('list')
+    .description('list the registered environments and their options')
+    .option('--json', 'print JSON')
+    .action(run((flags: { json?: boolean }) => {
+      const all = listEnvs().map((id) => describeEnv(id));
+      if (flags.json) { console.log(JSON.stringify(all, null, 2)); return; }
+      for (const d of all) {
+        console.log(`${d.id} — ${d.title}: ${d.docs.summary}`);
+        console.log(`  actions: ${d.actions.length ? d.actions.join(', ') : d.actionPattern}`);
+        console.log(`  budget: ${d.budget.maxTurns} turns, ${d.budget.maxActionsPerTurn} actions/turn, ${d.budget.maxActionsPerGame} actions/game; solver: ${d.hasSolver ? 'yes' : 'no'}`);
+        for (const o of d.options) console.log(`  --config ${o.name} (${o.type}, default ${JSON.stringify(o.default)}): ${o.doc}`);
+      }
+      console.log(`templates: ${listTemplatePresets().map((p) => p.name).join(', ')}`);
+    }));
+
+  env.command('describe')
+    .description('print an env\'s documentation: actions, observation, rewards, episode end, arguments')
+    .requiredOption('--env <id>', 'environment id')
+    .action(run((flags: { env: string }) => {
+      const d = describeEnv(flags.env);
+      console.log(`# ${d.title} (${d.id})\n${d.docs.summary}\n`);
+      for (const [k, v] of Object.entries(d.docs)) if (k !== 'summary') console.log(`## ${k}\n${v}\n`);
+    }));
+
+  envFlags(env.command('render'))
+    .description('render the initial state with a template (default: spa)')
+    .option('--template <name|file>', `template preset (${listTemplatePresets().map((p) => p.name).join(', ')}) or a template JSON file`)
+    .option('--prompt', 'print the whole first prompt (system and user messages)')
+    .option('--json', 'print JSON: state text, board, grid, entities (and messages with --prompt)')
+    .action(run((flags: EnvFlags & { prompt?: boolean }) => {
+      const template = loadTemplate(flags.template);
+      const { env: e, seed, options } = makeEnv(flags);
+      const stateText = renderState(template, e);
+      const preview = flags.prompt ? previewPrompt(template, e.id, options, seed) : null;
+      if (flags.json) {
+        console.log(JSON.stringify({ env: e.id, seed, options, template: template.name, stateText, grid: e.gridText(), board: e.board(), entities: e.entities(), ...(preview ? { messages: preview.messages } : {}) }, null, 2));
+      } else if (preview) {
+        for (const m of preview.messages) console.log(`--- ${m.role}\n${m.content}`);
+        console.log(`--- assistant (generation starts after)\n${preview.generationPrefix}`);
+      } else {
+        console.log(stateText);
+      }
+    }));
+
+  envFlags(env.command('run'))
+    .description('run a list of actions and print every step (observation, reward, terminated, truncated, info, true state)')
+    .requiredOption('--actions <list>', 'actions, e.g. "Up,Up,Left" (Sudoku: "1,1,3 2,4,1" or "1,1,3;2,4,1")')
+    .option('--template <name|file>', 'template used for the state text (default: spa)')
+    .option('--json', 'print JSON')
+    .action(run((flags: EnvFlags & { actions: string }) => {
+      const template = loadTemplate(flags.template);
+      const { env: e, seed } = makeEnv(flags);
+      const steps: unknown[] = [];
+      const initial = { step: 0, observation: e.gridText(), stateText: renderState(template, e) };
+      let total = 0;
+      for (const [i, action] of splitActions(e.id, flags.actions).entries()) {
+        const r = e.step(action);
+        total += r.reward;
+        steps.push({ step: i + 1, action, observation: r.observation, reward: r.reward, terminated: r.terminated, truncated: r.truncated, info: r.info, stateText: renderState(template, e), state: e.getState() });
+        if (!flags.json) {
+          console.log(`step ${i + 1}: ${action} → reward ${r.reward}${r.terminated ? ' terminated' : ''}${r.truncated ? ' truncated' : ''} ${JSON.stringify(r.info)}`);
+          console.log(renderState(template, e));
+        }
+        if (r.terminated || r.truncated) break;
+      }
+      if (flags.json) console.log(JSON.stringify({ env: e.id, seed, initial, steps, totalReward: Math.round(total * 1e6) / 1e6 }, null, 2));
+      else console.log(`total reward ${Math.round(total * 1e6) / 1e6}`);
+    }));
+
+  envFlags(env.command('solve'))
+    .description('print an optimal plan (Sokoban BFS, Sudoku backtracking, FrozenLake BFS on the non-slippery map)')
+    .option('--json', 'print JSON')
+    .action(run((flags: EnvFlags) => {
+      const { env: e, seed } = makeEnv(flags);
+      const solution = solveEnv(e);
+      if (!solution) fail(`env "${e.id}" has no solver`);
+      if (flags.json) console.log(JSON.stringify({ env: e.id, seed, grid: e.gridText(), ...solution, length: solution.actions.length }, null, 2));
+      else {
+        console.log(e.gridText());
+        console.log(solution.solved ? `plan (${solution.actions.length} moves${solution.optimal ? ', optimal' : ''}): ${solution.actions.join(e.id === 'sudoku' ? ' ' : ',')}` : 'no plan found');
+        if (solution.note) console.log(solution.note);
+      }
+    }));
+
+  envFlags(env.command('play'))
+    .description('play in the terminal: type an action per line (r = restart, q = quit); works with piped stdin')
+    .option('--template <name|file>', 'template used to show the state (default: raw-grid)')
+    .action(run(async (flags: EnvFlags) => {
+      const template = flags.template ? loadTemplate(flags.template) : getTemplatePreset('raw-grid');
+      const { env: e, seed } = makeEnv(flags);
+      const def = describeEnv(e.id);
+      console.log(`${def.title} (seed ${seed}). Actions: ${def.actions.length ? def.actions.join(', ') : def.actionPattern}. r = restart, q = quit.`);
+      console.log(renderState(template, e));
+      const rl = createInterface({ input: process.stdin, terminal: Boolean(process.stdin.isTTY) });
+      let total = 0;
+      const prompt = () => { if (process.stdin.isTTY) process.stdout.write('> '); };
+      prompt();
+      for await (const raw of rl) {
+        const line = raw.trim();
+        if (line === '') { prompt(); continue; }
+        if (line === 'q' || line === 'quit') break;
+        if (line === 'r' || line === 'restart') {
+          e.reset({ seed }); total = 0;
+          console.log(renderState(template, e)); prompt(); continue;
+        }
+        try {
+          const r = e.step(line);
+          total += r.reward;
+          console.log(`${r.info.actionIsValid ? '' : `unknown action ${JSON.stringify(line)}; `}reward ${r.reward} (total ${Math.round(total * 1e6) / 1e6})`);
+          console.log(renderState(template, e));
+          if (r.terminated || r.truncated) {
+            console.log(r.info.success ? 'Solved!' : r.terminated ? 'Episode over.' : 'Out of steps.');
+            console.log('r = restart, q = quit');
+          }
+        } catch (err) {
+          console.log((err as Error).message);
+        }
+        prompt();
+      }
+      rl.close();
+    }));
+}

@@ -1,4 +1,228 @@
-// Placeholder: the owning area replaces this file with its subcommands.
+// `spa-workbench model …`: inspect, create, sample from and score model folders (our
+// checkpoints or local Hugging Face Qwen2 folders).
+//
+//   model info DIR [--json]
+//   model init --preset tiny --out DIR [--seed S] [--value-head] [--chat-style compact|qwen] [--force]
+//   model generate --model DIR --prompt TEXT [--chat] [--json] [--max-new-tokens N] [--temperature T] [--top-k K] [--top-p P] [--seed S] [--stop STR...]
+//   model score --model DIR --text TEXT [--json]
 import type { Command } from 'commander';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
 
-export function registerModelCommands(_program: Command): void {}
+function fail(message: string): never {
+  const error = new Error(message);
+  error.name = 'UsageError';
+  throw error;
+}
+
+function run(action: (...args: any[]) => Promise<void>) {
+  return async (...args: any[]) => {
+    try {
+      await action(...args);
+    } catch (e) {
+      console.error(`error: ${(e as Error).message}`);
+      process.exitCode = 1;
+    }
+  };
+}
+
+function intFlag(name: string, text: string | undefined, fallback: number, min: number): number {
+  if (text === undefined) return fallback;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < min) fail(`${name}: expected an integer >= ${min}, received ${JSON.stringify(text)}`);
+  return n;
+}
+
+function numberFlag(name: string, text: string | undefined, fallback: number, check: (n: number) => boolean, expected: string): number {
+  if (text === undefined) return fallback;
+  const n = Number(text);
+  if (text.trim() === '' || !Number.isFinite(n) || !check(n)) fail(`${name}: expected ${expected}, received ${JSON.stringify(text)}`);
+  return n;
+}
+
+function modelDir(dir: string | undefined): string {
+  if (!dir) fail('--model: expected a model folder (a checkpoint or a Hugging Face Qwen2 folder)');
+  const path = resolve(dir);
+  if (!existsSync(path)) fail(`--model: folder ${path} does not exist`);
+  return path;
+}
+
+async function backend(request: string | undefined): Promise<{ backend: string; summary: string }> {
+  const { initBackend, parseBackendRequest } = await import('../model/backend.js');
+  const report = await initBackend({ backend: request === undefined ? undefined : parseBackendRequest(request, '--backend') });
+  return { backend: report.backend, summary: report.summary };
+}
+
+function round(x: number, digits = 4): number {
+  const f = 10 ** digits;
+  return Math.round(x * f) / f;
+}
+
+interface InfoFlags { json?: boolean }
+interface InitFlags { preset: string; out: string; seed?: string; valueHead?: boolean; chatStyle?: string; force?: boolean; backend?: string; json?: boolean }
+interface GenerateFlags {
+  model: string; prompt: string; chat?: boolean; system?: string; json?: boolean; maxNewTokens?: string; temperature?: string;
+  topK?: string; topP?: string; seed?: string; stop?: string[]; backend?: string;
+}
+interface ScoreFlags { model: string; text: string; json?: boolean; backend?: string }
+
+export function registerModelCommands(program: Command): void {
+  const model = program.command('model').description('inspect, create, sample from and score models (checkpoints or local Hugging Face Qwen2 folders)');
+
+  model.command('info')
+    .description('show a model folder: config, parameters, weight files and dtypes, tokenizer, generation defaults, manifest')
+    .argument('<dir>', 'model folder (config.json, model.safetensors or shards, tokenizer.json)')
+    .option('--json', 'print JSON')
+    .action(run(async (dir: string, flags: InfoFlags) => {
+      const { inspectHfFolder } = await import('../model/hf-load.js');
+      const { readManifest } = await import('../model/checkpoint.js');
+      const { loadTokenizer } = await import('../model/tokenizer.js');
+      const path = resolve(dir);
+      const info = await inspectHfFolder(path);
+      const manifest = await readManifest(path);
+      const tokenizer = info.hasTokenizer ? await loadTokenizer(path) : null;
+      const c = info.config;
+      const summary = {
+        dir: path,
+        architecture: 'Qwen2ForCausalLM',
+        parameters: info.parameterCount,
+        config: {
+          vocab_size: c.vocab_size, hidden_size: c.hidden_size, intermediate_size: c.intermediate_size, num_hidden_layers: c.num_hidden_layers,
+          num_attention_heads: c.num_attention_heads, num_key_value_heads: c.num_key_value_heads, max_position_embeddings: c.max_position_embeddings,
+          rope_theta: c.rope_theta, tie_word_embeddings: c.tie_word_embeddings, attention_bias: c.attention_bias, value_head: c.value_head,
+        },
+        weights: { files: info.weightFiles, sharded: info.sharded, dtypes: info.dtypes, bytes: info.weightBytes },
+        tokenizer: tokenizer ? { kind: tokenizer.kind, vocabSize: tokenizer.vocabSize, chatStyle: tokenizer.chatStyle, eosTokenId: tokenizer.eosTokenId, padTokenId: tokenizer.padTokenId } : null,
+        generation: info.generation,
+        manifest: manifest ? { stage: manifest.stage, step: manifest.step, parent: manifest.parent, created: manifest.created, metrics: manifest.metrics, sha256: manifest.weights.sha256, lora: manifest.lora } : null,
+      };
+      if (flags.json) { console.log(JSON.stringify(summary, null, 2)); return; }
+      console.log(`${path}`);
+      console.log(`  Qwen2ForCausalLM, ${(info.parameterCount / 1e6).toFixed(3)}M parameters`);
+      console.log(`  layers ${c.num_hidden_layers}, hidden ${c.hidden_size}, MLP ${c.intermediate_size}, heads ${c.num_attention_heads} (kv ${c.num_key_value_heads}), vocab ${c.vocab_size}, context ${c.max_position_embeddings}, rope_theta ${c.rope_theta}`);
+      console.log(`  tied embeddings ${c.tie_word_embeddings}, attention bias ${c.attention_bias}, value head ${c.value_head}`);
+      console.log(`  weights: ${info.weightFiles.join(', ')} (${Object.entries(info.dtypes).map(([d, n]) => `${n} ${d}`).join(', ')}; ${(info.weightBytes / 1e6).toFixed(2)} MB)`);
+      console.log(tokenizer ? `  tokenizer: ${tokenizer.kind}, ${tokenizer.vocabSize} tokens, chat style ${tokenizer.chatStyle}` : '  tokenizer: none (no tokenizer.json)');
+      if (info.generation) console.log(`  generation defaults: ${JSON.stringify(info.generation)}`);
+      if (manifest) console.log(`  checkpoint: stage ${manifest.stage}, step ${manifest.step}, parent ${manifest.parent ?? '-'}, created ${manifest.created}, sha256 ${manifest.weights.sha256.slice(0, 16)}…`);
+    }));
+
+  model.command('init')
+    .description('create a randomly initialised model with the character tokenizer, saved as a checkpoint')
+    .requiredOption('--preset <name>', 'model size preset (tiny, small, base)')
+    .requiredOption('--out <dir>', 'folder to write (must not exist or be empty, unless --force)')
+    .option('--seed <n>', 'initialisation seed (default 0)')
+    .option('--value-head', 'add a value head (PPO critic on the policy trunk)')
+    .option('--chat-style <style>', 'chat layout the model will be trained on: compact (default) or qwen')
+    .option('--force', 'overwrite an existing checkpoint folder')
+    .option('--backend <name>', 'TF.js backend: auto, tensorflow-gpu, tensorflow, wasm, cpu')
+    .option('--json', 'print the manifest as JSON')
+    .action(run(async (flags: InitFlags) => {
+      const { presetConfig, PRESETS } = await import('../model/config.js');
+      if (!(flags.preset in PRESETS)) fail(`--preset: expected one of ${Object.keys(PRESETS).join(', ')}, received ${JSON.stringify(flags.preset)}`);
+      const style = flags.chatStyle ?? 'compact';
+      if (style !== 'compact' && style !== 'qwen') fail(`--chat-style: expected compact or qwen, received ${JSON.stringify(style)}`);
+      const seed = intFlag('--seed', flags.seed, 0, 0);
+      const out = resolve(flags.out);
+      if (existsSync(out)) {
+        if (!statSync(out).isDirectory()) fail(`--out: ${out} is a file; expected a folder path`);
+        if (readdirSync(out).length > 0 && !flags.force) fail(`--out: ${out} is not empty; choose a new folder or pass --force to replace it`);
+      }
+      const summary = await backend(flags.backend);
+      const { buildCharTokenizer } = await import('../model/tokenizer.js');
+      const { CausalLM } = await import('../model/transformer.js');
+      const { saveCheckpoint } = await import('../model/checkpoint.js');
+      const tokenizer = buildCharTokenizer({ chatStyle: style });
+      const config = presetConfig(flags.preset, { vocab_size: tokenizer.vocabSize, value_head: flags.valueHead ?? false });
+      const m = new CausalLM(config, { seed });
+      const manifest = await saveCheckpoint(out, {
+        model: m, tokenizer, manifest: { parent: null, step: 0, stage: 'init', metrics: {}, extra: { preset: flags.preset, seed } },
+      });
+      m.dispose();
+      if (flags.json) { console.log(JSON.stringify(manifest, null, 2)); return; }
+      console.log(summary.summary);
+      console.log(`wrote ${out}: preset ${flags.preset}, ${(manifest.weights.parameters / 1e6).toFixed(3)}M parameters, vocab ${tokenizer.vocabSize} (character tokenizer, ${style} chat), sha256 ${manifest.weights.sha256.slice(0, 16)}…`);
+    }));
+
+  model.command('generate')
+    .description('sample a completion (seeded; KV cache)')
+    .requiredOption('--model <dir>', 'model folder')
+    .requiredOption('--prompt <text>', 'prompt text (raw; with --chat it becomes a user message)')
+    .option('--chat', 'format the prompt as a chat user message followed by the assistant generation prompt')
+    .option('--system <text>', 'system message (with --chat)')
+    .option('--max-new-tokens <n>', 'maximum generated tokens (default 64)')
+    .option('--temperature <t>', 'sampling temperature, 0 = greedy (default 1)')
+    .option('--top-k <k>', 'keep the k most likely tokens, 0 = off (default 0)')
+    .option('--top-p <p>', 'nucleus sampling probability in (0, 1] (default 1)')
+    .option('--seed <n>', 'sampling seed (default 0)')
+    .option('--stop <strings...>', 'stop strings, e.g. </answer>')
+    .option('--backend <name>', 'TF.js backend: auto, tensorflow-gpu, tensorflow, wasm, cpu')
+    .option('--json', 'print JSON (text, tokens, log-probabilities, finish reason, timing)')
+    .action(run(async (flags: GenerateFlags) => {
+      const dir = modelDir(flags.model);
+      const maxNewTokens = intFlag('--max-new-tokens', flags.maxNewTokens, 64, 1);
+      const temperature = numberFlag('--temperature', flags.temperature, 1, (n) => n >= 0, 'a number >= 0');
+      const topK = intFlag('--top-k', flags.topK, 0, 0);
+      const topP = numberFlag('--top-p', flags.topP, 1, (n) => n > 0 && n <= 1, 'a number in (0, 1]');
+      const seed = intFlag('--seed', flags.seed, 0, 0);
+      if (flags.system !== undefined && !flags.chat) fail('--system: only used with --chat');
+      const summary = await backend(flags.backend);
+      const { loadCheckpoint } = await import('../model/checkpoint.js');
+      const { generate } = await import('../model/generate.js');
+      const { formatChat } = await import('../model/chat.js');
+      const { model: m, tokenizer } = await loadCheckpoint(dir, { optimizer: false });
+      try {
+        const promptIds = flags.chat
+          ? formatChat([...(flags.system !== undefined ? [{ role: 'system', content: flags.system }] : []), { role: 'user', content: flags.prompt }], tokenizer, { addGenerationPrompt: true }).ids
+          : tokenizer.encode(flags.prompt);
+        if (promptIds.length === 0) fail('--prompt: the prompt is empty');
+        if (promptIds.length + maxNewTokens > m.config.max_position_embeddings) {
+          fail(`--prompt: ${promptIds.length} prompt tokens + --max-new-tokens ${maxNewTokens} exceed the model's context of ${m.config.max_position_embeddings} tokens`);
+        }
+        const started = performance.now();
+        const [result] = generate(m, tokenizer, [promptIds], { maxNewTokens, temperature, topK, topP, seed, stop: flags.stop, stopTokenIds: tokenizer.stopTokenIds });
+        const seconds = (performance.now() - started) / 1000;
+        if (flags.json) {
+          console.log(JSON.stringify({
+            model: dir, backend: summary.backend, prompt: flags.prompt, promptTokens: promptIds.length, text: result.text, tokens: result.tokens,
+            logprobs: result.logprobs.map((x) => round(x)), finishReason: result.finishReason,
+            seconds: round(seconds, 3), tokensPerSecond: round(result.tokens.length / seconds, 1),
+          }, null, 2));
+        } else {
+          console.log(result.text);
+          console.error(`[${result.tokens.length} tokens, ${result.finishReason}, ${(result.tokens.length / seconds).toFixed(1)} tokens/s; ${summary.summary}]`);
+        }
+      } finally {
+        m.dispose();
+      }
+    }));
+
+  model.command('score')
+    .description('per-token log-probabilities of a text under the model')
+    .requiredOption('--model <dir>', 'model folder')
+    .requiredOption('--text <text>', 'text to score (special tokens such as <|im_end|> are single tokens)')
+    .option('--backend <name>', 'TF.js backend: auto, tensorflow-gpu, tensorflow, wasm, cpu')
+    .option('--json', 'print JSON')
+    .action(run(async (flags: ScoreFlags) => {
+      const dir = modelDir(flags.model);
+      await backend(flags.backend);
+      const { loadCheckpoint } = await import('../model/checkpoint.js');
+      const { scoreTokens } = await import('../model/hf-load.js');
+      const { model: m, tokenizer } = await loadCheckpoint(dir, { optimizer: false });
+      try {
+        const ids = tokenizer.encode(flags.text);
+        if (ids.length < 2) fail(`--text: needs at least 2 tokens to score (the first token has no prefix), got ${ids.length}`);
+        if (ids.length > m.config.max_position_embeddings) fail(`--text: ${ids.length} tokens exceed the model's context of ${m.config.max_position_embeddings}`);
+        const logprobs = scoreTokens(m, ids);
+        const scored = logprobs.slice(1) as number[];
+        const total = scored.reduce((a, b) => a + b, 0);
+        const tokens = ids.map((id, i) => ({ id, token: tokenizer.decode([id]), piece: tokenizer.idToToken(id) ?? null, logprob: logprobs[i] === null ? null : round(logprobs[i]!, 5) }));
+        const result = { model: dir, tokens, totalLogprob: round(total, 5), meanLogprob: round(total / scored.length, 5), perplexity: round(Math.exp(-total / scored.length), 4) };
+        if (flags.json) { console.log(JSON.stringify(result, null, 2)); return; }
+        for (const t of tokens) console.log(`${String(t.id).padStart(7)}  ${JSON.stringify(t.piece ?? t.token).padEnd(16)} ${t.logprob === null ? '      -' : t.logprob.toFixed(4)}`);
+        console.log(`total ${result.totalLogprob}, mean ${result.meanLogprob}, perplexity ${result.perplexity} over ${scored.length} tokens`);
+      } finally {
+        m.dispose();
+      }
+    }));
+}

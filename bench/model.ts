@@ -1,0 +1,112 @@
+// Model-engine throughput, TF.js beside PyTorch on the same shapes. Prints one JSON object.
+//   node bin/run-ts.mjs bench/model.ts [--steps N] [--quick] [--no-torch] [--backend wasm|cpu|...] [--shapes reference,larger]
+// Training tokens/s = batch x context / (forward + backward + AdamW step time).
+// Generation tokens/s = batch x new tokens / time, K/V cache, sampling at temperature 1.
+import * as tf from '@tensorflow/tfjs';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+import { initBackend, parseBackendRequest } from '../core/model/backend.js';
+import { parseModelConfig } from '../core/model/config.js';
+import { CausalLM } from '../core/model/transformer.js';
+import { Trainer } from '../core/model/trainer.js';
+import { generate } from '../core/model/generate.js';
+
+interface Shape {
+  name: string; vocab: number; hidden: number; intermediate: number; layers: number; heads: number; kvHeads: number;
+  context: number; batch: number; genBatch: number; genPrompt: number; genTokens: number;
+}
+
+const SHAPES: Shape[] = [
+  // The issue's reference shape: vocab 64, width 128, 4 layers, 4 heads, context 256, batch 16.
+  { name: 'reference', vocab: 64, hidden: 128, intermediate: 352, layers: 4, heads: 4, kvHeads: 4, context: 256, batch: 16, genBatch: 16, genPrompt: 16, genTokens: 240 },
+  // Larger: ~4.8M parameters, GQA 8:4.
+  { name: 'larger', vocab: 256, hidden: 256, intermediate: 704, layers: 6, heads: 8, kvHeads: 4, context: 256, batch: 8, genBatch: 8, genPrompt: 16, genTokens: 112 },
+];
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+const quick = process.argv.includes('--quick');
+const steps = Number(arg('--steps') ?? (quick ? 2 : 4));
+const wanted = (arg('--shapes') ?? 'reference,larger').split(',');
+const shapes = SHAPES.filter((s) => wanted.includes(s.name));
+
+function randomIds(rows: number, cols: number, vocab: number, seed: number): number[][] {
+  let s = seed >>> 0;
+  const next = () => { s = (Math.imul(s, 1664525) + 1013904223) >>> 0; return s / 4294967296; };
+  return Array.from({ length: rows }, () => Array.from({ length: cols }, () => Math.floor(next() * vocab)));
+}
+
+function time<T>(f: () => T): [T, number] { const t0 = performance.now(); const r = f(); return [r, performance.now() - t0]; }
+
+function benchTfjs(s: Shape) {
+  const config = parseModelConfig({
+    vocab_size: s.vocab, hidden_size: s.hidden, intermediate_size: s.intermediate, num_hidden_layers: s.layers,
+    num_attention_heads: s.heads, num_key_value_heads: s.kvHeads, max_position_embeddings: s.context + 64, tie_word_embeddings: true,
+  });
+  const model = new CausalLM(config, { seed: 0 });
+  const trainer = new Trainer(model, { schedule: { lr: 1e-3, kind: 'constant' } });
+  const inputIds = randomIds(s.batch, s.context, s.vocab, 1);
+  const lossMask = inputIds.map((r) => r.map((_, t) => (t > 0 ? 1 : 0)));
+  const batch = { inputIds, lossMask };
+  trainer.step({ lossName: 'sft', batch }); // warm-up (kernel setup, XNNPACK packing)
+  const [, trainMs] = time(() => { for (let i = 0; i < steps; i++) trainer.step({ lossName: 'sft', batch }); });
+  const msPerStep = trainMs / steps;
+
+  // Where the time goes: forward only, forward + backward (no optimiser).
+  const vars = model.trainableVariables();
+  const [, fwdMs] = time(() => tf.tidy(() => { model.tokenOutputs(inputIds).logprobs.dataSync(); }));
+  const [, fwdBwdMs] = time(() => tf.tidy(() => {
+    const { grads } = tf.variableGrads(() => tf.neg(tf.mean(model.tokenOutputs(inputIds).logprobs)) as tf.Scalar, vars);
+    Object.values(grads)[0]!.dataSync();
+  }));
+
+  const tokenizer = { encode: () => [], decode: (ids: number[]) => ids.join(','), eosTokenId: -1, padTokenId: 0 };
+  const prompts = randomIds(s.genBatch, s.genPrompt, s.vocab, 2);
+  generate(model, tokenizer, prompts, { maxNewTokens: 8, seed: 1, stopTokenIds: [] }); // warm-up
+  const [gen, genMs] = time(() => generate(model, tokenizer, prompts, { maxNewTokens: s.genTokens, seed: 1, stopTokenIds: [] }));
+  const generated = gen.reduce((a, r) => a + r.tokens.length, 0);
+  const result = {
+    params: model.parameterCount(),
+    train: { msPerStep, tokensPerSec: (s.batch * s.context) / (msPerStep / 1000) },
+    breakdown: { forwardMs: fwdMs, forwardBackwardMs: fwdBwdMs, optimizerAndRestMs: Math.max(0, msPerStep - fwdBwdMs) },
+    generate: { seconds: genMs / 1000, tokensPerSec: generated / (genMs / 1000) },
+    tensorsAfter: tf.memory().numTensors,
+  };
+  trainer.dispose();
+  model.dispose();
+  return result;
+}
+
+function runTorch(): { ok: true; data: any } | { ok: false; reason: string } {
+  if (process.argv.includes('--no-torch')) return { ok: false, reason: 'skipped (--no-torch)' };
+  const python = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
+  const script = join(dirname(fileURLToPath(import.meta.url)), 'reference_torch.py');
+  const r = spawnSync(python, [script, JSON.stringify(shapes), String(Math.max(1, Math.min(steps, 3)))], { encoding: 'utf8', timeout: 20 * 60_000 });
+  if (r.status !== 0) return { ok: false, reason: `${python} ${script} failed: ${(r.stderr || r.error?.message || '').trim().split('\n').slice(-2).join(' ')}` };
+  try { return { ok: true, data: JSON.parse(r.stdout.trim().split('\n').pop()!) }; } catch { return { ok: false, reason: `unparseable output: ${r.stdout.slice(0, 200)}` }; }
+}
+
+const backendArg = arg('--backend');
+const report = await initBackend({ backend: backendArg ? parseBackendRequest(backendArg, '--backend') : 'wasm', ignoreEnv: Boolean(backendArg) });
+const tfjs: Record<string, ReturnType<typeof benchTfjs>> = {};
+for (const s of shapes) tfjs[s.name] = benchTfjs(s);
+const torch = runTorch();
+const ratios: Record<string, { train: number; generate: number }> = {};
+if (torch.ok) {
+  for (const s of shapes) {
+    const t = torch.data.results[s.name];
+    ratios[s.name] = { train: tfjs[s.name]!.train.tokensPerSec / t.train.tokensPerSec, generate: tfjs[s.name]!.generate.tokensPerSec / t.generate.tokensPerSec };
+  }
+}
+console.log(JSON.stringify({
+  date: new Date().toISOString(),
+  backend: report.backend, backendSummary: report.summary, steps, shapes,
+  tfjs,
+  torch: torch.ok ? torch.data : { error: torch.reason },
+  ratios: torch.ok ? ratios : null,
+  note: 'ratio = TF.js / PyTorch tokens per second on this machine, same shapes and architecture',
+}, null, 2));

@@ -1,0 +1,528 @@
+// The WorkbenchApi contract: every request and response the UI (or any client) can exchange
+// with the engine, as zod schemas, plus the TypeScript types derived from them and the event
+// stream types. One dispatcher (core/api/dispatcher.ts) implements it; the hosts (Electron IPC,
+// the WebSocket server, in-process) only carry it.
+//
+// This file must not import Node modules: the renderer type-checks against it (type-only imports).
+// Only plain JSON crosses the API. Errors cross as ApiError `{ name, message, details }`.
+import { z } from 'zod';
+import {
+  ApiErrorSchema, BoardSchema, EpisodeRecordSchema, EpisodeSummarySchema, RunEventSchema,
+  RunStatusSchema, StageStatusSchema,
+} from './records.js';
+import { EnvConfigSchema, MethodSchema, RunConfigSchema, TemplateRefSchema } from './run-config.js';
+
+// ───────────────────────────── shared pieces ─────────────────────────────
+
+const Empty = z.object({}).strict().default({});
+const Id = z.string().min(1).max(200);
+const RunId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'a run id: letters, digits, ".", "_" or "-", at most 128 characters');
+const PathString = z.string().min(1).max(4096);
+const Offset = z.number().int().nonnegative().default(0);
+const pageLimit = (def: number, max: number) => z.number().int().positive().max(max).default(def);
+const JsonObject = z.record(z.string(), z.unknown());
+
+export const SizeSchema = z.enum(['smoke', 'quick', 'paper', 'custom']);
+export type Size = z.infer<typeof SizeSchema>;
+
+// ───────────────────────────── projects ─────────────────────────────
+
+export const ProjectInfoSchema = z.object({
+  id: z.string(),                    // stable project id (random, set at creation)
+  name: z.string(),
+  path: z.string(),                  // absolute path of the project folder
+  createdAt: z.number(),             // ms since epoch
+  schemaVersion: z.number().int(),
+  runCount: z.number().int(),
+  readOnly: z.boolean(),             // true when another process holds the lock (not used yet: open fails instead)
+  warnings: z.array(z.string()),     // recoveries done on open (moved-aside files, torn lines, runs marked failed)
+});
+export type ProjectInfo = z.infer<typeof ProjectInfoSchema>;
+
+export const RecentProjectSchema = z.object({
+  path: z.string(),
+  name: z.string(),
+  openedAt: z.number(),
+  exists: z.boolean(),               // false when the folder is gone (shown greyed out)
+});
+export type RecentProject = z.infer<typeof RecentProjectSchema>;
+
+// ───────────────────────────── runs ─────────────────────────────
+
+export const StageStateSchema = z.object({
+  name: z.string(),
+  title: z.string(),
+  status: StageStatusSchema,
+  startedAt: z.number().nullable(),
+  finishedAt: z.number().nullable(),
+  reason: z.string().nullable(),                  // why it failed / stopped
+  done: z.number(),                               // progress counters of the latest progress event
+  total: z.number(),
+});
+export type StageState = z.infer<typeof StageStateSchema>;
+
+export const RunProgressSchema = z.object({
+  stage: z.string(),
+  done: z.number(),
+  total: z.number(),
+  etaSeconds: z.number().nullable(),
+  message: z.string().optional(),
+});
+
+/** One row of the run table (kept in workbench.json's run index). */
+export const RunSummarySchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  method: MethodSchema,
+  env: z.string(),                                // env id
+  size: SizeSchema,
+  preset: z.string().nullable(),                  // preset it was created from
+  templateHash: z.string().nullable(),            // resolved template version (content hash)
+  status: RunStatusSchema,
+  reason: z.string().nullable(),                  // why it failed / stopped (exit code, signal, error)
+  createdAt: z.number(),
+  startedAt: z.number().nullable(),               // last start (or resume)
+  finishedAt: z.number().nullable(),
+  durationMs: z.number(),                         // summed wall time of all attempts
+  attempts: z.number().int(),                     // how many times it was started (1 + resumes)
+  stages: z.array(StageStateSchema),
+  progress: RunProgressSchema.nullable(),
+  latest: z.record(z.string(), z.number()),       // latest value of each metric name (key metrics for the table)
+});
+export type RunSummary = z.infer<typeof RunSummarySchema>;
+
+/** Everything run.json holds: the summary plus the resolved config and provenance. */
+export const RunInfoSchema = RunSummarySchema.extend({
+  config: RunConfigSchema,                        // resolved config (defaults filled in)
+  versions: z.record(z.string(), z.string()),     // app, node, zod, tfjs... at creation
+  dir: z.string(),                                // absolute run folder
+});
+export type RunInfo = z.infer<typeof RunInfoSchema>;
+
+export const PresetInfoSchema = z.object({
+  id: z.string(),                                 // e.g. "spa", "vanilla-rl", "diagnostic-wait"
+  title: z.string(),
+  description: z.string(),
+  method: MethodSchema,
+  sizes: z.array(SizeSchema),                     // sizes this preset defines
+  stages: z.array(z.string()),                    // the stage plan for the default size
+  config: JsonObject,                             // the preset's config (RunConfig input) for the default size
+});
+export type PresetInfo = z.infer<typeof PresetInfoSchema>;
+
+export const ConfigIssueSchema = z.object({ path: z.string(), message: z.string() });
+
+// ───────────────────────────── envs ─────────────────────────────
+
+export const EnvInfoSchema = z.object({
+  id: z.string(),
+  title: z.string(),
+  description: z.string(),
+  actions: z.array(z.string()),                   // legal action names (canonical spelling)
+  defaultOptions: JsonObject,                     // constructor arguments with their defaults
+});
+export type EnvInfo = z.infer<typeof EnvInfoSchema>;
+
+export const EnvOptionSchema = z.object({
+  name: z.string(),
+  type: z.string(),                               // "integer" | "number" | "boolean" | "string" | "enum" | ...
+  default: z.unknown(),
+  doc: z.string(),
+  min: z.number().optional(),
+  max: z.number().optional(),
+  values: z.array(z.union([z.string(), z.number()])).optional(),
+  nullable: z.boolean().optional(),
+});
+export type EnvOption = z.infer<typeof EnvOptionSchema>;
+
+export const EnvDescriptionSchema = EnvInfoSchema.extend({
+  /** Documentation sections, same keys for every env: summary, actions, observation, rewards, episodeEnd, arguments. */
+  sections: z.record(z.string(), z.string()),
+  options: z.array(EnvOptionSchema),              // constructor arguments (for a generated form)
+  actionPattern: z.string().optional(),           // e.g. Sudoku "row,col,value"
+  instruction: z.string(),                        // prompt pieces templates use
+  legend: z.string(),
+  budget: z.object({ maxTurns: z.number().int(), maxActionsPerTurn: z.number().int(), maxActionsPerGame: z.number().int() }),
+  hasSolver: z.boolean(),
+});
+export type EnvDescription = z.infer<typeof EnvDescriptionSchema>;
+
+export const ChatMessageSchema = z.object({ role: z.enum(['system', 'user', 'assistant']), content: z.string() });
+export type ChatMessage = z.infer<typeof ChatMessageSchema>;
+
+export const RenderedPuzzleSchema = z.object({
+  env: z.string(),
+  seed: z.number().int(),
+  options: JsonObject,                            // resolved env options
+  board: BoardSchema,
+  gridText: z.string(),                           // raw symbolic grid
+  stateText: z.string(),                          // the state rendered with the template
+  prompt: z.string(),                             // the first user message the model sees
+  messages: z.array(ChatMessageSchema),           // the whole conversation start (system + first user turn)
+  legalActions: z.array(z.string()),
+  templateHash: z.string().nullable(),
+});
+export type RenderedPuzzle = z.infer<typeof RenderedPuzzleSchema>;
+
+// ───────────────────────────── templates ─────────────────────────────
+
+export const TemplateNameSchema = z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'a template name: lower-case letters, digits and "-", at most 64 characters');
+
+export const TemplateVersionMetaSchema = z.object({
+  name: z.string(),
+  hash: z.string(),                               // content hash (immutable version id)
+  createdAt: z.number(),
+  description: z.string(),
+  parent: z.string().nullable(),                  // hash of the version it was derived from
+});
+export type TemplateVersionMeta = z.infer<typeof TemplateVersionMetaSchema>;
+
+export const TemplateVersionSchema = TemplateVersionMetaSchema.extend({
+  source: z.string(),                             // template text (interpreted by core/prompts)
+});
+export type TemplateVersion = z.infer<typeof TemplateVersionSchema>;
+
+export const TemplateListItemSchema = z.object({
+  name: z.string(),
+  kind: z.enum(['preset', 'saved']),              // built-in preset, or saved in this project
+  description: z.string(),
+  latestHash: z.string().nullable(),
+  versionCount: z.number().int(),
+});
+export type TemplateListItem = z.infer<typeof TemplateListItemSchema>;
+
+export const TemplateDiagnosticSchema = z.object({
+  message: z.string(),
+  line: z.number().int().nullable(),              // one-based
+  column: z.number().int().nullable(),            // one-based
+  severity: z.enum(['error', 'warning']),
+});
+export type TemplateDiagnostic = z.infer<typeof TemplateDiagnosticSchema>;
+
+export const TemplatePreviewSchema = z.object({
+  ok: z.boolean(),
+  diagnostics: z.array(TemplateDiagnosticSchema),
+  hash: z.string().nullable(),
+  stateText: z.string().nullable(),               // the sampled state rendered
+  prompt: z.string().nullable(),                  // the first user message
+  messages: z.array(ChatMessageSchema),
+  board: BoardSchema.nullable(),
+});
+export type TemplatePreview = z.infer<typeof TemplatePreviewSchema>;
+
+// ───────────────────────────── rollouts, datasets, metrics, evals ─────────────────────────────
+
+export const RolloutQuerySchema = z.object({
+  runId: RunId,
+  stage: z.string().optional(),
+  step: z.number().int().optional(),              // exact step
+  stepMin: z.number().int().optional(),
+  stepMax: z.number().int().optional(),
+  outcome: z.enum(['all', 'success', 'failure']).default('all'),
+  seed: z.number().int().optional(),
+  formatErrors: z.enum(['any', 'none', 'some']).default('any'),
+  sort: z.enum(['index', 'reward-asc', 'reward-desc']).default('index'),
+  offset: Offset,
+  limit: pageLimit(50, 1000),
+}).strict();
+
+export const RolloutFacetsSchema = z.object({
+  stages: z.array(z.object({
+    stage: z.string(),
+    count: z.number().int(),
+    minStep: z.number().int(),
+    maxStep: z.number().int(),
+    successes: z.number().int(),
+  })),
+});
+
+/** One SFT row (datasets/sft-{train,val}.jsonl), written by the pipeline's self-play stage. */
+export const SftRowSchema = z.object({
+  id: z.string(),                                 // unique row id, e.g. "<episodeId>-t<turn>"
+  episodeId: z.string(),
+  seed: z.number().int(),
+  turn: z.number().int(),
+  prompt: z.string(),                             // the conversation up to this turn as text
+  original: z.string(),                           // the model's own response
+  corrected: z.string(),                          // with observation/prediction replaced by the truth
+}).loose();
+export type SftRow = z.infer<typeof SftRowSchema>;
+
+/** datasets/sft-stats.json, written by the pipeline: counts and the filter's drop reasons. */
+export const DatasetStatsSchema = z.object({
+  train: z.number().int(),                        // rows kept for training
+  val: z.number().int(),                          // rows kept for validation
+  dropped: z.record(z.string(), z.number().int()), // reason → count of dropped turns
+  games: z.object({ train: z.number().int(), val: z.number().int() }).optional(),
+}).loose();
+export type DatasetStats = z.infer<typeof DatasetStatsSchema>;
+
+export const MetricXSchema = z.enum(['step', 'time', 'episodes']);
+
+/** A downsampled series: per bucket the mean and the min/max (so spikes are never hidden). */
+export const MetricSeriesSchema = z.object({
+  runId: z.string(),
+  stage: z.string(),
+  name: z.string(),
+  x: z.array(z.number()),                         // bucket x (mean x of the points in the bucket)
+  y: z.array(z.number()),                         // mean value per bucket
+  min: z.array(z.number()),
+  max: z.array(z.number()),
+  count: z.array(z.number().int()),               // points per bucket (1 everywhere when not downsampled)
+  totalPoints: z.number().int(),
+  downsampled: z.boolean(),
+});
+export type MetricSeries = z.infer<typeof MetricSeriesSchema>;
+
+/** One evaluation result file (eval/<id>.json). Content is the pipeline's; common fields named here. */
+export const EvalResultSchema = z.object({
+  id: z.string(),                                 // file name without .json
+  stage: z.string().nullable(),
+  step: z.number().nullable(),
+  time: z.number().nullable(),                    // file modification time, ms
+  result: JsonObject,                             // the file's content (pass@k with intervals, WM accuracy, PPL...)
+});
+export type EvalResult = z.infer<typeof EvalResultSchema>;
+
+// ───────────────────────────── system ─────────────────────────────
+
+export const BackendInfoSchema = z.object({
+  name: z.enum(['tensorflow-gpu', 'tensorflow', 'wasm', 'cpu']),
+  available: z.boolean(),
+  detail: z.string(),                             // why not available, or what was found
+});
+export type BackendInfo = z.infer<typeof BackendInfoSchema>;
+
+export const SystemInfoSchema = z.object({
+  host: z.enum(['electron', 'serve', 'cli', 'in-process']),
+  versions: z.record(z.string(), z.string()),     // app, node, platform, electron?, tfjs, zod...
+  backends: z.array(BackendInfoSchema),           // best first
+  paths: z.object({
+    home: z.string(),                             // per-user config dir (recent projects)
+    project: z.string().nullable(),
+    cwd: z.string(),
+  }),
+  electronAvailable: z.boolean(),
+});
+export type SystemInfo = z.infer<typeof SystemInfoSchema>;
+
+// ───────────────────────────── the method table ─────────────────────────────
+
+function method<Req extends z.ZodType, Res extends z.ZodType>(request: Req, response: Res, doc: string) {
+  return { request, response, doc };
+}
+
+/**
+ * Every API method: namespace → method → { request, response, doc }.
+ * Wire name of a method is "namespace.method" (e.g. "runs.create").
+ */
+export const apiContract = {
+  projects: {
+    create: method(z.object({ path: PathString, name: z.string().min(1).max(200).optional() }).strict(), ProjectInfoSchema,
+      'Create a new project folder (must be empty or absent) and open it.'),
+    open: method(z.object({ path: PathString }).strict(), ProjectInfoSchema,
+      'Open an existing project folder (takes its lock; refuses if another process holds it).'),
+    recent: method(Empty, z.object({ projects: z.array(RecentProjectSchema) }),
+      'Recently opened projects, newest first.'),
+    info: method(Empty, z.object({ project: ProjectInfoSchema.nullable() }),
+      'The open project, or null.'),
+    close: method(Empty, z.object({ closed: z.boolean() }),
+      'Close the open project (stops nothing: refuses while runs are active).'),
+  },
+  runs: {
+    create: method(z.object({
+      preset: z.string().min(1).optional(),                      // start from a method preset...
+      config: JsonObject.optional(),                             // ...and/or a (partial) RunConfig input merged on top
+      size: SizeSchema.optional(),                               // preset size
+      set: z.record(z.string(), z.unknown()).optional(),         // dotted-path overrides, e.g. { "stages.rl.steps": 10 }
+      name: z.string().min(1).max(200).optional(),
+      start: z.boolean().default(false),                         // start it right away
+    }).strict(), RunInfoSchema, 'Create a run from a preset and/or a config; the config is validated and saved resolved.'),
+    validateConfig: method(z.object({
+      preset: z.string().min(1).optional(), config: JsonObject.optional(), size: SizeSchema.optional(),
+      set: z.record(z.string(), z.unknown()).optional(),
+    }).strict(), z.object({ ok: z.boolean(), config: RunConfigSchema.nullable(), stages: z.array(z.string()), issues: z.array(ConfigIssueSchema) }),
+      'Resolve and validate a config without creating a run (for the new-run form).'),
+    list: method(z.object({
+      status: z.array(RunStatusSchema).optional(),
+      offset: Offset, limit: pageLimit(1000, 100000),
+    }).strict().default({ offset: 0, limit: 1000 }), z.object({ runs: z.array(RunSummarySchema), total: z.number().int() }),
+      'Runs of the open project, newest first.'),
+    get: method(z.object({ runId: RunId }).strict(), RunInfoSchema, 'One run with its resolved config.'),
+    start: method(z.object({ runId: RunId }).strict(), RunSummarySchema, 'Start a created run in an engine process.'),
+    stop: method(z.object({ runId: RunId }).strict(), RunSummarySchema, 'Ask a running run to stop after the current step.'),
+    resume: method(z.object({ runId: RunId }).strict(), RunSummarySchema, 'Resume a stopped or failed run from its last completed stage.'),
+    delete: method(z.object({ runId: RunId }).strict(), z.object({ deleted: z.boolean() }), 'Delete a run that is not active (its folder is removed).'),
+    events: method(z.object({
+      runId: RunId, types: z.array(z.string()).optional(), offset: Offset, limit: pageLimit(500, 10000),
+    }).strict(), z.object({ events: z.array(RunEventSchema), total: z.number().int(), skipped: z.number().int() }),
+      'Past events of a run from events.jsonl (log pane history); live ones come by subscription.'),
+    configSchema: method(Empty, z.object({ schema: JsonObject, defaults: RunConfigSchema }),
+      'JSON Schema of RunConfig (for generating the new-run form) and the default config.'),
+    presets: method(Empty, z.object({ presets: z.array(PresetInfoSchema) }), 'Method presets.'),
+  },
+  envs: {
+    list: method(Empty, z.object({ envs: z.array(EnvInfoSchema) }), 'Registered environments.'),
+    describe: method(z.object({ id: Id }).strict(), EnvDescriptionSchema, 'One environment with its documentation sections.'),
+    render: method(z.object({
+      env: EnvConfigSchema,
+      seed: z.number().int().default(0),
+      template: TemplateRefSchema.optional(),
+    }).strict(), RenderedPuzzleSchema, 'Sample a puzzle (seeded) and render it as a board and as the prompt text.'),
+  },
+  templates: {
+    list: method(Empty, z.object({ templates: z.array(TemplateListItemSchema) }), 'Presets and saved templates.'),
+    get: method(z.object({ name: Id, hash: z.string().min(1).optional() }).strict(), TemplateVersionSchema,
+      'A template version (latest saved, or the preset, when hash is omitted).'),
+    save: method(z.object({
+      name: TemplateNameSchema, source: z.string().min(1).max(1_000_000),
+      description: z.string().max(2000).default(''), parent: z.string().optional(),
+    }).strict(), z.object({ version: TemplateVersionSchema, created: z.boolean(), diagnostics: z.array(TemplateDiagnosticSchema) }),
+      'Save a new immutable version (templates/<name>@<hash>.json); saving identical text returns the existing version.'),
+    versions: method(z.object({ name: Id }).strict(), z.object({ versions: z.array(TemplateVersionMetaSchema) }),
+      'Saved versions of a template, newest first.'),
+    preview: method(z.object({
+      source: z.string().max(1_000_000).optional(),              // unsaved text from the editor...
+      name: Id.optional(), hash: z.string().optional(),          // ...or a saved/preset template
+      env: EnvConfigSchema,
+      seed: z.number().int().default(0),
+      responseFormat: z.enum(['plain', 'world-model']).default('world-model'),
+    }).strict(), TemplatePreviewSchema, 'Render a template against a sampled state (errors with line and column).'),
+  },
+  rollouts: {
+    query: method(RolloutQuerySchema, z.object({ episodes: z.array(EpisodeSummarySchema), total: z.number().int() }),
+      'Filter and page episode summaries from the rollout index (never loads episode files).'),
+    facets: method(z.object({ runId: RunId }).strict(), RolloutFacetsSchema, 'Stages with episode counts and step ranges.'),
+    get: method(z.object({ runId: RunId, id: z.string().min(1) }).strict(), EpisodeRecordSchema, 'One full episode.'),
+  },
+  datasets: {
+    query: method(z.object({
+      runId: RunId, split: z.enum(['train', 'val']).default('train'), offset: Offset, limit: pageLimit(50, 1000),
+    }).strict(), z.object({ rows: z.array(SftRowSchema), total: z.number().int(), skipped: z.number().int() }),
+      'Page SFT rows (original and corrected response side by side).'),
+    stats: method(z.object({ runId: RunId }).strict(), z.object({ stats: DatasetStatsSchema.nullable() }),
+      'Row counts and drop reasons of the self-play filter (null when the run has no dataset yet).'),
+  },
+  metrics: {
+    names: method(z.object({ runIds: z.array(RunId).min(1).max(100) }).strict(),
+      z.object({ names: z.array(z.string()), stages: z.array(z.string()) }), 'Metric names logged by these runs.'),
+    query: method(z.object({
+      runIds: z.array(RunId).min(1).max(100),
+      names: z.array(z.string().min(1)).min(1).max(100),
+      stage: z.string().optional(),
+      x: MetricXSchema.default('step'),
+      xMin: z.number().optional(),
+      xMax: z.number().optional(),
+      maxPoints: z.number().int().min(2).max(100_000).default(1000), // buckets per series
+    }).strict(), z.object({ series: z.array(MetricSeriesSchema) }),
+      'Series per (run, stage, name), downsampled into buckets keeping min/max.'),
+  },
+  evals: {
+    list: method(z.object({ runId: RunId }).strict(), z.object({ results: z.array(EvalResultSchema) }), 'Evaluation results of a run.'),
+  },
+  system: {
+    info: method(Empty, SystemInfoSchema, 'Host, versions, compute backends and paths.'),
+  },
+} as const;
+
+// ───────────────────────────── derived types ─────────────────────────────
+
+export type ApiContract = typeof apiContract;
+export type ApiNamespace = keyof ApiContract;
+type MethodsOf<N extends ApiNamespace> = ApiContract[N];
+type Spec = { request: z.ZodType; response: z.ZodType; doc: string };
+
+/** "runs.create" | "projects.open" | ... */
+export type ApiMethodName = { [N in ApiNamespace]: `${N & string}.${keyof MethodsOf<N> & string}` }[ApiNamespace];
+
+type SpecOf<M extends ApiMethodName> =
+  M extends `${infer N}.${infer K}`
+    ? N extends ApiNamespace ? K extends keyof MethodsOf<N> ? MethodsOf<N>[K] extends Spec ? MethodsOf<N>[K] : never : never : never
+    : never;
+
+/** What a caller passes (defaults optional). */
+export type ApiRequest<M extends ApiMethodName> = z.input<SpecOf<M>['request']>;
+/** The request after validation (defaults filled in): what the dispatcher's handlers receive. */
+export type ApiRequestParsed<M extends ApiMethodName> = z.output<SpecOf<M>['request']>;
+/** What a caller gets back. */
+export type ApiResponse<M extends ApiMethodName> = z.output<SpecOf<M>['response']>;
+
+type Fn<S extends Spec> = undefined extends z.input<S['request']>
+  ? (request?: z.input<S['request']>) => Promise<z.output<S['response']>>
+  : (request: z.input<S['request']>) => Promise<z.output<S['response']>>;
+
+/** The typed API: `await api.runs.create({ preset: 'spa', size: 'quick' })`. */
+export type WorkbenchApi = {
+  [N in ApiNamespace]: { [K in keyof MethodsOf<N>]: MethodsOf<N>[K] extends Spec ? Fn<MethodsOf<N>[K]> : never };
+};
+
+/** All wire method names, for clients that build the nested object (e.g. with a Proxy). */
+export function apiMethodNames(): ApiMethodName[] {
+  const names: string[] = [];
+  for (const [ns, methods] of Object.entries(apiContract)) for (const m of Object.keys(methods)) names.push(`${ns}.${m}`);
+  return names as ApiMethodName[];
+}
+
+/** The request/response schemas of a wire method name, or undefined. */
+export function methodSpec(name: string): Spec | undefined {
+  const dot = name.indexOf('.');
+  if (dot < 0) return undefined;
+  const ns = (apiContract as Record<string, Record<string, Spec>>)[name.slice(0, dot)];
+  if (!ns || !Object.prototype.hasOwnProperty.call(ns, name.slice(dot + 1))) return undefined;
+  return ns[name.slice(dot + 1)];
+}
+
+// ───────────────────────────── events ─────────────────────────────
+
+/** Project-level events: the run list changed, a run's status changed, an engine died... */
+export const ProjectEventSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('project'), time: z.number(), project: ProjectInfoSchema.nullable() }),       // opened / closed / changed
+  z.object({ type: z.literal('runs-changed'), time: z.number(), runIds: z.array(z.string()) }),          // created / deleted / summary changed
+  z.object({ type: z.literal('run-status'), time: z.number(), runId: z.string(), status: RunStatusSchema, reason: z.string().nullable() }),
+  z.object({ type: z.literal('templates-changed'), time: z.number(), name: z.string() }),
+  z.object({ type: z.literal('engine-exit'), time: z.number(), runId: z.string(), code: z.number().nullable(), signal: z.string().nullable(), reason: z.string() }),
+]);
+export type ProjectEvent = z.infer<typeof ProjectEventSchema>;
+
+/** A subscription topic: everything about the project, or the live events of one run. */
+export const EventTopicSchema = z.union([
+  z.object({ kind: z.literal('project') }).strict(),
+  z.object({ kind: z.literal('run'), runId: RunId }).strict(),
+]);
+export type EventTopic = z.infer<typeof EventTopicSchema>;
+
+export const WorkbenchEventSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('project'), event: ProjectEventSchema }),
+  z.object({ kind: z.literal('run'), runId: z.string(), event: RunEventSchema }),
+]);
+export type WorkbenchEvent = z.infer<typeof WorkbenchEventSchema>;
+
+export type Unsubscribe = () => void;
+
+/** What the UI holds: the typed API plus event subscription. Every transport gives one. */
+export type WorkbenchClient = WorkbenchApi & {
+  subscribe(topic: EventTopic, listener: (event: WorkbenchEvent) => void): Unsubscribe;
+  /** Release the transport (sockets, listeners). */
+  close(): void;
+};
+
+// ───────────────────────────── wire protocol (WebSocket, IPC) ─────────────────────────────
+
+/** Client → host. `subscribe`/`unsubscribe` manage event topics; `id` correlates replies. */
+export const WireRequestSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('call'), id: z.number().int(), method: z.string(), params: z.unknown().optional() }),
+  z.object({ type: z.literal('subscribe'), id: z.number().int(), topic: EventTopicSchema }),
+  z.object({ type: z.literal('unsubscribe'), id: z.number().int(), subscription: z.number().int() }),
+]);
+export type WireRequest = z.infer<typeof WireRequestSchema>;
+
+/** Host → client: a reply (result or error, exactly once per request id) or a pushed event. */
+export const WireResponseSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('result'), id: z.number().int(), result: z.unknown() }),
+  z.object({ type: z.literal('error'), id: z.number().int(), error: ApiErrorSchema }),
+  z.object({ type: z.literal('event'), subscription: z.number().int(), event: WorkbenchEventSchema }),
+]);
+export type WireResponse = z.infer<typeof WireResponseSchema>;
+
+export { ApiErrorSchema };
+export type { ApiError } from './records.js';

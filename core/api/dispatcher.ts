@@ -1,0 +1,388 @@
+// The one implementation of the WorkbenchApi contract. Every request is validated against its zod
+// schema (ValidationError saying where, what was expected and what arrived), every response
+// against its schema (a mismatch is a bug: InternalError). Hosts (Electron IPC, WebSocket server,
+// in-process CLI) only carry `call` and `subscribe`.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import type {
+  ApiMethodName, ApiRequestParsed, ApiResponse, EventTopic, ProjectEvent, RunInfo, RunSummary, SystemInfo,
+  TemplateListItem, TemplateVersion, Unsubscribe, WorkbenchApi, WorkbenchEvent,
+} from './contract.js';
+import { EventTopicSchema, methodSpec, apiMethodNames } from './contract.js';
+import { RunConfigSchema, type RunConfig } from './run-config.js';
+import type { RunEvent } from './records.js';
+import { conflict, describeValue, notFound, validationError, WorkbenchError } from './errors.js';
+import { buildApi } from './client.js';
+import * as adapter from './env-adapter.js';
+import { detectBackends, electronBinary, versions } from './system-info.js';
+import { ProjectStore } from '../storage/project-store.js';
+import { addRecent, readRecent } from '../storage/recent.js';
+import { workbenchHome } from '../storage/home.js';
+import { RunData } from '../storage/run-data.js';
+import { writeJsonAtomicSync } from '../storage/atomic.js';
+import { appendJsonl } from '../storage/jsonl.js';
+import { EVENTS_FILE, writeRunRecord, type RunRecord } from '../storage/run-files.js';
+import { resolveRunConfig, type ResolveRequest } from '../engine/config.js';
+import { listPresets } from '../engine/presets.js';
+import { stageTitle } from '../engine/stages.js';
+import type { ProcessLauncher } from '../engine/launcher.js';
+import { NodeProcessLauncher } from '../engine/node-launcher.js';
+import { isActiveStatus, RunHost, summaryOf, type RunHostOptions } from '../engine/run-host.js';
+
+export interface DispatcherOptions {
+  host: SystemInfo['host'];
+  /** How engine processes start (default: Node child_process.fork). */
+  launcher?: ProcessLauncher;
+  runHost?: Pick<RunHostOptions, 'stopGraceMs' | 'startTimeoutMs' | 'flushIntervalMs' | 'maxOldSpaceMb'>;
+  /** Written into the project lock (who holds it), e.g. "serve" or "cli run". */
+  lockPurpose?: string;
+}
+
+export interface Dispatcher {
+  /** Validate and execute one method; throws WorkbenchError (serialise with toApiError). */
+  call(method: string, params?: unknown): Promise<unknown>;
+  /** The same, typed. */
+  readonly api: WorkbenchApi;
+  subscribe(topic: EventTopic, listener: (event: WorkbenchEvent) => void): Unsubscribe;
+  /** Resolves when the run's engine process has exited (immediately if not active). */
+  waitForRun(runId: string): Promise<void>;
+  /** The open project folder, or null. */
+  projectPath(): string | null;
+  /** Stop (or kill) active runs, release the project lock. */
+  dispose(opts?: { kill?: boolean }): Promise<void>;
+}
+
+interface Session { store: ProjectStore; runs: RunHost; data: Map<string, RunData> }
+
+type Handler<M extends ApiMethodName> = (req: ApiRequestParsed<M>) => Promise<ApiResponse<M>> | ApiResponse<M>;
+type Handlers = { [M in ApiMethodName]: Handler<M> };
+
+function newRunId(config: RunConfig): string {
+  const d = new Date();
+  const p = (n: number) => String(n).padStart(2, '0');
+  const stamp = `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}`;
+  const slug = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 24);
+  return `${stamp}-${slug(config.method)}-${slug(config.env.id)}-${randomBytes(2).toString('hex')}`;
+}
+
+export function createDispatcher(options: DispatcherOptions): Dispatcher {
+  const launcher = options.launcher ?? new NodeProcessLauncher();
+  let session: Session | null = null;
+  const projectListeners = new Set<(e: WorkbenchEvent) => void>();
+  const runListeners = new Map<string, Set<(e: WorkbenchEvent) => void>>();
+
+  const emitProject = (event: ProjectEvent) => {
+    const e: WorkbenchEvent = { kind: 'project', event };
+    for (const l of [...projectListeners]) try { l(e); } catch { /* a listener's bug must not break the host */ }
+  };
+  const emitRun = (runId: string, event: RunEvent) => {
+    const set = runListeners.get(runId);
+    if (!set) return;
+    const e: WorkbenchEvent = { kind: 'run', runId, event };
+    for (const l of [...set]) try { l(e); } catch { /* ignore */ }
+  };
+
+  const need = (where: string): Session => {
+    if (!session) throw new WorkbenchError('NoProject', `${where}: no project is open; open or create one first (projects.open / projects.create)`, { where, expected: 'an open project', received: 'none' });
+    return session;
+  };
+  const needRun = (s: Session, runId: string, where: string): RunSummary => {
+    const r = s.store.getRun(runId);
+    if (!r) throw notFound(`run ${JSON.stringify(runId)}`, `${where} runId`, `the project has ${s.store.listRuns().length} run(s); list them with runs.list`);
+    return r;
+  };
+  const runData = (s: Session, runId: string): RunData => {
+    let d = s.data.get(runId);
+    if (!d) s.data.set(runId, (d = new RunData(runId, s.store.runDir(runId))));
+    return d;
+  };
+
+  async function openSession(store: ProjectStore): Promise<void> {
+    const runs = new RunHost({
+      store, launcher, ...options.runHost,
+      onRunEvent: emitRun,
+      onProjectEvent: emitProject,
+    });
+    session = { store, runs, data: new Map() };
+    const recovered = runs.recoverInterrupted();
+    for (const id of recovered) store.warnings.push(`run ${id} was active when the previous host exited; marked failed (resume it to continue)`);
+    addRecent(store.dir, store.data.project.name);
+    emitProject({ type: 'project', time: Date.now(), project: store.info() });
+  }
+
+  async function closeSession(where: string): Promise<boolean> {
+    if (!session) return false;
+    const active = session.runs.activeIds();
+    if (active.length) throw conflict(`${where}: ${active.length} run(s) are still active (${active.join(', ')}); stop them first`, where, { received: `${active.length} active run(s)` });
+    await session.store.flush().catch(() => undefined);
+    session.store.close();
+    session = null;
+    emitProject({ type: 'project', time: Date.now(), project: null });
+    return true;
+  }
+
+  function resolveTemplate(s: Session | null, ref: RunConfig['template']): { version: TemplateVersion; kind: 'preset' | 'saved' } {
+    if (s && (s.store.data.templates[ref.preset]?.length ?? 0) > 0) {
+      const v = s.store.readTemplate(ref.preset, ref.hash);
+      if (!v) throw notFound(`template ${ref.preset}@${ref.hash}`, 'template.hash', 'see templates.versions');
+      return { version: v, kind: 'saved' };
+    }
+    if (!adapter.isTemplatePreset(ref.preset)) {
+      throw new WorkbenchError('NotFound', `template ${JSON.stringify(ref.preset)} is neither a preset nor saved in this project; presets: ${adapter.templatePresetItems().map((t) => t.name).join(', ')}`, {
+        where: 'template.preset', expected: 'a template preset or saved template name', received: JSON.stringify(ref.preset),
+      });
+    }
+    const v = adapter.presetTemplateVersion(ref.preset);
+    if (ref.hash && !v.hash.startsWith(ref.hash)) throw notFound(`template ${ref.preset}@${ref.hash}`, 'template.hash', `the preset's hash is ${v.hash.slice(0, 12)}`);
+    return { version: v, kind: 'preset' };
+  }
+
+  function resolveOrThrow(req: ResolveRequest, where: string): { config: RunConfig; stages: string[] } {
+    const r = resolveRunConfig(req);
+    if (!r.ok || !r.config) {
+      const first = r.issues[0]!;
+      throw new WorkbenchError('ValidationError', `${where}: invalid config at ${first.path}: ${first.message}${r.issues.length > 1 ? ` (and ${r.issues.length - 1} more)` : ''}`, {
+        where: `${where} ${first.path}`, expected: first.message, received: describeValue(req.config ?? req.preset), issues: r.issues,
+      });
+    }
+    return { config: r.config, stages: r.stages };
+  }
+
+  const runInfo = (s: Session, runId: string): RunInfo => {
+    const rec = s.runs.liveRecord(runId) ?? s.store.readRun(runId);
+    if (!rec) throw notFound(`run ${JSON.stringify(runId)}`, 'runId');
+    return { ...rec, dir: s.store.runDir(runId) };
+  };
+
+  const handlers: Handlers = {
+    // ── projects ──
+    'projects.create': async (req) => {
+      if (session) await closeSession('projects.create');
+      const store = await ProjectStore.create(req.path, { name: req.name, purpose: options.lockPurpose ?? options.host });
+      await openSession(store);
+      return store.info();
+    },
+    'projects.open': async (req) => {
+      const abs = path.resolve(req.path);
+      if (session && session.store.dir === abs) return session.store.info();
+      if (session) await closeSession('projects.open');
+      const store = await ProjectStore.open(abs, { purpose: options.lockPurpose ?? options.host });
+      await openSession(store);
+      return store.info();
+    },
+    'projects.recent': () => ({ projects: readRecent().projects }),
+    'projects.info': () => ({ project: session ? session.store.info() : null }),
+    'projects.close': async () => ({ closed: await closeSession('projects.close') }),
+
+    // ── runs ──
+    'runs.create': async (req) => {
+      const s = need('runs.create');
+      if (req.preset === undefined && req.config === undefined) {
+        throw new WorkbenchError('ValidationError', 'runs.create: give a preset, a config, or both', { where: 'runs.create', expected: '{ preset } or { config }', received: 'neither' });
+      }
+      const { config, stages } = resolveOrThrow(req, 'runs.create');
+      const id = newRunId(config);
+      const dir = s.store.runDir(id);
+      fs.mkdirSync(dir, { recursive: true });
+      let templateHash: string | null = null;
+      const notes: string[] = [];
+      try {
+        const t = resolveTemplate(s, config.template);
+        templateHash = t.version.hash;
+        config.template.hash = t.version.hash;                 // pin the version in the resolved config
+        writeJsonAtomicSync(path.join(dir, 'template.json'), JSON.parse(t.version.source));
+      } catch (err) {
+        notes.push(`template not resolved at creation: ${(err as Error).message}`);
+      }
+      const now = Date.now();
+      const record: RunRecord = {
+        id, name: config.name ?? `${config.method} · ${config.env.id}`, method: config.method, env: config.env.id, size: config.size,
+        preset: req.preset ?? null, templateHash, status: 'created', reason: null, createdAt: now, startedAt: null, finishedAt: null,
+        durationMs: 0, attempts: 0,
+        stages: stages.map((name) => ({ name, title: stageTitle(name), status: 'pending', startedAt: null, finishedAt: null, reason: null, done: 0, total: 0 })),
+        progress: null, latest: {}, config, versions: versions(),
+      };
+      writeRunRecord(dir, record);
+      for (const n of notes) appendJsonl(path.join(dir, EVENTS_FILE), [{ type: 'log', runId: id, time: now, level: 'warn', message: n }]);
+      s.store.putRun(summaryOf(record));
+      await s.store.flush();
+      emitProject({ type: 'runs-changed', time: now, runIds: [id] });
+      if (req.start) await s.runs.start(id, { resume: false });
+      return runInfo(s, id);
+    },
+    'runs.validateConfig': (req) => {
+      const r = resolveRunConfig(req);
+      return { ok: r.ok, config: r.config, stages: r.stages, issues: r.issues };
+    },
+    'runs.list': (req) => {
+      const s = need('runs.list');
+      let runs = [...s.store.listRuns()].reverse();
+      if (req.status) runs = runs.filter((r) => req.status!.includes(r.status));
+      return { runs: runs.slice(req.offset, req.offset + req.limit), total: runs.length };
+    },
+    'runs.get': (req) => { const s = need('runs.get'); needRun(s, req.runId, 'runs.get'); return runInfo(s, req.runId); },
+    'runs.start': async (req) => { const s = need('runs.start'); needRun(s, req.runId, 'runs.start'); return s.runs.start(req.runId, { resume: false }); },
+    'runs.stop': async (req) => { const s = need('runs.stop'); needRun(s, req.runId, 'runs.stop'); return s.runs.stop(req.runId); },
+    'runs.resume': async (req) => { const s = need('runs.resume'); needRun(s, req.runId, 'runs.resume'); return s.runs.start(req.runId, { resume: true }); },
+    'runs.delete': async (req) => {
+      const s = need('runs.delete');
+      const r = needRun(s, req.runId, 'runs.delete');
+      if (s.runs.isActive(req.runId) || isActiveStatus(r.status)) throw conflict(`run ${req.runId} is ${r.status}; stop it before deleting`, 'runs.delete', { received: r.status });
+      fs.rmSync(s.store.runDir(req.runId), { recursive: true, force: true });
+      s.data.delete(req.runId);
+      const deleted = s.store.removeRun(req.runId);
+      await s.store.flush();
+      emitProject({ type: 'runs-changed', time: Date.now(), runIds: [req.runId] });
+      return { deleted };
+    },
+    'runs.events': (req) => {
+      const s = need('runs.events');
+      needRun(s, req.runId, 'runs.events');
+      return runData(s, req.runId).readEvents(req.types, req.offset, req.limit);
+    },
+    'runs.configSchema': () => ({
+      schema: z.toJSONSchema(RunConfigSchema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>,
+      defaults: RunConfigSchema.parse({}),
+    }),
+    'runs.presets': () => ({
+      presets: listPresets().map((p) => {
+        const config = p.config(p.sizes[0]!) as Record<string, unknown>;
+        const r = resolveRunConfig({ preset: p.id });
+        return { id: p.id, title: p.title, description: p.description, method: p.method, sizes: p.sizes, stages: r.stages, config };
+      }),
+    }),
+
+    // ── envs ──
+    'envs.list': () => ({ envs: adapter.envInfos() }),
+    'envs.describe': (req) => adapter.envDescription(req.id),
+    'envs.render': (req) => {
+      const ref = req.template ?? { preset: 'spa', responseFormat: 'world-model' as const };
+      const { version } = resolveTemplate(session, { preset: ref.preset, hash: ref.hash, responseFormat: ref.responseFormat ?? 'world-model' });
+      const t = adapter.parseStoredTemplate(version);
+      return adapter.renderPuzzle(t, { id: req.env.id, options: req.env.options }, req.seed, ref.responseFormat ?? t.responseFormat);
+    },
+
+    // ── templates ──
+    'templates.list': () => {
+      const presets = adapter.templatePresetItems();
+      const saved: TemplateListItem[] = session ? session.store.savedTemplates().map(({ name, versions: vs }) => ({
+        name, kind: 'saved' as const, description: vs[vs.length - 1]?.description ?? '', latestHash: vs[vs.length - 1]?.hash ?? null, versionCount: vs.length,
+      })) : [];
+      return { templates: [...saved, ...presets.filter((p) => !saved.some((s) => s.name === p.name))] };
+    },
+    'templates.get': (req) => resolveTemplate(session, { preset: req.name, hash: req.hash, responseFormat: 'world-model' }).version,
+    'templates.save': async (req) => {
+      const s = need('templates.save');
+      const checked = adapter.checkTemplateSource(req.source, req.name);
+      if (!checked.ok) {
+        const d = checked.diagnostics[0]!;
+        throw new WorkbenchError('ValidationError', `templates.save: the template does not validate: ${d.message}${d.line ? ` (line ${d.line}, column ${d.column})` : ''}`, {
+          where: 'templates.save source', expected: 'a valid template (JSON with name, responseFormat, parts)', received: `${checked.diagnostics.length} problem(s)`,
+          issues: checked.diagnostics.map((x) => ({ path: x.line ? `line ${x.line}:${x.column}` : '', message: x.message })),
+        });
+      }
+      const version: TemplateVersion = {
+        name: req.name, hash: checked.hash, createdAt: Date.now(), description: req.description || checked.template.description,
+        parent: req.parent ?? null, source: `${JSON.stringify(checked.template, null, 2)}\n`,
+      };
+      const r = await s.store.saveTemplate(version);
+      if (r.created) emitProject({ type: 'templates-changed', time: Date.now(), name: req.name });
+      return { version: r.version, created: r.created, diagnostics: [] };
+    },
+    'templates.versions': (req) => {
+      const saved = session?.store.templateVersions(req.name) ?? [];
+      if (saved.length) return { versions: saved };
+      if (adapter.isTemplatePreset(req.name)) { const { source: _s, ...meta } = adapter.presetTemplateVersion(req.name); return { versions: [meta] }; }
+      throw notFound(`template ${JSON.stringify(req.name)}`, 'templates.versions name', 'see templates.list');
+    },
+    'templates.preview': (req) => {
+      let source: string;
+      if (req.source !== undefined) source = req.source;
+      else if (req.name !== undefined) source = resolveTemplate(session, { preset: req.name, hash: req.hash, responseFormat: req.responseFormat }).version.source;
+      else throw new WorkbenchError('ValidationError', 'templates.preview: give the template text (source) or a template name', { where: 'templates.preview', expected: '{ source } or { name }', received: 'neither' });
+      const checked = adapter.checkTemplateSource(source);
+      if (!checked.ok) return { ok: false, diagnostics: checked.diagnostics, hash: null, stateText: null, prompt: null, messages: [], board: null };
+      return adapter.previewTemplate(checked.template, { id: req.env.id, options: req.env.options }, req.seed, req.responseFormat);
+    },
+
+    // ── rollouts, datasets, metrics, evals ──
+    'rollouts.query': (req) => { const s = need('rollouts.query'); needRun(s, req.runId, 'rollouts.query'); return runData(s, req.runId).queryRollouts(req); },
+    'rollouts.facets': (req) => { const s = need('rollouts.facets'); needRun(s, req.runId, 'rollouts.facets'); return runData(s, req.runId).facets(); },
+    'rollouts.get': (req) => { const s = need('rollouts.get'); needRun(s, req.runId, 'rollouts.get'); return runData(s, req.runId).getEpisode(req.id); },
+    'datasets.query': (req) => { const s = need('datasets.query'); needRun(s, req.runId, 'datasets.query'); return runData(s, req.runId).datasetPage(req.split, req.offset, req.limit); },
+    'datasets.stats': (req) => { const s = need('datasets.stats'); needRun(s, req.runId, 'datasets.stats'); return { stats: runData(s, req.runId).datasetStats() }; },
+    'metrics.names': (req) => {
+      const s = need('metrics.names');
+      const names = new Set<string>(); const stages = new Set<string>();
+      for (const id of req.runIds) { needRun(s, id, 'metrics.names'); const r = runData(s, id).metricNames(); r.names.forEach((n) => names.add(n)); r.stages.forEach((x) => stages.add(x)); }
+      return { names: [...names].sort(), stages: [...stages] };
+    },
+    'metrics.query': (req) => {
+      const s = need('metrics.query');
+      const series = req.runIds.flatMap((id) => { needRun(s, id, 'metrics.query'); return runData(s, id).metricSeries(req); });
+      return { series };
+    },
+    'evals.list': (req) => { const s = need('evals.list'); needRun(s, req.runId, 'evals.list'); return { results: runData(s, req.runId).evalResults() }; },
+
+    // ── system ──
+    'system.info': () => ({
+      host: options.host, versions: versions(), backends: detectBackends(),
+      paths: { home: workbenchHome(), project: session?.store.dir ?? null, cwd: process.cwd() },
+      electronAvailable: electronBinary() !== null,
+    }),
+  };
+
+  async function call(method: string, params?: unknown): Promise<unknown> {
+    const spec = typeof method === 'string' ? methodSpec(method) : undefined;
+    if (!spec) {
+      const names = apiMethodNames();
+      const ns = typeof method === 'string' ? method.split('.')[0] : '';
+      const near = names.filter((n) => n.startsWith(`${ns}.`));
+      throw new WorkbenchError('NotFound', `unknown API method ${describeValue(method)}; ${near.length ? `methods of ${ns}: ${near.join(', ')}` : `namespaces: ${[...new Set(names.map((n) => n.split('.')[0]))].join(', ')}`}`, {
+        where: 'method', expected: 'a method name such as "runs.list"', received: describeValue(method),
+      });
+    }
+    const parsed = spec.request.safeParse(params);
+    if (!parsed.success) throw validationError(method, parsed.error, params);
+    const handler = (handlers as unknown as Record<string, (r: unknown) => unknown>)[method]!;
+    const result = await handler(parsed.data);
+    const out = spec.response.safeParse(result);
+    if (!out.success) {
+      const i = out.error.issues[0];
+      throw new WorkbenchError('InternalError', `${method}: the response does not match the contract at ${i?.path.join('.') || '(root)'}: ${i?.message} (a bug or a file written by another version)`, {
+        where: `${method} response`, issues: out.error.issues.slice(0, 20).map((x) => ({ path: x.path.join('.'), message: x.message })),
+      });
+    }
+    return out.data;
+  }
+
+  function subscribe(topic: EventTopic, listener: (event: WorkbenchEvent) => void): Unsubscribe {
+    const t = EventTopicSchema.safeParse(topic);
+    if (!t.success) throw validationError('subscribe', t.error, topic);
+    if (t.data.kind === 'project') {
+      projectListeners.add(listener);
+      return () => { projectListeners.delete(listener); };
+    }
+    const runId = t.data.runId;
+    let set = runListeners.get(runId);
+    if (!set) runListeners.set(runId, (set = new Set()));
+    set.add(listener);
+    return () => { set!.delete(listener); if (set!.size === 0) runListeners.delete(runId); };
+  }
+
+  return {
+    call,
+    api: buildApi(call),
+    subscribe,
+    waitForRun: async (runId) => { await session?.runs.waitForExit(runId); },
+    projectPath: () => session?.store.dir ?? null,
+    async dispose(opts = {}) {
+      if (!session) return;
+      await session.runs.dispose(opts);
+      session.store.close();
+      session = null;
+    },
+  };
+}

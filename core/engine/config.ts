@@ -1,0 +1,89 @@
+// Resolve a run config: preset (for a size) ← partial config ← dotted `set` overrides, then
+// validate with RunConfigSchema and plan the stages. Issues say where and what was expected.
+import type { RunConfig } from '../api/run-config.js';
+import { RunConfigSchema } from '../api/run-config.js';
+import type { Size } from '../api/contract.js';
+import { getPreset, listPresets } from './presets.js';
+import { planStages } from './stages.js';
+
+export interface ResolveRequest { preset?: string; config?: Record<string, unknown>; size?: Size; set?: Record<string, unknown>; name?: string }
+export interface ResolveResult { ok: boolean; config: RunConfig | null; stages: string[]; issues: { path: string; message: string }[] }
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
+
+/** Deep merge: objects merge key by key; arrays and scalars from `over` replace. */
+export function deepMerge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(over)) {
+    if (k === '__proto__' || k === 'constructor' || k === 'prototype') continue;
+    out[k] = isPlainObject(v) && isPlainObject(out[k]) ? deepMerge(out[k] as Record<string, unknown>, v) : v;
+  }
+  return out;
+}
+
+/** Set a dotted path ("stages.rl.steps") in a nested object, creating objects on the way. */
+export function setPath(target: Record<string, unknown>, dotted: string, value: unknown): void {
+  const parts = dotted.split('.');
+  if (parts.some((p) => !p || p === '__proto__' || p === 'constructor' || p === 'prototype')) {
+    throw new Error(`set ${JSON.stringify(dotted)}: expected a dotted path like "stages.rl.steps"`);
+  }
+  let cur = target;
+  for (const p of parts.slice(0, -1)) {
+    if (!isPlainObject(cur[p])) cur[p] = {};
+    cur = cur[p] as Record<string, unknown>;
+  }
+  cur[parts[parts.length - 1]!] = value;
+}
+
+/** CLI `--set key=value`: value parsed as JSON when it is JSON, else kept as a string. */
+export function parseSetArgs(args: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const a of args) {
+    const eq = a.indexOf('=');
+    if (eq <= 0) throw new Error(`--set ${JSON.stringify(a)}: expected key=value, e.g. --set stages.rl.steps=10`);
+    const raw = a.slice(eq + 1);
+    let value: unknown = raw;
+    try { value = JSON.parse(raw); } catch { /* a plain string */ }
+    out[a.slice(0, eq)] = value;
+  }
+  return out;
+}
+
+export function resolveRunConfig(req: ResolveRequest): ResolveResult {
+  const issues: ResolveResult['issues'] = [];
+  let base: Record<string, unknown> = {};
+  if (req.preset !== undefined) {
+    const p = getPreset(req.preset);
+    if (!p) {
+      issues.push({ path: 'preset', message: `unknown preset ${JSON.stringify(req.preset)}; available: ${listPresets().map((x) => x.id).join(', ') || '(none)'}` });
+      return { ok: false, config: null, stages: [], issues };
+    }
+    const size = req.size ?? p.sizes[0]!;
+    if (!p.sizes.includes(size)) {
+      issues.push({ path: 'size', message: `preset ${p.id} has no size ${JSON.stringify(size)}; available: ${p.sizes.join(', ')}` });
+      return { ok: false, config: null, stages: [], issues };
+    }
+    base = p.config(size) as Record<string, unknown>;
+  }
+  let merged = deepMerge(base, req.config ?? {});
+  if (req.size !== undefined) merged.size = req.size;
+  if (req.name !== undefined) merged.name = req.name;
+  try {
+    for (const [k, v] of Object.entries(req.set ?? {})) setPath(merged, k, v);
+  } catch (err) {
+    issues.push({ path: 'set', message: (err as Error).message });
+    return { ok: false, config: null, stages: [], issues };
+  }
+  merged = JSON.parse(JSON.stringify(merged)) as Record<string, unknown>;   // plain JSON only
+  const parsed = RunConfigSchema.safeParse(merged);
+  if (!parsed.success) {
+    for (const i of parsed.error.issues) issues.push({ path: i.path.map(String).join('.') || '(root)', message: i.message });
+    return { ok: false, config: null, stages: [], issues };
+  }
+  let stages: string[] = [];
+  try { stages = planStages(parsed.data); } catch (err) {
+    issues.push({ path: 'stages.plan', message: (err as Error).message });
+    return { ok: false, config: parsed.data, stages: [], issues };
+  }
+  return { ok: true, config: parsed.data, stages, issues };
+}

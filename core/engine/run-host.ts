@@ -1,0 +1,299 @@
+// Host side of runs: launches an engine process per active run, sends start/stop, applies the
+// engine's events to run.json and the project index (the host is their only writer), forwards
+// events live, and turns an engine that died (crash, OOM, SIGKILL) into a failed run with the
+// reason — the host keeps serving and the run can be resumed.
+import * as path from 'node:path';
+import type { ProjectEvent, RunSummary, StageState } from '../api/contract.js';
+import { RunSummarySchema } from '../api/contract.js';
+import type { RunEvent, RunStatus } from '../api/records.js';
+import { conflict, WorkbenchError } from '../api/errors.js';
+import { appendJsonl } from '../storage/jsonl.js';
+import type { ProjectStore } from '../storage/project-store.js';
+import { EVENTS_FILE, writeRunRecord, type RunRecord } from '../storage/run-files.js';
+import type { EngineExit, EngineProcess, ProcessLauncher } from './launcher.js';
+import type { EngineMessage, RunOutcome } from './protocol.js';
+import { RequestTracker } from './request-tracker.js';
+import { readStageDone } from './runner.js';
+
+export interface RunHostOptions {
+  store: ProjectStore;
+  launcher: ProcessLauncher;
+  onRunEvent(runId: string, event: RunEvent): void;
+  onProjectEvent(event: ProjectEvent): void;
+  /** Time the engine gets to stop by itself before it is killed (ms). */
+  stopGraceMs?: number;
+  /** Time the engine gets to start and accept the run (ms). */
+  startTimeoutMs?: number;
+  /** Debounce of run.json/index writes for progress and metrics (ms). */
+  flushIntervalMs?: number;
+  maxOldSpaceMb?: number;
+}
+
+interface ActiveRun {
+  id: string;
+  proc: EngineProcess;
+  tracker: RequestTracker;
+  record: RunRecord;
+  outcome: RunOutcome | null;
+  stopRequested: boolean;
+  killedAfterGrace: boolean;
+  attemptStart: number;
+  flushTimer: ReturnType<typeof setTimeout> | null;
+  exited: Promise<void>;
+}
+
+const ACTIVE: RunStatus[] = ['queued', 'running', 'stopping'];
+export const isActiveStatus = (s: RunStatus) => ACTIVE.includes(s);
+
+export function summaryOf(record: RunRecord): RunSummary {
+  return RunSummarySchema.parse(record);   // strips config/versions
+}
+
+export class RunHost {
+  private readonly active = new Map<string, ActiveRun>();
+  private disposed = false;
+
+  constructor(private readonly o: RunHostOptions) {}
+
+  get store(): ProjectStore { return this.o.store; }
+  isActive(runId: string): boolean { return this.active.has(runId); }
+  activeIds(): string[] { return [...this.active.keys()]; }
+  /** Live record of an active run (fresher than run.json between flushes). */
+  liveRecord(runId: string): RunRecord | undefined { return this.active.get(runId)?.record; }
+
+  /**
+   * Runs that were active when the previous host exited cannot still be running (we hold the
+   * lock now): mark them failed with the reason. Returns their ids.
+   */
+  recoverInterrupted(): string[] {
+    const ids: string[] = [];
+    for (const s of this.store.listRuns()) {
+      if (!isActiveStatus(s.status) || this.active.has(s.id)) continue;
+      const record = this.store.readRun(s.id);
+      if (!record) continue;
+      const reason = 'interrupted: the workbench host exited while the run was active (its engine process is no longer running); resume it to continue';
+      this.finalise(record, 'failed', reason, Date.now());
+      ids.push(s.id);
+    }
+    if (ids.length) void this.store.flush();
+    return ids;
+  }
+
+  async start(runId: string, opts: { resume: boolean }): Promise<RunSummary> {
+    if (this.disposed) throw new WorkbenchError('Unavailable', 'the run host is shutting down', { where: 'runs.start' });
+    if (this.active.has(runId)) throw conflict(`run ${runId} is already active`, opts.resume ? 'runs.resume' : 'runs.start', { received: 'active' });
+    const record = this.store.readRun(runId);
+    if (!record) throw new WorkbenchError('NotFound', `run ${runId} not found`, { where: 'runId', received: runId });
+    const where = opts.resume ? 'runs.resume' : 'runs.start';
+    if (opts.resume) {
+      if (!['stopped', 'failed', 'created'].includes(record.status)) {
+        throw conflict(`run ${runId} is ${record.status}; only a stopped or failed run can be resumed`, where, { expected: 'status stopped or failed', received: record.status });
+      }
+    } else if (record.status !== 'created') {
+      throw conflict(`run ${runId} is ${record.status}; start a created run, or resume a stopped/failed one`, where, { expected: 'status created', received: record.status });
+    }
+    const runDir = this.store.runDir(runId);
+    const now = Date.now();
+    // Stages completed on earlier attempts stay completed; the rest become pending.
+    record.stages = record.stages.map((s): StageState => readStageDone(runDir, s.name)
+      ? { ...s, status: 'completed' }
+      : { ...s, status: 'pending', reason: null, startedAt: null, finishedAt: null, done: 0, total: 0 });
+    record.status = 'queued';
+    record.reason = null;
+    record.startedAt = now;
+    record.finishedAt = null;
+    record.attempts += 1;
+    record.progress = null;
+    this.persist(record, true);
+
+    const proc = this.o.launcher.launch({ runId, maxOldSpaceMb: this.o.maxOldSpaceMb });
+    const tracker = new RequestTracker();
+    let readyResolve!: () => void;
+    const ready = new Promise<void>((r) => { readyResolve = r; });
+    let exitedResolve!: () => void;
+    const run: ActiveRun = {
+      id: runId, proc, tracker, record, outcome: null, stopRequested: false, killedAfterGrace: false,
+      attemptStart: now, flushTimer: null, exited: new Promise<void>((r) => { exitedResolve = r; }),
+    };
+    this.active.set(runId, run);
+    proc.onMessage((m: EngineMessage) => {
+      switch (m.type) {
+        case 'ready': readyResolve(); break;
+        case 'reply': tracker.reply(m.requestId, m.result); break;
+        case 'error': tracker.error(m.requestId, m.error); break;
+        case 'event': this.applyEvent(run, m.event); break;
+        case 'finished':
+          run.outcome = m.outcome;
+          try { proc.send({ type: 'shutdown' }); } catch { /* already gone */ }
+          break;
+      }
+    });
+    proc.onExit((exit) => { this.onExit(run, exit); exitedResolve(); });
+
+    const startTimeout = this.o.startTimeoutMs ?? 120_000;
+    try {
+      await Promise.race([
+        ready,
+        run.exited.then(() => { throw new Error('engine exited'); }),
+        new Promise((_, reject) => setTimeout(() => reject(new Error(`engine process did not start within ${startTimeout} ms`)), startTimeout).unref()),
+      ]);
+      await tracker.request(where, (requestId) => proc.send({
+        type: 'start', requestId, runId, runDir, config: record.config, stages: record.stages.map((s) => s.name), attempt: record.attempts,
+      }), startTimeout);
+    } catch (err) {
+      if (this.active.has(runId)) {
+        // Not started: kill it; onExit marks the run failed with the reason.
+        run.outcome ??= { status: 'failed', reason: `engine did not start: ${(err as Error).message}` };
+        proc.kill('SIGKILL');
+      }
+      await run.exited;
+    }
+    return summaryOf(this.active.get(runId)?.record ?? this.store.readRun(runId) ?? record);
+  }
+
+  async stop(runId: string): Promise<RunSummary> {
+    const run = this.active.get(runId);
+    if (!run) {
+      const record = this.store.readRun(runId);
+      if (!record) throw new WorkbenchError('NotFound', `run ${runId} not found`, { where: 'runs.stop runId', received: runId });
+      if (record.status === 'created') { this.finalise(record, 'stopped', 'stopped before it started', Date.now()); await this.store.flush(); return summaryOf(record); }
+      throw conflict(`run ${runId} is not active (it is ${record.status})`, 'runs.stop', { expected: 'an active run', received: record.status });
+    }
+    if (!run.stopRequested) {
+      run.stopRequested = true;
+      run.record.status = 'stopping';
+      this.persist(run.record, true);
+      this.o.onProjectEvent({ type: 'run-status', time: Date.now(), runId, status: 'stopping', reason: null });
+      try {
+        await run.tracker.request('runs.stop', (requestId) => run.proc.send({ type: 'stop', requestId }), 10_000);
+      } catch { /* exit or timeout: the grace timer below decides */ }
+      const grace = this.o.stopGraceMs ?? 15_000;
+      const timer = setTimeout(() => {
+        if (this.active.has(runId)) { run.killedAfterGrace = true; run.proc.kill('SIGKILL'); }
+      }, grace);
+      timer.unref();
+      void run.exited.then(() => clearTimeout(timer));
+    }
+    return summaryOf(run.record);
+  }
+
+  /** Wait until a run's engine process has exited (no-op if not active). */
+  async waitForExit(runId: string): Promise<void> { await this.active.get(runId)?.exited; }
+
+  /** Stop every active run (or kill them) and wait for their processes to exit. */
+  async dispose(opts: { kill?: boolean } = {}): Promise<void> {
+    this.disposed = true;
+    const runs = [...this.active.values()];
+    for (const r of runs) {
+      if (opts.kill) { r.stopRequested = true; r.killedAfterGrace = true; r.proc.kill('SIGKILL'); }
+      else void this.stop(r.id).catch(() => undefined);
+    }
+    await Promise.all(runs.map((r) => r.exited));
+    await this.store.flush().catch(() => undefined);
+  }
+
+  // ── events and persistence ──
+
+  private applyEvent(run: ActiveRun, event: RunEvent): void {
+    const r = run.record;
+    let urgent = false;
+    let forwarded: RunEvent = event;
+    switch (event.type) {
+      case 'status':
+        if (event.status === 'running' && r.status === 'queued') { r.status = 'running'; urgent = true; }
+        else if (['completed', 'stopped', 'failed'].includes(event.status)) {
+          run.outcome = { status: event.status as RunOutcome['status'], reason: event.reason };
+        }
+        break;
+      case 'stage': {
+        const s = r.stages.find((x) => x.name === event.stage);
+        if (s) {
+          s.status = event.status;
+          if (event.status === 'running') { s.startedAt = event.time; s.finishedAt = null; s.reason = null; }
+          else { s.finishedAt = event.time; s.reason = event.reason ?? null; }
+          if (event.status === 'completed' && s.total > 0) s.done = s.total;
+        }
+        urgent = true;
+        break;
+      }
+      case 'progress': {
+        const s = r.stages.find((x) => x.name === event.stage);
+        let eta = event.etaSeconds;
+        if (eta === null && s?.startedAt && event.done > 0 && event.total > event.done) {
+          eta = ((event.time - s.startedAt) / 1000) * (event.total - event.done) / event.done;
+        }
+        if (s) { s.done = event.done; s.total = event.total; }
+        r.progress = { stage: event.stage, done: event.done, total: event.total, etaSeconds: eta ?? null, ...(event.message !== undefined ? { message: event.message } : {}) };
+        forwarded = { ...event, etaSeconds: eta ?? null };
+        break;
+      }
+      case 'metric':
+        Object.assign(r.latest, event.point.values);
+        break;
+      default:
+        break;
+    }
+    this.o.onRunEvent(run.id, forwarded);
+    if (urgent) this.persist(r, true);
+    else if (!run.flushTimer) {
+      run.flushTimer = setTimeout(() => { run.flushTimer = null; if (this.active.has(run.id)) this.persist(r, false); }, this.o.flushIntervalMs ?? 1000);
+      run.flushTimer.unref();
+    }
+  }
+
+  private onExit(run: ActiveRun, exit: EngineExit): void {
+    if (run.flushTimer) { clearTimeout(run.flushTimer); run.flushTimer = null; }
+    const how = exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`;
+    let status: 'completed' | 'stopped' | 'failed';
+    let reason: string | null;
+    if (run.outcome && !(run.killedAfterGrace && run.outcome.status !== 'stopped')) {
+      status = run.outcome.status;
+      reason = run.outcome.reason ?? null;
+    } else if (run.killedAfterGrace) {
+      status = 'stopped';
+      reason = `killed after it did not stop within ${(this.o.stopGraceMs ?? 15_000) / 1000} s`;
+    } else {
+      status = 'failed';
+      const hint = exit.signal === 'SIGKILL' ? ' (killed: out of memory, or kill -9)' : exit.code === 134 ? ' (aborted: possibly out of memory)' : '';
+      const tail = exit.stderrTail.slice(-5).join(' | ');
+      reason = `engine process died unexpectedly (${how})${hint}${tail ? `; last output: ${tail}` : ''}`;
+    }
+    const time = Date.now();
+    run.tracker.closeAll(how);
+    this.active.delete(run.id);
+    const r = run.record;
+    r.durationMs += Math.max(0, time - run.attemptStart);
+    const hadOutcomeEvent = !!run.outcome && status === run.outcome.status && !run.killedAfterGrace;
+    this.finalise(r, status, reason, time, !hadOutcomeEvent);
+    void this.store.flush().catch(() => undefined);
+    this.o.onProjectEvent({ type: 'engine-exit', time, runId: run.id, code: exit.code, signal: exit.signal, reason: reason ?? status });
+  }
+
+  /** Terminal state: stage states, run.json, index, events.jsonl (only when the engine did not write it). */
+  private finalise(r: RunRecord, status: 'completed' | 'stopped' | 'failed', reason: string | null, time: number, appendEvent = true): void {
+    for (const s of r.stages) {
+      if (s.status === 'running') { s.status = status === 'completed' ? 'completed' : status; s.finishedAt = time; s.reason = reason; }
+    }
+    r.status = status;
+    r.reason = reason;
+    r.finishedAt = time;
+    if (status === 'completed') r.progress = null;
+    const event: RunEvent = { type: 'status', runId: r.id, time, status, ...(reason ? { reason } : {}) };
+    if (appendEvent) {
+      // The engine is gone, so the host is the only writer of events.jsonl now.
+      try { appendJsonl(path.join(this.store.runDir(r.id), EVENTS_FILE), [event]); } catch { /* folder deleted */ }
+      this.o.onRunEvent(r.id, event);
+    }
+    this.persist(r, true);
+  }
+
+  private persist(r: RunRecord, announce: boolean): void {
+    try { writeRunRecord(this.store.runDir(r.id), r); } catch (err) {
+      this.o.onProjectEvent({ type: 'engine-exit', time: Date.now(), runId: r.id, code: null, signal: null, reason: `could not write run.json: ${(err as Error).message}` });
+    }
+    this.store.putRun(summaryOf(r));
+    void this.store.flush().catch(() => undefined);
+    if (announce) this.o.onProjectEvent({ type: 'run-status', time: Date.now(), runId: r.id, status: r.status, reason: r.reason });
+    this.o.onProjectEvent({ type: 'runs-changed', time: Date.now(), runIds: [r.id] });
+  }
+}

@@ -1,0 +1,85 @@
+// Executes a run's ordered stages inside the engine process. Each stage that returns (not
+// stopped) gets a completion marker stages/<name>/done.json; on resume, completed stages are
+// skipped and their outputs handed to later stages. Events go to events.jsonl (status, stage,
+// progress, log, checkpoint: metrics and episodes have their own files) and to the host.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { RunEvent } from '../api/records.js';
+import type { RunConfig } from '../api/run-config.js';
+import { readJsonIfExists, writeJsonAtomicSync } from '../storage/atomic.js';
+import { EVENTS_FILE, stageDoneFile, type StageDone } from '../storage/run-files.js';
+import type { RunOutcome } from './protocol.js';
+import type { StageDefinition, StageOutput } from './stage.js';
+import { createStageContext, RunWriters } from './stage-context.js';
+
+const STORED_EVENT_TYPES = new Set<RunEvent['type']>(['status', 'stage', 'progress', 'log', 'checkpoint']);
+
+export interface ExecuteOptions {
+  runId: string;
+  runDir: string;
+  config: RunConfig;
+  stages: string[];
+  attempt: number;
+  signal: AbortSignal;
+  /** Live events to the host (after they are stored). */
+  send: (event: RunEvent) => void;
+  loadStage: (name: string) => Promise<StageDefinition>;
+}
+
+export function readStageDone(runDir: string, stage: string): StageDone | null {
+  try { return readJsonIfExists<StageDone>(path.join(runDir, stageDoneFile(stage))); } catch { return null; }
+}
+
+export async function executeRun(o: ExecuteOptions): Promise<RunOutcome> {
+  fs.mkdirSync(o.runDir, { recursive: true });
+  const writers = new RunWriters(o.runDir);
+  const emit = (event: RunEvent) => {
+    if (STORED_EVENT_TYPES.has(event.type)) writers.get(EVENTS_FILE).append([event]);
+    o.send(event);
+  };
+  const t = () => Date.now();
+  emit({ type: 'status', runId: o.runId, time: t(), status: 'running' });
+  const previous: Record<string, StageOutput> = {};
+  let current: string | null = null;
+  try {
+    for (const name of o.stages) {
+      const done = readStageDone(o.runDir, name);
+      if (done) {
+        previous[name] = done.output;
+        emit({ type: 'log', runId: o.runId, time: t(), level: 'info', stage: name, message: `stage ${name} already completed (attempt ${done.attempt}); skipped` });
+        continue;
+      }
+      if (o.signal.aborted) break;
+      current = name;
+      const def = await o.loadStage(name);
+      emit({ type: 'stage', runId: o.runId, time: t(), stage: name, status: 'running' });
+      const ctx = createStageContext({ runId: o.runId, runDir: o.runDir, config: o.config, stage: name, previous: { ...previous }, signal: o.signal, emit, writers });
+      const output = await def.run(ctx);
+      if (o.signal.aborted) {
+        emit({ type: 'stage', runId: o.runId, time: t(), stage: name, status: 'stopped', reason: 'stopped by the user' });
+        current = null;
+        break;
+      }
+      const marker: StageDone = { stage: name, completedAt: t(), attempt: o.attempt, output: output ?? {} };
+      writeJsonAtomicSync(path.join(o.runDir, stageDoneFile(name)), marker);
+      previous[name] = marker.output;
+      emit({ type: 'stage', runId: o.runId, time: t(), stage: name, status: 'completed' });
+      current = null;
+    }
+    if (o.signal.aborted) {
+      emit({ type: 'status', runId: o.runId, time: t(), status: 'stopped', reason: 'stopped by the user' });
+      return { status: 'stopped', reason: 'stopped by the user' };
+    }
+    emit({ type: 'status', runId: o.runId, time: t(), status: 'completed' });
+    return { status: 'completed' };
+  } catch (err) {
+    const e = err as Error;
+    const reason = `${current ? `stage ${current}: ` : ''}${e?.message ?? String(err)}`;
+    if (e?.stack) emit({ type: 'log', runId: o.runId, time: t(), level: 'error', stage: current ?? undefined, message: e.stack.split('\n').slice(0, 12).join('\n') });
+    if (current) emit({ type: 'stage', runId: o.runId, time: t(), stage: current, status: 'failed', reason: e?.message ?? String(err) });
+    emit({ type: 'status', runId: o.runId, time: t(), status: 'failed', reason });
+    return { status: 'failed', reason };
+  } finally {
+    writers.closeAll();
+  }
+}

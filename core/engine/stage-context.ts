@@ -1,0 +1,111 @@
+// StageContext as the engine process gives it to a stage: metrics → metrics.jsonl, episodes →
+// rollouts/<file>.jsonl + rollouts/index.jsonl (byte offsets), events → events.jsonl and the host,
+// atomic JSON writes inside the run folder, stage state for resume.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { EpisodeRecord, EpisodeSummary, MetricPoint, RunEvent } from '../api/records.js';
+import type { RunConfig } from '../api/run-config.js';
+import { readJsonIfExists, writeJsonAtomicSync } from '../storage/atomic.js';
+import { appendJsonl, JsonlWriter } from '../storage/jsonl.js';
+import { insideRun, METRICS_FILE, ROLLOUT_INDEX, stageStateFile } from '../storage/run-files.js';
+import type { StageContext, StageOutput } from './stage.js';
+
+const PROGRESS_INTERVAL_MS = 250;
+
+/** Open JSONL writers of one engine process, shared by its stages. */
+export class RunWriters {
+  private readonly writers = new Map<string, JsonlWriter>();
+  constructor(readonly runDir: string) {}
+  get(relPath: string): JsonlWriter {
+    let w = this.writers.get(relPath);
+    if (!w) this.writers.set(relPath, (w = new JsonlWriter(insideRun(this.runDir, relPath, 'jsonl'))));
+    return w;
+  }
+  closeAll(): void { for (const w of this.writers.values()) w.close(); this.writers.clear(); }
+}
+
+export interface ContextOptions {
+  runId: string;
+  runDir: string;
+  config: RunConfig;
+  stage: string;
+  previous: Record<string, StageOutput>;
+  signal: AbortSignal;
+  emit: (event: RunEvent) => void;
+  writers: RunWriters;
+  now?: () => number;
+}
+
+function rolloutFile(file: string): string {
+  const base = file.endsWith('.jsonl') ? file.slice(0, -6) : file;
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(base) || base === 'index') {
+    throw new Error(`ctx.episode: file ${JSON.stringify(file)} must be a plain name like "rl-000012" (letters, digits, ".", "_", "-"; not "index")`);
+  }
+  return `rollouts/${base}.jsonl`;
+}
+
+export function createStageContext(o: ContextOptions): StageContext {
+  const now = o.now ?? Date.now;
+  let lastProgress = 0;
+  let droppedNonFinite = 0;
+  const emit = o.emit;
+  return {
+    runId: o.runId,
+    runDir: o.runDir,
+    config: o.config,
+    stage: o.stage,
+    previous: o.previous,
+    signal: o.signal,
+    progress(done, total, message) {
+      const t = now();
+      if (t - lastProgress < PROGRESS_INTERVAL_MS && done < total) return;   // throttled; the last one always goes
+      lastProgress = t;
+      emit({ type: 'progress', runId: o.runId, time: t, stage: o.stage, done, total, etaSeconds: null, ...(message !== undefined ? { message } : {}) });
+    },
+    metric(step, values, extra) {
+      const clean: Record<string, number> = {};
+      for (const [k, v] of Object.entries(values)) {
+        if (typeof v === 'number' && Number.isFinite(v)) clean[k] = v;
+        else if (droppedNonFinite++ < 5) emit({ type: 'log', runId: o.runId, time: now(), level: 'warn', stage: o.stage, message: `metric ${k} at step ${step} is ${String(v)}; not recorded` });
+      }
+      const point: MetricPoint = { stage: o.stage, step, time: now(), ...(extra?.episodes !== undefined ? { episodes: extra.episodes } : {}), values: clean };
+      o.writers.get(METRICS_FILE).append([point]);
+      emit({ type: 'metric', runId: o.runId, time: point.time, point });
+    },
+    episode(file, record) {
+      const rel = rolloutFile(file);
+      const [span] = o.writers.get(rel).append([record]);
+      const summary: EpisodeSummary = {
+        id: record.id, stage: record.stage, step: record.step, seed: record.seed, group: record.group, sample: record.sample,
+        success: record.success, totalReward: record.totalReward, numTurns: record.numTurns, formatErrors: record.formatErrors,
+        invalidActions: record.invalidActions, file: rel, offset: span!.offset, length: span!.length,
+      };
+      o.writers.get(ROLLOUT_INDEX).append([summary]);
+      emit({ type: 'episode', runId: o.runId, time: now(), summary });
+    },
+    log(level, message) {
+      emit({ type: 'log', runId: o.runId, time: now(), level, message, stage: o.stage });
+    },
+    checkpoint(step, checkpointPath) {
+      emit({ type: 'checkpoint', runId: o.runId, time: now(), stage: o.stage, step, path: checkpointPath });
+    },
+    writeJson(relPath, value) {
+      writeJsonAtomicSync(insideRun(o.runDir, relPath, 'ctx.writeJson'), value);
+    },
+    appendJsonl(relPath, rows) {
+      if (relPath === METRICS_FILE || relPath === ROLLOUT_INDEX || relPath.startsWith('rollouts/')) o.writers.get(relPath).append(rows);
+      else appendJsonl(insideRun(o.runDir, relPath, 'ctx.appendJsonl'), rows);
+    },
+    readJson<T = unknown>(relPath: string): T | null {
+      return readJsonIfExists<T>(insideRun(o.runDir, relPath, 'ctx.readJson'));
+    },
+    saveState(state) {
+      writeJsonAtomicSync(path.join(o.runDir, stageStateFile(o.stage)), state);
+    },
+    loadState() {
+      const file = path.join(o.runDir, stageStateFile(o.stage));
+      if (!fs.existsSync(file)) return null;
+      return readJsonIfExists<Record<string, unknown>>(file);
+    },
+  };
+}

@@ -1,0 +1,336 @@
+// FrozenLake with Gymnasium semantics (frozen_lake.py), plus RAGEN's random start and goal.
+//
+// ## Actions
+// `Left`, `Down`, `Right`, `Up` (Gymnasium's order 0..3; case-insensitive). With isSlippery the
+// move goes the intended way with probability successRate (default 1/3) and to each
+// perpendicular side with (1 − successRate)/2. Moving off the edge stays put.
+// An unknown action name changes nothing (info.actionIsValid = false).
+// ## Observation
+// The symbol grid as a string, one row per line: `P` player, `_` frozen (also the start tile),
+// `O` hole, `G` goal, `X` player in a hole, `√` player on the goal (the RAGEN/SPA rendering).
+// ## Rewards
+// 1 on reaching the goal, 0 otherwise.
+// ## Episode end
+// terminated on a hole or the goal; truncated after `maxSteps` steps (Gymnasium's TimeLimit:
+// 100 for 4x4). Stepping an ended episode throws.
+// ## Arguments
+// size (2..16, default 4), p (probability a tile is frozen, 0.8), isSlippery (true), successRate
+// (1/3), randomStartGoal (RAGEN: random start and goal, false), map (explicit rows of S F H G), maxSteps.
+import type { Board, CellKind } from '../api/records.js';
+import type { Entity, Env, EnvDefinition, ResetOptions, ResetResult, StepInfo, StepResult } from './types.js';
+import { Rng, type RngState } from './rng.js';
+import { EnvError, show } from './errors.js';
+import { validateOptions, type OptionSpec, type ResolvedOptions } from './options.js';
+
+export const FROZEN_LAKE_ACTIONS = ['Left', 'Down', 'Right', 'Up'] as const;
+const DR = [0, 1, 0, -1];
+const DC = [-1, 0, 1, 0];
+
+export const FROZEN_LAKE_OPTIONS: OptionSpec[] = [
+  { name: 'size', type: 'integer', default: 4, min: 2, max: 16, doc: 'side of the square map' },
+  { name: 'p', type: 'number', default: 0.8, min: 0.05, max: 1, doc: 'probability that a tile is frozen (else a hole); maps are resampled until a path exists' },
+  { name: 'isSlippery', type: 'boolean', default: true, doc: 'moves may slip to a perpendicular direction' },
+  { name: 'successRate', type: 'number', default: 1 / 3, min: 0, max: 1, doc: 'probability that a slippery move goes the intended way (Gymnasium: 1/3)' },
+  { name: 'randomStartGoal', type: 'boolean', default: false, doc: 'RAGEN variant: start and goal at random distinct frozen cells instead of the corners' },
+  { name: 'map', type: 'stringList', default: null, nullable: true, doc: 'explicit map, rows of S (start) F (frozen) H (hole) G (goal); overrides size and p' },
+  { name: 'maxSteps', type: 'integer', default: 100, min: 1, nullable: true, doc: 'truncate the episode after this many steps (null: never)' },
+];
+
+export interface FrozenLakeState {
+  env: 'frozenlake';
+  options: ResolvedOptions;
+  seed: number | null;
+  map: string[];          // rows of S F H G
+  player: number;         // cell index
+  steps: number;
+  started: boolean;
+  terminated: boolean;
+  truncated: boolean;
+  lastSlip: string | null;
+  rng: RngState;
+}
+
+/** Is there a path of non-hole tiles from start to goal (4-neighbourhood)? */
+export function hasPath(map: string[]): boolean {
+  const size = map.length;
+  const width = map[0].length;
+  let start = -1;
+  for (let r = 0; r < size; r++) for (let c = 0; c < width; c++) if (map[r][c] === 'S') start = r * width + c;
+  if (start < 0) return false;
+  const seen = new Set<number>([start]);
+  const stack = [start];
+  while (stack.length > 0) {
+    const i = stack.pop()!;
+    const r = Math.floor(i / width);
+    const c = i % width;
+    if (map[r][c] === 'G') return true;
+    for (let d = 0; d < 4; d++) {
+      const rr = r + DR[d]; const cc = c + DC[d];
+      if (rr < 0 || cc < 0 || rr >= size || cc >= width) continue;
+      const j = rr * width + cc;
+      if (!seen.has(j) && map[rr][cc] !== 'H') { seen.add(j); stack.push(j); }
+    }
+  }
+  return false;
+}
+
+/** Gymnasium's generate_random_map, optionally with RAGEN's random start and goal. */
+export function generateFrozenLakeMap(rng: Rng, size: number, p: number, randomStartGoal: boolean): string[] {
+  for (let attempt = 0; attempt < 100000; attempt++) {
+    const cells: string[][] = [];
+    for (let r = 0; r < size; r++) {
+      const row: string[] = [];
+      for (let c = 0; c < size; c++) row.push(rng.next() < p ? 'F' : 'H');
+      cells.push(row);
+    }
+    if (randomStartGoal) {
+      const start = rng.int(size * size);
+      let goal = rng.int(size * size - 1);
+      if (goal >= start) goal++;
+      cells[Math.floor(start / size)][start % size] = 'S';
+      cells[Math.floor(goal / size)][goal % size] = 'G';
+    } else {
+      cells[0][0] = 'S';
+      cells[size - 1][size - 1] = 'G';
+    }
+    const map = cells.map((row) => row.join(''));
+    if (hasPath(map)) return map;
+  }
+  throw new EnvError('could not generate a FrozenLake map with a path', { where: `frozenlake size ${size}`, expected: 'a map with a path from S to G', received: `none with p = ${p}`, hint: 'raise p' });
+}
+
+export function checkMap(map: string[], where = 'frozenlake option "map"'): void {
+  if (map.length < 1) throw new EnvError('empty map', { where, expected: 'rows of S F H G', received: '[]' });
+  const width = map[0].length;
+  let starts = 0;
+  let goals = 0;
+  map.forEach((row, r) => {
+    if (row.length !== width) throw new EnvError('ragged map', { where: `${where} row ${r + 1}`, expected: `${width} characters`, received: `${row.length} (${show(row)})` });
+    [...row].forEach((ch, c) => {
+      if (!'SFHG'.includes(ch)) throw new EnvError('unexpected map character', { where: `${where} row ${r + 1} column ${c + 1}`, expected: 'one of S F H G', received: show(ch) });
+      if (ch === 'S') starts++;
+      if (ch === 'G') goals++;
+    });
+  });
+  if (starts !== 1 || goals < 1) throw new EnvError('map needs one start and a goal', { where, expected: 'exactly one S and at least one G', received: `${starts} S and ${goals} G` });
+}
+
+export class FrozenLakeEnv implements Env<string, FrozenLakeState> {
+  readonly id = 'frozenlake';
+  private options: ResolvedOptions;
+  private rng = new Rng(0);
+  private seed: number | null = null;
+  private map: string[] = [];
+  private player = 0;
+  private steps = 0;
+  private started = false;
+  private terminated = false;
+  private truncated = false;
+  private lastSlip: string | null = null;
+
+  constructor(options: Record<string, unknown> = {}) {
+    this.options = validateOptions('frozenlake', FROZEN_LAKE_OPTIONS, options);
+    if (this.options.map) checkMap(this.options.map as string[]);
+  }
+
+  reset(opts: ResetOptions = {}): ResetResult<string> {
+    if (opts.options !== undefined) {
+      this.options = validateOptions('frozenlake', FROZEN_LAKE_OPTIONS, { ...this.options, ...opts.options });
+      if (this.options.map) checkMap(this.options.map as string[]);
+    }
+    if (opts.seed !== undefined) {
+      if (!Number.isInteger(opts.seed)) throw new EnvError('invalid seed', { where: 'frozenlake.reset', expected: 'an integer', received: show(opts.seed) });
+      this.seed = opts.seed;
+      this.rng.seed(opts.seed);
+    }
+    const o = this.options;
+    this.map = o.map ? [...(o.map as string[])]
+      : generateFrozenLakeMap(this.rng, o.size as number, o.p as number, o.randomStartGoal as boolean);
+    this.player = this.find('S');
+    this.steps = 0;
+    this.started = true;
+    this.terminated = false;
+    this.truncated = false;
+    this.lastSlip = null;
+    return { observation: this.gridText(), info: this.info(true, false) };
+  }
+
+  private get width(): number { return this.map[0]?.length ?? 0; }
+
+  private find(ch: string): number {
+    for (let r = 0; r < this.map.length; r++) { const c = this.map[r].indexOf(ch); if (c >= 0) return r * this.width + c; }
+    return -1;
+  }
+
+  private tile(i: number): string {
+    return this.map[Math.floor(i / this.width)][i % this.width];
+  }
+
+  step(action: string): StepResult<string> {
+    if (!this.started) throw new EnvError('step() called before reset()', { where: 'frozenlake.step', hint: 'call reset({ seed }) first' });
+    if (this.terminated || this.truncated) {
+      throw new EnvError(`the episode has ${this.terminated ? 'terminated (hole or goal reached)' : 'been truncated (maxSteps reached)'}`, { where: 'frozenlake.step', hint: 'call reset() to start a new episode' });
+    }
+    const key = typeof action === 'string' ? action.trim().toLowerCase() : '';
+    const intended = FROZEN_LAKE_ACTIONS.findIndex((a) => a.toLowerCase() === key);
+    if (intended < 0) {
+      return { observation: this.gridText(), reward: 0, terminated: false, truncated: false, info: this.info(false, false) };
+    }
+    let direction = intended;
+    if (this.options.isSlippery) {
+      // Gymnasium: outcomes [(a-1)%4, a, (a+1)%4]; intended with successRate, each side with (1-successRate)/2.
+      const success = this.options.successRate as number;
+      const u = this.rng.next();
+      if (u < success) direction = intended;
+      else if (u < success + (1 - success) / 2) direction = (intended + 3) % 4;
+      else direction = (intended + 1) % 4;
+    }
+    this.lastSlip = direction === intended ? null : FROZEN_LAKE_ACTIONS[direction];
+    const r = Math.floor(this.player / this.width);
+    const c = this.player % this.width;
+    const rr = Math.min(Math.max(r + DR[direction], 0), this.map.length - 1);
+    const cc = Math.min(Math.max(c + DC[direction], 0), this.width - 1);
+    const next = rr * this.width + cc;
+    const effective = next !== this.player;
+    this.player = next;
+    const tile = this.tile(next);
+    const reward = tile === 'G' ? 1 : 0;
+    this.steps++;
+    this.terminated = tile === 'G' || tile === 'H';
+    const maxSteps = this.options.maxSteps as number | null;
+    this.truncated = !this.terminated && maxSteps !== null && this.steps >= maxSteps;
+    const info = this.info(true, effective);
+    info.movedDirection = FROZEN_LAKE_ACTIONS[direction];
+    info.slipped = direction !== intended;
+    return { observation: this.gridText(), reward, terminated: this.terminated, truncated: this.truncated, info };
+  }
+
+  private info(valid: boolean, effective: boolean): StepInfo {
+    return { success: this.started && this.tile(this.player) === 'G', actionIsValid: valid, actionIsEffective: effective, steps: this.steps };
+  }
+
+  getState(): FrozenLakeState {
+    return {
+      env: 'frozenlake', options: { ...this.options }, seed: this.seed, map: [...this.map], player: this.player, steps: this.steps,
+      started: this.started, terminated: this.terminated, truncated: this.truncated, lastSlip: this.lastSlip, rng: this.rng.getState(),
+    };
+  }
+
+  setState(state: FrozenLakeState): void {
+    if (!state || state.env !== 'frozenlake' || !Array.isArray(state.map)) {
+      throw new EnvError('invalid state', { where: 'frozenlake.setState', expected: 'a state object from FrozenLakeEnv.getState()', received: show(state) });
+    }
+    checkMap(state.map, 'frozenlake.setState map');
+    const n = state.map.length * state.map[0].length;
+    if (!Number.isInteger(state.player) || state.player < 0 || state.player >= n) {
+      throw new EnvError('invalid player cell', { where: 'frozenlake.setState', expected: `0..${n - 1}`, received: show(state.player) });
+    }
+    this.options = validateOptions('frozenlake', FROZEN_LAKE_OPTIONS, state.options);
+    this.seed = state.seed;
+    this.map = [...state.map];
+    this.player = state.player;
+    this.steps = state.steps;
+    this.started = state.started;
+    this.terminated = state.terminated;
+    this.truncated = state.truncated;
+    this.lastSlip = state.lastSlip;
+    this.rng.setState(state.rng);
+  }
+
+  legalActions(): string[] {
+    return [...FROZEN_LAKE_ACTIONS];
+  }
+
+  entities(): Entity[] {
+    const out: Entity[] = [];
+    const w = this.width;
+    out.push({ kind: 'player', row: Math.floor(this.player / w), col: this.player % w });
+    const goals: Entity[] = [];
+    for (let r = 0; r < this.map.length; r++) for (let c = 0; c < w; c++) {
+      if (this.map[r][c] === 'H') out.push({ kind: 'hole', row: r, col: c });
+      if (this.map[r][c] === 'G') goals.push({ kind: 'goal', row: r, col: c });
+    }
+    return [...out, ...goals];
+  }
+
+  board(): Board {
+    const cells: CellKind[][] = this.map.map((row, r) => [...row].map((ch, c): CellKind => {
+      const here = r * this.width + c === this.player;
+      if (ch === 'H') return here ? 'playerInHole' : 'hole';
+      if (ch === 'G') return here ? 'playerOnGoal' : 'goal';
+      return here ? 'player' : 'frozen';
+    }));
+    return { env: 'frozenlake', rows: this.map.length, cols: this.width, cells };
+  }
+
+  gridText(): string {
+    return this.map.map((row, r) => [...row].map((ch, c) => {
+      const here = r * this.width + c === this.player;
+      if (ch === 'H') return here ? 'X' : 'O';
+      if (ch === 'G') return here ? '√' : 'G';
+      return here ? 'P' : '_';
+    }).join('')).join('\n');
+  }
+
+  /** The map as rows of S F H G. */
+  currentMap(): string[] {
+    return [...this.map];
+  }
+
+  /** Player cell as [row, col]. */
+  playerPosition(): [number, number] {
+    return [Math.floor(this.player / this.width), this.player % this.width];
+  }
+}
+
+/** Shortest path on the non-slippery map from the player's cell to a goal (BFS); null if none. */
+export function solveFrozenLake(map: string[], from: [number, number]): string[] | null {
+  const h = map.length;
+  const w = map[0].length;
+  const start = from[0] * w + from[1];
+  const prev = new Map<number, [number, number]>([[start, [-1, -1]]]);
+  const queue = [start];
+  for (let q = 0; q < queue.length; q++) {
+    const i = queue[q];
+    const r = Math.floor(i / w);
+    const c = i % w;
+    if (map[r][c] === 'G') {
+      const plan: string[] = [];
+      for (let s = i; s !== start; s = prev.get(s)![0]) plan.push(FROZEN_LAKE_ACTIONS[prev.get(s)![1]]);
+      return plan.reverse();
+    }
+    if (map[r][c] === 'H') continue;
+    for (let d = 0; d < 4; d++) {
+      const rr = r + DR[d]; const cc = c + DC[d];
+      if (rr < 0 || cc < 0 || rr >= h || cc >= w) continue;
+      const j = rr * w + cc;
+      if (!prev.has(j) && map[rr][cc] !== 'H') { prev.set(j, [i, d]); queue.push(j); }
+    }
+  }
+  return null;
+}
+
+export const frozenLakeDefinition: EnvDefinition = {
+  id: 'frozenlake',
+  title: 'FrozenLake',
+  docs: {
+    summary: 'Walk from the start to the goal over frozen tiles without falling into a hole (Gymnasium FrozenLake; RAGEN random start/goal as an option).',
+    actions: 'Left, Down, Right, Up (case-insensitive). Slippery: the intended move with probability successRate (1/3), else one of the two perpendicular moves. Off-edge moves stay put.',
+    observation: 'Symbol grid, one row per line: P player, _ frozen, O hole, G goal, X player in a hole, √ player on the goal.',
+    rewards: '1 on reaching the goal, 0 otherwise.',
+    episodeEnd: 'terminated on a hole or the goal; truncated after maxSteps steps.',
+    arguments: FROZEN_LAKE_OPTIONS.map((o) => `${o.name} (default ${JSON.stringify(o.default)}): ${o.doc}`).join('\n'),
+  },
+  options: FROZEN_LAKE_OPTIONS,
+  actions: [...FROZEN_LAKE_ACTIONS],
+  instruction: 'You are solving the FrozenLake puzzle. Avoid the holes and walk to the goal. You may move in an unintended direction because the ice is slippery.',
+  legend: 'P: player, _: frozen, O: hole, G: goal, X: player in a hole, √: player on the goal',
+  budget: { maxTurns: 5, maxActionsPerTurn: 5, maxActionsPerGame: 10 },
+  create: (options) => new FrozenLakeEnv(options),
+  solve: (env) => {
+    const lake = env as FrozenLakeEnv;
+    const plan = solveFrozenLake(lake.currentMap(), lake.playerPosition());
+    return { solved: plan !== null, actions: plan ?? [], optimal: plan !== null, note: 'BFS on the non-slippery map (a slippery lake may still deviate)' };
+  },
+  levelOptions: (text) => ({ map: text.split(/\r?\n/).map((s) => s.trim()).filter((s) => s.length > 0 && !s.startsWith(';')) }),
+};

@@ -1,0 +1,205 @@
+// Sokoban levels: the static layout (walls, targets) plus the movable parts (boxes, player),
+// flat row-major cell indices. XSB import/export lives here too.
+import { EnvError, show } from './errors.js';
+
+export interface SokobanLevel {
+  width: number;
+  height: number;
+  walls: boolean[];      // [height*width] true where the cell is a wall
+  targets: boolean[];    // [height*width] true where the cell is a target
+  boxes: number[];       // cell indices of the boxes (sorted ascending)
+  player: number;        // cell index of the player
+}
+
+export const SOKOBAN_SYMBOLS = {
+  wall: '#', floor: '_', target: 'O', box: 'X', boxOnTarget: '√', player: 'P', playerOnTarget: 'S',
+} as const;
+
+/** Check that a level is well-formed (sizes, one player on floor, boxes on floor, boxes = targets). */
+export function checkLevel(level: SokobanLevel, where = 'sokoban level'): void {
+  const n = level.width * level.height;
+  const fail = (expected: string, received: string): never => {
+    throw new EnvError('invalid Sokoban level', { where, expected, received });
+  };
+  if (!Number.isInteger(level.width) || !Number.isInteger(level.height) || level.width < 3 || level.height < 3) {
+    fail('width and height >= 3', `${level.width}x${level.height}`);
+  }
+  if (level.walls.length !== n || level.targets.length !== n) fail(`walls and targets of length ${n}`, `${level.walls.length} and ${level.targets.length}`);
+  if (!(level.player >= 0 && level.player < n) || level.walls[level.player]) fail('exactly one player on a floor cell', `player at cell ${level.player}`);
+  const seen = new Set<number>();
+  for (const b of level.boxes) {
+    if (!(b >= 0 && b < n) || level.walls[b] || seen.has(b) || b === level.player) fail('boxes on distinct free floor cells', `box at cell ${b}`);
+    seen.add(b);
+  }
+  const numTargets = level.targets.filter(Boolean).length;
+  if (level.boxes.length === 0) fail('at least one box', '0 boxes');
+  if (numTargets !== level.boxes.length) fail('as many targets as boxes', `${numTargets} targets and ${level.boxes.length} boxes`);
+}
+
+/** The SPA/RAGEN symbol grid: `#` wall, `_` floor, `O` target, `X` box, `√` box on target, `P` player, `S` player on target. */
+export function levelToGrid(level: SokobanLevel): string {
+  const boxes = new Set(level.boxes);
+  const lines: string[] = [];
+  for (let r = 0; r < level.height; r++) {
+    let line = '';
+    for (let c = 0; c < level.width; c++) {
+      const i = r * level.width + c;
+      if (level.walls[i]) line += SOKOBAN_SYMBOLS.wall;
+      else if (i === level.player) line += level.targets[i] ? SOKOBAN_SYMBOLS.playerOnTarget : SOKOBAN_SYMBOLS.player;
+      else if (boxes.has(i)) line += level.targets[i] ? SOKOBAN_SYMBOLS.boxOnTarget : SOKOBAN_SYMBOLS.box;
+      else line += level.targets[i] ? SOKOBAN_SYMBOLS.target : SOKOBAN_SYMBOLS.floor;
+    }
+    lines.push(line);
+  }
+  return lines.join('\n');
+}
+
+/** Export a level as standard XSB text (`#` wall, `@` player, `+` player on goal, `$` box, `*` box on goal, `.` goal, space floor). */
+export function levelToXsb(level: SokobanLevel): string {
+  const boxes = new Set(level.boxes);
+  const lines: string[] = [];
+  for (let r = 0; r < level.height; r++) {
+    let line = '';
+    for (let c = 0; c < level.width; c++) {
+      const i = r * level.width + c;
+      if (level.walls[i]) line += '#';
+      else if (i === level.player) line += level.targets[i] ? '+' : '@';
+      else if (boxes.has(i)) line += level.targets[i] ? '*' : '$';
+      else line += level.targets[i] ? '.' : ' ';
+    }
+    lines.push(line.replace(/\s+$/, ''));
+  }
+  return lines.join('\n');
+}
+
+/** Split an XSB collection into level blocks (comment lines start with `;`, levels are separated by blank or text lines). */
+export function splitXsbCollection(text: string): { title: string | null; lines: string[] }[] {
+  const out: { title: string | null; lines: string[] }[] = [];
+  let current: string[] = [];
+  let title: string | null = null;
+  let pendingTitle: string | null = null;
+  const isBoardLine = (line: string) => line.trim().length > 0 && /^[ \t#@+$*._-]+$/.test(line) && line.includes('#');
+  const flush = () => {
+    if (current.length > 0) out.push({ title, lines: current });
+    current = [];
+    title = null;
+  };
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.replace(/\t/g, '    ');
+    if (isBoardLine(line)) {
+      if (current.length === 0) title = pendingTitle;
+      current.push(line);
+    } else {
+      flush();
+      const trimmed = line.trim();
+      if (trimmed.startsWith(';')) pendingTitle = trimmed.replace(/^;\s*/, '') || pendingTitle;
+      else if (trimmed.length > 0 && !/^[A-Za-z]+:/.test(trimmed)) pendingTitle = trimmed;
+    }
+  }
+  flush();
+  return out;
+}
+
+/**
+ * Parse one XSB level (the first one if the text holds a collection; `index` picks another).
+ * Cells outside the walls (not reachable from the player without crossing a wall) become walls.
+ */
+export function parseXsb(text: string, index = 0, where = 'XSB level'): SokobanLevel {
+  const levels = splitXsbCollection(text);
+  if (levels.length === 0) {
+    throw new EnvError('no level found', {
+      where, expected: 'XSB board lines made of # @ + $ * . and spaces', received: show(text),
+      hint: 'pass a standard XSB level (one per block, `;` comment lines allowed)',
+    });
+  }
+  if (index < 0 || index >= levels.length) {
+    throw new EnvError('level index out of range', { where, expected: `0..${levels.length - 1}`, received: String(index) });
+  }
+  const lines = levels[index].lines;
+  const height = lines.length;
+  const width = Math.max(...lines.map((l) => l.length));
+  const n = width * height;
+  const walls = new Array<boolean>(n).fill(false);
+  const targets = new Array<boolean>(n).fill(false);
+  const boxes: number[] = [];
+  const players: number[] = [];
+  for (let r = 0; r < height; r++) {
+    for (let c = 0; c < width; c++) {
+      const ch = lines[r][c] ?? ' ';
+      const i = r * width + c;
+      switch (ch) {
+        case '#': walls[i] = true; break;
+        case '@': players.push(i); break;
+        case '+': players.push(i); targets[i] = true; break;
+        case '$': boxes.push(i); break;
+        case '*': boxes.push(i); targets[i] = true; break;
+        case '.': targets[i] = true; break;
+        case ' ': case '-': case '_': break;
+        default:
+          throw new EnvError('unexpected character', { where: `${where} line ${r + 1} column ${c + 1}`, expected: 'one of # @ + $ * . space - _', received: show(ch) });
+      }
+    }
+  }
+  if (players.length !== 1) {
+    throw new EnvError('wrong number of players', { where, expected: 'exactly one @ or +', received: `${players.length}` });
+  }
+  // Cells not reachable from the player without crossing walls lie outside the level: make them walls.
+  const inside = new Array<boolean>(n).fill(false);
+  const stack = [players[0]];
+  inside[players[0]] = true;
+  while (stack.length > 0) {
+    const i = stack.pop()!;
+    const r = Math.floor(i / width);
+    const c = i % width;
+    for (const [dr, dc] of [[-1, 0], [1, 0], [0, -1], [0, 1]]) {
+      const rr = r + dr;
+      const cc = c + dc;
+      if (rr < 0 || rr >= height || cc < 0 || cc >= width) continue;
+      const j = rr * width + cc;
+      if (!inside[j] && !walls[j]) { inside[j] = true; stack.push(j); }
+    }
+  }
+  for (let i = 0; i < n; i++) {
+    if (!inside[i] && !walls[i]) {
+      if (targets[i] || boxes.includes(i)) {
+        throw new EnvError('box or goal outside the walls', { where: `${where} line ${Math.floor(i / width) + 1} column ${(i % width) + 1}`, expected: 'boxes and goals inside the area the player can reach', received: 'a box or goal cut off by walls' });
+      }
+      walls[i] = true;
+    }
+  }
+  const level: SokobanLevel = { width, height, walls, targets, boxes: boxes.sort((a, b) => a - b), player: players[0] };
+  checkLevel(level, where);
+  return level;
+}
+
+/** Parse a level from the SPA symbol grid (`#_OX√PS`, one row per line). */
+export function parseSokobanGrid(text: string, where = 'Sokoban grid'): SokobanLevel {
+  const lines = text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l.length > 0);
+  const height = lines.length;
+  const width = lines.length > 0 ? [...lines[0]].length : 0;
+  const n = width * height;
+  const walls = new Array<boolean>(n).fill(false);
+  const targets = new Array<boolean>(n).fill(false);
+  const boxes: number[] = [];
+  let player = -1;
+  lines.forEach((line, r) => {
+    const chars = [...line];
+    if (chars.length !== width) throw new EnvError('ragged grid', { where: `${where} row ${r + 1}`, expected: `${width} symbols`, received: `${chars.length}` });
+    chars.forEach((ch, c) => {
+      const i = r * width + c;
+      switch (ch) {
+        case '#': walls[i] = true; break;
+        case '_': break;
+        case 'O': targets[i] = true; break;
+        case 'X': boxes.push(i); break;
+        case '√': boxes.push(i); targets[i] = true; break;
+        case 'P': player = i; break;
+        case 'S': player = i; targets[i] = true; break;
+        default: throw new EnvError('unexpected symbol', { where: `${where} row ${r + 1} column ${c + 1}`, expected: 'one of # _ O X √ P S', received: show(ch) });
+      }
+    });
+  });
+  const level: SokobanLevel = { width, height, walls, targets, boxes, player };
+  checkLevel(level, where);
+  return level;
+}

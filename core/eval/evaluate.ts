@@ -1,0 +1,82 @@
+// Evaluation: held-out puzzles from the evaluation seed range, n samples per puzzle at the eval
+// temperature (n ≥ k). Success, Pass@1/Pass@k with intervals, average actions, format-error and
+// invalid-action rates, world-model accuracy of observation and prediction, collapse signals
+// (core/eval/summary.ts), and state perplexity per template (the true initial state rendered by
+// each template, in the context of that template's first prompt). Results: eval/<name>.json.
+import type { StageContext, StageDefinition } from '../engine/stage.js';
+import type { RunConfig } from '../api/run-config.js';
+import { stageSection } from '../train/plan.js';
+import { groupSpecs, playEpisodes, type RolloutResult } from '../train/rollout.js';
+import { rolloutDeps, sessionFactory } from '../train/episodes.js';
+import { resolveTemplate } from '../train/templates.js';
+import { elapsedSeconds, loadStartingModel } from '../train/stage-utils.js';
+import type { ModelRuntime } from '../train/runtime.js';
+import { summarizeEpisodes, summaryMetrics, type EvalSummary } from './summary.js';
+
+export interface EvaluateOptions { puzzles: number; samples: number; k: number[]; temperature: number; stage: string; step: number; file?: string }
+
+/** Play the evaluation puzzles and summarise them (episodes go to rollouts/<file>.jsonl when `file` is set). */
+export async function evaluateModel(ctx: StageContext, runtime: ModelRuntime, opts: EvaluateOptions): Promise<{ summary: EvalSummary; results: RolloutResult[] }> {
+  const limits = { ...stageSection(ctx.config, 'rollout'), temperature: opts.temperature };
+  const specs = groupSpecs(`${opts.stage}-eval-${String(opts.step).padStart(6, '0')}`, ctx.config.seeds.evalStart, 0, opts.puzzles, opts.samples);
+  const deps = rolloutDeps(ctx.config, runtime, limits, { runId: ctx.runId, stage: opts.stage === 'eval' ? 'eval' : `${opts.stage}-eval`, step: opts.step }, { signal: ctx.signal });
+  const results = await playEpisodes(specs, limits, ctx.config.seeds.base * 13 + 101 + opts.step, deps);
+  if (opts.file) for (const r of results) ctx.episode(opts.file, r.record);
+  const summary = summarizeEpisodes(results.map((r) => r.record), opts.k, ctx.config.seeds.base);
+  return { summary, results };
+}
+
+/** Perplexity of the true initial state text, per template, on the first evaluation puzzles. */
+export function statePerplexityByTemplate(config: RunConfig, runtime: ModelRuntime, templates: string[], rows: number): Record<string, { perplexity: number; tokens: number }> {
+  const out: Record<string, { perplexity: number; tokens: number }> = {};
+  const limits = stageSection(config, 'rollout');
+  for (const name of templates) {
+    let template;
+    try { template = resolveTemplate(name, 'world-model'); } catch { continue; }
+    let nll = 0, tokens = 0;
+    const batch: Array<{ ids: number[]; from: number }> = [];
+    for (let i = 0; i < rows; i++) {
+      const session = sessionFactory(config, template, limits)({ seed: config.seeds.evalStart + i, group: i, sample: 0, id: `ppl-${i}` });
+      const prefix = '<think><observation>\n';
+      const promptIds = runtime.encodePrompt(session.messages(), prefix, runtime.maxContext - 256);
+      const stateIds = runtime.tokenizer.encode(session.stateText());
+      const ids = [...promptIds, ...stateIds];
+      if (ids.length > runtime.maxContext) continue;
+      batch.push({ ids, from: promptIds.length });
+    }
+    for (let i = 0; i < batch.length; i += 8) {
+      const part = batch.slice(i, i + 8);
+      const stats = runtime.tokenStats(part, false);
+      part.forEach((row, b) => { for (let t = row.from; t < row.ids.length; t++) { nll -= stats[b]!.logprobs[t]!; tokens++; } });
+    }
+    out[name] = { perplexity: tokens === 0 ? Number.NaN : Math.exp(nll / tokens), tokens };
+  }
+  return out;
+}
+
+export const evalStage: StageDefinition = {
+  name: 'eval',
+  title: 'Evaluation: Pass@k, world-model accuracy, perplexity, collapse',
+  async run(ctx) {
+    const started = Date.now();
+    const section = stageSection(ctx.config, 'eval');
+    const maxK = Math.max(...section.k);
+    if (section.samples < maxK) throw new Error(`stages.eval.samples (${section.samples}) must be ≥ the largest k (${maxK}) for the unbiased Pass@k estimator; raise samples or lower k`);
+    const { runtime, from } = await loadStartingModel(ctx, { valueHead: false });
+    ctx.log('info', `evaluating ${from} on ${section.puzzles} held-out puzzles × ${section.samples} samples (seeds ${ctx.config.seeds.evalStart}…)`);
+    const { summary } = await evaluateModel(ctx, runtime, { puzzles: section.puzzles, samples: section.samples, k: section.k, temperature: section.temperature, stage: 'eval', step: 0, file: 'eval' });
+    if (ctx.signal.aborted) { runtime.dispose(); return {}; }
+    const perplexity = section.perplexityRows > 0 ? statePerplexityByTemplate(ctx.config, runtime, section.templates, section.perplexityRows) : {};
+    const metrics = summaryMetrics(summary);
+    for (const [name, p] of Object.entries(perplexity)) if (Number.isFinite(p.perplexity)) metrics[`eval/statePerplexity/${name}`] = p.perplexity;
+    ctx.metric(0, metrics, { episodes: summary.episodes });
+    const result = {
+      kind: 'eval', stage: 'eval', step: 0, model: from, method: ctx.config.method, env: ctx.config.env, template: ctx.config.template,
+      temperature: section.temperature, k: section.k, ...summary, statePerplexity: perplexity, wallSeconds: elapsedSeconds(started),
+    };
+    ctx.writeJson('eval/final.json', result);
+    runtime.dispose();
+    const passAt = Object.fromEntries(Object.entries(summary.passAtK).map(([k, v]) => [`passAt${k}`, v.mean]));
+    return { evalFile: 'eval/final.json', success: summary.success.mean, ...passAt, wallSeconds: elapsedSeconds(started) };
+  },
+};

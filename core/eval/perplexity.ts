@@ -1,0 +1,32 @@
+// State perplexity: how surprised the model is by the true state text. For each row (a chat
+// ending with an assistant turn whose <observation>/<prediction> contain state text), the mean
+// negative log-likelihood of the state-content tokens given everything before them; perplexity =
+// exp(mean NLL over all those tokens). Used by SFT (before/after) and eval (per template).
+import { findTagContents, formatChat, messageTokenRanges, type ChatMessage } from '../model/chat.js';
+import type { ModelRuntime } from '../train/runtime.js';
+
+export interface PerplexityResult { perplexity: number; meanNll: number; tokens: number; rows: number }
+
+export function statePerplexity(runtime: ModelRuntime, rows: Array<{ messages: ChatMessage[] }>, maxLength: number, batchSize = 8): PerplexityResult {
+  const prepared: Array<{ ids: number[]; positions: number[] }> = [];
+  for (const row of rows) {
+    const { messages } = runtime.formatForTraining(row.messages, maxLength);
+    const chat = formatChat(messages, runtime.tokenizer);
+    const last = messages.length - 1;
+    if (messages[last]?.role !== 'assistant') continue;
+    const content = messages[last]!.content;
+    const ranges = [...findTagContents(content, 'observation'), ...findTagContents(content, 'prediction')];
+    const tokenRanges = messageTokenRanges(chat, runtime.tokenizer, last, messages, ranges, { mode: 'inner' });
+    const positions = tokenRanges.flatMap((r) => Array.from({ length: r.end - r.start }, (_, k) => r.start + k));
+    if (positions.length === 0 || chat.ids.length > runtime.maxContext) continue;
+    prepared.push({ ids: chat.ids, positions });
+  }
+  let nll = 0, tokens = 0;
+  for (let i = 0; i < prepared.length; i += batchSize) {
+    const batch = prepared.slice(i, i + batchSize);
+    const stats = runtime.tokenStats(batch, false);
+    batch.forEach((row, b) => { for (const p of row.positions) { nll -= stats[b]!.logprobs[p]!; tokens++; } });
+  }
+  const meanNll = tokens === 0 ? Number.NaN : nll / tokens;
+  return { perplexity: Math.exp(meanNll), meanNll, tokens, rows: prepared.length };
+}

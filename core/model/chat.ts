@@ -1,0 +1,241 @@
+// Chat formatting with exact token spans, so losses can be masked by role (SFT trains on the
+// assistant's tokens only) and by sub-span (the "mask state spans" ablation drops the
+// <observation> and <prediction> contents from the loss).
+//
+// Layouts (the tokenizer's `chatStyle` picks one; both are also stored as the Jinja
+// chat_template in tokenizer_config.json, so Hugging Face's apply_chat_template gives the same text):
+//   qwen:    <|im_start|>system\n{content}<|im_end|>\n<|im_start|>user\n{content}<|im_end|>\n
+//            <|im_start|>assistant\n{content}<|im_end|>\n            (Qwen2 / Qwen2.5 instruct)
+//   compact: <|system|>{content}<|im_end|><|user|>{content}<|im_end|><|assistant|>{content}<|im_end|>
+// No default system message is inserted (Qwen2.5's own template adds one when none is given).
+//
+// Each piece (opening marker, content, closing marker) is tokenized on its own and the ids are
+// concatenated, so every message's content occupies an exact token range. With the character
+// tokenizer this equals tokenizing the whole text. With BPE it can differ from tokenizing the
+// whole text at once only where a content starts or ends with whitespace that would merge with
+// the neighbouring marker's newline; the model then sees a valid, slightly different segmentation.
+import type { ChatStyle, TokenOffset, Tokenizer } from './tokenizer-common.js';
+
+export interface ChatMessage {
+  role: string;      // "system" | "user" | "assistant" (qwen also accepts any other role name)
+  content: string;
+}
+
+/** Token range of one message: [start, end) is the content; `closeStart` is its end-of-message token (`<|im_end|>`). */
+export interface ChatSpan {
+  role: string;
+  messageIndex: number;
+  start: number;
+  end: number;
+  /** Index of the message's `<|im_end|>` token (= end). */
+  closeStart: number;
+  /** Index after all closing tokens (qwen: `<|im_end|>` and `\n`; compact: `<|im_end|>`). */
+  closeEnd: number;
+}
+
+export interface FormattedChat {
+  ids: number[];
+  text: string;
+  spans: ChatSpan[];
+  style: ChatStyle;
+  /** Where generated tokens begin (ids.length) when a generation prompt was added. */
+  generationStart?: number;
+  /** Token range of the forced generation prefix (e.g. `<think>`) inside the prompt. */
+  prefixSpan?: { start: number; end: number };
+}
+
+export interface FormatChatOptions {
+  /** Append the opening of an assistant message so the model writes the reply next. */
+  addGenerationPrompt?: boolean;
+  /** Text forced at the start of the reply (e.g. "<think>"); requires addGenerationPrompt. */
+  generationPrefix?: string;
+  /** Override the tokenizer's chat style. */
+  style?: ChatStyle;
+}
+
+export class ChatFormatError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ChatFormatError';
+  }
+}
+
+const COMPACT_ROLES = ['system', 'user', 'assistant'];
+
+function requireToken(tokenizer: Tokenizer, token: string, style: ChatStyle): number {
+  const id = tokenizer.tokenToId(token);
+  if (id === undefined) {
+    throw new ChatFormatError(`chat style "${style}" needs the token ${token}, which this ${tokenizer.kind} tokenizer does not have; use a tokenizer built for this style (the character tokenizer has all of them; HF models need Qwen's <|im_start|>/<|im_end|>)`);
+  }
+  return id;
+}
+
+/** Opening and closing pieces of one message as [text, ids]. */
+function markers(tokenizer: Tokenizer, style: ChatStyle, role: string): { open: [string, number[]]; close: [string, number[]] } {
+  const imEnd = requireToken(tokenizer, '<|im_end|>', style);
+  if (style === 'compact') {
+    if (!COMPACT_ROLES.includes(role)) {
+      throw new ChatFormatError(`compact chat style: unknown role ${JSON.stringify(role)}; expected one of ${COMPACT_ROLES.join(', ')}`);
+    }
+    const token = `<|${role}|>`;
+    return { open: [token, [requireToken(tokenizer, token, style)]], close: ['<|im_end|>', [imEnd]] };
+  }
+  const imStart = requireToken(tokenizer, '<|im_start|>', style);
+  const head = `${role}\n`;
+  return { open: [`<|im_start|>${head}`, [imStart, ...tokenizer.encode(head)]], close: ['<|im_end|>\n', [imEnd, ...tokenizer.encode('\n')]] };
+}
+
+/** Formats messages into ids and text with each message's content token span. */
+export function formatChat(messages: readonly ChatMessage[], tokenizer: Tokenizer, options: FormatChatOptions = {}): FormattedChat {
+  const style = options.style ?? tokenizer.chatStyle;
+  if (options.generationPrefix && !options.addGenerationPrompt) {
+    throw new ChatFormatError('formatChat: generationPrefix was given without addGenerationPrompt: true; the prefix opens the reply, so set addGenerationPrompt');
+  }
+  const ids: number[] = [];
+  let text = '';
+  const spans: ChatSpan[] = [];
+  messages.forEach((message, messageIndex) => {
+    if (typeof message?.role !== 'string' || typeof message.content !== 'string') {
+      throw new ChatFormatError(`formatChat: message ${messageIndex} must be { role: string, content: string }, got ${JSON.stringify(message)?.slice(0, 120)}`);
+    }
+    const { open, close } = markers(tokenizer, style, message.role);
+    text += open[0];
+    ids.push(...open[1]);
+    const start = ids.length;
+    ids.push(...tokenizer.encode(message.content));
+    text += message.content;
+    const end = ids.length;
+    text += close[0];
+    ids.push(...close[1]);
+    spans.push({ role: message.role, messageIndex, start, end, closeStart: end, closeEnd: ids.length });
+  });
+  const result: FormattedChat = { ids, text, spans, style };
+  if (options.addGenerationPrompt) {
+    const { open } = markers(tokenizer, style, 'assistant');
+    text += open[0];
+    ids.push(...open[1]);
+    if (options.generationPrefix) {
+      const start = ids.length;
+      ids.push(...tokenizer.encode(options.generationPrefix));
+      text += options.generationPrefix;
+      result.prefixSpan = { start, end: ids.length };
+    }
+    result.text = text;
+    result.generationStart = ids.length;
+  } else {
+    result.text = text;
+  }
+  return result;
+}
+
+export interface RoleMaskOptions {
+  /** Also mark each selected message's `<|im_end|>` (so the model learns to stop). Default true. */
+  includeEnd?: boolean;
+}
+
+/**
+ * Per-token 0/1 mask (aligned with `chat.ids`): 1 on the content tokens of messages whose role
+ * is in `roles`. For a next-token loss, target position i (predicted from position i-1) is
+ * trained when mask[i] is 1.
+ */
+export function roleMask(chat: FormattedChat, roles: string | readonly string[], options: RoleMaskOptions = {}): number[] {
+  const wanted = new Set(typeof roles === 'string' ? [roles] : roles);
+  const includeEnd = options.includeEnd ?? true;
+  const mask = new Array<number>(chat.ids.length).fill(0);
+  for (const span of chat.spans) {
+    if (!wanted.has(span.role)) continue;
+    const stop = includeEnd ? span.closeStart + 1 : span.end;
+    for (let i = span.start; i < stop; i++) mask[i] = 1;
+  }
+  return mask;
+}
+
+export interface TokenRange {
+  start: number;
+  end: number;
+  /** The character range starts and ends exactly on token boundaries. */
+  exact: boolean;
+}
+
+export interface SubSpanOptions {
+  /**
+   * How tokens that straddle a range boundary are treated (only possible with BPE):
+   * `outer` (default) includes every token that overlaps the range (the mask covers at least
+   * the range: right for masking state text out of a loss); `inner` keeps only tokens wholly
+   * inside it (never touches text outside the range).
+   */
+  mode?: 'outer' | 'inner';
+}
+
+/**
+ * Token index ranges (in `chat.ids`) of character ranges [start, end) inside one message's
+ * content. Exact with the character tokenizer; with BPE see `mode` and `exact`.
+ */
+export function messageTokenRanges(
+  chat: FormattedChat, tokenizer: Tokenizer, messageIndex: number, messages: readonly ChatMessage[],
+  charRanges: readonly [number, number][], options: SubSpanOptions = {},
+): TokenRange[] {
+  const span = chat.spans[messageIndex];
+  const message = messages[messageIndex];
+  if (!span || !message) {
+    throw new ChatFormatError(`messageTokenRanges: message ${messageIndex} does not exist (the chat has ${chat.spans.length} messages)`);
+  }
+  const { ids, offsets } = tokenizer.encodeWithOffsets(message.content);
+  if (ids.length !== span.end - span.start || ids.some((id, k) => id !== chat.ids[span.start + k])) {
+    throw new ChatFormatError(`messageTokenRanges: message ${messageIndex} does not match the formatted chat (pass the same messages and tokenizer used for formatChat)`);
+  }
+  return charRanges.map(([from, to]) => {
+    if (!(Number.isInteger(from) && Number.isInteger(to) && from >= 0 && from <= to && to <= message.content.length)) {
+      throw new ChatFormatError(`messageTokenRanges: character range [${from}, ${to}) is not inside message ${messageIndex} (length ${message.content.length})`);
+    }
+    const local = tokenRangeOf(offsets, from, to, options.mode ?? 'outer');
+    return { start: span.start + local.start, end: span.start + local.end, exact: local.exact };
+  });
+}
+
+function tokenRangeOf(offsets: readonly TokenOffset[], from: number, to: number, mode: 'outer' | 'inner'): TokenRange {
+  let start = -1;
+  let end = -1;
+  for (let k = 0; k < offsets.length; k++) {
+    const [a, b] = offsets[k];
+    const inside = mode === 'inner' ? a >= from && b <= to && b > a : a < to && b > from;
+    if (inside) {
+      if (start < 0) start = k;
+      end = k + 1;
+    }
+  }
+  if (start < 0) {
+    // Empty range (or no whole token inside it): an empty token range at the first token at/after `from`.
+    const at = offsets.findIndex(([a]) => a >= from);
+    const k = at < 0 ? offsets.length : at;
+    return { start: k, end: k, exact: from === to };
+  }
+  const exact = offsets[start][0] === from && offsets[end - 1][1] === to;
+  return { start, end, exact };
+}
+
+/**
+ * Character ranges of the contents of every `<tag>…</tag>` in `text` (between the tags,
+ * excluding them), e.g. findTagContents(reply, "observation").
+ */
+export function findTagContents(text: string, tag: string): [number, number][] {
+  const open = `<${tag}>`;
+  const close = `</${tag}>`;
+  const ranges: [number, number][] = [];
+  let from = 0;
+  while (true) {
+    const a = text.indexOf(open, from);
+    if (a < 0) break;
+    const b = text.indexOf(close, a + open.length);
+    if (b < 0) break;
+    ranges.push([a + open.length, b]);
+    from = b + close.length;
+  }
+  return ranges;
+}
+
+/** Sets mask[i] = 0 for i in each range (returns the same array). */
+export function clearRanges(mask: number[], ranges: readonly { start: number; end: number }[]): number[] {
+  for (const r of ranges) for (let i = r.start; i < r.end; i++) mask[i] = 0;
+  return mask;
+}

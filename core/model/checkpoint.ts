@@ -1,0 +1,344 @@
+// Checkpoints in the Hugging Face layout, so PyTorch/transformers read them and we read theirs:
+//
+//   <dir>/model.safetensors          base weights by HF key (F32 by default; F16/BF16 optional)
+//        config.json                Qwen2 config (architectures ["Qwen2ForCausalLM"]); our extension
+//                                   keys (value_head) are ignored by transformers
+//        tokenizer.json, tokenizer_config.json, generation_config.json
+//        adapter_model.safetensors, adapter_config.json   LoRA adapters in PEFT's format (when enabled)
+//        optimizer.safetensors, optimizer.json            AdamW moments and step (when given)
+//        manifest.json              parent, step, stage, metrics, created, sha-256 of every file
+//
+// Compatibility details: Qwen2 in transformers always has q/k/v biases, so a model configured
+// without them is written with explicit zero biases (identical function); a value head is stored
+// as `value_head.weight` / `value_head.bias` in model.safetensors (transformers reports them as
+// unused keys and ignores them).
+//
+// Writes are atomic: everything goes to a temporary sibling folder, is verified (headers, shapes,
+// hashes, tokenizer), and only then replaces `dir`; the previous checkpoint is kept until then.
+import * as tf from '@tensorflow/tfjs';
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync } from 'node:fs';
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { configToJson } from './config.js';
+import { type CausalLM, type CausalLMOptions, type LoraConfig } from './transformer.js';
+import type { OptimizerState } from './optim.js';
+import { inspectHfFolder, loadHfModel, ModelFolderError, type GenerationDefaults, type HfFolderInfo } from './hf-load.js';
+import { readSafetensors, SafetensorsReader, writeSafetensors, type LazyTensorData, type WritableDtype } from './safetensors.js';
+import { loadTokenizer, type Tokenizer } from './tokenizer.js';
+
+export const CHECKPOINT_FORMAT = 'spa-workbench-checkpoint';
+
+export interface FileRecord { sha256: string; bytes: number }
+
+export interface CheckpointManifest {
+  format: typeof CHECKPOINT_FORMAT;
+  version: 1;
+  /** The checkpoint this one was trained from (a path or id), null for a fresh init or a pretrained import. */
+  parent: string | null;
+  step: number;
+  stage: string;
+  metrics: Record<string, number>;
+  /** ISO time of writing. */
+  created: string;
+  weights: { file: 'model.safetensors'; sha256: string; bytes: number; dtype: WritableDtype; parameters: number };
+  /** Every other file of the folder with its hash. */
+  files: Record<string, FileRecord>;
+  lora: LoraConfig | null;
+  optimizerStep: number | null;
+  /** Free-form extras (e.g. the resolved stage config). */
+  extra?: Record<string, unknown>;
+}
+
+/** Anything with AdamW's getState() (core/model/optim.ts). */
+export interface OptimizerStateSource {
+  getState(): OptimizerState;
+  readonly beta1?: number;
+  readonly beta2?: number;
+  readonly eps?: number;
+  readonly weightDecay?: number;
+}
+
+export interface SaveCheckpointOptions {
+  model: CausalLM;
+  tokenizer: Tokenizer;
+  optimizer?: OptimizerStateSource;
+  manifest: { parent?: string | null; step: number; stage: string; metrics?: Record<string, number>; extra?: Record<string, unknown> };
+  /** Storage dtype of model.safetensors (default F32; optimizer state is always F32). */
+  dtype?: WritableDtype;
+  /** Write LoRA adapters folded into the base weights (no adapter files): an export for other tools. */
+  mergeLora?: boolean;
+  /** Sampling defaults for generation_config.json (eos/pad come from the tokenizer). */
+  generation?: GenerationDefaults;
+}
+
+export class CheckpointError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CheckpointError';
+  }
+}
+
+/** sha-256 of a file, streamed. */
+export async function sha256File(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+const TORCH_DTYPE: Record<WritableDtype, 'float32' | 'float16' | 'bfloat16'> = { F32: 'float32', F16: 'float16', BF16: 'bfloat16' };
+
+/** The weights to write, read from the model one tensor at a time. */
+function weightEntries(model: CausalLM, mergeLora: boolean): Map<string, LazyTensorData> {
+  const out = new Map<string, LazyTensorData>();
+  const lora = model.getLoraConfig();
+  const adapters = model.loraWeights();
+  for (const [name, variable] of model.namedWeights()) {
+    const stem = `base_model.model.${name.replace(/\.weight$/, '')}`;
+    const a = adapters.get(`${stem}.lora_A.weight`);
+    const b = adapters.get(`${stem}.lora_B.weight`);
+    if (mergeLora && lora && a && b) {
+      const scale = lora.alpha / lora.rank;
+      out.set(name, { shape: [...variable.shape], read: () => tf.tidy(() => tf.add(variable, tf.mul(tf.matMul(b, a), scale)).dataSync() as Float32Array) }); // [out, r] x [r, in]
+    } else {
+      out.set(name, { shape: [...variable.shape], read: () => variable.dataSync() as Float32Array });
+    }
+  }
+  // transformers' Qwen2 always has q/k/v biases: write zeros for a bias-free model.
+  if (!model.config.attention_bias) {
+    for (const [name, variable] of model.namedWeights()) {
+      const m = /^(model\.layers\.\d+\.self_attn\.[qkv]_proj)\.weight$/.exec(name);
+      if (m) out.set(`${m[1]}.bias`, { shape: [variable.shape[0]], read: () => new Float32Array(variable.shape[0]) });
+    }
+  }
+  return out;
+}
+
+function hfConfigJson(model: CausalLM, tokenizer: Tokenizer, dtype: WritableDtype): Record<string, unknown> {
+  return {
+    ...configToJson(model.config),
+    architectures: ['Qwen2ForCausalLM'],
+    model_type: 'qwen2',
+    torch_dtype: TORCH_DTYPE[dtype],
+    bos_token_id: tokenizer.bosTokenId ?? null,
+    eos_token_id: tokenizer.eosTokenId,
+    pad_token_id: tokenizer.padTokenId,
+    use_cache: true,
+    value_head: model.config.value_head,
+  };
+}
+
+async function writeJson(path: string, value: unknown): Promise<void> {
+  await writeFile(path, JSON.stringify(value, null, 2) + '\n');
+}
+
+/** Writes a checkpoint into `dir` atomically and returns its manifest. */
+export async function saveCheckpoint(dir: string, options: SaveCheckpointOptions): Promise<CheckpointManifest> {
+  const { model, tokenizer } = options;
+  const dtype = options.dtype ?? 'F32';
+  if (!['F32', 'F16', 'BF16'].includes(dtype)) throw new CheckpointError(`saveCheckpoint: dtype must be F32, F16 or BF16, got ${JSON.stringify(dtype)}`);
+  if (!Number.isInteger(options.manifest.step) || options.manifest.step < 0) {
+    throw new CheckpointError(`saveCheckpoint: manifest.step must be a non-negative integer, got ${JSON.stringify(options.manifest.step)}`);
+  }
+  if (tokenizer.vocabSize > model.config.vocab_size) {
+    throw new CheckpointError(`saveCheckpoint: the tokenizer has ${tokenizer.vocabSize} tokens but the model's vocab_size is ${model.config.vocab_size}`);
+  }
+  await mkdir(dirname(dir), { recursive: true });
+  const tmp = join(dirname(dir), `.${basename(dir)}.tmp-${process.pid}-${Date.now().toString(36)}`);
+  await mkdir(tmp);
+  try {
+    const lora = options.mergeLora ? null : model.getLoraConfig();
+    const weights = weightEntries(model, options.mergeLora ?? false);
+    const written = new Map<string, { sha256: string; bytes: number }>();
+    written.set('model.safetensors', await writeSafetensors(join(tmp, 'model.safetensors'), weights, { dtype, metadata: { format: 'pt' } }));
+    await writeJson(join(tmp, 'config.json'), hfConfigJson(model, tokenizer, dtype));
+    await tokenizer.save(tmp);
+    const g = options.generation ?? {};
+    await writeJson(join(tmp, 'generation_config.json'), {
+      bos_token_id: tokenizer.bosTokenId ?? null,
+      eos_token_id: g.eosTokenIds ?? tokenizer.stopTokenIds,
+      pad_token_id: g.padTokenId ?? tokenizer.padTokenId,
+      do_sample: g.doSample ?? true,
+      temperature: g.temperature ?? 1.0,
+      ...(g.topP !== undefined ? { top_p: g.topP } : {}),
+      ...(g.topK !== undefined ? { top_k: g.topK } : {}),
+      ...(g.maxNewTokens !== undefined ? { max_new_tokens: g.maxNewTokens } : {}),
+      ...(g.repetitionPenalty !== undefined ? { repetition_penalty: g.repetitionPenalty } : {}),
+    });
+    if (lora) {
+      const adapters = new Map<string, LazyTensorData>();
+      for (const [name, v] of model.loraWeights()) adapters.set(name, { shape: [...v.shape], read: () => v.dataSync() as Float32Array });
+      written.set('adapter_model.safetensors', await writeSafetensors(join(tmp, 'adapter_model.safetensors'), adapters, { dtype: 'F32' }));
+      await writeJson(join(tmp, 'adapter_config.json'), {
+        peft_type: 'LORA', task_type: 'CAUSAL_LM', r: lora.rank, lora_alpha: lora.alpha, target_modules: lora.targetModules,
+        lora_dropout: 0, bias: 'none', fan_in_fan_out: false, inference_mode: true, base_model_name_or_path: null,
+      });
+    }
+    let optimizerStep: number | null = null;
+    if (options.optimizer) {
+      const state = options.optimizer.getState();
+      optimizerStep = state.step;
+      written.set('optimizer.safetensors', await writeSafetensors(join(tmp, 'optimizer.safetensors'), state.tensors, { dtype: 'F32', metadata: { format: 'pt', step: String(state.step) } }));
+      const o = options.optimizer;
+      await writeJson(join(tmp, 'optimizer.json'), {
+        type: 'AdamW', step: state.step,
+        hyperparameters: { beta1: o.beta1, beta2: o.beta2, eps: o.eps, weight_decay: o.weightDecay },
+        tensors: state.tensors.size,
+      });
+    }
+    // Hashes of everything as read back from disk; binary files must match the bytes we sent.
+    const files: Record<string, FileRecord> = {};
+    for (const name of (await readdir(tmp)).sort()) {
+      const path = join(tmp, name);
+      files[name] = { sha256: await sha256File(path), bytes: (await stat(path)).size };
+      const sent = written.get(name);
+      if (sent && (sent.sha256 !== files[name].sha256 || sent.bytes !== files[name].bytes)) {
+        throw new CheckpointError(`${path}: verification failed: the file on disk (${files[name].bytes} bytes, sha-256 ${files[name].sha256.slice(0, 12)}…) differs from what was written (${sent.bytes} bytes, ${sent.sha256.slice(0, 12)}…); check the disk`);
+      }
+    }
+    const weightsRecord = files['model.safetensors'];
+    delete files['model.safetensors'];
+    const manifest: CheckpointManifest = {
+      format: CHECKPOINT_FORMAT,
+      version: 1,
+      parent: options.manifest.parent ?? null,
+      step: options.manifest.step,
+      stage: options.manifest.stage,
+      metrics: options.manifest.metrics ?? {},
+      created: new Date().toISOString(),
+      weights: { file: 'model.safetensors', sha256: weightsRecord.sha256, bytes: weightsRecord.bytes, dtype, parameters: model.parameterCount() },
+      files,
+      lora,
+      optimizerStep,
+      ...(options.manifest.extra ? { extra: options.manifest.extra } : {}),
+    };
+    await writeJson(join(tmp, 'manifest.json'), manifest);
+
+    // Verify the new folder before it replaces anything: hashes (above), headers, names and
+    // shapes against config.json, and the tokenizer loads.
+    await inspectHfFolder(tmp);
+    await loadTokenizer(tmp);
+
+    // Swap: keep the previous checkpoint until the new one is in place.
+    const old = join(dirname(dir), `.${basename(dir)}.old-${process.pid}-${Date.now().toString(36)}`);
+    const hadOld = existsSync(dir);
+    if (hadOld) await rename(dir, old);
+    try {
+      await rename(tmp, dir);
+    } catch (err) {
+      if (hadOld) await rename(old, dir);
+      throw err;
+    }
+    if (hadOld) await rm(old, { recursive: true, force: true });
+    return manifest;
+  } catch (err) {
+    await rm(tmp, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+/** Reads manifest.json (null when the folder has none, e.g. a plain Hugging Face folder). */
+export async function readManifest(dir: string): Promise<CheckpointManifest | null> {
+  const path = join(dir, 'manifest.json');
+  if (!existsSync(path)) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(await readFile(path, 'utf8'));
+  } catch (err) {
+    throw new CheckpointError(`${path}: not valid JSON (${(err as Error).message})`);
+  }
+  const m = value as Partial<CheckpointManifest>;
+  if (!m || m.format !== CHECKPOINT_FORMAT) throw new CheckpointError(`${path}: key "format": expected "${CHECKPOINT_FORMAT}", got ${JSON.stringify(m?.format)}`);
+  if (!Number.isInteger(m.step)) throw new CheckpointError(`${path}: key "step": expected an integer, got ${JSON.stringify(m.step)}`);
+  if (!m.weights || typeof m.weights.sha256 !== 'string') throw new CheckpointError(`${path}: key "weights.sha256": expected the hash of model.safetensors, got ${JSON.stringify(m.weights)}`);
+  if (!m.files || typeof m.files !== 'object') throw new CheckpointError(`${path}: key "files": expected an object of file → { sha256, bytes }`);
+  return m as CheckpointManifest;
+}
+
+/** Checks every file against manifest.json's hashes. Returns the problems (empty = intact). */
+export async function verifyCheckpoint(dir: string): Promise<string[]> {
+  const manifest = await readManifest(dir);
+  if (!manifest) return [`${join(dir, 'manifest.json')}: missing manifest`];
+  const problems: string[] = [];
+  const expected: Record<string, FileRecord> = { ...manifest.files, 'model.safetensors': { sha256: manifest.weights.sha256, bytes: manifest.weights.bytes } };
+  for (const [name, record] of Object.entries(expected)) {
+    const path = join(dir, name);
+    if (!existsSync(path)) { problems.push(`${path}: missing (listed in manifest.json)`); continue; }
+    const hash = await sha256File(path);
+    if (hash !== record.sha256) problems.push(`${path}: sha-256 ${hash.slice(0, 12)}… does not match manifest.json (${record.sha256.slice(0, 12)}…): the file was modified or corrupted`);
+  }
+  return problems;
+}
+
+export interface LoadCheckpointOptions {
+  /** Check file hashes against manifest.json first (default true when a manifest exists). */
+  verify?: boolean;
+  model?: Omit<CausalLMOptions, 'init'>;
+  /** Add a fresh value head when the checkpoint has none. */
+  valueHead?: boolean;
+  /** Read optimizer.safetensors if present (default true). */
+  optimizer?: boolean;
+}
+
+export interface LoadedCheckpoint {
+  model: CausalLM;
+  tokenizer: Tokenizer;
+  manifest: CheckpointManifest | null;
+  /** For AdamW.setState (null when the checkpoint has no optimizer state). */
+  optimizerState: OptimizerState | null;
+  info: HfFolderInfo;
+}
+
+/** Loads a checkpoint written by saveCheckpoint (or any Qwen2 folder, without manifest/optimizer). */
+export async function loadCheckpoint(dir: string, options: LoadCheckpointOptions = {}): Promise<LoadedCheckpoint> {
+  const manifest = await readManifest(dir);
+  if (manifest && (options.verify ?? true)) {
+    const problems = await verifyCheckpoint(dir);
+    if (problems.length) throw new CheckpointError(`${dir}: checkpoint is damaged: ${problems.join('; ')}`);
+  }
+  const loaded = await loadHfModel(dir, { model: options.model, valueHead: options.valueHead, tokenizer: true });
+  const model = loaded.model;
+  try {
+    const adapterConfigPath = join(dir, 'adapter_config.json');
+    if (existsSync(adapterConfigPath)) await loadAdapters(model, dir, adapterConfigPath, options.model?.seed);
+    let optimizerState: OptimizerState | null = null;
+    const optimizerPath = join(dir, 'optimizer.safetensors');
+    if ((options.optimizer ?? true) && existsSync(optimizerPath)) {
+      const tensors = await readSafetensors(optimizerPath);
+      const reader = await SafetensorsReader.open(optimizerPath);
+      await reader.close();
+      const step = Number(reader.header.metadata.step ?? manifest?.optimizerStep ?? NaN);
+      if (!Number.isInteger(step)) throw new CheckpointError(`${optimizerPath}: key "__metadata__.step": expected the optimizer step as an integer string, got ${JSON.stringify(reader.header.metadata.step)}`);
+      optimizerState = { step, tensors };
+    }
+    return { model, tokenizer: loaded.tokenizer!, manifest, optimizerState, info: loaded.info };
+  } catch (err) {
+    model.dispose();
+    throw err;
+  }
+}
+
+async function loadAdapters(model: CausalLM, dir: string, configPath: string, seed?: number): Promise<void> {
+  let raw: Record<string, unknown>;
+  try {
+    raw = JSON.parse(await readFile(configPath, 'utf8')) as Record<string, unknown>;
+  } catch (err) {
+    throw new ModelFolderError(`${configPath}: not valid JSON (${(err as Error).message})`);
+  }
+  const rank = raw.r;
+  const alpha = raw.lora_alpha;
+  const targets = raw.target_modules;
+  if (!Number.isInteger(rank) || (rank as number) <= 0) throw new ModelFolderError(`${configPath}: key "r": expected a positive integer, got ${JSON.stringify(rank)}`);
+  if (typeof alpha !== 'number' || alpha <= 0) throw new ModelFolderError(`${configPath}: key "lora_alpha": expected a positive number, got ${JSON.stringify(alpha)}`);
+  if (!Array.isArray(targets) || !targets.every((t) => typeof t === 'string')) throw new ModelFolderError(`${configPath}: key "target_modules": expected a list of module names, got ${JSON.stringify(targets)}`);
+  model.enableLora({ rank: rank as number, alpha, targetModules: targets as string[] }, seed ?? 0);
+  const weightsPath = join(dir, 'adapter_model.safetensors');
+  if (!existsSync(weightsPath)) throw new ModelFolderError(`${weightsPath}: missing (adapter_config.json is present)`);
+  const stored = await readSafetensors(weightsPath);
+  for (const [name, variable] of model.loraWeights()) {
+    const t = stored.get(name);
+    if (!t) throw new ModelFolderError(`${weightsPath}: missing tensor "${name}"`);
+    if (t.shape.join(',') !== variable.shape.join(',')) throw new ModelFolderError(`${weightsPath}: tensor "${name}" has shape [${t.shape.join(', ')}], expected [${variable.shape.join(', ')}]`);
+    tf.tidy(() => variable.assign(tf.tensor(t.data, t.shape, 'float32')));
+  }
+}

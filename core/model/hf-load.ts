@@ -1,0 +1,363 @@
+// Loading a local Hugging Face Qwen2 / Qwen2.5 folder (and our own checkpoints, which use the
+// same layout): config.json, model.safetensors or shards + model.safetensors.index.json,
+// tokenizer.json (+ tokenizer_config.json), generation_config.json.
+//
+// Everything is validated before any weight is read: the config is mapped to ModelConfig,
+// every safetensors header is parsed, and the tensor names and shapes the config implies are
+// checked against them, so a bad folder fails fast with an error naming the file and the key.
+// Weights are then streamed one tensor at a time into the model's variables (a 1.5B model
+// never has a second full copy of its weights in JS memory).
+import * as tf from '@tensorflow/tfjs';
+import { existsSync, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseModelConfig, type ModelConfig } from './config.js';
+import { CausalLM, type CausalLMOptions } from './transformer.js';
+import { SafetensorsReader, type SafetensorsDtype } from './safetensors.js';
+import { loadTokenizer, type Tokenizer } from './tokenizer.js';
+
+export class ModelFolderError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ModelFolderError';
+  }
+}
+
+/** Sampling defaults from generation_config.json (all optional). */
+export interface GenerationDefaults {
+  eosTokenIds?: number[];
+  padTokenId?: number;
+  bosTokenId?: number;
+  doSample?: boolean;
+  temperature?: number;
+  topP?: number;
+  topK?: number;
+  maxNewTokens?: number;
+  repetitionPenalty?: number;
+}
+
+export interface StoredTensor { file: string; storedName: string; dtype: SafetensorsDtype; shape: number[] }
+
+/** Where each tensor lives and what the folder holds (headers only; no weights read). */
+export interface HfFolderInfo {
+  dir: string;
+  config: ModelConfig;
+  /** config.json as written (unknown keys kept). */
+  rawConfig: Record<string, unknown>;
+  /** Weight files, relative to dir. */
+  weightFiles: string[];
+  sharded: boolean;
+  /** Tensor by canonical HF key → where it is stored (file, name in that file), dtype and shape. */
+  tensors: Map<string, StoredTensor>;
+  /** Storage dtypes found, with counts. */
+  dtypes: Record<string, number>;
+  /** Bytes of all weight files. */
+  weightBytes: number;
+  parameterCount: number;
+  hasTokenizer: boolean;
+  generation: GenerationDefaults | null;
+}
+
+async function readJson(path: string, what: string, required: boolean): Promise<Record<string, unknown> | null> {
+  if (!existsSync(path)) {
+    if (!required) return null;
+    throw new ModelFolderError(`${path}: missing ${what}`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(await readFile(path, 'utf8'));
+  } catch (err) {
+    throw new ModelFolderError(`${path}: ${what} is not valid JSON (${(err as Error).message})`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new ModelFolderError(`${path}: ${what} must be a JSON object, got ${Array.isArray(value) ? 'an array' : JSON.stringify(value)}`);
+  }
+  return value as Record<string, unknown>;
+}
+
+/**
+ * Maps a Hugging Face Qwen2 config.json object to ModelConfig, filling the defaults of
+ * transformers' Qwen2Config (which differ from our presets: e.g. tie_word_embeddings false).
+ */
+export function hfConfigToModelConfig(raw: Record<string, unknown>, source = 'config.json'): ModelConfig {
+  const bad = (key: string, expected: string): never => {
+    throw new ModelFolderError(`${source}: key "${key}": expected ${expected}, got ${JSON.stringify(raw[key])}`);
+  };
+  if (raw.model_type !== undefined && raw.model_type !== 'qwen2') {
+    bad('model_type', '"qwen2" (Qwen2 / Qwen2.5 decoders are supported; other families are not)');
+  }
+  const architectures = raw.architectures;
+  if (architectures !== undefined && (!Array.isArray(architectures) || !architectures.every((a) => typeof a === 'string'))) {
+    bad('architectures', 'an array of strings such as ["Qwen2ForCausalLM"]');
+  }
+  if (Array.isArray(architectures) && architectures.length && !architectures.some((a) => /^Qwen2(ForCausalLM|Model)$/.test(a))) {
+    bad('architectures', 'to contain "Qwen2ForCausalLM"');
+  }
+  for (const key of ['hidden_size', 'num_hidden_layers', 'num_attention_heads', 'vocab_size', 'intermediate_size']) {
+    if (raw[key] === undefined) throw new ModelFolderError(`${source}: missing required key "${key}"`);
+    if (!Number.isInteger(raw[key]) || (raw[key] as number) <= 0) bad(key, 'a positive integer');
+  }
+  if (raw.rope_scaling !== undefined && raw.rope_scaling !== null) {
+    bad('rope_scaling', 'null (scaled RoPE variants such as YaRN are not supported)');
+  }
+  if (raw.hidden_act !== undefined && raw.hidden_act !== 'silu') bad('hidden_act', '"silu"');
+  const dtype = raw.torch_dtype ?? raw.dtype;
+  const mapped: Record<string, unknown> = {
+    ...raw,
+    architectures: ['Qwen2ForCausalLM'],
+    model_type: 'qwen2',
+    num_key_value_heads: raw.num_key_value_heads ?? raw.num_attention_heads,
+    max_position_embeddings: raw.max_position_embeddings ?? 32768,   // Qwen2Config default
+    rope_theta: raw.rope_theta ?? 10000,
+    rms_norm_eps: raw.rms_norm_eps ?? 1e-6,
+    tie_word_embeddings: raw.tie_word_embeddings ?? false,             // Qwen2Config default (ours is true)
+    attention_bias: raw.attention_bias ?? true,                         // Qwen2 q/k/v always carry a bias
+    torch_dtype: dtype === 'float16' || dtype === 'bfloat16' ? dtype : 'float32',
+    use_sliding_window: raw.use_sliding_window ?? false,
+  };
+  delete mapped.dtype;
+  delete mapped.rope_scaling;
+  try {
+    return parseModelConfig(mapped, source);
+  } catch (err) {
+    throw new ModelFolderError((err as Error).message);
+  }
+}
+
+/** Reads generation_config.json (validated) into GenerationDefaults. */
+export function parseGenerationConfig(raw: Record<string, unknown>, source: string): GenerationDefaults {
+  const out: GenerationDefaults = {};
+  const num = (key: string, check: (v: number) => boolean, expected: string): number | undefined => {
+    const v = raw[key];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== 'number' || !check(v)) throw new ModelFolderError(`${source}: key "${key}": expected ${expected}, got ${JSON.stringify(v)}`);
+    return v;
+  };
+  const eos = raw.eos_token_id;
+  if (eos !== undefined && eos !== null) {
+    const list = Array.isArray(eos) ? eos : [eos];
+    if (!list.every((x) => Number.isInteger(x) && x >= 0)) throw new ModelFolderError(`${source}: key "eos_token_id": expected a token id or a list of ids, got ${JSON.stringify(eos)}`);
+    out.eosTokenIds = list as number[];
+  }
+  const isId = (v: number) => Number.isInteger(v) && v >= 0;
+  out.padTokenId = num('pad_token_id', isId, 'a token id');
+  out.bosTokenId = num('bos_token_id', isId, 'a token id');
+  out.temperature = num('temperature', (v) => v >= 0, 'a number >= 0');
+  out.topP = num('top_p', (v) => v > 0 && v <= 1, 'a number in (0, 1]');
+  out.topK = num('top_k', (v) => Number.isInteger(v) && v >= 0, 'an integer >= 0');
+  out.maxNewTokens = num('max_new_tokens', (v) => Number.isInteger(v) && v > 0, 'a positive integer');
+  out.repetitionPenalty = num('repetition_penalty', (v) => v > 0, 'a number > 0');
+  if (raw.do_sample !== undefined) {
+    if (typeof raw.do_sample !== 'boolean') throw new ModelFolderError(`${source}: key "do_sample": expected true or false, got ${JSON.stringify(raw.do_sample)}`);
+    out.doSample = raw.do_sample;
+  }
+  for (const k of Object.keys(out) as (keyof GenerationDefaults)[]) if (out[k] === undefined) delete out[k];
+  return out;
+}
+
+/** The tensor names and shapes a config implies (HF keys, HF layout). */
+export function expectedTensors(config: ModelConfig): Map<string, number[]> {
+  // Adapter: parameterSpecs() reads only `this.config`, so it runs without allocating a model
+  // (constructing one would allocate every weight, GBs for a 1.5B model).
+  const specs = (CausalLM.prototype.parameterSpecs as (this: { config: ModelConfig }) => Array<[string, number[], string]>).call({ config });
+  return new Map(specs.map(([name, shape]) => [name, shape]));
+}
+
+/** Normalises stored tensor names: bare Qwen2Model keys (`layers.0...`) get the `model.` prefix. */
+function canonicalName(name: string, hasModelPrefix: boolean): string {
+  if (hasModelPrefix || name === 'lm_head.weight' || name.startsWith('value_head.') || name.startsWith('model.')) return name;
+  return `model.${name}`;
+}
+
+/** Validates a model folder and indexes its tensors, reading only JSON files and safetensors headers. */
+export async function inspectHfFolder(dir: string): Promise<HfFolderInfo> {
+  if (!existsSync(dir)) throw new ModelFolderError(`${dir}: model folder does not exist`);
+  if (!statSync(dir).isDirectory()) throw new ModelFolderError(`${dir}: expected a model folder (config.json, model.safetensors, tokenizer.json), got a file`);
+  const configPath = join(dir, 'config.json');
+  const rawConfig = (await readJson(configPath, 'config.json (the model configuration; every Hugging Face model folder has one)', true))!;
+  const config = hfConfigToModelConfig(rawConfig, configPath);
+
+  const indexPath = join(dir, 'model.safetensors.index.json');
+  const singlePath = join(dir, 'model.safetensors');
+  let weightFiles: string[];
+  let weightMap: Record<string, string> | null = null;
+  if (existsSync(indexPath)) {
+    const index = (await readJson(indexPath, 'safetensors index', true))!;
+    const map = index.weight_map;
+    if (!map || typeof map !== 'object' || Array.isArray(map)) {
+      throw new ModelFolderError(`${indexPath}: key "weight_map": expected an object of tensor name → shard file, got ${JSON.stringify(map)?.slice(0, 80)}`);
+    }
+    for (const [name, file] of Object.entries(map as Record<string, unknown>)) {
+      if (typeof file !== 'string' || file.includes('/') || file.includes('\\') || !file.endsWith('.safetensors')) {
+        throw new ModelFolderError(`${indexPath}: key "weight_map.${name}": expected a .safetensors file name in this folder, got ${JSON.stringify(file)}`);
+      }
+    }
+    weightMap = map as Record<string, string>;
+    weightFiles = [...new Set(Object.values(weightMap))].sort();
+    for (const f of weightFiles) {
+      if (!existsSync(join(dir, f))) {
+        const example = Object.entries(weightMap).find(([, file]) => file === f)![0];
+        throw new ModelFolderError(`${join(dir, f)}: missing shard listed in ${indexPath} (e.g. for "weight_map.${example}")`);
+      }
+    }
+  } else if (existsSync(singlePath)) {
+    weightFiles = ['model.safetensors'];
+  } else {
+    const hasBin = existsSync(join(dir, 'pytorch_model.bin')) || existsSync(join(dir, 'pytorch_model.bin.index.json'));
+    throw new ModelFolderError(`${singlePath}: missing weights: expected model.safetensors or model.safetensors.index.json with shards` +
+      (hasBin ? '; found PyTorch .bin weights, which are not supported: re-save them with save_pretrained(..., safe_serialization=True)' : ''));
+  }
+
+  const stored = new Map<string, StoredTensor>();
+  let weightBytes = 0;
+  for (const file of weightFiles) {
+    const path = join(dir, file);
+    const reader = await SafetensorsReader.open(path);
+    await reader.close();
+    weightBytes += statSync(path).size;
+    for (const info of reader.header.tensors.values()) {
+      if (weightMap && weightMap[info.name] !== undefined && weightMap[info.name] !== file) continue; // the index decides
+      stored.set(info.name, { file, storedName: info.name, dtype: info.dtype, shape: info.shape });
+    }
+  }
+  if (weightMap) {
+    for (const [name, file] of Object.entries(weightMap)) {
+      if (!stored.has(name)) throw new ModelFolderError(`${join(dir, file)}: tensor "${name}" is listed in model.safetensors.index.json but not stored in this shard`);
+    }
+  }
+  // Canonical names (bare Qwen2Model checkpoints lack the "model." prefix).
+  const hasModelPrefix = stored.has('model.embed_tokens.weight');
+  const tensors = new Map<string, StoredTensor>();
+  for (const [name, entry] of stored) tensors.set(canonicalName(name, hasModelPrefix), entry);
+
+  // Names and shapes against the config.
+  const expected = expectedTensors(config);
+  const problems: string[] = [];
+  for (const [name, shape] of expected) {
+    const have = tensors.get(name);
+    if (!have) {
+      if (name.startsWith('value_head.')) continue;                     // a fresh value head is initialised
+      if (name.endsWith('_proj.bias') && !config.attention_bias) continue;
+      const where = weightMap ? `${indexPath} / shards` : singlePath;
+      problems.push(`${where}: missing tensor "${name}" (shape [${shape.join(', ')}])` +
+        (name === 'lm_head.weight' ? ' — config.json says tie_word_embeddings: false; set it to true if the head shares the embeddings' : ''));
+      continue;
+    }
+    if (have.shape.join(',') !== shape.join(',')) {
+      problems.push(`${join(dir, have.file)}: tensor "${name}" has shape [${have.shape.join(', ')}] but config.json implies [${shape.join(', ')}]`);
+    }
+    if (!['F32', 'F16', 'BF16', 'F64'].includes(have.dtype)) {
+      problems.push(`${join(dir, have.file)}: tensor "${name}" has dtype ${have.dtype}; expected F32, F16, BF16 or F64 (quantised weights are not supported)`);
+    }
+  }
+  if (problems.length) {
+    throw new ModelFolderError(problems.slice(0, 6).join('; ') + (problems.length > 6 ? `; and ${problems.length - 6} more` : '') +
+      '. Check that config.json belongs to these weights.');
+  }
+
+  const dtypes: Record<string, number> = {};
+  let parameterCount = 0;
+  for (const [name, t] of tensors) {
+    if (!expected.has(name)) continue;
+    dtypes[t.dtype] = (dtypes[t.dtype] ?? 0) + 1;
+    parameterCount += t.shape.reduce((a, b) => a * b, 1);
+  }
+  const generationPath = join(dir, 'generation_config.json');
+  const generationRaw = await readJson(generationPath, 'generation config', false);
+  return {
+    dir, config, rawConfig, weightFiles, sharded: weightMap !== null, tensors, dtypes, weightBytes, parameterCount,
+    hasTokenizer: existsSync(join(dir, 'tokenizer.json')),
+    generation: generationRaw ? parseGenerationConfig(generationRaw, generationPath) : null,
+  };
+}
+
+export interface LoadHfOptions {
+  /** Options for the CausalLM (trainable, attention, seed of a fresh value head). */
+  model?: Omit<CausalLMOptions, 'init'>;
+  /** Add a value head (config value_head) if the folder has none (PPO on the policy trunk). */
+  valueHead?: boolean;
+  /** Load the tokenizer too (default true). */
+  tokenizer?: boolean;
+}
+
+export interface LoadedModel {
+  model: CausalLM;
+  tokenizer: Tokenizer | null;
+  info: HfFolderInfo;
+  /** Weights that were not in the folder and kept their initialisation (e.g. a new value head). */
+  initialised: string[];
+}
+
+/**
+ * Streams a validated folder's weights into the model's variables, one tensor at a time.
+ * Tensors the model does not have (e.g. `lm_head.weight` of a tied model, rotary buffers) are skipped.
+ */
+export async function streamWeightsInto(model: CausalLM, info: HfFolderInfo): Promise<{ loaded: string[]; initialised: string[] }> {
+  const variables = model.namedWeights();
+  const byFile = new Map<string, string[]>();
+  for (const name of variables.keys()) {
+    const t = info.tensors.get(name);
+    if (!t) continue;
+    const list = byFile.get(t.file) ?? [];
+    list.push(name);
+    byFile.set(t.file, list);
+  }
+  const loaded: string[] = [];
+  for (const [file, names] of byFile) {
+    const reader = await SafetensorsReader.open(join(info.dir, file));
+    try {
+      for (const name of names) {
+        const { data, shape } = await reader.readTensor(info.tensors.get(name)!.storedName);
+        const variable = variables.get(name)!;
+        tf.tidy(() => variable.assign(tf.tensor(data, shape, 'float32')));
+        loaded.push(name);
+      }
+    } finally {
+      await reader.close();
+    }
+  }
+  const initialised = [...variables.keys()].filter((n) => !loaded.includes(n));
+  for (const name of initialised) {
+    if (name.endsWith('_proj.bias')) continue;                           // zeros: a bias-free checkpoint
+    if (!name.startsWith('value_head.')) throw new ModelFolderError(`${info.dir}: weight "${name}" was not loaded (internal: validation should have caught this)`);
+  }
+  return { loaded, initialised };
+}
+
+/** Loads a Qwen2 folder (Hugging Face or our checkpoint) into a CausalLM, with its tokenizer. */
+export async function loadHfModel(dir: string, options: LoadHfOptions = {}): Promise<LoadedModel> {
+  const info = await inspectHfFolder(dir);
+  let tokenizer: Tokenizer | null = null;
+  if (options.tokenizer ?? true) {
+    if (!info.hasTokenizer) throw new ModelFolderError(`${join(dir, 'tokenizer.json')}: missing tokenizer.json (pass tokenizer: false to load weights only)`);
+    tokenizer = await loadTokenizer(dir);
+    if (tokenizer.vocabSize > info.config.vocab_size) {
+      throw new ModelFolderError(`${join(dir, 'tokenizer.json')}: the tokenizer has ${tokenizer.vocabSize} tokens but config.json "vocab_size" is ${info.config.vocab_size}; ids past the embedding table would crash the model`);
+    }
+  }
+  const config = options.valueHead && !info.config.value_head ? { ...info.config, value_head: true } : info.config;
+  const model = new CausalLM(config, { ...options.model, init: 'zeros' });
+  try {
+    if (config.value_head && !info.tensors.has('value_head.weight')) {
+      // A fresh value head: small random weights (zero init would make every value 0 and its gradient vanish for the trunk).
+      const seed = options.model?.seed ?? 0;
+      const w = model.namedWeights().get('value_head.weight')!;
+      tf.tidy(() => w.assign(tf.randomNormal(w.shape, 0, config.initializer_range, 'float32', seed)));
+    }
+    const { initialised } = await streamWeightsInto(model, info);
+    return { model, tokenizer, info: { ...info, config }, initialised };
+  } catch (err) {
+    model.dispose();
+    throw err;
+  }
+}
+
+/**
+ * Log-probability of each token given the tokens before it (index 0 has no prefix: null).
+ * A convenience for scoring (CLI `model score`) so callers outside core/model need no TF.js.
+ */
+export function scoreTokens(model: CausalLM, ids: number[]): (number | null)[] {
+  if (ids.length === 0) return [];
+  const logprobs = tf.tidy(() => model.tokenOutputs([ids], { values: false }).logprobs.dataSync() as Float32Array); // [1, T]
+  return Array.from(logprobs, (x, i) => (i === 0 ? null : x));
+}

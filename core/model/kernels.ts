@@ -1,0 +1,270 @@
+// Compute kernels with hand-written gradients (tf.customGrad) that reduce to plain 2-D matmuls
+// and few elementwise ops. Why: on the wasm backend a plain 2-D matmul runs ~20-30 GFLOP/s but
+// a matmul with a transpose flag or a batch dimension runs 1-2 GFLOP/s, so the gradients TF.js
+// derives by itself (which use transpose flags) are ~10x slower than these. Every kernel has a
+// plain-ops reference (used by the tests to check the gradients against autograd).
+import * as tf from '@tensorflow/tfjs';
+
+type GradFunc = (dy: tf.Tensor, saved: tf.Tensor[]) => tf.Tensor[];
+type CustomBody = (...args: any[]) => { value: tf.Tensor; gradFunc: GradFunc };
+/** tf.customGrad with loose typing: inputs are tensors, the last argument is the save function. */
+export function custom(f: CustomBody): (...inputs: tf.Tensor[]) => tf.Tensor {
+  return tf.customGrad(f as unknown as Parameters<typeof tf.customGrad>[0]) as unknown as (...inputs: tf.Tensor[]) => tf.Tensor;
+}
+
+// ---------------------------------------------------------------- linear: y = x W^T (HF layout)
+
+/** Weight gradient dW [out, in] = dy^T x, computed as the faster of two plain-matmul forms. */
+function weightGrad(dy: tf.Tensor2D, x: tf.Tensor2D): tf.Tensor2D {
+  const out = dy.shape[1];
+  const inDim = x.shape[1];
+  // A plain matmul [m, K] x [K, n] is fastest with the larger dimension as n.
+  if (out >= inDim) return tf.transpose(tf.matMul(tf.transpose(x), dy)) as tf.Tensor2D; // [in, N] x [N, out] -> [in, out] -> [out, in]
+  return tf.matMul(tf.transpose(dy), x);                                   // [out, N] x [N, in] -> [out, in]
+}
+
+const linearTrainable = custom((x: tf.Tensor, w: tf.Tensor, save: tf.GradSaveFunc) => {
+  const x2 = x as tf.Tensor2D;                 // [N, in]
+  const w2 = w as tf.Tensor2D;                 // [out, in]
+  save([x2, w2]);
+  const y = tf.matMul(x2, tf.transpose(w2));   // [N, in] x [in, out] -> [N, out]
+  return {
+    value: y,
+    gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+      const [xs, ws] = saved as [tf.Tensor2D, tf.Tensor2D];
+      const dx = tf.matMul(dy as tf.Tensor2D, ws); // [N, out] x [out, in] -> [N, in]
+      return [dx, weightGrad(dy as tf.Tensor2D, xs)];
+    },
+  };
+});
+
+/** y = x W^T for x [N, in], W [out, in] (HF layout). Frozen weights get no gradient computed. */
+export function linear(x: tf.Tensor2D, w: tf.Tensor2D, trainable = true): tf.Tensor2D {
+  if (x.shape[1] !== w.shape[1]) {
+    throw new Error(`linear: input width ${x.shape[1]} does not match weight [out, in] = [${w.shape.join(', ')}]`);
+  }
+  if (trainable) return linearTrainable(x, w) as tf.Tensor2D;
+  const wt = tf.transpose(w);                  // [in, out]
+  const frozen = custom((xi: tf.Tensor, save: tf.GradSaveFunc) => {
+    save([]);
+    return {
+      value: tf.matMul(xi as tf.Tensor2D, wt), // [N, out]
+      gradFunc: (dy: tf.Tensor) => [tf.matMul(dy as tf.Tensor2D, w)], // [N, out] x [out, in]
+    };
+  });
+  return frozen(x) as tf.Tensor2D;
+}
+
+/** Reference: the same with plain TF.js ops and autograd. */
+export function linearReference(x: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
+  return tf.matMul(x, w, false, true);
+}
+
+// ---------------------------------------------------------------- RMSNorm
+
+const rmsNormKernel = (eps: number) => custom((x: tf.Tensor, w: tf.Tensor, save: tf.GradSaveFunc) => {
+  const x2 = x as tf.Tensor2D;                                       // [N, D]
+  const r = tf.rsqrt(tf.add(tf.mean(tf.square(x2), -1, true), eps)); // [N, 1]
+  const xn = tf.mul(x2, r);                                          // [N, D]
+  save([xn, r, w]);
+  return {
+    value: tf.mul(xn, w),
+    gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+      const [xns, rs, ws] = saved as [tf.Tensor2D, tf.Tensor2D, tf.Tensor1D];
+      const dw = tf.sum(tf.mul(dy, xns), 0);                         // [D]
+      const dxn = tf.mul(dy, ws);                                    // [N, D]
+      const proj = tf.mean(tf.mul(dxn, xns), -1, true);              // [N, 1]
+      const dx = tf.mul(tf.sub(dxn, tf.mul(xns, proj)), rs);         // [N, D]
+      return [dx, dw];
+    },
+  };
+});
+const rmsNormCache = new Map<number, ReturnType<typeof rmsNormKernel>>();
+
+/** RMSNorm over the last axis: x [N, D], w [D]. */
+export function rmsNorm(x: tf.Tensor2D, w: tf.Tensor1D, eps: number): tf.Tensor2D {
+  let k = rmsNormCache.get(eps);
+  if (!k) { k = rmsNormKernel(eps); rmsNormCache.set(eps, k); }
+  return k(x, w) as tf.Tensor2D;
+}
+
+export function rmsNormReference(x: tf.Tensor2D, w: tf.Tensor1D, eps: number): tf.Tensor2D {
+  return tf.mul(tf.mul(x, tf.rsqrt(tf.add(tf.mean(tf.square(x), -1, true), eps))), w);
+}
+
+// ---------------------------------------------------------------- SwiGLU: silu(gate) * up
+
+const swigluKernel = custom((gate: tf.Tensor, up: tf.Tensor, save: tf.GradSaveFunc) => {
+  const s = tf.sigmoid(gate);        // [N, I]
+  const a = tf.mul(gate, s);         // silu(gate)
+  save([gate, up, s, a]);
+  return {
+    value: tf.mul(a, up),
+    gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+      const [g, u, sg, act] = saved as tf.Tensor[];
+      const du = tf.mul(dy, act!);
+      // d silu(g)/dg = s (1 + g (1 - s))
+      const dsilu = tf.mul(sg!, tf.add(1, tf.mul(g!, tf.sub(1, sg!))));
+      const dg = tf.mul(tf.mul(dy, u!), dsilu);
+      return [dg, du];
+    },
+  };
+});
+export function swiglu(gate: tf.Tensor2D, up: tf.Tensor2D): tf.Tensor2D { return swigluKernel(gate, up) as tf.Tensor2D; }
+export function swigluReference(gate: tf.Tensor2D, up: tf.Tensor2D): tf.Tensor2D {
+  return tf.mul(tf.mul(gate, tf.sigmoid(gate)), up);
+}
+
+// ---------------------------------------------------------------- rotary embeddings
+
+/** Rotary tables: cos/sin [maxPos, headDim] in the HF layout (frequencies repeated over both halves). */
+export function ropeTables(maxPositions: number, dim: number, theta: number): { cos: Float32Array; sin: Float32Array } {
+  const half = dim / 2;
+  const cos = new Float32Array(maxPositions * dim);
+  const sin = new Float32Array(maxPositions * dim);
+  for (let p = 0; p < maxPositions; p++) {
+    for (let i = 0; i < half; i++) {
+      const invFreq = 1 / Math.pow(theta, (2 * i) / dim);
+      const angle = p * invFreq;
+      const c = Math.cos(angle);
+      const s = Math.sin(angle);
+      cos[p * dim + i] = c; cos[p * dim + i + half] = c;
+      sin[p * dim + i] = s; sin[p * dim + i + half] = s;
+    }
+  }
+  return { cos, sin };
+}
+
+/** rotate_half(x) = concat(-x2, x1) as a matrix R [dim, dim]: rotate_half(x) = x R. */
+export function rotateHalfMatrix(dim: number): Float32Array {
+  const half = dim / 2;
+  const r = new Float32Array(dim * dim);
+  for (let j = 0; j < half; j++) r[(j + half) * dim + j] = -1; // out[j] = -x[j + half]
+  for (let j = half; j < dim; j++) r[(j - half) * dim + j] = 1; // out[j] = x[j - half]
+  return r;
+}
+
+/**
+ * Apply RoPE to rows x [M, dim] with per-row cos/sin [M, dim]: x cos + rotate_half(x) sin.
+ * rotate_half is a plain 2-D matmul with R; its gradient uses R^T = -R.
+ */
+export function rope(x: tf.Tensor2D, cos: tf.Tensor2D, sin: tf.Tensor2D, r: tf.Tensor2D, rT: tf.Tensor2D): tf.Tensor2D {
+  // Tensors the backward pass needs must go through save(): closures would see them disposed.
+  const k = custom((xi: tf.Tensor, save: tf.GradSaveFunc) => {
+    save([cos, sin, rT]);
+    return {
+      value: tf.add(tf.mul(xi, cos), tf.mul(tf.matMul(xi as tf.Tensor2D, r), sin)), // [M, dim]
+      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+        const [c, s, rt] = saved as tf.Tensor2D[];
+        return [tf.add(tf.mul(dy, c!), tf.matMul(tf.mul(dy, s!) as tf.Tensor2D, rt!))];
+      },
+    };
+  });
+  return k(x) as tf.Tensor2D;
+}
+
+export function ropeReference(x: tf.Tensor2D, cos: tf.Tensor2D, sin: tf.Tensor2D): tf.Tensor2D {
+  const half = x.shape[1] / 2;
+  const x1 = tf.slice(x, [0, 0], [-1, half]);
+  const x2 = tf.slice(x, [0, half], [-1, half]);
+  const rotated = tf.concat([tf.neg(x2), x1], 1);
+  return tf.add(tf.mul(x, cos), tf.mul(rotated, sin));
+}
+
+// ---------------------------------------------------------------- embedding lookup
+
+/** rows of table [V, D] at ids [N] -> [N, D]; the gradient scatters (sums) into the table. */
+export function embedding(table: tf.Tensor2D, ids: tf.Tensor1D, trainable = true): tf.Tensor2D {
+  if (!trainable) return tf.gather(table, ids) as tf.Tensor2D;
+  const k = custom((t: tf.Tensor, save: tf.GradSaveFunc) => {
+    save([ids]);
+    return {
+      value: tf.gather(t, ids),                                                    // [N, D]
+      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => [tf.scatterND(tf.reshape(saved[0]!, [-1, 1]), dy, table.shape)], // [V, D], duplicates summed
+    };
+  });
+  return k(table) as tf.Tensor2D;
+}
+
+// ---------------------------------------------------------------- token statistics
+
+/**
+ * Per-row log-probability of the target token and entropy of the distribution, from logits
+ * [N, V] and targets [N] (int32): returns [N, 2] = (logprob, entropy). Gradient in closed form:
+ *   d logprob / d z = onehot - p;   d entropy / d z = -p (log p + H).
+ */
+export function tokenStats(logits: tf.Tensor2D, targets: tf.Tensor1D): tf.Tensor2D {
+  const vocab = logits.shape[1];
+  const k = custom((z: tf.Tensor, save: tf.GradSaveFunc) => {
+    const logp = tf.logSoftmax(z);                                 // [N, V]
+    const onehot = tf.cast(tf.oneHot(targets, vocab), 'float32');     // [N, V]
+    const p = tf.exp(logp);                                        // [N, V]
+    const lp = tf.sum(tf.mul(logp, onehot), -1, true);             // [N, 1]
+    const h = tf.neg(tf.sum(tf.mul(p, logp), -1, true));           // [N, 1]
+    save([logp, p, onehot, h]);
+    return {
+      value: tf.concat([lp, h], 1),                                // [N, 2]
+      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+        const [lg, pr, oh, ent] = saved as tf.Tensor2D[];
+        const dyLp = tf.matMul(dy as tf.Tensor2D, tf.tensor2d([[1], [0]])); // [N, 1] (column 0, no slice)
+        const dyH = tf.matMul(dy as tf.Tensor2D, tf.tensor2d([[0], [1]]));  // [N, 1]
+        const gLp = tf.mul(dyLp, tf.sub(oh!, pr!));
+        const gH = tf.mul(tf.neg(dyH), tf.mul(pr!, tf.add(lg!, ent!)));
+        return [tf.add(gLp, gH)];
+      },
+    };
+  });
+  return k(logits) as tf.Tensor2D;
+}
+
+export function tokenStatsReference(logits: tf.Tensor2D, targets: tf.Tensor1D): tf.Tensor2D {
+  const logp = tf.logSoftmax(logits);
+  const onehot = tf.cast(tf.oneHot(targets, logits.shape[1]), 'float32');
+  const lp = tf.sum(tf.mul(logp, onehot), -1, true);
+  const h = tf.neg(tf.sum(tf.mul(tf.exp(logp), logp), -1, true));
+  return tf.concat([lp, h], 1) as tf.Tensor2D;
+}
+
+// ---------------------------------------------------------------- attention
+
+export interface AttentionShape { batch: number; queryLength: number; keyLength: number; heads: number; kvHeads: number; headDim: number }
+
+/**
+ * Causal grouped-query attention on flat projections, plain TF.js ops (autograd).
+ * q [B*Tq, H*hd], k/v [B*Tk, KV*hd], bias [B, 1, Tq, Tk] (0 = attend, large negative = masked),
+ * returns [B*Tq, H*hd]. GQA without copying K/V: the query heads of one K/V head are stacked
+ * along the query axis, [B, KV, rep*Tq, hd] x [B, KV, hd, Tk].
+ */
+export function attentionReference(q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, bias: tf.Tensor4D, s: AttentionShape): tf.Tensor2D {
+  const { batch: B, queryLength: Tq, keyLength: Tk, heads: H, kvHeads: KV, headDim: hd } = s;
+  const rep = H / KV;
+  const q4 = tf.transpose(tf.reshape(q, [B, Tq, KV, rep, hd]), [0, 2, 3, 1, 4]); // [B, KV, rep, Tq, hd]
+  const qg = tf.reshape(q4, [B, KV, rep * Tq, hd]);                                // [B, KV, rep*Tq, hd]
+  const kg = tf.transpose(tf.reshape(k, [B, Tk, KV, hd]), [0, 2, 1, 3]);           // [B, KV, Tk, hd]
+  const vg = tf.transpose(tf.reshape(v, [B, Tk, KV, hd]), [0, 2, 1, 3]);           // [B, KV, Tk, hd]
+  const biasG = rep === 1 ? bias : tf.reshape(tf.tile(tf.reshape(bias, [B, 1, 1, Tq, Tk]), [1, 1, rep, 1, 1]), [B, 1, rep * Tq, Tk]);
+  const scores = tf.add(tf.mul(tf.matMul(qg, kg, false, true), 1 / Math.sqrt(hd)), biasG); // [B, KV, rep*Tq, Tk]
+  const probs = tf.softmax(scores);                                                          // [B, KV, rep*Tq, Tk]
+  const out = tf.matMul(probs, vg);                                                          // [B, KV, rep*Tq, hd]
+  const o5 = tf.reshape(out, [B, KV, rep, Tq, hd]);                                          // [B, KV, rep, Tq, hd]
+  return tf.reshape(tf.transpose(o5, [0, 3, 1, 2, 4]), [B * Tq, H * hd]) as tf.Tensor2D;                   // [B*Tq, H*hd]
+}
+
+/** Additive attention bias [B, 1, Tq, Tk] for queries at the last Tq of Tk positions, causal + key padding. */
+export function attentionBias(keyMask: number[][], queryLength: number): tf.Tensor4D {
+  const B = keyMask.length;
+  const Tk = keyMask[0]?.length ?? 0;
+  const Tq = queryLength;
+  const offset = Tk - Tq;
+  const data = new Float32Array(B * Tq * Tk);
+  for (let b = 0; b < B; b++) {
+    const row = keyMask[b]!;
+    for (let i = 0; i < Tq; i++) {
+      const base = (b * Tq + i) * Tk;
+      for (let j = 0; j < Tk; j++) {
+        data[base + j] = j <= i + offset && row[j] ? 0 : -1e9;
+      }
+    }
+  }
+  return tf.tensor4d(data, [B, 1, Tq, Tk]);
+}

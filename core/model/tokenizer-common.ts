@@ -1,0 +1,79 @@
+// Shared tokenizer types: the one interface both tokenizers implement, and their error type.
+// (Split from tokenizer.ts so the implementations can import it without an import cycle.)
+import { readFile } from 'node:fs/promises';
+
+/**
+ * How chat messages are laid out (core/model/chat.ts):
+ * - `qwen`:    `<|im_start|>role\ncontent<|im_end|>\n` (Qwen2/Qwen2.5 instruct models)
+ * - `compact`: `<|role|>content<|im_end|>` with one special token per role (tiny char models)
+ */
+export type ChatStyle = 'qwen' | 'compact';
+
+/** A token's character range [start, end) in the text it was encoded from (UTF-16 units). */
+export type TokenOffset = [number, number];
+
+export interface Tokenizer {
+  /** `char` (our character-level tokenizer) or `hf` (a Hugging Face tokenizer.json). */
+  readonly kind: 'char' | 'hf';
+  /** Number of ids the model's embedding must cover (max id + 1). */
+  readonly vocabSize: number;
+  /** End of a reply: generation stops here (Qwen instruct and our char tokenizer: `<|im_end|>`). */
+  readonly eosTokenId: number;
+  /** Padding id (never a target: losses mask it). */
+  readonly padTokenId: number;
+  readonly bosTokenId?: number;
+  /** Every id that ends generation (eos plus e.g. `<|endoftext|>`). */
+  readonly stopTokenIds: number[];
+  /** Special tokens by content, e.g. { "<|im_end|>": 3 }. */
+  readonly specialTokens: Record<string, number>;
+  /** The chat layout this tokenizer's models are trained on. */
+  readonly chatStyle: ChatStyle;
+  /** Text → ids. Special-token strings in the text become their single ids; no BOS/EOS is added. */
+  encode(text: string): number[];
+  /** Ids → text. Special tokens are kept unless skipSpecialTokens. */
+  decode(ids: readonly number[], options?: { skipSpecialTokens?: boolean }): string;
+  /** Ids plus each token's character range in `text` (see tokenizer-hf.ts for how BPE tokens that split a character are handled). */
+  encodeWithOffsets(text: string): { ids: number[]; offsets: TokenOffset[] };
+  /** Id of one token string (a special token or a vocabulary entry), undefined if absent. */
+  tokenToId(token: string): number | undefined;
+  idToToken(id: number): string | undefined;
+  /** Writes tokenizer.json and tokenizer_config.json into `dir` (which must exist). */
+  save(dir: string): Promise<void>;
+}
+
+export class TokenizerError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TokenizerError';
+  }
+}
+
+/** Reads and parses a JSON file, with errors that name the file. */
+export async function readJsonFile(path: string, what: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new TokenizerError(`${path}: cannot read ${what} (${code ?? (err as Error).message})`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new TokenizerError(`${path}: ${what} is not valid JSON (${(err as Error).message})`);
+  }
+}
+
+/**
+ * Jinja chat templates stored in tokenizer_config.json, so Hugging Face's apply_chat_template
+ * produces exactly the text core/model/chat.ts formats (tests/model/io-tokenizer.test.ts checks it).
+ * Unlike Qwen2.5's own template, no default system message is inserted.
+ */
+export const CHAT_TEMPLATES: Record<ChatStyle, string> = {
+  qwen:
+    "{%- for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}{%- endfor %}" +
+    "{%- if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{%- endif %}",
+  compact:
+    "{%- for message in messages %}{{ '<|' + message['role'] + '|>' + message['content'] + '<|im_end|>' }}{%- endfor %}" +
+    "{%- if add_generation_prompt %}{{ '<|assistant|>' }}{%- endif %}",
+};

@@ -1,0 +1,193 @@
+// Host-side readers of a run's streams, incremental and tolerant: metrics, events, the rollout
+// index, SFT datasets and evaluation files. Each run gets one cached reader; every query first
+// reads only what was appended since the previous one (live tails cost the new bytes only).
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import {
+  EpisodeRecordSchema, EpisodeSummarySchema, MetricPointSchema, RunEventSchema,
+  type EpisodeRecord, type EpisodeSummary, type MetricPoint, type RunEvent,
+} from '../api/records.js';
+import type { DatasetStats, EvalResult, MetricSeries, SftRow } from '../api/contract.js';
+import { DatasetStatsSchema } from '../api/contract.js';
+import { WorkbenchError } from '../api/errors.js';
+import { readJsonIfExists } from './atomic.js';
+import { downsampleMinMax } from './downsample.js';
+import { JsonlTail, LineIndex, readLineAt, type SkippedLine } from './jsonl.js';
+import { EVENTS_FILE, insideRun, METRICS_FILE, ROLLOUT_INDEX, SFT_STATS, sftFile } from './run-files.js';
+
+export interface RolloutFilter {
+  stage?: string; step?: number; stepMin?: number; stepMax?: number;
+  outcome: 'all' | 'success' | 'failure'; seed?: number; formatErrors: 'any' | 'none' | 'some';
+  sort: 'index' | 'reward-asc' | 'reward-desc'; offset: number; limit: number;
+}
+
+export interface MetricQuery {
+  names: string[]; stage?: string; x: 'step' | 'time' | 'episodes'; xMin?: number; xMax?: number; maxPoints: number;
+}
+
+export class RunData {
+  private readonly metrics: JsonlTail<MetricPoint>;
+  private readonly events: JsonlTail<RunEvent>;
+  private readonly index: JsonlTail<EpisodeSummary>;
+  private readonly byId = new Map<string, number>();
+  private readonly datasets = new Map<string, LineIndex>();
+
+  constructor(readonly runId: string, readonly dir: string) {
+    this.metrics = new JsonlTail(path.join(dir, METRICS_FILE), (v) => MetricPointSchema.parse(v));
+    this.events = new JsonlTail(path.join(dir, EVENTS_FILE), (v) => RunEventSchema.parse(v));
+    this.index = new JsonlTail(path.join(dir, ROLLOUT_INDEX), (v) => EpisodeSummarySchema.parse(v));
+  }
+
+  /** Lines skipped so far (torn or invalid), per stream, for reporting. */
+  skipped(): Record<string, SkippedLine[]> {
+    return { [METRICS_FILE]: this.metrics.skipped, [EVENTS_FILE]: this.events.skipped, [ROLLOUT_INDEX]: this.index.skipped };
+  }
+
+  // ── events ──
+  readEvents(types: string[] | undefined, offset: number, limit: number): { events: RunEvent[]; total: number; skipped: number } {
+    this.events.read();
+    const all = types && types.length ? this.events.rows.filter((e) => types.includes(e.type)) : this.events.rows;
+    return { events: all.slice(offset, offset + limit), total: all.length, skipped: this.events.skipped.length };
+  }
+
+  // ── metrics ──
+  metricPoints(): MetricPoint[] { this.metrics.read(); return this.metrics.rows; }
+
+  metricNames(): { names: string[]; stages: string[] } {
+    const names = new Set<string>();
+    const stages = new Set<string>();
+    for (const p of this.metricPoints()) { stages.add(p.stage); for (const k of Object.keys(p.values)) names.add(k); }
+    return { names: [...names].sort(), stages: [...stages] };
+  }
+
+  metricSeries(q: MetricQuery): MetricSeries[] {
+    const points = this.metricPoints();
+    const groups = new Map<string, { stage: string; name: string; xs: number[]; ys: number[] }>();
+    const wanted = new Set(q.names);
+    for (const p of points) {
+      if (q.stage !== undefined && p.stage !== q.stage) continue;
+      const x = q.x === 'step' ? p.step : q.x === 'time' ? p.time : p.episodes;
+      if (x === undefined || !Number.isFinite(x)) continue;
+      if ((q.xMin !== undefined && x < q.xMin) || (q.xMax !== undefined && x > q.xMax)) continue;
+      for (const [name, value] of Object.entries(p.values)) {
+        if (!wanted.has(name) || !Number.isFinite(value)) continue;
+        const key = `${p.stage}\u0000${name}`;
+        let g = groups.get(key);
+        if (!g) groups.set(key, (g = { stage: p.stage, name, xs: [], ys: [] }));
+        g.xs.push(x); g.ys.push(value);
+      }
+    }
+    const out: MetricSeries[] = [];
+    for (const g of groups.values()) {
+      // Sort by x (stable) in case a resumed stage re-logged earlier steps.
+      let sorted = true;
+      for (let i = 1; i < g.xs.length; i++) if (g.xs[i]! < g.xs[i - 1]!) { sorted = false; break; }
+      if (!sorted) {
+        const order = g.xs.map((_, i) => i).sort((a, b) => g.xs[a]! - g.xs[b]! || a - b);
+        g.xs = order.map((i) => g.xs[i]!); g.ys = order.map((i) => g.ys[i]!);
+      }
+      out.push({ runId: this.runId, stage: g.stage, name: g.name, ...downsampleMinMax(g.xs, g.ys, q.maxPoints) });
+    }
+    return out;
+  }
+
+  // ── rollouts ──
+  summaries(): EpisodeSummary[] {
+    const start = this.index.rows.length;
+    this.index.read();
+    for (let i = start; i < this.index.rows.length; i++) this.byId.set(this.index.rows[i]!.id, i);
+    return this.index.rows;
+  }
+
+  queryRollouts(f: RolloutFilter): { episodes: EpisodeSummary[]; total: number } {
+    let rows = this.summaries().filter((e) =>
+      (f.stage === undefined || e.stage === f.stage)
+      && (f.step === undefined || e.step === f.step)
+      && (f.stepMin === undefined || e.step >= f.stepMin)
+      && (f.stepMax === undefined || e.step <= f.stepMax)
+      && (f.outcome === 'all' || (f.outcome === 'success') === e.success)
+      && (f.seed === undefined || e.seed === f.seed)
+      && (f.formatErrors === 'any' || (f.formatErrors === 'some') === (e.formatErrors > 0)));
+    if (f.sort !== 'index') {
+      const sign = f.sort === 'reward-asc' ? 1 : -1;
+      rows = [...rows].sort((a, b) => sign * (a.totalReward - b.totalReward));
+    }
+    return { episodes: rows.slice(f.offset, f.offset + f.limit), total: rows.length };
+  }
+
+  facets(): { stages: { stage: string; count: number; minStep: number; maxStep: number; successes: number }[] } {
+    const m = new Map<string, { stage: string; count: number; minStep: number; maxStep: number; successes: number }>();
+    for (const e of this.summaries()) {
+      let s = m.get(e.stage);
+      if (!s) m.set(e.stage, (s = { stage: e.stage, count: 0, minStep: e.step, maxStep: e.step, successes: 0 }));
+      s.count++; s.minStep = Math.min(s.minStep, e.step); s.maxStep = Math.max(s.maxStep, e.step);
+      if (e.success) s.successes++;
+    }
+    return { stages: [...m.values()] };
+  }
+
+  getEpisode(id: string): EpisodeRecord {
+    this.summaries();
+    const i = this.byId.get(id);
+    if (i === undefined) throw new WorkbenchError('NotFound', `episode ${JSON.stringify(id)} not found in run ${this.runId} (not in rollouts/index.jsonl)`, { where: 'rollouts.get id', received: id });
+    const s = this.index.rows[i]!;
+    const file = insideRun(this.dir, s.file, 'rollout index file');
+    let raw: unknown;
+    try {
+      raw = readLineAt(file, { offset: s.offset, length: s.length });
+    } catch (err) {
+      throw new WorkbenchError('CorruptData', `episode ${id}: could not read ${s.file} at byte ${s.offset} (${(err as Error).message})`, { where: s.file });
+    }
+    const parsed = EpisodeRecordSchema.safeParse(raw);
+    if (!parsed.success) {
+      throw new WorkbenchError('CorruptData', `episode ${id} in ${s.file} does not match the EpisodeRecord schema: ${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message}`, {
+        where: s.file, issues: parsed.error.issues.slice(0, 20).map((i) => ({ path: i.path.join('.'), message: i.message })),
+      });
+    }
+    return parsed.data;
+  }
+
+  // ── datasets ──
+  datasetPage(split: 'train' | 'val', offset: number, limit: number): { rows: SftRow[]; total: number; skipped: number } {
+    const rel = sftFile(split);
+    let idx = this.datasets.get(rel);
+    if (!idx) this.datasets.set(rel, (idx = new LineIndex(path.join(this.dir, rel))));
+    const spans = idx.update();
+    const rows: SftRow[] = [];
+    let skipped = 0;
+    for (const span of spans.slice(offset, offset + limit)) {
+      try { rows.push(readLineAt<SftRow>(idx.file, span)); } catch { skipped++; }
+    }
+    return { rows, total: spans.length, skipped };
+  }
+
+  datasetStats(): DatasetStats | null {
+    const v = readJsonIfExists(path.join(this.dir, SFT_STATS));
+    if (v === null) return null;
+    const r = DatasetStatsSchema.safeParse(v);
+    if (!r.success) throw new WorkbenchError('CorruptData', `${SFT_STATS} does not match the expected shape: ${r.error.issues[0]?.path.join('.')}: ${r.error.issues[0]?.message}`, { where: SFT_STATS });
+    return r.data;
+  }
+
+  // ── evals ──
+  evalResults(): EvalResult[] {
+    const dir = path.join(this.dir, 'eval');
+    if (!fs.existsSync(dir)) return [];
+    const out: EvalResult[] = [];
+    for (const f of fs.readdirSync(dir).filter((n) => n.endsWith('.json')).sort()) {
+      try {
+        const file = path.join(dir, f);
+        const result = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+        if (!result || typeof result !== 'object' || Array.isArray(result)) continue;
+        out.push({
+          id: f.slice(0, -5),
+          stage: typeof result.stage === 'string' ? result.stage : null,
+          step: typeof result.step === 'number' ? result.step : null,
+          time: fs.statSync(file).mtimeMs,
+          result,
+        });
+      } catch { /* a file being written or unreadable: skipped (reported by the UI as missing) */ }
+    }
+    return out;
+  }
+}

@@ -1,0 +1,66 @@
+// Glue between the rollout loop and core/prompts: sessions for a run's env and template, the
+// model-backed text policy, the random writer, and the bootstrap's ungrounded turns.
+import type { EpisodeRecord } from '../api/records.js';
+import type { RunConfig, RolloutSection } from '../api/run-config.js';
+import { createEnv } from '../envs/index.js';
+import { Rng } from '../envs/rng.js';
+import { EpisodeSession, randomWellFormedResponse, renderState } from '../prompts/session.js';
+import type { PromptTemplate } from '../prompts/template.js';
+import type { ModelRuntime } from './runtime.js';
+import type { EpisodeSpec, RolloutDeps, TextPolicy } from './rollout.js';
+import { resolveTemplate } from './templates.js';
+
+export function runTemplate(config: RunConfig): PromptTemplate {
+  return resolveTemplate(config.template.preset, config.template.responseFormat);
+}
+
+export function sessionFactory(config: RunConfig, template: PromptTemplate, limits: RolloutSection) {
+  return (spec: EpisodeSpec): EpisodeSession => new EpisodeSession(createEnv(config.env.id, config.env.options), template, {
+    seed: spec.seed,
+    ...(limits.maxTurns ? { maxTurns: limits.maxTurns } : {}),
+    ...(limits.maxActionsPerTurn ? { maxActionsPerTurn: limits.maxActionsPerTurn } : {}),
+    ...(limits.maxActionsPerGame ? { maxActionsPerGame: limits.maxActionsPerGame } : {}),
+  });
+}
+
+export function modelPolicy(runtime: ModelRuntime): TextPolicy {
+  return {
+    encodePrompt: (messages, prefix, maxTokens) => runtime.encodePrompt(messages, prefix, maxTokens),
+    generate: (prompts, opts) => runtime.generate(prompts, opts),
+  };
+}
+
+/** Deps for playEpisodes with a model (or random writer) on a run's env. */
+export function rolloutDeps(config: RunConfig, runtime: ModelRuntime, limits: RolloutSection, meta: { runId: string; stage: string; step: number }, opts: { random?: boolean; seed?: number; signal?: AbortSignal; template?: PromptTemplate } = {}): RolloutDeps<EpisodeSession> {
+  const template = opts.template ?? runTemplate(config);
+  const rng = new Rng(opts.seed ?? 0);
+  return {
+    createSession: sessionFactory(config, template, limits),
+    finish: (session, spec): EpisodeRecord => session.toEpisodeRecord({ id: spec.id, runId: meta.runId, stage: meta.stage, step: meta.step, group: spec.group, sample: spec.sample }),
+    policy: modelPolicy(runtime),
+    ...(opts.random ? { writeResponse: (session: EpisodeSession) => randomWellFormedResponse(session, rng) } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  };
+}
+
+/**
+ * A random-action turn whose observation and prediction are well formed but *ungrounded*: the
+ * state text of an unrelated decoy puzzle (another seed, a few random moves). Bootstrap data:
+ * the base learns the format, the state syntax and the actions, but not the world model.
+ */
+export function ungroundedResponse(session: EpisodeSession, config: RunConfig, rng: Rng): string {
+  const grounded = randomWellFormedResponse(session, rng);
+  if (session.responseFormat === 'plain') return grounded;
+  const decoy = createEnv(config.env.id, config.env.options);
+  decoy.reset({ seed: 900_000_000 + rng.int(1_000_000) });
+  const legal = decoy.legalActions();
+  const decoyText = (): string => renderState(session.template, decoy);
+  const observation = decoyText();
+  for (let i = 0, n = 1 + rng.int(3); i < n; i++) {
+    try { const r = decoy.step(legal[rng.int(legal.length)]!); if (r.terminated || r.truncated) break; } catch { break; }
+  }
+  const prediction = decoyText();
+  return grounded
+    .replace(/<observation>[\s\S]*?<\/observation>/, `<observation>\n${observation}\n</observation>`)
+    .replace(/<prediction>[\s\S]*?<\/prediction>/, `<prediction>\n${prediction}\n</prediction>`);
+}

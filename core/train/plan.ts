@@ -1,0 +1,44 @@
+// Stage plans of the methods and strict parsing of the stage sections of a RunConfig.
+// Pure (no TF.js): hosts import it to plan and validate runs.
+import type { Method, RunConfig } from '../api/run-config.js';
+import { StageSectionSchemas, type StageSectionName } from '../api/run-config.js';
+import type { z } from 'zod';
+
+/** Stages after the optional bootstrap, per method. */
+export const METHOD_STAGES: Record<Method, string[]> = {
+  'vanilla-rl': ['rl', 'eval'],
+  'state-estimation-rl': ['rl', 'eval'],
+  spa: ['selfplay', 'sft', 'rl', 'eval'],
+  'online-wm-rl': ['rl', 'eval'],
+  'rwml-rl': ['rwml', 'rl', 'eval'],
+  'sft-only': ['selfplay', 'sft', 'eval'],
+};
+
+/** The plan: bootstrap first when the model is a from-scratch preset (same base for every method). */
+export function methodPlan(config: RunConfig): string[] {
+  const stages = [...METHOD_STAGES[config.method]];
+  if (config.model.source === 'preset') stages.unshift('bootstrap');
+  return stages;
+}
+
+/** Parse one stage section strictly; errors name the section and key and say what was expected. */
+export function stageSection<N extends StageSectionName>(config: RunConfig, name: N): z.infer<(typeof StageSectionSchemas)[N]> {
+  const schema = StageSectionSchemas[name];
+  const raw = config.stages[name] ?? {};
+  const result = schema.safeParse(raw);
+  if (!result.success) {
+    const issues = result.error.issues.map((i) => `stages.${name}.${i.path.join('.') || '(section)'}: ${i.message}`).join('; ');
+    throw new Error(`invalid run config: ${issues}. Fix the key in the run config (see docs/methods.md for every field).`);
+  }
+  return result.data as z.infer<(typeof StageSectionSchemas)[N]>;
+}
+
+/** Validate every known stage section of a config (unknown section names belong to other stages and are left alone). */
+export function validateStageSections(config: RunConfig): void {
+  for (const name of Object.keys(StageSectionSchemas) as StageSectionName[]) stageSection(config, name);
+  const evalSection = stageSection(config, 'eval');
+  const maxK = Math.max(...evalSection.k);
+  if (evalSection.samples < maxK) {
+    throw new Error(`invalid run config: stages.eval.samples must be ≥ the largest k (${maxK}) for the unbiased Pass@k estimator; received samples = ${evalSection.samples}. Raise samples or lower k.`);
+  }
+}

@@ -1,0 +1,130 @@
+// Method presets and their sizes. A preset is a RunConfig input: the method, its template and
+// response format, and stage settings per size:
+//   smoke  seconds on one CPU core; used by the tests (a micro model, a handful of games)
+//   quick  about ten minutes on a 2-core CPU with the tiny model (the reproduction study)
+//   paper  the reference settings (arXiv 2510.15047, 4 GPUs, a 1.5B model): set model.path to a
+//          local Qwen2.5 folder (model.source = 'hf-folder') to run them as published
+// The stage plan of a method lives in planStages (core/train/plan.ts).
+import type { Method, RunConfigInput } from '../api/run-config.js';
+
+export type Size = 'smoke' | 'quick' | 'paper';
+export const SIZES: Size[] = ['smoke', 'quick', 'paper'];
+
+export interface PresetDefinition {
+  id: string;
+  title: string;
+  description: string;
+  method: Method;
+  /** Config fragment shared by all sizes (template, method-specific stage switches). */
+  base: RunConfigInput;
+}
+
+// Template kinds; smoke/quick use the compact tiny-* variants (core/train/templates.ts), paper the full presets.
+const coordinates = { preset: '@spa', responseFormat: 'world-model' } as const;
+const rawPlain = { preset: '@vanilla', responseFormat: 'plain' } as const;
+const TEMPLATE_BY_SIZE: Record<Size, Record<string, string>> = {
+  smoke: { '@spa': 'tiny-spa', '@vanilla': 'tiny-vanilla', '@random-coordinates': 'tiny-random-coordinates' },
+  quick: { '@spa': 'tiny-spa', '@vanilla': 'tiny-vanilla', '@random-coordinates': 'tiny-random-coordinates' },
+  paper: { '@spa': 'spa', '@vanilla': 'vanilla', '@random-coordinates': 'random-coordinates' },
+};
+
+export const PRESET_DEFINITIONS: PresetDefinition[] = [
+  { id: 'vanilla-rl', title: 'Vanilla RL', method: 'vanilla-rl', description: 'PPO on the raw grid with the plain <think>/<answer> format (the paper\'s baseline).', base: { method: 'vanilla-rl', template: rawPlain } },
+  { id: 'state-estimation-rl', title: 'State-estimation RL', method: 'state-estimation-rl', description: 'PPO with the coordinates template and the world-model format, no SFT.', base: { method: 'state-estimation-rl', template: coordinates } },
+  { id: 'spa', title: 'SPA', method: 'spa', description: 'Self-play, ground-truth replacement, SFT on the true states, then PPO (the paper\'s method).', base: { method: 'spa', template: coordinates } },
+  { id: 'online-wm-rl', title: 'Online world-model RL', method: 'online-wm-rl', description: 'VAGEN-style: PPO with a per-turn reward 0.5·score(observation) + 0.5·score(prediction) for well-formatted turns, no SFT.', base: { method: 'online-wm-rl', template: coordinates, stages: { rl: { worldModelReward: 1, formatBonus: 0.1 } } } },
+  { id: 'rwml-rl', title: 'RWML + RL', method: 'rwml-rl', description: 'RWML-style GRPO on next-state prediction with a binarised similarity reward, then PPO.', base: { method: 'rwml-rl', template: coordinates } },
+  { id: 'sft-only', title: 'SFT only', method: 'sft-only', description: 'Self-play SFT on the true states, no RL.', base: { method: 'sft-only', template: coordinates } },
+  // ablations of SPA
+  { id: 'spa-mask-state-spans', title: 'SPA, state spans masked', method: 'spa', description: 'Ablation: the SFT loss skips the observation/prediction contents (the released code\'s behaviour).', base: { method: 'spa', template: coordinates, stages: { sft: { maskStateSpans: true } } } },
+  { id: 'spa-self-belief', title: 'SPA, self-belief states', method: 'spa', description: 'Ablation: no ground-truth replacement; SFT on the model\'s own states.', base: { method: 'spa', template: coordinates, stages: { selfplay: { groundTruthReplacement: false } } } },
+  { id: 'spa-random-action', title: 'SPA, random-action data', method: 'spa', description: 'Ablation: self-play turns written by a random-action generator instead of the policy.', base: { method: 'spa', template: coordinates, stages: { selfplay: { policy: 'random' } } } },
+  { id: 'spa-random-coordinates', title: 'SPA, random coordinates', method: 'spa', description: 'Ablation: the state text is well-formed but wrong coordinates.', base: { method: 'spa', template: { preset: '@random-coordinates', responseFormat: 'world-model' } } },
+  { id: 'spa-sft-epochs-1', title: 'SPA, 1 SFT epoch', method: 'spa', description: 'Ablation: number of SFT epochs (1).', base: { method: 'spa', template: coordinates, stages: { sft: { epochs: 1 } } } },
+  { id: 'spa-sft-epochs-6', title: 'SPA, 6 SFT epochs', method: 'spa', description: 'Ablation: number of SFT epochs (6).', base: { method: 'spa', template: coordinates, stages: { sft: { epochs: 6 } } } },
+];
+
+/** Stage settings and model per size (merged under the preset's own fragment). */
+export const SIZE_SETTINGS: Record<Size, RunConfigInput> = {
+  smoke: {
+    size: 'smoke',
+    model: { source: 'preset', preset: 'tiny', overrides: { hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 2, max_position_embeddings: 2048 } },
+    stages: {
+      rollout: { maxTurns: 2, maxNewTokens: 24, maxContextTokens: 2048, batchSize: 8 },
+      bootstrap: { games: 6, steps: 3, batchSize: 4, cache: false },
+      selfplay: { games: 4 },
+      sft: { epochs: 1, batchSize: 4, maxLength: 2048 },
+      rl: { steps: 2, groups: 2, groupSize: 2, miniBatchSize: 4, passAtKEvery: 2, passAtKPuzzles: 2 },
+      rwml: { steps: 2, examples: 2, groupSize: 2, maxNewTokens: 24 },
+      eval: { puzzles: 2, samples: 2, k: [1, 2], perplexityRows: 2 },
+    },
+  },
+  quick: {
+    size: 'quick',
+    model: { source: 'preset', preset: 'tiny', overrides: { max_position_embeddings: 2048 } },
+    stages: {
+      rollout: { maxNewTokens: 160, maxContextTokens: 2048, batchSize: 16 },
+      bootstrap: { games: 200, steps: 150, batchSize: 8 },
+      selfplay: { games: 48 },
+      sft: { epochs: 3, batchSize: 8, maxLength: 2048 },
+      rl: { steps: 8, groups: 4, groupSize: 4, miniBatchSize: 8, passAtKEvery: 4, passAtKPuzzles: 8 },
+      rwml: { steps: 4, examples: 8, groupSize: 4 },
+      eval: { puzzles: 16, samples: 4, k: [1, 4], perplexityRows: 16 },
+    },
+  },
+  paper: {
+    size: 'paper',
+    model: { source: 'preset', preset: 'base' },
+    stages: {
+      rollout: { maxNewTokens: 400, maxContextTokens: 2048, batchSize: 256, temperature: 1 },
+      bootstrap: { games: 2000, steps: 2000, batchSize: 16, templates: ['vanilla', 'spa'] },
+      selfplay: { games: 1280 },
+      sft: { epochs: 5, lr: 1e-4, batchSize: 16, warmupFraction: 0.1, weightDecay: 0.01, gradClip: 1, maxLength: 2048 },
+      rl: { steps: 1000, groups: 32, groupSize: 8, keepGroupsFraction: 0.25, gamma: 1, lambda: 1, clipLow: 0.2, clipHigh: 0.28, dualClip: 3, valueClip: 0.5, entropyCoef: 0.001, klCoef: 0, lr: 1e-6, criticLr: 1e-5, miniBatchSize: 32, passAtKEvery: 50, passAtKPuzzles: 64 },
+      rwml: { steps: 200, examples: 64, groupSize: 8, klCoef: 0.01, lr: 1e-6 },
+      eval: { puzzles: 128, samples: 8, k: [1, 8], temperature: 1, perplexityRows: 256, templates: ['raw-grid', 'spa'] },
+    },
+  },
+};
+
+/** Per-env adjustments (Sudoku's 50-action budget comes from the env itself). */
+export const ENV_DEFAULTS: Record<string, RunConfigInput> = {
+  sokoban: { env: { id: 'sokoban', options: { width: 6, height: 6, numBoxes: 1 } } },
+  frozenlake: { env: { id: 'frozenlake', options: { size: 4 } } },
+  sudoku: { env: { id: 'sudoku', options: { size: 4 } } },
+};
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Deep merge of config fragments: objects merge, arrays and scalars replace. */
+export function mergeConfig(...parts: Array<Record<string, unknown> | undefined>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const part of parts) {
+    if (!part) continue;
+    for (const [key, value] of Object.entries(part)) {
+      const prev = out[key];
+      out[key] = isPlainObject(prev) && isPlainObject(value) ? mergeConfig(prev, value) : structuredClone(value);
+    }
+  }
+  return out;
+}
+
+export function getPresetDefinition(id: string): PresetDefinition {
+  const found = PRESET_DEFINITIONS.find((p) => p.id === id);
+  if (!found) throw new Error(`unknown preset ${JSON.stringify(id)}; expected one of ${PRESET_DEFINITIONS.map((p) => p.id).join(', ')}`);
+  return found;
+}
+
+/** The RunConfig input of a preset at a size, optionally for an env and with extra overrides. */
+export function presetConfig(id: string, size: Size = 'quick', overrides: RunConfigInput = {}): RunConfigInput {
+  const def = getPresetDefinition(id);
+  if (!SIZES.includes(size)) throw new Error(`unknown size ${JSON.stringify(size)} for preset ${id}; expected one of ${SIZES.join(', ')}`);
+  const envId = (overrides.env as { id?: string } | undefined)?.id ?? (def.base.env as { id?: string } | undefined)?.id ?? 'sokoban';
+  const merged = mergeConfig(SIZE_SETTINGS[size] as Record<string, unknown>, ENV_DEFAULTS[envId] as Record<string, unknown> | undefined, def.base as Record<string, unknown>, overrides as Record<string, unknown>);
+  const template = merged.template as { preset?: string } | undefined;
+  if (template?.preset?.startsWith('@')) template.preset = TEMPLATE_BY_SIZE[size][template.preset] ?? template.preset.slice(1);
+  if (!merged.name) merged.name = `${id} ${envId} ${size}`;
+  return merged as RunConfigInput;
+}

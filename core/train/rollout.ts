@@ -1,0 +1,123 @@
+// Rollouts: batched multi-turn episodes over many environments at once. Episodes come in groups
+// that share a puzzle seed (group g, sample s). Every turn, the still-running episodes' prompts
+// are tokenized, truncated to the context budget (oldest turns dropped first), generated together
+// in one batch, and applied to their sessions (core/prompts: parse, execute actions, reward).
+// Returns EpisodeRecords (written by the stages with ctx.episode) plus, per turn, the token ids
+// and sampling log-probabilities that RL needs.
+import type { EpisodeRecord, TurnRecord } from '../api/records.js';
+import type { RolloutSection } from '../api/run-config.js';
+import type { ChatMessage } from '../model/chat.js';
+
+/** What a rollout needs from an episode session (core/prompts/session.ts). */
+export interface SessionLike {
+  messages(): ChatMessage[];
+  generationPrefix(): string;
+  applyResponse(text: string, tokens?: { prompt: number; response: number }): TurnRecord;
+  readonly done: boolean;
+}
+
+/** A batched text policy: the model (generate with a KV cache) or a random writer. */
+export interface TextPolicy {
+  /** Encode a chat for generation; returns the prompt ids (already truncated to the budget). */
+  encodePrompt(messages: ChatMessage[], prefix: string, maxPromptTokens: number): number[];
+  generate(prompts: number[][], opts: { maxNewTokens: number; temperature: number; topP: number; topK: number; seed: number }): Promise<Array<{ ids: number[]; text: string; logprobs: number[] }>>;
+}
+
+export interface TurnTokens { promptIds: number[]; responseIds: number[]; logprobs: number[] }
+
+export interface EpisodeSpec {
+  seed: number;       // puzzle seed (shared by the group)
+  group: number;
+  sample: number;
+  id: string;         // episode id, unique in the run
+}
+
+export interface RolloutResult {
+  spec: EpisodeSpec;
+  record: EpisodeRecord;
+  tokens: TurnTokens[]; // one per turn, aligned with record.turns
+}
+
+export interface RolloutDeps<S extends SessionLike> {
+  createSession(spec: EpisodeSpec): S;
+  finish(session: S, spec: EpisodeSpec): EpisodeRecord;
+  policy: TextPolicy;
+  /** Optional override per turn (random-action self-play): returns the response text without the model. */
+  writeResponse?: (session: S, spec: EpisodeSpec, turn: number) => string | null;
+  signal?: AbortSignal;
+  onTurn?: (done: number, total: number) => void;
+}
+
+/** Play the given episodes in batches of `limits.batchSize`; `seed` fixes the sampling. */
+export async function playEpisodes<S extends SessionLike>(specs: EpisodeSpec[], limits: RolloutSection, seed: number, deps: RolloutDeps<S>): Promise<RolloutResult[]> {
+  const results: RolloutResult[] = [];
+  for (let start = 0; start < specs.length; start += limits.batchSize) {
+    if (deps.signal?.aborted) break;
+    const batch = specs.slice(start, start + limits.batchSize);
+    results.push(...await playBatch(batch, limits, seed + start * 7919, deps));
+    deps.onTurn?.(Math.min(specs.length, start + limits.batchSize), specs.length);
+  }
+  return results;
+}
+
+async function playBatch<S extends SessionLike>(specs: EpisodeSpec[], limits: RolloutSection, seed: number, deps: RolloutDeps<S>): Promise<RolloutResult[]> {
+  const sessions = specs.map((spec) => deps.createSession(spec));
+  const tokens: TurnTokens[][] = specs.map(() => []);
+  const maxPrompt = Math.max(16, limits.maxContextTokens - limits.maxNewTokens);
+  const maxTurns = limits.maxTurns ?? 50; // the session enforces the env's budget; this is a safety cap
+  for (let turn = 0; turn < maxTurns; turn++) {
+    const active = sessions.map((s, i) => (s.done ? -1 : i)).filter((i) => i >= 0);
+    if (active.length === 0) break;
+    const written = new Map<number, string>();
+    if (deps.writeResponse) {
+      for (const i of active) {
+        const text = deps.writeResponse(sessions[i]!, specs[i]!, turn);
+        if (text !== null) written.set(i, text);
+      }
+    }
+    const toGenerate = active.filter((i) => !written.has(i));
+    const prompts = active.map((i) => deps.policy.encodePrompt(sessions[i]!.messages(), sessions[i]!.generationPrefix(), maxPrompt));
+    const promptOf = new Map(active.map((i, k) => [i, prompts[k]!]));
+    const generated = toGenerate.length === 0 ? [] : await deps.policy.generate(toGenerate.map((i) => promptOf.get(i)!), {
+      maxNewTokens: limits.maxNewTokens, temperature: limits.temperature, topP: limits.topP, topK: limits.topK, seed: seed + turn * 104_729,
+    });
+    const outputs = new Map(toGenerate.map((i, k) => [i, generated[k]!]));
+    for (const i of active) {
+      const session = sessions[i]!;
+      const prefix = session.generationPrefix();
+      const out = outputs.get(i);
+      const text = out ? prefix + out.text : written.get(i)!;
+      const promptIds = promptOf.get(i)!;
+      session.applyResponse(text, { prompt: promptIds.length, response: out ? out.ids.length : text.length });
+      tokens[i]!.push({ promptIds, responseIds: out?.ids ?? [], logprobs: out?.logprobs ?? [] });
+    }
+  }
+  return specs.map((spec, i) => ({ spec, record: deps.finish(sessions[i]!, spec), tokens: tokens[i]! }));
+}
+
+/** Episode specs: `groups` puzzles from `seedStart`, `groupSize` samples each. */
+export function groupSpecs(prefix: string, seedStart: number, firstGroup: number, groups: number, groupSize: number): EpisodeSpec[] {
+  const specs: EpisodeSpec[] = [];
+  for (let g = 0; g < groups; g++) {
+    const seed = seedStart + firstGroup + g;
+    for (let s = 0; s < groupSize; s++) specs.push({ seed, group: firstGroup + g, sample: s, id: `${prefix}-g${String(firstGroup + g).padStart(4, '0')}-s${s}` });
+  }
+  return specs;
+}
+
+/** Rollout statistics for metrics (names in docs/metrics.md). */
+export function rolloutMetrics(results: RolloutResult[]): Record<string, number> {
+  const eps = results.map((r) => r.record);
+  const turns = eps.flatMap((e) => e.turns);
+  const mean = (xs: number[]): number => (xs.length === 0 ? 0 : xs.reduce((a, c) => a + c, 0) / xs.length);
+  const responseLengths = results.flatMap((r) => r.record.turns.map((t) => t.tokens.response));
+  return {
+    'rollout/reward': mean(eps.map((e) => e.totalReward)),
+    'rollout/success': mean(eps.map((e) => (e.success ? 1 : 0))),
+    'rollout/responseLength': mean(responseLengths),
+    'rollout/turns': mean(eps.map((e) => e.numTurns)),
+    'rollout/actions': mean(eps.map((e) => e.numActions)),
+    'rollout/invalidActionRate': mean(turns.map((t) => (t.flags.invalidAction ? 1 : 0))),
+    'rollout/formatErrorRate': mean(turns.map((t) => (t.flags.formatError ? 1 : 0))),
+  };
+}

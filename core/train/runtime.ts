@@ -1,0 +1,197 @@
+// The pipeline's handle on a model: tokenizer + CausalLM + optimizer, with the operations the
+// stages need — encode a chat prompt within a context budget, batched sampling with a KV cache,
+// one training step of a registered loss, no-grad per-token statistics, and checkpoints in the
+// Hugging Face layout (model.safetensors, config.json, tokenizer files, manifest.json).
+import * as tf from '@tensorflow/tfjs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CausalLM } from '../model/transformer.js';
+import { generate as generateTokens } from '../model/generate.js';
+import { configToJson, parseModelConfig, presetConfig, type ModelConfig } from '../model/config.js';
+import { buildCharTokenizer, loadTokenizer, type Tokenizer } from '../model/tokenizer.js';
+import { formatChat, type ChatMessage } from '../model/chat.js';
+import { readSafetensors, writeSafetensors } from '../model/safetensors.js';
+import { getLoss } from '../model/losses.js';
+import { AdamW, clipByGlobalNorm } from '../model/optim.js';
+import { initBackend } from '../model/backend.js';
+import type { RunConfig } from '../api/run-config.js';
+import './losses.js';
+
+export interface GenerateOptions { maxNewTokens: number; temperature: number; topP: number; topK: number; seed: number; stop?: string[] }
+export interface Generated { ids: number[]; text: string; logprobs: number[] }
+
+/** A training row: token ids plus named per-token arrays (same length as ids) for the loss. */
+export interface TrainRow { ids: number[]; arrays: Record<string, number[]> }
+
+export class ModelRuntime {
+  optimizer: AdamW | null = null;
+  constructor(readonly model: CausalLM, readonly tokenizer: Tokenizer) {}
+
+  get config(): ModelConfig { return this.model.config; }
+  get maxContext(): number { return this.model.config.max_position_embeddings; }
+
+  /** Chat → prompt ids ending with the assistant opening and the forced prefix. Oldest turns go first when too long. */
+  encodePrompt(messages: ChatMessage[], prefix: string, maxTokens: number): number[] {
+    const budget = Math.min(maxTokens, this.maxContext - 1);
+    let msgs = [...messages];
+    for (;;) {
+      const chat = formatChat(msgs, this.tokenizer, { addGenerationPrompt: true, generationPrefix: prefix || undefined });
+      if (chat.ids.length <= budget) return chat.ids;
+      // drop the oldest (user, assistant) pair after the system message, keeping the last user message
+      const first = msgs[0]?.role === 'system' ? 1 : 0;
+      if (msgs.length - first > 2) { msgs = [...msgs.slice(0, first), ...msgs.slice(first + 2)]; continue; }
+      return chat.ids.slice(chat.ids.length - budget); // still too long: keep the tail
+    }
+  }
+
+  /** Chat (ending with the assistant message to train) → ids truncated from the left to maxTokens. */
+  formatForTraining(messages: ChatMessage[], maxTokens: number): { ids: number[]; messages: ChatMessage[] } {
+    let msgs = [...messages];
+    for (;;) {
+      const chat = formatChat(msgs, this.tokenizer);
+      const first = msgs[0]?.role === 'system' ? 1 : 0;
+      if (chat.ids.length <= Math.min(maxTokens, this.maxContext) || msgs.length - first <= 2) return { ids: chat.ids, messages: msgs };
+      msgs = [...msgs.slice(0, first), ...msgs.slice(first + 2)];
+    }
+  }
+
+  /** Batched sampling with a KV cache (core/model/generate.ts); deterministic for a seed. */
+  async generate(prompts: number[][], opts: GenerateOptions): Promise<Generated[]> {
+    if (prompts.length === 0) return [];
+    const longest = Math.max(...prompts.map((p) => p.length));
+    const maxNewTokens = Math.max(1, Math.min(opts.maxNewTokens, this.maxContext - longest - 1));
+    const results = generateTokens(this.model, this.tokenizer as never, prompts, {
+      maxNewTokens, temperature: opts.temperature, topP: opts.topP, topK: opts.topK, seed: opts.seed,
+      stop: opts.stop ?? ['</answer>'], stopTokenIds: [...new Set([this.tokenizer.eosTokenId, ...this.tokenizer.stopTokenIds])],
+    });
+    await Promise.resolve();
+    return results.map((r) => ({ ids: r.tokens, text: r.text, logprobs: r.logprobs }));
+  }
+
+  /** Pad rows to one length; returns ids, attention mask and padded named arrays. */
+  private pad(rows: TrainRow[]): { ids: number[][]; attention: number[][]; arrays: Record<string, number[][]> } {
+    const T = Math.max(...rows.map((r) => r.ids.length));
+    const pad = this.tokenizer.padTokenId;
+    const ids = rows.map((r) => [...r.ids, ...new Array<number>(T - r.ids.length).fill(pad)]);
+    const attention = rows.map((r) => [...r.ids.map(() => 1), ...new Array<number>(T - r.ids.length).fill(0)]);
+    const names = Object.keys(rows[0]?.arrays ?? {});
+    const arrays: Record<string, number[][]> = {};
+    for (const name of names) {
+      arrays[name] = rows.map((r, i) => {
+        const a = r.arrays[name];
+        if (!a || a.length !== r.ids.length) throw new Error(`training row ${i}: array ${name} must have one value per token (${r.ids.length}); received ${a?.length ?? 'none'}`);
+        return [...a, ...new Array<number>(T - a.length).fill(0)];
+      });
+    }
+    return { ids, attention, arrays };
+  }
+
+  ensureOptimizer(weightDecay = 0.01): AdamW {
+    if (!this.optimizer) {
+      const names = this.model.trainableNames();
+      const vars = this.model.trainableVariables();
+      this.optimizer = new AdamW(names.map((name, i) => ({ name, variable: vars[i]! })), { beta1: 0.9, beta2: 0.95, weightDecay });
+    }
+    return this.optimizer;
+  }
+
+  /** One optimizer step of a registered loss on rows; returns the loss stats and the gradient norm. */
+  trainStep(lossName: string, rows: TrainRow[], params: Record<string, unknown>, lr: number, gradClip: number): Record<string, number> {
+    const spec = getLoss(lossName);
+    const optimizer = this.ensureOptimizer();
+    const { ids, attention, arrays } = this.pad(rows);
+    const names = this.model.trainableNames();
+    const vars = this.model.trainableVariables();
+    const statValues: Record<string, number> = {};
+    const grads = tf.tidy(() => {
+      const attentionMask = tf.tensor2d(attention);
+      const batch: Record<string, tf.Tensor> = {};
+      for (const [k, v] of Object.entries(arrays)) batch[k] = tf.tensor2d(v);
+      let stats: Record<string, tf.Scalar> = {};
+      const result = tf.variableGrads(() => {
+        const out = this.model.tokenOutputs(ids, { attentionMask: attention, values: spec.needs.values });
+        const r = spec.fn({ outputs: out, batch, attentionMask, params });
+        stats = Object.fromEntries(Object.entries(r.stats).map(([k, s]) => [k, tf.keep(s)]));
+        return r.loss;
+      }, vars);
+      statValues['losses/total'] = result.value.dataSync()[0]!;
+      const seen = new Set<tf.Tensor>();
+      for (const [k, s] of Object.entries(stats)) {
+        statValues[k] = s.dataSync()[0]!;
+        if (!seen.has(s) && s !== result.value) { seen.add(s); s.dispose(); }
+      }
+      return result.grads;
+    });
+    const byName = new Map<string, tf.Tensor>();
+    vars.forEach((v, i) => { const g = grads[v.name]; if (g) byName.set(names[i]!, g); });
+    const clipped = clipByGlobalNorm(byName, gradClip);
+    optimizer.apply(clipped.grads, lr);
+    for (const g of clipped.grads.values()) g.dispose();
+    for (const g of Object.values(grads)) if (!g.isDisposed) g.dispose();
+    statValues['charts/gradNorm'] = clipped.norm;
+    statValues['charts/lr'] = lr;
+    return statValues;
+  }
+
+  /** No-grad per-token log-probabilities, entropies and values (values only with a value head). */
+  tokenStats(rows: Array<{ ids: number[] }>, withValues: boolean): Array<{ logprobs: number[]; entropies: number[]; values: number[] | null }> {
+    if (rows.length === 0) return [];
+    const { ids, attention } = this.pad(rows.map((r) => ({ ids: r.ids, arrays: {} })));
+    const tensors = tf.tidy(() => {
+      const out = this.model.tokenOutputs(ids, { attentionMask: attention, values: withValues && this.config.value_head });
+      return out.values ? [out.logprobs, out.entropies, out.values] : [out.logprobs, out.entropies];
+    });
+    const [lp, en, va] = tensors.map((t) => t.arraySync() as number[][]) as [number[][], number[][], number[][] | undefined];
+    for (const t of tensors) t.dispose();
+    return rows.map((r, i) => ({
+      logprobs: lp[i]!.slice(0, r.ids.length), entropies: en[i]!.slice(0, r.ids.length),
+      values: va ? va[i]!.slice(0, r.ids.length) : null,
+    }));
+  }
+
+  dispose(): void { this.optimizer?.dispose(); this.model.dispose(); }
+}
+
+// ───────────────────────── creation and checkpoints ─────────────────────────
+
+export async function useBackend(config: RunConfig, log?: (line: string) => void): Promise<string> {
+  const report = await initBackend({ backend: config.backend, log });
+  return report.summary;
+}
+
+/** A fresh model from the run's model preset (tiny models: character tokenizer). */
+export function createRuntime(config: RunConfig, opts: { seed: number; valueHead: boolean }): ModelRuntime {
+  if (config.model.source !== 'preset') throw new Error(`createRuntime: model.source is ${config.model.source}; use loadRuntime for folders`);
+  const tokenizer = buildCharTokenizer();
+  const modelConfig = presetConfig(config.model.preset, { ...(config.model.overrides ?? {}), vocab_size: tokenizer.vocabSize, value_head: opts.valueHead });
+  return new ModelRuntime(new CausalLM(modelConfig, { seed: opts.seed }), tokenizer);
+}
+
+/** Load a checkpoint or HF folder; `valueHead` adds a (fresh) value head when the folder has none. */
+export async function loadRuntime(dir: string, opts: { valueHead?: boolean; trainable?: boolean } = {}): Promise<ModelRuntime> {
+  const configPath = join(dir, 'config.json');
+  if (!existsSync(configPath)) throw new Error(`${configPath}: missing config.json; expected a checkpoint or Hugging Face model folder`);
+  const raw = JSON.parse(readFileSync(configPath, 'utf8')) as Record<string, unknown>;
+  const modelConfig = parseModelConfig({ ...raw, ...(opts.valueHead !== undefined ? { value_head: opts.valueHead || raw.value_head === true } : {}) }, configPath);
+  const tokenizer = await loadTokenizer(dir);
+  const weightsPath = join(dir, 'model.safetensors');
+  if (!existsSync(weightsPath)) throw new Error(`${weightsPath}: missing model.safetensors (sharded folders: load them through core/model/hf-load)`);
+  const weights = await readSafetensors(weightsPath);
+  const model = new CausalLM(modelConfig, { init: 'zeros', trainable: opts.trainable ?? true });
+  model.loadWeights(weights, { where: weightsPath, ignoreUnexpected: true });
+  // a value head that the folder lacks starts at zero output (weights ~ N(0, σ) would add noise to the first advantages)
+  return new ModelRuntime(model, tokenizer);
+}
+
+/** Write a checkpoint atomically (temp folder + rename); the previous one stays until the new one is complete. */
+export async function saveRuntime(runtime: ModelRuntime, dir: string, manifest: Record<string, unknown>): Promise<void> {
+  const tmp = `${dir}.tmp-${process.pid}`;
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(tmp, { recursive: true });
+  await writeSafetensors(join(tmp, 'model.safetensors'), runtime.model.exportWeights(), { metadata: { format: 'pt' } });
+  writeFileSync(join(tmp, 'config.json'), JSON.stringify(configToJson(runtime.config), null, 2));
+  await runtime.tokenizer.save(tmp);
+  writeFileSync(join(tmp, 'manifest.json'), JSON.stringify({ ...manifest, time: Date.now() }, null, 2));
+  rmSync(dir, { recursive: true, force: true });
+  renameSync(tmp, dir);
+}

@@ -1,0 +1,52 @@
+// Self-play stage: the starting policy plays `games` puzzles from the self-play seed range at the
+// rollout temperature (or, as the random-action ablation, a generator writes well-formed turns
+// with random legal actions). Failures are kept. Every assistant turn then goes through the
+// structural filter and ground-truth replacement (core/train/selfplay-data.ts); rows are split by
+// whole game and written to datasets/sft-{train,val}.jsonl with the original and corrected text
+// side by side, plus datasets/filter-report.json and datasets/sft-stats.json.
+import type { StageDefinition } from '../engine/stage.js';
+import { stageSection } from './plan.js';
+import { playEpisodes, groupSpecs, rolloutMetrics } from './rollout.js';
+import { rolloutDeps, runTemplate, sessionFactory } from './episodes.js';
+import { buildSftRows } from './selfplay-data.js';
+import { splitByGame } from './split.js';
+import { elapsedSeconds, loadStartingModel } from './stage-utils.js';
+
+export const selfplayStage: StageDefinition = {
+  name: 'selfplay',
+  title: 'Self-play data with ground-truth replacement',
+  async run(ctx) {
+    const started = Date.now();
+    const section = stageSection(ctx.config, 'selfplay');
+    const limits = stageSection(ctx.config, 'rollout');
+    const { runtime, from } = await loadStartingModel(ctx, { valueHead: false });
+    ctx.log('info', `self-play with ${section.policy === 'random' ? 'the random-action generator' : `the policy from ${from}`} on ${section.games} games (seeds ${ctx.config.seeds.selfplayStart}…)`);
+    const specs = groupSpecs('selfplay', ctx.config.seeds.selfplayStart, 0, section.games, 1);
+    const deps = rolloutDeps(ctx.config, runtime, limits, { runId: ctx.runId, stage: 'selfplay', step: 0 }, { random: section.policy === 'random', seed: ctx.config.seeds.base + 3, signal: ctx.signal });
+    deps.onTurn = (done, total) => ctx.progress(done, total, `self-play games ${done}/${total}`);
+    const results = await playEpisodes(specs, limits, ctx.config.seeds.base * 7 + 11, deps);
+    if (ctx.signal.aborted) { runtime.dispose(); return {}; }
+    for (const r of results) ctx.episode('selfplay', r.record);
+    ctx.metric(0, rolloutMetrics(results), { episodes: results.length });
+
+    const systemPrompt = sessionFactory(ctx.config, runTemplate(ctx.config), limits)(specs[0]!).messages()[0]!.content;
+    const built = buildSftRows(results.map((r) => r.record), { groundTruthReplacement: section.groundTruthReplacement, systemPrompt });
+    const split = splitByGame(built.rows, (row) => row.episodeId, section.valFraction, ctx.config.seeds.base + 5);
+    const row = (r: (typeof built.rows)[number]) => ({ ...r, split: undefined });
+    ctx.appendJsonl('datasets/sft-train.jsonl', split.train.map(row));
+    ctx.appendJsonl('datasets/sft-val.jsonl', split.val.map(row));
+    const droppedTotal = Object.values(built.dropped).reduce((a, c) => a + c, 0);
+    const report = {
+      games: results.length, turns: built.turns, kept: built.rows.length, dropped: built.dropped, droppedTotal,
+      groundTruthReplacement: section.groundTruthReplacement, policy: section.policy,
+      successfulGames: results.filter((r) => r.record.success).length,
+      split: { train: split.train.length, val: split.val.length, trainGames: split.trainGames.length, valGames: split.valGames.length },
+    };
+    ctx.writeJson('datasets/filter-report.json', report);
+    ctx.writeJson('datasets/sft-stats.json', { train: split.train.length, val: split.val.length, dropped: built.dropped, games: { train: split.trainGames.length, val: split.valGames.length } });
+    ctx.metric(0, { 'selfplay/turns': built.turns, 'selfplay/kept': built.rows.length, 'selfplay/dropped': droppedTotal });
+    ctx.log(built.rows.length === 0 ? 'warn' : 'info', `self-play: ${built.turns} turns, kept ${built.rows.length}, dropped ${droppedTotal} (${Object.entries(built.dropped).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(', ') || 'none'}); train ${split.train.length} rows / val ${split.val.length} rows`);
+    runtime.dispose();
+    return { checkpoint: from.startsWith('fresh') ? null : from, train: split.train.length, val: split.val.length, dropped: droppedTotal, wallSeconds: elapsedSeconds(started) };
+  },
+};

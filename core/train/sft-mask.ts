@@ -1,0 +1,41 @@
+// SFT loss masks over a formatted chat (core/model/chat.ts). The loss covers the model's own
+// turn only — the content of the trained assistant message and its end-of-turn token — never the
+// system, user or environment text. Two modes:
+//   paper           the true-state spans (observation and prediction contents) are trained on
+//                   (the paper's version: the model learns to write the true states)
+//   maskStateSpans  those contents are excluded (the released code's behaviour; an ablation);
+//                   the tags themselves, the reasoning and the answer stay in the loss.
+// Masks are aligned with chat.ids: mask[i] = 1 means token i is a target with loss.
+import { clearRanges, findTagContents, messageTokenRanges, roleMask } from '../model/chat.js';
+import type { ChatMessage, FormattedChat } from '../model/chat.js';
+import type { Tokenizer } from '../model/tokenizer.js';
+
+export const STATE_TAGS = ['observation', 'prediction'] as const;
+
+export interface SftMaskOptions {
+  maskStateSpans: boolean;          // ablation: drop the observation/prediction contents from the loss
+  messageIndexes?: number[];        // assistant messages to train (default: the last assistant message)
+}
+
+export function sftLossMask(chat: FormattedChat, messages: readonly ChatMessage[], tokenizer: Tokenizer, options: SftMaskOptions): number[] {
+  const assistantIndexes = messages.map((m, i) => (m.role === 'assistant' ? i : -1)).filter((i) => i >= 0);
+  if (assistantIndexes.length === 0) throw new Error('sftLossMask: expected at least one assistant message to train on; received none (a row must end with the model\'s turn)');
+  const targets = options.messageIndexes ?? [assistantIndexes[assistantIndexes.length - 1]!];
+  const mask = new Array<number>(chat.ids.length).fill(0);
+  for (const index of targets) {
+    if (messages[index]?.role !== 'assistant') throw new Error(`sftLossMask: message ${index} is not an assistant message (role ${messages[index]?.role ?? 'missing'})`);
+    const span = chat.spans[index]!;
+    for (let i = span.start; i <= span.closeStart && i < mask.length; i++) mask[i] = 1; // content + <|im_end|>
+    if (options.maskStateSpans) {
+      const content = messages[index]!.content;
+      const ranges = STATE_TAGS.flatMap((tag) => findTagContents(content, tag));
+      clearRanges(mask, messageTokenRanges(chat, tokenizer, index, messages, ranges, { mode: 'outer' }));
+    }
+  }
+  return mask;
+}
+
+/** All assistant turns (used by bootstrap pretraining, where every model turn is trained). */
+export function assistantMask(chat: FormattedChat): number[] {
+  return roleMask(chat, 'assistant', { includeEnd: true });
+}

@@ -1,0 +1,113 @@
+// SFT stage: finetune on the self-play rows (datasets/sft-train.jsonl). Loss on the model's own
+// turn only (the last assistant message of each row and its end token); by default it covers the
+// true-state spans (the paper's version); `maskStateSpans` drops the observation/prediction
+// contents from the loss (the released code's behaviour, an ablation). Cosine schedule with
+// warmup, validation loss each epoch (games never seen in training), a checkpoint per epoch, and
+// state perplexity on the validation rows before and after. Resumes after the last finished epoch.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { StageDefinition } from '../engine/stage.js';
+import { formatChat, type ChatMessage } from '../model/chat.js';
+import { learningRate } from '../model/optim.js';
+import { statePerplexity } from '../eval/perplexity.js';
+import { stageSection } from './plan.js';
+import { sftLossMask } from './sft-mask.js';
+import { createRng, shuffleInPlace } from './rng.js';
+import { elapsedSeconds, loadStartingModel, mean, meanStats, writeCheckpoint } from './stage-utils.js';
+import { loadRuntime, type ModelRuntime, type TrainRow } from './runtime.js';
+
+interface Row { id: string; episodeId: string; messages: ChatMessage[] }
+
+function readRows(path: string): Row[] {
+  if (!existsSync(path)) return [];
+  const out: Row[] = [];
+  readFileSync(path, 'utf8').split('\n').forEach((line, i) => {
+    if (!line.trim()) return;
+    try { out.push(JSON.parse(line) as Row); } catch { throw new Error(`${path}: line ${i + 1} is not valid JSON; re-run the selfplay stage`); }
+  });
+  return out;
+}
+
+function toTrainRows(runtime: ModelRuntime, rows: Row[], maxLength: number, maskStateSpans: boolean): TrainRow[] {
+  const out: TrainRow[] = [];
+  for (const row of rows) {
+    const { messages } = runtime.formatForTraining(row.messages, maxLength);
+    const chat = formatChat(messages, runtime.tokenizer);
+    if (chat.ids.length > runtime.maxContext) continue;
+    out.push({ ids: chat.ids, arrays: { lossMask: sftLossMask(chat, messages, runtime.tokenizer, { maskStateSpans }) } });
+  }
+  return out;
+}
+
+function validationLoss(runtime: ModelRuntime, rows: TrainRow[], batchSize: number): number {
+  let nll = 0, count = 0;
+  for (let i = 0; i < rows.length; i += batchSize) {
+    const batch = rows.slice(i, i + batchSize);
+    const stats = runtime.tokenStats(batch, false);
+    batch.forEach((row, b) => row.arrays.lossMask!.forEach((m, t) => { if (m) { nll -= stats[b]!.logprobs[t]!; count++; } }));
+  }
+  return count === 0 ? Number.NaN : nll / count;
+}
+
+export const sftStage: StageDefinition = {
+  name: 'sft',
+  title: 'SFT on the corrected self-play turns',
+  async run(ctx) {
+    const started = Date.now();
+    const section = stageSection(ctx.config, 'sft');
+    const trainRows = readRows(join(ctx.runDir, 'datasets', 'sft-train.jsonl'));
+    const valRows = readRows(join(ctx.runDir, 'datasets', 'sft-val.jsonl'));
+    const state = ctx.loadState() as { epoch?: number; checkpoint?: string; step?: number } | null;
+    let runtime: ModelRuntime;
+    let from: string;
+    if (state?.checkpoint && existsSync(join(state.checkpoint, 'config.json'))) {
+      runtime = await loadRuntime(state.checkpoint, { valueHead: false });
+      from = state.checkpoint;
+      ctx.log('info', `sft: resuming after epoch ${state.epoch} from ${from}`);
+    } else {
+      ({ runtime, from } = await loadStartingModel(ctx, { valueHead: false }));
+    }
+    if (trainRows.length === 0) {
+      ctx.log('warn', 'sft: no training rows (self-play kept no well-formed turn); the model is passed on unchanged');
+      const checkpoint = await writeCheckpoint(ctx, runtime, 'sft-epoch-0', 0, {}, from);
+      runtime.dispose();
+      return { checkpoint, epochs: 0, trainRows: 0, wallSeconds: elapsedSeconds(started) };
+    }
+    const train = toTrainRows(runtime, trainRows, section.maxLength, section.maskStateSpans);
+    const val = toTrainRows(runtime, valRows, section.maxLength, section.maskStateSpans);
+    const pplRows = (valRows.length > 0 ? valRows : trainRows).slice(0, 32);
+    const pplBefore = state?.epoch ? null : statePerplexity(runtime, pplRows, section.maxLength);
+    if (pplBefore) ctx.metric(0, { 'sft/statePerplexityBefore': pplBefore.perplexity });
+    const stepsPerEpoch = Math.max(1, Math.ceil(train.length / section.batchSize));
+    const totalSteps = stepsPerEpoch * section.epochs;
+    const warmupSteps = Math.round(totalSteps * section.warmupFraction);
+    let step = state?.step ?? 0;
+    let checkpoint = from;
+    runtime.ensureOptimizer(section.weightDecay);
+    for (let epoch = (state?.epoch ?? 0) + 1; epoch <= section.epochs; epoch++) {
+      const order = shuffleInPlace(train.map((_, i) => i), createRng(ctx.config.seeds.base * 31 + epoch));
+      const epochStats: Array<Record<string, number>> = [];
+      for (let b = 0; b < stepsPerEpoch; b++) {
+        if (ctx.signal.aborted) { runtime.dispose(); return {}; }
+        const batch = order.slice(b * section.batchSize, (b + 1) * section.batchSize).map((i) => train[i]!);
+        const lr = learningRate(step, { lr: section.lr, warmupSteps, totalSteps, kind: 'cosine' });
+        const stats = runtime.trainStep('sft', batch, {}, lr, section.gradClip);
+        epochStats.push(stats);
+        ctx.metric(step, { 'losses/sft': stats['losses/sft']!, 'charts/lr': lr, 'charts/gradNorm': stats['charts/gradNorm']! });
+        step++;
+        ctx.progress(step, totalSteps, `SFT epoch ${epoch}/${section.epochs}, step ${step}/${totalSteps}`);
+      }
+      const valLoss = val.length > 0 ? validationLoss(runtime, val, section.batchSize) : Number.NaN;
+      const trainLoss = meanStats(epochStats)['losses/sft'] ?? Number.NaN;
+      ctx.metric(step, { 'losses/sftVal': valLoss, 'sft/epoch': epoch, 'sft/trainLossEpoch': trainLoss });
+      checkpoint = await writeCheckpoint(ctx, runtime, `sft-epoch-${epoch}`, step, { trainLoss, valLoss }, from);
+      ctx.saveState({ epoch, checkpoint, step });
+      ctx.log('info', `sft epoch ${epoch}: train loss ${trainLoss.toFixed(4)}, val loss ${Number.isFinite(valLoss) ? valLoss.toFixed(4) : 'n/a'}`);
+    }
+    const pplAfter = statePerplexity(runtime, pplRows, section.maxLength);
+    ctx.metric(step, { 'sft/statePerplexityAfter': pplAfter.perplexity });
+    ctx.writeJson('eval/sft-state-perplexity.json', { stage: 'sft', step, before: pplBefore, after: pplAfter, rows: pplRows.length, maskStateSpans: section.maskStateSpans });
+    runtime.dispose();
+    return { checkpoint, epochs: section.epochs, steps: step, trainRows: train.length, valRows: val.length, statePerplexityBefore: pplBefore?.perplexity ?? null, statePerplexityAfter: pplAfter.perplexity, meanTrainTokens: mean(train.map((r) => r.ids.length)), wallSeconds: elapsedSeconds(started) };
+  },
+};

@@ -1,0 +1,228 @@
+// Electron main process: one window, native menus (New / Open / Recent project), dialogs,
+// single-instance lock, the API dispatcher hosted over the preload bridge, engines in
+// utilityProcess, and the user told when a renderer or an engine process dies.
+// Security: contextIsolation + sandbox on, nodeIntegration off, strict CSP, the renderer loaded
+// from the app:// scheme, every IPC handler checks the sender frame, new windows and navigation
+// denied, all permission requests refused.
+import {
+  app, BrowserWindow, crashReporter, dialog, ipcMain, Menu, nativeTheme, protocol, session,
+  type MenuItemConstructorOptions, type WebContents,
+} from 'electron';
+import { readFile } from 'node:fs/promises';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createDispatcher, type Dispatcher } from '../core/api/dispatcher.js';
+import { toApiError } from '../core/api/errors.js';
+import { BRIDGE_CHANNELS, type MenuCommand } from '../renderer/src/api/bridge.js';
+import { ElectronUtilityLauncher } from './engine-launcher.js';
+import { registerIpcHandlers } from './ipc-host.js';
+import {
+  APP_ORIGIN, APP_SCHEME, CONTENT_SECURITY_POLICY, isTrustedOrigin, mimeType, resolveAppPath,
+} from './security.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));        // dist-electron/
+const appRoot = path.resolve(here, '..');
+const rendererDir = path.join(appRoot, 'dist-renderer');
+const devServerUrl = process.env['SPA_WORKBENCH_DEV_URL'] ?? null;  // e.g. http://localhost:5173 (npm run dev:renderer)
+
+crashReporter.start({ uploadToServer: false });                      // local crash dumps only
+
+protocol.registerSchemesAsPrivileged([
+  { scheme: APP_SCHEME, privileges: { standard: true, secure: true, supportFetchAPI: true, codeCache: true } },
+]);
+
+if (!app.requestSingleInstanceLock()) {
+  app.quit();
+} else {
+  main();
+}
+
+function main(): void {
+  let win: BrowserWindow | null = null;
+  let dispatcher: Dispatcher | null = null;
+  let disposeIpc: (() => void) | null = null;
+
+  const sendMenu = (command: MenuCommand) => {
+    if (win && !win.isDestroyed()) win.webContents.send(BRIDGE_CHANNELS.menu, command);
+  };
+
+  app.on('second-instance', () => {
+    if (!win) return;
+    if (win.isMinimized()) win.restore();
+    win.focus();
+  });
+
+  // Deny new windows, navigation away from the app, webviews; refuse permission requests.
+  app.on('web-contents-created', (_e, contents: WebContents) => {
+    contents.setWindowOpenHandler(() => ({ action: 'deny' }));
+    contents.on('will-navigate', (event, url) => { if (!isTrustedOrigin(url, devServerUrl)) event.preventDefault(); });
+    contents.on('will-redirect', (event, url) => { if (!isTrustedOrigin(url, devServerUrl)) event.preventDefault(); });
+    contents.on('will-attach-webview', (event) => event.preventDefault());
+  });
+
+  app.on('child-process-gone', (_e, details) => {
+    if (details.type === 'Utility' && details.serviceName?.startsWith('spa-engine-')) return; // reported by the launcher
+    if (details.reason === 'clean-exit') return;
+    console.error(`child process gone: ${details.type} ${details.name ?? ''} (${details.reason}, exit ${details.exitCode})`);
+  });
+
+  app.on('window-all-closed', () => app.quit());
+  app.on('before-quit', () => {
+    disposeIpc?.();
+    void dispatcher?.dispose({ kill: false });
+  });
+
+  void app.whenReady().then(async () => {
+    session.defaultSession.setPermissionRequestHandler((_wc, _permission, callback) => callback(false));
+    session.defaultSession.setPermissionCheckHandler(() => false);
+
+    // The renderer build, served from app://bundle/ with the CSP header.
+    protocol.handle(APP_SCHEME, async (request) => {
+      const rel = resolveAppPath(request.url);
+      if (!rel) return new Response('not found', { status: 404 });
+      try {
+        const body = await readFile(path.join(rendererDir, rel));
+        return new Response(body, { headers: { 'content-type': mimeType(rel), 'content-security-policy': CONTENT_SECURITY_POLICY, 'x-content-type-options': 'nosniff' } });
+      } catch {
+        return new Response(`not found: ${rel}`, { status: 404 });
+      }
+    });
+
+    const engineEntry = path.join(here, 'engine-process.js');
+    const launcher = new ElectronUtilityLauncher(engineEntry, (serviceName, reason, exitCode) => {
+      const runId = serviceName.replace(/^spa-engine-/, '');
+      const message = `The engine process of run ${runId} stopped unexpectedly (${reason}, exit code ${exitCode}). The run is marked failed; the app keeps working and the run can be resumed.`;
+      if (win && !win.isDestroyed()) sendMenu({ type: 'engine-died', message });
+      else void dialog.showMessageBox({ type: 'error', title: 'Engine stopped', message });
+    });
+    dispatcher = createDispatcher({ host: 'electron', launcher });
+
+    disposeIpc = registerIpcHandlers(ipcMain, {
+      dispatcher,
+      isTrusted: (url) => isTrustedOrigin(url, devServerUrl),
+      toApiError: (err, where) => toApiError(err, where),
+      onRejected: (channel, url) => console.warn(`refused IPC ${channel} from ${url ?? 'unknown frame'}`),
+      openFolder: async (event, options) => {
+        const owner = BrowserWindow.fromWebContents(event.sender as unknown as WebContents) ?? win;
+        const props: Array<'openDirectory' | 'createDirectory' | 'promptToCreate'> = ['openDirectory'];
+        if (options.create) props.push('createDirectory', 'promptToCreate');
+        const dialogOptions = { title: options.title ?? 'Choose a folder', properties: props, ...(options.defaultPath ? { defaultPath: options.defaultPath } : {}) };
+        const r = owner ? await dialog.showOpenDialog(owner, dialogOptions) : await dialog.showOpenDialog(dialogOptions);
+        return r.canceled || r.filePaths.length === 0 ? null : r.filePaths[0]!;
+      },
+    });
+
+    // Open a project given on the command line: `spa-workbench-desktop /path/to/project`.
+    const argProject = process.argv.slice(app.isPackaged ? 1 : 2).find((a) => !a.startsWith('-') && path.isAbsolute(a));
+    if (argProject) await dispatcher.call('projects.open', { path: argProject }).catch((err: unknown) => console.error(toApiError(err).message));
+
+    win = createWindow();
+    await buildMenu();
+    dispatcher.subscribe({ kind: 'project' }, (ev) => {
+      if (ev.kind === 'project' && ev.event.type === 'project') void buildMenu();
+    });
+  });
+
+  function createWindow(): BrowserWindow {
+    const w = new BrowserWindow({
+      width: 1280,
+      height: 800,
+      minWidth: 960,
+      minHeight: 600,
+      show: false,
+      title: 'SPA Workbench',
+      icon: path.join(appRoot, 'resources', 'icon.png'),
+      backgroundColor: nativeTheme.shouldUseDarkColors ? '#14171c' : '#f6f7f9',
+      webPreferences: {
+        preload: path.join(here, 'preload.cjs'),
+        contextIsolation: true,
+        sandbox: true,
+        nodeIntegration: false,
+        nodeIntegrationInWorker: false,
+        webSecurity: true,
+        allowRunningInsecureContent: false,
+        webviewTag: false,
+        spellcheck: false,
+      },
+    });
+    w.once('ready-to-show', () => w.show());
+    w.webContents.on('render-process-gone', (_e, details) => {
+      if (details.reason === 'clean-exit') return;
+      void dialog.showMessageBox(w, {
+        type: 'error',
+        title: 'Window stopped',
+        message: `The window's renderer process stopped (${details.reason}, exit code ${details.exitCode}).`,
+        detail: 'Running trainings are not affected: they run in their own engine processes. Reload to continue.',
+        buttons: ['Reload', 'Quit'],
+        defaultId: 0,
+      }).then((r) => { if (r.response === 0) w.webContents.reload(); else app.quit(); });
+    });
+    w.webContents.on('unresponsive', () => console.warn('renderer unresponsive'));
+    w.on('closed', () => { if (win === w) win = null; });
+    void w.loadURL(devServerUrl ?? `${APP_ORIGIN}/index.html`);
+    return w;
+  }
+
+  async function buildMenu(): Promise<void> {
+    let recent: Array<{ path: string; name: string; exists: boolean }> = [];
+    try {
+      recent = ((await dispatcher?.call('projects.recent', {})) as { projects: typeof recent } | undefined)?.projects ?? [];
+    } catch { /* no recent list yet */ }
+    const isMac = process.platform === 'darwin';
+    const nav = (view: string): MenuItemConstructorOptions['click'] => () => sendMenu({ type: 'navigate', view });
+    const template: MenuItemConstructorOptions[] = [
+      ...(isMac ? [{ role: 'appMenu' as const }] : []),
+      {
+        label: '&File',
+        submenu: [
+          { label: 'New Project…', accelerator: 'CmdOrCtrl+Shift+N', click: () => sendMenu({ type: 'new-project' }) },
+          { label: 'Open Project…', accelerator: 'CmdOrCtrl+O', click: () => sendMenu({ type: 'open-project' }) },
+          {
+            label: 'Open Recent',
+            submenu: recent.length === 0
+              ? [{ label: 'No recent projects', enabled: false }]
+              : recent.slice(0, 10).map((r) => ({ label: `${r.name} — ${r.path}`, enabled: r.exists, click: () => sendMenu({ type: 'open-recent', path: r.path }) })),
+          },
+          { type: 'separator' },
+          { label: 'New Run…', accelerator: 'CmdOrCtrl+N', click: nav('new-run') },
+          { type: 'separator' },
+          isMac ? { role: 'close' } : { role: 'quit' },
+        ],
+      },
+      { role: 'editMenu' },
+      {
+        label: '&View',
+        submenu: [
+          { label: 'Projects', click: nav('projects') },
+          { label: 'Runs', accelerator: 'CmdOrCtrl+1', click: nav('runs') },
+          { label: 'Compare', accelerator: 'CmdOrCtrl+2', click: nav('compare') },
+          { label: 'Templates', accelerator: 'CmdOrCtrl+3', click: nav('templates') },
+          { type: 'separator' },
+          { label: 'Toggle Dark Theme', accelerator: 'CmdOrCtrl+Shift+D', click: () => sendMenu({ type: 'toggle-theme' }) },
+          { type: 'separator' },
+          { role: 'reload' },
+          ...(app.isPackaged ? [] : [{ role: 'toggleDevTools' as const }]),
+          { type: 'separator' },
+          { role: 'resetZoom' }, { role: 'zoomIn' }, { role: 'zoomOut' },
+          { type: 'separator' },
+          { role: 'togglefullscreen' },
+        ],
+      },
+      { role: 'windowMenu' },
+      {
+        label: '&Help',
+        submenu: [
+          {
+            label: 'About SPA Workbench',
+            click: () => void dialog.showMessageBox({
+              type: 'info', title: 'About SPA Workbench',
+              message: `SPA Workbench ${app.getVersion()}`,
+              detail: `Electron ${process.versions.electron} · Node ${process.versions.node} · Chromium ${process.versions.chrome}\nWorld-model reinforcement learning for LLM agents, on your machine.`,
+            }),
+          },
+        ],
+      },
+    ];
+    Menu.setApplicationMenu(Menu.buildFromTemplate(template));
+  }
+}

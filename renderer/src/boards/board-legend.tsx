@@ -1,0 +1,42 @@
+// A legend of the cell kinds of one environment family, drawn with the same glyphs as the board.
+import type { ReactElement } from 'react';
+import type { CellKind } from '../../../core/api/records.js';
+import { cellLabel, cellShapes, type BoardFamily } from './board-shapes.js';
+import { ShapeElement } from './Board.js';
+
+export const FAMILY_KINDS: Record<BoardFamily, CellKind[]> = {
+  sokoban: ['wall', 'floor', 'target', 'box', 'boxOnTarget', 'player', 'playerOnTarget'],
+  frozenlake: ['frozen', 'hole', 'goal', 'start', 'player', 'playerInHole', 'playerOnGoal'],
+  sudoku: ['digit', 'empty'],
+  unknown: [],
+};
+
+export function BoardLegend({ family, showUnknown = false }: { family: BoardFamily; showUnknown?: boolean }): ReactElement {
+  const kinds = [...FAMILY_KINDS[family], ...(showUnknown ? (['unknown'] as CellKind[]) : [])];
+  const items: Array<{ key: string; kind: CellKind; given?: boolean; label: string }> = [];
+  for (const kind of kinds) {
+    if (kind === 'digit') {
+      items.push({ key: 'given', kind, given: true, label: 'given digit' }, { key: 'filled', kind, given: false, label: 'filled digit' });
+    } else {
+      items.push({ key: kind, kind, label: cellLabel(kind) });
+    }
+  }
+  return (
+    <div className="board-legend" aria-label="Board legend">
+      {items.map((item) => (
+        <span key={item.key} className="board-legend-item" data-legend-kind={item.kind}>
+          <svg viewBox="0 0 1 1" width={18} height={18} aria-hidden="true">
+            {cellShapes(item.kind, family, { value: item.kind === 'digit' ? 3 : null, given: item.given }).map((s, i) => <ShapeElement key={i} shape={s} />)}
+          </svg>
+          {item.label}
+        </span>
+      ))}
+      <span className="board-legend-item">
+        <svg viewBox="0 0 1 1" width={18} height={18} aria-hidden="true">
+          <rect className="board-stroke-highlight board-fill-none" x={0.08} y={0.08} width={0.84} height={0.84} strokeWidth={0.12} />
+        </svg>
+        wrong cell
+      </span>
+    </div>
+  );
+}

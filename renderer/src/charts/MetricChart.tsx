@@ -1,0 +1,242 @@
+// One uPlot chart of one metric: several runs overlaid, the smoothed line strong and the raw
+// line faint, cursor synced across charts with the same syncKey, drag to zoom (re-bucketed in
+// the worker so zoomed-in data is exact), double-click to reset, PNG export.
+import { useEffect, useMemo, useRef, useState } from 'react';
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import { cssVar } from '../theme/theme.js';
+import type { PrepareResponse } from './downsample.js';
+import { sharedDownsampler, type Downsampler } from './downsampler.js';
+import { downloadDataUrl } from '../components/download.js';
+
+export interface ChartSeries {
+  key: string;            // stable id, e.g. runId
+  label: string;          // legend text
+  color: string;
+  x: number[];
+  y: number[];
+}
+
+export interface MetricChartProps {
+  title: string;
+  series: ChartSeries[];
+  xLabel: string;
+  smoothing: number;       // EMA weight in [0, 1)
+  syncKey?: string;
+  height?: number;
+  theme: string;           // re-create on theme change (colours are read from CSS variables)
+  downsampler?: Downsampler;
+  testId?: string;
+}
+
+/** `#rrggbb` / `#rgb` → rgba with alpha; other colour syntaxes are returned as they are. */
+export function withAlpha(color: string, alpha: number): string {
+  const m = /^#([0-9a-f]{3}|[0-9a-f]{6})$/i.exec(color.trim());
+  if (!m) return color;
+  let hex = m[1]!;
+  if (hex.length === 3) hex = hex.split('').map((c) => c + c).join('');
+  const n = parseInt(hex, 16);
+  return `rgba(${(n >> 16) & 255}, ${(n >> 8) & 255}, ${n & 255}, ${alpha})`;
+}
+
+function formatValue(v: number | null | undefined): string {
+  if (v === null || v === undefined || !Number.isFinite(v)) return '–';
+  const a = Math.abs(v);
+  if (a !== 0 && (a < 1e-3 || a >= 1e5)) return v.toExponential(2);
+  return v.toFixed(a < 1 ? 4 : a < 100 ? 3 : 1);
+}
+
+export function MetricChart(props: MetricChartProps) {
+  const { title, series, xLabel, smoothing, syncKey, height = 190, theme } = props;
+  const ds = props.downsampler ?? sharedDownsampler();
+  const hostRef = useRef<HTMLDivElement>(null);
+  const readoutRef = useRef<HTMLDivElement>(null);
+  const plotRef = useRef<uPlot | null>(null);
+  const structureRef = useRef<string>('');
+  const zoomRef = useRef<{ min: number; max: number } | null>(null);
+  const reqRef = useRef(0);
+  const [width, setWidth] = useState(0);
+  const [zoomed, setZoomed] = useState(false);
+  const [requestTick, setRequestTick] = useState(0);
+  const [pointInfo, setPointInfo] = useState('');
+
+  // Track the container width.
+  useEffect(() => {
+    const el = hostRef.current;
+    if (!el) return;
+    const ro = new ResizeObserver(() => setWidth(Math.max(120, Math.floor(el.clientWidth))));
+    ro.observe(el);
+    setWidth(Math.max(120, Math.floor(el.clientWidth)));
+    return () => ro.disconnect();
+  }, []);
+
+  const structure = useMemo(
+    () => JSON.stringify([series.map((s) => [s.key, s.label, s.color]), smoothing > 0, theme, xLabel, syncKey ?? '']),
+    [series, smoothing, theme, xLabel, syncKey],
+  );
+
+  // Destroy the plot on unmount.
+  useEffect(() => () => { plotRef.current?.destroy(); plotRef.current = null; }, []);
+
+  // Downsample (in the worker) whenever data, width, smoothing or zoom change; then draw.
+  useEffect(() => {
+    if (width === 0 || series.length === 0 || series.every((s) => s.x.length === 0)) {
+      plotRef.current?.destroy();
+      plotRef.current = null;
+      structureRef.current = '';
+      return;
+    }
+    const id = ++reqRef.current;
+    const zoom = zoomRef.current;
+    const plotWidth = Math.max(50, width - 60);
+    let cancelled = false;
+    ds.prepare({
+      series: series.map((s) => ({ key: s.key, x: s.x, y: s.y })),
+      smoothing,
+      buckets: plotWidth,
+      ...(zoom ? { xMin: zoom.min, xMax: zoom.max } : {}),
+    }).then((res) => {
+      if (cancelled || id !== reqRef.current) return; // a newer request superseded this one
+      draw(res);
+      setPointInfo(res.series.map((s) => s.totalPoints).reduce((a, b) => a + b, 0).toLocaleString());
+    }, (err) => console.error('chart downsampling failed', err));
+    return () => { cancelled = true; };
+
+    function draw(res: PrepareResponse) {
+      const tables: uPlot.AlignedData[] = [];
+      for (const s of res.series) {
+        tables.push([s.raw.x, s.raw.y] as unknown as uPlot.AlignedData);
+        if (s.smooth) tables.push([s.smooth.x, s.smooth.y] as unknown as uPlot.AlignedData);
+      }
+      const data = uPlot.join(tables);
+      const existing = plotRef.current;
+      if (existing && structureRef.current === structure) {
+        existing.setData(data, zoom === null);
+        if (zoom) existing.setScale('x', zoom);
+        return;
+      }
+      existing?.destroy();
+      const axis = cssVar('--chart-axis', '#666');
+      const grid = cssVar('--chart-grid', 'rgba(0,0,0,0.1)');
+      const uSeries: uPlot.Series[] = [{ label: xLabel }];
+      series.forEach((s) => {
+        if (smoothing > 0) {
+          uSeries.push({ label: `${s.label} (raw)`, stroke: withAlpha(s.color, 0.28), width: 1, spanGaps: true, points: { show: false } });
+          uSeries.push({ label: s.label, stroke: s.color, width: 1.75, spanGaps: true });
+        } else {
+          uSeries.push({ label: s.label, stroke: s.color, width: 1.5, spanGaps: true });
+        }
+      });
+      const opts: uPlot.Options = {
+        width: plotWidth + 60,
+        height,
+        series: uSeries,
+        legend: { show: false },
+        scales: { x: { time: false } },
+        axes: [
+          { stroke: axis, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 }, label: xLabel, labelSize: 18, labelFont: '11px system-ui, sans-serif', font: '11px system-ui, sans-serif', size: 36 },
+          { stroke: axis, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 }, font: '11px system-ui, sans-serif', size: 56, values: (_u, vals) => vals.map((v) => formatValue(v)) },
+        ],
+        cursor: {
+          ...(syncKey ? { sync: { key: syncKey, setSeries: false } } : {}),
+          drag: { x: true, y: false, setScale: false },
+          bind: {
+            dblclick: () => () => {
+              zoomRef.current = null;
+              setZoomed(false);
+              setRequestTick((t) => t + 1);
+              return null;
+            },
+          },
+        },
+        hooks: {
+          setSelect: [(u) => {
+            if (u.select.width < 4) return;
+            const min = u.posToVal(u.select.left, 'x');
+            const max = u.posToVal(u.select.left + u.select.width, 'x');
+            u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
+            zoomRef.current = { min, max };
+            setZoomed(true);
+            setRequestTick((t) => t + 1);
+          }],
+          setCursor: [(u) => {
+            const el = readoutRef.current;
+            if (!el) return;
+            const idx = u.cursor.idx;
+            if (idx === null || idx === undefined) { el.textContent = ''; return; }
+            const parts: string[] = [`${xLabel} ${formatValue(u.data[0][idx] ?? null)}`];
+            let col = 1;
+            for (const s of series) {
+              const raw = u.data[col]?.[idx];
+              const sm = smoothing > 0 ? u.data[col + 1]?.[idx] : undefined;
+              col += smoothing > 0 ? 2 : 1;
+              const v = sm ?? raw;
+              if (v !== null && v !== undefined) parts.push(`${s.label}: ${formatValue(v)}`);
+            }
+            el.textContent = parts.join('   ');
+          }],
+        },
+      };
+      const el = hostRef.current;
+      if (!el) return;
+      el.replaceChildren();
+      const plot = new uPlot(opts, data, el);
+      plotRef.current = plot;
+      structureRef.current = structure;
+      if (zoom) plot.setScale('x', zoom);
+    }
+  }, [series, smoothing, width, structure, requestTick, height]);
+
+  const exportPng = () => {
+    const plot = plotRef.current;
+    if (!plot) return;
+    const src = plot.ctx.canvas;
+    const pad = 28 * devicePixelRatio;
+    const canvas = document.createElement('canvas');
+    canvas.width = src.width;
+    canvas.height = src.height + pad + 20 * devicePixelRatio;
+    const ctx = canvas.getContext('2d');
+    if (!ctx) return;
+    ctx.fillStyle = cssVar('--bg-elev', '#fff');
+    ctx.fillRect(0, 0, canvas.width, canvas.height);
+    ctx.fillStyle = cssVar('--fg', '#000');
+    ctx.font = `${13 * devicePixelRatio}px system-ui, sans-serif`;
+    ctx.fillText(title, 8 * devicePixelRatio, 18 * devicePixelRatio);
+    ctx.drawImage(src, 0, pad);
+    let x = 8 * devicePixelRatio;
+    const y = canvas.height - 6 * devicePixelRatio;
+    ctx.font = `${11 * devicePixelRatio}px system-ui, sans-serif`;
+    for (const s of series) {
+      ctx.fillStyle = s.color;
+      ctx.fillRect(x, y - 7 * devicePixelRatio, 12 * devicePixelRatio, 3 * devicePixelRatio);
+      x += 16 * devicePixelRatio;
+      ctx.fillStyle = cssVar('--fg', '#000');
+      ctx.fillText(s.label, x, y);
+      x += ctx.measureText(s.label).width + 14 * devicePixelRatio;
+    }
+    downloadDataUrl(`${title.replace(/[^A-Za-z0-9._-]+/g, '_')}.png`, canvas.toDataURL('image/png'));
+  };
+
+  const empty = series.length === 0 || series.every((s) => s.x.length === 0);
+  return (
+    <div className="chart-card" data-testid={props.testId ?? `chart-${title}`}>
+      <div className="chart-title">
+        <span title={title}>{title}</span>
+        <span className="spacer" />
+        {zoomed && <button className="btn small ghost" onClick={() => { zoomRef.current = null; setZoomed(false); setRequestTick((t) => t + 1); }}>reset zoom</button>}
+        {!empty && <span className="faint" title="points logged (all runs)">{pointInfo} pts</span>}
+        {!empty && <button className="btn small ghost" onClick={exportPng} title="Save this chart as PNG">PNG</button>}
+      </div>
+      {empty ? <div className="chart-empty">no data yet</div> : null}
+      <div ref={hostRef} style={empty ? { height: 0, overflow: 'hidden' } : undefined} />
+      {!empty && (
+        <div className="chart-legend">
+          {series.map((s) => (
+            <span key={s.key}><span className="swatch" style={{ background: s.color }} />{s.label}</span>
+          ))}
+          <span ref={readoutRef} className="mono" />
+        </div>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,120 @@
+// Helpers for forms generated from a JSON Schema (the run config's, from runs.configSchema):
+// walk the schema, read/write values by dotted path, parse typed input with clear messages.
+export type JsonSchema = {
+  type?: string | string[];
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  enum?: unknown[];
+  const?: unknown;
+  default?: unknown;
+  description?: string;
+  title?: string;
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  exclusiveMaximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  items?: JsonSchema;
+  additionalProperties?: JsonSchema | boolean;
+  anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
+  allOf?: JsonSchema[];
+  $ref?: string;
+  $defs?: Record<string, JsonSchema>;
+  definitions?: Record<string, JsonSchema>;
+};
+
+/** Resolve local $refs and single-branch unions to the node that describes the field. */
+export function resolveNode(node: JsonSchema | undefined, root: JsonSchema): JsonSchema | undefined {
+  let n = node;
+  for (let guard = 0; n && guard < 20; guard++) {
+    if (n.$ref) {
+      const m = /^#\/(\$defs|definitions)\/(.+)$/.exec(n.$ref);
+      const defs = m ? (m[1] === '$defs' ? root.$defs : root.definitions) : undefined;
+      n = m && defs ? { ...defs[decodeURIComponent(m[2]!)], ...withoutRef(n) } : undefined;
+      continue;
+    }
+    const branches = (n.anyOf ?? n.oneOf)?.filter((b) => b.type !== 'null');
+    if (branches && branches.length === 1) { n = { ...branches[0], ...withoutUnion(n) }; continue; }
+    if (n.allOf && n.allOf.length === 1) { n = { ...n.allOf[0], ...withoutAllOf(n) }; continue; }
+    return n;
+  }
+  return n;
+}
+function withoutRef(n: JsonSchema): JsonSchema { const { $ref: _r, ...rest } = n; return rest; }
+function withoutUnion(n: JsonSchema): JsonSchema { const { anyOf: _a, oneOf: _o, ...rest } = n; return rest; }
+function withoutAllOf(n: JsonSchema): JsonSchema { const { allOf: _a, ...rest } = n; return rest; }
+
+export function schemaType(node: JsonSchema | undefined): string | undefined {
+  if (!node) return undefined;
+  if (node.enum) return 'enum';
+  const t = Array.isArray(node.type) ? node.type.find((x) => x !== 'null') : node.type;
+  if (t) return t;
+  if (node.properties) return 'object';
+  return undefined;
+}
+
+/** The schema node at a dotted path (descending into properties / additionalProperties). */
+export function nodeAt(root: JsonSchema, path: string): JsonSchema | undefined {
+  let n = resolveNode(root, root);
+  for (const part of path.split('.').filter(Boolean)) {
+    if (!n) return undefined;
+    const next: JsonSchema | undefined = n.properties?.[part]
+      ?? (typeof n.additionalProperties === 'object' ? n.additionalProperties : undefined);
+    n = resolveNode(next, root);
+  }
+  return n;
+}
+
+export function getPath(obj: unknown, path: string): unknown {
+  let cur = obj;
+  for (const part of path.split('.').filter(Boolean)) {
+    if (!cur || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<string, unknown>)[part];
+  }
+  return cur;
+}
+
+/** Kind of input for a value when the schema says nothing (stage sections are free records). */
+export function valueKind(v: unknown): 'number' | 'boolean' | 'string' | 'object' | 'json' {
+  if (typeof v === 'number') return 'number';
+  if (typeof v === 'boolean') return 'boolean';
+  if (typeof v === 'string') return 'string';
+  if (v && typeof v === 'object' && !Array.isArray(v)) return 'object';
+  return 'json';
+}
+
+export type Parsed = { ok: true; value: unknown } | { ok: false; message: string };
+
+/** Parse what the user typed for a field, checking the schema's type and bounds. */
+export function parseInput(text: string, kind: 'integer' | 'number' | 'string' | 'json', node?: JsonSchema): Parsed {
+  if (kind === 'string') {
+    if (node?.minLength !== undefined && text.length < node.minLength) return { ok: false, message: `expected at least ${node.minLength} character(s), got ${text.length}` };
+    if (node?.maxLength !== undefined && text.length > node.maxLength) return { ok: false, message: `expected at most ${node.maxLength} characters, got ${text.length}` };
+    return { ok: true, value: text };
+  }
+  if (kind === 'json') {
+    try { return { ok: true, value: JSON.parse(text) }; } catch (e) { return { ok: false, message: `expected JSON, e.g. [1, 2] or {"a": 1}: ${(e as Error).message}` }; }
+  }
+  const t = text.trim();
+  if (t === '') return { ok: false, message: `expected ${kind === 'integer' ? 'an integer' : 'a number'}, got an empty field` };
+  const v = Number(t);
+  if (!Number.isFinite(v)) return { ok: false, message: `expected ${kind === 'integer' ? 'an integer' : 'a number'}, got "${text}"` };
+  if (kind === 'integer' && !Number.isInteger(v)) return { ok: false, message: `expected an integer, got ${t}` };
+  if (node?.minimum !== undefined && v < node.minimum) return { ok: false, message: `expected ≥ ${node.minimum}, got ${t}` };
+  if (node?.maximum !== undefined && v > node.maximum) return { ok: false, message: `expected ≤ ${node.maximum}, got ${t}` };
+  if (node?.exclusiveMinimum !== undefined && v <= node.exclusiveMinimum) return { ok: false, message: `expected > ${node.exclusiveMinimum}, got ${t}` };
+  if (node?.exclusiveMaximum !== undefined && v >= node.exclusiveMaximum) return { ok: false, message: `expected < ${node.exclusiveMaximum}, got ${t}` };
+  return { ok: true, value: v };
+}
+
+/** Issues whose path is this field (or, for `prefix`, inside it). */
+export function issuesAt(issues: Array<{ path: string; message: string }>, path: string, prefix = false): string[] {
+  return issues.filter((i) => i.path === path || (prefix && i.path.startsWith(`${path}.`))).map((i) => i.message);
+}
+
+/** Turn a camelCase key into a label ("maxTurns" → "max turns"). */
+export function labelOf(key: string): string {
+  return key.replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/[-_]/g, ' ').toLowerCase();
+}

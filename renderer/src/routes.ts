@@ -1,0 +1,102 @@
+// Navigation routes of the renderer. Stable contract shared by every view: views receive a
+// `navigate(route)` prop and call it with one of these. The route lives in the URL hash
+// (#/run/<id>, ...) so reload and back/forward work in Electron and in browser mode alike.
+// OWNER: desktop shell / renderer frame. Additive changes only (new views, new optional fields).
+
+export type Route =
+  | { view: 'projects' }
+  | { view: 'runs' }
+  | { view: 'new-run'; preset?: string }
+  | { view: 'run'; runId: string }
+  | { view: 'compare'; runIds: string[] }
+  | { view: 'trace'; runId?: string; episodeId?: string }
+  | { view: 'replay'; runId?: string; episodeId?: string; otherRunId?: string }
+  | { view: 'templates'; templateName?: string; runId?: string }
+  | { view: 'datasets'; runId?: string };
+
+export type RouteView = Route['view'];
+
+/** Top-level sections shown in the navigation bar, in order. */
+export const NAV_SECTIONS: ReadonlyArray<{ view: RouteView; label: string; needsProject: boolean }> = [
+  { view: 'projects', label: 'Projects', needsProject: false },
+  { view: 'runs', label: 'Runs', needsProject: true },
+  { view: 'new-run', label: 'New run', needsProject: true },
+  { view: 'compare', label: 'Compare', needsProject: true },
+  { view: 'trace', label: 'Traces', needsProject: true },
+  { view: 'replay', label: 'Replay', needsProject: true },
+  { view: 'templates', label: 'Templates', needsProject: true },
+  { view: 'datasets', label: 'Datasets', needsProject: true },
+];
+
+const enc = encodeURIComponent;
+const dec = (s: string): string => { try { return decodeURIComponent(s); } catch { return s; } };
+
+/** Route → hash string, e.g. `#/run/r-001`, `#/compare/a,b`, `#/trace/r1/e-3`. */
+export function formatRoute(route: Route): string {
+  switch (route.view) {
+    case 'projects': return '#/projects';
+    case 'runs': return '#/runs';
+    case 'new-run': return route.preset ? `#/new-run/${enc(route.preset)}` : '#/new-run';
+    case 'run': return `#/run/${enc(route.runId)}`;
+    case 'compare': return `#/compare/${route.runIds.map(enc).join(',')}`;
+    case 'trace': return `#/trace${route.runId ? `/${enc(route.runId)}` : ''}${route.runId && route.episodeId ? `/${enc(route.episodeId)}` : ''}`;
+    case 'replay': {
+      const q = route.otherRunId ? `?other=${enc(route.otherRunId)}` : '';
+      return `#/replay${route.runId ? `/${enc(route.runId)}` : ''}${route.runId && route.episodeId ? `/${enc(route.episodeId)}` : ''}${q}`;
+    }
+    case 'templates': {
+      const q = route.runId ? `?run=${enc(route.runId)}` : '';
+      return `#/templates${route.templateName ? `/${enc(route.templateName)}` : ''}${q}`;
+    }
+    case 'datasets': return `#/datasets${route.runId ? `/${enc(route.runId)}` : ''}`;
+  }
+}
+
+/** Hash string → Route; anything unrecognised falls back to the projects page. */
+export function parseRoute(hash: string): Route {
+  const raw = hash.replace(/^#\/?/, '');
+  const [pathPart = '', queryPart = ''] = raw.split('?', 2);
+  const parts = pathPart.split('/').filter((p) => p.length > 0).map(dec);
+  const query = new URLSearchParams(queryPart);
+  const [view, a, b] = parts;
+  switch (view) {
+    case 'runs': return { view: 'runs' };
+    case 'new-run': return a ? { view: 'new-run', preset: a } : { view: 'new-run' };
+    case 'run': return a ? { view: 'run', runId: a } : { view: 'runs' };
+    case 'compare': return { view: 'compare', runIds: (pathPart.split('/')[1] ?? '').split(',').filter(Boolean).map(dec) };
+    case 'trace': return a ? { view: 'trace', runId: a, ...(b ? { episodeId: b } : {}) } : { view: 'trace' };
+    case 'replay': {
+      const other = query.get('other');
+      return { view: 'replay', ...(a ? { runId: a } : {}), ...(a && b ? { episodeId: b } : {}), ...(other ? { otherRunId: other } : {}) };
+    }
+    case 'templates': {
+      const run = query.get('run');
+      return { view: 'templates', ...(a ? { templateName: a } : {}), ...(run ? { runId: run } : {}) };
+    }
+    case 'datasets': return a ? { view: 'datasets', runId: a } : { view: 'datasets' };
+    default: return { view: 'projects' };
+  }
+}
+
+/** The run a route is about, if any (used to keep the run context when switching sections). */
+export function routeRunId(route: Route): string | undefined {
+  switch (route.view) {
+    case 'run': case 'trace': case 'replay': return route.runId;
+    case 'templates': case 'datasets': return route.runId;
+    case 'compare': return route.runIds[0];
+    default: return undefined;
+  }
+}
+
+import type { WorkbenchApi } from '../../core/api/contract.js';
+
+/** Props every view receives from the App frame. `api` is the full client (also has subscribe). */
+export interface ViewProps {
+  api: WorkbenchApi;
+  projectPath: string;
+  runId?: string;
+  episodeId?: string;
+  navigate: (route: Route) => void;
+  /** The whole current route (for view-specific fields such as otherRunId or templateName). */
+  route?: Route;
+}

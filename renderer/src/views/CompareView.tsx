@@ -1,0 +1,284 @@
+// Compare runs: pick runs → the paper-style table (Success, Pass@1, Pass@k with 95% intervals,
+// world-model accuracy; per environment and method, best per column in bold), overlaid curves
+// of shared metrics, and a differences-only view of the resolved configs and templates.
+import { useEffect, useMemo, useState } from 'react';
+import type { EvalResult, RunInfo, RunSummary } from '../../../core/api/contract.js';
+import type { Client } from '../api/client.js';
+import type { Route } from '../routes.js';
+import { ErrorBanner, StatusBadge, Tabs } from '../components/widgets.js';
+import { compareFlat, flatten, lineDiff } from '../components/diff.js';
+import { downloadText, toCsv } from '../components/download.js';
+import { MetricChart, type ChartSeries } from '../charts/MetricChart.js';
+import { X_LABELS, sortMetricNames, useRunMetrics, type XMode } from '../charts/use-metrics.js';
+import { seriesColor } from '../theme/theme.js';
+
+export interface CompareViewProps {
+  client: Client;
+  navigate: (route: Route) => void;
+  runIds: string[];
+  theme: string;
+}
+
+export interface Interval { mean: number; low: number | null; high: number | null }
+
+/** Read an interval from an eval JSON value: `{mean, low, high}` or a bare number. */
+export function toInterval(v: unknown): Interval | null {
+  if (typeof v === 'number' && Number.isFinite(v)) return { mean: v, low: null, high: null };
+  if (v && typeof v === 'object' && typeof (v as { mean?: unknown }).mean === 'number') {
+    const o = v as { mean: number; low?: unknown; high?: unknown };
+    return { mean: o.mean, low: typeof o.low === 'number' ? o.low : null, high: typeof o.high === 'number' ? o.high : null };
+  }
+  return null;
+}
+
+export interface EvalRow {
+  runId: string;
+  name: string;
+  env: string;
+  method: string;
+  status: string;
+  evalId: string | null;
+  success: Interval | null;
+  passAt: Record<string, Interval>;
+  wmPredExact: number | null;
+  wmPredCell: number | null;
+  avgActions: number | null;
+}
+
+/** Latest evaluation of a run (by file time) turned into a table row. */
+export function evalRow(run: RunSummary, results: EvalResult[]): EvalRow {
+  const withPass = results.filter((r) => r.result['passAtK'] || r.result['success'] !== undefined);
+  const latest = [...withPass].sort((a, b) => (a.time ?? 0) - (b.time ?? 0)).pop();
+  const res = latest?.result ?? {};
+  const passAt: Record<string, Interval> = {};
+  const pk = res['passAtK'];
+  if (pk && typeof pk === 'object') for (const [k, v] of Object.entries(pk as Record<string, unknown>)) { const iv = toInterval(v); if (iv) passAt[k] = iv; }
+  // fall back to the run's latest logged values
+  for (const [name, v] of Object.entries(run.latest)) {
+    const m = /^eval\/passAt(\d+)$/.exec(name);
+    if (m && !passAt[m[1]!]) passAt[m[1]!] = { mean: v, low: null, high: null };
+  }
+  const wm = res['wm'] as { prediction?: { exact?: number; cellAccuracy?: number } } | undefined;
+  return {
+    runId: run.id, name: run.name, env: run.env, method: run.method, status: run.status,
+    evalId: latest?.id ?? null,
+    success: toInterval(res['success']) ?? (run.latest['eval/success'] !== undefined ? { mean: run.latest['eval/success']!, low: null, high: null } : null),
+    passAt,
+    wmPredExact: wm?.prediction?.exact ?? run.latest['eval/wmPredictionExact'] ?? null,
+    wmPredCell: wm?.prediction?.cellAccuracy ?? run.latest['eval/wmPredictionCellAccuracy'] ?? null,
+    avgActions: typeof res['avgActions'] === 'number' ? res['avgActions'] : run.latest['eval/avgActions'] ?? null,
+  };
+}
+
+const pct = (v: number | null | undefined) => (v === null || v === undefined ? '–' : (v * 100).toFixed(1));
+function IntervalCell({ iv, best }: { iv: Interval | null | undefined; best: boolean }) {
+  if (!iv) return <td className="num faint">–</td>;
+  return (
+    <td className={`num ${best ? 'best' : ''}`}>
+      {pct(iv.mean)}{iv.low !== null && iv.high !== null && <span className="faint" style={{ fontSize: 11.5 }}> [{pct(iv.low)}, {pct(iv.high)}]</span>}
+    </td>
+  );
+}
+
+export default function CompareView({ client, navigate, runIds, theme }: CompareViewProps) {
+  const [runs, setRuns] = useState<RunSummary[] | null>(null);
+  const [infos, setInfos] = useState<Record<string, RunInfo>>({});
+  const [evals, setEvals] = useState<Record<string, EvalResult[]>>({});
+  const [error, setError] = useState<unknown>(null);
+  const [tab, setTab] = useState<'table' | 'curves' | 'config'>('table');
+  const [diffOnly, setDiffOnly] = useState(true);
+  const [xMode, setXMode] = useState<XMode>('step');
+  const [smoothing, setSmoothing] = useState(0.6);
+  const [templates, setTemplates] = useState<Record<string, string>>({});
+
+  useEffect(() => { client.runs.list({ limit: 100000 }).then((r) => setRuns(r.runs), setError); }, [client]);
+  const key = runIds.join(',');
+  useEffect(() => {
+    let cancelled = false;
+    Promise.all(runIds.map(async (id) => [id, await client.runs.get({ runId: id }), (await client.evals.list({ runId: id })).results] as const))
+      .then((all) => {
+        if (cancelled) return;
+        setInfos(Object.fromEntries(all.map(([id, info]) => [id, info])));
+        setEvals(Object.fromEntries(all.map(([id, , results]) => [id, results])));
+      }, (e) => { if (!cancelled) setError(e); });
+    return () => { cancelled = true; };
+  }, [client, key]); // runIds is captured by key
+
+  // Template sources of the compared runs (for the template diff).
+  useEffect(() => {
+    const wanted = runIds.map((id) => infos[id]).filter((i): i is RunInfo => !!i && !!i.templateHash);
+    for (const info of wanted) {
+      const k = `${info.config.template.preset}@${info.templateHash}`;
+      if (templates[k] !== undefined) continue;
+      client.templates.get({ name: info.config.template.preset, hash: info.templateHash! }).then(
+        (t) => setTemplates((cur) => ({ ...cur, [k]: t.source })),
+        () => setTemplates((cur) => ({ ...cur, [k]: '' })),
+      );
+    }
+  }, [client, infos, key, templates]);
+
+  const setSelection = (ids: string[]) => navigate({ view: 'compare', runIds: ids });
+  const selected = useMemo(() => (runs ?? []).filter((r) => runIds.includes(r.id)), [runs, key]);
+  const rows = useMemo(() => selected.map((r) => evalRow(r, evals[r.id] ?? [])), [selected, evals]);
+  const ks = useMemo(() => [...new Set(rows.flatMap((r) => Object.keys(r.passAt)))].sort((a, b) => Number(a) - Number(b)), [rows]);
+  const envs = useMemo(() => [...new Set(rows.map((r) => r.env))].sort(), [rows]);
+  const best = (env: string, get: (r: EvalRow) => number | null | undefined) => {
+    const vals = rows.filter((r) => r.env === env).map(get).filter((v): v is number => v !== null && v !== undefined);
+    return vals.length > 1 ? Math.max(...vals) : null;
+  };
+
+  const metrics = useRunMetrics(client, runIds, xMode, undefined, true);
+  const sharedNames = useMemo(() => sortMetricNames(metrics.names.filter((n) => {
+    const byRun = metrics.store.get(n);
+    return byRun && [...byRun.values()].filter((p) => p.x.length > 0).length >= Math.min(2, runIds.length);
+  })), [metrics, key]);
+
+  const configRows = useMemo(() => compareFlat(runIds.map((id) => flatten(infos[id]?.config ?? {}))), [infos, key]);
+
+  const exportTable = () => {
+    const header = ['run', 'name', 'env', 'method', 'eval', 'success', 'successLow', 'successHigh',
+      ...ks.flatMap((k) => [`passAt${k}`, `passAt${k}Low`, `passAt${k}High`]), 'wmPredictionExact', 'wmPredictionCellAccuracy', 'avgActions'];
+    const data = rows.map((r) => [r.runId, r.name, r.env, r.method, r.evalId, r.success?.mean, r.success?.low, r.success?.high,
+      ...ks.flatMap((k) => [r.passAt[k]?.mean, r.passAt[k]?.low, r.passAt[k]?.high]), r.wmPredExact, r.wmPredCell, r.avgActions]);
+    downloadText('compare.csv', toCsv(header, data), 'text/csv');
+  };
+
+  return (
+    <div data-testid="compare-view">
+      <h1>Compare runs</h1>
+      <ErrorBanner error={error} onDismiss={() => setError(null)} />
+      <div className="card" style={{ marginBottom: 12 }}>
+        <div className="row">
+          <strong>Runs:</strong>
+          {selected.map((r, i) => (
+            <span key={r.id} className="badge" style={{ borderColor: seriesColor(i) }} data-testid="compare-chip">
+              {r.name} <a onClick={() => setSelection(runIds.filter((x) => x !== r.id))} aria-label={`remove ${r.name}`}>✕</a>
+            </span>
+          ))}
+          <select value="" onChange={(e) => { if (e.target.value) setSelection([...runIds, e.target.value]); }} data-testid="compare-add">
+            <option value="">add a run…</option>
+            {(runs ?? []).filter((r) => !runIds.includes(r.id)).map((r) => <option key={r.id} value={r.id}>{r.name} · {r.method} · {r.env} ({r.status})</option>)}
+          </select>
+          {runIds.length === 0 && <span className="muted">Pick two or more runs (or select them in the Runs table).</span>}
+        </div>
+      </div>
+      {runIds.length > 0 && (
+        <>
+          <Tabs tabs={[{ id: 'table', label: 'Results table' }, { id: 'curves', label: 'Curves' }, { id: 'config', label: 'Config & template diff' }]} active={tab} onChange={setTab} />
+          {tab === 'table' && (
+            <div className="card">
+              <div className="row" style={{ marginBottom: 8 }}>
+                <span className="muted grow">Latest evaluation of each run; Pass@k is the unbiased estimator averaged over puzzles, brackets give the 95% interval. Best per environment in bold.</span>
+                <button className="btn small" onClick={exportTable}>CSV</button>
+              </div>
+              <table className="plain" data-testid="compare-table">
+                <thead>
+                  <tr>
+                    <th>Environment</th><th>Method</th><th>Run</th><th className="num">Success %</th>
+                    {ks.map((k) => <th key={k} className="num">Pass@{k} %</th>)}
+                    <th className="num">WM exact %</th><th className="num">WM cell %</th><th className="num">Avg actions</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {envs.flatMap((env) => rows.filter((r) => r.env === env).sort((a, b) => a.method.localeCompare(b.method)).map((r, i) => (
+                    <tr key={r.runId} data-testid="compare-row">
+                      <td>{i === 0 ? <strong>{env}</strong> : ''}</td>
+                      <td>{r.method}</td>
+                      <td><a onClick={() => navigate({ view: 'run', runId: r.runId })}>{r.name}</a> <StatusBadge status={r.status} />{!r.evalId && <span className="faint"> (no eval file)</span>}</td>
+                      <IntervalCell iv={r.success} best={best(env, (x) => x.success?.mean) === r.success?.mean} />
+                      {ks.map((k) => <IntervalCell key={k} iv={r.passAt[k]} best={best(env, (x) => x.passAt[k]?.mean) === r.passAt[k]?.mean} />)}
+                      <td className="num">{pct(r.wmPredExact)}</td>
+                      <td className="num">{pct(r.wmPredCell)}</td>
+                      <td className="num">{r.avgActions === null ? '–' : r.avgActions.toFixed(2)}</td>
+                    </tr>
+                  )))}
+                </tbody>
+              </table>
+            </div>
+          )}
+          {tab === 'curves' && (
+            <div>
+              <div className="row" style={{ marginBottom: 10 }}>
+                <label className="row" style={{ gap: 4 }}>x
+                  <select value={xMode} onChange={(e) => setXMode(e.target.value as XMode)}>
+                    <option value="step">step</option><option value="time">wall time</option><option value="episodes">episodes</option>
+                  </select>
+                </label>
+                <label className="row" style={{ gap: 4 }}>smoothing
+                  <input type="range" min={0} max={0.99} step={0.01} value={smoothing} onChange={(e) => setSmoothing(Number(e.target.value))} />
+                  <span className="mono">{smoothing.toFixed(2)}</span>
+                </label>
+              </div>
+              {metrics.loading ? <div className="muted">Loading…</div> : sharedNames.length === 0 ? <div className="empty-state">These runs share no logged metric.</div> : (
+                <div className="charts-grid" data-testid="compare-charts">
+                  {sharedNames.map((name) => {
+                    const byRun = metrics.store.get(name);
+                    const series: ChartSeries[] = runIds.map((id, i) => ({ key: id, label: infos[id]?.name ?? id, color: seriesColor(i), x: byRun?.get(id)?.x ?? [], y: byRun?.get(id)?.y ?? [] })).filter((s) => s.x.length > 0);
+                    return <MetricChart key={name} title={name} series={series} xLabel={X_LABELS[xMode]} smoothing={smoothing} syncKey="compare" theme={theme} />;
+                  })}
+                </div>
+              )}
+            </div>
+          )}
+          {tab === 'config' && (
+            <div className="col" style={{ gap: 12 }}>
+              <div className="card">
+                <div className="row" style={{ marginBottom: 8 }}>
+                  <h2 className="grow" style={{ margin: 0 }}>Config</h2>
+                  <label className="checkbox"><input type="checkbox" checked={diffOnly} onChange={(e) => setDiffOnly(e.target.checked)} data-testid="diff-only" /> differences only</label>
+                </div>
+                <table className="plain mono" data-testid="config-diff">
+                  <thead><tr><th>field</th>{runIds.map((id) => <th key={id}>{infos[id]?.name ?? id}</th>)}</tr></thead>
+                  <tbody>
+                    {configRows.filter((r) => !diffOnly || r.differs).map((r) => (
+                      <tr key={r.path} className={r.differs ? 'diff' : ''}><td>{r.path}</td>{r.values.map((v, i) => <td key={i}>{v || <span className="faint">—</span>}</td>)}</tr>
+                    ))}
+                    {diffOnly && configRows.every((r) => !r.differs) && <tr><td colSpan={runIds.length + 1} className="muted">The configs are identical.</td></tr>}
+                  </tbody>
+                </table>
+              </div>
+              <TemplateDiff runIds={runIds} infos={infos} templates={templates} diffOnly={diffOnly} />
+            </div>
+          )}
+        </>
+      )}
+    </div>
+  );
+}
+
+function TemplateDiff({ runIds, infos, templates, diffOnly }: { runIds: string[]; infos: Record<string, RunInfo>; templates: Record<string, string>; diffOnly: boolean }) {
+  const base = infos[runIds[0] ?? ''];
+  if (!base) return null;
+  const keyOf = (i: RunInfo) => `${i.config.template.preset}@${i.templateHash}`;
+  return (
+    <div className="card" data-testid="template-diff">
+      <h2>Templates</h2>
+      <table className="plain">
+        <thead><tr><th>run</th><th>template</th><th>version (hash)</th><th>response format</th></tr></thead>
+        <tbody>
+          {runIds.map((id) => infos[id]).filter((i): i is RunInfo => !!i).map((i) => (
+            <tr key={i.id} className={keyOf(i) !== keyOf(base) ? 'diff' : ''}>
+              <td>{i.name}</td><td>{i.config.template.preset}</td><td className="mono">{i.templateHash ?? '–'}</td><td>{i.config.template.responseFormat}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {runIds.slice(1).map((id) => infos[id]).filter((i): i is RunInfo => !!i && keyOf(i) !== keyOf(base)).map((other) => {
+        const a = templates[keyOf(base)];
+        const b = templates[keyOf(other)];
+        if (a === undefined || b === undefined) return <div key={other.id} className="muted">Loading template sources…</div>;
+        const lines = lineDiff(a, b);
+        return (
+          <div key={other.id} style={{ marginTop: 10 }}>
+            <h3>{base.name} → {other.name}</h3>
+            <pre className="block diff-block">
+              {lines.filter((l, idx) => !diffOnly || l.kind !== 'same' || lines.slice(Math.max(0, idx - 2), idx + 3).some((n) => n.kind !== 'same')).map((l, idx) => (
+                <div key={idx} className={`diff-${l.kind}`}>{l.kind === 'add' ? '+ ' : l.kind === 'del' ? '- ' : '  '}{l.text}</div>
+              ))}
+            </pre>
+          </div>
+        );
+      })}
+    </div>
+  );
+}

@@ -1,0 +1,387 @@
+// New run: pick a method preset and size, then adjust the config in a form generated from the
+// run-config JSON Schema (runs.configSchema); every change is validated by the engine
+// (runs.validateConfig) and issues appear at their field. Environment preview: a sampled puzzle
+// as a board and as the prompt text the model will see. Model: tiny preset or a local Hugging
+// Face folder. The compute backends the host found are shown next to the backend choice.
+import { Suspense, lazy, useEffect, useMemo, useRef, useState, type ComponentType, type ReactNode } from 'react';
+import type { EnvInfo, PresetInfo, RenderedPuzzle, Size, SystemInfo, TemplateListItem } from '../../../core/api/contract.js';
+import type { Board as BoardData } from '../../../core/api/records.js';
+import type { RunConfig } from '../../../core/api/run-config.js';
+import type { Client } from '../api/client.js';
+import { bridge } from '../api/connect.js';
+import type { Route } from '../routes.js';
+import { ErrorBanner } from '../components/widgets.js';
+import {
+  getPath, issuesAt, labelOf, nodeAt, parseInput, resolveNode, schemaType, valueKind, type JsonSchema,
+} from '../components/schema-form.js';
+
+const boardModules = import.meta.glob<{ default: ComponentType<{ board: BoardData; size?: number; title?: string }> }>('../boards/Board.tsx');
+const boardLoader = boardModules['../boards/Board.tsx'];
+const Board = boardLoader ? lazy(boardLoader) : null;
+
+export interface NewRunViewProps {
+  client: Client;
+  navigate: (route: Route) => void;
+  preset?: string;
+  system: SystemInfo | null;
+}
+
+type Issue = { path: string; message: string };
+type Validation = { ok: boolean; config: RunConfig | null; stages: string[]; issues: Issue[] };
+
+export default function NewRunView({ client, navigate, preset: routePreset, system }: NewRunViewProps) {
+  const [presets, setPresets] = useState<PresetInfo[] | null>(null);
+  const [schema, setSchema] = useState<JsonSchema | null>(null);
+  const [envs, setEnvs] = useState<EnvInfo[]>([]);
+  const [templates, setTemplates] = useState<TemplateListItem[]>([]);
+  const [presetId, setPresetId] = useState<string>(routePreset ?? '');
+  const [size, setSize] = useState<Size | ''>('');
+  const [overrides, setOverrides] = useState<Record<string, unknown>>({});
+  const [localErrors, setLocalErrors] = useState<Record<string, string>>({});
+  const [validation, setValidation] = useState<Validation | null>(null);
+  const [lastGood, setLastGood] = useState<RunConfig | null>(null);
+  const [preview, setPreview] = useState<RenderedPuzzle | null>(null);
+  const [previewError, setPreviewError] = useState<unknown>(null);
+  const [seed, setSeed] = useState(0);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+
+  useEffect(() => {
+    Promise.all([client.runs.presets(), client.runs.configSchema(), client.envs.list(), client.templates.list()]).then(([p, s, e, t]) => {
+      setPresets(p.presets);
+      setSchema(s.schema as JsonSchema);
+      setEnvs(e.envs);
+      setTemplates(t.templates);
+      setPresetId((cur) => cur || (p.presets.find((x) => x.id === 'spa') ?? p.presets[0])?.id || '');
+    }, setError);
+  }, [client]);
+
+  const preset = presets?.find((p) => p.id === presetId) ?? null;
+  useEffect(() => { if (preset && (!size || !preset.sizes.includes(size))) setSize(preset.sizes[0] ?? 'quick'); }, [preset, size]);
+
+  // Validate (debounced) on every change.
+  const seq = useRef(0);
+  useEffect(() => {
+    if (!presetId || !size) return;
+    const id = ++seq.current;
+    const t = setTimeout(() => {
+      client.runs.validateConfig({ preset: presetId, size, set: overrides }).then((v) => {
+        if (id !== seq.current) return;
+        setValidation(v);
+        if (v.config) setLastGood(v.config);
+      }, (e) => { if (id === seq.current) setError(e); });
+    }, 200);
+    return () => clearTimeout(t);
+  }, [client, presetId, size, overrides]);
+
+  const config = validation?.config ?? lastGood;
+  const issues: Issue[] = validation?.issues ?? [];
+
+  // Environment preview.
+  const envKey = config ? JSON.stringify([config.env, config.template, seed]) : '';
+  useEffect(() => {
+    if (!config) return;
+    let cancelled = false;
+    client.envs.render({ env: config.env, seed, template: config.template }).then((r) => { if (!cancelled) { setPreview(r); setPreviewError(null); } }, (e) => { if (!cancelled) setPreviewError(e); });
+    return () => { cancelled = true; };
+    // envKey captures config.env / config.template / seed
+  }, [client, envKey]);
+
+  const setValue = (path: string, value: unknown) => {
+    setOverrides((o) => ({ ...o, [path]: value }));
+    setLocalErrors(({ [path]: _drop, ...rest }) => rest);
+  };
+  const resetValue = (path: string) => {
+    setOverrides(({ [path]: _drop, ...rest }) => rest);
+    setLocalErrors(({ [path]: _drop, ...rest }) => rest);
+  };
+  const setLocalError = (path: string, message: string | null) =>
+    setLocalErrors((errs) => { const { [path]: _drop, ...rest } = errs; return message ? { ...rest, [path]: message } : rest; });
+
+  const valueAt = (path: string): unknown => (path in overrides ? overrides[path] : getPath(config, path));
+
+  const create = async (start: boolean) => {
+    setBusy(true);
+    setError(null);
+    try {
+      const run = await client.runs.create({ preset: presetId, size: size || undefined, set: overrides, start });
+      navigate({ view: 'run', runId: run.id });
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const hasLocalErrors = Object.keys(localErrors).length > 0;
+  const canCreate = !!validation?.ok && !hasLocalErrors && !busy;
+  const desktop = bridge();
+  const envInfo = envs.find((e) => e.id === config?.env.id);
+
+  const field = (path: string, opts: { label?: string; help?: ReactNode; node?: JsonSchema; choices?: Array<{ value: string; label: string }>; wide?: boolean } = {}) => {
+    if (!schema) return null;
+    const node = opts.node ?? nodeAt(schema, path);
+    return (
+      <Field key={path} path={path} label={opts.label ?? labelOf(path.split('.').pop()!)} node={node} value={valueAt(path)}
+        changed={path in overrides} help={opts.help ?? node?.description} choices={opts.choices} wide={opts.wide}
+        errors={[...(localErrors[path] ? [localErrors[path]!] : []), ...issuesAt(issues, path)]}
+        onChange={(v) => setValue(path, v)} onReset={() => resetValue(path)} onLocalError={(m) => setLocalError(path, m)} />
+    );
+  };
+
+  const stageSections = config ? Object.entries(config.stages) : [];
+  const unplacedIssues = issues.filter((i) => !isShownPath(i.path, config));
+
+  return (
+    <div data-testid="new-run-view">
+      <h1>New run</h1>
+      <ErrorBanner error={error} onDismiss={() => setError(null)} />
+      {!presets || !schema ? <div className="muted">Loading presets and the config schema…</div> : (
+        <div className="newrun">
+          <div className="col" style={{ gap: 12 }}>
+            <div className="card">
+              <h2>Method preset</h2>
+              <div className="preset-grid" data-testid="preset-list">
+                {presets.map((p) => (
+                  <button key={p.id} className={`preset ${p.id === presetId ? 'active' : ''}`} data-testid={`preset-${p.id}`}
+                    onClick={() => { setPresetId(p.id); setOverrides({}); setLocalErrors({}); }}>
+                    <strong>{p.title}</strong>
+                    <span className="muted">{p.description}</span>
+                    <span className="faint mono">{p.stages.join(' → ')}</span>
+                  </button>
+                ))}
+              </div>
+              {preset && (
+                <div className="row" style={{ marginTop: 10 }}>
+                  <label className="field">
+                    <span className="label">Size</span>
+                    <select value={size} onChange={(e) => setSize(e.target.value as Size)} data-testid="size-select">
+                      {preset.sizes.map((s) => <option key={s} value={s}>{s}</option>)}
+                    </select>
+                  </label>
+                  <div className="grow muted" data-testid="stage-plan">
+                    Stages: <span className="mono">{validation?.stages.join(' → ') || '…'}</span>
+                  </div>
+                </div>
+              )}
+            </div>
+
+            <div className="card form-card">
+              <h2>General</h2>
+              <div className="form-grid">
+                {field('name', { label: 'run name', help: 'defaults to method + env' })}
+                {field('method')}
+                {field('backend', { help: <BackendHelp system={system} /> })}
+              </div>
+            </div>
+
+            <div className="card form-card">
+              <h2>Environment</h2>
+              <div className="form-grid">
+                {field('env.id', { label: 'environment', choices: envs.map((e) => ({ value: e.id, label: e.title })), help: envInfo?.description })}
+                {config && Object.keys({ ...(envInfo?.defaultOptions ?? {}), ...config.env.options }).map((k) =>
+                  field(`env.options.${k}`, { label: labelOf(k), node: inferNode(config.env.options[k] ?? envInfo?.defaultOptions[k]) }))}
+              </div>
+            </div>
+
+            <div className="card form-card">
+              <h2>Prompt template</h2>
+              <div className="form-grid">
+                {field('template.preset', { label: 'template', choices: mergeChoice(templates.map((t) => ({ value: t.name, label: `${t.name}${t.kind === 'saved' ? ' (saved)' : ''}` })), config?.template.preset) })}
+                {field('template.responseFormat', { label: 'response format' })}
+                {field('template.hash', { label: 'pinned version (hash)', help: 'empty = latest version' })}
+              </div>
+            </div>
+
+            <div className="card form-card">
+              <h2>Model</h2>
+              <div className="form-grid">
+                {field('model.source', { label: 'source', help: 'preset: a tiny model trained from scratch; hf-folder: a local Hugging Face Qwen2 folder' })}
+                {config?.model.source === 'preset' || valueAt('model.source') === 'preset'
+                  ? field('model.preset', { label: 'size preset' })
+                  : (
+                    <div className="row" style={{ alignItems: 'flex-end' }} key="model.path">
+                      <div className="grow">{field('model.path', { label: 'folder', help: 'contains config.json, model.safetensors, tokenizer.json' })}</div>
+                      {desktop && <button className="btn" onClick={async () => { const p = await desktop.dialogs.openFolder({ title: 'Choose a model folder' }); if (p) setValue('model.path', p); }}>Browse…</button>}
+                    </div>
+                  )}
+                {field('model.criticMode', { label: 'critic' })}
+              </div>
+            </div>
+
+            <div className="card form-card">
+              <h2>Seeds</h2>
+              <div className="form-grid">
+                {['base', 'selfplayStart', 'rlStart', 'evalStart'].map((k) => field(`seeds.${k}`))}
+              </div>
+            </div>
+
+            {stageSections.map(([stage, settings]) => (
+              <div className="card form-card" key={stage} data-testid={`stage-section-${stage}`}>
+                <h2>Stage: {stage}</h2>
+                <div className="form-grid">
+                  {Object.entries(settings).map(([k, v]) => stageField(`stages.${stage}.${k}`, k, v))}
+                </div>
+              </div>
+            ))}
+          </div>
+
+          <div className="col newrun-side" style={{ gap: 12 }}>
+            <div className="card">
+              <h2>Create</h2>
+              {unplacedIssues.length > 0 && (
+                <div className="banner error" data-testid="config-issues">
+                  {unplacedIssues.map((i) => <div key={i.path + i.message}><span className="mono">{i.path}</span>: {i.message}</div>)}
+                </div>
+              )}
+              {validation && !validation.ok && <div className="field-error" style={{ marginBottom: 8 }}>Fix the highlighted fields to create the run ({validation.issues.length + Object.keys(localErrors).length} issue(s)).</div>}
+              {Object.keys(overrides).length > 0 && <div className="faint" style={{ marginBottom: 8 }}>{Object.keys(overrides).length} field(s) changed from the preset. <a onClick={() => { setOverrides({}); setLocalErrors({}); }}>Reset all</a></div>}
+              <div className="row">
+                <button className="btn primary" disabled={!canCreate} onClick={() => void create(true)} data-testid="create-start">Create and start</button>
+                <button className="btn" disabled={!canCreate} onClick={() => void create(false)} data-testid="create-only">Create</button>
+              </div>
+            </div>
+            <div className="card" data-testid="env-preview">
+              <div className="row" style={{ marginBottom: 8 }}>
+                <h2 className="grow" style={{ margin: 0 }}>Preview</h2>
+                <label className="row" style={{ gap: 4 }}>seed
+                  <input type="number" value={seed} style={{ width: 90 }} onChange={(e) => setSeed(Number.isInteger(Number(e.target.value)) ? Number(e.target.value) : 0)} data-testid="preview-seed" />
+                </label>
+                <button className="btn small" onClick={() => setSeed((s) => s + 1)}>Next</button>
+              </div>
+              <ErrorBanner error={previewError} title="Preview" />
+              {preview && (
+                <>
+                  <div className="preview-board">
+                    {Board ? <Suspense fallback={null}><Board board={preview.board} size={220} title={`${preview.env} seed ${preview.seed}`} /></Suspense>
+                      : <pre className="block">{preview.gridText}</pre>}
+                  </div>
+                  <div className="faint" style={{ margin: '6px 0' }}>Legal actions: {preview.legalActions.join(', ')}</div>
+                  <h3>Prompt the model sees</h3>
+                  <pre className="block prompt-text" data-testid="preview-prompt">{preview.messages.map((m) => `[${m.role}]\n${m.content}`).join('\n\n')}</pre>
+                </>
+              )}
+            </div>
+          </div>
+        </div>
+      )}
+    </div>
+  );
+
+  function stageField(path: string, key: string, v: unknown): ReactNode {
+    if (valueKind(v) === 'object') {
+      return (
+        <fieldset key={path} className="subfields">
+          <legend>{labelOf(key)}</legend>
+          {Object.entries(v as Record<string, unknown>).map(([k2, v2]) => stageField(`${path}.${k2}`, k2, v2))}
+        </fieldset>
+      );
+    }
+    return field(path, { label: labelOf(key), node: inferNode(v) });
+  }
+}
+
+function mergeChoice(choices: Array<{ value: string; label: string }>, current: string | undefined) {
+  return current && !choices.some((c) => c.value === current) ? [{ value: current, label: current }, ...choices] : choices;
+}
+
+/** Schema node for a free-form value (stage settings, env options): typed by its current value. */
+function inferNode(v: unknown): JsonSchema {
+  switch (valueKind(v)) {
+    case 'number': return { type: Number.isInteger(v) ? 'number' : 'number' };
+    case 'boolean': return { type: 'boolean' };
+    case 'string': return { type: 'string' };
+    default: return {};
+  }
+}
+
+function isShownPath(path: string, config: RunConfig | null): boolean {
+  if (/^(name|method|backend|env\.id|env\.options\..+|template\.(preset|responseFormat|hash)|model\.(source|preset|path|criticMode)|seeds\.\w+)$/.test(path)) return true;
+  if (path.startsWith('stages.') && config) return getPath(config, path) !== undefined;
+  return false;
+}
+
+function BackendHelp({ system }: { system: SystemInfo | null }) {
+  if (!system) return null;
+  const best = system.backends.find((b) => b.available);
+  return (
+    <span title={system.backends.map((b) => `${b.name}: ${b.available ? 'available' : 'unavailable'} — ${b.detail}`).join('\n')}>
+      auto = {best ? best.name : 'none'}; available: {system.backends.filter((b) => b.available).map((b) => b.name).join(', ') || 'none'}
+    </span>
+  );
+}
+
+interface FieldProps {
+  path: string;
+  label: string;
+  node: JsonSchema | undefined;
+  value: unknown;
+  changed: boolean;
+  help?: ReactNode;
+  errors: string[];
+  choices?: Array<{ value: string; label: string }> | undefined;
+  wide?: boolean | undefined;
+  onChange: (value: unknown) => void;
+  onReset: () => void;
+  onLocalError: (message: string | null) => void;
+}
+
+/** One form field; its input kind comes from the schema node (or the value for free-form sections). */
+function Field(props: FieldProps) {
+  const { path, node, value, errors } = props;
+  const type = schemaType(node) ?? (value === undefined ? 'string' : valueKind(value) === 'number' ? 'number' : valueKind(value));
+  const invalid = errors.length > 0;
+  const id = `f-${path.replace(/[^A-Za-z0-9]/g, '-')}`;
+  let input: ReactNode;
+  if (props.choices || type === 'enum') {
+    const choices = props.choices ?? (node?.enum ?? []).map((e) => ({ value: String(e), label: String(e) }));
+    input = (
+      <select id={id} value={value === undefined ? '' : String(value)} aria-invalid={invalid} data-path={path}
+        onChange={(e) => props.onChange(e.target.value)}>
+        {value === undefined && <option value="">—</option>}
+        {choices.map((c) => <option key={c.value} value={c.value}>{c.label}</option>)}
+      </select>
+    );
+  } else if (type === 'boolean') {
+    input = <input id={id} type="checkbox" checked={value === true} data-path={path} onChange={(e) => props.onChange(e.target.checked)} />;
+  } else if (type === 'integer' || type === 'number') {
+    input = <TextInput id={id} path={path} kind={type} node={node} value={value} invalid={invalid} onChange={props.onChange} onLocalError={props.onLocalError} />;
+  } else if (type === 'string') {
+    input = <TextInput id={id} path={path} kind="string" node={node} value={value} invalid={invalid} onChange={props.onChange} onLocalError={props.onLocalError} />;
+  } else {
+    input = <TextInput id={id} path={path} kind="json" node={node} value={value} invalid={invalid} onChange={props.onChange} onLocalError={props.onLocalError} />;
+  }
+  return (
+    <div className={`field ${props.wide ? 'wide' : ''} ${type === 'boolean' ? 'field-bool' : ''}`} data-field={path}>
+      <label htmlFor={id} className="field-label">
+        <span className="label">{props.label}</span>
+        {props.changed && <a className="reset" onClick={props.onReset} title="Back to the preset's value">reset</a>}
+      </label>
+      {input}
+      {errors.map((m) => <span className="field-error" key={m} role="alert" data-testid="field-error">{m}</span>)}
+      {props.help && errors.length === 0 && <span className="field-help">{props.help}</span>}
+    </div>
+  );
+}
+
+/** Text input that keeps what the user typed and commits only values that parse. */
+function TextInput(props: { id: string; path: string; kind: 'integer' | 'number' | 'string' | 'json'; node: JsonSchema | undefined; value: unknown; invalid: boolean; onChange: (v: unknown) => void; onLocalError: (m: string | null) => void }) {
+  const shown = props.value === undefined || props.value === null ? '' : props.kind === 'json' ? JSON.stringify(props.value) : String(props.value);
+  const [text, setText] = useState(shown);
+  const editing = useRef(false);
+  useEffect(() => { if (!editing.current) setText(shown); }, [shown]);
+  const node = useMemo(() => (props.node ? resolveNode(props.node, props.node) : undefined), [props.node]);
+  const commit = (t: string) => {
+    if (props.kind === 'string' && t === '' && props.value === undefined) { props.onLocalError(null); return; }
+    const parsed = parseInput(t, props.kind, node);
+    if (parsed.ok) { props.onLocalError(null); props.onChange(parsed.value); } else props.onLocalError(parsed.message);
+  };
+  return (
+    <input id={props.id} type="text" inputMode={props.kind === 'integer' || props.kind === 'number' ? 'decimal' : undefined}
+      className={props.kind === 'json' ? 'mono' : ''} value={text} aria-invalid={props.invalid} data-path={props.path}
+      onFocus={() => { editing.current = true; }}
+      onBlur={() => { editing.current = false; commit(text); }}
+      onKeyDown={(e) => { if (e.key === 'Enter') commit(text); }}
+      onChange={(e) => { setText(e.target.value); commit(e.target.value); }} />
+  );
+}

@@ -1,0 +1,298 @@
+// One run: its stage pipeline with progress bars and time remaining, live charts of every
+// metric (several runs overlaid, smoothing, x by step / time / episodes), the log pane,
+// stop / resume, links into the trace inspector, replay and dataset browser, and exports.
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import type { RunInfo, RunSummary, StageState, WorkbenchEvent } from '../../../core/api/contract.js';
+import type { RunEvent } from '../../../core/api/records.js';
+import type { Client } from '../api/client.js';
+import type { Route } from '../routes.js';
+import { ErrorBanner, KeyValues, ProgressBar, StatusBadge, Tabs } from '../components/widgets.js';
+import { fmtDate, fmtDuration, fmtEta, fmtPct } from '../components/format.js';
+import { keyMetrics } from '../components/key-metrics.js';
+import { downloadText, toCsv } from '../components/download.js';
+import { MetricChart, type ChartSeries } from '../charts/MetricChart.js';
+import { X_LABELS, sortMetricNames, useRunMetrics, type XMode } from '../charts/use-metrics.js';
+import { seriesColor } from '../theme/theme.js';
+
+export interface RunViewProps {
+  client: Client;
+  navigate: (route: Route) => void;
+  runId: string;
+  theme: string;
+}
+
+type LogLine = { key: number; time: number; level: string; text: string };
+type Progress = { done: number; total: number; etaSeconds: number | null; message?: string | undefined };
+
+const ACTIVE = new Set(['running', 'queued', 'stopping']);
+const MAX_LOG = 2000;
+
+export function eventToLog(e: RunEvent): Omit<LogLine, 'key'> | null {
+  switch (e.type) {
+    case 'log': return { time: e.time, level: e.level, text: `${e.stage ? `[${e.stage}] ` : ''}${e.message}` };
+    case 'stage': return { time: e.time, level: e.status === 'failed' ? 'error' : 'info', text: `stage ${e.stage}: ${e.status}${e.reason ? ` — ${e.reason}` : ''}` };
+    case 'status': return { time: e.time, level: e.status === 'failed' ? 'error' : 'info', text: `run ${e.status}${e.reason ? ` — ${e.reason}` : ''}` };
+    case 'checkpoint': return { time: e.time, level: 'debug', text: `[${e.stage}] checkpoint at step ${e.step}: ${e.path}` };
+    default: return null;
+  }
+}
+
+export default function RunView({ client, navigate, runId, theme }: RunViewProps) {
+  const [run, setRun] = useState<RunInfo | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [progress, setProgress] = useState<Record<string, Progress>>({});
+  const [log, setLog] = useState<LogLine[]>([]);
+  const [tab, setTab] = useState<'charts' | 'log' | 'config'>('charts');
+  const [xMode, setXMode] = useState<XMode>('step');
+  const [smoothing, setSmoothing] = useState(0.6);
+  const [stage, setStage] = useState('');
+  const [metricFilter, setMetricFilter] = useState('');
+  const [overlay, setOverlay] = useState<string[]>([]);
+  const [allRuns, setAllRuns] = useState<RunSummary[]>([]);
+  const [busy, setBusy] = useState(false);
+  const logKey = useRef(0);
+  const logRef = useRef<HTMLDivElement>(null);
+  const refetchTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
+
+  const load = useCallback(() => {
+    client.runs.get({ runId }).then((r) => { setRun(r); setError(null); }, setError);
+  }, [client, runId]);
+  useEffect(() => { setRun(null); setProgress({}); setLog([]); setOverlay([]); load(); }, [load]);
+  useEffect(() => { client.runs.list({ limit: 100000 }).then((r) => setAllRuns(r.runs), () => {}); }, [client, runId]);
+
+  const addLog = useCallback((lines: Array<Omit<LogLine, 'key'>>) => {
+    if (lines.length === 0) return;
+    setLog((cur) => [...cur, ...lines.map((l) => ({ ...l, key: logKey.current++ }))].slice(-MAX_LOG));
+  }, []);
+
+  // History of the log pane (the last 500 events), then live events.
+  useEffect(() => {
+    let cancelled = false;
+    const types = ['log', 'stage', 'status', 'checkpoint'];
+    client.runs.events({ runId, types, limit: 1 }).then(async (head) => {
+      const offset = Math.max(0, head.total - 500);
+      const page = await client.runs.events({ runId, types, offset, limit: 500 });
+      if (cancelled) return;
+      addLog(page.events.map(eventToLog).filter((l): l is Omit<LogLine, 'key'> => l !== null));
+    }).catch(() => { /* no events yet */ });
+    const unsub = client.subscribe({ kind: 'run', runId }, (ev: WorkbenchEvent) => {
+      if (ev.kind !== 'run') return;
+      const e = ev.event;
+      if (e.type === 'progress') {
+        setProgress((p) => ({ ...p, [e.stage]: { done: e.done, total: e.total, etaSeconds: e.etaSeconds, message: e.message } }));
+        return;
+      }
+      const line = eventToLog(e);
+      if (line) addLog([line]);
+      if (e.type === 'status' || e.type === 'stage') {
+        if (!refetchTimer.current) refetchTimer.current = setTimeout(() => { refetchTimer.current = null; load(); }, 150);
+      }
+    });
+    return () => { cancelled = true; unsub(); if (refetchTimer.current) { clearTimeout(refetchTimer.current); refetchTimer.current = null; } };
+  }, [client, runId, addLog, load]);
+
+  // Keep the log scrolled to the bottom when the user is at the bottom.
+  useEffect(() => {
+    const el = logRef.current;
+    if (el && el.scrollHeight - el.scrollTop - el.clientHeight < 60) el.scrollTop = el.scrollHeight;
+  }, [log, tab]);
+
+  // While running, refresh the summary now and then (duration, latest metrics).
+  const active = run ? ACTIVE.has(run.status) : false;
+  useEffect(() => {
+    if (!active) return;
+    const t = setInterval(load, 3000);
+    return () => clearInterval(t);
+  }, [active, load]);
+
+  const runIds = useMemo(() => [runId, ...overlay.filter((id) => id !== runId)], [runId, overlay]);
+  const metrics = useRunMetrics(client, runIds, xMode, stage || undefined);
+  const [stages, setStages] = useState<string[]>([]);
+  useEffect(() => { client.metrics.names({ runIds: [runId] }).then((r) => setStages(r.stages), () => {}); }, [client, runId, metrics.names.length]);
+
+  const runName = useCallback((id: string) => allRuns.find((r) => r.id === id)?.name ?? (id === runId ? run?.name : undefined) ?? id, [allRuns, runId, run]);
+  const charts = useMemo(() => {
+    const terms = metricFilter.toLowerCase().split(/\s+/).filter(Boolean);
+    return sortMetricNames(metrics.names).filter((n) => terms.every((t) => n.toLowerCase().includes(t))).map((name) => {
+      const byRun = metrics.store.get(name);
+      const series: ChartSeries[] = runIds.map((id, i) => {
+        const pts = byRun?.get(id);
+        return { key: id, label: runIds.length > 1 ? runName(id) : name, color: seriesColor(i), x: pts?.x ?? [], y: pts?.y ?? [] };
+      }).filter((s) => s.x.length > 0);
+      return { name, series };
+    });
+    // theme: colours are read from CSS variables
+  }, [metrics, runIds, metricFilter, runName, theme]);
+
+  const act = async (fn: () => Promise<unknown>) => {
+    setBusy(true);
+    try { await fn(); load(); } catch (e) { setError(e); } finally { setBusy(false); }
+  };
+
+  const exportMetricsCsv = async () => {
+    try {
+      const { names } = await client.metrics.names({ runIds: [runId] });
+      const rows: unknown[][] = [];
+      for (let i = 0; i < names.length; i += 100) {
+        const { series } = await client.metrics.query({ runIds: [runId], names: names.slice(i, i + 100), x: 'step', maxPoints: 100000 });
+        for (const s of series) for (let k = 0; k < s.x.length; k++) rows.push([s.runId, s.stage, s.name, s.x[k], s.y[k], s.min[k], s.max[k], s.count[k]]);
+      }
+      downloadText(`${runId}-metrics.csv`, toCsv(['run', 'stage', 'name', 'step', 'value', 'min', 'max', 'count'], rows), 'text/csv');
+    } catch (e) { setError(e); }
+  };
+  const exportEpisodesJsonl = async () => {
+    try {
+      const lines: string[] = [];
+      let offset = 0;
+      for (;;) {
+        const page = await client.rollouts.query({ runId, offset, limit: 1000 });
+        if (offset === 0 && page.total > 5000 && !confirm(`Export all ${page.total} episodes? This may take a while.`)) return;
+        for (const ep of page.episodes) lines.push(JSON.stringify(await client.rollouts.get({ runId, id: ep.id })));
+        offset += page.episodes.length;
+        if (page.episodes.length === 0 || offset >= page.total) break;
+      }
+      downloadText(`${runId}-episodes.jsonl`, lines.join('\n') + (lines.length ? '\n' : ''), 'application/x-ndjson');
+    } catch (e) { setError(e); }
+  };
+
+  if (!run) {
+    return <div><ErrorBanner error={error} />{!error && <div className="muted">Loading run…</div>}</div>;
+  }
+  const km = keyMetrics(run.latest);
+  const otherRuns = allRuns.filter((r) => r.id !== runId && !overlay.includes(r.id));
+
+  return (
+    <div data-testid="run-view" data-run-status={run.status}>
+      <div className="row" style={{ marginBottom: 8 }}>
+        <h1 style={{ margin: 0 }} data-testid="run-name">{run.name}</h1>
+        <StatusBadge status={run.status} />
+        <span className="muted">{run.method} · {run.env} · {run.size}{run.preset ? ` · preset ${run.preset}` : ''}</span>
+        <span className="grow" />
+        {run.status === 'created' && <button className="btn primary" disabled={busy} onClick={() => void act(() => client.runs.start({ runId }))} data-testid="start-run">Start</button>}
+        {ACTIVE.has(run.status) && <button className="btn danger" disabled={busy || run.status === 'stopping'} onClick={() => void act(() => client.runs.stop({ runId }))} data-testid="stop-run">Stop</button>}
+        {(run.status === 'stopped' || run.status === 'failed') && <button className="btn primary" disabled={busy} onClick={() => void act(() => client.runs.resume({ runId }))} data-testid="resume-run">Resume</button>}
+      </div>
+      <div className="row" style={{ marginBottom: 12, fontSize: 13 }}>
+        <a onClick={() => navigate({ view: 'trace', runId })} data-testid="link-trace">Trace inspector</a>
+        <a onClick={() => navigate({ view: 'replay', runId })} data-testid="link-replay">Replay</a>
+        <a onClick={() => navigate({ view: 'datasets', runId })}>Dataset</a>
+        <a onClick={() => navigate({ view: 'templates', runId })}>Template</a>
+        <a onClick={() => navigate({ view: 'compare', runIds: [runId, ...overlay] })}>Compare</a>
+        <span className="grow" />
+        <span className="faint">Export:</span>
+        <button className="btn small" onClick={() => void exportMetricsCsv()}>Metrics CSV</button>
+        <button className="btn small" onClick={() => void exportEpisodesJsonl()}>Episodes JSONL</button>
+        <button className="btn small" onClick={() => downloadText(`${runId}-config.json`, JSON.stringify(run.config, null, 2), 'application/json')}>Config JSON</button>
+      </div>
+      <ErrorBanner error={error} onDismiss={() => setError(null)} />
+      {run.reason && (run.status === 'failed' || run.status === 'stopped') && (
+        <div className={`banner ${run.status === 'failed' ? 'error' : 'warn'}`} data-testid="run-reason">
+          <div className="title">{run.status === 'failed' ? 'Run failed' : 'Run stopped'}</div>
+          <div className="details">{run.reason}{'\n'}Resume continues from the last completed stage.</div>
+        </div>
+      )}
+
+      <div className="stages" data-testid="stage-pipeline">
+        {run.stages.map((s) => <StageCard key={s.name} stage={s} live={progress[s.name]} />)}
+        {run.stages.length === 0 && <span className="muted">No stages planned.</span>}
+      </div>
+
+      <div className="row" style={{ margin: '12px 0', gap: 18, fontSize: 13 }}>
+        <span>Success <strong>{fmtPct(km.success)}</strong></span>
+        <span>Pass@1 <strong>{fmtPct(km.passAt1)}</strong></span>
+        <span>Pass@{km.k ?? 'k'} <strong>{fmtPct(km.passAtK)}</strong></span>
+        <span>WM accuracy <strong>{fmtPct(km.wmAccuracy)}</strong></span>
+        <span className="muted">created {fmtDate(run.createdAt)} · ran {fmtDuration(run.status === 'running' && run.startedAt ? run.durationMs + Date.now() - run.startedAt : run.durationMs)} · attempts {run.attempts}</span>
+      </div>
+
+      <Tabs tabs={[{ id: 'charts', label: `Charts (${metrics.names.length})` }, { id: 'log', label: `Log (${log.length})` }, { id: 'config', label: 'Config' }]} active={tab} onChange={setTab} />
+
+      {tab === 'charts' && (
+        <div>
+          <div className="row" style={{ marginBottom: 10 }}>
+            <label className="row" style={{ gap: 4 }}>x
+              <select value={xMode} onChange={(e) => setXMode(e.target.value as XMode)} data-testid="x-mode">
+                <option value="step">step</option><option value="time">wall time</option><option value="episodes">episodes</option>
+              </select>
+            </label>
+            <label className="row" style={{ gap: 4 }}>stage
+              <select value={stage} onChange={(e) => setStage(e.target.value)}>
+                <option value="">all</option>
+                {stages.map((s) => <option key={s} value={s}>{s}</option>)}
+              </select>
+            </label>
+            <label className="row" style={{ gap: 4 }} title="Exponential moving average (debiased); the raw line stays faint">smoothing
+              <input type="range" min={0} max={0.99} step={0.01} value={smoothing} onChange={(e) => setSmoothing(Number(e.target.value))} />
+              <span className="mono" style={{ width: 32 }}>{smoothing.toFixed(2)}</span>
+            </label>
+            <input type="search" placeholder="filter metrics" value={metricFilter} onChange={(e) => setMetricFilter(e.target.value)} style={{ width: 170 }} />
+            <span className="grow" />
+            <label className="row" style={{ gap: 4 }}>overlay
+              <select value="" onChange={(e) => { if (e.target.value) setOverlay((o) => [...o, e.target.value]); }} data-testid="overlay-select">
+                <option value="">add a run…</option>
+                {otherRuns.map((r) => <option key={r.id} value={r.id}>{r.name} ({r.status})</option>)}
+              </select>
+            </label>
+            {overlay.map((id) => (
+              <span key={id} className="badge">{runName(id)} <a onClick={() => setOverlay((o) => o.filter((x) => x !== id))} aria-label="remove overlay">✕</a></span>
+            ))}
+          </div>
+          <ErrorBanner error={metrics.error} title="Metrics" />
+          {metrics.loading ? <div className="muted">Loading metrics…</div>
+            : charts.length === 0 ? <div className="empty-state">{active ? 'Waiting for the first metrics…' : 'No metrics logged.'}</div> : (
+              <div className="charts-grid" data-testid="charts">
+                {charts.map((c) => (
+                  <MetricChart key={c.name} title={c.name} series={c.series} xLabel={X_LABELS[xMode]} smoothing={smoothing} syncKey={`run-${runId}`} theme={theme} />
+                ))}
+              </div>
+            )}
+        </div>
+      )}
+
+      {tab === 'log' && (
+        <div className="logpane mono" ref={logRef} data-testid="log-pane">
+          {log.length === 0 ? <span className="faint">No log lines yet.</span> : log.map((l) => (
+            <div key={l.key} className={`log-${l.level}`}><span className="faint">{new Date(l.time).toLocaleTimeString()} </span>{l.text}</div>
+          ))}
+        </div>
+      )}
+
+      {tab === 'config' && (
+        <div className="grid-2">
+          <div className="card">
+            <h2>Resolved config</h2>
+            <pre className="block" data-testid="run-config">{JSON.stringify(run.config, null, 2)}</pre>
+          </div>
+          <div className="card">
+            <h2>Provenance</h2>
+            <KeyValues items={[
+              ['run id', <span className="mono" key="i">{run.id}</span>],
+              ['folder', <span className="mono" key="d">{run.dir}</span>],
+              ['template', <span className="mono" key="t">{run.templateHash ?? '–'}</span>],
+              ...Object.entries(run.versions).map(([k, v]) => [k, v] as [string, string]),
+            ]} />
+          </div>
+        </div>
+      )}
+    </div>
+  );
+}
+
+function StageCard({ stage, live }: { stage: StageState; live: Progress | undefined }) {
+  const done = live?.done ?? stage.done;
+  const total = live?.total ?? stage.total;
+  const running = stage.status === 'running';
+  const elapsed = stage.startedAt ? (stage.finishedAt ?? Date.now()) - stage.startedAt : null;
+  return (
+    <div className={`stage ${stage.status}`} data-testid={`stage-${stage.name}`} data-stage-status={stage.status}>
+      <div className="stage-head"><span title={stage.name}>{stage.title || stage.name}</span><StatusBadge status={stage.status} /></div>
+      <ProgressBar done={stage.status === 'completed' ? Math.max(total, 1) : done} total={stage.status === 'completed' ? Math.max(total, 1) : total} status={stage.status} label={`${stage.name} progress`} />
+      <div className="stage-meta">
+        <span data-testid="stage-count">{total > 0 ? `${done}/${total}` : ''}</span>
+        <span>{running ? fmtEta(live?.etaSeconds) : elapsed !== null ? fmtDuration(elapsed) : ''}</span>
+      </div>
+      {running && live?.message && <div className="stage-meta"><span className="faint">{live.message}</span></div>}
+      {stage.reason && <div className="stage-meta"><span className="bad">{stage.reason}</span></div>}
+    </div>
+  );
+}

@@ -1,0 +1,146 @@
+// The project's runs: a virtualised table (status, method, env, template, key metrics, created,
+// duration, progress), sortable / filterable / column picker / multi-select; open, compare,
+// start, stop, resume, delete, export CSV. Live: refreshes on project events.
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { createColumnHelper } from '@tanstack/react-table';
+import type { ProjectInfo, RunSummary, WorkbenchEvent } from '../../../core/api/contract.js';
+import type { Client } from '../api/client.js';
+import type { Route } from '../routes.js';
+import { DataTable } from '../components/DataTable.js';
+import { ErrorBanner, ProgressBar, StatusBadge } from '../components/widgets.js';
+import { fmtDate, fmtDuration, fmtPct } from '../components/format.js';
+import { keyMetrics } from '../components/key-metrics.js';
+import { downloadText, toCsv } from '../components/download.js';
+
+export interface RunsViewProps {
+  client: Client;
+  project: ProjectInfo;
+  navigate: (route: Route) => void;
+}
+
+export type RunRow = RunSummary & {
+  success: number | null; passAt1: number | null; passAtK: number | null; k: number | null; wmAccuracy: number | null;
+  liveDurationMs: number;
+};
+
+const ACTIVE = new Set(['running', 'queued', 'stopping']);
+const STATUSES = ['all', 'running', 'completed', 'failed', 'stopped', 'created'] as const;
+
+export function toRow(r: RunSummary, now: number): RunRow {
+  const km = keyMetrics(r.latest);
+  const live = r.status === 'running' && r.startedAt ? r.durationMs + Math.max(0, now - r.startedAt) : r.durationMs;
+  return { ...r, ...km, liveDurationMs: live };
+}
+
+const col = createColumnHelper<RunRow>();
+
+export default function RunsView({ client, project, navigate }: RunsViewProps) {
+  const [runs, setRuns] = useState<RunSummary[] | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [status, setStatus] = useState<(typeof STATUSES)[number]>('all');
+  const [now, setNow] = useState(() => Date.now());
+  const pendingRef = useRef<ReturnType<typeof setTimeout> | null>(null);
+
+  const load = useCallback(() => {
+    client.runs.list({ limit: 100000 }).then((r) => { setRuns(r.runs); setError(null); }, setError);
+  }, [client]);
+  useEffect(load, [load, project.path]);
+  useEffect(() => client.subscribe({ kind: 'project' }, (ev: WorkbenchEvent) => {
+    if (ev.kind !== 'project') return;
+    if (ev.event.type === 'runs-changed' || ev.event.type === 'run-status' || ev.event.type === 'engine-exit') {
+      if (!pendingRef.current) pendingRef.current = setTimeout(() => { pendingRef.current = null; load(); }, 300);
+    }
+  }), [client, load]);
+  useEffect(() => () => { if (pendingRef.current) clearTimeout(pendingRef.current); }, []);
+  // Tick durations of running runs, and poll while any is active (progress is not a project event).
+  const anyActive = (runs ?? []).some((r) => ACTIVE.has(r.status));
+  useEffect(() => {
+    if (!anyActive) return;
+    const t = setInterval(() => { setNow(Date.now()); load(); }, 2000);
+    return () => clearInterval(t);
+  }, [anyActive, load]);
+
+  const rows = useMemo(() => (runs ?? []).filter((r) => status === 'all' || r.status === status).map((r) => toRow(r, now)), [runs, status, now]);
+
+  const columns = useMemo(() => [
+    col.accessor('name', {
+      header: 'Name', size: 220,
+      cell: (c) => <a onClick={() => navigate({ view: 'run', runId: c.row.original.id })} data-testid="run-link" title={c.row.original.id}>{c.getValue()}</a>,
+    }),
+    col.accessor('status', { header: 'Status', size: 100, cell: (c) => <StatusBadge status={c.getValue()} title={c.row.original.reason ?? undefined} /> }),
+    col.accessor((r) => (r.progress && r.progress.total > 0 ? r.progress.done / r.progress.total : r.status === 'completed' ? 1 : 0), {
+      id: 'progress', header: 'Progress', size: 150,
+      cell: (c) => {
+        const r = c.row.original;
+        if (!r.progress || !ACTIVE.has(r.status)) return <span className="faint">{r.stages.filter((s) => s.status === 'completed').length}/{r.stages.length} stages</span>;
+        return <div title={`${r.progress.stage}: ${r.progress.done}/${r.progress.total}`}><span className="faint" style={{ fontSize: 11 }}>{r.progress.stage}</span><ProgressBar done={r.progress.done} total={r.progress.total} status="running" /></div>;
+      },
+    }),
+    col.accessor('method', { header: 'Method', size: 150 }),
+    col.accessor('env', { header: 'Env', size: 100 }),
+    col.accessor('size', { header: 'Size', size: 70 }),
+    col.accessor((r) => r.templateHash?.slice(0, 10) ?? '', { id: 'template', header: 'Template', size: 110, cell: (c) => <span className="mono">{c.getValue() || '–'}</span> }),
+    col.accessor('success', { header: 'Success', size: 90, meta: { numeric: true }, cell: (c) => fmtPct(c.getValue()), sortUndefined: 'last' }),
+    col.accessor('passAt1', { header: 'Pass@1', size: 80, meta: { numeric: true }, cell: (c) => fmtPct(c.getValue()) }),
+    col.accessor('passAtK', { header: 'Pass@k', size: 90, meta: { numeric: true }, cell: (c) => (c.getValue() === null ? '–' : `${fmtPct(c.getValue())} (k=${c.row.original.k})`) }),
+    col.accessor('wmAccuracy', { header: 'WM accuracy', size: 100, meta: { numeric: true }, cell: (c) => fmtPct(c.getValue()) }),
+    col.accessor('createdAt', { header: 'Created', size: 140, cell: (c) => fmtDate(c.getValue()) }),
+    col.accessor('liveDurationMs', { header: 'Duration', size: 90, meta: { numeric: true }, cell: (c) => fmtDuration(c.getValue()) }),
+    col.accessor('attempts', { header: 'Attempts', size: 80, meta: { numeric: true } }),
+    col.accessor('id', { header: 'Run id', size: 200, cell: (c) => <span className="mono">{c.getValue()}</span> }),
+  ], [navigate]);
+
+  const selectedRuns = (runs ?? []).filter((r) => selected.has(r.id));
+  const act = async (fn: (id: string) => Promise<unknown>, ids: string[]) => {
+    try { for (const id of ids) await fn(id); } catch (e) { setError(e); }
+    load();
+  };
+  const exportCsv = () => {
+    const header = ['id', 'name', 'status', 'method', 'env', 'size', 'templateHash', 'success', 'passAt1', 'passAtK', 'k', 'wmAccuracy', 'createdAt', 'durationMs', 'reason'];
+    const data = rows.map((r) => [r.id, r.name, r.status, r.method, r.env, r.size, r.templateHash, r.success, r.passAt1, r.passAtK, r.k, r.wmAccuracy, new Date(r.createdAt).toISOString(), r.durationMs, r.reason]);
+    downloadText(`${project.name}-runs.csv`, toCsv(header, data), 'text/csv');
+  };
+
+  return (
+    <div data-testid="runs-view">
+      <div className="row" style={{ marginBottom: 12 }}>
+        <h1 style={{ margin: 0 }} className="grow">Runs</h1>
+        <button className="btn primary" onClick={() => navigate({ view: 'new-run' })} data-testid="new-run-button">+ New run</button>
+      </div>
+      <ErrorBanner error={error} onDismiss={() => setError(null)} />
+      {runs === null ? <div className="muted">Loading runs…</div> : (
+        <DataTable
+          testId="runs-table"
+          data={rows}
+          columns={columns}
+          getRowId={(r) => r.id}
+          selected={selected}
+          onSelectedChange={setSelected}
+          onRowOpen={(r) => navigate({ view: 'run', runId: r.id })}
+          storageKey="spa-workbench.runs-table"
+          initialSorting={[{ id: 'createdAt', desc: true }]}
+          initialHidden={['id', 'attempts', 'size']}
+          height="calc(100vh - 230px)"
+          filterPlaceholder="Filter runs (name, method, env…)"
+          emptyText={<>No runs yet. <a onClick={() => navigate({ view: 'new-run' })}>Create the first one.</a></>}
+          toolbar={<>
+            <select value={status} onChange={(e) => setStatus(e.target.value as (typeof STATUSES)[number])} aria-label="Status filter" data-testid="status-filter">
+              {STATUSES.map((s) => <option key={s} value={s}>{s === 'all' ? 'all statuses' : s}</option>)}
+            </select>
+            <button className="btn small" disabled={selected.size < 1} onClick={() => navigate({ view: 'compare', runIds: [...selected] })} data-testid="compare-selected">Compare ({selected.size})</button>
+            <button className="btn small" disabled={!selectedRuns.some((r) => r.status === 'created')} onClick={() => void act((id) => client.runs.start({ runId: id }), selectedRuns.filter((r) => r.status === 'created').map((r) => r.id))}>Start</button>
+            <button className="btn small" disabled={!selectedRuns.some((r) => r.status === 'running')} onClick={() => void act((id) => client.runs.stop({ runId: id }), selectedRuns.filter((r) => r.status === 'running').map((r) => r.id))}>Stop</button>
+            <button className="btn small" disabled={!selectedRuns.some((r) => r.status === 'stopped' || r.status === 'failed')} onClick={() => void act((id) => client.runs.resume({ runId: id }), selectedRuns.filter((r) => r.status === 'stopped' || r.status === 'failed').map((r) => r.id))}>Resume</button>
+            <button className="btn small danger" disabled={selectedRuns.length === 0 || selectedRuns.some((r) => ACTIVE.has(r.status))}
+              onClick={() => {
+                if (!confirm(`Delete ${selectedRuns.length} run(s) and their folders? This cannot be undone.`)) return;
+                void act((id) => client.runs.delete({ runId: id }), selectedRuns.map((r) => r.id)).then(() => setSelected(new Set()));
+              }}>Delete</button>
+            <button className="btn small" onClick={exportCsv} disabled={rows.length === 0} title="Export the table as CSV">CSV</button>
+          </>}
+        />
+      )}
+    </div>
+  );
+}

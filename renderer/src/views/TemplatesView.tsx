@@ -1,0 +1,311 @@
+// Template editor: CodeMirror 6 on the template source (JSON with Liquid parts), a debounced
+// live preview on a sampled state of the chosen environment and seed (templates.preview), errors
+// with line and column in the editor and as text, immutable versions (templates.save returns a
+// content hash), version history with a side-by-side diff, and state perplexity where a run's
+// evaluation recorded it (the API has no live perplexity method: shown as unavailable, with why).
+import { useEffect, useMemo, useState, type ReactElement } from 'react';
+import type { EvalResult, TemplatePreview, TemplateVersion, TemplateVersionMeta } from '../../../core/api/contract.js';
+import type { ViewProps } from '../routes.js';
+import CodeEditor from '../editor/CodeEditor.js';
+import DiffView from '../editor/DiffView.js';
+import BoardFigure from '../boards/BoardFigure.js';
+import { ErrorBanner, formatNumber, parseOptionalInt, RunPicker, useAsync } from '../boards/inspect-common.js';
+
+export type TemplatesViewProps = ViewProps & { templateName?: string };
+
+const PREVIEW_DELAY_MS = 350;
+const EDITOR = '(editor)';
+
+/** Numeric fields of an eval result whose key mentions perplexity, flattened as "a.b.c". */
+export function findPerplexities(result: unknown, prefix = ''): Array<{ key: string; value: number }> {
+  if (result === null || typeof result !== 'object') return [];
+  const out: Array<{ key: string; value: number }> = [];
+  for (const [k, v] of Object.entries(result as Record<string, unknown>)) {
+    const key = prefix ? `${prefix}.${k}` : k;
+    if (typeof v === 'number' && /perplex|(^|[^a-z])ppl/i.test(key)) out.push({ key, value: v });
+    else if (v && typeof v === 'object' && !Array.isArray(v)) out.push(...findPerplexities(v, key));
+  }
+  return out;
+}
+
+export default function TemplatesView({ api, projectPath, runId, route, templateName, navigate }: TemplatesViewProps): ReactElement {
+  const routeName = templateName ?? (route?.view === 'templates' ? route.templateName : undefined);
+  const [listVersion, setListVersion] = useState(0);
+  const list = useAsync(() => (projectPath ? api.templates.list({}) : null), [api, projectPath, listVersion]);
+  const envs = useAsync(() => (projectPath ? api.envs.list({}) : null), [api, projectPath]);
+  const templates = list.status === 'ok' ? list.value.templates : [];
+  const name = routeName ?? templates[0]?.name;
+
+  const [loadHash, setLoadHash] = useState<string | undefined>(undefined);
+  useEffect(() => { setLoadHash(undefined); }, [name]);
+  const loaded = useAsync(() => (name ? api.templates.get({ name, ...(loadHash ? { hash: loadHash } : {}) }) : null), [api, name, loadHash]);
+  const [text, setText] = useState('');
+  const [base, setBase] = useState<TemplateVersion | null>(null);
+  useEffect(() => {
+    if (loaded.status === 'ok') { setText(loaded.value.source); setBase(loaded.value); }
+  }, [loaded]);
+
+  // sampled state
+  const [envId, setEnvId] = useState<string>('');
+  const envList = envs.status === 'ok' ? envs.value.envs : [];
+  useEffect(() => { if (!envId && envList[0]) setEnvId(envList.some((e) => e.id === 'sokoban') ? 'sokoban' : envList[0].id); }, [envId, envList]);
+  const [seedText, setSeedText] = useState('0');
+  const seed = parseOptionalInt(seedText, 'seed');
+  const [responseFormat, setResponseFormat] = useState<'world-model' | 'plain'>('world-model');
+
+  // debounced live preview of the editor text
+  const [preview, setPreview] = useState<{ status: 'idle' | 'loading' | 'ok' | 'error'; value?: TemplatePreview; error?: unknown; forText?: string }>({ status: 'idle' });
+  useEffect(() => {
+    if (!envId || !text || seed.error) return;
+    let live = true;
+    setPreview((p) => ({ ...p, status: 'loading' }));
+    const timer = setTimeout(() => {
+      api.templates.preview({ source: text, env: { id: envId, options: {} }, seed: seed.value ?? 0, responseFormat }).then(
+        (value) => { if (live) setPreview({ status: 'ok', value, forText: text }); },
+        (error: unknown) => { if (live) setPreview({ status: 'error', error, forText: text }); },
+      );
+    }, PREVIEW_DELAY_MS);
+    return () => { live = false; clearTimeout(timer); };
+  }, [api, text, envId, seed.value, seed.error, responseFormat]);
+
+  // saving
+  const [saveName, setSaveName] = useState('');
+  useEffect(() => { setSaveName(name ?? ''); }, [name]);
+  const [description, setDescription] = useState('');
+  const [saveState, setSaveState] = useState<{ status: 'idle' | 'saving' | 'ok' | 'error'; message?: string; error?: unknown; hash?: string }>({ status: 'idle' });
+  const [saveDiagnostics, setSaveDiagnostics] = useState<TemplatePreview['diagnostics']>([]);
+  const save = async (): Promise<void> => {
+    setSaveState({ status: 'saving' });
+    try {
+      const result = await api.templates.save({ name: saveName, source: text, description, ...(base?.hash ? { parent: base.hash } : {}) });
+      setSaveDiagnostics(result.diagnostics);
+      setSaveState({
+        status: 'ok', hash: result.version.hash,
+        message: result.created ? `Saved new version ${result.version.hash.slice(0, 12)} of ${result.version.name}` : `Identical to existing version ${result.version.hash.slice(0, 12)}: nothing new saved`,
+      });
+      setBase(result.version);
+      setListVersion((v) => v + 1);
+      if (result.version.name !== name) navigate({ view: 'templates', templateName: result.version.name, ...(runId ? { runId } : {}) });
+    } catch (error) {
+      setSaveState({ status: 'error', error });
+    }
+  };
+
+  const versions = useAsync(() => (name ? api.templates.versions({ name }) : null), [api, name, listVersion]);
+  const versionList: TemplateVersionMeta[] = versions.status === 'ok' ? versions.value.versions : [];
+
+  const diagnostics = useMemo(() => {
+    const fromPreview = preview.status === 'ok' && preview.forText === text ? preview.value?.diagnostics ?? [] : [];
+    return [...fromPreview, ...saveDiagnostics];
+  }, [preview, text, saveDiagnostics]);
+  const dirty = base !== null && text !== base.source;
+
+  if (!projectPath) {
+    return <div className="inspect-view"><h1>Template editor</h1><div className="banner info">Open a project first (Projects).</div></div>;
+  }
+
+  return (
+    <div className="inspect-view templates-view" data-testid="templates-view">
+      <div className="inspect-header">
+        <h1>Template editor</h1>
+        <label className="field inspect-field">
+          <span className="label">Template</span>
+          <select aria-label="Template" value={name ?? ''} onChange={(e) => navigate({ view: 'templates', templateName: e.target.value, ...(runId ? { runId } : {}) })}>
+            {!name && <option value="">{list.status === 'loading' ? 'loading…' : 'no templates'}</option>}
+            {templates.map((t) => <option key={t.name} value={t.name}>{t.name} ({t.kind}{t.versionCount > 0 ? `, ${t.versionCount} version${t.versionCount === 1 ? '' : 's'}` : ''})</option>)}
+          </select>
+        </label>
+        <label className="field inspect-field">
+          <span className="label">Environment</span>
+          <select aria-label="Environment" value={envId} onChange={(e) => setEnvId(e.target.value)}>
+            {envList.map((e) => <option key={e.id} value={e.id}>{e.title || e.id}</option>)}
+          </select>
+        </label>
+        <label className="field inspect-field narrow">
+          <span className="label">Seed</span>
+          <span className="row">
+            <button type="button" className="btn small" aria-label="Previous seed" onClick={() => setSeedText(String((seed.value ?? 0) - 1))}>‹</button>
+            <input type="text" inputMode="numeric" aria-label="Seed" value={seedText} onChange={(e) => setSeedText(e.target.value)} aria-invalid={seed.error ? 'true' : undefined} />
+            <button type="button" className="btn small" aria-label="Next seed" onClick={() => setSeedText(String((seed.value ?? 0) + 1))}>›</button>
+          </span>
+        </label>
+        <label className="field inspect-field">
+          <span className="label">Response format</span>
+          <select aria-label="Response format" value={responseFormat} onChange={(e) => setResponseFormat(e.target.value as 'world-model' | 'plain')}>
+            <option value="world-model">world-model (observation + prediction)</option>
+            <option value="plain">plain (answer only)</option>
+          </select>
+        </label>
+      </div>
+      {seed.error && <div className="field-error">{seed.error}</div>}
+      {list.status === 'error' && <ErrorBanner error={list.error} context="Templates" />}
+      {envs.status === 'error' && <ErrorBanner error={envs.error} context="Environments" />}
+      {loaded.status === 'error' && <ErrorBanner error={loaded.error} context={`Template ${name ?? ''}`} />}
+
+      <div className="templates-layout">
+        <section className="card col" aria-label="Source">
+          <div className="row">
+            <h2>Source</h2>
+            <span className="template-status mono" data-testid="template-base">
+              {base ? `${base.name}@${base.hash.slice(0, 12)}` : ''}{dirty ? ' · modified' : ''}
+            </span>
+          </div>
+          <CodeEditor value={text} onChange={setText} diagnostics={diagnostics} ariaLabel="Template source" testId="template-editor" />
+          <DiagnosticList diagnostics={diagnostics} />
+          <div className="row">
+            <label className="field inspect-field">
+              <span className="label">Save as</span>
+              <input type="text" aria-label="Save as" value={saveName} onChange={(e) => setSaveName(e.target.value)} placeholder="template-name" />
+            </label>
+            <label className="field inspect-field grow">
+              <span className="label">Description of this version</span>
+              <input type="text" aria-label="Version description" value={description} onChange={(e) => setDescription(e.target.value)} placeholder="what changed" />
+            </label>
+            <button type="button" className="btn primary" onClick={() => { void save(); }} disabled={!text || !saveName || saveState.status === 'saving'}>
+              {saveState.status === 'saving' ? 'Saving…' : 'Save new version'}
+            </button>
+          </div>
+          <div className="field-help">Saving never changes an existing version: it creates <span className="mono">templates/&lt;name&gt;@&lt;hash&gt;.json</span>; runs point at the hash.</div>
+          {saveState.status === 'ok' && <div className="banner info" role="status" data-testid="save-result">{saveState.message}</div>}
+          {saveState.status === 'error' && <ErrorBanner error={saveState.error} context="Save" />}
+        </section>
+
+        <section className="card col template-preview" aria-label="Preview">
+          <div className="row">
+            <h2>Preview</h2>
+            <span className="template-status" data-testid="preview-status">
+              {preview.status === 'loading' ? 'rendering…' : preview.status === 'ok' ? (preview.value?.ok ? 'up to date' : 'has errors') : preview.status === 'error' ? 'failed' : ''}
+            </span>
+            {preview.status === 'ok' && preview.value?.hash && <span className="template-status mono">hash {preview.value.hash.slice(0, 12)}</span>}
+          </div>
+          {preview.status === 'error' && <ErrorBanner error={preview.error} context="Preview" />}
+          {preview.value && (
+            <>
+              {preview.value.board && (
+                <BoardFigure board={preview.value.board} title={`${envId} · seed ${seed.value ?? 0}`} size={200} exportName={`${envId}-seed${seed.value ?? 0}`} />
+              )}
+              <h3>State as the model sees it</h3>
+              <pre className="mono" data-testid="preview-state">{preview.value.stateText ?? '(not rendered: see the errors)'}</pre>
+              <h3>First user message</h3>
+              <pre className="mono" data-testid="preview-prompt">{preview.value.prompt ?? '(not rendered: see the errors)'}</pre>
+              {preview.value.messages.length > 0 && (
+                <details>
+                  <summary>Whole conversation start ({preview.value.messages.length} messages)</summary>
+                  {preview.value.messages.map((m, i) => (
+                    <div key={i}><div className="faint">{m.role}</div><pre className="mono">{m.content}</pre></div>
+                  ))}
+                </details>
+              )}
+            </>
+          )}
+          <PerplexityPanel api={api} runId={runId} hash={base?.hash ?? null} dirty={dirty} />
+        </section>
+      </div>
+
+      <VersionsPanel name={name} versions={versionList} loading={versions.status === 'loading'} error={versions.status === 'error' ? versions.error : null}
+        current={base?.hash} onLoad={(hash) => setLoadHash(hash)} editorText={text}
+        fetchSource={async (hash) => (await api.templates.get({ name: name!, hash })).source} />
+    </div>
+  );
+}
+
+function DiagnosticList({ diagnostics }: { diagnostics: TemplatePreview['diagnostics'] }): ReactElement | null {
+  if (diagnostics.length === 0) return null;
+  return (
+    <ul className="template-diagnostics" aria-label="Template errors" data-testid="template-diagnostics">
+      {diagnostics.map((d, i) => (
+        <li key={i} className={d.severity}>
+          {d.line !== null ? `line ${d.line}${d.column !== null ? `, column ${d.column}` : ''}: ` : ''}{d.message}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function PerplexityPanel({ api, runId, hash, dirty }: { api: ViewProps['api']; runId?: string; hash: string | null; dirty: boolean }): ReactElement {
+  const [run, setRun] = useState<string | undefined>(runId);
+  const info = useAsync(() => (run ? Promise.all([api.runs.get({ runId: run }), api.evals.list({ runId: run })]) : null), [api, run]);
+  let body: ReactElement;
+  if (!run) {
+    body = <div className="muted">Pick a run to show the state perplexity its evaluation recorded under its checkpoint.</div>;
+  } else if (info.status === 'loading') {
+    body = <div className="muted">loading…</div>;
+  } else if (info.status === 'error') {
+    body = <ErrorBanner error={info.error} context="Perplexity" />;
+  } else if (info.status === 'ok') {
+    const [runInfo, evals] = info.value;
+    const found = evals.results.flatMap((r: EvalResult) => findPerplexities(r.result).map((p) => ({ ...p, id: r.id, step: r.step })));
+    const sameTemplate = runInfo.templateHash !== null && runInfo.templateHash === hash;
+    body = found.length === 0 ? (
+      <div className="muted" data-testid="perplexity">Unavailable: run {run} has no evaluation with a state perplexity yet.</div>
+    ) : (
+      <div data-testid="perplexity">
+        {!sameTemplate && <div className="warn">Run {run} used template {runInfo.templateHash?.slice(0, 12) ?? '(unknown)'}, not this version{dirty ? ' (and the editor has unsaved changes)' : ''}: these numbers are for that template.</div>}
+        <table className="dataset-drops">
+          <tbody>{found.map((p) => <tr key={`${p.id}-${p.key}`}><td className="mono">{p.id}{p.step !== null ? ` @${p.step}` : ''}</td><td className="mono">{p.key}</td><td className="num">{formatNumber(p.value, 3)}</td></tr>)}</tbody>
+        </table>
+      </div>
+    );
+  } else {
+    body = <div />;
+  }
+  return (
+    <div className="col">
+      <h3>State perplexity</h3>
+      <div className="field-help">Live perplexity of the editor text under a checkpoint is unavailable: the engine API offers no templates.perplexity method yet. Recorded evaluation values are shown instead.</div>
+      <RunPicker api={api} value={run} onChange={setRun} label="Checkpoint of run" allowNone />
+      {body}
+    </div>
+  );
+}
+
+function VersionsPanel({ name, versions, loading, error, current, onLoad, editorText, fetchSource }: {
+  name: string | undefined; versions: TemplateVersionMeta[]; loading: boolean; error: unknown; current?: string;
+  onLoad: (hash: string) => void; editorText: string; fetchSource: (hash: string) => Promise<string>;
+}): ReactElement {
+  const [a, setA] = useState<string>('');
+  const [b, setB] = useState<string>(EDITOR);
+  useEffect(() => { setA(versions[1]?.hash ?? versions[0]?.hash ?? ''); setB(versions.length > 1 ? versions[0]!.hash : EDITOR); }, [versions]);
+  const sources = useAsync(async () => {
+    if (!a || !b) return null;
+    const get = (h: string): Promise<string> => (h === EDITOR ? Promise.resolve(editorText) : fetchSource(h));
+    return { a: await get(a), b: await get(b) };
+  }, [a, b, a === EDITOR || b === EDITOR ? editorText : '']);
+  const label = (h: string): string => (h === EDITOR ? 'editor (unsaved text)' : `${name}@${h.slice(0, 12)}`);
+  return (
+    <section className="card col" aria-label="Versions">
+      <h2>Version history{name ? ` of ${name}` : ''}</h2>
+      {error !== null && <ErrorBanner error={error} context="Versions" />}
+      {loading && <div className="muted">loading…</div>}
+      {!loading && versions.length === 0 && <div className="muted">No saved versions yet: this is a preset. Saving creates the first version.</div>}
+      {versions.length > 0 && (
+        <table className="dt-table template-versions">
+          <thead><tr><th>hash</th><th>created</th><th>description</th><th>parent</th><th>diff A</th><th>diff B</th><th /></tr></thead>
+          <tbody>
+            {versions.map((v) => (
+              <tr key={v.hash} className={v.hash === current ? 'selected' : undefined} data-version={v.hash}>
+                <td className="mono">{v.hash.slice(0, 12)}</td>
+                <td>{new Date(v.createdAt).toLocaleString()}</td>
+                <td>{v.description || <span className="faint">—</span>}</td>
+                <td className="mono">{v.parent ? v.parent.slice(0, 12) : '—'}</td>
+                <td><input type="radio" name="diff-a" aria-label={`Diff A ${v.hash.slice(0, 12)}`} checked={a === v.hash} onChange={() => setA(v.hash)} /></td>
+                <td><input type="radio" name="diff-b" aria-label={`Diff B ${v.hash.slice(0, 12)}`} checked={b === v.hash} onChange={() => setB(v.hash)} /></td>
+                <td><button type="button" className="btn small" onClick={() => onLoad(v.hash)} disabled={v.hash === current}>Load</button></td>
+              </tr>
+            ))}
+            <tr>
+              <td colSpan={4} className="muted">editor (unsaved text)</td>
+              <td />
+              <td><input type="radio" name="diff-b" aria-label="Diff B editor" checked={b === EDITOR} onChange={() => setB(EDITOR)} /></td>
+              <td />
+            </tr>
+          </tbody>
+        </table>
+      )}
+      {sources.status === 'error' && <ErrorBanner error={sources.error} context="Diff" />}
+      {sources.status === 'ok' && sources.value && versions.length > 0 && (
+        <DiffView a={sources.value.a} b={sources.value.b} aLabel={label(a)} bLabel={label(b)} />
+      )}
+    </section>
+  );
+}

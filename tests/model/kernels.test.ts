@@ -1,0 +1,89 @@
+// Custom gradients equal autograd of the plain-ops references, on small shapes.
+import { beforeAll, describe, expect, it } from 'vitest';
+import * as tf from '@tensorflow/tfjs';
+import {
+  attentionBias, attentionReference, embedding, linear, linearReference, rmsNorm, rmsNormReference, rope, ropeReference,
+  ropeTables, rotateHalfMatrix, swiglu, swigluReference, tokenStats, tokenStatsReference,
+} from '../../core/model/kernels.js';
+import { attentionFast } from '../../core/model/attention.js';
+import { maxAbsDiff, useTestBackend } from './helpers.js';
+
+beforeAll(useTestBackend);
+
+/** Compare value and gradients (w.r.t. all inputs) of f and g under a random cotangent. */
+function compare(f: (...xs: tf.Tensor[]) => tf.Tensor, g: (...xs: tf.Tensor[]) => tf.Tensor, inputs: tf.Tensor[], tol = 1e-4): void {
+  tf.tidy(() => {
+    const yf = f(...inputs);
+    const yg = g(...inputs);
+    expect(yf.shape).toEqual(yg.shape);
+    expect(maxAbsDiff(yf, yg)).toBeLessThan(tol);
+    const cot = tf.randomNormal(yf.shape, 0, 1, 'float32', 7);
+    const gf = tf.grads((...xs: tf.Tensor[]) => tf.sum(tf.mul(f(...xs), cot)))(inputs);
+    const gg = tf.grads((...xs: tf.Tensor[]) => tf.sum(tf.mul(g(...xs), cot)))(inputs);
+    gf.forEach((d, i) => {
+      const scale = Math.max(1, tf.max(tf.abs(gg[i]!)).dataSync()[0]!);
+      expect(maxAbsDiff(d, gg[i]!) / scale).toBeLessThan(tol);
+      expect(tf.max(tf.abs(gg[i]!)).dataSync()[0]!).toBeGreaterThan(0); // the gradient is not trivially zero
+    });
+  });
+}
+
+describe('custom-gradient kernels', () => {
+  it('linear: y = x W^T with dx, dW (both weight-grad forms)', () => {
+    compare((x, w) => linear(x as tf.Tensor2D, w as tf.Tensor2D), (x, w) => linearReference(x as tf.Tensor2D, w as tf.Tensor2D),
+      [tf.randomNormal([6, 5], 0, 1, 'float32', 1), tf.randomNormal([3, 5], 0, 1, 'float32', 2)]);
+    compare((x, w) => linear(x as tf.Tensor2D, w as tf.Tensor2D), (x, w) => linearReference(x as tf.Tensor2D, w as tf.Tensor2D),
+      [tf.randomNormal([6, 3], 0, 1, 'float32', 1), tf.randomNormal([5, 3], 0, 1, 'float32', 2)]);
+  });
+
+  it('linear with a frozen weight gives the input gradient only', () => {
+    const w = tf.randomNormal([3, 5], 0, 1, 'float32', 2);
+    compare((x) => linear(x as tf.Tensor2D, w as tf.Tensor2D, false), (x) => linearReference(x as tf.Tensor2D, w as tf.Tensor2D),
+      [tf.randomNormal([6, 5], 0, 1, 'float32', 1)]);
+  });
+
+  it('rmsNorm', () => {
+    compare((x, w) => rmsNorm(x as tf.Tensor2D, w as tf.Tensor1D, 1e-6), (x, w) => rmsNormReference(x as tf.Tensor2D, w as tf.Tensor1D, 1e-6),
+      [tf.randomNormal([7, 8], 0, 1, 'float32', 3), tf.randomNormal([8], 1, 0.3, 'float32', 4)]);
+  });
+
+  it('swiglu', () => {
+    compare((a, b) => swiglu(a as tf.Tensor2D, b as tf.Tensor2D), (a, b) => swigluReference(a as tf.Tensor2D, b as tf.Tensor2D),
+      [tf.randomNormal([5, 6], 0, 2, 'float32', 5), tf.randomNormal([5, 6], 0, 1, 'float32', 6)]);
+  });
+
+  it('rope as a 2-D matmul equals slice-and-concat rotate_half', () => {
+    const dim = 8;
+    const { cos, sin } = ropeTables(16, dim, 10000);
+    const rows = [3, 0, 7, 15, 9, 1];
+    const c = tf.tensor2d(rows.flatMap((p) => [...cos.subarray(p * dim, p * dim + dim)]), [rows.length, dim]);
+    const s = tf.tensor2d(rows.flatMap((p) => [...sin.subarray(p * dim, p * dim + dim)]), [rows.length, dim]);
+    const r = tf.tensor2d(rotateHalfMatrix(dim), [dim, dim]);
+    const rT = tf.transpose(r) as tf.Tensor2D;
+    compare((x) => rope(x as tf.Tensor2D, c, s, r, rT), (x) => ropeReference(x as tf.Tensor2D, c, s), [tf.randomNormal([rows.length, dim], 0, 1, 'float32', 8)]);
+  });
+
+  it('embedding scatters gradients (repeated ids summed)', () => {
+    const ids = tf.tensor1d([1, 3, 1, 0, 3, 3], 'int32');
+    compare((t) => embedding(t as tf.Tensor2D, ids), (t) => tf.matMul(tf.cast(tf.oneHot(ids, 5), 'float32'), t), [tf.randomNormal([5, 4], 0, 1, 'float32', 9)]);
+  });
+
+  it('tokenStats: logprob and entropy with closed-form gradients', () => {
+    const targets = tf.tensor1d([0, 4, 2, 2, 1], 'int32');
+    compare((z) => tokenStats(z as tf.Tensor2D, targets), (z) => tokenStatsReference(z as tf.Tensor2D, targets), [tf.randomNormal([5, 6], 0, 2, 'float32', 10)]);
+  });
+
+  it('fast attention equals the reference (causal, GQA, left padding)', () => {
+    const B = 2; const T = 5; const H = 4; const KV = 2; const hd = 4;
+    const mask = [[1, 1, 1, 1, 1], [0, 0, 1, 1, 1]];
+    const shape = { batch: B, queryLength: T, keyLength: T, heads: H, kvHeads: KV, headDim: hd };
+    const bias = attentionBias(mask, T);
+    // Padded query rows produce arbitrary but finite values in both; compare real rows only.
+    const rowMask = tf.tensor2d(mask.flat().map((m) => [m]), [B * T, 1]);
+    compare(
+      (q, k, v) => tf.mul(attentionFast(q as tf.Tensor2D, k as tf.Tensor2D, v as tf.Tensor2D, mask, shape), rowMask),
+      (q, k, v) => tf.mul(attentionReference(q as tf.Tensor2D, k as tf.Tensor2D, v as tf.Tensor2D, bias, shape), rowMask),
+      [tf.randomNormal([B * T, H * hd], 0, 1, 'float32', 11), tf.randomNormal([B * T, KV * hd], 0, 1, 'float32', 12), tf.randomNormal([B * T, KV * hd], 0, 1, 'float32', 13)],
+    );
+  });
+});

@@ -1,0 +1,146 @@
+// @vitest-environment jsdom
+// Trace inspector against a mocked API: the episode list is paged from rollouts.query with the
+// filters passed through, and a fixture episode with one wrong predicted cell shows that cell lit.
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
+import type { WorkbenchApi } from '../../core/api/contract.js';
+import type { Board, EpisodeRecord, EpisodeSummary, TurnRecord } from '../../core/api/records.js';
+import TraceView from '../../renderer/src/views/TraceView.js';
+import { boardFromSymbols } from '../../renderer/src/boards/sample-boards.js';
+
+afterEach(cleanup);
+
+const before = boardFromSymbols('sokoban', ['#####', '#P__#', '#_O_#', '#####']);
+const after = boardFromSymbols('sokoban', ['#####', '#_P_#', '#_O_#', '#####']);
+// the model predicted the player one cell too far: wrong at (1,2) and (1,3)
+const predicted: Board = boardFromSymbols('sokoban', ['#####', '#__P#', '#_O_#', '#####']);
+
+function turn(overrides: Partial<TurnRecord> = {}): TurnRecord {
+  return {
+    turn: 0,
+    prompt: 'Turn 1:\nState:\n#####\n#P_X#\n#_O_#\n#####',
+    response: '<think><observation>...</observation><prediction>...</prediction></think><answer>Right</answer>',
+    parsed: { observation: '#####', reasoning: 'push', prediction: '#####', answer: 'Right', actions: ['Right'], unknownActions: [], formatError: false, formatErrors: [] },
+    stateBefore: { text: 'before text', board: before },
+    stateAfter: { text: 'after text', board: after },
+    observedBoard: before,
+    predictedBoard: predicted,
+    wm: {
+      observation: { parsed: true, exact: true, cellAccuracy: 1, entityF1: { player: 1, box: 1 }, meanF1: 1, wrongCells: [] },
+      prediction: { parsed: true, exact: false, cellAccuracy: 0.875, entityF1: { player: 0, box: 1 }, meanF1: 0.5, wrongCells: [[1, 2], [1, 3]] },
+    },
+    actionsExecuted: ['Right'],
+    reward: -0.1,
+    flags: { formatError: false, invalidAction: false, actionIsEffective: true },
+    tokens: { prompt: 40, response: 30 },
+    done: false,
+    ...overrides,
+  };
+}
+
+function episode(id: string, seed: number, turns: TurnRecord[]): EpisodeRecord {
+  return {
+    id, runId: 'run-1', stage: 'rl', step: 3, env: 'sokoban', envConfig: {}, seed, group: 0, sample: 0,
+    templateHash: 'abcdef1234567890', success: false, totalReward: -0.1, numTurns: turns.length, numActions: 1,
+    formatErrors: 0, invalidActions: 0, terminated: false, truncated: true, initialState: { text: 'x', board: before },
+    turns, time: 0,
+  };
+}
+
+function summary(e: EpisodeRecord): EpisodeSummary {
+  return { id: e.id, stage: e.stage, step: e.step, seed: e.seed, group: e.group, sample: e.sample, success: e.success, totalReward: e.totalReward,
+    numTurns: e.numTurns, formatErrors: e.formatErrors, invalidActions: e.invalidActions, file: 'rollouts/rl.jsonl', offset: 0, length: 10 };
+}
+
+function mockApi(episodes: EpisodeRecord[]) {
+  const query = vi.fn(async (req: { offset?: number; limit?: number; seed?: number }) => {
+    const matching = episodes.filter((e) => req.seed === undefined || e.seed === req.seed);
+    const offset = req.offset ?? 0;
+    return { episodes: matching.slice(offset, offset + (req.limit ?? 50)).map(summary), total: matching.length };
+  });
+  const get = vi.fn(async (req: { runId: string; id: string }) => {
+    const e = episodes.find((x) => x.id === req.id);
+    if (!e) throw Object.assign(new Error(`episode ${req.id} not found`), { name: 'NotFound', details: { where: 'rollouts.get', expected: 'an episode id of the run', received: req.id } });
+    return e;
+  });
+  const api = {
+    runs: { list: vi.fn(async () => ({ runs: [], total: 0 })) },
+    rollouts: {
+      query, get,
+      facets: vi.fn(async () => ({ stages: [{ stage: 'rl', count: episodes.length, minStep: 3, maxStep: 3, successes: 0 }] })),
+    },
+  } as unknown as WorkbenchApi;
+  return { api, query, get };
+}
+
+describe('TraceView', () => {
+  it('shows the episode with the wrong predicted cells highlighted on the prediction board', async () => {
+    const ep = episode('rl-000003-g00-s0', 7, [turn()]);
+    const { api, get } = mockApi([ep]);
+    render(<TraceView api={api} projectPath="/p" runId="run-1" episodeId={ep.id} navigate={() => {}} />);
+    const turnCard = await screen.findByTestId('turn-0');
+    expect(get).toHaveBeenCalledWith({ runId: 'run-1', id: ep.id });
+    const predictedFigure = within(turnCard).getByTestId('board-predicted');
+    const lit = Array.from(predictedFigure.querySelectorAll('g.board-cell[data-highlighted="true"]'))
+      .map((g) => `${g.getAttribute('data-row')},${g.getAttribute('data-col')}:${g.getAttribute('data-cell-kind')}`).sort();
+    expect(lit).toEqual(['1,2:floor', '1,3:player']);
+    // the true next state shows the same cells lit, and the exact observation has none
+    const truthLit = within(turnCard).getByTestId('board-true-after').querySelectorAll('[data-highlighted="true"]');
+    expect(truthLit).toHaveLength(2);
+    expect(within(turnCard).getByTestId('board-observed').querySelectorAll('[data-highlighted="true"]')).toHaveLength(0);
+    // scores, actions, reward
+    const scoreRow = within(turnCard).getByRole('table', { name: 'World-model scores' }).querySelector('tr[data-score-row="prediction"]')!;
+    expect(scoreRow.textContent).toContain('87.5%');
+    expect(turnCard.textContent).toContain('Right');
+    expect(turnCard.textContent).toContain('-0.10');
+    expect(turnCard.textContent).toContain('2 wrong');
+  });
+
+  it('says why a prediction board is missing instead of drawing one', async () => {
+    const t = turn({
+      predictedBoard: null,
+      parsed: { observation: '#', reasoning: null, prediction: null, answer: 'Up', actions: ['Up'], unknownActions: ['Jump'], formatError: true, formatErrors: ['missing <prediction>'] },
+      wm: { observation: null, prediction: null },
+      flags: { formatError: true, invalidAction: true, actionIsEffective: false },
+    });
+    const { api } = mockApi([episode('e1', 1, [t])]);
+    render(<TraceView api={api} projectPath="/p" runId="run-1" episodeId="e1" navigate={() => {}} />);
+    const card = await screen.findByTestId('turn-0');
+    const pred = within(card).getByTestId('board-predicted');
+    expect(pred.querySelector('svg')).toBeNull();
+    expect(pred.textContent).toContain('no <prediction> in the response');
+    expect(card.textContent).toContain('missing <prediction>');
+    expect(card.textContent).toContain('Jump');
+    expect(within(card).getByText('format error')).toBeTruthy();
+  });
+
+  it('pages the episode list from the index and passes the seed filter to rollouts.query', async () => {
+    const episodes = Array.from({ length: 120 }, (_, i) => episode(`e${i}`, i % 10, [turn()]));
+    const { api, query } = mockApi(episodes);
+    const navigate = vi.fn();
+    render(<TraceView api={api} projectPath="/p" runId="run-1" navigate={navigate} />);
+    await waitFor(() => expect(screen.getByTestId('pager-range').textContent).toBe('1–50 of 120 episodes'));
+    expect(document.querySelectorAll('tr[data-episode-id]')).toHaveLength(50);
+    fireEvent.click(screen.getByRole('button', { name: 'Next page' }));
+    await waitFor(() => expect(screen.getByTestId('pager-range').textContent).toBe('51–100 of 120 episodes'));
+    expect(query).toHaveBeenLastCalledWith(expect.objectContaining({ runId: 'run-1', offset: 50, limit: 50 }));
+    fireEvent.change(screen.getByLabelText('Seed'), { target: { value: '3' } });
+    await waitFor(() => expect(screen.getByTestId('pager-range').textContent).toBe('1–12 of 12 episodes'));
+    expect(query).toHaveBeenLastCalledWith(expect.objectContaining({ seed: 3, offset: 0 }));
+    fireEvent.click(document.querySelector('tr[data-episode-id="e13"]')!);
+    expect(navigate).toHaveBeenCalledWith({ view: 'trace', runId: 'run-1', episodeId: 'e13' });
+    await screen.findByTestId('turn-0');
+  });
+
+  it('rejects a non-numeric seed at the field and shows API errors with where/expected', async () => {
+    const { api, query } = mockApi([episode('e1', 1, [turn()])]);
+    render(<TraceView api={api} projectPath="/p" runId="run-1" episodeId="missing" navigate={() => {}} />);
+    const alert = await screen.findByRole('alert');
+    expect(alert.textContent).toContain('episode missing not found');
+    expect(alert.textContent).toContain('expected: an episode id of the run');
+    const calls = query.mock.calls.length;
+    fireEvent.change(screen.getByLabelText('Seed'), { target: { value: 'abc' } });
+    expect(await screen.findByText('seed: expected a whole number, got "abc"')).toBeTruthy();
+    expect(query.mock.calls.length).toBe(calls);
+  });
+});
