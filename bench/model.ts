@@ -4,6 +4,7 @@
 // Generation tokens/s = batch x new tokens / time, K/V cache, sampling at temperature 1.
 import * as tf from '@tensorflow/tfjs';
 import { spawnSync } from 'node:child_process';
+import os from 'node:os';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
@@ -41,6 +42,12 @@ function randomIds(rows: number, cols: number, vocab: number, seed: number): num
 }
 
 function time<T>(f: () => T): [T, number] { const t0 = performance.now(); const r = f(); return [r, performance.now() - t0]; }
+/** Wall and CPU milliseconds of f (CPU time matters on a shared, loaded machine). */
+function timeCpu<T>(f: () => T): [T, number, number] {
+  const c0 = process.cpuUsage(); const t0 = performance.now(); const r = f();
+  const c = process.cpuUsage(c0);
+  return [r, performance.now() - t0, (c.user + c.system) / 1000];
+}
 
 function benchTfjs(s: Shape) {
   const config = parseModelConfig({
@@ -53,8 +60,9 @@ function benchTfjs(s: Shape) {
   const lossMask = inputIds.map((r) => r.map((_, t) => (t > 0 ? 1 : 0)));
   const batch = { inputIds, lossMask };
   trainer.step({ lossName: 'sft', batch }); // warm-up (kernel setup, XNNPACK packing)
-  const [, trainMs] = time(() => { for (let i = 0; i < steps; i++) trainer.step({ lossName: 'sft', batch }); });
+  const [, trainMs, trainCpuMs] = timeCpu(() => { for (let i = 0; i < steps; i++) trainer.step({ lossName: 'sft', batch }); });
   const msPerStep = trainMs / steps;
+  const cpuMsPerStep = trainCpuMs / steps;
 
   // Where the time goes: forward only, forward + backward (no optimiser).
   const vars = model.trainableVariables();
@@ -67,13 +75,13 @@ function benchTfjs(s: Shape) {
   const tokenizer = { encode: () => [], decode: (ids: number[]) => ids.join(','), eosTokenId: -1, padTokenId: 0 };
   const prompts = randomIds(s.genBatch, s.genPrompt, s.vocab, 2);
   generate(model, tokenizer, prompts, { maxNewTokens: 8, seed: 1, stopTokenIds: [] }); // warm-up
-  const [gen, genMs] = time(() => generate(model, tokenizer, prompts, { maxNewTokens: s.genTokens, seed: 1, stopTokenIds: [] }));
+  const [gen, genMs, genCpuMs] = timeCpu(() => generate(model, tokenizer, prompts, { maxNewTokens: s.genTokens, seed: 1, stopTokenIds: [] }));
   const generated = gen.reduce((a, r) => a + r.tokens.length, 0);
   const result = {
     params: model.parameterCount(),
-    train: { msPerStep, tokensPerSec: (s.batch * s.context) / (msPerStep / 1000) },
+    train: { msPerStep, cpuMsPerStep, tokensPerSec: (s.batch * s.context) / (msPerStep / 1000), tokensPerCpuSec: (s.batch * s.context) / (cpuMsPerStep / 1000) },
     breakdown: { forwardMs: fwdMs, forwardBackwardMs: fwdBwdMs, optimizerAndRestMs: Math.max(0, msPerStep - fwdBwdMs) },
-    generate: { seconds: genMs / 1000, tokensPerSec: generated / (genMs / 1000) },
+    generate: { seconds: genMs / 1000, cpuSeconds: genCpuMs / 1000, tokensPerSec: generated / (genMs / 1000), tokensPerCpuSec: generated / (genCpuMs / 1000) },
     tensorsAfter: tf.memory().numTensors,
   };
   trainer.dispose();
@@ -85,7 +93,8 @@ function runTorch(): { ok: true; data: any } | { ok: false; reason: string } {
   if (process.argv.includes('--no-torch')) return { ok: false, reason: 'skipped (--no-torch)' };
   const python = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
   const script = join(dirname(fileURLToPath(import.meta.url)), 'reference_torch.py');
-  const r = spawnSync(python, [script, JSON.stringify(shapes), String(Math.max(1, Math.min(steps, 3)))], { encoding: 'utf8', timeout: 20 * 60_000 });
+  const threads = arg('--torch-threads') ?? '0';
+  const r = spawnSync(python, [script, JSON.stringify(shapes), String(Math.max(1, Math.min(steps, 3))), threads], { encoding: 'utf8', timeout: 20 * 60_000 });
   if (r.status !== 0) return { ok: false, reason: `${python} ${script} failed: ${(r.stderr || r.error?.message || '').trim().split('\n').slice(-2).join(' ')}` };
   try { return { ok: true, data: JSON.parse(r.stdout.trim().split('\n').pop()!) }; } catch { return { ok: false, reason: `unparseable output: ${r.stdout.slice(0, 200)}` }; }
 }
@@ -95,11 +104,17 @@ const report = await initBackend({ backend: backendArg ? parseBackendRequest(bac
 const tfjs: Record<string, ReturnType<typeof benchTfjs>> = {};
 for (const s of shapes) tfjs[s.name] = benchTfjs(s);
 const torch = runTorch();
-const ratios: Record<string, { train: number; generate: number }> = {};
+const ratios: Record<string, Record<string, number>> = {};
 if (torch.ok) {
   for (const s of shapes) {
     const t = torch.data.results[s.name];
-    ratios[s.name] = { train: tfjs[s.name]!.train.tokensPerSec / t.train.tokensPerSec, generate: tfjs[s.name]!.generate.tokensPerSec / t.generate.tokensPerSec };
+    const j = tfjs[s.name]!;
+    ratios[s.name] = {
+      trainWall: j.train.tokensPerSec / t.train.tokensPerSec,
+      trainCpu: j.train.tokensPerCpuSec / t.train.tokensPerCpuSec,
+      generateWall: j.generate.tokensPerSec / t.generate.tokensPerSec,
+      generateCpu: j.generate.tokensPerCpuSec / t.generate.tokensPerCpuSec,
+    };
   }
 }
 console.log(JSON.stringify({
@@ -108,5 +123,7 @@ console.log(JSON.stringify({
   tfjs,
   torch: torch.ok ? torch.data : { error: torch.reason },
   ratios: torch.ok ? ratios : null,
-  note: 'ratio = TF.js / PyTorch tokens per second on this machine, same shapes and architecture',
+  cpus: os.cpus().length,
+  loadAverage: os.loadavg(),
+  note: 'ratio = TF.js / PyTorch tokens per second (wall clock, and per CPU-second) on this machine, same shapes and architecture; TF.js runs one wasm thread',
 }, null, 2));

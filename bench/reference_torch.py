@@ -2,7 +2,7 @@
 """PyTorch CPU reference for bench/model.ts: the same Qwen2-style decoder (RMSNorm, RoPE, GQA,
 SwiGLU, q/k/v bias, tied embeddings) and the same shapes, timed the same way:
 training tokens/s (forward + backward + AdamW) and generated tokens/s with a K/V cache.
-Prints one JSON object. Usage: python3 bench/reference_torch.py '<json list of shapes>' [steps]"""
+Prints one JSON object. Usage: python3 bench/reference_torch.py '<json list of shapes>' [steps] [threads (0 = torch default)]"""
 import json
 import math
 import sys
@@ -114,10 +114,11 @@ def bench_shape(c, steps):
         return loss.item()
 
     train_step()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for _ in range(steps):
         train_step()
     train_s = (time.perf_counter() - t0) / steps
+    train_cpu = (time.process_time() - c0) / steps
 
     gB, prompt, new = c["genBatch"], c["genPrompt"], c["genTokens"]
     gids = torch.randint(0, c["vocab"], (gB, prompt))
@@ -134,21 +135,28 @@ def bench_shape(c, steps):
         return tok
 
     gen()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     gen()
     gen_s = time.perf_counter() - t0
+    gen_cpu = time.process_time() - c0
     params = sum(p.numel() for p in model.parameters())
     return {
         "params": params,
-        "train": {"msPerStep": train_s * 1000, "tokensPerSec": B * T / train_s},
-        "generate": {"seconds": gen_s, "tokensPerSec": gB * new / gen_s},
+        "train": {"msPerStep": train_s * 1000, "cpuMsPerStep": train_cpu * 1000,
+                  "tokensPerSec": B * T / train_s, "tokensPerCpuSec": B * T / train_cpu},
+        "generate": {"seconds": gen_s, "cpuSeconds": gen_cpu,
+                     "tokensPerSec": gB * new / gen_s, "tokensPerCpuSec": gB * new / gen_cpu},
     }
 
 
 def main():
     shapes = json.loads(sys.argv[1])
     steps = int(sys.argv[2]) if len(sys.argv) > 2 else 5
-    out = {"torch": torch.__version__, "threads": torch.get_num_threads(), "results": {}}
+    threads = int(sys.argv[3]) if len(sys.argv) > 3 else 0
+    if threads > 0:
+        torch.set_num_threads(threads)
+    blas = "generic" if "BLAS_INFO=generic" in torch.__config__.show() else "see torch.__config__.show()"
+    out = {"torch": torch.__version__, "threads": torch.get_num_threads(), "blas": blas, "results": {}}
     for s in shapes:
         out["results"][s["name"]] = bench_shape(s, steps)
     print(json.dumps(out))

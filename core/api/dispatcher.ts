@@ -114,6 +114,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
 
   async function closeSession(where: string): Promise<boolean> {
     if (!session) return false;
+    await session.runs.settleFinishing();
     const active = session.runs.activeIds();
     if (active.length) throw conflict(`${where}: ${active.length} run(s) are still active (${active.join(', ')}); stop them first`, where, { received: `${active.length} active run(s)` });
     await session.store.flush().catch(() => undefined);

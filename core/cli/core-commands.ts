@@ -6,16 +6,22 @@ import * as path from 'node:path';
 import { spawn } from 'node:child_process';
 import type { Command } from 'commander';
 import type { RunInfo, RunSummary, WorkbenchClient, WorkbenchEvent } from '../api/contract.js';
-import { createDispatcher, type Dispatcher } from '../api/dispatcher.js';
-import { createInProcessClient } from '../api/in-process.js';
+import type { Dispatcher } from '../api/dispatcher.js';
+import type { EpisodeRecord, MetricPoint } from '../api/records.js';
 import { WorkbenchError } from '../api/errors.js';
 import { electronBinary, repoRoot } from '../api/system-info.js';
 import { parseSetArgs } from '../engine/config.js';
-import type { EpisodeRecord, MetricPoint } from '../api/records.js';
 import { readJsonl } from '../storage/jsonl.js';
 import { LOCK_FILE, pidAlive } from '../storage/lock.js';
 import { EVENTS_FILE, METRICS_FILE, ROLLOUT_INDEX } from '../storage/run-files.js';
-import { startServer } from '../server/server.js';
+
+// The dispatcher and the server load lazily, so `--help` and other areas' commands stay quick.
+async function createDispatcher(...args: Parameters<typeof import('../api/dispatcher.js').createDispatcher>): Promise<Dispatcher> {
+  return (await import('../api/dispatcher.js')).createDispatcher(...args);
+}
+async function createInProcessClient(d: Dispatcher): Promise<WorkbenchClient> {
+  return (await import('../api/in-process.js')).createInProcessClient(d);
+}
 
 const SIZES = ['smoke', 'quick', 'paper', 'custom'] as const;
 type SizeArg = (typeof SIZES)[number];
@@ -36,8 +42,8 @@ function describeError(err: unknown): string {
 
 /** Open (or, when `create`, create) a project in-process. */
 async function openProject(dir: string, create: boolean, purpose: string): Promise<{ d: Dispatcher; api: WorkbenchClient }> {
-  const d = createDispatcher({ host: 'cli', lockPurpose: purpose });
-  const api = createInProcessClient(d);
+  const d = await createDispatcher({ host: 'cli', lockPurpose: purpose });
+  const api = await createInProcessClient(d);
   const abs = path.resolve(dir);
   try {
     if (fs.existsSync(path.join(abs, 'workbench.json')) || !create) await api.projects.open({ path: abs });
@@ -198,9 +204,10 @@ interface ServeOpts { port: string; host: string; allowRemote?: boolean; project
 async function serve(opts: ServeOpts): Promise<void> {
   const port = Number(opts.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port: expected an integer 0..65535 (0 = any free port), received ${JSON.stringify(opts.port)}`);
-  const d = createDispatcher({ host: 'serve', lockPurpose: 'serve' });
+  const d = await createDispatcher({ host: 'serve', lockPurpose: 'serve' });
+  const { startServer } = await import('../server/server.js');
   if (opts.project) {
-    const api = createInProcessClient(d);
+    const api = await createInProcessClient(d);
     const abs = path.resolve(opts.project);
     try {
       if (fs.existsSync(path.join(abs, 'workbench.json')) || !opts.createProject) await api.projects.open({ path: abs });
@@ -238,8 +245,13 @@ export function registerCoreCommands(program: Command): void {
       const electron = electronBinary();
       const mainJs = path.join(repoRoot, 'dist-electron', 'main.js');
       if (electron && fs.existsSync(mainJs)) {
-        process.stdout.write(`Electron found: opening the desktop app on ${path.resolve(o.project)}\n`);
-        const child = spawn(electron, [repoRoot, '--project', path.resolve(o.project)], { stdio: 'inherit' });
+        const abs = path.resolve(o.project);
+        if (!fs.existsSync(path.join(abs, 'workbench.json'))) {
+          const { d } = await openProject(abs, true, 'cli');       // create it, then hand it to the app
+          await d.dispose();
+        }
+        process.stdout.write(`Electron found: opening the desktop app on ${abs}\n`);
+        const child = spawn(electron, [repoRoot, abs], { stdio: 'inherit' });
         child.on('exit', (code) => process.exit(code ?? 0));
         return;
       }
@@ -278,6 +290,17 @@ export function registerCoreCommands(program: Command): void {
         await d.dispose();
       }
       process.exit(code);
+    });
+
+  program.command('presets')
+    .description('list the run presets (method × size)')
+    .option('--json', 'print JSON')
+    .action(async (o: { json?: boolean }) => {
+      const d = await createDispatcher({ host: 'cli' });
+      const { presets } = await (await createInProcessClient(d)).runs.presets();
+      if (o.json) process.stdout.write(`${JSON.stringify(presets, null, 2)}\n`);
+      else process.stdout.write(`${table([['PRESET', 'METHOD', 'SIZES', 'STAGES', 'DESCRIPTION'], ...presets.map((p) => [p.id, p.method, p.sizes.join(','), p.stages.join('→'), p.description.slice(0, 70)])])}\n`);
+      await d.dispose();
     });
 
   program.command('resume')

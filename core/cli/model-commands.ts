@@ -5,6 +5,7 @@
 //   model init --preset tiny --out DIR [--seed S] [--value-head] [--chat-style compact|qwen] [--force]
 //   model generate --model DIR --prompt TEXT [--chat] [--json] [--max-new-tokens N] [--temperature T] [--top-k K] [--top-p P] [--seed S] [--stop STR...]
 //   model score --model DIR --text TEXT [--json]
+//   model export --model DIR --out DIR [--dtype f32|f16|bf16] [--merge-lora] [--force]
 import type { Command } from 'commander';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -65,6 +66,16 @@ interface GenerateFlags {
   topK?: string; topP?: string; seed?: string; stop?: string[]; backend?: string;
 }
 interface ScoreFlags { model: string; text: string; json?: boolean; backend?: string }
+interface ExportFlags { model: string; out: string; dtype?: string; mergeLora?: boolean; force?: boolean; backend?: string; json?: boolean }
+
+function checkOut(outArg: string, force: boolean | undefined): string {
+  const out = resolve(outArg);
+  if (existsSync(out)) {
+    if (!statSync(out).isDirectory()) fail(`--out: ${out} is a file; expected a folder path`);
+    if (readdirSync(out).length > 0 && !force) fail(`--out: ${out} is not empty; choose a new folder or pass --force to replace it`);
+  }
+  return out;
+}
 
 export function registerModelCommands(program: Command): void {
   const model = program.command('model').description('inspect, create, sample from and score models (checkpoints or local Hugging Face Qwen2 folders)');
@@ -123,11 +134,7 @@ export function registerModelCommands(program: Command): void {
       const style = flags.chatStyle ?? 'compact';
       if (style !== 'compact' && style !== 'qwen') fail(`--chat-style: expected compact or qwen, received ${JSON.stringify(style)}`);
       const seed = intFlag('--seed', flags.seed, 0, 0);
-      const out = resolve(flags.out);
-      if (existsSync(out)) {
-        if (!statSync(out).isDirectory()) fail(`--out: ${out} is a file; expected a folder path`);
-        if (readdirSync(out).length > 0 && !flags.force) fail(`--out: ${out} is not empty; choose a new folder or pass --force to replace it`);
-      }
+      const out = checkOut(flags.out, flags.force);
       const summary = await backend(flags.backend);
       const { buildCharTokenizer } = await import('../model/tokenizer.js');
       const { CausalLM } = await import('../model/transformer.js');
@@ -150,27 +157,33 @@ export function registerModelCommands(program: Command): void {
     .requiredOption('--prompt <text>', 'prompt text (raw; with --chat it becomes a user message)')
     .option('--chat', 'format the prompt as a chat user message followed by the assistant generation prompt')
     .option('--system <text>', 'system message (with --chat)')
-    .option('--max-new-tokens <n>', 'maximum generated tokens (default 64)')
-    .option('--temperature <t>', 'sampling temperature, 0 = greedy (default 1)')
-    .option('--top-k <k>', 'keep the k most likely tokens, 0 = off (default 0)')
-    .option('--top-p <p>', 'nucleus sampling probability in (0, 1] (default 1)')
+    .option('--max-new-tokens <n>', 'maximum generated tokens (default: generation_config.json, else 64)')
+    .option('--temperature <t>', 'sampling temperature, 0 = greedy (default: generation_config.json, else 1)')
+    .option('--top-k <k>', 'keep the k most likely tokens, 0 = off (default: generation_config.json, else 0)')
+    .option('--top-p <p>', 'nucleus sampling probability in (0, 1] (default: generation_config.json, else 1)')
     .option('--seed <n>', 'sampling seed (default 0)')
     .option('--stop <strings...>', 'stop strings, e.g. </answer>')
     .option('--backend <name>', 'TF.js backend: auto, tensorflow-gpu, tensorflow, wasm, cpu')
     .option('--json', 'print JSON (text, tokens, log-probabilities, finish reason, timing)')
     .action(run(async (flags: GenerateFlags) => {
       const dir = modelDir(flags.model);
-      const maxNewTokens = intFlag('--max-new-tokens', flags.maxNewTokens, 64, 1);
-      const temperature = numberFlag('--temperature', flags.temperature, 1, (n) => n >= 0, 'a number >= 0');
-      const topK = intFlag('--top-k', flags.topK, 0, 0);
-      const topP = numberFlag('--top-p', flags.topP, 1, (n) => n > 0 && n <= 1, 'a number in (0, 1]');
+      // Validate every flag before loading anything; unset ones fall back to generation_config.json.
+      intFlag('--max-new-tokens', flags.maxNewTokens, 64, 1);
+      numberFlag('--temperature', flags.temperature, 1, (n) => n >= 0, 'a number >= 0');
+      intFlag('--top-k', flags.topK, 0, 0);
+      numberFlag('--top-p', flags.topP, 1, (n) => n > 0 && n <= 1, 'a number in (0, 1]');
       const seed = intFlag('--seed', flags.seed, 0, 0);
       if (flags.system !== undefined && !flags.chat) fail('--system: only used with --chat');
       const summary = await backend(flags.backend);
       const { loadCheckpoint } = await import('../model/checkpoint.js');
       const { generate } = await import('../model/generate.js');
       const { formatChat } = await import('../model/chat.js');
-      const { model: m, tokenizer } = await loadCheckpoint(dir, { optimizer: false });
+      const { model: m, tokenizer, info } = await loadCheckpoint(dir, { optimizer: false });
+      const defaults = info.generation ?? {};
+      const maxNewTokens = intFlag('--max-new-tokens', flags.maxNewTokens, defaults.maxNewTokens ?? 64, 1);
+      const temperature = numberFlag('--temperature', flags.temperature, defaults.doSample === false ? 0 : defaults.temperature ?? 1, (n) => n >= 0, 'a number >= 0');
+      const topK = intFlag('--top-k', flags.topK, defaults.topK ?? 0, 0);
+      const topP = numberFlag('--top-p', flags.topP, defaults.topP ?? 1, (n) => n > 0 && n <= 1, 'a number in (0, 1]');
       try {
         const promptIds = flags.chat
           ? formatChat([...(flags.system !== undefined ? [{ role: 'system', content: flags.system }] : []), { role: 'user', content: flags.prompt }], tokenizer, { addGenerationPrompt: true }).ids
@@ -184,13 +197,14 @@ export function registerModelCommands(program: Command): void {
         const seconds = (performance.now() - started) / 1000;
         if (flags.json) {
           console.log(JSON.stringify({
-            model: dir, backend: summary.backend, prompt: flags.prompt, promptTokens: promptIds.length, text: result.text, tokens: result.tokens,
+            model: dir, backend: summary.backend, prompt: flags.prompt, promptTokens: promptIds.length, sampling: { maxNewTokens, temperature, topK, topP, seed },
+            text: result.text, tokens: result.tokens,
             logprobs: result.logprobs.map((x) => round(x)), finishReason: result.finishReason,
             seconds: round(seconds, 3), tokensPerSecond: round(result.tokens.length / seconds, 1),
           }, null, 2));
         } else {
           console.log(result.text);
-          console.error(`[${result.tokens.length} tokens, ${result.finishReason}, ${(result.tokens.length / seconds).toFixed(1)} tokens/s; ${summary.summary}]`);
+          console.error(`[${result.tokens.length} tokens, ${result.finishReason}, ${(result.tokens.length / seconds).toFixed(1)} tokens/s on ${summary.backend}; temperature ${temperature}, top-k ${topK}, top-p ${topP}, seed ${seed}]`);
         }
       } finally {
         m.dispose();
@@ -223,6 +237,39 @@ export function registerModelCommands(program: Command): void {
         console.log(`total ${result.totalLogprob}, mean ${result.meanLogprob}, perplexity ${result.perplexity} over ${scored.length} tokens`);
       } finally {
         m.dispose();
+      }
+    }));
+  model.command('export')
+    .description('re-save a model folder as a checkpoint: another dtype, LoRA adapters merged, sharded HF folders as one file')
+    .requiredOption('--model <dir>', 'model folder (checkpoint or Hugging Face Qwen2 folder)')
+    .requiredOption('--out <dir>', 'folder to write (must not exist or be empty, unless --force)')
+    .option('--dtype <dtype>', 'weight dtype: f32 (default), f16 or bf16')
+    .option('--merge-lora', 'fold LoRA adapters into the base weights (no adapter files)')
+    .option('--force', 'overwrite an existing folder')
+    .option('--backend <name>', 'TF.js backend: auto, tensorflow-gpu, tensorflow, wasm, cpu')
+    .option('--json', 'print the manifest as JSON')
+    .action(run(async (flags: ExportFlags) => {
+      const dir = modelDir(flags.model);
+      const dtype = (flags.dtype ?? 'f32').toUpperCase();
+      if (dtype !== 'F32' && dtype !== 'F16' && dtype !== 'BF16') fail(`--dtype: expected f32, f16 or bf16, received ${JSON.stringify(flags.dtype)}`);
+      const out = checkOut(flags.out, flags.force);
+      if (out === dir) fail('--out: must differ from --model');
+      await backend(flags.backend);
+      const { loadCheckpoint, saveCheckpoint } = await import('../model/checkpoint.js');
+      const loaded = await loadCheckpoint(dir, { optimizer: false });
+      try {
+        const manifest = await saveCheckpoint(out, {
+          model: loaded.model, tokenizer: loaded.tokenizer, dtype, mergeLora: flags.mergeLora ?? false,
+          generation: loaded.info.generation ?? undefined,
+          manifest: {
+            parent: dir, step: loaded.manifest?.step ?? 0, stage: loaded.manifest?.stage ?? 'import', metrics: loaded.manifest?.metrics ?? {},
+            extra: { exportedFrom: dir, dtype, mergedLora: flags.mergeLora ?? false },
+          },
+        });
+        if (flags.json) { console.log(JSON.stringify(manifest, null, 2)); return; }
+        console.log(`wrote ${out}: ${(manifest.weights.parameters / 1e6).toFixed(3)}M parameters as ${dtype}${flags.mergeLora ? ', LoRA merged' : ''}, ${(manifest.weights.bytes / 1e6).toFixed(2)} MB, sha256 ${manifest.weights.sha256.slice(0, 16)}…`);
+      } finally {
+        loaded.model.dispose();
       }
     }));
 }

@@ -177,6 +177,12 @@ export class RunHost {
     return summaryOf(run.record);
   }
 
+  /** Wait (up to `timeoutMs`) for engines that already reported their outcome to exit. */
+  async settleFinishing(timeoutMs = 5000): Promise<void> {
+    const finishing = [...this.active.values()].filter((r) => r.outcome !== null).map((r) => r.exited);
+    if (finishing.length) await Promise.race([Promise.all(finishing), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
+  }
+
   /** Wait until a run's engine process has exited (no-op if not active). */
   async waitForExit(runId: string): Promise<void> { await this.active.get(runId)?.exited; }
 
@@ -202,7 +208,12 @@ export class RunHost {
       case 'status':
         if (event.status === 'running' && r.status === 'queued') { r.status = 'running'; urgent = true; }
         else if (['completed', 'stopped', 'failed'].includes(event.status)) {
+          // Terminal: visible at once (the process exits right after; onExit finalises).
           run.outcome = { status: event.status as RunOutcome['status'], reason: event.reason };
+          r.status = event.status;
+          r.reason = event.reason ?? null;
+          r.finishedAt = event.time;
+          urgent = true;
         }
         break;
       case 'stage': {

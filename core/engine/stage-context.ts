@@ -3,7 +3,7 @@
 // atomic JSON writes inside the run folder, stage state for resume.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { EpisodeRecord, EpisodeSummary, MetricPoint, RunEvent } from '../api/records.js';
+import type { EpisodeSummary, MetricPoint, RunEvent } from '../api/records.js';
 import type { RunConfig } from '../api/run-config.js';
 import { readJsonIfExists, writeJsonAtomicSync } from '../storage/atomic.js';
 import { appendJsonl, JsonlWriter } from '../storage/jsonl.js';

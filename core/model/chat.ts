@@ -31,6 +31,8 @@ export interface ChatSpan {
   closeStart: number;
   /** Index after all closing tokens (qwen: `<|im_end|>` and `\n`; compact: `<|im_end|>`). */
   closeEnd: number;
+  /** Characters of a generation prefix tokenized on its own at the start of this (assistant) content, 0 if none. */
+  prefixLength: number;
 }
 
 export interface FormattedChat {
@@ -47,7 +49,14 @@ export interface FormattedChat {
 export interface FormatChatOptions {
   /** Append the opening of an assistant message so the model writes the reply next. */
   addGenerationPrompt?: boolean;
-  /** Text forced at the start of the reply (e.g. "<think>"); requires addGenerationPrompt. */
+  /**
+   * Text forced at the start of every reply (e.g. "<think>"). With addGenerationPrompt it is
+   * appended after the generation prompt. Assistant messages that start with it have it
+   * tokenized on its own, apart from the rest of the content, exactly as generation saw it
+   * (with BPE, "<think><observation>" encoded whole can merge "><" into one token, so training
+   * ids would otherwise differ from what the model was conditioned on when it generated).
+   * Pass the same prefix when formatting SFT rows as when generating.
+   */
   generationPrefix?: string;
   /** Override the tokenizer's chat style. */
   style?: ChatStyle;
@@ -88,9 +97,6 @@ function markers(tokenizer: Tokenizer, style: ChatStyle, role: string): { open: 
 /** Formats messages into ids and text with each message's content token span. */
 export function formatChat(messages: readonly ChatMessage[], tokenizer: Tokenizer, options: FormatChatOptions = {}): FormattedChat {
   const style = options.style ?? tokenizer.chatStyle;
-  if (options.generationPrefix && !options.addGenerationPrompt) {
-    throw new ChatFormatError('formatChat: generationPrefix was given without addGenerationPrompt: true; the prefix opens the reply, so set addGenerationPrompt');
-  }
   const ids: number[] = [];
   let text = '';
   const spans: ChatSpan[] = [];
@@ -102,12 +108,19 @@ export function formatChat(messages: readonly ChatMessage[], tokenizer: Tokenize
     text += open[0];
     ids.push(...open[1]);
     const start = ids.length;
-    ids.push(...tokenizer.encode(message.content));
+    const prefix = message.role === 'assistant' ? options.generationPrefix : undefined;
+    let prefixLength = 0;
+    if (prefix && message.content.startsWith(prefix)) {
+      prefixLength = prefix.length;
+      ids.push(...tokenizer.encode(prefix), ...tokenizer.encode(message.content.slice(prefixLength)));
+    } else {
+      ids.push(...tokenizer.encode(message.content));
+    }
     text += message.content;
     const end = ids.length;
     text += close[0];
     ids.push(...close[1]);
-    spans.push({ role: message.role, messageIndex, start, end, closeStart: end, closeEnd: ids.length });
+    spans.push({ role: message.role, messageIndex, start, end, closeStart: end, closeEnd: ids.length, prefixLength });
   });
   const result: FormattedChat = { ids, text, spans, style };
   if (options.addGenerationPrompt) {
@@ -180,7 +193,7 @@ export function messageTokenRanges(
   if (!span || !message) {
     throw new ChatFormatError(`messageTokenRanges: message ${messageIndex} does not exist (the chat has ${chat.spans.length} messages)`);
   }
-  const { ids, offsets } = tokenizer.encodeWithOffsets(message.content);
+  const { ids, offsets } = contentOffsets(tokenizer, message.content, span);
   if (ids.length !== span.end - span.start || ids.some((id, k) => id !== chat.ids[span.start + k])) {
     throw new ChatFormatError(`messageTokenRanges: message ${messageIndex} does not match the formatted chat (pass the same messages and tokenizer used for formatChat)`);
   }
@@ -191,6 +204,15 @@ export function messageTokenRanges(
     const local = tokenRangeOf(offsets, from, to, options.mode ?? 'outer');
     return { start: span.start + local.start, end: span.start + local.end, exact: local.exact };
   });
+}
+
+/** Ids and character offsets of a message's content, split after the generation prefix as formatChat did. */
+function contentOffsets(tokenizer: Tokenizer, content: string, span: ChatSpan): { ids: number[]; offsets: TokenOffset[] } {
+  const cut = span.prefixLength;
+  if (cut === 0) return tokenizer.encodeWithOffsets(content);
+  const head = tokenizer.encodeWithOffsets(content.slice(0, cut));
+  const tail = tokenizer.encodeWithOffsets(content.slice(cut));
+  return { ids: [...head.ids, ...tail.ids], offsets: [...head.offsets, ...tail.offsets.map(([a, b]) => [a + cut, b + cut] as TokenOffset)] };
 }
 
 function tokenRangeOf(offsets: readonly TokenOffset[], from: number, to: number, mode: 'outer' | 'inner'): TokenRange {

@@ -255,13 +255,17 @@ export async function readManifest(dir: string): Promise<CheckpointManifest | nu
   return m as CheckpointManifest;
 }
 
-/** Checks every file against manifest.json's hashes. Returns the problems (empty = intact). */
-export async function verifyCheckpoint(dir: string): Promise<string[]> {
+/**
+ * Checks files against manifest.json's hashes (all of them, or those `include` accepts).
+ * Returns the problems (empty = intact).
+ */
+export async function verifyCheckpoint(dir: string, include: (file: string) => boolean = () => true): Promise<string[]> {
   const manifest = await readManifest(dir);
   if (!manifest) return [`${join(dir, 'manifest.json')}: missing manifest`];
   const problems: string[] = [];
   const expected: Record<string, FileRecord> = { ...manifest.files, 'model.safetensors': { sha256: manifest.weights.sha256, bytes: manifest.weights.bytes } };
   for (const [name, record] of Object.entries(expected)) {
+    if (!include(name)) continue;
     const path = join(dir, name);
     if (!existsSync(path)) { problems.push(`${path}: missing (listed in manifest.json)`); continue; }
     const hash = await sha256File(path);
@@ -271,7 +275,7 @@ export async function verifyCheckpoint(dir: string): Promise<string[]> {
 }
 
 export interface LoadCheckpointOptions {
-  /** Check file hashes against manifest.json first (default true when a manifest exists). */
+  /** Check the hashes of the files read against manifest.json first (default true when a manifest exists). */
   verify?: boolean;
   model?: Omit<CausalLMOptions, 'init'>;
   /** Add a fresh value head when the checkpoint has none. */
@@ -293,7 +297,9 @@ export interface LoadedCheckpoint {
 export async function loadCheckpoint(dir: string, options: LoadCheckpointOptions = {}): Promise<LoadedCheckpoint> {
   const manifest = await readManifest(dir);
   if (manifest && (options.verify ?? true)) {
-    const problems = await verifyCheckpoint(dir);
+    // Only the files this load reads (the optimizer state can be twice the weights).
+    const readsOptimizer = options.optimizer ?? true;
+    const problems = await verifyCheckpoint(dir, (file) => readsOptimizer || !file.startsWith('optimizer.'));
     if (problems.length) throw new CheckpointError(`${dir}: checkpoint is damaged: ${problems.join('; ')}`);
   }
   const loaded = await loadHfModel(dir, { model: options.model, valueHead: options.valueHead, tokenizer: true });

@@ -3,6 +3,7 @@
 // uncached (full recompute each step) generation produce the same tokens.
 import * as tf from '@tensorflow/tfjs';
 import { CausalLM, disposeCache, type KvCache } from './transformer.js';
+import { InferenceSession } from './inference.js';
 
 /** The minimal tokenizer generation needs (the IO module's tokenizers satisfy it). */
 export interface GenerationTokenizer {
@@ -21,6 +22,11 @@ export interface GenerateOptions {
   stopTokenIds?: number[];     // default [tokenizer.eosTokenId]
   seed?: number;               // sampling seed; row b uses a stream derived from (seed, b)
   useCache?: boolean;          // K/V cache (true); false recomputes the whole sequence every step
+  /**
+   * K/V cache implementation: 'session' (JS cache, pre-transposed weights; fastest on wasm/cpu),
+   * 'tensors' (cache as TF.js tensors; for native / GPU backends), 'auto' (default: by backend).
+   */
+  cacheImpl?: 'auto' | 'session' | 'tensors';
 }
 
 export interface GenerationResult {
@@ -123,13 +129,17 @@ export function generate(model: CausalLM, tokenizer: GenerationTokenizer, prompt
   const window = stops.length ? Math.max(...stops.map((s) => s.length)) + 8 : 0;
 
   let cache: KvCache | null = null;
+  const impl = options.cacheImpl && options.cacheImpl !== 'auto' ? options.cacheImpl : (['wasm', 'cpu'].includes(tf.getBackend()) ? 'session' : 'tensors');
+  const session = useCache && impl === 'session' ? new InferenceSession(model, B, P + steps) : null;
   let nextIds = ids;
   let nextMask = mask;
   try {
     for (let step = 0; step < steps; step++) {
       let logitsData: Float32Array;
       const V = model.config.vocab_size;
-      if (useCache) {
+      if (session) {
+        logitsData = session.step(nextIds, nextMask);                        // [B, V]
+      } else if (useCache) {
         const out: { logits: tf.Tensor2D; cache: KvCache } = model.step(nextIds, nextMask, cache);
         cache = out.cache;
         logitsData = out.logits.dataSync() as Float32Array;                   // [B, V]
@@ -169,6 +179,7 @@ export function generate(model: CausalLM, tokenizer: GenerationTokenizer, prompt
     }
   } finally {
     if (cache) disposeCache(cache);
+    session?.dispose();
   }
   for (const r of results) {
     const textTokens = r.finishReason === 'eos' ? r.tokens.slice(0, -1) : r.tokens;

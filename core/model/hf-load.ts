@@ -284,7 +284,7 @@ export interface LoadedModel {
   model: CausalLM;
   tokenizer: Tokenizer | null;
   info: HfFolderInfo;
-  /** Weights that were not in the folder and kept their initialisation (e.g. a new value head). */
+  /** Weights that were not in the folder and start at zero (e.g. a new value head). */
   initialised: string[];
 }
 
@@ -338,12 +338,8 @@ export async function loadHfModel(dir: string, options: LoadHfOptions = {}): Pro
   const config = options.valueHead && !info.config.value_head ? { ...info.config, value_head: true } : info.config;
   const model = new CausalLM(config, { ...options.model, init: 'zeros' });
   try {
-    if (config.value_head && !info.tensors.has('value_head.weight')) {
-      // A fresh value head: small random weights (zero init would make every value 0 and its gradient vanish for the trunk).
-      const seed = options.model?.seed ?? 0;
-      const w = model.namedWeights().get('value_head.weight')!;
-      tf.tidy(() => w.assign(tf.randomNormal(w.shape, 0, config.initializer_range, 'float32', seed)));
-    }
+    // A value head the folder lacks stays at zero (values start at 0; its weight still gets
+    // gradients, so it learns; random weights would only add noise to the first advantages).
     const { initialised } = await streamWeightsInto(model, info);
     return { model, tokenizer, info: { ...info, config }, initialised };
   } catch (err) {

@@ -161,12 +161,11 @@ export class CharTokenizer implements Tokenizer {
     let out = '';
     for (let k = 0; k < ids.length; k++) {
       const id = ids[k];
+      if (!Number.isInteger(id) || id < 0) throw new TokenizerError(`character tokenizer: id ${id} at position ${k} is not a token id (expected an integer >= 0)`);
       const token = this.tokens[id];
-      if (token === undefined) {
-        throw new TokenizerError(`character tokenizer: id ${id} at position ${k} is outside the vocabulary [0, ${this.vocabSize}); the ids come from a model with a different vocabulary`);
-      }
-      if (options.skipSpecialTokens && id < this.specialCount) continue;
-      out += token;
+      if (options.skipSpecialTokens && (id < this.specialCount || token === undefined)) continue;
+      // An id past the vocabulary (a model whose vocab_size was rounded up sampled a padding row) is shown, not fatal.
+      out += token ?? `<|unused:${id}|>`;
     }
     return out;
   }

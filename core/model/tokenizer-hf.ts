@@ -133,11 +133,20 @@ export class HfTokenizer implements Tokenizer {
 
   decode(ids: readonly number[], options: { skipSpecialTokens?: boolean } = {}): string {
     for (let k = 0; k < ids.length; k++) {
-      if (!Number.isInteger(ids[k]) || ids[k] < 0 || this.tokensById[ids[k]] === undefined) {
-        throw new TokenizerError(`tokenizer: id ${ids[k]} at position ${k} is not in the vocabulary (size ${this.vocabSize}); the model's vocab_size may exceed the tokenizer's (padding rows), so this id should never be sampled`);
-      }
+      if (!Number.isInteger(ids[k]) || ids[k] < 0) throw new TokenizerError(`tokenizer: id ${ids[k]} at position ${k} is not a token id (expected an integer >= 0)`);
     }
-    return this.hf.decode([...ids], { skip_special_tokens: options.skipSpecialTokens ?? false, clean_up_tokenization_spaces: false });
+    const decodeKnown = (part: number[]): string => this.hf.decode(part, { skip_special_tokens: options.skipSpecialTokens ?? false, clean_up_tokenization_spaces: false });
+    if (ids.every((id) => this.tokensById[id] !== undefined)) return decodeKnown([...ids]);
+    // Ids past the tokenizer's vocabulary (Qwen2.5's embedding has ~270 padding rows beyond it)
+    // are shown as <|unused:ID|> (or dropped with skipSpecialTokens) instead of failing.
+    let out = '';
+    let run: number[] = [];
+    for (const id of ids) {
+      if (this.tokensById[id] !== undefined) { run.push(id); continue; }
+      out += decodeKnown(run) + (options.skipSpecialTokens ? '' : `<|unused:${id}|>`);
+      run = [];
+    }
+    return out + decodeKnown(run);
   }
 
   encodeWithOffsets(text: string): { ids: number[]; offsets: TokenOffset[] } {

@@ -31,8 +31,12 @@ export interface CausalLMOptions {
   trainable?: boolean;
   /** 'random' (default) or 'zeros' (when weights will be loaded right away). */
   init?: 'random' | 'zeros';
-  /** Attention implementation: 'fast' (tiled 2-D matmuls, custom gradient) or 'reference' (plain ops). */
-  attention?: 'fast' | 'reference';
+  /**
+   * Attention implementation: 'fast' (2-D matmul tiles through JS, custom gradient; best on
+   * wasm / cpu), 'reference' (batched TF.js ops; best on native / GPU backends), or 'auto'
+   * (default: fast on wasm and cpu, reference otherwise).
+   */
+  attention?: 'auto' | 'fast' | 'reference';
 }
 
 export interface ForwardOptions {
@@ -81,7 +85,7 @@ interface LoraAdapter { a: tf.Variable; b: tf.Variable; scale: number }
 export class CausalLM {
   readonly config: ModelConfig;
   readonly trainable: boolean;
-  readonly attentionMode: 'fast' | 'reference';
+  readonly attentionOption: 'auto' | 'fast' | 'reference';
   private readonly weights = new Map<string, tf.Variable>();
   private readonly lora = new Map<string, LoraAdapter>(); // keyed by base weight name
   private loraConfig: LoraConfig | null = null;
@@ -95,7 +99,7 @@ export class CausalLM {
   constructor(config: ModelConfig, options: CausalLMOptions = {}) {
     this.config = parseModelConfig(config);
     this.trainable = options.trainable ?? true;
-    this.attentionMode = options.attention ?? 'fast';
+    this.attentionOption = options.attention ?? 'auto';
     this.uid = ++modelCounter;
     const hd = headDim(this.config);
     const tables = ropeTables(this.config.max_position_embeddings, hd, this.config.rope_theta);
@@ -188,6 +192,21 @@ export class CausalLM {
     return n;
   }
 
+  /** RoPE tables [max_position_embeddings, headDim] (cos, sin), HF layout. */
+  rotaryTables(): { cos: Float32Array; sin: Float32Array } { return { cos: this.ropeCos, sin: this.ropeSin }; }
+
+  /**
+   * A weight as used by the forward pass, LoRA folded in (W + scale B A), as a new tensor the
+   * caller disposes (inference sessions precompute these once per generation).
+   */
+  effectiveWeight(name: string): tf.Tensor {
+    const w = this.w(name);
+    const ad = this.lora.get(name);
+    return tf.tidy(() => (ad ? tf.add(w, tf.mul(tf.matMul(ad.b, ad.a), ad.scale)) : tf.clone(w))); // [out, r] x [r, in]
+  }
+
+  hasWeight(name: string): boolean { return this.weights.has(name); }
+
   private w(name: string): tf.Variable {
     const v = this.weights.get(name);
     if (!v) throw new Error(`model has no weight ${name}`);
@@ -259,7 +278,7 @@ export class CausalLM {
 
   /** A copy with the same weights (and adapters). `trainable: false` gives a frozen reference (e.g. PPO's KL reference). */
   clone(options: { trainable?: boolean } = {}): CausalLM {
-    const copy = new CausalLM(this.config, { trainable: options.trainable ?? this.trainable, init: 'zeros', attention: this.attentionMode });
+    const copy = new CausalLM(this.config, { trainable: options.trainable ?? this.trainable, init: 'zeros', attention: this.attentionOption });
     for (const [k, v] of this.weights) copy.weights.get(k)!.assign(v);
     if (this.loraConfig) {
       copy.enableLora(this.loraConfig);
@@ -426,7 +445,7 @@ export class CausalLM {
       const v = this.proj(h, `${p}.self_attn.v_proj.weight`);                   // [N, KV*hd]
       const qr = tf.reshape(rope(tf.reshape(q, [B * T * H, hd]), qRope.cos, qRope.sin, this.rotate, this.rotateT), [B * T, H * hd]); // rows per head -> [N, H*hd]
       const kr = tf.reshape(rope(tf.reshape(k, [B * T * KV, hd]), kRope.cos, kRope.sin, this.rotate, this.rotateT), [B * T, KV * hd]);
-      const a = this.attentionMode === 'fast'
+      const a = this.useFastAttention()
         ? attentionFast(qr as tf.Tensor2D, kr as tf.Tensor2D, v, mask, shape)
         : attentionReference(qr as tf.Tensor2D, kr as tf.Tensor2D, v, bias, shape); // [N, H*hd]
       x = tf.add(x, this.proj(a, `${p}.self_attn.o_proj.weight`));
@@ -535,6 +554,12 @@ export class CausalLM {
     });
     if (cache) disposeCache(cache);
     return { logits, cache: { keys: newKeys, values: newValues, keyMask, nextPosition } };
+  }
+
+  private useFastAttention(): boolean {
+    if (this.attentionOption !== 'auto') return this.attentionOption === 'fast';
+    const backend = tf.getBackend();
+    return backend === 'wasm' || backend === 'cpu';
   }
 
   private assertLive(): void { if (this.disposed) throw new Error('this model was disposed'); }

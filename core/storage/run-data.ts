@@ -15,6 +15,24 @@ import { downsampleMinMax } from './downsample.js';
 import { JsonlTail, LineIndex, readLineAt, type SkippedLine } from './jsonl.js';
 import { EVENTS_FILE, insideRun, METRICS_FILE, ROLLOUT_INDEX, SFT_STATS, sftFile } from './run-files.js';
 
+// Fast structural checks for the hot streams (tens of thousands of rows); zod only explains a failure.
+const num = (v: unknown) => typeof v === 'number';
+const str = (v: unknown) => typeof v === 'string';
+function checkMetricPoint(v: unknown): MetricPoint {
+  const p = v as MetricPoint;
+  if (p && typeof p === 'object' && str(p.stage) && num(p.step) && num(p.time) && (p.episodes === undefined || num(p.episodes))
+    && p.values && typeof p.values === 'object' && Object.values(p.values).every(num)) return p;
+  return MetricPointSchema.parse(v);
+}
+function checkSummary(v: unknown): EpisodeSummary {
+  const e = v as EpisodeSummary;
+  if (e && typeof e === 'object' && str(e.id) && str(e.stage) && str(e.file) && Number.isInteger(e.step) && Number.isInteger(e.seed)
+    && Number.isInteger(e.group) && Number.isInteger(e.sample) && typeof e.success === 'boolean' && num(e.totalReward)
+    && Number.isInteger(e.numTurns) && Number.isInteger(e.formatErrors) && Number.isInteger(e.invalidActions)
+    && Number.isInteger(e.offset) && Number.isInteger(e.length)) return e;
+  return EpisodeSummarySchema.parse(v);
+}
+
 export interface RolloutFilter {
   stage?: string; step?: number; stepMin?: number; stepMax?: number;
   outcome: 'all' | 'success' | 'failure'; seed?: number; formatErrors: 'any' | 'none' | 'some';
@@ -33,9 +51,9 @@ export class RunData {
   private readonly datasets = new Map<string, LineIndex>();
 
   constructor(readonly runId: string, readonly dir: string) {
-    this.metrics = new JsonlTail(path.join(dir, METRICS_FILE), (v) => MetricPointSchema.parse(v));
+    this.metrics = new JsonlTail(path.join(dir, METRICS_FILE), checkMetricPoint);
     this.events = new JsonlTail(path.join(dir, EVENTS_FILE), (v) => RunEventSchema.parse(v));
-    this.index = new JsonlTail(path.join(dir, ROLLOUT_INDEX), (v) => EpisodeSummarySchema.parse(v));
+    this.index = new JsonlTail(path.join(dir, ROLLOUT_INDEX), checkSummary);
   }
 
   /** Lines skipped so far (torn or invalid), per stream, for reporting. */
@@ -60,33 +78,50 @@ export class RunData {
     return { names: [...names].sort(), stages: [...stages] };
   }
 
-  metricSeries(q: MetricQuery): MetricSeries[] {
+  /** Columnar copy of the metrics per (stage, name), extended incrementally as points arrive. */
+  private readonly columns = new Map<string, { stage: string; name: string; step: number[]; time: number[]; episodes: number[]; y: number[] }>();
+  private columnsFrom = 0;
+
+  private updateColumns(): void {
     const points = this.metricPoints();
-    const groups = new Map<string, { stage: string; name: string; xs: number[]; ys: number[] }>();
-    const wanted = new Set(q.names);
-    for (const p of points) {
-      if (q.stage !== undefined && p.stage !== q.stage) continue;
-      const x = q.x === 'step' ? p.step : q.x === 'time' ? p.time : p.episodes;
-      if (x === undefined || !Number.isFinite(x)) continue;
-      if ((q.xMin !== undefined && x < q.xMin) || (q.xMax !== undefined && x > q.xMax)) continue;
+    if (points.length < this.columnsFrom) { this.columns.clear(); this.columnsFrom = 0; }   // file replaced
+    for (let i = this.columnsFrom; i < points.length; i++) {
+      const p = points[i]!;
       for (const [name, value] of Object.entries(p.values)) {
-        if (!wanted.has(name) || !Number.isFinite(value)) continue;
+        if (!Number.isFinite(value)) continue;
         const key = `${p.stage}\u0000${name}`;
-        let g = groups.get(key);
-        if (!g) groups.set(key, (g = { stage: p.stage, name, xs: [], ys: [] }));
-        g.xs.push(x); g.ys.push(value);
+        let c = this.columns.get(key);
+        if (!c) this.columns.set(key, (c = { stage: p.stage, name, step: [], time: [], episodes: [], y: [] }));
+        c.step.push(p.step); c.time.push(p.time); c.episodes.push(p.episodes ?? Number.NaN); c.y.push(value);
       }
     }
+    this.columnsFrom = points.length;
+  }
+
+  metricSeries(q: MetricQuery): MetricSeries[] {
+    this.updateColumns();
     const out: MetricSeries[] = [];
-    for (const g of groups.values()) {
-      // Sort by x (stable) in case a resumed stage re-logged earlier steps.
-      let sorted = true;
-      for (let i = 1; i < g.xs.length; i++) if (g.xs[i]! < g.xs[i - 1]!) { sorted = false; break; }
-      if (!sorted) {
-        const order = g.xs.map((_, i) => i).sort((a, b) => g.xs[a]! - g.xs[b]! || a - b);
-        g.xs = order.map((i) => g.xs[i]!); g.ys = order.map((i) => g.ys[i]!);
+    for (const name of q.names) {
+      for (const c of this.columns.values()) {
+        if (c.name !== name || (q.stage !== undefined && c.stage !== q.stage)) continue;
+        const xsAll = q.x === 'step' ? c.step : q.x === 'time' ? c.time : c.episodes;
+        let xs: number[] = [];
+        let ys: number[] = [];
+        let sorted = true;
+        for (let i = 0; i < xsAll.length; i++) {
+          const x = xsAll[i]!;
+          if (!Number.isFinite(x) || (q.xMin !== undefined && x < q.xMin) || (q.xMax !== undefined && x > q.xMax)) continue;
+          if (xs.length && x < xs[xs.length - 1]!) sorted = false;
+          xs.push(x); ys.push(c.y[i]!);
+        }
+        if (!sorted) {
+          // A resumed stage may re-log earlier steps: order by x (stable).
+          const order = xs.map((_, i) => i).sort((a, b) => xs[a]! - xs[b]! || a - b);
+          xs = order.map((i) => xs[i]!); ys = order.map((i) => ys[i]!);
+        }
+        if (xs.length === 0) continue;
+        out.push({ runId: this.runId, stage: c.stage, name: c.name, ...downsampleMinMax(xs, ys, q.maxPoints) });
       }
-      out.push({ runId: this.runId, stage: g.stage, name: g.name, ...downsampleMinMax(g.xs, g.ys, q.maxPoints) });
     }
     return out;
   }

@@ -167,5 +167,5 @@ export function explainedVariance(values: number[][], returns: number[][], mask:
   for (let b = 0; b < values.length; b++) for (let t = 0; t < values[b]!.length; t++) if (mask[b]![t]! > 0) { y.push(returns[b]![t]!); d.push(returns[b]![t]! - values[b]![t]!); }
   const variance = (xs: number[]): number => { if (xs.length === 0) return 0; const m = xs.reduce((a, c) => a + c, 0) / xs.length; return xs.reduce((a, c) => a + (c - m) ** 2, 0) / xs.length; };
   const vy = variance(y);
-  return vy === 0 ? Number.NaN : 1 - variance(d) / vy;
+  return vy < 1e-12 ? Number.NaN : 1 - variance(d) / vy; // undefined when the returns do not vary
 }

@@ -51,7 +51,7 @@ export const SIZE_SETTINGS: Record<Size, RunConfigInput> = {
     model: { source: 'preset', preset: 'tiny', overrides: { hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 2, max_position_embeddings: 2048 } },
     stages: {
       rollout: { maxTurns: 2, maxNewTokens: 24, maxContextTokens: 2048, batchSize: 8 },
-      bootstrap: { games: 6, steps: 3, batchSize: 4, cache: false },
+      bootstrap: { games: 4, steps: 2, batchSize: 4 },
       selfplay: { games: 4 },
       sft: { epochs: 1, batchSize: 4, maxLength: 2048 },
       rl: { steps: 2, groups: 2, groupSize: 2, miniBatchSize: 4, passAtKEvery: 2, passAtKPuzzles: 2 },

@@ -95,10 +95,58 @@ export class ModelRuntime {
     return this.optimizer;
   }
 
-  /** One optimizer step of a registered loss on rows; returns the loss stats and the gradient norm. */
-  trainStep(lossName: string, rows: TrainRow[], params: Record<string, unknown>, lr: number, gradClip: number): Record<string, number> {
-    const spec = getLoss(lossName);
+  /**
+   * One optimizer step of a registered loss on rows; returns the loss stats and the gradient norm.
+   * Rows are processed in micro-batches of at most `tokenBudget` padded tokens (wasm memory);
+   * each chunk's gradients are weighted by its share of the loss-mask tokens, so the result is
+   * the token mean over the whole batch.
+   */
+  trainStep(lossName: string, rows: TrainRow[], params: Record<string, unknown>, lr: number, gradClip: number, tokenBudget = 6144): Record<string, number> {
     const optimizer = this.ensureOptimizer();
+    const chunks: TrainRow[][] = [];
+    let current: TrainRow[] = [];
+    let longest = 0;
+    for (const row of [...rows].sort((x, y) => x.ids.length - y.ids.length)) {
+      const nextLongest = Math.max(longest, row.ids.length);
+      if (current.length > 0 && nextLongest * (current.length + 1) > tokenBudget) { chunks.push(current); current = []; longest = 0; }
+      current.push(row);
+      longest = Math.max(longest, row.ids.length);
+    }
+    if (current.length) chunks.push(current);
+    const weightOf = (chunk: TrainRow[]) => chunk.reduce((a, r) => a + (r.arrays.lossMask ? r.arrays.lossMask.reduce((x, m) => x + m, 0) : r.ids.length), 0);
+    const total = Math.max(1, chunks.reduce((a, c) => a + weightOf(c), 0));
+    const names = this.model.trainableNames();
+    let summed: Map<string, tf.Tensor> | null = null;
+    const statSums: Record<string, number> = {};
+    for (const chunk of chunks) {
+      const weight = weightOf(chunk) / total;
+      const { grads, stats } = this.chunkGrads(lossName, chunk, params);
+      for (const [k, v] of Object.entries(stats)) statSums[k] = (statSums[k] ?? 0) + v * weight;
+      if (!summed) {
+        summed = new Map();
+        for (const [k, g] of grads) { summed.set(k, tf.mul(g, weight)); g.dispose(); }
+      } else {
+        for (const [k, g] of grads) {
+          const prev = summed.get(k);
+          const next = tf.tidy(() => (prev ? tf.add(prev, tf.mul(g, weight)) : tf.mul(g, weight)));
+          prev?.dispose();
+          g.dispose();
+          summed.set(k, next);
+        }
+      }
+    }
+    const clipped = clipByGlobalNorm(summed ?? new Map(), gradClip);
+    optimizer.apply(clipped.grads, lr);
+    for (const g of clipped.grads.values()) if (!g.isDisposed) g.dispose();
+    if (summed) for (const g of summed.values()) if (!g.isDisposed) g.dispose();
+    void names;
+    statSums['charts/gradNorm'] = clipped.norm;
+    statSums['charts/lr'] = lr;
+    return statSums;
+  }
+
+  private chunkGrads(lossName: string, rows: TrainRow[], params: Record<string, unknown>): { grads: Map<string, tf.Tensor>; stats: Record<string, number> } {
+    const spec = getLoss(lossName);
     const { ids, attention, arrays } = this.pad(rows);
     const names = this.model.trainableNames();
     const vars = this.model.trainableVariables();
@@ -124,18 +172,20 @@ export class ModelRuntime {
     });
     const byName = new Map<string, tf.Tensor>();
     vars.forEach((v, i) => { const g = grads[v.name]; if (g) byName.set(names[i]!, g); });
-    const clipped = clipByGlobalNorm(byName, gradClip);
-    optimizer.apply(clipped.grads, lr);
-    for (const g of clipped.grads.values()) g.dispose();
-    for (const g of Object.values(grads)) if (!g.isDisposed) g.dispose();
-    statValues['charts/gradNorm'] = clipped.norm;
-    statValues['charts/lr'] = lr;
-    return statValues;
+    for (const g of Object.values(grads)) if (![...byName.values()].includes(g)) g.dispose();
+    return { grads: byName, stats: statValues };
   }
 
   /** No-grad per-token log-probabilities, entropies and values (values only with a value head). */
-  tokenStats(rows: Array<{ ids: number[] }>, withValues: boolean): Array<{ logprobs: number[]; entropies: number[]; values: number[] | null }> {
+  tokenStats(rows: Array<{ ids: number[] }>, withValues: boolean, tokenBudget = 8192): Array<{ logprobs: number[]; entropies: number[]; values: number[] | null }> {
     if (rows.length === 0) return [];
+    const longest = Math.max(...rows.map((r) => r.ids.length));
+    const per = Math.max(1, Math.floor(tokenBudget / Math.max(1, longest)));
+    if (rows.length > per) {
+      const out: Array<{ logprobs: number[]; entropies: number[]; values: number[] | null }> = [];
+      for (let i = 0; i < rows.length; i += per) out.push(...this.tokenStats(rows.slice(i, i + per), withValues, tokenBudget));
+      return out;
+    }
     const { ids, attention } = this.pad(rows.map((r) => ({ ids: r.ids, arrays: {} })));
     const tensors = tf.tidy(() => {
       const out = this.model.tokenOutputs(ids, { attentionMask: attention, values: withValues && this.config.value_head });

@@ -29,6 +29,11 @@ const ReplayView = lazyView('ReplayView');
 const TemplatesView = lazyView('TemplatesView');
 const DatasetView = lazyView('DatasetView');
 
+/** An engine exit the user must hear about (a crash, a kill, OOM) — not a normal end of a run. */
+export function isAbnormalExit(e: { code: number | null; signal: string | null; reason: string }): boolean {
+  return e.signal !== null || (e.code !== null && e.code !== 0) || /died unexpectedly|could not write/i.test(e.reason);
+}
+
 export interface EngineNotice { id: number; runId: string; message: string; time: number }
 
 export function App({ client }: { client: Client }) {
@@ -66,6 +71,15 @@ export function App({ client }: { client: Client }) {
     return () => { cancelled = true; };
   }, [client, connection]);
 
+  // Apply the theme before re-rendering so that views reading CSS variables (chart colours) see it.
+  const switchTheme = useCallback((next?: ThemeName) => {
+    setTheme((t) => {
+      const value = next ?? (t === 'dark' ? 'light' : 'dark');
+      applyTheme(value);
+      return value;
+    });
+  }, []);
+
   const pushNotice = useCallback((runId: string, message: string) => {
     setNotices((n) => [...n.slice(-4), { id: Date.now() + Math.random(), runId, message, time: Date.now() }]);
   }, []);
@@ -75,7 +89,7 @@ export function App({ client }: { client: Client }) {
     if (ev.kind !== 'project') return;
     const e = ev.event;
     if (e.type === 'project') setProject(e.project);
-    if (e.type === 'engine-exit') pushNotice(e.runId, `The engine process of run ${e.runId} exited (${e.reason}). The run was marked failed; you can resume it from its last completed stage.`);
+    if (e.type === 'engine-exit' && isAbnormalExit(e)) pushNotice(e.runId, `The engine process of run ${e.runId} stopped: ${e.reason}. The app keeps working; the run is marked failed and can be resumed from its last completed stage.`);
   }), [client, pushNotice]);
 
   // Desktop menu commands (Electron only).
@@ -97,14 +111,14 @@ export function App({ client }: { client: Client }) {
           }
           case 'open-recent': setProject(await client.projects.open({ path: cmd.path })); navigate({ view: 'runs' }); break;
           case 'navigate': navigate(parseRoute(`#/${cmd.view}`)); break;
-          case 'toggle-theme': setTheme((t) => (t === 'dark' ? 'light' : 'dark')); break;
+          case 'toggle-theme': switchTheme(); break;
           case 'engine-died': pushNotice('', cmd.message); break;
           case 'project-opened': client.projects.info().then((r) => setProject(r.project), setError); break;
         }
       };
       run().catch(setError);
     });
-  }, [client, navigate, pushNotice]);
+  }, [client, navigate, pushNotice, switchTheme]);
 
   const onProjectOpened = useCallback((p: ProjectInfo) => {
     setProject(p);
@@ -166,7 +180,7 @@ export function App({ client }: { client: Client }) {
         </span>
         <span className="spacer" />
         {connection !== 'open' && <span className={connection === 'closed' ? 'bad' : 'warn'} data-testid="connection-state">{connection === 'closed' ? 'disconnected — retrying…' : 'connecting…'}</span>}
-        <button className="btn small" onClick={() => setTheme((t) => (t === 'dark' ? 'light' : 'dark'))} data-testid="theme-toggle" title="Switch light / dark theme">
+        <button className="btn small" onClick={() => switchTheme()} data-testid="theme-toggle" title="Switch light / dark theme">
           {theme === 'dark' ? '☀ Light' : '☾ Dark'}
         </button>
       </header>

@@ -139,6 +139,23 @@ describe('round trip through each transport', () => {
       try { await roundTrip(client, path.join(tempDir(), 'p')); } finally { client.close(); }
     });
 
+    it('streams a run\'s live events to a subscriber', async () => {
+      const client = await connectWorkbench(server.wsUrl);
+      try {
+        await client.projects.create({ path: path.join(tempDir(), 'p') });
+        const run = await client.runs.create({ config: diagConfig({ 'diag-wait': { steps: 3, delayMs: 5 } }) });
+        const got: WorkbenchEvent[] = [];
+        client.subscribe({ kind: 'run', runId: run.id }, (e) => got.push(e));
+        await new Promise((r) => setTimeout(r, 50));
+        await client.runs.start({ runId: run.id });
+        await waitFor('completed status event', () => got.some((e) => e.kind === 'run' && e.event.type === 'status' && e.event.status === 'completed'));
+        const types = new Set(got.map((e) => (e.kind === 'run' ? e.event.type : '')));
+        for (const t of ['stage', 'metric', 'progress', 'status']) expect(types.has(t as never), t).toBe(true);
+        expect((await client.runs.get({ runId: run.id })).status).toBe('completed');
+        await client.projects.close();
+      } finally { client.close(); }
+    });
+
     it('two clients see the same project events', async () => {
       const a = await connectWorkbench(server.wsUrl);
       const b = await connectWorkbench(server.wsUrl);

@@ -15,14 +15,18 @@ beforeAll(async () => {
 afterAll(() => model.dispose());
 
 describe('generate', () => {
-  it('cached generation equals full recompute (greedy and sampled, ragged batch)', () => {
-    const prompts = ['abc', 'hello', 'o'];
-    for (const opts of [{ temperature: 0 }, { temperature: 1, topK: 8, topP: 0.9, seed: 5 }]) {
-      const cached = generate(model, tok, prompts, { maxNewTokens: 12, ...opts, stopTokenIds: [], useCache: true });
-      const plain = generate(model, tok, prompts, { maxNewTokens: 12, ...opts, stopTokenIds: [], useCache: false });
-      expect(cached.map((r) => r.tokens)).toEqual(plain.map((r) => r.tokens));
-      cached.forEach((r, b) => r.logprobs.forEach((lp, i) => expect(lp).toBeCloseTo(plain[b]!.logprobs[i]!, 3)));
-      expect(cached[0]!.tokens).toHaveLength(12);
+  it('cached generation (JS-cache session and tensor cache) equals full recompute (greedy and sampled, ragged batch)', () => {
+    const long = 'abcdefghijklmnoabcdefghijklmnoabcdefghijklmno'; // >= 32 tokens: tiled prefill
+    for (const prompts of [['abc', 'hello', 'o'], [long, 'ab']]) {
+      for (const opts of [{ temperature: 0 }, { temperature: 1, topK: 8, topP: 0.9, seed: 5 }]) {
+        const plain = generate(model, tok, prompts, { maxNewTokens: 10, ...opts, stopTokenIds: [], useCache: false });
+        for (const cacheImpl of ['session', 'tensors'] as const) {
+          const cached = generate(model, tok, prompts, { maxNewTokens: 10, ...opts, stopTokenIds: [], useCache: true, cacheImpl });
+          expect(cached.map((r) => r.tokens)).toEqual(plain.map((r) => r.tokens));
+          cached.forEach((r, b) => r.logprobs.forEach((lp, i) => expect(lp).toBeCloseTo(plain[b]!.logprobs[i]!, 3)));
+          expect(cached[0]!.tokens).toHaveLength(10);
+        }
+      }
     }
   });
 
@@ -59,6 +63,7 @@ describe('generate', () => {
     generate(model, tok, ['abc'], { maxNewTokens: 3 });
     const before = tf.memory().numTensors;
     generate(model, tok, ['abc', 'de'], { maxNewTokens: 5 });
+    generate(model, tok, ['abc', 'de'], { maxNewTokens: 5, cacheImpl: 'tensors' });
     generate(model, tok, ['abc'], { maxNewTokens: 5, useCache: false });
     expect(tf.memory().numTensors).toBe(before);
   });

@@ -39,7 +39,6 @@ describe('formatChat', () => {
     expect(chat.text.endsWith('<|im_end|><|assistant|><think>')).toBe(true);
     expect(chat.generationStart).toBe(chat.ids.length);
     expect(chat.prefixSpan).toEqual({ start: chat.ids.length - 1, end: chat.ids.length });
-    expect(() => formatChat(MESSAGES, tok, { generationPrefix: '<think>' })).toThrow(/addGenerationPrompt/);
     expect(() => formatChat([{ role: 'tool', content: 'x' }], tok)).toThrow(/compact chat style: unknown role "tool"/);
     expect(() => formatChat([{ role: 'user' } as ChatMessage], tok)).toThrow(/message 0 must be \{ role: string, content: string \}/);
   });
@@ -68,6 +67,23 @@ describe('formatChat', () => {
     expect(kept.startsWith('<think><observation></observation> I push the box. <prediction></prediction></think>')).toBe(true);
     expect(() => messageTokenRanges(chat, tok, 2, MESSAGES, [[5, 1000]])).toThrow(/character range \[5, 1000\) is not inside message 2/);
     expect(() => messageTokenRanges(chat, tok, 1, MESSAGES.slice(1), [[0, 1]])).toThrow(/does not match the formatted chat/);
+  });
+
+  it('with BPE, a generation prefix is tokenized apart in replies, matching what generation saw', async () => {
+    const tok = await loadTokenizer(join(import.meta.dirname, '../fixtures/model/parity/qwen2-f32'));
+    const reply = '<think><observation>#_P</observation></think><answer>Up</answer>';
+    const messages: ChatMessage[] = [{ role: 'user', content: 'go' }, { role: 'assistant', content: reply }];
+    const prompt = formatChat(messages.slice(0, 1), tok, { addGenerationPrompt: true, generationPrefix: '<think>' });
+    const plain = formatChat(messages, tok);
+    const split = formatChat(messages, tok, { generationPrefix: '<think>' });
+    expect(split.text).toBe(plain.text);
+    // Whole, "><" is one token; split, the training row starts with exactly the prompt's ids.
+    expect(plain.ids.slice(0, prompt.ids.length)).not.toEqual(prompt.ids);
+    expect(split.ids.slice(0, prompt.ids.length)).toEqual(prompt.ids);
+    expect(split.spans[1].prefixLength).toBe('<think>'.length);
+    expect(tok.decode(split.ids.slice(split.spans[1].start, split.spans[1].end))).toBe(reply);
+    const [obs] = messageTokenRanges(split, tok, 1, messages, findTagContents(reply, 'observation'));
+    expect(tok.decode(split.ids.slice(obs.start, obs.end))).toBe('#_P');
   });
 
   it('with byte-level BPE, outer ranges cover the text and inner ranges stay inside it', async () => {

@@ -54,6 +54,13 @@ describe('model CLI', () => {
     const sum = score.tokens.slice(1).reduce((a: number, t: { logprob: number }) => a + t.logprob, 0);
     expect(score.totalLogprob).toBeCloseTo(sum, 3);
 
+    const exported = join(dir, '..', 'bf16');
+    const exp = await cli('model', 'export', '--model', dir, '--out', exported, '--dtype', 'bf16', '--json');
+    expect(exp.code).toBe(0);
+    expect(JSON.parse(exp.out)).toMatchObject({ parent: dir, weights: { dtype: 'BF16' } });
+    expect(JSON.parse((await cli('model', 'info', exported, '--json')).out).weights.dtypes).toEqual({ BF16: info.weights.dtypes.F32 });
+    expect((await cli('model', 'export', '--model', dir, '--out', exported, '--dtype', 'int8')).err).toMatch(/--dtype: expected f32, f16 or bf16, received "int8"/);
+
     const again = await cli('model', 'init', '--preset', 'tiny', '--out', dir);
     expect(again.code).toBe(1);
     expect(again.err).toMatch(/--out: .* is not empty; choose a new folder or pass --force/);

@@ -6,7 +6,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { initBackend } from '../../core/model/backend.js';
-import { hfConfigToModelConfig, inspectHfFolder, loadHfModel } from '../../core/model/hf-load.js';
+import { expectedTensors, hfConfigToModelConfig, inspectHfFolder, loadHfModel } from '../../core/model/hf-load.js';
 import { readSafetensors, writeSafetensors } from '../../core/model/safetensors.js';
 
 const FIXTURES = join(import.meta.dirname, '../fixtures/model/parity');
@@ -38,6 +38,22 @@ describe('Hugging Face folder loading', () => {
     expect(() => hfConfigToModelConfig({ hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 3, vocab_size: 100, intermediate_size: 8 }, 'c.json')).toThrow(/c\.json: invalid model config: hidden_size \(64\) must be divisible/);
   });
 
+  it('maps the published Qwen2.5-0.5B / 1.5B configs to exactly their published parameter counts', () => {
+    const q05 = {
+      architectures: ['Qwen2ForCausalLM'], attention_dropout: 0.0, bos_token_id: 151643, eos_token_id: 151645, hidden_act: 'silu',
+      hidden_size: 896, initializer_range: 0.02, intermediate_size: 4864, max_position_embeddings: 32768, max_window_layers: 21,
+      model_type: 'qwen2', num_attention_heads: 14, num_hidden_layers: 24, num_key_value_heads: 2, rms_norm_eps: 1e-6,
+      rope_theta: 1000000.0, sliding_window: 32768, tie_word_embeddings: true, torch_dtype: 'bfloat16', transformers_version: '4.43.1',
+      use_cache: true, use_sliding_window: false, vocab_size: 151936,
+    };
+    const q15 = { ...q05, hidden_size: 1536, intermediate_size: 8960, num_attention_heads: 12, num_hidden_layers: 28 };
+    const count = (raw: Record<string, unknown>) => [...expectedTensors(hfConfigToModelConfig(raw)).values()].reduce((n, s) => n + s.reduce((a, b) => a * b, 1), 0);
+    expect(count(q05)).toBe(494_032_768);
+    expect(count(q15)).toBe(1_543_714_304);
+    const c = hfConfigToModelConfig(q05);
+    expect([c.rope_theta, c.num_key_value_heads, c.tie_word_embeddings, c.attention_bias, c.torch_dtype]).toEqual([1e6, 2, true, true, 'bfloat16']);
+  });
+
   it('loads a sharded folder through model.safetensors.index.json', async () => {
     const info = await inspectHfFolder(join(FIXTURES, 'qwen2-sharded-f16'));
     expect(info.sharded).toBe(true);
@@ -61,12 +77,12 @@ describe('Hugging Face folder loading', () => {
     b.model.dispose();
   });
 
-  it('adds a fresh value head on request', async () => {
-    const { model, initialised } = await loadHfModel(join(FIXTURES, 'qwen2-f32'), { valueHead: true });
+  it('adds a fresh value head (zero output) on request', async () => {
+    const { model, initialised, info } = await loadHfModel(join(FIXTURES, 'qwen2-f32'), { valueHead: true });
     expect(initialised.sort()).toEqual(['value_head.bias', 'value_head.weight']);
+    expect(info.config.value_head).toBe(true);
     const values = tf.tidy(() => model.forward([[1, 2, 3]]).values!.dataSync());
-    expect(values.length).toBe(3);
-    expect(Array.from(values).some((v) => v !== 0)).toBe(true);
+    expect(Array.from(values)).toEqual([0, 0, 0]);
     model.dispose();
   });
 

@@ -2,7 +2,8 @@
 // transformers.js (remote loading off), the chat template agreeing with formatChat, and the
 // byte-level BPE tokenizer of the parity fixture (Qwen2 format) through HfTokenizer.
 import { describe, expect, it } from 'vitest';
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { buildCharTokenizer, CharTokenizer, loadTokenizer, HfTokenizer } from '../../core/model/tokenizer.js';
@@ -11,6 +12,10 @@ import { formatChat } from '../../core/model/chat.js';
 const SAMPLE = 'Turn 1:\nState:\n#####\n#_P√#\n#_XO#\nPlayer (P) is at (1,2); box (X) is at (2,2).\n' +
   '<think><observation>#_P√#</observation> push down <prediction>#__S#</prediction></think><answer>Down || Left</answer>';
 const FIXTURE = join(import.meta.dirname, '../fixtures/model/parity/qwen2-f32');
+// Hugging Face's Rust `tokenizers` (what Python transformers uses), when /usr/bin/python3 has it
+// (SPA_PYTHONPATH may point at a folder holding it, e.g. pip install --target).
+const PY_ENV = { ...process.env, PYTHONPATH: process.env.SPA_PYTHONPATH ?? process.env.PYTHONPATH ?? '' };
+const hasPyTokenizers = spawnSync('/usr/bin/python3', ['-c', 'import tokenizers'], { stdio: 'ignore', env: PY_ENV }).status === 0;
 
 describe('character tokenizer', () => {
   const tok = buildCharTokenizer();
@@ -33,7 +38,9 @@ describe('character tokenizer', () => {
   it('maps unknown characters to <|unk|> and reports out-of-vocabulary ids clearly', () => {
     expect(tok.encode('a😀b')).toEqual([tok.tokenToId('a'), tok.unkTokenId, tok.tokenToId('b')]);
     expect(tok.encodeWithOffsets('a😀b').offsets).toEqual([[0, 1], [1, 3], [3, 4]]);
-    expect(() => tok.decode([1, tok.vocabSize + 5])).toThrow(/id \d+ at position 1 is outside the vocabulary/);
+    expect(tok.decode([tok.tokenToId('a')!, tok.vocabSize + 5])).toBe(`a<|unused:${tok.vocabSize + 5}|>`);
+    expect(tok.decode([tok.tokenToId('a')!, tok.vocabSize + 5], { skipSpecialTokens: true })).toBe('a');
+    expect(() => tok.decode([1, -2])).toThrow(/id -2 at position 1 is not a token id/);
   });
 
   it('adds the characters of given texts and keeps ids stable', () => {
@@ -100,6 +107,33 @@ describe('character tokenizer', () => {
   });
 });
 
+describe.skipIf(!hasPyTokenizers)('Hugging Face tokenizers (Rust, via Python)', () => {
+  it('loads our char tokenizer.json and the Qwen2-format BPE fixture with the same ids and text as here', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'pytok-'));
+    const tok = buildCharTokenizer();
+    await tok.save(root);
+    const bpe = await loadTokenizer(FIXTURE);
+    const texts = [SAMPLE, 'a\tb <|im_start|>user\nx<|im_end|>\n😀 √√ the box is at (1,2)'];
+    const script = `
+import json, sys
+from tokenizers import Tokenizer
+out = {}
+for name, path in [("char", sys.argv[1]), ("bpe", sys.argv[2])]:
+    t = Tokenizer.from_file(path)
+    out[name] = [t.encode(s, add_special_tokens=False).ids for s in json.loads(sys.argv[3])]
+    out[name + "_text"] = [t.decode(ids, skip_special_tokens=False) for ids in out[name]]
+print(json.dumps(out))`;
+    const run = spawnSync('/usr/bin/python3', ['-c', script, join(root, 'tokenizer.json'), join(FIXTURE, 'tokenizer.json'), JSON.stringify(texts)], { env: PY_ENV, encoding: 'utf8' });
+    expect(run.stderr).toBe('');
+    const py = JSON.parse(run.stdout) as Record<string, unknown[]>;
+    expect(py.char).toEqual(texts.map((t) => tok.encode(t)));
+    expect(py.bpe).toEqual(texts.map((t) => bpe.encode(t)));
+    expect(py.char_text).toEqual(texts.map((t) => tok.decode(tok.encode(t))));
+    expect(py.bpe_text).toEqual(texts);
+    expect(readFileSync(join(root, 'tokenizer.json'), 'utf8')).toContain('"Fuse"');
+  });
+});
+
 describe('Hugging Face tokenizer (byte-level BPE in Qwen2 format)', () => {
   it('encodes with merges, round-trips text, and knows the chat specials', async () => {
     const tok = await loadTokenizer(FIXTURE);
@@ -113,7 +147,8 @@ describe('Hugging Face tokenizer (byte-level BPE in Qwen2 format)', () => {
     expect(tok.eosTokenId).toBe(tok.tokenToId('<|im_end|>'));
     expect(tok.padTokenId).toBe(tok.tokenToId('<|endoftext|>'));
     expect(tok.vocabSize).toBe(283);
-    expect(() => tok.decode([290])).toThrow(/id 290 at position 0 is not in the vocabulary/);
+    expect(tok.decode([...tok.encode('the'), 290, ...tok.encode(' box')])).toBe('the<|unused:290|> box');
+    expect(() => tok.decode([1.5])).toThrow(/id 1\.5 at position 0 is not a token id/);
   });
 
   it('gives exact byte-level offsets, widening tokens that split a character', async () => {

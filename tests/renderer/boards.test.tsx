@@ -223,3 +223,15 @@ describe('drawBoard (PNG painter)', () => {
     expect(() => drawBoard(ctx, { env: 'sokoban', rows: 2, cols: 2, cells: [['wall', 'wall']] })).toThrow(/expected 2 rows/);
   });
 });
+
+describe('Board: soft highlights', () => {
+  it('draws soft (dashed, thin) outlines when asked, on the same cells', () => {
+    const { container } = render(<Board board={SAMPLE_BOARDS.frozenlake} highlight={[[0, 0], [3, 3]]} highlightStyle="soft" />);
+    const rects = Array.from(container.querySelectorAll('rect.board-highlight'));
+    expect(rects).toHaveLength(2);
+    for (const r of rects) {
+      expect(r.getAttribute('class')).toContain('board-highlight-soft');
+      expect(Number(r.getAttribute('stroke-width'))).toBeLessThan(0.1);
+    }
+  });
+});

@@ -52,6 +52,22 @@ describe('DatasetView', () => {
     return { api, query };
   }
 
+  it('makes whitespace-only corrections visible and labels them', async () => {
+    const api = {
+      runs: { list: vi.fn(async () => ({ runs: [], total: 0 })) },
+      datasets: {
+        query: vi.fn(async () => ({ rows: [{ id: 'w-t0', episodeId: 'w', seed: 1, turn: 0, prompt: 'p', original: '<observation>\n#P#\n</observation>', corrected: '<observation>#P#</observation>' }], total: 1, skipped: 0 })),
+        stats: vi.fn(async () => ({ stats: null })),
+      },
+    } as unknown as WorkbenchApi;
+    const { container } = render(<DatasetView api={api} projectPath="/p" runId="run-1" navigate={() => {}} />);
+    await waitFor(() => expect(container.querySelector('article[data-row-id="w-t0"]')).not.toBeNull());
+    const row = container.querySelector('article[data-row-id="w-t0"]')!;
+    expect(Array.from(row.querySelectorAll('del.diff-ws')).map((e) => e.textContent)).toEqual(['↵\n', '↵\n']);
+    expect(row.textContent).toContain('whitespace only');
+    expect(screen.getByText(/has not written datasets\/sft-stats.json/)).toBeTruthy();
+  });
+
   it('shows rows side by side with the corrected span highlighted, pages, and lists drop reasons', async () => {
     const { api, query } = mockApi();
     const navigate = vi.fn();

@@ -60,8 +60,13 @@ function mockApi() {
   return { api, preview, save };
 }
 
+/** The editor lives in a shadow root (CSP-safe styles): query inside it. */
+function inEditor(selector: string): Element | null {
+  return screen.getByTestId('template-editor').shadowRoot?.querySelector(selector) ?? null;
+}
+
 function editorView(): EditorView {
-  const dom = screen.getByTestId('template-editor').querySelector('.cm-editor') as HTMLElement;
+  const dom = inEditor('.cm-editor') as HTMLElement;
   const view = EditorView.findFromDOM(dom);
   if (!view) throw new Error('no editor view');
   return view;
@@ -80,7 +85,7 @@ describe('TemplatesView', () => {
     const at = view.state.doc.toString().indexOf('{{ coordinates }}');
     view.dispatch({ changes: { from: at, to: at + '{{ coordinates }}'.length, insert: '{% bad %}' } });
     await waitFor(() => expect(screen.getByTestId('template-diagnostics').textContent).toContain('line 4, column 15: unknown tag "bad"'), slow);
-    await waitFor(() => expect(screen.getByTestId('template-editor').querySelector('.cm-diag-error')).not.toBeNull(), slow);
+    await waitFor(() => expect(inEditor('.cm-diag-error')).not.toBeNull(), slow);
     expect(screen.getByTestId('template-base').textContent).toContain('modified');
 
     // fix it differently and change the seed: the preview follows
@@ -88,7 +93,7 @@ describe('TemplatesView', () => {
     view.dispatch({ changes: { from: 0, to: text.length, insert: V1 } });
     fireEvent.click(screen.getByRole('button', { name: 'Next seed' }));
     await waitFor(() => expect(screen.getByTestId('preview-state').textContent).toBe('STATE[grid] seed 1'), slow);
-    expect(screen.getByTestId('template-editor').querySelector('.cm-diag-error')).toBeNull();
+    expect(inEditor('.cm-diag-error')).toBeNull();
 
     fireEvent.change(screen.getByLabelText('Version description'), { target: { value: 'back to grid' } });
     fireEvent.click(screen.getByRole('button', { name: 'Save new version' }));
@@ -101,8 +106,9 @@ describe('TemplatesView', () => {
     render(<TemplatesView api={api} projectPath="/p" navigate={() => {}} />);
     const diff = await screen.findByTestId('template-diff');
     await waitFor(() => expect(diff.getAttribute('data-chunks')).toBe('1'), slow);
-    expect(diff.textContent).toContain('grid');
-    expect(diff.textContent).toContain('coordinates');
+    expect(diff.shadowRoot?.textContent).toContain('grid');
+    expect(diff.shadowRoot?.textContent).toContain('coordinates');
+    expect(diff.textContent).toBe(''); // nothing outside the shadow root
     expect(document.querySelectorAll('tr[data-version]')).toHaveLength(2);
   });
 });
@@ -118,5 +124,22 @@ describe('template editor helpers', () => {
   it('finds recorded perplexities in nested evaluation results', () => {
     expect(findPerplexities({ passAt1: 0.5, wm: { statePerplexity: 3.2, ppl: 4, other: 1 }, notes: 'x' }))
       .toEqual([{ key: 'wm.statePerplexity', value: 3.2 }, { key: 'wm.ppl', value: 4 }]);
+  });
+});
+
+describe('part-relative template positions', () => {
+  it('maps a Liquid position inside parts.<part> to the editor line and column', async () => {
+    const { mapPartPosition, toEditorDiagnostics } = await import('../../renderer/src/editor/template-positions.js');
+    const source = '{\n  "name": "x",\n  "parts": {\n    "turn": "Turn {{ turn }}:\\nState:\\n{% bad %}",\n    "state": "{{ grid }}"\n  }\n}';
+    // "{% bad %}" is on decoded line 3, column 1 of parts.turn
+    const pos = mapPartPosition(source, 'turn', 3, 1)!;
+    expect(pos.line).toBe(4);
+    expect(source.slice(pos.offset, pos.offset + 9)).toBe('{% bad %}');
+    expect(pos.column).toBe(source.split('\n')[3]!.indexOf('{% bad %}') + 1);
+    const [d] = toEditorDiagnostics(source, [{ message: 'turn: tag "bad" not found', line: 3, column: 4, severity: 'error' as const }]);
+    expect(d).toMatchObject({ line: 4, column: pos.column + 3 });
+    // JSON errors (no part prefix) stay as they are
+    expect(toEditorDiagnostics(source, [{ message: 'not valid JSON', line: 2, column: 5, severity: 'error' as const }])[0]).toMatchObject({ line: 2, column: 5 });
+    expect(mapPartPosition(source, 'format', 1, 1)).toBeNull();
   });
 });

@@ -16,6 +16,8 @@ export interface BoardProps {
   highlight?: ReadonlyArray<readonly [number, number]>;
   /** A second board (e.g. the model's prediction) drawn semi-transparent over the truth where it differs. */
   overlay?: BoardData | null;
+  /** 'strong' (default): red outlines; 'soft': thin dashed ones (e.g. every cell wrong because nothing parsed). */
+  highlightStyle?: 'strong' | 'soft';
   /** Longest side in CSS pixels (default: 40 px per cell, at most 360). */
   size?: number;
   title?: string;
@@ -69,7 +71,7 @@ function Cell({ kind, family, row, col, value, given, highlighted }: {
 }
 
 /** The board as an accessible SVG figure. */
-export default function Board({ board, highlight, overlay, size, title, className, id }: BoardProps): ReactElement {
+export default function Board({ board, highlight, overlay, highlightStyle = 'strong', size, title, className, id }: BoardProps): ReactElement {
   const problems = boardProblems(board);
   if (problems.length > 0) {
     return (
@@ -128,9 +130,9 @@ export default function Board({ board, highlight, overlay, size, title, classNam
         )}
         <g className="board-highlights">
           {lit.map(([r, c]) => (
-            <rect key={`h-${r}-${c}`} className="board-highlight board-stroke-highlight board-fill-none"
+            <rect key={`h-${r}-${c}`} className={`board-highlight board-stroke-highlight board-fill-none${highlightStyle === 'soft' ? ' board-highlight-soft' : ''}`}
               data-highlight-row={r} data-highlight-col={c}
-              x={c + 0.05} y={r + 0.05} width={0.9} height={0.9} rx={0.08} strokeWidth={0.1} />
+              x={c + 0.05} y={r + 0.05} width={0.9} height={0.9} rx={0.08} strokeWidth={highlightStyle === 'soft' ? 0.05 : 0.1} />
           ))}
         </g>
       </svg>

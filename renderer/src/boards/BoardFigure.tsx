@@ -10,6 +10,8 @@ export interface BoardFigureProps {
   title: string;
   highlight?: ReadonlyArray<readonly [number, number]>;
   overlay?: BoardData | null;
+  /** 'soft' for highlights that mean "nothing parsed" rather than a specific mistake. */
+  highlightStyle?: 'strong' | 'soft';
   size?: number;
   /** Shown instead of the board when `board` is null. */
   missing?: ReactNode;
@@ -24,7 +26,7 @@ export function safeFileName(name: string): string {
   return name.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 120) || 'board';
 }
 
-export default function BoardFigure({ board, title, highlight, overlay, size, missing, exportName, footer, testId }: BoardFigureProps): ReactElement {
+export default function BoardFigure({ board, title, highlight, overlay, highlightStyle, size, missing, exportName, footer, testId }: BoardFigureProps): ReactElement {
   const ref = useRef<HTMLDivElement>(null);
   const [exportError, setExportError] = useState<string | null>(null);
   const onExport = async (): Promise<void> => {
@@ -40,7 +42,7 @@ export default function BoardFigure({ board, title, highlight, overlay, size, mi
   return (
     <div className="board-figure" ref={ref} data-testid={testId}>
       {board ? (
-        <Board board={board} title={title} highlight={highlight} overlay={overlay} size={size} />
+        <Board board={board} title={title} highlight={highlight} overlay={overlay} size={size} highlightStyle={highlightStyle} />
       ) : (
         <div className="board-missing">
           <div className="board-title">{title}</div>

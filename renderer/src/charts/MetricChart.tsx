@@ -39,11 +39,14 @@ export function withAlpha(color: string, alpha: number): string {
   return `rgba(${(n >> 16) & 255}, ${(n >> 8) & 255}, ${n & 255}, ${alpha})`;
 }
 
-function formatValue(v: number | null | undefined): string {
+/** Compact number: up to 4 significant digits, no trailing zeros, exponent for tiny/huge values. */
+export function formatValue(v: number | null | undefined): string {
   if (v === null || v === undefined || !Number.isFinite(v)) return '–';
+  if (v === 0) return '0';
   const a = Math.abs(v);
-  if (a !== 0 && (a < 1e-3 || a >= 1e5)) return v.toExponential(2);
-  return v.toFixed(a < 1 ? 4 : a < 100 ? 3 : 1);
+  if (a < 1e-3 || a >= 1e6) return v.toExponential(2).replace(/\.?0+e/, 'e');
+  if (Number.isInteger(v)) return String(v);
+  return String(Number(v.toPrecision(4)));
 }
 
 export function MetricChart(props: MetricChartProps) {

@@ -6,6 +6,7 @@ import { useEffect, useRef, type ReactElement } from 'react';
 import { EditorState } from '@codemirror/state';
 import { EditorView } from '@codemirror/view';
 import { resetHistory, setDiagnostics, templateEditorExtensions, type EditorDiagnostic } from './codemirror-setup.js';
+import { shadowMount } from './shadow-host.js';
 import './editor.css';
 
 export interface CodeEditorProps {
@@ -27,8 +28,10 @@ export default function CodeEditor({ value, onChange, diagnostics, readOnly, ari
 
   useEffect(() => {
     if (!host.current) return;
+    const { root, mount } = shadowMount(host.current, 'editor-mount');
     const v = new EditorView({
-      parent: host.current,
+      root,
+      parent: mount,
       state: EditorState.create({
         doc: value,
         extensions: templateEditorExtensions({ readOnly, ariaLabel, onChange: (doc) => onChangeRef.current?.(doc) }),
@@ -36,7 +39,7 @@ export default function CodeEditor({ value, onChange, diagnostics, readOnly, ari
     });
     view.current = v;
     onView?.(v);
-    return () => { v.destroy(); view.current = null; onView?.(null); };
+    return () => { v.destroy(); mount.remove(); view.current = null; onView?.(null); };
     // the view is created once per readOnly/ariaLabel; value and diagnostics are pushed below
   }, [readOnly, ariaLabel]);
 

@@ -7,6 +7,7 @@ import { MergeView } from '@codemirror/merge';
 import { syntaxHighlighting } from '@codemirror/language';
 import { classHighlighter } from '@lezer/highlight';
 import { json } from '@codemirror/lang-json';
+import { shadowMount } from './shadow-host.js';
 import './editor.css';
 
 export interface DiffViewProps {
@@ -25,8 +26,10 @@ export default function DiffView({ a, b, aLabel, bLabel }: DiffViewProps): React
       EditorView.editable.of(false), EditorState.readOnly.of(true), EditorView.lineWrapping,
       syntaxHighlighting(classHighlighter), json(),
     ];
+    const { root, mount } = shadowMount(host.current, 'diff-mount');
     const merge = new MergeView({
-      parent: host.current,
+      root,
+      parent: mount,
       a: { doc: a, extensions: [...extensions, EditorView.contentAttributes.of({ 'aria-label': aLabel })] },
       b: { doc: b, extensions: [...extensions, EditorView.contentAttributes.of({ 'aria-label': bLabel })] },
       collapseUnchanged: { margin: 3, minSize: 6 },
@@ -34,7 +37,7 @@ export default function DiffView({ a, b, aLabel, bLabel }: DiffViewProps): React
       gutter: true,
     });
     setChanges(merge.chunks.length);
-    return () => merge.destroy();
+    return () => { merge.destroy(); mount.remove(); };
   }, [a, b, aLabel, bLabel]);
   return (
     <div className="template-diff-wrap">

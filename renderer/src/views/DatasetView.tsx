@@ -78,13 +78,19 @@ function StatsCard({ stats }: { stats: DatasetStats | null }): ReactElement {
   );
 }
 
+/** Whitespace-only changes made visible: ↵ for a newline, · for a space. */
+function visible(text: string): string {
+  return text.trim() === '' ? text.replace(/ /g, '·').replace(/\t/g, '→').replace(/\n/g, '↵\n') : text;
+}
+
 function DiffSide({ parts, side }: { parts: DiffPart[]; side: 'original' | 'corrected' }): ReactElement {
   return (
     <pre className="mono">
       {parts.map((p, i) => {
         if (p.kind === 'same') return <span key={i}>{p.text}</span>;
-        if (side === 'original' && p.kind === 'del') return <del key={i} className="diff-del">{p.text}</del>;
-        if (side === 'corrected' && p.kind === 'ins') return <ins key={i} className="diff-ins">{p.text}</ins>;
+        const ws = p.text.trim() === '' ? ' diff-ws' : '';
+        if (side === 'original' && p.kind === 'del') return <del key={i} className={`diff-del${ws}`}>{visible(p.text)}</del>;
+        if (side === 'corrected' && p.kind === 'ins') return <ins key={i} className={`diff-ins${ws}`}>{visible(p.text)}</ins>;
         return null;
       })}
     </pre>
@@ -93,7 +99,8 @@ function DiffSide({ parts, side }: { parts: DiffPart[]; side: 'original' | 'corr
 
 function RowCard({ row, onOpenEpisode }: { row: SftRow; onOpenEpisode: () => void }): ReactElement {
   const parts = useMemo(() => diffText(row.original, row.corrected), [row.original, row.corrected]);
-  const changed = parts.some((p) => p.kind !== 'same');
+  const changed = parts.some((p) => p.kind !== 'same' && p.text.trim() !== '');
+  const whitespaceOnly = !changed && parts.some((p) => p.kind !== 'same');
   return (
     <article className="card dataset-row" data-row-id={row.id}>
       <div className="row">
@@ -101,7 +108,7 @@ function RowCard({ row, onOpenEpisode }: { row: SftRow; onOpenEpisode: () => voi
         <span className="muted">seed {row.seed} · turn {row.turn + 1}</span>
         <button type="button" className="btn small ghost" onClick={onOpenEpisode}>episode {row.episodeId} ›</button>
         <span className="grow" />
-        {changed ? <span className="badge stopped">corrected</span> : <span className="badge completed">unchanged</span>}
+        {changed ? <span className="badge stopped">corrected</span> : whitespaceOnly ? <span className="badge">whitespace only</span> : <span className="badge completed">unchanged</span>}
       </div>
       <details className="trace-text">
         <summary>Prompt</summary>

@@ -118,12 +118,12 @@ export default function NewRunView({ client, navigate, preset: routePreset, syst
   const desktop = bridge();
   const envInfo = envs.find((e) => e.id === config?.env.id);
 
-  const field = (path: string, opts: { label?: string; help?: ReactNode; node?: JsonSchema; choices?: Array<{ value: string; label: string }>; wide?: boolean } = {}) => {
+  const field = (path: string, opts: { label?: string; help?: ReactNode; node?: JsonSchema; choices?: Array<{ value: string; label: string }>; wide?: boolean; placeholder?: string } = {}) => {
     if (!schema) return null;
     const node = opts.node ?? nodeAt(schema, path);
     return (
       <Field key={path} path={path} label={opts.label ?? labelOf(path.split('.').pop()!)} node={node} value={valueAt(path)}
-        changed={path in overrides} help={opts.help ?? node?.description} choices={opts.choices} wide={opts.wide}
+        changed={path in overrides} help={opts.help ?? node?.description} choices={opts.choices} wide={opts.wide} placeholder={opts.placeholder}
         errors={[...(localErrors[path] ? [localErrors[path]!] : []), ...issuesAt(issues, path)]}
         onChange={(v) => setValue(path, v)} onReset={() => resetValue(path)} onLocalError={(m) => setLocalError(path, m)} />
     );
@@ -146,7 +146,7 @@ export default function NewRunView({ client, navigate, preset: routePreset, syst
                   <button key={p.id} className={`preset ${p.id === presetId ? 'active' : ''}`} data-testid={`preset-${p.id}`}
                     onClick={() => { setPresetId(p.id); setOverrides({}); setLocalErrors({}); }}>
                     <strong>{p.title}</strong>
-                    <span className="muted">{p.description}</span>
+                    <span className="muted" title={p.description}>{p.description}</span>
                     <span className="faint mono">{p.stages.join(' → ')}</span>
                   </button>
                 ))}
@@ -180,7 +180,7 @@ export default function NewRunView({ client, navigate, preset: routePreset, syst
               <div className="form-grid">
                 {field('env.id', { label: 'environment', choices: envs.map((e) => ({ value: e.id, label: e.title })), help: envInfo?.description })}
                 {config && Object.keys({ ...(envInfo?.defaultOptions ?? {}), ...config.env.options }).map((k) =>
-                  field(`env.options.${k}`, { label: labelOf(k), node: inferNode(config.env.options[k] ?? envInfo?.defaultOptions[k]) }))}
+                  field(`env.options.${k}`, { label: labelOf(k), node: inferNode(config.env.options[k] ?? envInfo?.defaultOptions[k]), placeholder: placeholderOf(envInfo?.defaultOptions[k]) }))}
               </div>
             </div>
 
@@ -234,7 +234,7 @@ export default function NewRunView({ client, navigate, preset: routePreset, syst
                   {unplacedIssues.map((i) => <div key={i.path + i.message}><span className="mono">{i.path}</span>: {i.message}</div>)}
                 </div>
               )}
-              {validation && !validation.ok && <div className="field-error" style={{ marginBottom: 8 }}>Fix the highlighted fields to create the run ({validation.issues.length + Object.keys(localErrors).length} issue(s)).</div>}
+              {(hasLocalErrors || (validation && !validation.ok)) && <div className="field-error" style={{ marginBottom: 8 }} data-testid="form-invalid">Fix the highlighted fields to create the run ({(validation?.issues.length ?? 0) + Object.keys(localErrors).length} issue(s)).</div>}
               {Object.keys(overrides).length > 0 && <div className="faint" style={{ marginBottom: 8 }}>{Object.keys(overrides).length} field(s) changed from the preset. <a onClick={() => { setOverrides({}); setLocalErrors({}); }}>Reset all</a></div>}
               <div className="row">
                 <button className="btn primary" disabled={!canCreate} onClick={() => void create(true)} data-testid="create-start">Create and start</button>
@@ -281,6 +281,10 @@ export default function NewRunView({ client, navigate, preset: routePreset, syst
   }
 }
 
+function placeholderOf(v: unknown): string {
+  return v === undefined || v === null ? 'env default' : `default: ${typeof v === 'string' ? v : JSON.stringify(v)}`;
+}
+
 function mergeChoice(choices: Array<{ value: string; label: string }>, current: string | undefined) {
   return current && !choices.some((c) => c.value === current) ? [{ value: current, label: current }, ...choices] : choices;
 }
@@ -321,6 +325,7 @@ interface FieldProps {
   errors: string[];
   choices?: Array<{ value: string; label: string }> | undefined;
   wide?: boolean | undefined;
+  placeholder?: string | undefined;
   onChange: (value: unknown) => void;
   onReset: () => void;
   onLocalError: (message: string | null) => void;
@@ -345,11 +350,11 @@ function Field(props: FieldProps) {
   } else if (type === 'boolean') {
     input = <input id={id} type="checkbox" checked={value === true} data-path={path} onChange={(e) => props.onChange(e.target.checked)} />;
   } else if (type === 'integer' || type === 'number') {
-    input = <TextInput id={id} path={path} kind={type} node={node} value={value} invalid={invalid} onChange={props.onChange} onLocalError={props.onLocalError} />;
+    input = <TextInput id={id} path={path} kind={type} node={node} placeholder={props.placeholder} onClear={props.onReset} value={value} invalid={invalid} onChange={props.onChange} onLocalError={props.onLocalError} />;
   } else if (type === 'string') {
-    input = <TextInput id={id} path={path} kind="string" node={node} value={value} invalid={invalid} onChange={props.onChange} onLocalError={props.onLocalError} />;
+    input = <TextInput id={id} path={path} kind="string" node={node} placeholder={props.placeholder} onClear={props.onReset} value={value} invalid={invalid} onChange={props.onChange} onLocalError={props.onLocalError} />;
   } else {
-    input = <TextInput id={id} path={path} kind="json" node={node} value={value} invalid={invalid} onChange={props.onChange} onLocalError={props.onLocalError} />;
+    input = <TextInput id={id} path={path} kind="json" node={node} placeholder={props.placeholder} onClear={props.onReset} value={value} invalid={invalid} onChange={props.onChange} onLocalError={props.onLocalError} />;
   }
   return (
     <div className={`field ${props.wide ? 'wide' : ''} ${type === 'boolean' ? 'field-bool' : ''}`} data-field={path}>
@@ -365,20 +370,20 @@ function Field(props: FieldProps) {
 }
 
 /** Text input that keeps what the user typed and commits only values that parse. */
-function TextInput(props: { id: string; path: string; kind: 'integer' | 'number' | 'string' | 'json'; node: JsonSchema | undefined; value: unknown; invalid: boolean; onChange: (v: unknown) => void; onLocalError: (m: string | null) => void }) {
+function TextInput(props: { id: string; path: string; kind: 'integer' | 'number' | 'string' | 'json'; node: JsonSchema | undefined; placeholder?: string | undefined; onClear?: (() => void) | undefined; value: unknown; invalid: boolean; onChange: (v: unknown) => void; onLocalError: (m: string | null) => void }) {
   const shown = props.value === undefined || props.value === null ? '' : props.kind === 'json' ? JSON.stringify(props.value) : String(props.value);
   const [text, setText] = useState(shown);
   const editing = useRef(false);
   useEffect(() => { if (!editing.current) setText(shown); }, [shown]);
   const node = useMemo(() => (props.node ? resolveNode(props.node, props.node) : undefined), [props.node]);
   const commit = (t: string) => {
-    if (props.kind === 'string' && t === '' && props.value === undefined) { props.onLocalError(null); return; }
+    if (t.trim() === '' && props.onClear) { props.onLocalError(null); props.onClear(); return; }
     const parsed = parseInput(t, props.kind, node);
     if (parsed.ok) { props.onLocalError(null); props.onChange(parsed.value); } else props.onLocalError(parsed.message);
   };
   return (
     <input id={props.id} type="text" inputMode={props.kind === 'integer' || props.kind === 'number' ? 'decimal' : undefined}
-      className={props.kind === 'json' ? 'mono' : ''} value={text} aria-invalid={props.invalid} data-path={props.path}
+      className={props.kind === 'json' ? 'mono' : ''} value={text} aria-invalid={props.invalid} data-path={props.path} placeholder={props.placeholder}
       onFocus={() => { editing.current = true; }}
       onBlur={() => { editing.current = false; commit(text); }}
       onKeyDown={(e) => { if (e.key === 'Enter') commit(text); }}

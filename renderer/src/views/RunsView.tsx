@@ -65,28 +65,35 @@ export default function RunsView({ client, project, navigate }: RunsViewProps) {
 
   const columns = useMemo(() => [
     col.accessor('name', {
-      header: 'Name', size: 220,
+      header: 'Name', size: 170,
       cell: (c) => <a onClick={() => navigate({ view: 'run', runId: c.row.original.id })} data-testid="run-link" title={c.row.original.id}>{c.getValue()}</a>,
     }),
-    col.accessor('status', { header: 'Status', size: 100, cell: (c) => <StatusBadge status={c.getValue()} title={c.row.original.reason ?? undefined} /> }),
+    col.accessor('status', {
+      header: 'Status', size: 118,
+      cell: (c) => {
+        const r = c.row.original;
+        const pct = r.progress && r.progress.total > 0 && ACTIVE.has(r.status) ? ` ${Math.round((100 * r.progress.done) / r.progress.total)}%` : '';
+        return <span title={r.reason ?? (r.progress ? `${r.progress.stage}: ${r.progress.done}/${r.progress.total}` : undefined)}><StatusBadge status={r.status} />{pct && <span className="faint" style={{ fontSize: 12 }}>{pct}</span>}</span>;
+      },
+    }),
     col.accessor((r) => (r.progress && r.progress.total > 0 ? r.progress.done / r.progress.total : r.status === 'completed' ? 1 : 0), {
-      id: 'progress', header: 'Progress', size: 150,
+      id: 'progress', header: 'Progress', size: 124,
       cell: (c) => {
         const r = c.row.original;
         if (!r.progress || !ACTIVE.has(r.status)) return <span className="faint">{r.stages.filter((s) => s.status === 'completed').length}/{r.stages.length} stages</span>;
         return <div title={`${r.progress.stage}: ${r.progress.done}/${r.progress.total}`}><span className="faint" style={{ fontSize: 11 }}>{r.progress.stage}</span><ProgressBar done={r.progress.done} total={r.progress.total} status="running" /></div>;
       },
     }),
-    col.accessor('method', { header: 'Method', size: 150 }),
-    col.accessor('env', { header: 'Env', size: 100 }),
+    col.accessor('method', { header: 'Method', size: 120 }),
+    col.accessor('env', { header: 'Env', size: 86 }),
     col.accessor('size', { header: 'Size', size: 70 }),
     col.accessor((r) => r.templateHash?.slice(0, 10) ?? '', { id: 'template', header: 'Template', size: 110, cell: (c) => <span className="mono">{c.getValue() || '–'}</span> }),
-    col.accessor('success', { header: 'Success', size: 90, meta: { numeric: true }, cell: (c) => fmtPct(c.getValue()), sortUndefined: 'last' }),
-    col.accessor('passAt1', { header: 'Pass@1', size: 80, meta: { numeric: true }, cell: (c) => fmtPct(c.getValue()) }),
-    col.accessor('passAtK', { header: 'Pass@k', size: 90, meta: { numeric: true }, cell: (c) => (c.getValue() === null ? '–' : `${fmtPct(c.getValue())} (k=${c.row.original.k})`) }),
-    col.accessor('wmAccuracy', { header: 'WM accuracy', size: 100, meta: { numeric: true }, cell: (c) => fmtPct(c.getValue()) }),
-    col.accessor('createdAt', { header: 'Created', size: 140, cell: (c) => fmtDate(c.getValue()) }),
-    col.accessor('liveDurationMs', { header: 'Duration', size: 90, meta: { numeric: true }, cell: (c) => fmtDuration(c.getValue()) }),
+    col.accessor('success', { header: 'Success', size: 78, meta: { numeric: true }, cell: (c) => fmtPct(c.getValue()), sortUndefined: 'last' }),
+    col.accessor('passAt1', { header: 'Pass@1', size: 70, meta: { numeric: true }, cell: (c) => fmtPct(c.getValue()) }),
+    col.accessor('passAtK', { header: 'Pass@k', size: 92, meta: { numeric: true }, cell: (c) => (c.getValue() === null ? '–' : `${fmtPct(c.getValue())} (k=${c.row.original.k})`) }),
+    col.accessor('wmAccuracy', { header: 'WM accuracy', size: 96, meta: { numeric: true }, cell: (c) => fmtPct(c.getValue()) }),
+    col.accessor('createdAt', { header: 'Created', size: 124, cell: (c) => fmtDate(c.getValue()) }),
+    col.accessor('liveDurationMs', { header: 'Duration', size: 80, meta: { numeric: true }, cell: (c) => fmtDuration(c.getValue()) }),
     col.accessor('attempts', { header: 'Attempts', size: 80, meta: { numeric: true } }),
     col.accessor('id', { header: 'Run id', size: 200, cell: (c) => <span className="mono">{c.getValue()}</span> }),
   ], [navigate]);
@@ -120,7 +127,7 @@ export default function RunsView({ client, project, navigate }: RunsViewProps) {
           onRowOpen={(r) => navigate({ view: 'run', runId: r.id })}
           storageKey="spa-workbench.runs-table"
           initialSorting={[{ id: 'createdAt', desc: true }]}
-          initialHidden={['id', 'attempts', 'size']}
+          initialHidden={['id', 'attempts', 'size', 'template', 'progress']}
           height="calc(100vh - 230px)"
           filterPlaceholder="Filter runs (name, method, env…)"
           emptyText={<>No runs yet. <a onClick={() => navigate({ view: 'new-run' })}>Create the first one.</a></>}

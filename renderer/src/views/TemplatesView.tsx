@@ -8,6 +8,7 @@ import type { EvalResult, TemplatePreview, TemplateVersion, TemplateVersionMeta 
 import type { ViewProps } from '../routes.js';
 import CodeEditor from '../editor/CodeEditor.js';
 import DiffView from '../editor/DiffView.js';
+import { toEditorDiagnostics } from '../editor/template-positions.js';
 import BoardFigure from '../boards/BoardFigure.js';
 import { ErrorBanner, formatNumber, parseOptionalInt, RunPicker, useAsync } from '../boards/inspect-common.js';
 
@@ -96,7 +97,8 @@ export default function TemplatesView({ api, projectPath, runId, route, template
 
   const diagnostics = useMemo(() => {
     const fromPreview = preview.status === 'ok' && preview.forText === text ? preview.value?.diagnostics ?? [] : [];
-    return [...fromPreview, ...saveDiagnostics];
+    // Liquid errors come relative to one part's string: move them to where that part sits in the editor
+    return toEditorDiagnostics(text, [...fromPreview, ...saveDiagnostics]);
   }, [preview, text, saveDiagnostics]);
   const dirty = base !== null && text !== base.source;
 
@@ -132,8 +134,8 @@ export default function TemplatesView({ api, projectPath, runId, route, template
         <label className="field inspect-field">
           <span className="label">Response format</span>
           <select aria-label="Response format" value={responseFormat} onChange={(e) => setResponseFormat(e.target.value as 'world-model' | 'plain')}>
-            <option value="world-model">world-model (observation + prediction)</option>
-            <option value="plain">plain (answer only)</option>
+            <option value="world-model">world-model</option>
+            <option value="plain">plain</option>
           </select>
         </label>
       </div>

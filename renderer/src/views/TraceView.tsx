@@ -120,24 +120,28 @@ export default function TraceView({ api, projectPath, runId, episodeId, navigate
   );
 }
 
+/** Long episode ids keep their distinctive end: "eval-eval-000000-g0000-s0" → "…000000-g0000-s0". */
+export function shortId(id: string, max = 18): string {
+  return id.length <= max ? id : `…${id.slice(id.length - (max - 1))}`;
+}
+
 function EpisodeTable({ episodes, selected, onSelect }: { episodes: EpisodeSummary[]; selected?: string; onSelect: (id: string) => void }): ReactElement {
   return (
     <div className="trace-table-scroll">
       <table className="dt-table trace-table">
         <thead>
-          <tr><th>episode</th><th className="num">step</th><th className="num">seed</th><th>result</th><th className="num">reward</th><th className="num" title="turns">turns</th><th className="num" title="format errors">fmt</th></tr>
+          <tr><th>episode</th><th className="num">step</th><th className="num">seed</th><th>result</th><th className="num">reward</th><th className="num" title="format errors">fmt err</th></tr>
         </thead>
         <tbody>
           {episodes.map((e) => (
             <tr key={e.id} className={e.id === selected ? 'selected' : undefined} data-episode-id={e.id}
               tabIndex={0} onClick={() => onSelect(e.id)} onKeyDown={(ev) => { if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); onSelect(e.id); } }}
               aria-selected={e.id === selected}>
-              <td className="mono trace-id" title={`${e.id} · ${e.stage} · group ${e.group} · sample ${e.sample}`}>{e.id}</td>
+              <td className="mono trace-id" title={`${e.id} · ${e.stage} · group ${e.group} · sample ${e.sample}`}>{shortId(e.id)}</td>
               <td className="num">{e.step}</td>
               <td className="num">{e.seed}</td>
               <td><span className={e.success ? 'ok' : 'bad'}>{e.success ? '✓ success' : '✗ failure'}</span></td>
               <td className="num">{formatNumber(e.totalReward, 2)}</td>
-              <td className="num">{e.numTurns}</td>
               <td className={`num${e.formatErrors > 0 ? ' bad' : ''}`}>{e.formatErrors}</td>
             </tr>
           ))}
@@ -185,7 +189,7 @@ function EpisodeDetail({ episode, navigate }: { episode: EpisodeRecord; navigate
 
 function scoreLine(score: WmScore | null): string {
   if (!score) return 'not scored';
-  if (!score.parsed) return 'unparseable';
+  if (!score.parsed) return `unparseable: all ${score.wrongCells.length} cells count as wrong`;
   return `${score.exact ? 'exact' : `${score.wrongCells.length} wrong`} · cells ${percent(score.cellAccuracy)}`;
 }
 
@@ -213,12 +217,14 @@ function TurnCard({ turn, base }: { turn: TurnRecord; base: string }): ReactElem
           <BoardFigure board={turn.observedBoard} title="Observation (model)" highlight={obs?.wrongCells} testId="board-observed" size={size}
             missing={missingText(turn.parsed.observation, obs, 'observation')} exportName={`${base}-t${turn.turn}-observed`} footer={scoreLine(obs)} />
           <BoardFigure board={turn.stateBefore.board} title="True state" highlight={obs?.wrongCells} testId="board-true-before" size={size}
+            highlightStyle={obs && !obs.parsed ? 'soft' : 'strong'}
             exportName={`${base}-t${turn.turn}-state`} />
         </div>
         <div className="trace-pair" aria-label="Prediction against the true next state">
           <BoardFigure board={turn.predictedBoard} title="Prediction (model)" highlight={pred?.wrongCells} testId="board-predicted" size={size}
             missing={missingText(turn.parsed.prediction, pred, 'prediction')} exportName={`${base}-t${turn.turn}-predicted`} footer={scoreLine(pred)} />
           <BoardFigure board={turn.stateAfter.board} title="True next state" highlight={pred?.wrongCells} testId="board-true-after" size={size}
+            highlightStyle={pred && !pred.parsed ? 'soft' : 'strong'}
             exportName={`${base}-t${turn.turn}-next`} />
         </div>
       </div>

@@ -1,0 +1,81 @@
+// PPO with a critic (Schulman et al. 2017), as used by SPA / RAGEN on multi-turn episodes.
+// This file turns one RL step's episodes into training rows: per assistant turn, the tokens the
+// model saw and wrote, the mask of the model's own tokens, the old log-probabilities and values
+// (recomputed under the current weights, temperature 1), and GAE advantages computed over the
+// episode's model tokens (core/train/advantages.ts), whitened over the batch. The loss itself is
+// the registered 'ppo' loss (core/train/losses.ts).
+import type { RlSection } from '../api/run-config.js';
+import { episodeAdvantages } from './advantages.js';
+import { explainedVariance, whitenMasked } from './gae.js';
+import type { RolloutResult } from './rollout.js';
+import type { ModelRuntime, TrainRow } from './runtime.js';
+
+export interface TurnSample { episode: number; turn: number; ids: number[]; responseStart: number }
+
+/** Training sequences of the kept episodes' model-written turns. */
+export function turnSamples(results: RolloutResult[], keep: (episode: number) => boolean): TurnSample[] {
+  const out: TurnSample[] = [];
+  results.forEach((r, e) => {
+    if (!keep(e)) return;
+    r.tokens.forEach((t, j) => {
+      if (t.responseIds.length === 0) return;
+      out.push({ episode: e, turn: j, ids: [...t.promptIds, ...t.responseIds], responseStart: t.promptIds.length });
+    });
+  });
+  return out;
+}
+
+export function responseMask(sample: TurnSample): number[] {
+  return sample.ids.map((_, i) => (i >= sample.responseStart ? 1 : 0));
+}
+
+/** Old log-probabilities (and values / reference log-probabilities when given) of every sample. */
+export function samplingStats(policy: ModelRuntime, samples: TurnSample[], opts: { critic?: ModelRuntime | null; reference?: ModelRuntime | null; batchSize: number }) {
+  const logprobs: number[][] = [], values: number[][] = [], refLogprobs: number[][] = [];
+  for (let i = 0; i < samples.length; i += opts.batchSize) {
+    const part = samples.slice(i, i + opts.batchSize);
+    const sameModelValues = opts.critic === undefined || opts.critic === policy;
+    const stats = policy.tokenStats(part, sameModelValues);
+    stats.forEach((s) => { logprobs.push(s.logprobs); if (sameModelValues) values.push(s.values ?? s.logprobs.map(() => 0)); });
+    if (!sameModelValues && opts.critic) opts.critic.tokenStats(part, true).forEach((s) => values.push(s.values ?? s.logprobs.map(() => 0)));
+    if (!sameModelValues && !opts.critic) part.forEach((p) => values.push(p.ids.map(() => 0)));
+    if (opts.reference) opts.reference.tokenStats(part, false).forEach((s) => refLogprobs.push(s.logprobs));
+  }
+  return { logprobs, values, refLogprobs: opts.reference ? refLogprobs : null };
+}
+
+/** PPO rows: advantages/returns from GAE over each episode's model tokens. */
+export function buildPpoRows(samples: TurnSample[], turnRewards: number[][], stats: ReturnType<typeof samplingStats>, section: RlSection): { rows: TrainRow[]; explainedVariance: number; advantageMean: number; advantageStd: number } {
+  const byEpisode = new Map<number, number[]>();
+  samples.forEach((s, i) => { const list = byEpisode.get(s.episode) ?? []; list.push(i); byEpisode.set(s.episode, list); });
+  const advantages: number[][] = samples.map((s) => s.ids.map(() => 0));
+  const returns: number[][] = samples.map((s) => s.ids.map(() => 0));
+  for (const [episode, indexes] of byEpisode) {
+    const turnValues = indexes.map((i) => stats.values[i]!.slice(samples[i]!.responseStart));
+    // rewards of this episode's turns, in the order of its kept samples (turns without model tokens pass theirs on)
+    const rewards = turnRewards[episode]!;
+    const perSample = indexes.map((i) => rewards[samples[i]!.turn] ?? 0);
+    const skipped = rewards.reduce((a, c) => a + c, 0) - perSample.reduce((a, c) => a + c, 0);
+    perSample[perSample.length - 1]! += skipped;
+    const out = episodeAdvantages(turnValues, perSample, { placement: section.rewardPlacement, advantage: section.advantage, gamma: section.gamma, lambda: section.lambda, turnGamma: section.turnGamma });
+    indexes.forEach((i, k) => {
+      const start = samples[i]!.responseStart;
+      out.advantages[k]!.forEach((a, t) => { advantages[i]![start + t] = a; });
+      out.returns[k]!.forEach((r, t) => { returns[i]![start + t] = r; });
+    });
+  }
+  const masks = samples.map(responseMask);
+  const ev = explainedVariance(stats.values, returns, masks);
+  const flat = advantages.flatMap((a, i) => a.filter((_, t) => masks[i]![t]! > 0));
+  const advantageMean = flat.length ? flat.reduce((a, c) => a + c, 0) / flat.length : 0;
+  const advantageStd = flat.length ? Math.sqrt(flat.reduce((a, c) => a + (c - advantageMean) ** 2, 0) / flat.length) : 0;
+  const whitened = whitenMasked(advantages, masks);
+  const rows = samples.map((s, i) => ({
+    ids: s.ids,
+    arrays: {
+      lossMask: masks[i]!, oldLogprobs: stats.logprobs[i]!, advantages: whitened[i]!, returns: returns[i]!, oldValues: stats.values[i]!,
+      ...(stats.refLogprobs ? { refLogprobs: stats.refLogprobs[i]! } : {}),
+    },
+  }));
+  return { rows, explainedVariance: ev, advantageMean, advantageStd };
+}

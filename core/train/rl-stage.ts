@@ -1,0 +1,146 @@
+// RL stage: PPO with a critic (default) or GRPO. Each step plays `groups` puzzles × `groupSize`
+// episodes from the RL seed range (groups share a seed), computes per-turn rewards (env reward and
+// penalties, plus the online world-model reward 0.5·obs + 0.5·pred for well-formatted turns when
+// worldModelReward > 0, plus a format bonus), keeps the groups with the largest reward spread,
+// builds rows (ppo.ts / grpo.ts) and takes ppoEpochs passes of minibatch updates. Pass@k on
+// held-out seeds is tracked every passAtKEvery steps (eval/rl-step-<n>.json, metrics rl/passAt<k>).
+// Resumable: the latest weights and the next step are saved after every step.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { StageContext, StageDefinition } from '../engine/stage.js';
+import type { RlSection } from '../api/run-config.js';
+import type { TurnRecord } from '../api/records.js';
+import { evaluateModel } from '../eval/evaluate.js';
+import { summaryMetrics } from '../eval/summary.js';
+import { stageSection } from './plan.js';
+import { groupSpecs, playEpisodes, rolloutMetrics, type RolloutResult } from './rollout.js';
+import { rolloutDeps } from './episodes.js';
+import { filterGroupsBySpread } from './groups.js';
+import { buildPpoRows, samplingStats, turnSamples } from './ppo.js';
+import { buildGrpoRows } from './grpo.js';
+import { elapsedSeconds, loadStartingModel, meanStats, startingCheckpoint, writeCheckpoint } from './stage-utils.js';
+import { loadRuntime, type ModelRuntime, type TrainRow } from './runtime.js';
+import { createRng, shuffleInPlace } from './rng.js';
+
+/** Reward of one turn under the section's shaping (names in docs/metrics.md). */
+export function shapedTurnReward(turn: TurnRecord, section: RlSection): { reward: number; wm: number } {
+  const wellFormed = !turn.flags.formatError;
+  let wm = 0;
+  if (section.worldModelReward > 0 && wellFormed) {
+    const score = (s: TurnRecord['wm']['observation']) => (s && s.parsed ? s.cellAccuracy : 0);
+    wm = 0.5 * score(turn.wm.observation) + 0.5 * score(turn.wm.prediction);
+  }
+  return { reward: turn.reward + section.worldModelReward * wm + (wellFormed ? section.formatBonus : 0), wm };
+}
+
+async function trackPassAtK(ctx: StageContext, runtime: ModelRuntime, section: RlSection, step: number): Promise<void> {
+  const evalSection = stageSection(ctx.config, 'eval');
+  const { summary } = await evaluateModel(ctx, runtime, { puzzles: section.passAtKPuzzles, samples: evalSection.samples, k: evalSection.k, temperature: evalSection.temperature, stage: 'rl', step });
+  const values = summaryMetrics(summary, 'rl');
+  ctx.metric(step, values);
+  ctx.writeJson(`eval/rl-step-${String(step).padStart(6, '0')}.json`, { kind: 'rl-pass-at-k', stage: 'rl', step, ...summary });
+}
+
+export const rlStage: StageDefinition = {
+  name: 'rl',
+  title: 'RL (PPO or GRPO)',
+  async run(ctx) {
+    const started = Date.now();
+    const section = stageSection(ctx.config, 'rl');
+    const limits = stageSection(ctx.config, 'rollout');
+    const ppo = section.algorithm === 'ppo';
+    const separateCritic = ppo && ctx.config.model.criticMode === 'separate';
+    const state = ctx.loadState() as { nextStep?: number; checkpoint?: string; critic?: string } | null;
+    let policy: ModelRuntime;
+    let from: string;
+    if (state?.checkpoint && existsSync(join(state.checkpoint, 'config.json'))) {
+      policy = await loadRuntime(state.checkpoint, { valueHead: ppo && !separateCritic });
+      from = state.checkpoint;
+      ctx.log('info', `rl: resuming at step ${state.nextStep} from ${from} (optimizer moments restart)`);
+    } else {
+      ({ runtime: policy, from } = await loadStartingModel(ctx, { valueHead: ppo && !separateCritic }));
+    }
+    const start = startingCheckpoint(ctx);
+    const critic = separateCritic ? (state?.critic && existsSync(join(state.critic, 'config.json')) ? await loadRuntime(state.critic, { valueHead: true }) : start ? await loadRuntime(start, { valueHead: true }) : (await loadStartingModel(ctx, { valueHead: true })).runtime) : null;
+    const reference = section.klCoef > 0 ? (start ? await loadRuntime(start, { valueHead: false, trainable: false }) : null) : null;
+    if (section.klCoef > 0 && !reference) ctx.log('warn', 'rl: klCoef > 0 but there is no starting checkpoint to act as the frozen reference; KL is skipped');
+    const klCoef = reference ? section.klCoef : 0;
+    policy.ensureOptimizer(0);
+    critic?.ensureOptimizer(0);
+    const lossParams = { clipLow: section.clipLow, clipHigh: section.clipHigh, dualClip: section.dualClip, valueClip: section.valueClip, entropyCoef: section.entropyCoef, valueCoef: section.valueCoef, klCoef, klEstimator: section.klEstimator };
+    const firstStep = state?.nextStep ?? 0;
+    if (firstStep === 0 && section.passAtKEvery > 0) await trackPassAtK(ctx, policy, section, 0);
+    let checkpoint = from;
+    let episodesSeen = firstStep * section.groups * section.groupSize;
+    for (let step = firstStep; step < section.steps; step++) {
+      if (ctx.signal.aborted) break;
+      // 1. rollouts: groups share a puzzle seed from the RL range
+      const specs = groupSpecs(`rl-${String(step).padStart(6, '0')}`, ctx.config.seeds.rlStart + step * section.groups, 0, section.groups, section.groupSize);
+      specs.forEach((s) => { s.group = step * section.groups + (s.group); });
+      const deps = rolloutDeps(ctx.config, policy, limits, { runId: ctx.runId, stage: 'rl', step }, { signal: ctx.signal });
+      const results: RolloutResult[] = await playEpisodes(specs, limits, ctx.config.seeds.base * 1_000_003 + step * 7_919, deps);
+      if (ctx.signal.aborted) break;
+      for (const r of results) ctx.episode(`rl-${String(step).padStart(6, '0')}`, r.record);
+      episodesSeen += results.length;
+      // 2. rewards and group filter
+      const shaped = results.map((r) => r.record.turns.map((t) => shapedTurnReward(t, section)));
+      const turnRewards = shaped.map((turns) => turns.map((t) => t.reward));
+      const episodeRewards = turnRewards.map((rs) => rs.reduce((a, c) => a + c, 0));
+      const groups = results.map((r) => r.spec.group);
+      const filter = filterGroupsBySpread(episodeRewards, groups, section.keepGroupsFraction);
+      const kept = new Set(filter.keptGroups);
+      const samples = turnSamples(results, (e) => kept.has(groups[e]!));
+      // 3. rows with old log-probs / values (and reference log-probs for KL)
+      const stats = samplingStats(policy, samples, { critic: ppo ? (critic ?? policy) : undefined, reference, batchSize: section.miniBatchSize });
+      let rows: TrainRow[];
+      const charts: Record<string, number> = { 'charts/keptGroups': filter.keptGroups.length };
+      if (ppo) {
+        const built = buildPpoRows(samples, turnRewards, stats, section);
+        rows = built.rows;
+        Object.assign(charts, { 'charts/explainedVariance': built.explainedVariance, 'charts/advantageMean': built.advantageMean, 'charts/advantageStd': built.advantageStd });
+      } else {
+        const built = buildGrpoRows(samples, episodeRewards, groups, stats);
+        rows = built.rows;
+        Object.assign(charts, { 'charts/advantageMean': built.advantageMean, 'charts/advantageStd': built.advantageStd });
+      }
+      // 4. updates
+      const updateStats: Array<Record<string, number>> = [];
+      for (let epoch = 0; epoch < section.ppoEpochs && rows.length > 0; epoch++) {
+        const order = shuffleInPlace(rows.map((_, i) => i), createRng(ctx.config.seeds.base + step * 101 + epoch));
+        for (let b = 0; b < order.length; b += section.miniBatchSize) {
+          if (ctx.signal.aborted) break;
+          const batch = order.slice(b, b + section.miniBatchSize).map((i) => rows[i]!);
+          if (!ppo) updateStats.push(policy.trainStep('grpo', batch, lossParams, section.lr, section.gradClip));
+          else if (!critic) updateStats.push(policy.trainStep('ppo', batch, lossParams, section.lr, section.gradClip));
+          else {
+            const policyStats = policy.trainStep('ppo-policy', batch, lossParams, section.lr, section.gradClip);
+            const valueStats = critic.trainStep('value', batch, lossParams, section.criticLr, section.gradClip);
+            updateStats.push({ ...policyStats, 'losses/value': valueStats['losses/value']! });
+          }
+        }
+      }
+      const rollout = rolloutMetrics(results);
+      const wmRewards = shaped.flatMap((turns) => turns.map((t) => t.wm));
+      const losses = meanStats(updateStats);
+      const values: Record<string, number> = { ...rollout, ...charts, ...losses, 'rollout/shapedReward': episodeRewards.reduce((a, c) => a + c, 0) / Math.max(1, episodeRewards.length) };
+      if (section.worldModelReward > 0) values['rollout/wmReward'] = wmRewards.reduce((a, c) => a + c, 0) / Math.max(1, wmRewards.length);
+      const turns = results.flatMap((r) => r.record.turns);
+      const cell = (pick: (t: TurnRecord) => TurnRecord['wm']['observation']) => { const s = turns.map(pick).filter((x) => x !== null); return s.length ? s.reduce((a, x) => a + (x!.parsed ? x!.cellAccuracy : 0), 0) / s.length : Number.NaN; };
+      values['rollout/wmObservationCellAccuracy'] = cell((t) => t.wm.observation);
+      values['rollout/wmPredictionCellAccuracy'] = cell((t) => t.wm.prediction);
+      ctx.metric(step + 1, values, { episodes: episodesSeen });
+      ctx.progress(step + 1, section.steps, `RL step ${step + 1}/${section.steps}: success ${(rollout['rollout/success']! * 100).toFixed(0)}%`);
+      // 5. checkpoint (latest, for resume) and Pass@k tracking
+      const milestone = section.passAtKEvery > 0 && ((step + 1) % section.passAtKEvery === 0 || step + 1 === section.steps);
+      checkpoint = await writeCheckpoint(ctx, policy, milestone || step + 1 === section.steps ? `rl-${step + 1}` : 'rl-latest', step + 1, { reward: rollout['rollout/reward']!, success: rollout['rollout/success']! }, from);
+      const criticDir = critic ? await writeCheckpoint(ctx, critic, 'rl-critic-latest', step + 1, {}, from) : undefined;
+      ctx.saveState({ nextStep: step + 1, checkpoint, ...(criticDir ? { critic: criticDir } : {}) });
+      if (milestone) await trackPassAtK(ctx, policy, section, step + 1);
+    }
+    policy.dispose();
+    critic?.dispose();
+    reference?.dispose();
+    if (ctx.signal.aborted) return {};
+    return { checkpoint, steps: section.steps, algorithm: section.algorithm, wallSeconds: elapsedSeconds(started) };
+  },
+};

@@ -1,0 +1,173 @@
+// Issue 6 items 4–7 in a real browser against the real engine: after a smoke run completes,
+// open an episode in the trace inspector and see the engine's wrong cells lit on the board,
+// replay an episode step by step (the board at each step equals the stored true state), edit a
+// template and see the preview change (and an error with its line, then undo), save a version,
+// and browse the SFT dataset. Screenshots of every view in light and dark go to
+// test-results/screenshots/views-*.png.
+import { readFileSync } from 'node:fs';
+import type { Page } from '@playwright/test';
+import type { WorkbenchClient } from '../../core/api/contract.js';
+import type { EpisodeRecord, RunStatus } from '../../core/api/records.js';
+import { expect, setTheme, shot, test } from './helpers.js';
+
+/** A short real run: random-action self-play (well-formed turns), SFT on it, then an evaluation of the tiny model. */
+async function smokeRun(api: WorkbenchClient): Promise<string> {
+  const run = await api.runs.create({
+    preset: 'sft-only', size: 'smoke', name: 'views e2e',
+    set: { 'stages.selfplay.policy': 'random', 'stages.plan.order': ['selfplay', 'sft', 'eval'] },
+    start: true,
+  });
+  const deadline = Date.now() + 420_000;
+  let status: RunStatus = run.status;
+  let reason: string | null = null;
+  while (Date.now() < deadline) {
+    const info = await api.runs.get({ runId: run.id });
+    status = info.status;
+    reason = info.reason;
+    if (status === 'completed' || status === 'failed' || status === 'stopped') break;
+    await new Promise((r) => setTimeout(r, 1500));
+  }
+  expect(status, `smoke run ${run.id} ended ${status}${reason ? `: ${reason}` : ''}`).toBe('completed');
+  return run.id;
+}
+
+/** Episodes of a stage, fully loaded (the run is tiny). */
+async function episodesOf(api: WorkbenchClient, runId: string, stage: string): Promise<EpisodeRecord[]> {
+  const page = await api.rollouts.query({ runId, stage, limit: 50 });
+  return Promise.all(page.episodes.map((e) => api.rollouts.get({ runId, id: e.id })));
+}
+
+/** Kinds of the cells drawn in a board figure, row by row. */
+async function drawnKinds(page: Page, figure: string): Promise<string[]> {
+  return page.locator(`${figure} g.board-cell`).evaluateAll((gs) => gs.map((g) => g.getAttribute('data-cell-kind') ?? ''));
+}
+
+test('trace inspector, replay, template editor and dataset browser on a real run', async ({ workbench, consoleProblems }) => {
+  test.setTimeout(600_000);
+  const { page, api, go } = workbench;
+  // two runs (same seeds) so that replay can show them side by side
+  const [runId, otherRunId] = await Promise.all([smokeRun(api), smokeRun(api)]);
+
+  // ── trace inspector: an evaluated episode with wrong cells ──
+  const facets = await api.rollouts.facets({ runId });
+  expect(facets.stages.map((s) => s.stage).sort()).toEqual(expect.arrayContaining(['eval', 'selfplay']));
+  const evalEpisodes = await episodesOf(api, runId, 'eval');
+  const withWrong = evalEpisodes.flatMap((e) => e.turns.map((t) => ({ e, t })))
+    .find(({ t }) => (t.wm.observation?.wrongCells.length ?? 0) > 0);
+  expect(withWrong, 'the evaluation scored at least one observation with wrong cells').toBeTruthy();
+  const { e: episode, t: turn } = withWrong!;
+  const wrong = turn.wm.observation!.wrongCells;
+
+  await setTheme(page, 'light');
+  await go(`#/trace/${encodeURIComponent(runId)}/${encodeURIComponent(episode.id)}`);
+  await expect(page.getByTestId('trace-view')).toBeVisible();
+  await expect(page.getByTestId('trace-episode')).toHaveAttribute('data-episode-id', episode.id);
+  const card = page.getByTestId(`turn-${turn.turn}`);
+  const truth = card.getByTestId('board-true-before');
+  await expect(truth.locator('g.board-cell[data-highlighted="true"]')).toHaveCount(wrong.length);
+  const lit = await truth.locator('g.board-cell[data-highlighted="true"]').evaluateAll((gs) => gs.map((g) => `${g.getAttribute('data-row')},${g.getAttribute('data-col')}`));
+  expect(lit.sort()).toEqual(wrong.map(([r, c]) => `${r},${c}`).sort());
+  await expect(truth.locator('rect.board-highlight').first()).toBeVisible();
+  await expect(card).toContainText(turn.response.slice(0, 20).split('\n')[0]!);
+  // exports: the board as PNG (canvas, under the strict CSP) and the episode as JSON
+  const [png] = await Promise.all([page.waitForEvent('download'), truth.getByRole('button', { name: 'PNG' }).click()]);
+  expect(png.suggestedFilename()).toMatch(/\.png$/);
+  expect(readFileSync(await png.path()).subarray(0, 8).toString('hex')).toBe('89504e470d0a1a0a');
+  const [json] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export JSON', exact: true }).click()]);
+  expect((JSON.parse(readFileSync(await json.path(), 'utf8')) as EpisodeRecord).id).toBe(episode.id);
+  // the list is paged from the index and filterable
+  await expect(page.getByTestId('pager-range')).toContainText(`of ${facets.stages.reduce((n, s) => n + s.count, 0)} episodes`);
+  await page.getByLabel('Stage').selectOption('eval');
+  await expect(page.getByTestId('pager-range')).toContainText(`of ${evalEpisodes.length} episodes`);
+  await shot(page, 'views-trace-light');
+  await setTheme(page, 'dark');
+  await shot(page, 'views-trace-dark');
+  await setTheme(page, 'light');
+
+  // ── replay: a self-play episode (random actions move the player), step by step ──
+  const selfplay = (await episodesOf(api, runId, 'selfplay')).sort((a, b) => b.turns.length - a.turns.length)[0]!;
+  expect(selfplay.turns.length).toBeGreaterThan(0);
+  await go(`#/trace/${encodeURIComponent(runId)}/${encodeURIComponent(selfplay.id)}`);
+  await expect(page.getByTestId('trace-episode')).toHaveAttribute('data-episode-id', selfplay.id);
+  await page.getByRole('button', { name: 'Replay ▶' }).click();
+  await expect(page.getByTestId('replay-view')).toBeVisible();
+  const last = selfplay.turns.length;
+  await expect(page.getByTestId('replay-position')).toHaveText(`step 0 / ${last}`);
+  expect(await drawnKinds(page, '[data-testid="replay-main"]')).toEqual(selfplay.turns[0]!.stateBefore.board.cells.flat());
+  await shot(page, 'views-replay-step0');
+  for (let k = 1; k <= last; k++) {
+    await page.keyboard.press('ArrowRight');
+    await expect(page.getByTestId('replay-position')).toHaveText(`step ${k} / ${last}`);
+    expect(await drawnKinds(page, '[data-testid="replay-main"]')).toEqual(selfplay.turns[k - 1]!.stateAfter.board.cells.flat());
+  }
+  await shot(page, 'views-replay-end');
+  await page.keyboard.press('Home');
+  await expect(page.getByTestId('replay-position')).toHaveText(`step 0 / ${last}`);
+  await page.getByRole('button', { name: 'Step forward' }).click();
+  await expect(page.getByTestId('replay-position')).toHaveText(`step 1 / ${last}`);
+  // the other run's episode on the same seed, side by side
+  await page.getByLabel('Side by side with').selectOption(otherRunId);
+  const other = page.getByTestId('replay-other');
+  await expect(other).toContainText(otherRunId);
+  await expect(other).toContainText(`seed ${selfplay.seed}`);
+  await shot(page, 'views-replay-side-by-side');
+  await setTheme(page, 'dark');
+  await shot(page, 'views-replay-dark');
+  await setTheme(page, 'light');
+
+  // ── template editor: edit → the preview changes; an error shows its line; undo; save ──
+  await go('#/templates/spa');
+  await expect(page.getByTestId('templates-view')).toBeVisible();
+  const state = page.getByTestId('preview-state');
+  await expect(page.getByTestId('preview-status')).toHaveText('up to date');
+  const before = await state.textContent();
+  expect(before && before.length > 0).toBeTruthy();
+  const editor = page.getByTestId('template-editor');
+  const stateLine = editor.locator('.cm-line', { hasText: '"state":' });
+  await stateLine.click();
+  await page.keyboard.press('End');
+  const lineText = (await stateLine.textContent()) ?? '';
+  await page.keyboard.press('ArrowLeft');
+  if (lineText.trimEnd().endsWith('",')) await page.keyboard.press('ArrowLeft');
+  await page.keyboard.type(' MARKER-E2E');
+  await expect(state).toContainText('MARKER-E2E');
+  expect(await state.textContent()).not.toEqual(before);
+  await expect(page.getByTestId('template-base')).toContainText('modified');
+  await shot(page, 'views-templates-edited');
+  await page.keyboard.type(' {% bad');
+  await expect(page.getByTestId('template-diagnostics')).toContainText('line');
+  await expect(editor.locator('.cm-diag-error').first()).toBeVisible();
+  await shot(page, 'views-templates-error');
+  await page.keyboard.press('Control+z');
+  await expect(page.getByTestId('template-diagnostics')).toHaveCount(0);
+  await expect(state).toContainText('MARKER-E2E');
+  await page.getByLabel('Save as').fill('e2e-template');
+  await page.getByLabel('Version description').fill('marker added');
+  await page.getByRole('button', { name: 'Save new version' }).click();
+  await expect(page.getByTestId('save-result')).toContainText('Saved new version');
+  await expect(page.getByTestId('templates-view').locator('tr[data-version]')).toHaveCount(1);
+  const versions = await api.templates.versions({ name: 'e2e-template' });
+  expect(versions.versions).toHaveLength(1);
+  expect((await api.templates.get({ name: 'e2e-template' })).source).toContain('MARKER-E2E');
+  // state perplexity recorded by the run's evaluation (or a clear "unavailable")
+  await page.getByLabel('Checkpoint of run').selectOption(runId);
+  const recorded = JSON.stringify((await api.evals.list({ runId })).results).includes('erplexity');
+  await expect(page.getByTestId('perplexity')).toContainText(recorded ? 'erplexity' : 'Unavailable');
+  await setTheme(page, 'dark');
+  await shot(page, 'views-templates-dark');
+  await setTheme(page, 'light');
+
+  // ── dataset browser: SFT rows and drop reasons ──
+  const stats = (await api.datasets.stats({ runId })).stats;
+  await go(`#/datasets/${encodeURIComponent(runId)}`);
+  await expect(page.getByTestId('dataset-view')).toBeVisible();
+  await expect(page.getByTestId('dataset-stats')).toContainText(`${stats?.train ?? 0} train rows`);
+  await expect(page.locator('article.dataset-row').first()).toBeVisible();
+  await expect(page.getByTestId('pager-range').first()).toContainText(`of ${stats?.train ?? 0} rows`);
+  await shot(page, 'views-datasets-light');
+  await setTheme(page, 'dark');
+  await shot(page, 'views-datasets-dark');
+  await setTheme(page, 'light');
+  // no page errors and nothing refused by the strict CSP (CodeMirror's styles included)
+  expect(consoleProblems).toEqual([]);
+});

@@ -1,0 +1,31 @@
+// Shared helpers for the pipeline tests: run a preset's smoke size in-process into a project folder.
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { RunConfigSchema, type RunConfig, type RunConfigInput } from '../../core/api/run-config.js';
+import { presetConfig } from '../../core/train/presets.js';
+import { mergeConfig } from '../../core/train/presets.js';
+import { executeRun } from '../../core/engine/runner.js';
+import { loadStage, planStages } from '../../core/engine/stages.js';
+import type { RunEvent } from '../../core/api/records.js';
+
+export function tempProject(prefix = 'spa-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export async function runPreset(project: string, preset: string, runId: string, overrides: RunConfigInput = {}, opts: { signal?: AbortSignal; onEvent?: (e: RunEvent) => void } = {}) {
+  const config: RunConfig = RunConfigSchema.parse(mergeConfig(presetConfig(preset, 'smoke', overrides) as Record<string, unknown>, overrides as Record<string, unknown>));
+  const runDir = join(project, 'runs', runId);
+  const stages = planStages(config);
+  const events: RunEvent[] = [];
+  const outcome = await executeRun({
+    runId, runDir, config, stages, attempt: 1, signal: opts.signal ?? new AbortController().signal, loadStage,
+    send: (e) => { events.push(e); opts.onEvent?.(e); },
+  });
+  return { outcome, runDir, stages, events, config };
+}
+
+export function readJsonl(path: string): unknown[] {
+  if (!existsSync(path)) return [];
+  return readFileSync(path, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as unknown);
+}
