@@ -1,5 +1,6 @@
 // Model-engine throughput, TF.js beside PyTorch on the same shapes. Prints one JSON object.
 //   node bin/run-ts.mjs bench/model.ts [--steps N] [--quick] [--no-torch] [--backend wasm|cpu|...] [--shapes reference,larger]
+//                                      [--workers N (data-parallel worker threads for an extra training measurement)] [--torch-threads N]
 // Training tokens/s = batch x context / (forward + backward + AdamW step time).
 // Generation tokens/s = batch x new tokens / time, K/V cache, sampling at temperature 1.
 import * as tf from '@tensorflow/tfjs';
@@ -13,6 +14,7 @@ import { parseModelConfig } from '../core/model/config.js';
 import { CausalLM } from '../core/model/transformer.js';
 import { Trainer } from '../core/model/trainer.js';
 import { generate } from '../core/model/generate.js';
+import { DataParallelTrainer } from '../core/model/workers/data-parallel.js';
 
 interface Shape {
   name: string; vocab: number; hidden: number; intermediate: number; layers: number; heads: number; kvHeads: number;
@@ -47,6 +49,24 @@ function timeCpu<T>(f: () => T): [T, number, number] {
   const c0 = process.cpuUsage(); const t0 = performance.now(); const r = f();
   const c = process.cpuUsage(c0);
   return [r, performance.now() - t0, (c.user + c.system) / 1000];
+}
+
+async function benchDataParallel(s: Shape, workers: number) {
+  const config = parseModelConfig({
+    vocab_size: s.vocab, hidden_size: s.hidden, intermediate_size: s.intermediate, num_hidden_layers: s.layers,
+    num_attention_heads: s.heads, num_key_value_heads: s.kvHeads, max_position_embeddings: s.context + 64, tie_word_embeddings: true,
+  });
+  const model = new CausalLM(config, { seed: 0 });
+  const dp = await DataParallelTrainer.create(model, { schedule: { lr: 1e-3, kind: 'constant' } }, { workers });
+  const inputIds = randomIds(s.batch, s.context, s.vocab, 1);
+  const batch = { inputIds, lossMask: inputIds.map((r) => r.map((_, t) => (t > 0 ? 1 : 0))) };
+  await dp.step({ lossName: 'sft', batch });
+  const t0 = performance.now();
+  for (let i = 0; i < steps; i++) await dp.step({ lossName: 'sft', batch });
+  const msPerStep = (performance.now() - t0) / steps;
+  await dp.dispose();
+  model.dispose();
+  return { workers, threads: workers + 1, msPerStep, tokensPerSec: (s.batch * s.context) / (msPerStep / 1000) };
 }
 
 function benchTfjs(s: Shape) {
@@ -102,7 +122,12 @@ function runTorch(): { ok: true; data: any } | { ok: false; reason: string } {
 const backendArg = arg('--backend');
 const report = await initBackend({ backend: backendArg ? parseBackendRequest(backendArg, '--backend') : 'wasm', ignoreEnv: Boolean(backendArg) });
 const tfjs: Record<string, ReturnType<typeof benchTfjs>> = {};
-for (const s of shapes) tfjs[s.name] = benchTfjs(s);
+const dpWorkers = Number(arg('--workers') ?? 0);
+const dataParallel: Record<string, Awaited<ReturnType<typeof benchDataParallel>>> = {};
+for (const s of shapes) {
+  tfjs[s.name] = benchTfjs(s);
+  if (dpWorkers > 0) dataParallel[s.name] = await benchDataParallel(s, dpWorkers);
+}
 const torch = runTorch();
 const ratios: Record<string, Record<string, number>> = {};
 if (torch.ok) {
@@ -114,6 +139,7 @@ if (torch.ok) {
       trainCpu: j.train.tokensPerCpuSec / t.train.tokensPerCpuSec,
       generateWall: j.generate.tokensPerSec / t.generate.tokensPerSec,
       generateCpu: j.generate.tokensPerCpuSec / t.generate.tokensPerCpuSec,
+      ...(dataParallel[s.name] ? { trainDataParallelWall: dataParallel[s.name]!.tokensPerSec / t.train.tokensPerSec } : {}),
     };
   }
 }
@@ -121,6 +147,7 @@ console.log(JSON.stringify({
   date: new Date().toISOString(),
   backend: report.backend, backendSummary: report.summary, steps, shapes,
   tfjs,
+  dataParallel: dpWorkers > 0 ? dataParallel : null,
   torch: torch.ok ? torch.data : { error: torch.reason },
   ratios: torch.ok ? ratios : null,
   cpus: os.cpus().length,

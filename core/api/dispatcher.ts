@@ -100,8 +100,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   };
 
   async function openSession(store: ProjectStore): Promise<void> {
+    const heapMb = Number(process.env.SPA_WORKBENCH_ENGINE_HEAP_MB);   // engine heap limit, e.g. 8192 for big models
     const runs = new RunHost({
-      store, launcher, ...options.runHost,
+      store, launcher, ...(Number.isFinite(heapMb) && heapMb > 0 ? { maxOldSpaceMb: heapMb } : {}), ...options.runHost,
       onRunEvent: emitRun,
       onProjectEvent: emitProject,
     });

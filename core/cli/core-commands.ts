@@ -112,7 +112,9 @@ async function follow(d: Dispatcher, api: WorkbenchClient, runId: string, begin:
   const reporter = progressReporter(out);
   const unsubscribe = api.subscribe({ kind: 'run', runId }, (e) => reporter.event(e));
   let interrupts = 0;
+  let finished = false;
   const onSigint = () => {
+    if (finished) return;                      // the run is over: let the cleanup finish and exit normally
     interrupts++;
     if (interrupts === 1) {
       out.write('\nstopping after the current step (Ctrl-C again to kill the engine)...\n');
@@ -127,10 +129,9 @@ async function follow(d: Dispatcher, api: WorkbenchClient, runId: string, begin:
     await begin();
     await d.waitForRun(runId);
   } finally {
+    finished = true;                           // handlers stay installed until the process exits
     reporter.done();
     unsubscribe();
-    process.off('SIGINT', onSigint);
-    process.off('SIGTERM', onSigint);
   }
   const info = await api.runs.get({ runId });
   if (json) process.stdout.write(`${JSON.stringify(info, null, 2)}\n`);

@@ -3,7 +3,7 @@
 //   diag-wait / diag-wait2  { steps = 10, delayMs = 20 }   ticks progress, logs metrics, resumable per step
 //   diag-episodes           { count = 8 }                  writes synthetic episodes (rollouts + index)
 //   diag-fail               { message }                    throws
-//   diag-crash              { mode = "kill" | "exit", code = 3, once = true, afterMs = 0 }
+//   diag-crash              { mode = "kill" | "exit" | "oom", code = 3, once = true, afterMs = 0 }
 //                           kills its own process (once: only on the first attempt, so resume passes)
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -116,6 +116,10 @@ export const crashStage: StageDefinition = {
     fs.writeFileSync(marker, String(Date.now()));
     process.stderr.write('diag-crash: crashing the engine process on purpose\n');
     if (o.mode === 'exit') process.exit(num(o, 'code', 3));
+    if (o.mode === 'oom') {
+      const hoard: number[][] = [];
+      for (;;) hoard.push(new Array<number>(1 << 20).fill(hoard.length));   // until V8 hits its heap limit
+    }
     process.kill(process.pid, 'SIGKILL');
     await sleep(10_000, ctx.signal);
     return { crashed: true };

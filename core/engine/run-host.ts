@@ -265,8 +265,11 @@ export class RunHost {
       reason = `killed after it did not stop within ${(this.o.stopGraceMs ?? 15_000) / 1000} s`;
     } else {
       status = 'failed';
-      const hint = exit.signal === 'SIGKILL' ? ' (killed: out of memory, or kill -9)' : exit.code === 134 ? ' (aborted: possibly out of memory)' : '';
-      const tail = exit.stderrTail.slice(-5).join(' | ');
+      const oom = exit.stderrTail.some((l) => /heap out of memory|Reached heap limit|Allocation failed/i.test(l));
+      const hint = oom ? ' (out of memory: the engine reached its JavaScript heap limit; use a smaller size or batch, or raise the limit)'
+        : exit.signal === 'SIGKILL' ? ' (killed: out of memory, or kill -9)'
+        : exit.signal === 'SIGABRT' || exit.code === 134 ? ' (aborted: possibly out of memory)' : '';
+      const tail = exit.stderrTail.filter((l) => l.trim() && !/^\s+at |^\s*\d+: 0x/.test(l)).slice(-4).join(' | ').slice(0, 600);
       reason = `engine process died unexpectedly (${how})${hint}${tail ? `; last output: ${tail}` : ''}`;
     }
     const time = Date.now();

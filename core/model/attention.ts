@@ -77,11 +77,53 @@ function outGradTile(dy: Float32Array, b: number, g: number, L: Layout, transpos
   return out;
 }
 
+/** Rotary embedding applied inside the kernel (saves the separate RoPE ops of the trunk). */
+export interface Rotary {
+  cos: Float32Array;            // [maxPos, hd] HF layout
+  sin: Float32Array;            // [maxPos, hd]
+  positions: number[][];        // [B, T] position id of every token
+}
+
 /**
- * Causal grouped-query attention. q [B*T, H*hd], k/v [B*T, KV*hd] (after RoPE), key mask
- * [B, T] -> [B*T, H*hd]. Differentiable in q, k, v.
+ * RoPE on every head of rows [B*T, heads*hd] in JS: inverse = false gives x cos + rotate_half(x) sin,
+ * inverse = true applies the transpose (the gradient): dy cos + rotate_half^T(dy sin).
  */
-export function attentionFast(q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, mask: number[][], s: AttentionShape): tf.Tensor2D {
+export function rotateRows(x: Float32Array, heads: number, hd: number, r: Rotary, inverse: boolean): Float32Array {
+  const out = new Float32Array(x.length);
+  const half = hd >> 1;
+  const { cos, sin, positions } = r;
+  const T = positions[0]?.length ?? 0;
+  const width = heads * hd;
+  for (let b = 0; b < positions.length; b++) {
+    const row = positions[b]!;
+    for (let t = 0; t < T; t++) {
+      const p = row[t]! * hd;
+      const base = (b * T + t) * width;
+      for (let h = 0; h < heads; h++) {
+        const o = base + h * hd;
+        for (let d = 0; d < half; d++) {
+          const a = x[o + d]!;
+          const c = x[o + d + half]!;
+          if (inverse) {
+            out[o + d] = a * cos[p + d]! + c * sin[p + d + half]!;
+            out[o + d + half] = c * cos[p + d + half]! - a * sin[p + d]!;
+          } else {
+            out[o + d] = a * cos[p + d]! - c * sin[p + d]!;
+            out[o + d + half] = c * cos[p + d + half]! + a * sin[p + d + half]!;
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Causal grouped-query attention. q [B*T, H*hd], k/v [B*T, KV*hd], key mask [B, T] ->
+ * [B*T, H*hd]. q and k are taken as already rotated, or rotated here when `rotary` is given.
+ * Differentiable in q, k, v.
+ */
+export function attentionFast(q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, mask: number[][], s: AttentionShape, rotary?: Rotary): tf.Tensor2D {
   if (s.queryLength !== s.keyLength) throw new Error('attentionFast: query and key lengths must match (training / scoring path)');
   const L: Layout = { B: s.batch, T: s.queryLength, H: s.heads, KV: s.kvHeads, hd: s.headDim, rep: s.heads / s.kvHeads, scale: 1 / Math.sqrt(s.headDim) };
   const { B, T, H, KV, hd, rep } = L;
@@ -89,8 +131,8 @@ export function attentionFast(q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, ma
   const saveProbs = B * H * T * T * 4 <= MAX_SAVED_PROB_BYTES;
 
   const kernel = custom((qIn: tf.Tensor, kIn: tf.Tensor, vIn: tf.Tensor, save: tf.GradSaveFunc) => {
-    const qd = qIn.dataSync() as Float32Array;   // [B*T, H*hd]
-    const kd = kIn.dataSync() as Float32Array;   // [B*T, KV*hd]
+    const qd = rotary ? rotateRows(qIn.dataSync() as Float32Array, H, hd, rotary, false) : qIn.dataSync() as Float32Array; // [B*T, H*hd]
+    const kd = rotary ? rotateRows(kIn.dataSync() as Float32Array, KV, hd, rotary, false) : kIn.dataSync() as Float32Array; // [B*T, KV*hd]
     const vd = vIn.dataSync() as Float32Array;   // [B*T, KV*hd]
     const out = new Float32Array(B * T * H * hd);
     const probs: tf.Tensor[] = [];
@@ -160,7 +202,11 @@ export function attentionFast(q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, ma
             }
           }
         }
-        return [tf.tensor2d(dq, [B * T, H * hd]), tf.tensor2d(dk, [B * T, KV * hd]), tf.tensor2d(dv, [B * T, KV * hd])];
+        return [
+          tf.tensor2d(rotary ? rotateRows(dq, H, hd, rotary, true) : dq, [B * T, H * hd]),
+          tf.tensor2d(rotary ? rotateRows(dk, KV, hd, rotary, true) : dk, [B * T, KV * hd]),
+          tf.tensor2d(dv, [B * T, KV * hd]),
+        ];
       },
     };
   });

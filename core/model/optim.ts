@@ -35,11 +35,13 @@ export class AdamW {
     const decay = options.decay ?? ((_n: string, v: tf.Variable) => v.rank >= 2);
     for (const { name, variable } of params) {
       if (this.slots.has(name)) throw new Error(`AdamW: parameter ${name} given twice`);
+      const zeros = tf.zerosLike(variable);
       this.slots.set(name, {
         name, variable, decay: decay(name, variable),
-        m: tf.variable(tf.zerosLike(variable), false),
-        v: tf.variable(tf.zerosLike(variable), false),
+        m: tf.variable(zeros, false),
+        v: tf.variable(zeros, false),
       });
+      zeros.dispose(); // the variables hold their own references to the data
     }
   }
 

@@ -87,7 +87,11 @@ export class Trainer {
     this.accStats = [];
   }
 
-  private accumulateChunk(lossName: string, params: Record<string, unknown>, batch: TrainBatch): void {
+  /**
+   * Gradients of one batch (no update): by trainable name, plus the loss and stats. The caller
+   * owns (and disposes) the gradient tensors. Used by step() and by data-parallel workers.
+   */
+  computeGradients(lossName: string, params: Record<string, unknown>, batch: TrainBatch): { grads: Map<string, tf.Tensor>; loss: number; stats: Record<string, number> } {
     const spec = getLoss(lossName);
     const B = batch.inputIds.length;
     const T = batch.inputIds[0]!.length;
@@ -123,22 +127,44 @@ export class Trainer {
       for (const g of Object.values(grads)) g.dispose();
       throw new Error(`loss '${lossName}' is ${lossValue} (not finite): check the learning rate and the batch (empty masks, extreme advantages)`);
     }
-    // Accumulate by our names (variable names are model-unique ids).
+    // By our names (variable names are model-unique ids).
     const byName = new Map<string, tf.Tensor>();
     this.variables.forEach((v, i) => {
       const g = grads[v.name];
       if (g) byName.set(this.names[i]!, g);
     });
+    return { grads: byName, loss: lossValue, stats: statValues };
+  }
+
+  /** Names of the trainable variables, in the order gradients are flattened. */
+  trainableNames(): string[] { return [...this.names]; }
+
+  private accumulateChunk(lossName: string, params: Record<string, unknown>, batch: TrainBatch): void {
+    const { grads: byName, loss, stats } = this.computeGradients(lossName, params, batch);
+    this.addToAccumulator(byName, 1);
+    this.accStats.push({ loss, stats });
+  }
+
+  /** Add gradients (times `weight` micro-batches' worth) to the accumulator; takes ownership. */
+  addToAccumulator(grads: Map<string, tf.Tensor>, weight: number): void {
     if (!this.accumulated) {
-      this.accumulated = byName;
+      this.accumulated = grads;
     } else {
-      for (const [k, g] of byName) {
+      for (const [k, g] of grads) {
         const prev = this.accumulated.get(k);
         if (prev) { this.accumulated.set(k, tf.add(prev, g)); prev.dispose(); g.dispose(); } else this.accumulated.set(k, g);
       }
     }
-    this.accumulatedCount++;
-    this.accStats.push({ loss: lossValue, stats: statValues });
+    this.accumulatedCount += weight;
+  }
+
+  /** Record a loss/stats pair for the step's averaged report (data-parallel shards). */
+  recordStats(loss: number, stats: Record<string, number>): void { this.accStats.push({ loss, stats }); }
+
+  /** Apply what was accumulated (mean over the accumulated weight): clip, AdamW, schedule. */
+  applyAccumulatedGradients(): StepResult {
+    const mean = averageStats(this.accStats);
+    return { ...mean, ...this.applyAccumulated() };
   }
 
   private applyAccumulated(): { gradNorm: number; lr: number; applied: boolean; step: number } {

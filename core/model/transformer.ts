@@ -322,8 +322,10 @@ export class CausalLM {
       const bound = 1 / Math.sqrt(inDim);
       const aInit = tf.randomUniform([lora.rank, inDim], -bound, bound, 'float32', seed * 7919 + index++);
       const a = tf.variable(aInit, this.trainable, `m${this.uid}/${name}.lora_A`);
-      const b = tf.variable(tf.zeros([out, lora.rank]), this.trainable, `m${this.uid}/${name}.lora_B`);
+      const bInit = tf.zeros([out, lora.rank]);
+      const b = tf.variable(bInit, this.trainable, `m${this.uid}/${name}.lora_B`);
       aInit.dispose();
+      bInit.dispose();
       this.lora.set(name, { a, b, scale: lora.alpha / lora.rank });
     }
   }
@@ -432,9 +434,12 @@ export class CausalLM {
     const KV = c.num_key_value_heads;
     const hd = headDim(c);
     const positions = CausalLM.positionsFromMask(mask);
-    const qRope = this.ropeRows(positions, H);
-    const kRope = KV === H ? qRope : this.ropeRows(positions, KV);
-    const bias = attentionBias(mask, T);                                        // [B, 1, T, T]
+    const fast = this.useFastAttention();
+    // The fast kernel applies RoPE itself (in JS, while cutting tiles); the reference path uses the rope kernel.
+    const qRope = fast ? null : this.ropeRows(positions, H);
+    const kRope = fast ? null : KV === H ? qRope : this.ropeRows(positions, KV);
+    const rotary = { cos: this.ropeCos, sin: this.ropeSin, positions };
+    const bias = fast ? null : attentionBias(mask, T);                          // [B, 1, T, T] (reference path only)
     const shape: AttentionShape = { batch: B, queryLength: T, keyLength: T, heads: H, kvHeads: KV, headDim: hd };
     let x = this.embed(inputIds);                                               // [N, D]
     for (let i = 0; i < c.num_hidden_layers; i++) {
@@ -443,11 +448,14 @@ export class CausalLM {
       const q = this.proj(h, `${p}.self_attn.q_proj.weight`);                   // [N, H*hd]
       const k = this.proj(h, `${p}.self_attn.k_proj.weight`);                   // [N, KV*hd]
       const v = this.proj(h, `${p}.self_attn.v_proj.weight`);                   // [N, KV*hd]
-      const qr = tf.reshape(rope(tf.reshape(q, [B * T * H, hd]), qRope.cos, qRope.sin, this.rotate, this.rotateT), [B * T, H * hd]); // rows per head -> [N, H*hd]
-      const kr = tf.reshape(rope(tf.reshape(k, [B * T * KV, hd]), kRope.cos, kRope.sin, this.rotate, this.rotateT), [B * T, KV * hd]);
-      const a = this.useFastAttention()
-        ? attentionFast(qr as tf.Tensor2D, kr as tf.Tensor2D, v, mask, shape)
-        : attentionReference(qr as tf.Tensor2D, kr as tf.Tensor2D, v, bias, shape); // [N, H*hd]
+      let a: tf.Tensor2D;                                                       // [N, H*hd]
+      if (fast) {
+        a = attentionFast(q, k, v, mask, shape, rotary);
+      } else {
+        const qr = tf.reshape(rope(tf.reshape(q, [B * T * H, hd]), qRope!.cos, qRope!.sin, this.rotate, this.rotateT), [B * T, H * hd]); // rows per head -> [N, H*hd]
+        const kr = tf.reshape(rope(tf.reshape(k, [B * T * KV, hd]), kRope!.cos, kRope!.sin, this.rotate, this.rotateT), [B * T, KV * hd]);
+        a = attentionReference(qr as tf.Tensor2D, kr as tf.Tensor2D, v, bias!, shape);
+      }
       x = tf.add(x, this.proj(a, `${p}.self_attn.o_proj.weight`));
       const h2 = rmsNorm(x, this.w(`${p}.post_attention_layernorm.weight`) as tf.Tensor1D, c.rms_norm_eps);
       const g = this.proj(h2, `${p}.mlp.gate_proj.weight`);                     // [N, I]

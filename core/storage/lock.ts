@@ -55,6 +55,19 @@ function installExitHook(): void {
   });
 }
 
+function makeLock(file: string, info: LockInfo, tookOver: LockInfo | null): ProjectLock {
+  held.set(file, info);
+  installExitHook();
+  return {
+    file, info, tookOver,
+    release() {
+      const cur = readLock(file);
+      if (cur && cur.token === info.token) try { fs.unlinkSync(file); } catch { /* gone */ }
+      held.delete(file);
+    },
+  };
+}
+
 /** Take the lock of a project folder or throw Conflict saying who holds it. */
 export function acquireProjectLock(projectDir: string, purpose = 'workbench host'): ProjectLock {
   const file = path.join(projectDir, LOCK_FILE);
@@ -66,19 +79,19 @@ export function acquireProjectLock(projectDir: string, purpose = 'workbench host
     try {
       fs.linkSync(tmp, file);
       fs.unlinkSync(tmp);
-      held.set(file, info);
-      installExitHook();
-      return {
-        file, info, tookOver,
-        release() {
-          const cur = readLock(file);
-          if (cur && cur.token === info.token) try { fs.unlinkSync(file); } catch { /* gone */ }
-          held.delete(file);
-        },
-      };
+      return makeLock(file, info, tookOver);
     } catch (err) {
       try { fs.unlinkSync(tmp); } catch { /* ignore */ }
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'ENOSYS') {
+        // File systems without hard links (FAT, some network shares): exclusive create instead.
+        try {
+          fs.writeFileSync(file, JSON.stringify(info), { flag: 'wx' });
+          return makeLock(file, info, tookOver);
+        } catch (e2) {
+          if ((e2 as NodeJS.ErrnoException).code !== 'EEXIST') throw e2;
+        }
+      } else if (code !== 'EEXIST') throw err;
     }
     const current = readLock(file);
     const sameHost = current?.host === os.hostname();

@@ -60,16 +60,17 @@ export const SIZE_SETTINGS: Record<Size, RunConfigInput> = {
     },
   },
   quick: {
+    // Sized for a shared 2-core CPU: a 2-layer width-64 character model (~0.1M parameters).
     size: 'quick',
-    model: { source: 'preset', preset: 'tiny', overrides: { max_position_embeddings: 2048 } },
+    model: { source: 'preset', preset: 'tiny', overrides: { hidden_size: 64, intermediate_size: 176, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 4, max_position_embeddings: 2048 } },
     stages: {
-      rollout: { maxNewTokens: 160, maxContextTokens: 2048, batchSize: 16 },
-      bootstrap: { games: 200, steps: 150, batchSize: 8 },
-      selfplay: { games: 48 },
-      sft: { epochs: 3, batchSize: 8, maxLength: 2048 },
-      rl: { steps: 8, groups: 4, groupSize: 4, miniBatchSize: 8, passAtKEvery: 4, passAtKPuzzles: 8 },
-      rwml: { steps: 4, examples: 8, groupSize: 4 },
-      eval: { puzzles: 16, samples: 4, k: [1, 4], perplexityRows: 16 },
+      rollout: { maxNewTokens: 200, maxContextTokens: 2048, batchSize: 16 },
+      bootstrap: { games: 120, steps: 40, batchSize: 8, lr: 3e-3 },
+      selfplay: { games: 24 },
+      sft: { epochs: 2, batchSize: 8, lr: 2e-3, maxLength: 2048 },
+      rl: { steps: 4, groups: 2, groupSize: 4, miniBatchSize: 8, passAtKEvery: 2, passAtKPuzzles: 4, lr: 2e-4, criticLr: 1e-3 },
+      rwml: { steps: 3, examples: 4, groupSize: 4 },
+      eval: { puzzles: 8, samples: 4, k: [1, 4], perplexityRows: 8 },
     },
   },
   paper: {
@@ -87,12 +88,7 @@ export const SIZE_SETTINGS: Record<Size, RunConfigInput> = {
   },
 };
 
-/** Per-env adjustments (Sudoku's 50-action budget comes from the env itself). */
-export const ENV_DEFAULTS: Record<string, RunConfigInput> = {
-  sokoban: { env: { id: 'sokoban', options: { width: 6, height: 6, numBoxes: 1 } } },
-  frozenlake: { env: { id: 'frozenlake', options: { size: 4 } } },
-  sudoku: { env: { id: 'sudoku', options: { size: 4 } } },
-};
+/** The envs' own defaults are the study's settings (Sokoban 6x6 with 1 box, FrozenLake 4x4, Sudoku 4x4), so presets leave env.options empty. */
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -122,7 +118,7 @@ export function presetConfig(id: string, size: Size = 'quick', overrides: RunCon
   const def = getPresetDefinition(id);
   if (!SIZES.includes(size)) throw new Error(`unknown size ${JSON.stringify(size)} for preset ${id}; expected one of ${SIZES.join(', ')}`);
   const envId = (overrides.env as { id?: string } | undefined)?.id ?? (def.base.env as { id?: string } | undefined)?.id ?? 'sokoban';
-  const merged = mergeConfig(SIZE_SETTINGS[size] as Record<string, unknown>, ENV_DEFAULTS[envId] as Record<string, unknown> | undefined, def.base as Record<string, unknown>, overrides as Record<string, unknown>);
+  const merged = mergeConfig(SIZE_SETTINGS[size] as Record<string, unknown>, def.base as Record<string, unknown>, overrides as Record<string, unknown>);
   const template = merged.template as { preset?: string } | undefined;
   if (template?.preset?.startsWith('@')) template.preset = TEMPLATE_BY_SIZE[size][template.preset] ?? template.preset.slice(1);
   if (!merged.name) merged.name = `${id} ${envId} ${size}`;

@@ -23,7 +23,7 @@ export default defineConfig({
     browserName: 'chromium',
     viewport: { width: 1280, height: 800 },
     launchOptions: { executablePath: process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium', args: CHROMIUM_ARGS },
-    trace: 'retain-on-failure',
+    trace: process.env['SPA_E2E_TRACE'] ? 'retain-on-failure' : 'off',   // SPA_E2E_TRACE=1 keeps traces of failures
     screenshot: 'only-on-failure',
     actionTimeout: 20_000,
   },

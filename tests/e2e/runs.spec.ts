@@ -1,8 +1,18 @@
 // Issue 6: create a project, configure and start a run from the New-run form (field-level
 // validation), watch its progress advance live, see charts and the log, stop and resume,
 // the run table (sort, filter, select), compare two runs (table, curves, config differences).
-import type { WorkbenchClient } from '../../core/api/contract.js';
+import { readFileSync } from 'node:fs';
+import type { Download } from '@playwright/test';
+import type { RunSummary, WorkbenchClient } from '../../core/api/contract.js';
 import { expect, setTheme, shot, test } from './helpers.js';
+
+async function readDownloadBytes(d: Download): Promise<Buffer> {
+  const path = await d.path();
+  return readFileSync(path);
+}
+async function readDownload(d: Download): Promise<string> {
+  return (await readDownloadBytes(d)).toString('utf8');
+}
 
 async function waitForStatus(api: WorkbenchClient, runId: string, statuses: string[], timeoutMs = 90_000): Promise<string> {
   const deadline = Date.now() + timeoutMs;
@@ -59,6 +69,34 @@ test('configure a run with field validation, start it and watch progress advance
   await setTheme(page, 'dark');
   await shot(page, 'run-view-completed-dark');
   await setTheme(page, 'light');
+  // synced cursor: hovering one chart moves the readout of the other; drag zooms (re-bucketed), double-click resets
+  const cards = page.getByTestId('charts').locator('.chart-card');
+  await expect(cards).toHaveCount(2);
+  const over = cards.nth(0).locator('.u-over');
+  const box = (await over.boundingBox())!;
+  await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.5);
+  await expect(cards.nth(1).locator('.chart-legend .mono')).toContainText('step');
+  await page.mouse.move(box.x + box.width * 0.2, box.y + box.height * 0.5);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width * 0.6, box.y + box.height * 0.5, { steps: 5 });
+  await page.mouse.up();
+  await expect(cards.nth(0).getByRole('button', { name: 'reset zoom' })).toBeVisible();
+  await over.dblclick();
+  await expect(cards.nth(0).getByRole('button', { name: 'reset zoom' })).toHaveCount(0);
+  // the downsampling runs in a Web Worker
+  await expect.poll(() => page.workers().some((w) => /downsample\.worker/.test(w.url()))).toBe(true);
+  // exports: metrics CSV, episodes JSONL, a chart PNG
+  const [csv] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Metrics CSV' }).click()]);
+  const csvText = await readDownload(csv);
+  expect(csvText.split('\n')[0]).toBe('run,stage,name,step,value,min,max,count');
+  expect(csvText).toContain('diag/value');
+  const [jsonl] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Episodes JSONL' }).click()]);
+  const episodes = (await readDownload(jsonl)).trim().split('\n').map((l) => JSON.parse(l) as { id: string; turns: unknown[] });
+  expect(episodes.length).toBeGreaterThan(0);
+  expect(episodes[0]!.turns.length).toBeGreaterThan(0);
+  const [png] = await Promise.all([page.waitForEvent('download'), page.getByTestId('charts').locator('.chart-card').first().getByRole('button', { name: 'PNG' }).click()]);
+  expect(png.suggestedFilename()).toMatch(/\.png$/);
+  expect((await readDownloadBytes(png)).subarray(1, 4).toString('latin1')).toBe('PNG');
   await page.getByRole('tab', { name: /Log/ }).click();
   await expect(page.getByTestId('log-pane')).toContainText('completed');
   await shot(page, 'run-view-log');
@@ -147,4 +185,76 @@ test('the run table sorts, filters and selects; an SPA and a vanilla-RL run are 
   await expect(diff).toContainText('env.id');
   await page.getByTestId('diff-only').check();
   await shot(page, 'compare-config-diff');
+
+  // several runs overlaid in the run view
+  await workbench.go(`#/run/${a.id}`);
+  await expect(page.getByTestId('run-view')).toBeVisible();
+  await page.getByTestId('overlay-select').selectOption(b.id);
+  const firstChart = page.getByTestId('charts').locator('.chart-card').first();
+  await expect(firstChart.locator('.chart-legend')).toContainText('alpha run');
+  await expect(firstChart.locator('.chart-legend')).toContainText('beta run');
+  await shot(page, 'run-view-overlay');
+});
+
+test('an engine crash is reported, the host keeps serving, and the run resumes', async ({ workbench }) => {
+  const { page, api } = workbench;
+  const run = await api.runs.create({ preset: 'diagnostic', size: 'smoke', name: 'crashy', set: { 'stages.plan.order': ['diag-crash', 'diag-wait'] }, start: true });
+  await workbench.go(`#/run/${run.id}`);
+  await expect(page.getByTestId('engine-notice')).toBeVisible({ timeout: 30_000 });
+  await expect(page.getByTestId('engine-notice')).toContainText(run.id);
+  await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', 'failed');
+  await expect(page.getByTestId('run-reason')).toContainText(/died|exit|signal/);
+  await shot(page, 'run-view-engine-crash');
+  await workbench.go('#/runs');                                     // the host still answers
+  await expect(page.getByTestId('runs-table')).toContainText('crashy');
+  await workbench.go(`#/run/${run.id}`);
+  await page.getByTestId('resume-run').click();
+  await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', 'completed', { timeout: 60_000 });
+});
+
+test('the run table stays virtualised with 1500 runs', async ({ workbench }) => {
+  const { page, api } = workbench;
+  const real = await api.runs.create({ preset: 'diagnostic', size: 'smoke', name: 'template run' });
+  const template = (await api.runs.list()).runs.find((r) => r.id === real.id)!;
+  const many: RunSummary[] = Array.from({ length: 1500 }, (_, i) => ({
+    ...template, id: `bulk-${String(i).padStart(4, '0')}`, name: `bulk run ${String(i).padStart(4, '0')}`,
+    createdAt: template.createdAt + i * 1000, latest: { 'eval/success': (i % 100) / 100, 'eval/passAt1': (i % 37) / 37 },
+  }));
+  // Answer runs.list with 1500 runs by rewriting the server's reply on the real WebSocket.
+  await page.routeWebSocket(/\/api\?token=/, (ws) => {
+    const server = ws.connectToServer();
+    const listCalls = new Set<number>();
+    ws.onMessage((m) => {
+      const msg = JSON.parse(String(m)) as { type: string; id: number; method?: string };
+      if (msg.type === 'call' && msg.method === 'runs.list') listCalls.add(msg.id);
+      server.send(m);
+    });
+    server.onMessage((m) => {
+      const msg = JSON.parse(String(m)) as { type: string; id?: number };
+      if (msg.type === 'result' && msg.id !== undefined && listCalls.delete(msg.id)) {
+        ws.send(JSON.stringify({ ...msg, result: { runs: many, total: many.length } }));
+      } else ws.send(m);
+    });
+  });
+  await page.reload();                                       // reconnect through the route
+  await expect(page.getByTestId('statusbar')).toContainText('open');
+  const table = page.getByTestId('runs-table');
+  await expect(table.getByTestId('row-count')).toHaveText('1500 rows');
+  const domRows = await table.locator('tbody tr[data-row-id]').count();
+  expect(domRows).toBeGreaterThan(5);
+  expect(domRows).toBeLessThan(100);                         // only the visible window is in the DOM
+  // newest first by default; sorting by Success puts a 99% run on top
+  await expect(table.locator('tbody tr[data-row-id]').first()).toContainText('bulk run 1499');
+  const successHeader = table.locator('th', { hasText: 'Success' });
+  await successHeader.click();
+  if ((await successHeader.getAttribute('aria-sort')) !== 'descending') await successHeader.click();
+  await expect(successHeader).toHaveAttribute('aria-sort', 'descending');
+  await expect(table.locator('tbody tr[data-row-id]').first()).toContainText('99.0%');
+  // scrolling to the end renders the last rows
+  await table.locator('.dt-scroll').evaluate((el) => { el.scrollTop = el.scrollHeight; });
+  await expect(table.locator('tbody tr[data-row-id]').last()).toContainText('0.0%');
+  await table.getByRole('searchbox').fill('bulk run 0042');
+  await expect(table.getByTestId('row-count')).toHaveText('1 of 1500 rows');
+  await table.getByRole('searchbox').fill('');
+  await shot(page, 'runs-table-1500');
 });

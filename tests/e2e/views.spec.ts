@@ -134,6 +134,7 @@ test('trace inspector, replay, template editor and dataset browser on a real run
   expect(await state.textContent()).not.toEqual(before);
   await expect(page.getByTestId('template-base')).toContainText('modified');
   await shot(page, 'views-templates-edited');
+  await page.waitForTimeout(800); // a pause ends an undo group: the next typing is its own undo step
   await page.keyboard.type(' {% bad');
   await expect(page.getByTestId('template-diagnostics')).toContainText('line');
   await expect(editor.locator('.cm-diag-error').first()).toBeVisible();

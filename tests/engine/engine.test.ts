@@ -184,3 +184,20 @@ describe('RequestTracker: every request settles exactly once', () => {
     await expect(t2.request('send', () => { throw new Error('channel closed'); }, null)).rejects.toThrow(/could not send/);
   });
 });
+
+describe('engine out of memory', () => {
+  it('an engine that runs out of heap fails the run with an out-of-memory reason; the host is unaffected', async () => {
+    isolateHome();
+    const d = createDispatcher({ host: 'in-process', runHost: { maxOldSpaceMb: 96 } });
+    const api = createInProcessClient(d);
+    try {
+      await api.projects.create({ path: path.join(tempDir(), 'oom') });
+      const run = await api.runs.create({ config: diagConfig({ 'diag-crash': { mode: 'oom' } }), start: true });
+      await d.waitForRun(run.id);
+      const r = await api.runs.get({ runId: run.id });
+      expect(r.status).toBe('failed');
+      expect(r.reason).toMatch(/out of memory/);
+      expect((await api.system.info()).host).toBe('in-process');
+    } finally { await d.dispose({ kill: true }); }
+  });
+});

@@ -73,6 +73,28 @@ describe('custom-gradient kernels', () => {
     compare((z) => tokenStats(z as tf.Tensor2D, targets), (z) => tokenStatsReference(z as tf.Tensor2D, targets), [tf.randomNormal([5, 6], 0, 2, 'float32', 10)]);
   });
 
+  it('fast attention with in-kernel RoPE equals rope kernels + reference attention', () => {
+    const B = 2; const T = 4; const H = 2; const KV = 1; const hd = 4;
+    const mask = [[1, 1, 1, 1], [0, 1, 1, 1]];
+    const positions = [[0, 1, 2, 3], [0, 0, 1, 2]];
+    const { cos, sin } = ropeTables(8, hd, 10000);
+    const rowsFor = (heads: number, table: Float32Array) => tf.tensor2d(positions.flat().flatMap((p) => Array.from({ length: heads }, () => [...table.subarray(p * hd, p * hd + hd)]).flat()), [B * T * heads, hd]);
+    const r = tf.tensor2d(rotateHalfMatrix(hd), [hd, hd]);
+    const rT = tf.transpose(r) as tf.Tensor2D;
+    const shape = { batch: B, queryLength: T, keyLength: T, heads: H, kvHeads: KV, headDim: hd };
+    const bias = attentionBias(mask, T);
+    const rowMask = tf.tensor2d(mask.flat().map((m) => [m]), [B * T, 1]);
+    compare(
+      (q, k, v) => tf.mul(attentionFast(q as tf.Tensor2D, k as tf.Tensor2D, v as tf.Tensor2D, mask, shape, { cos, sin, positions }), rowMask),
+      (q, k, v) => {
+        const qr = tf.reshape(rope(tf.reshape(q, [B * T * H, hd]) as tf.Tensor2D, rowsFor(H, cos), rowsFor(H, sin), r, rT), [B * T, H * hd]) as tf.Tensor2D;
+        const kr = tf.reshape(rope(tf.reshape(k, [B * T * KV, hd]) as tf.Tensor2D, rowsFor(KV, cos), rowsFor(KV, sin), r, rT), [B * T, KV * hd]) as tf.Tensor2D;
+        return tf.mul(attentionReference(qr, kr, v as tf.Tensor2D, bias, shape), rowMask);
+      },
+      [tf.randomNormal([B * T, H * hd], 0, 1, 'float32', 21), tf.randomNormal([B * T, KV * hd], 0, 1, 'float32', 22), tf.randomNormal([B * T, KV * hd], 0, 1, 'float32', 23)],
+    );
+  });
+
   it('fast attention equals the reference (causal, GQA, left padding)', () => {
     const B = 2; const T = 5; const H = 4; const KV = 2; const hd = 4;
     const mask = [[1, 1, 1, 1, 1], [0, 0, 1, 1, 1]];

@@ -87,6 +87,17 @@ describe('trainer', () => {
     trainer.dispose(); model.dispose();
   });
 
+  it('disposing the model, its LoRA adapters and the trainer frees every tensor', () => {
+    const before = tf.memory().numTensors;
+    const model = new CausalLM(tinyConfig({ value_head: true }), { seed: 5 });
+    const reference = model.clone({ trainable: false });
+    model.enableLora({ rank: 2, alpha: 4, targetModules: ['q_proj', 'up_proj'] });
+    const trainer = new Trainer(model, { schedule: { lr: 1e-3 } });
+    trainer.step({ lossName: 'sft', batch: sftBatch() });
+    trainer.dispose(); model.dispose(); reference.dispose();
+    expect(tf.memory().numTensors).toBe(before);
+  });
+
   it('gradient accumulation over micro-batches equals one full-batch step', () => {
     const a = new CausalLM(tinyConfig(), { seed: 6 });
     const b = a.clone();

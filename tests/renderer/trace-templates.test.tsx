@@ -6,7 +6,7 @@ import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/react';
 import { EditorView } from '@codemirror/view';
 import type { TemplatePreview, WorkbenchApi } from '../../core/api/contract.js';
-import TemplatesView, { findPerplexities } from '../../renderer/src/views/TemplatesView.js';
+import TemplatesView, { findPerplexities, parseOptions } from '../../renderer/src/views/TemplatesView.js';
 import { placeDiagnostic } from '../../renderer/src/editor/codemirror-setup.js';
 import { Text } from '@codemirror/state';
 import { SAMPLE_BOARDS } from '../../renderer/src/boards/sample-boards.js';
@@ -75,7 +75,7 @@ function editorView(): EditorView {
 describe('TemplatesView', () => {
   it('previews the loaded template, re-previews after an edit, shows errors with line and column, saves a new version', async () => {
     const { api, preview, save } = mockApi();
-    render(<TemplatesView api={api} projectPath="/p" navigate={() => {}} />);
+    render(<TemplatesView api={api} projectPath="/p" navigate={() => {}} previewDelayMs={20} />);
     await waitFor(() => expect(editorView().state.doc.toString()).toBe(V2), slow);
     await waitFor(() => expect(screen.getByTestId('preview-state').textContent).toBe('STATE[coords] seed 0'), slow);
     expect(preview).toHaveBeenLastCalledWith(expect.objectContaining({ source: V2, env: { id: 'sokoban', options: {} }, seed: 0 }));
@@ -94,6 +94,9 @@ describe('TemplatesView', () => {
     fireEvent.click(screen.getByRole('button', { name: 'Next seed' }));
     await waitFor(() => expect(screen.getByTestId('preview-state').textContent).toBe('STATE[grid] seed 1'), slow);
     expect(inEditor('.cm-diag-error')).toBeNull();
+
+    fireEvent.change(screen.getByLabelText('Environment options'), { target: { value: '{"width": 8}' } });
+    await waitFor(() => expect(preview).toHaveBeenLastCalledWith(expect.objectContaining({ env: { id: 'sokoban', options: { width: 8 } }, seed: 1 })), slow);
 
     fireEvent.change(screen.getByLabelText('Version description'), { target: { value: 'back to grid' } });
     fireEvent.click(screen.getByRole('button', { name: 'Save new version' }));
@@ -119,6 +122,13 @@ describe('template editor helpers', () => {
     expect(placeDiagnostic(doc, { message: 'm', line: 2, column: 3, severity: 'error' })).toMatchObject({ from: 6, to: 13, line: 2 });
     expect(placeDiagnostic(doc, { message: 'm', line: 99, column: 99, severity: 'error' })).toMatchObject({ line: 2, to: doc.length });
     expect(placeDiagnostic(doc, { message: 'm', line: null, column: null, severity: 'error' })).toBeNull();
+  });
+
+  it('parses environment options as a JSON object and explains anything else', () => {
+    expect(parseOptions('')).toEqual({ value: {}, error: null });
+    expect(parseOptions('{"size": 9}')).toEqual({ value: { size: 9 }, error: null });
+    expect(parseOptions('[1]').error).toContain('expected a JSON object');
+    expect(parseOptions('{size: 9}').error).toContain('not valid JSON');
   });
 
   it('finds recorded perplexities in nested evaluation results', () => {

@@ -132,6 +132,22 @@ describe('TraceView', () => {
     await screen.findByTestId('turn-0');
   });
 
+  it('exports every filtered episode as JSONL, reading them one by one', async () => {
+    const episodes = Array.from({ length: 30 }, (_, i) => episode(`e${i}`, i % 3, [turn()]));
+    const { api, get } = mockApi(episodes);
+    const blobs: Blob[] = [];
+    const createObjectURL = vi.fn((blob: Blob) => { blobs.push(blob); return 'blob:x'; });
+    Object.assign(URL, { createObjectURL, revokeObjectURL: vi.fn() });
+    render(<TraceView api={api} projectPath="/p" runId="run-1" navigate={() => {}} />);
+    fireEvent.change(screen.getByLabelText('Seed'), { target: { value: '2' } });
+    const button = await screen.findByRole('button', { name: 'Export 10 as JSONL' });
+    fireEvent.click(button);
+    await waitFor(() => expect(blobs).toHaveLength(1));
+    const lines = (await blobs[0]!.text()).trim().split('\n').map((l) => JSON.parse(l) as EpisodeRecord);
+    expect(lines.map((e) => e.id)).toEqual(episodes.filter((e) => e.seed === 2).map((e) => e.id));
+    expect(get).toHaveBeenCalledTimes(10);
+  });
+
   it('rejects a non-numeric seed at the field and shows API errors with where/expected', async () => {
     const { api, query } = mockApi([episode('e1', 1, [turn()])]);
     render(<TraceView api={api} projectPath="/p" runId="run-1" episodeId="missing" navigate={() => {}} />);

@@ -269,3 +269,44 @@ describe('recent projects', () => {
     expect(r.warning).toMatch(/moved to/);
   });
 });
+
+describe('run data readers', () => {
+  it('serve metric series per (stage, name), sorted by x even after a resume re-logged steps, and follow appends', async () => {
+    const { RunData } = await import('../../core/storage/run-data.js');
+    const dir = tempDir();
+    const file = path.join(dir, 'metrics.jsonl');
+    const point = (stage: string, step: number, v: number) => ({ stage, step, time: 1000 + step, values: { loss: v } });
+    appendJsonl(file, [point('sft', 1, 5), point('sft', 2, 4), point('sft', 3, 3), point('sft', 2, 4.5), point('rl', 1, 9)]);
+    const rd = new RunData('r', dir);
+    const s = rd.metricSeries({ names: ['loss'], x: 'step', maxPoints: 100 });
+    expect(s.map((x) => x.stage)).toEqual(['sft', 'rl']);
+    expect(s[0]).toMatchObject({ x: [1, 2, 2, 3], y: [5, 4, 4.5, 3], downsampled: false });
+    appendJsonl(file, [point('sft', 4, 2)]);
+    const s2 = rd.metricSeries({ names: ['loss'], stage: 'sft', x: 'step', xMin: 2, maxPoints: 100 });
+    expect(s2).toHaveLength(1);
+    expect(s2[0]!.x).toEqual([2, 2, 3, 4]);
+    expect(rd.metricNames()).toEqual({ names: ['loss'], stages: ['sft', 'rl'] });
+  });
+});
+
+describe('datasets and evals', () => {
+  it('pages SFT rows by line offsets, reads drop reasons, and lists eval files', async () => {
+    const { RunData } = await import('../../core/storage/run-data.js');
+    const dir = tempDir();
+    const rows = Array.from({ length: 25 }, (_, i) => ({ id: `g${i >> 2}-t${i % 4}`, episodeId: `g${i >> 2}`, seed: i >> 2, turn: i % 4, prompt: 'p', original: `o${i}`, corrected: `c${i}` }));
+    appendJsonl(path.join(dir, 'datasets', 'sft-train.jsonl'), rows);
+    fs.writeFileSync(path.join(dir, 'datasets', 'sft-stats.json'), JSON.stringify({ train: 25, val: 0, dropped: { 'missing-think': 3 } }));
+    fs.mkdirSync(path.join(dir, 'eval'));
+    fs.writeFileSync(path.join(dir, 'eval', 'final.json'), JSON.stringify({ stage: 'eval', step: 7, passAtK: [] }));
+    fs.writeFileSync(path.join(dir, 'eval', 'partial.json'), '{"stage": "ev');   // being written: skipped
+    const rd = new RunData('r', dir);
+    const page = rd.datasetPage('train', 20, 10);
+    expect(page.total).toBe(25);
+    expect(page.rows.map((r) => r.original)).toEqual(['o20', 'o21', 'o22', 'o23', 'o24']);
+    expect(rd.datasetPage('val', 0, 10)).toEqual({ rows: [], total: 0, skipped: 0 });
+    expect(rd.datasetStats()?.dropped).toEqual({ 'missing-think': 3 });
+    expect(rd.evalResults().map((e) => [e.id, e.stage, e.step])).toEqual([['final', 'eval', 7]]);
+    fs.writeFileSync(path.join(dir, 'datasets', 'sft-stats.json'), JSON.stringify({ train: 'many' }));
+    expect(() => rd.datasetStats()).toThrow(/sft-stats\.json does not match/);
+  });
+});

@@ -135,7 +135,19 @@ export function MetricChart(props: MetricChartProps) {
         height,
         series: uSeries,
         legend: { show: false },
-        scales: { x: { time: false } },
+        scales: {
+          // one x value (e.g. a single evaluation): centre it instead of uPlot's 0..100
+          x: {
+            time: false,
+            range: (u, min, max) => {
+              const xs = u.data[0];
+              const only = xs.length > 0 && xs[0] === xs[xs.length - 1] ? xs[0]! : null;
+              return only !== null ? [only - 1, only + 1] : [min, max];
+            },
+          },
+          // a flat series gets a small band around its value instead of uPlot's default 0..100
+          y: { range: (_u, min, max) => (min === max ? [min - (Math.abs(min) || 1) * 0.5, max + (Math.abs(max) || 1) * 0.5] : uPlot.rangeNum(min, max, 0.1, true)) },
+        },
         axes: [
           { stroke: axis, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 }, label: xLabel, labelSize: 18, labelFont: '11px system-ui, sans-serif', font: '11px system-ui, sans-serif', size: 36 },
           { stroke: axis, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 }, font: '11px system-ui, sans-serif', size: 56, values: (_u, vals) => vals.map((v) => formatValue(v)) },

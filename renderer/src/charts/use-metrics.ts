@@ -143,7 +143,7 @@ export function useRunMetrics(api: Client, runIds: string[], xMode: XMode, stage
 
 /** Order metric names: key quantities first (success, pass@k, reward, WM accuracy, KL, entropy, losses). */
 export function sortMetricNames(names: string[]): string[] {
-  const priority = [/success/i, /pass@/i, /reward|return/i, /wm|world|accuracy|f1/i, /kl/i, /entropy/i, /loss/i];
+  const priority = [/success/i, /pass@|passAt/i, /reward|return/i, /wm|world|accuracy|f1/i, /kl/i, /entropy/i, /loss/i];
   const rank = (n: string) => { const i = priority.findIndex((r) => r.test(n)); return i < 0 ? priority.length : i; };
   return [...names].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
 }

@@ -38,12 +38,21 @@ function save(key: string | undefined, value: unknown): void {
   try { localStorage.setItem(key, JSON.stringify(value)); } catch { /* storage unavailable */ }
 }
 
-/** Global filter: every space-separated term must appear in some visible cell's text. */
+/** Column meta understood by the table. */
+export interface ColumnMeta { numeric?: boolean; filterText?: (value: unknown) => string }
+
+/**
+ * Global filter: every space-separated term must appear in some visible cell's text. Strings
+ * match as they are; other values only through the column's meta.filterText (so that raw
+ * numbers such as timestamps do not match by accident).
+ */
 function matchesFilter<T>(row: Row<T>, terms: string[]): boolean {
   if (terms.length === 0) return true;
   const text = row.getVisibleCells().map((c) => {
     const v = c.getValue();
-    return v === null || v === undefined ? '' : String(v);
+    const meta = c.column.columnDef.meta as ColumnMeta | undefined;
+    if (meta?.filterText) return meta.filterText(v);
+    return typeof v === 'string' ? v : '';
   }).join(' \u0001 ').toLowerCase();
   return terms.every((t) => text.includes(t));
 }

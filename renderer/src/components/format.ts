@@ -33,3 +33,12 @@ export function fmtPct(v: number | null | undefined): string {
   if (v === null || v === undefined || !Number.isFinite(v)) return '–';
   return `${(v * 100).toFixed(1)}%`;
 }
+
+/** Short date for tables: "11-21 10:55" this year, "2025-11-21" otherwise. */
+export function fmtDateShort(ms: number | null | undefined, now = Date.now()): string {
+  if (!ms) return '–';
+  const d = new Date(ms);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  if (d.getFullYear() !== new Date(now).getFullYear()) return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+  return `${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}

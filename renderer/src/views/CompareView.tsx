@@ -8,7 +8,8 @@ import type { Route } from '../routes.js';
 import { ErrorBanner, StatusBadge, Tabs } from '../components/widgets.js';
 import { compareFlat, flatten, lineDiff } from '../components/diff.js';
 import { downloadText, toCsv } from '../components/download.js';
-import { MetricChart, type ChartSeries } from '../charts/MetricChart.js';
+import { type ChartSeries } from '../charts/MetricChart.js';
+import { ChartGroups } from '../charts/ChartGroups.js';
 import { X_LABELS, sortMetricNames, useRunMetrics, type XMode } from '../charts/use-metrics.js';
 import { seriesColor } from '../theme/theme.js';
 
@@ -124,7 +125,7 @@ export default function CompareView({ client, navigate, runIds, theme }: Compare
   const envs = useMemo(() => [...new Set(rows.map((r) => r.env))].sort(), [rows]);
   const best = (env: string, get: (r: EvalRow) => number | null | undefined) => {
     const vals = rows.filter((r) => r.env === env).map(get).filter((v): v is number => v !== null && v !== undefined);
-    return vals.length > 1 ? Math.max(...vals) : null;
+    return vals.length > 1 && new Set(vals).size > 1 ? Math.max(...vals) : null; // no "best" among equals
   };
 
   const metrics = useRunMetrics(client, runIds, xMode, undefined, true);
@@ -150,8 +151,8 @@ export default function CompareView({ client, navigate, runIds, theme }: Compare
       <div className="card" style={{ marginBottom: 12 }}>
         <div className="row">
           <strong>Runs:</strong>
-          {selected.map((r, i) => (
-            <span key={r.id} className="badge" style={{ borderColor: seriesColor(i) }} data-testid="compare-chip">
+          {runIds.map((id, i) => ({ r: selected.find((x) => x.id === id), i })).filter((e): e is { r: RunSummary; i: number } => !!e.r).map(({ r, i }) => (
+            <span key={r.id} className="badge" style={{ borderColor: seriesColor(i), color: seriesColor(i) }} data-testid="compare-chip">
               {r.name} <a onClick={() => setSelection(runIds.filter((x) => x !== r.id))} aria-label={`remove ${r.name}`}>✕</a>
             </span>
           ))}
@@ -210,13 +211,12 @@ export default function CompareView({ client, navigate, runIds, theme }: Compare
                 </label>
               </div>
               {metrics.loading ? <div className="muted">Loading…</div> : sharedNames.length === 0 ? <div className="empty-state">These runs share no logged metric.</div> : (
-                <div className="charts-grid" data-testid="compare-charts">
-                  {sharedNames.map((name) => {
+                <ChartGroups testId="compare-charts" xLabel={X_LABELS[xMode]} smoothing={smoothing} syncKey="compare" theme={theme}
+                  charts={sharedNames.map((name) => {
                     const byRun = metrics.store.get(name);
                     const series: ChartSeries[] = runIds.map((id, i) => ({ key: id, label: infos[id]?.name ?? id, color: seriesColor(i), x: byRun?.get(id)?.x ?? [], y: byRun?.get(id)?.y ?? [] })).filter((s) => s.x.length > 0);
-                    return <MetricChart key={name} title={name} series={series} xLabel={X_LABELS[xMode]} smoothing={smoothing} syncKey="compare" theme={theme} />;
-                  })}
-                </div>
+                    return { name, series };
+                  })} />
               )}
             </div>
           )}

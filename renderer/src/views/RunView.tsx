@@ -10,7 +10,8 @@ import { ErrorBanner, KeyValues, ProgressBar, StatusBadge, Tabs } from '../compo
 import { fmtDate, fmtDuration, fmtEta, fmtPct } from '../components/format.js';
 import { keyMetrics } from '../components/key-metrics.js';
 import { downloadText, toCsv } from '../components/download.js';
-import { MetricChart, type ChartSeries } from '../charts/MetricChart.js';
+import { type ChartSeries } from '../charts/MetricChart.js';
+import { ChartGroups } from '../charts/ChartGroups.js';
 import { X_LABELS, sortMetricNames, useRunMetrics, type XMode } from '../charts/use-metrics.js';
 import { seriesColor } from '../theme/theme.js';
 
@@ -240,11 +241,7 @@ export default function RunView({ client, navigate, runId, theme }: RunViewProps
           <ErrorBanner error={metrics.error} title="Metrics" />
           {metrics.loading ? <div className="muted">Loading metrics…</div>
             : charts.length === 0 ? <div className="empty-state">{active ? 'Waiting for the first metrics…' : 'No metrics logged.'}</div> : (
-              <div className="charts-grid" data-testid="charts">
-                {charts.map((c) => (
-                  <MetricChart key={c.name} title={c.name} series={c.series} xLabel={X_LABELS[xMode]} smoothing={smoothing} syncKey={`run-${runId}`} theme={theme} />
-                ))}
-              </div>
+              <ChartGroups testId="charts" charts={charts} xLabel={X_LABELS[xMode]} smoothing={smoothing} syncKey={`run-${runId}`} theme={theme} />
             )}
         </div>
       )}
@@ -285,7 +282,8 @@ function StageCard({ stage, live }: { stage: StageState; live: Progress | undefi
   const elapsed = stage.startedAt ? (stage.finishedAt ?? Date.now()) - stage.startedAt : null;
   return (
     <div className={`stage ${stage.status}`} data-testid={`stage-${stage.name}`} data-stage-status={stage.status}>
-      <div className="stage-head"><span title={stage.name}>{stage.title || stage.name}</span><StatusBadge status={stage.status} /></div>
+      <div className="stage-head"><span>{stage.name}</span><StatusBadge status={stage.status} /></div>
+      {stage.title && stage.title !== stage.name && <div className="stage-title" title={stage.title}>{stage.title}</div>}
       <ProgressBar done={stage.status === 'completed' ? Math.max(total, 1) : done} total={stage.status === 'completed' ? Math.max(total, 1) : total} status={stage.status} label={`${stage.name} progress`} />
       <div className="stage-meta">
         <span data-testid="stage-count">{total > 0 ? `${done}/${total}` : ''}</span>

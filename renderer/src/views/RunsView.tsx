@@ -8,7 +8,7 @@ import type { Client } from '../api/client.js';
 import type { Route } from '../routes.js';
 import { DataTable } from '../components/DataTable.js';
 import { ErrorBanner, ProgressBar, StatusBadge } from '../components/widgets.js';
-import { fmtDate, fmtDuration, fmtPct } from '../components/format.js';
+import { fmtDate, fmtDateShort, fmtDuration, fmtPct } from '../components/format.js';
 import { keyMetrics } from '../components/key-metrics.js';
 import { downloadText, toCsv } from '../components/download.js';
 
@@ -92,7 +92,7 @@ export default function RunsView({ client, project, navigate }: RunsViewProps) {
     col.accessor('passAt1', { header: 'Pass@1', size: 70, meta: { numeric: true }, cell: (c) => fmtPct(c.getValue()) }),
     col.accessor('passAtK', { header: 'Pass@k', size: 92, meta: { numeric: true }, cell: (c) => (c.getValue() === null ? '–' : `${fmtPct(c.getValue())} (k=${c.row.original.k})`) }),
     col.accessor('wmAccuracy', { header: 'WM accuracy', size: 96, meta: { numeric: true }, cell: (c) => fmtPct(c.getValue()) }),
-    col.accessor('createdAt', { header: 'Created', size: 124, cell: (c) => fmtDate(c.getValue()) }),
+    col.accessor('createdAt', { header: 'Created', size: 104, meta: { filterText: (v: unknown) => fmtDate(v as number) }, cell: (c) => <span title={fmtDate(c.getValue())}>{fmtDateShort(c.getValue())}</span> }),
     col.accessor('liveDurationMs', { header: 'Duration', size: 80, meta: { numeric: true }, cell: (c) => fmtDuration(c.getValue()) }),
     col.accessor('attempts', { header: 'Attempts', size: 80, meta: { numeric: true } }),
     col.accessor('id', { header: 'Run id', size: 200, cell: (c) => <span className="mono">{c.getValue()}</span> }),

@@ -12,7 +12,11 @@ import { toEditorDiagnostics } from '../editor/template-positions.js';
 import BoardFigure from '../boards/BoardFigure.js';
 import { ErrorBanner, formatNumber, parseOptionalInt, RunPicker, useAsync } from '../boards/inspect-common.js';
 
-export type TemplatesViewProps = ViewProps & { templateName?: string };
+export type TemplatesViewProps = ViewProps & {
+  templateName?: string;
+  /** Debounce of the live preview after typing (ms). */
+  previewDelayMs?: number;
+};
 
 const PREVIEW_DELAY_MS = 350;
 const EDITOR = '(editor)';
@@ -29,7 +33,21 @@ export function findPerplexities(result: unknown, prefix = ''): Array<{ key: str
   return out;
 }
 
-export default function TemplatesView({ api, projectPath, runId, route, templateName, navigate }: TemplatesViewProps): ReactElement {
+/** Environment options typed as JSON: empty means the env's defaults. */
+export function parseOptions(text: string): { value: Record<string, unknown>; error: string | null } {
+  if (!text.trim()) return { value: {}, error: null };
+  try {
+    const value: unknown = JSON.parse(text);
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      return { value: {}, error: `environment options: expected a JSON object such as {"size": 9}, got ${Array.isArray(value) ? 'an array' : String(value)}` };
+    }
+    return { value: value as Record<string, unknown>, error: null };
+  } catch (error) {
+    return { value: {}, error: `environment options: not valid JSON (${error instanceof Error ? error.message : String(error)}); expected an object such as {"size": 9}` };
+  }
+}
+
+export default function TemplatesView({ api, projectPath, runId, route, templateName, navigate, previewDelayMs = PREVIEW_DELAY_MS }: TemplatesViewProps): ReactElement {
   const routeName = templateName ?? (route?.view === 'templates' ? route.templateName : undefined);
   const [listVersion, setListVersion] = useState(0);
   const list = useAsync(() => (projectPath ? api.templates.list({}) : null), [api, projectPath, listVersion]);
@@ -53,21 +71,24 @@ export default function TemplatesView({ api, projectPath, runId, route, template
   const [seedText, setSeedText] = useState('0');
   const seed = parseOptionalInt(seedText, 'seed');
   const [responseFormat, setResponseFormat] = useState<'world-model' | 'plain'>('world-model');
+  const [optionsText, setOptionsText] = useState('');
+  const envOptions = useMemo(() => parseOptions(optionsText), [optionsText]);
+  const envInfo = envList.find((e) => e.id === envId);
 
   // debounced live preview of the editor text
   const [preview, setPreview] = useState<{ status: 'idle' | 'loading' | 'ok' | 'error'; value?: TemplatePreview; error?: unknown; forText?: string }>({ status: 'idle' });
   useEffect(() => {
-    if (!envId || !text || seed.error) return;
+    if (!envId || !text || seed.error || envOptions.error) return;
     let live = true;
     setPreview((p) => ({ ...p, status: 'loading' }));
     const timer = setTimeout(() => {
-      api.templates.preview({ source: text, env: { id: envId, options: {} }, seed: seed.value ?? 0, responseFormat }).then(
+      api.templates.preview({ source: text, env: { id: envId, options: envOptions.value }, seed: seed.value ?? 0, responseFormat }).then(
         (value) => { if (live) setPreview({ status: 'ok', value, forText: text }); },
         (error: unknown) => { if (live) setPreview({ status: 'error', error, forText: text }); },
       );
-    }, PREVIEW_DELAY_MS);
+    }, previewDelayMs);
     return () => { live = false; clearTimeout(timer); };
-  }, [api, text, envId, seed.value, seed.error, responseFormat]);
+  }, [api, text, envId, seed.value, seed.error, responseFormat, envOptions, previewDelayMs]);
 
   // saving
   const [saveName, setSaveName] = useState('');
@@ -123,6 +144,11 @@ export default function TemplatesView({ api, projectPath, runId, route, template
             {envList.map((e) => <option key={e.id} value={e.id}>{e.title || e.id}</option>)}
           </select>
         </label>
+        <label className="field inspect-field">
+          <span className="label">Options (JSON)</span>
+          <input type="text" aria-label="Environment options" value={optionsText} onChange={(e) => setOptionsText(e.target.value)}
+            placeholder={envInfo ? JSON.stringify(envInfo.defaultOptions) : '{}'} aria-invalid={envOptions.error ? 'true' : undefined} />
+        </label>
         <label className="field inspect-field narrow">
           <span className="label">Seed</span>
           <span className="row">
@@ -140,6 +166,7 @@ export default function TemplatesView({ api, projectPath, runId, route, template
         </label>
       </div>
       {seed.error && <div className="field-error">{seed.error}</div>}
+      {envOptions.error && <div className="field-error">{envOptions.error}</div>}
       {list.status === 'error' && <ErrorBanner error={list.error} context="Templates" />}
       {envs.status === 'error' && <ErrorBanner error={envs.error} context="Environments" />}
       {loaded.status === 'error' && <ErrorBanner error={loaded.error} context={`Template ${name ?? ''}`} />}

@@ -17,6 +17,7 @@ export type TraceViewProps = ViewProps;
 type Outcome = 'all' | 'success' | 'failure';
 type FormatFilter = 'any' | 'none' | 'some';
 const PAGE = 50;
+const EXPORT_MAX = 5000; // episodes per JSONL export from the list
 
 export default function TraceView({ api, projectPath, runId, episodeId, navigate }: TraceViewProps): ReactElement {
   const [stage, setStage] = useState<string>('');
@@ -27,7 +28,9 @@ export default function TraceView({ api, projectPath, runId, episodeId, navigate
   const [offset, setOffset] = useState(0);
   const [selected, setSelected] = useState<string | undefined>(episodeId);
   useEffect(() => { setSelected(episodeId); }, [episodeId]);
-  useEffect(() => { setOffset(0); }, [runId, stage, stepText, seedText, outcome, formatErrors]);
+  useEffect(() => { setOffset(0); }, [runId]);
+  /** A filter change starts again at the first page (in the same render: one query, not two). */
+  const refilter = <T,>(set: (value: T) => void) => (value: T): void => { set(value); setOffset(0); };
 
   const step = parseOptionalInt(stepText, 'step');
   const seed = parseOptionalInt(seedText, 'seed');
@@ -41,6 +44,34 @@ export default function TraceView({ api, projectPath, runId, episodeId, navigate
     });
   }, [api, runId, stage, step.value, step.error, seed.value, seed.error, outcome, formatErrors, offset]);
   const episode = useAsync(() => (runId && selected ? api.rollouts.get({ runId, id: selected }) : null), [api, runId, selected]);
+
+  // export every episode that matches the filters (read page by page, one episode at a time)
+  const [exporting, setExporting] = useState<{ done: number; total: number } | null>(null);
+  const [exportError, setExportError] = useState<unknown>(null);
+  const exportFiltered = async (): Promise<void> => {
+    if (!runId) return;
+    setExportError(null);
+    try {
+      const filters = { runId, outcome, formatErrors, ...(stage ? { stage } : {}), ...(step.value !== undefined ? { step: step.value } : {}), ...(seed.value !== undefined ? { seed: seed.value } : {}) };
+      const lines: string[] = [];
+      let total = Infinity;
+      for (let at = 0; at < Math.min(total, EXPORT_MAX); at += 200) {
+        const chunk = await api.rollouts.query({ ...filters, offset: at, limit: 200 });
+        total = chunk.total;
+        for (const summary of chunk.episodes) {
+          if (lines.length >= EXPORT_MAX) break;
+          lines.push(JSON.stringify(await api.rollouts.get({ runId, id: summary.id })));
+          setExporting({ done: lines.length, total: Math.min(total, EXPORT_MAX) });
+        }
+        if (chunk.episodes.length === 0) break;
+      }
+      downloadText(lines.length > 0 ? `${lines.join('\n')}\n` : '', `${runId}-episodes${stage ? `-${stage}` : ''}.jsonl`, 'application/x-ndjson');
+    } catch (error) {
+      setExportError(error);
+    } finally {
+      setExporting(null);
+    }
+  };
 
   const select = (id: string): void => {
     setSelected(id);
@@ -67,30 +98,30 @@ export default function TraceView({ api, projectPath, runId, episodeId, navigate
             <div className="inspect-filters">
               <label className="field inspect-field">
                 <span className="label">Stage</span>
-                <select value={stage} onChange={(e) => setStage(e.target.value)} aria-label="Stage">
+                <select value={stage} onChange={(e) => refilter(setStage)(e.target.value)} aria-label="Stage">
                   <option value="">all stages</option>
                   {stages.map((s) => <option key={s.stage} value={s.stage}>{s.stage} ({s.count})</option>)}
                 </select>
               </label>
               <label className="field inspect-field narrow">
                 <span className="label">Step</span>
-                <input type="text" inputMode="numeric" value={stepText} onChange={(e) => setStepText(e.target.value)} aria-label="Step"
+                <input type="text" inputMode="numeric" value={stepText} onChange={(e) => refilter(setStepText)(e.target.value)} aria-label="Step"
                   aria-invalid={step.error ? 'true' : undefined} placeholder={stageInfo ? `${stageInfo.minStep}–${stageInfo.maxStep}` : 'any'} />
               </label>
               <label className="field inspect-field narrow">
                 <span className="label">Seed</span>
-                <input type="text" inputMode="numeric" value={seedText} onChange={(e) => setSeedText(e.target.value)} aria-label="Seed"
+                <input type="text" inputMode="numeric" value={seedText} onChange={(e) => refilter(setSeedText)(e.target.value)} aria-label="Seed"
                   aria-invalid={seed.error ? 'true' : undefined} placeholder="any" />
               </label>
               <label className="field inspect-field">
                 <span className="label">Outcome</span>
-                <select value={outcome} onChange={(e) => setOutcome(e.target.value as Outcome)} aria-label="Outcome">
+                <select value={outcome} onChange={(e) => refilter(setOutcome)(e.target.value as Outcome)} aria-label="Outcome">
                   <option value="all">all</option><option value="success">success</option><option value="failure">failure</option>
                 </select>
               </label>
               <label className="field inspect-field">
                 <span className="label">Format errors</span>
-                <select value={formatErrors} onChange={(e) => setFormatErrors(e.target.value as FormatFilter)} aria-label="Format errors">
+                <select value={formatErrors} onChange={(e) => refilter(setFormatErrors)(e.target.value as FormatFilter)} aria-label="Format errors">
                   <option value="any">any</option><option value="none">none</option><option value="some">some</option>
                 </select>
               </label>
@@ -104,6 +135,15 @@ export default function TraceView({ api, projectPath, runId, episodeId, navigate
               <>
                 <EpisodeTable episodes={page.value.episodes} selected={selected} onSelect={select} />
                 <Pager offset={offset} limit={PAGE} total={page.value.total} onOffset={setOffset} />
+                {page.value.total > 0 && (
+                  <div className="row">
+                    <button type="button" className="btn small" disabled={exporting !== null} onClick={() => { void exportFiltered(); }}
+                      title={`Every episode matching the filters (at most ${EXPORT_MAX}) as one JSON object per line`}>
+                      {exporting ? `Exporting ${exporting.done}/${exporting.total}…` : `Export ${Math.min(page.value.total, EXPORT_MAX)} as JSONL`}
+                    </button>
+                  </div>
+                )}
+                {exportError !== null && <ErrorBanner error={exportError} context="Export" />}
                 {page.value.total === 0 && <div className="muted">No episodes match these filters{stages.length === 0 ? ' (this run has no rollouts yet)' : ''}.</div>}
               </>
             )}
@@ -130,7 +170,7 @@ function EpisodeTable({ episodes, selected, onSelect }: { episodes: EpisodeSumma
     <div className="trace-table-scroll">
       <table className="dt-table trace-table">
         <thead>
-          <tr><th>episode</th><th className="num">step</th><th className="num">seed</th><th>result</th><th className="num">reward</th><th className="num" title="format errors">fmt err</th></tr>
+          <tr><th>episode</th><th className="num">step</th><th className="num">seed</th><th title="success or failure">ok</th><th className="num">reward</th><th className="num" title="format errors">fmt</th></tr>
         </thead>
         <tbody>
           {episodes.map((e) => (
@@ -140,7 +180,7 @@ function EpisodeTable({ episodes, selected, onSelect }: { episodes: EpisodeSumma
               <td className="mono trace-id" title={`${e.id} · ${e.stage} · group ${e.group} · sample ${e.sample}`}>{shortId(e.id)}</td>
               <td className="num">{e.step}</td>
               <td className="num">{e.seed}</td>
-              <td><span className={e.success ? 'ok' : 'bad'}>{e.success ? '✓ success' : '✗ failure'}</span></td>
+              <td><span className={e.success ? 'ok' : 'bad'} title={e.success ? 'success' : 'failure'} aria-label={e.success ? 'success' : 'failure'}>{e.success ? '✓' : '✗'}</span></td>
               <td className="num">{formatNumber(e.totalReward, 2)}</td>
               <td className={`num${e.formatErrors > 0 ? ' bad' : ''}`}>{e.formatErrors}</td>
             </tr>

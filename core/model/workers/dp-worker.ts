@@ -1,0 +1,46 @@
+// A data-parallel worker thread: holds a replica of the model, computes gradients for its shard
+// of each batch with its own wasm backend, and returns them flattened.
+import { parentPort } from 'node:worker_threads';
+import * as tf from '@tensorflow/tfjs';
+import { initBackend } from '../backend.js';
+import { CausalLM } from '../transformer.js';
+import { Trainer } from '../trainer.js';
+import type { FromWorker, ToWorker } from './protocol.js';
+import { flattenGradients, unflattenInto } from './flat.js';
+
+if (!parentPort) throw new Error('dp-worker must run in a worker thread');
+const port = parentPort;
+let model: CausalLM | null = null;
+let trainer: Trainer | null = null;
+
+function send(message: FromWorker, transfer: ArrayBuffer[] = []): void { port.postMessage(message, transfer); }
+
+port.on('message', async (message: ToWorker) => {
+  try {
+    if (message.type === 'init') {
+      const report = await initBackend({ backend: message.backend, ignoreEnv: true });
+      for (const m of message.lossModules) await import(m);
+      model = new CausalLM(message.config, { init: 'zeros' });
+      if (message.lora) model.enableLora(message.lora);
+      model.loadWeights(new Map(message.weights.map((w) => [w.name, { shape: w.shape, data: w.data }])), { where: 'data-parallel init' });
+      trainer = new Trainer(model, { schedule: { lr: 0, kind: 'constant' } });
+      send({ type: 'ready', backend: report.backend });
+      return;
+    }
+    if (message.type === 'close') {
+      trainer?.dispose();
+      model?.dispose();
+      port.close();
+      return;
+    }
+    if (!model || !trainer) throw new Error('worker received a step before init');
+    if (message.trainable) unflattenInto(model, trainer.trainableNames(), message.trainable);
+    const { grads, loss, stats } = trainer.computeGradients(message.lossName, message.params, message.batch);
+    const flat = flattenGradients(grads, trainer.trainableNames(), model);
+    for (const g of grads.values()) g.dispose();
+    send({ type: 'result', id: message.id, loss, stats, grads: flat }, [flat.buffer as ArrayBuffer]);
+  } catch (error) {
+    send({ type: 'error', id: message.type === 'step' ? message.id : null, message: error instanceof Error ? `${error.message}\n${error.stack ?? ''}` : String(error) });
+  }
+});
+void tf; // TF.js is initialised by initBackend

@@ -1,0 +1,35 @@
+// Messages between the data-parallel coordinator and its worker threads (structured clone).
+import type { ModelConfig } from '../config.js';
+import type { LoraConfig } from '../transformer.js';
+import type { BackendRequest } from '../backend.js';
+import type { TrainBatch } from '../trainer.js';
+
+export interface InitMessage {
+  type: 'init';
+  config: ModelConfig;
+  lora: LoraConfig | null;
+  /** All weights (base and adapters) by HF / PEFT key. */
+  weights: Array<{ name: string; shape: number[]; data: Float32Array }>;
+  /** Modules to import before training (they register losses), as file URLs or package names. */
+  lossModules: string[];
+  backend: BackendRequest;
+}
+
+export interface StepMessage {
+  type: 'step';
+  id: number;
+  lossName: string;
+  params: Record<string, unknown>;
+  batch: TrainBatch;
+  /** Current values of the trainable variables, flattened in trainableNames() order (absent = unchanged). */
+  trainable?: Float32Array;
+}
+
+export interface CloseMessage { type: 'close' }
+
+export type ToWorker = InitMessage | StepMessage | CloseMessage;
+
+export type FromWorker =
+  | { type: 'ready'; backend: string }
+  | { type: 'result'; id: number; loss: number; stats: Record<string, number>; grads: Float32Array }
+  | { type: 'error'; id: number | null; message: string };
