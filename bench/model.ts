@@ -70,6 +70,7 @@ async function benchDataParallel(s: Shape, workers: number) {
 }
 
 function benchTfjs(s: Shape) {
+  const tensorsBefore = tf.memory().numTensors;
   const config = parseModelConfig({
     vocab_size: s.vocab, hidden_size: s.hidden, intermediate_size: s.intermediate, num_hidden_layers: s.layers,
     num_attention_heads: s.heads, num_key_value_heads: s.kvHeads, max_position_embeddings: s.context + 64, tie_word_embeddings: true,
@@ -102,10 +103,11 @@ function benchTfjs(s: Shape) {
     train: { msPerStep, cpuMsPerStep, tokensPerSec: (s.batch * s.context) / (msPerStep / 1000), tokensPerCpuSec: (s.batch * s.context) / (cpuMsPerStep / 1000) },
     breakdown: { forwardMs: fwdMs, forwardBackwardMs: fwdBwdMs, optimizerAndRestMs: Math.max(0, msPerStep - fwdBwdMs) },
     generate: { seconds: genMs / 1000, cpuSeconds: genCpuMs / 1000, tokensPerSec: generated / (genMs / 1000), tokensPerCpuSec: generated / (genCpuMs / 1000) },
-    tensorsAfter: tf.memory().numTensors,
+    tensorsLeft: 0,
   };
   trainer.dispose();
   model.dispose();
+  result.tensorsLeft = tf.memory().numTensors - tensorsBefore; // should be 0
   return result;
 }
 

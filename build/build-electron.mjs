@@ -10,7 +10,7 @@
 import * as esbuild from 'esbuild';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(root, 'dist-electron');
@@ -65,6 +65,27 @@ const mainBuild = {
   logLevel: 'info',
 };
 
+/**
+ * The contract's method names, computed from core/api/contract.ts at build time and inlined into
+ * the preload (so the sandboxed preload does not carry zod: a few KB instead of ~470 KB).
+ */
+async function contractMethodNames() {
+  const r = await esbuild.build({
+    absWorkingDir: root, entryPoints: ['core/api/contract.ts'], bundle: true, format: 'esm', platform: 'node',
+    target: 'node20', write: false, packages: 'external', logLevel: 'silent',
+  });
+  const tmp = join(out, `.contract-${process.pid}.mjs`);
+  writeFileSync(tmp, r.outputFiles[0].text);
+  try {
+    const mod = await import(pathToFileURL(tmp).href);
+    const names = mod.apiMethodNames();
+    if (!Array.isArray(names) || names.length === 0) throw new Error('apiMethodNames() returned nothing');
+    return names;
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+}
+
 const preloadBuild = {
   absWorkingDir: root,
   entryPoints: ['electron/preload.ts'],
@@ -77,6 +98,7 @@ const preloadBuild = {
   minify: true,
   sourcemap: true,
   logLevel: 'info',
+  define: { __SPA_API_METHODS__: JSON.stringify(await contractMethodNames()) },
 };
 
 try {

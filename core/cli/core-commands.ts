@@ -3,7 +3,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import type { Command } from 'commander';
 import type { RunInfo, RunSummary, WorkbenchClient, WorkbenchEvent } from '../api/contract.js';
 import type { Dispatcher } from '../api/dispatcher.js';
@@ -200,7 +200,16 @@ function openBrowser(url: string): boolean {
   } catch { return false; }
 }
 
-interface ServeOpts { port: string; host: string; allowRemote?: boolean; project?: string; open: boolean; createProject?: boolean }
+interface ServeOpts { port: string; host: string; allowRemote?: boolean; project?: string; open: boolean; createProject?: boolean; startRun?: { preset: string; size: SizeArg } }
+
+/** Builds the renderer (vite) when dist-renderer/ is missing, so `start` works straight after `npm ci`. */
+function ensureRendererBuilt(): void {
+  if (fs.existsSync(path.join(repoRoot, 'dist-renderer', 'index.html'))) return;
+  process.stdout.write('building the UI (first start only: vite build)...\n');
+  const vite = path.join(repoRoot, 'node_modules', 'vite', 'bin', 'vite.js');
+  const r = spawnSync(process.execPath, [vite, 'build', '--config', path.join(repoRoot, 'renderer', 'vite.config.ts'), '--logLevel', 'warn'], { cwd: repoRoot, stdio: 'inherit' });
+  if (r.status !== 0) fail(`building the UI failed (exit ${r.status ?? r.signal}); run \`npm run build:renderer\` to see why`);
+}
 
 async function serve(opts: ServeOpts): Promise<void> {
   const port = Number(opts.port);
@@ -214,6 +223,13 @@ async function serve(opts: ServeOpts): Promise<void> {
       if (fs.existsSync(path.join(abs, 'workbench.json')) || !opts.createProject) await api.projects.open({ path: abs });
       else await api.projects.create({ path: abs });
     } catch (err) { await d.dispose(); fail(describeError(err)); }
+    if (opts.startRun) {
+      try {
+        const run = await api.runs.create({ preset: opts.startRun.preset, size: opts.startRun.size });
+        await api.runs.start({ runId: run.id });
+        process.stdout.write(`started run ${run.id} (${opts.startRun.preset}, ${opts.startRun.size}): ${run.stages.map((st) => st.name).join(' → ')}\n`);
+      } catch (err) { await d.dispose(); fail(describeError(err)); }
+    }
   }
   let server;
   try {
@@ -242,7 +258,11 @@ export function registerCoreCommands(program: Command): void {
     .option('--project <dir>', 'project folder (created when missing)', path.join('projects', 'default'))
     .option('--port <n>', 'browser mode: port (0 = any free port)', '0')
     .option('--no-open', 'browser mode: do not open a browser')
-    .action(async (o: { project: string; port: string; open: boolean }) => {
+    .option('--run <preset>', 'also create and start a run from this preset (e.g. spa) on the project')
+    .option('--size <size>', `size of the --run preset: ${SIZES.join(' | ')}`, 'quick')
+    .action(async (o: { project: string; port: string; open: boolean; run?: string; size: string }) => {
+      if (!SIZES.includes(o.size as SizeArg)) fail(`--size: expected one of ${SIZES.join(', ')}, received ${JSON.stringify(o.size)}`);
+      const startRun = o.run ? { preset: o.run, size: o.size as SizeArg } : undefined;
       const electron = electronBinary();
       const mainJs = path.join(repoRoot, 'dist-electron', 'main.js');
       if (electron && fs.existsSync(mainJs)) {
@@ -252,14 +272,17 @@ export function registerCoreCommands(program: Command): void {
           await d.dispose();
         }
         process.stdout.write(`Electron found: opening the desktop app on ${abs}\n`);
-        const child = spawn(electron, [repoRoot, abs], { stdio: 'inherit' });
+        // The desktop app owns the project (lock); it starts the requested run itself (SPA_START_RUN).
+        const env = startRun ? { ...process.env, SPA_START_RUN: `${startRun.preset}:${startRun.size}` } : process.env;
+        const child = spawn(electron, [repoRoot, abs], { stdio: 'inherit', env });
         child.on('exit', (code) => process.exit(code ?? 0));
         return;
       }
       process.stdout.write(electron
         ? 'Electron is installed but the desktop app is not built (npm run build:electron): using browser mode.\n'
         : 'Electron binary not installed (see README: npm run install-electron): using browser mode.\n');
-      await serve({ port: o.port, host: '127.0.0.1', project: o.project, open: o.open, createProject: true });
+      ensureRendererBuilt();
+      await serve({ port: o.port, host: '127.0.0.1', project: o.project, open: o.open, createProject: true, startRun });
     });
 
   program.command('run')

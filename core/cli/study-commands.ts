@@ -1,4 +1,129 @@
-// Placeholder: the owning area replaces this file with its subcommands.
+// `spa-workbench study …`: run a grid of runs (methods × envs × seeds) in a project, resumable,
+// and produce the comparison table (paper layout), CSV and PNG curves.
+//   study run   --methods a,b --envs x,y --seeds 0,1 --size quick --project DIR [--name N] | --grid FILE
+//   study table --name N --project DIR [--project DIR2 …] [--out DIR]
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import type { Command } from 'commander';
+import { createDispatcher } from '../api/dispatcher.js';
+import { createInProcessClient } from '../api/in-process.js';
+import { parseStudySpec, runName, writeStudyReport, type StudySpec } from '../eval/study.js';
 
-export function registerStudyCommands(_program: Command): void {}
+function fail(message: string): never {
+  process.stderr.write(`error: ${message}\n`);
+  process.exit(1);
+}
+
+function list(value: string, what: string): string[] {
+  const items = value.split(',').map((s) => s.trim()).filter(Boolean);
+  if (items.length === 0) fail(`${what}: expected a comma-separated list, received ${JSON.stringify(value)}`);
+  return items;
+}
+
+function collect(value: string, previous: string[] = []): string[] { return [...previous, value]; }
+
+async function runStudy(spec: StudySpec, projectDir: string): Promise<number> {
+  const project = path.resolve(projectDir);
+  const d = createDispatcher({ host: 'cli', lockPurpose: 'cli run' });
+  const api = createInProcessClient(d);
+  if (fs.existsSync(path.join(project, 'workbench.json'))) await api.projects.open({ path: project });
+  else await api.projects.create({ path: project });
+  const outDir = path.join(project, 'studies', spec.name);
+  fs.mkdirSync(outDir, { recursive: true });
+  fs.writeFileSync(path.join(outDir, 'spec.json'), JSON.stringify(spec, null, 2));
+  let stopping = false;
+  let current: string | null = null;
+  const onSignal = () => {
+    if (stopping) { void d.dispose({ kill: true }).finally(() => process.exit(130)); return; }
+    stopping = true;
+    process.stdout.write('\nstopping the current run after its step; run the same command again to resume the study\n');
+    if (current) void api.runs.stop({ runId: current }).catch(() => undefined);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  let failures = 0;
+  try {
+    const cells = spec.methods.flatMap((method) => spec.envs.flatMap((env) => spec.seeds.map((seed) => ({ method, env, seed }))));
+    // order: seed, then env, then method, so partial studies already compare methods
+    cells.sort((a, b) => a.seed - b.seed || spec.envs.indexOf(a.env) - spec.envs.indexOf(b.env) || spec.methods.indexOf(a.method) - spec.methods.indexOf(b.method));
+    for (const [i, cell] of cells.entries()) {
+      if (stopping) break;
+      const name = runName(spec, cell.method, cell.env, cell.seed);
+      const { runs } = await api.runs.list({ offset: 0, limit: 100000 });
+      const existing = runs.find((r) => r.name === name);
+      const started = Date.now();
+      let runId: string;
+      if (existing?.status === 'completed') { process.stdout.write(`[${i + 1}/${cells.length}] ${name}: completed, skipped\n`); continue; }
+      if (existing) {
+        runId = existing.id;
+        current = runId;
+        process.stdout.write(`[${i + 1}/${cells.length}] ${name}: resuming ${runId} (${existing.status})\n`);
+        await api.runs.resume({ runId });
+      } else {
+        const run = await api.runs.create({ preset: cell.method, size: spec.size, name, set: { 'env.id': cell.env, 'seeds.base': cell.seed, ...(spec.set ?? {}) } });
+        runId = run.id;
+        current = runId;
+        process.stdout.write(`[${i + 1}/${cells.length}] ${name}: ${runId} (${run.stages.map((s) => s.name).join(' → ')})\n`);
+        await api.runs.start({ runId });
+      }
+      await d.waitForRun(runId);
+      const info = await api.runs.get({ runId });
+      current = null;
+      if (info.status !== 'completed') failures++;
+      process.stdout.write(`    ${info.status}${info.reason ? ` (${info.reason})` : ''} in ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
+      writeStudyReport([project], spec, outDir);
+    }
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await d.dispose();
+  }
+  const { markdown } = writeStudyReport([project], spec, outDir);
+  process.stdout.write(`\n${markdown}\n\nstudy files: ${outDir}\n`);
+  return stopping ? 130 : failures > 0 ? 1 : 0;
+}
+
+export function registerStudyCommands(program: Command): void {
+  const study = program.command('study').description('run a grid of runs (methods × envs × seeds) and compare them in the paper\'s layout');
+
+  study.command('run')
+    .description('run (or resume) a study: completed runs are skipped, stopped or failed ones resumed')
+    .requiredOption('--project <dir>', 'project folder (created when missing)')
+    .option('--grid <file>', 'study JSON: { name, methods, envs, seeds, size, set? }')
+    .option('--methods <list>', 'comma-separated method presets, e.g. vanilla-rl,state-estimation-rl,spa')
+    .option('--envs <list>', 'comma-separated env ids, e.g. frozenlake,sokoban,sudoku')
+    .option('--seeds <list>', 'comma-separated run seeds', '0')
+    .option('--size <size>', 'preset size: smoke | quick | paper', 'quick')
+    .option('--name <name>', 'study name', 'study')
+    .action(async (o: { project: string; grid?: string; methods?: string; envs?: string; seeds: string; size: string; name: string }) => {
+      let spec: StudySpec;
+      if (o.grid) {
+        let raw: unknown;
+        try { raw = JSON.parse(fs.readFileSync(o.grid, 'utf8')); } catch (err) { fail(`--grid ${o.grid}: ${(err as Error).message}`); }
+        spec = parseStudySpec(raw, o.grid);
+      } else {
+        if (!o.methods || !o.envs) fail('give --grid FILE, or --methods and --envs (and optionally --seeds, --size, --name)');
+        const seeds = list(o.seeds, '--seeds').map((s) => { const n = Number(s); if (!Number.isInteger(n)) fail(`--seeds: ${JSON.stringify(s)} is not an integer`); return n; });
+        spec = parseStudySpec({ name: o.name, methods: list(o.methods, '--methods'), envs: list(o.envs, '--envs'), seeds, size: o.size }, 'command line');
+      }
+      try { process.exitCode = await runStudy(spec, o.project); } catch (err) { fail((err as Error).message); }
+    });
+
+  study.command('table')
+    .description('write the comparison table (markdown + CSV) and curves (PNG) of a study from one or more projects')
+    .requiredOption('--project <dir>', 'project folder (repeat for studies split over several projects)', collect, [])
+    .option('--name <name>', 'study name', 'study')
+    .option('--methods <list>', 'methods in table order (default: from the study spec)')
+    .option('--envs <list>', 'envs in table order (default: from the study spec)')
+    .option('--out <dir>', 'output folder (default <first project>/studies/<name>)')
+    .action((o: { project: string[]; name: string; methods?: string; envs?: string; out?: string }) => {
+      if (o.project.length === 0) fail('--project: give at least one project folder');
+      const specs = o.project.map((p) => path.join(path.resolve(p), 'studies', o.name, 'spec.json')).filter((p) => fs.existsSync(p)).map((p) => JSON.parse(fs.readFileSync(p, 'utf8')) as StudySpec);
+      const methods = o.methods ? list(o.methods, '--methods') : [...new Set(specs.flatMap((s) => s.methods))];
+      const envs = o.envs ? list(o.envs, '--envs') : [...new Set(specs.flatMap((s) => s.envs))];
+      if (methods.length === 0 || envs.length === 0) fail(`no study "${o.name}" found in ${o.project.join(', ')}; pass --methods and --envs, or run the study first`);
+      const out = o.out ?? path.join(path.resolve(o.project[0]!), 'studies', o.name);
+      const { markdown, files } = writeStudyReport(o.project, { name: o.name, methods, envs }, out);
+      process.stdout.write(`${markdown}\n\n${files.map((f) => `wrote ${f}`).join('\n')}\n`);
+    });
+}

@@ -51,16 +51,13 @@ export class SeededRng {
   }
 }
 
-/** Log-softmax of one row (float64 accumulation). */
-function logSoftmaxRow(row: Float32Array): Float64Array {
+/** log softmax(row)[token], without allocating (vocabularies can be 150k wide). */
+function tokenLogprob(row: Float32Array, token: number): number {
   let max = -Infinity;
   for (let i = 0; i < row.length; i++) if (row[i]! > max) max = row[i]!;
   let sum = 0;
   for (let i = 0; i < row.length; i++) sum += Math.exp(row[i]! - max);
-  const lse = max + Math.log(sum);
-  const out = new Float64Array(row.length);
-  for (let i = 0; i < row.length; i++) out[i] = row[i]! - lse;
-  return out;
+  return row[token]! - max - Math.log(sum);
 }
 
 /** Choose the next token from one row of logits. Exported for tests. */
@@ -160,7 +157,7 @@ export function generate(model: CausalLM, tokenizer: GenerationTokenizer, prompt
         const token = sampleToken(row, rngs[b]!, temperature, topK, topP);
         const r = results[b]!;
         r.tokens.push(token);
-        r.logprobs.push(logSoftmaxRow(row)[token]!);
+        r.logprobs.push(tokenLogprob(row, token));
         chosen.push(token);
         if (stopIds.has(token)) { done[b] = true; r.finishReason = 'eos'; continue; }
         if (stops.length) {

@@ -4,6 +4,7 @@ export * from './backend.js';
 export * from './config.js';
 export * from './transformer.js';
 export * from './inference.js';
+export * from './score.js';
 export * from './generate.js';
 export * from './optim.js';
 export * from './losses.js';

@@ -48,15 +48,15 @@ export const PRESET_DEFINITIONS: PresetDefinition[] = [
 export const SIZE_SETTINGS: Record<Size, RunConfigInput> = {
   smoke: {
     size: 'smoke',
-    model: { source: 'preset', preset: 'tiny', overrides: { hidden_size: 32, intermediate_size: 64, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 2, max_position_embeddings: 2048 } },
+    model: { source: 'preset', preset: 'tiny', overrides: { hidden_size: 16, intermediate_size: 32, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 2, max_position_embeddings: 1024 } },
     stages: {
-      rollout: { maxTurns: 2, maxNewTokens: 24, maxContextTokens: 2048, batchSize: 8 },
-      bootstrap: { games: 4, steps: 2, batchSize: 4 },
-      selfplay: { games: 4 },
-      sft: { epochs: 1, batchSize: 4, maxLength: 2048 },
-      rl: { steps: 2, groups: 2, groupSize: 2, miniBatchSize: 4, passAtKEvery: 2, passAtKPuzzles: 2 },
-      rwml: { steps: 2, examples: 2, groupSize: 2, maxNewTokens: 24 },
-      eval: { puzzles: 2, samples: 2, k: [1, 2], perplexityRows: 2 },
+      rollout: { maxTurns: 2, maxNewTokens: 12, maxContextTokens: 1024, batchSize: 8 },
+      bootstrap: { games: 2, steps: 1, batchSize: 2, maxLength: 1024 },
+      selfplay: { games: 2 },
+      sft: { epochs: 1, batchSize: 4, maxLength: 1024 },
+      rl: { steps: 1, groups: 1, groupSize: 2, miniBatchSize: 4, passAtKEvery: 1, passAtKPuzzles: 1 },
+      rwml: { steps: 1, examples: 1, groupSize: 2, maxNewTokens: 12 },
+      eval: { puzzles: 2, samples: 2, k: [1, 2], perplexityRows: 1 },
     },
   },
   quick: {
@@ -64,11 +64,11 @@ export const SIZE_SETTINGS: Record<Size, RunConfigInput> = {
     size: 'quick',
     model: { source: 'preset', preset: 'tiny', overrides: { hidden_size: 64, intermediate_size: 176, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 4, max_position_embeddings: 2048 } },
     stages: {
-      rollout: { maxNewTokens: 200, maxContextTokens: 2048, batchSize: 16 },
+      rollout: { maxTurns: 3, maxNewTokens: 300, maxContextTokens: 2048, batchSize: 16 },
       bootstrap: { games: 120, steps: 40, batchSize: 8, lr: 3e-3 },
       selfplay: { games: 24 },
       sft: { epochs: 2, batchSize: 8, lr: 2e-3, maxLength: 2048 },
-      rl: { steps: 4, groups: 2, groupSize: 4, miniBatchSize: 8, passAtKEvery: 2, passAtKPuzzles: 4, lr: 2e-4, criticLr: 1e-3 },
+      rl: { steps: 3, groups: 2, groupSize: 4, miniBatchSize: 8, passAtKEvery: 3, passAtKPuzzles: 4, lr: 2e-4, criticLr: 1e-3 },
       rwml: { steps: 3, examples: 4, groupSize: 4 },
       eval: { puzzles: 8, samples: 4, k: [1, 4], perplexityRows: 8 },
     },

@@ -99,3 +99,24 @@ describe('CausalLM', () => {
     frozen.dispose();
   });
 });
+
+describe('tokenScores', () => {
+  it('returns the same numbers as tokenOutputs, in chunks, without leaking', async () => {
+    const { tokenScores } = await import('../../core/model/score.js');
+    const m = new CausalLM(tinyConfig({ value_head: true }), { seed: 8 });
+    const ids = randomIds(5, 6, 17, 2);
+    const mask = ids.map((r, b) => r.map((_, t) => (b === 1 && t < 2 ? 0 : 1)));
+    const before = tf.memory().numTensors;
+    const scores = tokenScores(m, ids, { attentionMask: mask, values: true, chunkRows: 2 });
+    expect(tf.memory().numTensors).toBe(before);
+    tf.tidy(() => {
+      const o = m.tokenOutputs(ids, { attentionMask: mask, values: true });
+      const lp = o.logprobs.arraySync(); const v = o.values!.arraySync();
+      for (let b = 0; b < 5; b++) for (let t = 0; t < 6; t++) {
+        expect(scores.logprobs[b]![t]).toBeCloseTo(lp[b]![t]!, 5);
+        expect(scores.values![b]![t]).toBeCloseTo(v[b]![t]!, 5);
+      }
+    });
+    m.dispose();
+  });
+});

@@ -11,7 +11,7 @@ describe('every preset (smoke size) runs end to end', () => {
   for (const def of PRESET_DEFINITIONS) {
     it(`${def.id}`, async () => {
       const env = def.id === 'spa' ? 'sokoban' : def.id === 'vanilla-rl' ? 'sudoku' : 'frozenlake';
-      const { outcome, runDir, stages } = await runPreset(project, def.id, def.id, { env: { id: env }, backend: 'cpu' });
+      const { outcome, runDir, stages } = await runPreset(project, def.id, def.id, { env: { id: env } });
       expect(outcome).toEqual({ status: 'completed' });
       for (const stage of stages) expect(existsSync(join(runDir, 'stages', stage, 'done.json')), `stage ${stage} done`).toBe(true);
       expect(stages[0]).toBe('bootstrap');
@@ -34,6 +34,6 @@ describe('every preset (smoke size) runs end to end', () => {
         expect(existsSync(join(runDir, 'datasets', 'sft-stats.json'))).toBe(true);
       }
       if (stages.includes('sft')) expect(existsSync(join(runDir, 'eval', 'sft-state-perplexity.json')) || readJsonl(join(runDir, 'datasets', 'sft-train.jsonl')).length === 0).toBe(true);
-    });
+    }, 120_000);
   }
 });
