@@ -37,6 +37,12 @@ if (!app.requestSingleInstanceLock()) {
   main();
 }
 
+/** The project folder among command-line arguments: the last absolute path that is not the app itself. */
+function projectArg(args: string[]): string | null {
+  const candidates = args.filter((a) => !a.startsWith('-') && path.isAbsolute(a) && path.resolve(a) !== appRoot);
+  return candidates.length > 0 ? candidates[candidates.length - 1]! : null;
+}
+
 function main(): void {
   let win: BrowserWindow | null = null;
   let dispatcher: Dispatcher | null = null;
@@ -46,7 +52,15 @@ function main(): void {
     if (win && !win.isDestroyed()) win.webContents.send(BRIDGE_CHANNELS.menu, command);
   };
 
-  app.on('second-instance', () => {
+  // A second launch focuses this window; a project folder given to it is opened here.
+  app.on('second-instance', (_e, argv) => {
+    const project = projectArg(argv.slice(1));
+    if (project && dispatcher) {
+      dispatcher.call('projects.open', { path: project }).then(
+        () => sendMenu({ type: 'project-opened', path: project }),
+        (err: unknown) => void dialog.showMessageBox({ type: 'error', title: 'Could not open the project', message: toApiError(err).message }),
+      );
+    }
     if (!win) return;
     if (win.isMinimized()) win.restore();
     win.focus();
@@ -67,9 +81,17 @@ function main(): void {
   });
 
   app.on('window-all-closed', () => app.quit());
-  app.on('before-quit', () => {
+  // Stop active runs at their next step and release the project lock before exiting (at most 15 s).
+  let quitting = false;
+  app.on('before-quit', (event) => {
+    if (quitting || !dispatcher) return;
+    event.preventDefault();
+    quitting = true;
     disposeIpc?.();
-    void dispatcher?.dispose({ kill: false });
+    const timeout = new Promise((resolve) => setTimeout(resolve, 15_000));
+    void Promise.race([dispatcher.dispose({ kill: false }), timeout])
+      .catch((err: unknown) => console.error(`shutdown: ${toApiError(err).message}`))
+      .finally(() => app.exit(0));
   });
 
   void app.whenReady().then(async () => {
@@ -92,8 +114,10 @@ function main(): void {
     const launcher = new ElectronUtilityLauncher(engineEntry, (serviceName, reason, exitCode) => {
       const runId = serviceName.replace(/^spa-engine-/, '');
       const message = `The engine process of run ${runId} stopped unexpectedly (${reason}, exit code ${exitCode}). The run is marked failed; the app keeps working and the run can be resumed.`;
-      if (win && !win.isDestroyed()) sendMenu({ type: 'engine-died', message });
-      else void dialog.showMessageBox({ type: 'error', title: 'Engine stopped', message });
+      console.error(message);
+      // With a window open, the dispatcher's 'engine-exit' project event shows the banner there;
+      // without one, tell the user with a native dialog.
+      if (!win || win.isDestroyed()) void dialog.showMessageBox({ type: 'error', title: 'Engine stopped', message });
     });
     dispatcher = createDispatcher({ host: 'electron', launcher });
 
@@ -113,8 +137,19 @@ function main(): void {
     });
 
     // Open a project given on the command line: `spa-workbench-desktop /path/to/project`.
-    const argProject = process.argv.slice(app.isPackaged ? 1 : 2).find((a) => !a.startsWith('-') && path.isAbsolute(a));
+    const argProject = projectArg(process.argv.slice(app.isPackaged ? 1 : 2));
     if (argProject) await dispatcher.call('projects.open', { path: argProject }).catch((err: unknown) => console.error(toApiError(err).message));
+    // `spa-workbench start --run PRESET` hands the main job to the app: SPA_START_RUN=preset:size.
+    const startRun = process.env.SPA_START_RUN;
+    if (argProject && startRun) {
+      const [preset, size] = startRun.split(':');
+      try {
+        const run = await dispatcher.call('runs.create', { preset, ...(size ? { size } : {}) }) as { id: string };
+        await dispatcher.call('runs.start', { runId: run.id });
+      } catch (err) {
+        void dialog.showMessageBox({ type: 'error', title: 'Could not start the run', message: toApiError(err).message });
+      }
+    }
 
     win = createWindow();
     await buildMenu();

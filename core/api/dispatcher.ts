@@ -161,8 +161,20 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const handlers: Handlers = {
     // ── projects ──
     'projects.create': async (req) => {
-      if (session) await closeSession('projects.create');
+      // Create (and so validate) the new project before closing the open one: a bad path must
+      // leave the current project open.
+      if (session) {
+        await session.runs.settleFinishing();
+        const active = session.runs.activeIds();
+        if (active.length) throw conflict(`projects.create: ${active.length} run(s) are still active (${active.join(', ')}); stop them first`, 'projects.create', { received: `${active.length} active run(s)` });
+      }
       const store = await ProjectStore.create(req.path, { name: req.name, purpose: options.lockPurpose ?? options.host });
+      try {
+        await closeSession('projects.create');
+      } catch (err) {
+        store.close();
+        throw err;
+      }
       await openSession(store);
       return store.info();
     },

@@ -183,6 +183,16 @@ describe('config schema, presets, envs and templates through the API', () => {
   });
   afterAll(() => d.dispose());
 
+  it('a failed projects.create leaves the open project open', async () => {
+    const before = await api.projects.info();
+    expect(before.project).not.toBeNull();
+    const file = path.join(tempDir(), 'not-a-folder');
+    fs.writeFileSync(file, 'a plain file where a project folder was asked for');
+    await expect(api.projects.create({ path: file })).rejects.toThrow();
+    const after = await api.projects.info();
+    expect(after.project?.path).toBe(before.project?.path);
+  });
+
   it('serves the RunConfig JSON Schema and defaults for a generated form', async () => {
     const r = await api.runs.configSchema();
     expect(r.schema.type).toBe('object');

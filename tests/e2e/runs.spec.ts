@@ -45,8 +45,18 @@ test('configure a run with field validation, start it and watch progress advance
   await seed.fill('7');
   await expect(page.locator('[data-field="seeds.base"] [data-testid="field-error"]')).toHaveCount(0);
   await expect(page.getByTestId('create-start')).toBeEnabled();
+  // a local Hugging Face model needs its folder
+  await page.locator('select[data-path="model.source"]').selectOption('hf-folder');
+  await expect(page.locator('[data-field="model.path"] [data-testid="field-error"]')).toContainText('expected the folder');
+  await expect(page.getByTestId('create-start')).toBeDisabled();
+  await page.locator('[data-field="model.source"] a.reset').click();
+  await expect(page.locator('[data-field="model.path"]')).toHaveCount(0);
+  await expect(page.getByTestId('create-start')).toBeEnabled();
   await page.getByTestId('new-run-view').evaluate((el) => el.scrollIntoView({ block: 'start' }));
   await shot(page, 'new-run-form');
+  await setTheme(page, 'dark');
+  await shot(page, 'new-run-form-dark');
+  await setTheme(page, 'light');
 
   await page.getByTestId('create-start').click();
   await expect(page.getByTestId('run-view')).toBeVisible();
@@ -83,6 +93,13 @@ test('configure a run with field validation, start it and watch progress advance
   await expect(cards.nth(0).getByRole('button', { name: 'reset zoom' })).toBeVisible();
   await over.dblclick();
   await expect(cards.nth(0).getByRole('button', { name: 'reset zoom' })).toHaveCount(0);
+  // x axis by wall time
+  await page.getByTestId('x-mode').selectOption('time');
+  await expect(cards.nth(0).locator('canvas')).toBeVisible();
+  const timeBox = (await cards.nth(0).locator('.u-over').boundingBox())!;
+  await page.mouse.move(timeBox.x + timeBox.width * 0.5, timeBox.y + timeBox.height * 0.5);
+  await expect(cards.nth(0).locator('.chart-legend .mono')).toContainText('wall time (s)');   // cursor readout names the x axis
+  await page.getByTestId('x-mode').selectOption('step');
   // the downsampling runs in a Web Worker
   await expect.poll(() => page.workers().some((w) => /downsample\.worker/.test(w.url()))).toBe(true);
   // exports: metrics CSV, episodes JSONL, a chart PNG
@@ -173,6 +190,9 @@ test('the run table sorts, filters and selects; an SPA and a vanilla-RL run are 
   await expect(page.getByTestId('compare-table')).toContainText('Pass@1');
   await expect(rows.first()).toContainText(/\d+\.\d/);      // evaluated numbers, not dashes
   await shot(page, 'compare-table');
+  await setTheme(page, 'dark');
+  await shot(page, 'compare-table-dark');
+  await setTheme(page, 'light');
   await page.getByRole('tab', { name: 'Curves' }).click();
   await expect(page.getByTestId('compare-charts').locator('canvas').first()).toBeVisible();
   await shot(page, 'compare-curves');

@@ -33,6 +33,13 @@ describe('every preset (smoke size) runs end to end', () => {
         expect(existsSync(join(runDir, 'datasets', 'filter-report.json'))).toBe(true);
         expect(existsSync(join(runDir, 'datasets', 'sft-stats.json'))).toBe(true);
       }
+      if (def.id === 'spa-random-action') {
+        // random well-formed turns always pass the filter: SFT must really train and report perplexity
+        expect(readJsonl(join(runDir, 'datasets', 'sft-train.jsonl')).length).toBeGreaterThan(0);
+        const ppl = JSON.parse(readFileSync(join(runDir, 'eval', 'sft-state-perplexity.json'), 'utf8')) as { after: { perplexity: number } };
+        expect(ppl.after.perplexity).toBeGreaterThan(1);
+        expect(existsSync(join(runDir, 'checkpoints', 'sft-epoch-1', 'model.safetensors'))).toBe(true);
+      }
       if (stages.includes('sft')) expect(existsSync(join(runDir, 'eval', 'sft-state-perplexity.json')) || readJsonl(join(runDir, 'datasets', 'sft-train.jsonl')).length === 0).toBe(true);
     }, 120_000);
   }

@@ -54,3 +54,23 @@ describe('PPO losses (hand-computed)', () => {
     expect(() => klPenalty(t([[1, 2]]), t([[1, 2, 3]]), t([[1, 1]]), 'k1')).toThrow(/expected refLogprobs with shape \[1, 2\].*received \[1, 3\]/);
   });
 });
+
+import { getLoss } from '../../core/model/losses.js';
+import '../../core/train/losses.js';
+
+describe('registered losses', () => {
+  it('ppo = policy + valueCoef·value − entropyCoef·entropy; grpo has no value term', () => {
+    const outputs = { logprobs: t([[0.5, -0.5]]) as tf.Tensor2D, entropies: t([[1, 3]]) as tf.Tensor2D, values: t([[1, 0]]) as tf.Tensor2D };
+    const batch = { lossMask: t([[1, 1]]), oldLogprobs: t([[0, 0]]), advantages: t([[1, 1]]), returns: t([[0, 0]]), oldValues: t([[1, 0]]) };
+    const params = { clipLow: 0.2, clipHigh: 0.28, dualClip: 3, valueClip: 0.5, entropyCoef: 0.01, valueCoef: 0.5, klCoef: 0 };
+    const ppo = getLoss('ppo').fn({ outputs, batch, attentionMask: t([[1, 1]]) as tf.Tensor2D, params });
+    const policy = (-1.28 - Math.exp(-0.5)) / 2;
+    const value = 0.5 * (1 + 0) / 2;
+    expect(v(ppo.stats['losses/policy']!)).toBeCloseTo(policy, 5);
+    expect(v(ppo.stats['losses/value']!)).toBeCloseTo(value, 5);
+    expect(v(ppo.loss)).toBeCloseTo(policy + 0.5 * value - 0.01 * 2, 5);
+    const grpo = getLoss('grpo').fn({ outputs: { ...outputs, values: null }, batch, attentionMask: t([[1, 1]]) as tf.Tensor2D, params });
+    expect(v(grpo.loss)).toBeCloseTo(policy - 0.01 * 2, 5);
+    expect(() => getLoss('ppo').fn({ outputs: { ...outputs, values: null }, batch, attentionMask: t([[1, 1]]) as tf.Tensor2D, params })).toThrow(/value head/);
+  });
+});

@@ -116,5 +116,5 @@ export function issuesAt(issues: Array<{ path: string; message: string }>, path:
 
 /** Turn a camelCase key into a label ("maxTurns" → "max turns"). */
 export function labelOf(key: string): string {
-  return key.replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/[-_]/g, ' ').toLowerCase();
+  return key.replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/([A-Z])([A-Z][a-z])/g, '$1 $2').replace(/[-_]/g, ' ').toLowerCase();
 }

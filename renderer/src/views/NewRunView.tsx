@@ -75,7 +75,11 @@ export default function NewRunView({ client, navigate, preset: routePreset, syst
   }, [client, presetId, size, overrides]);
 
   const config = validation?.config ?? lastGood;
-  const issues: Issue[] = validation?.issues ?? [];
+  // Checks the schema cannot express: a model folder is needed unless the model is a preset.
+  const extraIssues: Issue[] = validation?.config && validation.config.model.source !== 'preset' && !validation.config.model.path
+    ? [{ path: 'model.path', message: `expected the folder of a ${validation.config.model.source === 'hf-folder' ? 'Hugging Face model (config.json, model.safetensors, tokenizer.json)' : 'checkpoint'}, got nothing` }]
+    : [];
+  const issues: Issue[] = [...(validation?.issues ?? []), ...extraIssues];
 
   // Environment preview.
   const envKey = config ? JSON.stringify([config.env, config.template, seed]) : '';
@@ -114,7 +118,7 @@ export default function NewRunView({ client, navigate, preset: routePreset, syst
   };
 
   const hasLocalErrors = Object.keys(localErrors).length > 0;
-  const canCreate = !!validation?.ok && !hasLocalErrors && !busy;
+  const canCreate = !!validation?.ok && extraIssues.length === 0 && !hasLocalErrors && !busy;
   const desktop = bridge();
   const envInfo = envs.find((e) => e.id === config?.env.id);
 
@@ -234,13 +238,31 @@ export default function NewRunView({ client, navigate, preset: routePreset, syst
                   {unplacedIssues.map((i) => <div key={i.path + i.message}><span className="mono">{i.path}</span>: {i.message}</div>)}
                 </div>
               )}
-              {(hasLocalErrors || (validation && !validation.ok)) && <div className="field-error" style={{ marginBottom: 8 }} data-testid="form-invalid">Fix the highlighted fields to create the run ({(validation?.issues.length ?? 0) + Object.keys(localErrors).length} issue(s)).</div>}
+              {(hasLocalErrors || issues.length > 0) && <div className="field-error" style={{ marginBottom: 8 }} data-testid="form-invalid">Fix the highlighted fields to create the run ({issues.length + Object.keys(localErrors).length} issue(s)).</div>}
               {Object.keys(overrides).length > 0 && <div className="faint" style={{ marginBottom: 8 }}>{Object.keys(overrides).length} field(s) changed from the preset. <a onClick={() => { setOverrides({}); setLocalErrors({}); }}>Reset all</a></div>}
               <div className="row">
                 <button className="btn primary" disabled={!canCreate} onClick={() => void create(true)} data-testid="create-start">Create and start</button>
                 <button className="btn" disabled={!canCreate} onClick={() => void create(false)} data-testid="create-only">Create</button>
               </div>
             </div>
+            {system && (
+              <div className="card" data-testid="compute-card">
+                <h2>Compute</h2>
+                <div className="muted" style={{ marginBottom: 6 }}>
+                  backend for this run: <strong>{config?.backend ?? 'auto'}</strong>
+                  {config?.backend === 'auto' && <> → {system.backends.find((b) => b.available)?.name ?? 'none available'}</>}
+                </div>
+                <ul className="list compact">
+                  {system.backends.map((b) => (
+                    <li key={b.name} className={b.available ? '' : 'faint'} title={b.detail}>
+                      <span className={b.available ? 'ok' : 'faint'}>{b.available ? '●' : '○'}</span>
+                      <span className="mono">{b.name}</span>
+                      <span className="grow faint ellipsis">{b.detail}</span>
+                    </li>
+                  ))}
+                </ul>
+              </div>
+            )}
             <div className="card" data-testid="env-preview">
               <div className="row" style={{ marginBottom: 8 }}>
                 <h2 className="grow" style={{ margin: 0 }}>Preview</h2>
