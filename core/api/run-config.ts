@@ -82,6 +82,7 @@ export const BootstrapSectionSchema = z.object({
   lr: z.number().positive().default(2e-3),                     // peak learning rate (cosine, 5% warmup)
   templates: z.array(z.string()).default(['tiny-vanilla', 'tiny-spa']), // templates (each with its response format) mixed in, so one base serves every method; the run's own template is always added
   maxLength: z.number().int().positive().default(2048),        // tokens per game row (later turns are cut)
+  turns: z.number().int().positive().optional(),              // turns per bootstrap game (default: the rollout/env budget); fewer = shorter, cheaper rows
   cache: z.boolean().default(true),                            // share the checkpoint per (env, templates, model, seed) under <project>/cache/
 }).strict();
 export type BootstrapSection = z.infer<typeof BootstrapSectionSchema>;

@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import { createDispatcher } from '../api/dispatcher.js';
 import { createInProcessClient } from '../api/in-process.js';
 import { parseStudySpec, runName, writeStudyReport, type StudySpec } from '../eval/study.js';
+import { parseSetArgs } from '../engine/config.js';
 
 function fail(message: string): never {
   process.stderr.write(`error: ${message}\n`);
@@ -95,16 +96,20 @@ export function registerStudyCommands(program: Command): void {
     .option('--seeds <list>', 'comma-separated run seeds', '0')
     .option('--size <size>', 'preset size: smoke | quick | paper', 'quick')
     .option('--name <name>', 'study name', 'study')
-    .action(async (o: { project: string; grid?: string; methods?: string; envs?: string; seeds: string; size: string; name: string }) => {
+    .option('--set <key=value>', 'override a config value of every run by dotted path, e.g. --set stages.bootstrap.steps=150 (repeatable)', collect, [])
+    .action(async (o: { project: string; grid?: string; methods?: string; envs?: string; seeds: string; size: string; name: string; set: string[] }) => {
+      let set: Record<string, unknown> = {};
+      try { set = parseSetArgs(o.set); } catch (err) { fail((err as Error).message); }
       let spec: StudySpec;
       if (o.grid) {
         let raw: unknown;
         try { raw = JSON.parse(fs.readFileSync(o.grid, 'utf8')); } catch (err) { fail(`--grid ${o.grid}: ${(err as Error).message}`); }
         spec = parseStudySpec(raw, o.grid);
+        if (Object.keys(set).length) spec.set = { ...(spec.set ?? {}), ...set };
       } else {
         if (!o.methods || !o.envs) fail('give --grid FILE, or --methods and --envs (and optionally --seeds, --size, --name)');
         const seeds = list(o.seeds, '--seeds').map((s) => { const n = Number(s); if (!Number.isInteger(n)) fail(`--seeds: ${JSON.stringify(s)} is not an integer`); return n; });
-        spec = parseStudySpec({ name: o.name, methods: list(o.methods, '--methods'), envs: list(o.envs, '--envs'), seeds, size: o.size }, 'command line');
+        spec = parseStudySpec({ name: o.name, methods: list(o.methods, '--methods'), envs: list(o.envs, '--envs'), seeds, size: o.size, ...(Object.keys(set).length ? { set } : {}) }, 'command line');
       }
       try { process.exitCode = await runStudy(spec, o.project); } catch (err) { fail((err as Error).message); }
     });

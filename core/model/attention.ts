@@ -18,14 +18,18 @@ const MASKED = -1e9;
 
 interface Layout { B: number; T: number; H: number; KV: number; hd: number; rep: number; scale: number }
 
-/** Additive bias for sequence b, stacked `rep` times: [rep*T, T] (causal + key padding). */
-function biasTile(mask: number[][], b: number, L: Layout): Float32Array {
+/**
+ * Additive bias for sequence b, stacked `rep` times: [rep*T, T]. `segments` [B, T]: query i sees
+ * key j iff j <= i, seg[j] = seg[i] and seg[j] != 0 (0 = padding; a 0/1 mask is one segment).
+ */
+function biasTile(segments: number[][], b: number, L: Layout): Float32Array {
   const { T, rep } = L;
-  const row = mask[b]!;
+  const seg = segments[b]!;
   const out = new Float32Array(rep * T * T);
   for (let i = 0; i < T; i++) {
     const base = i * T;
-    for (let j = 0; j < T; j++) out[base + j] = j <= i && row[j] ? 0 : MASKED;
+    const si = seg[i];
+    for (let j = 0; j < T; j++) out[base + j] = j <= i && seg[j] !== 0 && seg[j] === si ? 0 : MASKED;
   }
   for (let r = 1; r < rep; r++) out.copyWithin(r * T * T, 0, T * T);
   return out;
@@ -119,7 +123,7 @@ export function rotateRows(x: Float32Array, heads: number, hd: number, r: Rotary
 }
 
 /**
- * Causal grouped-query attention. q [B*T, H*hd], k/v [B*T, KV*hd], key mask [B, T] ->
+ * Causal grouped-query attention. q [B*T, H*hd], k/v [B*T, KV*hd], segments / mask [B, T] ->
  * [B*T, H*hd]. q and k are taken as already rotated, or rotated here when `rotary` is given.
  * Differentiable in q, k, v.
  */

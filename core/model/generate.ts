@@ -20,7 +20,8 @@ export interface GenerateOptions {
   topP?: number;               // nucleus: smallest set with probability >= p (1 = off)
   stop?: string[];             // stop when the decoded completion contains one (kept in the text)
   stopTokenIds?: number[];     // default [tokenizer.eosTokenId]
-  seed?: number;               // sampling seed; row b uses a stream derived from (seed, b)
+  seed?: number;               // sampling seed; row b uses a stream derived from (seed, rowSeedOffset + b)
+  rowSeedOffset?: number;      // index of this call's first row in a larger batch (split generation stays reproducible)
   useCache?: boolean;          // K/V cache (true); false recomputes the whole sequence every step
   /**
    * K/V cache implementation: 'session' (JS cache, pre-transposed weights; fastest on wasm/cpu),
@@ -120,7 +121,8 @@ export function generate(model: CausalLM, tokenizer: GenerationTokenizer, prompt
   const pad = tokenizer.padTokenId;
   const ids = promptTokens.map((p) => [...new Array<number>(P - p.length).fill(pad), ...p]);      // [B, P] left-padded
   const mask = promptTokens.map((p) => [...new Array<number>(P - p.length).fill(0), ...p.map(() => 1)]);
-  const rngs = promptTokens.map((_, b) => new SeededRng(seed * 1_000_003 + b));
+  const rowOffset = options.rowSeedOffset ?? 0;
+  const rngs = promptTokens.map((_, b) => new SeededRng(seed * 1_000_003 + rowOffset + b));
   const results: GenerationResult[] = promptTokens.map((p) => ({ promptTokens: p, tokens: [], text: '', logprobs: [], finishReason: 'length' }));
   const done = new Array<boolean>(B).fill(false);
   const window = stops.length ? Math.max(...stops.map((s) => s.length)) + 8 : 0;

@@ -250,6 +250,24 @@ export function attentionReference(q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2
   return tf.reshape(tf.transpose(o5, [0, 3, 1, 2, 4]), [B * Tq, H * hd]) as tf.Tensor2D;                   // [B*Tq, H*hd]
 }
 
+/**
+ * Additive bias [B, 1, T, T] for full sequences with segment ids (packed sequences): query i sees
+ * key j iff j <= i, seg[j] = seg[i] and seg[j] != 0 (0 = padding). A 0/1 attention mask is the
+ * one-segment case.
+ */
+export function segmentBias(segments: number[][], T: number): tf.Tensor4D {
+  const B = segments.length;
+  const data = new Float32Array(B * T * T);
+  for (let b = 0; b < B; b++) {
+    const seg = segments[b]!;
+    for (let i = 0; i < T; i++) {
+      const base = (b * T + i) * T;
+      for (let j = 0; j < T; j++) data[base + j] = j <= i && seg[j] !== 0 && seg[j] === seg[i] ? 0 : -1e9;
+    }
+  }
+  return tf.tensor4d(data, [B, 1, T, T]);
+}
+
 /** Additive attention bias [B, 1, Tq, Tk] for queries at the last Tq of Tk positions, causal + key padding. */
 export function attentionBias(keyMask: number[][], queryLength: number): tf.Tensor4D {
   const B = keyMask.length;

@@ -10,14 +10,15 @@ export interface TokenScores {
   values: number[][] | null;     // [B, T] when requested
 }
 
-export function tokenScores(model: CausalLM, inputIds: number[][], options: { attentionMask?: number[][]; values?: boolean; chunkRows?: number } = {}): TokenScores {
+export function tokenScores(model: CausalLM, inputIds: number[][], options: { attentionMask?: number[][]; segmentIds?: number[][]; values?: boolean; chunkRows?: number } = {}): TokenScores {
   const chunk = Math.max(1, options.chunkRows ?? 16);
   const out: TokenScores = { logprobs: [], entropies: [], values: options.values ? [] : null };
   for (let start = 0; start < inputIds.length; start += chunk) {
     const ids = inputIds.slice(start, start + chunk);
     const mask = options.attentionMask?.slice(start, start + chunk);
+    const segments = options.segmentIds?.slice(start, start + chunk);
     const o = tf.tidy(() => {
-      const r = model.tokenOutputs(ids, { attentionMask: mask, values: options.values ?? false });
+      const r = model.tokenOutputs(ids, { attentionMask: mask, segmentIds: segments, values: options.values ?? false });
       return r.values ? [r.logprobs, r.entropies, r.values] : [r.logprobs, r.entropies];
     });
     const [lp, ent, val] = o.map((t) => t.arraySync() as number[][]);

@@ -16,6 +16,8 @@ export interface TrainerOptions extends AdamWOptions {
 export interface TrainBatch {
   inputIds: number[][];
   attentionMask?: number[][];
+  /** Packed sequences: segment id per token (0 = padding); replaces attentionMask. */
+  segmentIds?: number[][];
   [name: string]: number[][] | number[] | undefined;
 }
 
@@ -100,15 +102,15 @@ export class Trainer {
     const { grads } = tf.tidy(() => {
       const named: Record<string, tf.Tensor> = {};
       for (const [key, value] of Object.entries(batch)) {
-        if (key === 'inputIds' || key === 'attentionMask' || value === undefined) continue;
+        if (key === 'inputIds' || key === 'attentionMask' || key === 'segmentIds' || value === undefined) continue;
         named[key] = toTensor(key, value, B, T);
       }
-      const maskArray = batch.attentionMask ?? batch.inputIds.map((r) => r.map(() => 1));
+      const maskArray = batch.segmentIds ? batch.segmentIds.map((r) => r.map((sid) => (sid ? 1 : 0))) : batch.attentionMask ?? batch.inputIds.map((r) => r.map(() => 1));
       const attentionMask = toTensor('attentionMask', maskArray, B, T) as tf.Tensor2D;
       const result = tf.variableGrads(() => {
         const needLogits = spec.needs.logprobs || spec.needs.entropies;
         const out = needLogits || spec.needs.values
-          ? this.model.tokenOutputs(batch.inputIds, { attentionMask: batch.attentionMask, values: spec.needs.values, logits: needLogits })
+          ? this.model.tokenOutputs(batch.inputIds, { attentionMask: batch.attentionMask, segmentIds: batch.segmentIds, values: spec.needs.values, logits: needLogits })
           : null;
         const outputs: LossOutputs = {
           logprobs: out?.logprobs ?? tf.zeros([B, T]),

@@ -8,7 +8,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { headDim, parseModelConfig, type ModelConfig } from './config.js';
 import {
-  attentionBias, attentionReference, embedding, linear, rmsNorm, rope, ropeTables, rotateHalfMatrix, swiglu, tokenStats,
+  attentionBias, attentionReference, embedding, segmentBias, linear, rmsNorm, rope, ropeTables, rotateHalfMatrix, swiglu, tokenStats,
   type AttentionShape,
 } from './kernels.js';
 import { attentionFast } from './attention.js';
@@ -42,6 +42,11 @@ export interface CausalLMOptions {
 export interface ForwardOptions {
   /** [B, T], 1 for real tokens, 0 for padding (right or left). Default: all ones. */
   attentionMask?: number[][];
+  /**
+   * [B, T] packed sequences: tokens attend only within their segment (same id, 0 = padding) and
+   * positions restart at each segment. Replaces attentionMask when given.
+   */
+  segmentIds?: number[][];
   /** Compute logits (default true). */
   logits?: boolean;
   /** Compute values with the value head (default: when the config has one). */
@@ -409,20 +414,39 @@ export class CausalLM {
     return tf.add(linear(hidden, w as tf.Tensor2D, w.trainable), this.w('value_head.bias')) as tf.Tensor2D; // [N, 1]
   }
 
-  private checkBatch(inputIds: number[][], mask?: number[][]): { B: number; T: number; mask: number[][] } {
+  private checkBatch(inputIds: number[][], mask?: number[][], segmentIds?: number[][]): { B: number; T: number; mask: number[][] } {
     if (!Array.isArray(inputIds) || inputIds.length === 0) throw new Error('inputIds: expected a non-empty number[][] [batch, time]');
     const T = inputIds[0]!.length;
     if (T === 0) throw new Error('inputIds: sequences are empty');
     inputIds.forEach((r, b) => { if (r.length !== T) throw new Error(`inputIds[${b}] has length ${r.length}, expected ${T} (pad every row to the same length and pass attentionMask)`); });
-    const m = mask ?? inputIds.map((r) => r.map(() => 1));
-    if (m.length !== inputIds.length) throw new Error(`attentionMask has ${m.length} rows, inputIds has ${inputIds.length}`);
-    m.forEach((r, b) => { if (r.length !== T) throw new Error(`attentionMask[${b}] has length ${r.length}, expected ${T}`); });
+    const name = segmentIds ? 'segmentIds' : 'attentionMask';
+    const m = segmentIds ?? mask ?? inputIds.map((r) => r.map(() => 1));
+    if (m.length !== inputIds.length) throw new Error(`${name} has ${m.length} rows, inputIds has ${inputIds.length}`);
+    m.forEach((r, b) => { if (r.length !== T) throw new Error(`${name}[${b}] has length ${r.length}, expected ${T}`); });
     return { B: inputIds.length, T, mask: m };
   }
 
   /** Position ids from the mask: count of real tokens before each position (left padding works). */
   static positionsFromMask(mask: number[][]): number[][] {
     return mask.map((row) => { let p = 0; return row.map((m) => { const v = p; if (m) p++; return m ? v : 0; }); });
+  }
+
+  /** Position ids from segment ids (0/1 masks included): counting restarts when the segment id changes. */
+  static positionsFromSegments(segments: number[][]): number[][] {
+    return segments.map((row) => {
+      let p = 0;
+      let current = 0;
+      return row.map((s) => {
+        if (!s) return 0;
+        if (s !== current) { current = s; p = 0; }
+        return p++;
+      });
+    });
+  }
+
+  /** [B, T] 1 where token t has a preceding token of the same segment (its log-prob is defined). */
+  static hasPrefix(segments: number[][]): number[][] {
+    return segments.map((row) => row.map((s, t) => (t > 0 && s !== 0 && row[t - 1] === s ? 1 : 0)));
   }
 
   /** The decoder trunk on a full sequence (training and scoring). Returns final hidden [N, D]. */
@@ -433,13 +457,13 @@ export class CausalLM {
     const H = c.num_attention_heads;
     const KV = c.num_key_value_heads;
     const hd = headDim(c);
-    const positions = CausalLM.positionsFromMask(mask);
+    const positions = CausalLM.positionsFromSegments(mask);                    // mask may be 0/1 or segment ids
     const fast = this.useFastAttention();
     // The fast kernel applies RoPE itself (in JS, while cutting tiles); the reference path uses the rope kernel.
     const qRope = fast ? null : this.ropeRows(positions, H);
     const kRope = fast ? null : KV === H ? qRope : this.ropeRows(positions, KV);
     const rotary = { cos: this.ropeCos, sin: this.ropeSin, positions };
-    const bias = fast ? null : attentionBias(mask, T);                          // [B, 1, T, T] (reference path only)
+    const bias = fast ? null : segmentBias(mask, T);                            // [B, 1, T, T] (reference path only)
     const shape: AttentionShape = { batch: B, queryLength: T, keyLength: T, heads: H, kvHeads: KV, headDim: hd };
     let x = this.embed(inputIds);                                               // [N, D]
     for (let i = 0; i < c.num_hidden_layers; i++) {
@@ -468,7 +492,7 @@ export class CausalLM {
   /** Full forward: logits [B, T, V] and values [B, T] at every position. Call inside tf.tidy. */
   forward(inputIds: number[][], options: ForwardOptions = {}): ForwardResult {
     this.assertLive();
-    const { B, T, mask } = this.checkBatch(inputIds, options.attentionMask);
+    const { B, T, mask } = this.checkBatch(inputIds, options.attentionMask, options.segmentIds);
     const hidden = this.trunk(inputIds, mask);
     const logits = options.logits === false ? null : tf.reshape(this.lmHead(hidden), [B, T, this.config.vocab_size]) as tf.Tensor3D; // [N, V] -> [B, T, V]
     const wantValues = options.values ?? this.config.value_head;
@@ -481,13 +505,13 @@ export class CausalLM {
    * Per-token log-probabilities, entropies and values aligned with the tokens (see TokenOutputs).
    * Differentiable; call inside tf.tidy / a gradient function.
    */
-  tokenOutputs(inputIds: number[][], options: { attentionMask?: number[][]; values?: boolean; logits?: boolean } = {}): TokenOutputs {
+  tokenOutputs(inputIds: number[][], options: { attentionMask?: number[][]; segmentIds?: number[][]; values?: boolean; logits?: boolean } = {}): TokenOutputs {
     this.assertLive();
-    const { B, T, mask } = this.checkBatch(inputIds, options.attentionMask);
+    const { B, T, mask } = this.checkBatch(inputIds, options.attentionMask, options.segmentIds);
     const hidden = this.trunk(inputIds, mask);                                  // [N, D]
     const wantValues = options.values ?? this.config.value_head;
     if (options.logits === false) {                                             // values only (a critic)
-      return { logprobs: tf.zeros([B, T]), entropies: tf.zeros([B, T]), values: wantValues ? this.shiftedValues(hidden, B, T) : null };
+      return { logprobs: tf.zeros([B, T]), entropies: tf.zeros([B, T]), values: wantValues ? this.shiftedValues(hidden, B, T, mask) : null };
     }
     const logits = this.lmHead(hidden);                                         // [N, V]
     const targets = new Int32Array(B * T);                                      // next token at each position
@@ -495,15 +519,19 @@ export class CausalLM {
     const stats = tokenStats(logits, tf.tensor1d(targets, 'int32'));            // [N, 2] (logprob, entropy) of the next token
     const shifted = shiftRight(tf.reshape(stats, [B, T, 2]) as tf.Tensor3D);    // [B, T, 2]: position t <- t-1
     const cols = tf.reshape(shifted, [B * T, 2]) as tf.Tensor2D;                // [N, 2]
-    const logprobs = tf.reshape(tf.matMul(cols, tf.tensor2d([[1], [0]])), [B, T]) as tf.Tensor2D; // column 0 -> [B, T]
-    const entropies = tf.reshape(tf.matMul(cols, tf.tensor2d([[0], [1]])), [B, T]) as tf.Tensor2D; // column 1 -> [B, T]
-    return { logprobs, entropies, values: wantValues ? this.shiftedValues(hidden, B, T) : null };
+    // Tokens without a preceding token of their own segment (first token, first of a packed
+    // segment, first real token after left padding) have no defined log-prob: 0.
+    const defined = tf.tensor2d(CausalLM.hasPrefix(mask));                      // [B, T]
+    const logprobs = tf.mul(tf.reshape(tf.matMul(cols, tf.tensor2d([[1], [0]])), [B, T]), defined) as tf.Tensor2D; // column 0 -> [B, T]
+    const entropies = tf.mul(tf.reshape(tf.matMul(cols, tf.tensor2d([[0], [1]])), [B, T]), defined) as tf.Tensor2D; // column 1 -> [B, T]
+    return { logprobs, entropies, values: wantValues ? this.shiftedValues(hidden, B, T, mask) : null };
   }
 
-  private shiftedValues(hidden: tf.Tensor2D, B: number, T: number): tf.Tensor2D {
+  private shiftedValues(hidden: tf.Tensor2D, B: number, T: number, segments: number[][]): tf.Tensor2D {
     if (!this.config.value_head) throw new Error('values requested but this model has no value head (config value_head = false)');
     const v = tf.reshape(this.valueHead(hidden), [B, T, 1]) as tf.Tensor3D;     // [N, 1] -> [B, T, 1]
-    return tf.reshape(shiftRight(v), [B, T]) as tf.Tensor2D;                    // value of the prefix < t
+    const shifted = tf.reshape(shiftRight(v), [B, T]);                          // value of the prefix < t
+    return tf.mul(shifted, tf.tensor2d(CausalLM.hasPrefix(segments))) as tf.Tensor2D; // 0 where there is no prefix
   }
 
   // ------------------------------------------------------------------ incremental (KV cache)

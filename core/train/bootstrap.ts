@@ -48,7 +48,7 @@ export const bootstrapStage: StageDefinition = {
     let tokensTotal = 0;
     for (let g = 0; g < section.games; g++) {
       const template = resolveTemplate(templates[g % templates.length]!);
-      const session: EpisodeSession = sessionFactory(ctx.config, template, limits)({ seed: ctx.config.seeds.selfplayStart - 1 - g, group: g, sample: 0, id: `bootstrap-${g}` });
+      const session: EpisodeSession = sessionFactory(ctx.config, template, { ...limits, ...(section.turns ? { maxTurns: section.turns } : {}) })({ seed: ctx.config.seeds.selfplayStart - 1 - g, group: g, sample: 0, id: `bootstrap-${g}` });
       while (!session.done) session.applyResponse(ungroundedResponse(session, ctx.config, rng));
       let messages: ChatMessage[] = session.messages();
       if (messages[messages.length - 1]?.role === 'user') messages = messages.slice(0, -1);

@@ -4,6 +4,8 @@ import { CausalLM } from '../../core/model/transformer.js';
 import { Trainer } from '../../core/model/trainer.js';
 import { DataParallelTrainer } from '../../core/model/workers/data-parallel.js';
 import { randomIds, tinyConfig, useTestBackend } from './helpers.js';
+import { buildCharTokenizer } from '../../core/model/tokenizer.js';
+import { generate } from '../../core/model/generate.js';
 
 beforeAll(useTestBackend);
 
@@ -34,6 +36,30 @@ describe('DataParallelTrainer', () => {
     } finally {
       await dp.dispose();
       single.dispose(); a.dispose(); b.dispose();
+    }
+  });
+
+  it('generates across workers exactly as one thread does, after a training step (weights resynced)', async () => {
+    const tokenizer = buildCharTokenizer({ chars: 'abcdefgh<>/', tagTokens: [] });
+    const model = new CausalLM(tinyConfig({ vocab_size: tokenizer.vocabSize, initializer_range: 0.3 }), { seed: 41 });
+    const dp = await DataParallelTrainer.create(model, { schedule: { lr: 5e-2, kind: 'constant' } }, { workers: 1, tokenizer: { json: tokenizer.toJson(), config: tokenizer.configJson() } });
+    try {
+      const prompts = ['abc', 'hgf', 'a', 'bbbb', 'ceg'];
+      const options = { maxNewTokens: 8, temperature: 1, seed: 3, stopTokenIds: [] as number[] };
+      const check = async () => {
+        const split = await dp.generate(tokenizer, prompts, options);
+        const single = generate(model, tokenizer, prompts, options);
+        expect(split.map((r) => r.tokens)).toEqual(single.map((r) => r.tokens));
+        return single;
+      };
+      const before = await check();
+      const inputIds = randomIds(4, 8, tokenizer.vocabSize, 9);
+      await dp.step({ lossName: 'sft', batch: { inputIds, lossMask: inputIds.map((r) => r.map((_, t) => (t > 0 ? 1 : 0))) } });
+      const after = await check();                       // workers got the new weights
+      expect(after.map((r) => r.tokens)).not.toEqual(before.map((r) => r.tokens));
+    } finally {
+      await dp.dispose();
+      model.dispose();
     }
   });
 });

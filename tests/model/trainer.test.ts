@@ -98,6 +98,19 @@ describe('trainer', () => {
     expect(tf.memory().numTensors).toBe(before);
   });
 
+  it('a packed batch (segmentIds) trains like the same sequences padded', () => {
+    const a = new CausalLM(tinyConfig(), { seed: 13 });
+    const b = a.clone();
+    const ta = new Trainer(a, { schedule: { lr: 1e-2, kind: 'constant' } });
+    const tb = new Trainer(b, { schedule: { lr: 1e-2, kind: 'constant' } });
+    const s1 = [3, 5, 7, 9]; const s2 = [2, 4, 6, 8];
+    const padded = ta.step({ lossName: 'sft', batch: { inputIds: [s1, s2], lossMask: [[0, 1, 1, 1], [0, 1, 1, 1]] } });
+    const packed = tb.step({ lossName: 'sft', batch: { inputIds: [[...s1, ...s2]], segmentIds: [[1, 1, 1, 1, 2, 2, 2, 2]], lossMask: [[0, 1, 1, 1, 0, 1, 1, 1]] } });
+    expect(packed.loss).toBeCloseTo(padded.loss, 5);
+    expect(packed.gradNorm).toBeCloseTo(padded.gradNorm, 4);
+    ta.dispose(); tb.dispose(); a.dispose(); b.dispose();
+  });
+
   it('gradient accumulation over micro-batches equals one full-batch step', () => {
     const a = new CausalLM(tinyConfig(), { seed: 6 });
     const b = a.clone();

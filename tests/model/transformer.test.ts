@@ -72,6 +72,28 @@ describe('CausalLM', () => {
     });
   });
 
+  it('packed sequences (segment ids) give the same outputs as each sequence alone, fast and reference attention', () => {
+    const a = [4, 9, 1, 12, 3];
+    const b = [7, 2, 8];
+    const ref = new CausalLM(model.config, { attention: 'reference', init: 'zeros' });
+    ref.copyWeightsFrom(model);
+    tf.tidy(() => {
+      for (const m of [model, ref]) {
+        const alone = m.tokenOutputs([[...a, ...b.map(() => 0)], [...b, ...a.map(() => 0)]], {
+          attentionMask: [[...a.map(() => 1), ...b.map(() => 0)], [...b.map(() => 1), ...a.map(() => 0)]], values: true,
+        });
+        const packed = m.tokenOutputs([[...a, ...b, 0]], { segmentIds: [[...a.map(() => 1), ...b.map(() => 2), 0]], values: true });
+        const la = alone.logprobs.arraySync(); const lp = packed.logprobs.arraySync()[0]!;
+        const va = alone.values!.arraySync(); const vp = packed.values!.arraySync()[0]!;
+        for (let t = 0; t < a.length; t++) { expect(lp[t]).toBeCloseTo(la[0]![t]!, 4); expect(vp[t]).toBeCloseTo(va[0]![t]!, 4); }
+        for (let t = 0; t < b.length; t++) { expect(lp[a.length + t]).toBeCloseTo(la[1]![t]!, 4); expect(vp[a.length + t]).toBeCloseTo(va[1]![t]!, 4); }
+        expect(Math.abs(lp[a.length]!)).toBe(0); // first token of the second segment has no prefix
+        expect(Math.abs(lp[0]!)).toBe(0);
+      }
+    });
+    ref.dispose();
+  });
+
   it('rejects bad input with a clear message', () => {
     expect(() => model.forward([[1, 2], [3]])).toThrow(/inputIds\[1\] has length 1, expected 2/);
     expect(() => model.forward([[1, 99]])).toThrow(/token id 99, outside the vocabulary \[0, 17\)/);

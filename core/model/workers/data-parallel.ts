@@ -11,7 +11,8 @@ import * as tf from '@tensorflow/tfjs';
 import type { CausalLM } from '../transformer.js';
 import { Trainer, type StepRequest, type StepResult, type TrainBatch, type TrainerOptions } from '../trainer.js';
 import type { BackendRequest } from '../backend.js';
-import type { FromWorker, StepMessage } from './protocol.js';
+import type { FromWorker, GenerateMessage, StepMessage, TokenizerFiles } from './protocol.js';
+import { generate, type GenerateOptions, type GenerationResult, type GenerationTokenizer } from '../generate.js';
 import { flattenWeights, unflattenGradients } from './flat.js';
 
 export interface DataParallelOptions {
@@ -21,6 +22,8 @@ export interface DataParallelOptions {
   lossModules?: string[];
   /** Backend of the workers ('wasm' by default). */
   backend?: BackendRequest;
+  /** Tokenizer files (tokenizer.json / tokenizer_config.json contents) for generate() in the workers. */
+  tokenizer?: TokenizerFiles;
 }
 
 interface WorkerHandle { worker: Worker; pending: Map<number, { resolve: (m: FromWorker) => void; reject: (e: Error) => void }> }
@@ -66,10 +69,10 @@ export class DataParallelTrainer {
           worker.on('message', onMessage);
           worker.once('error', (e) => reject(new Error(`data-parallel worker ${i} crashed at start: ${e.message}`)));
         });
-        worker.postMessage({ type: 'init', config: model.config, lora: model.getLoraConfig(), weights, lossModules, backend: dp.backend ?? 'wasm' });
+        worker.postMessage({ type: 'init', config: model.config, lora: model.getLoraConfig(), weights, lossModules, backend: dp.backend ?? 'wasm', tokenizer: dp.tokenizer ?? null });
         await ready;
         worker.on('message', (m: FromWorker) => {
-          if (m.type === 'result' || m.type === 'error') {
+          if (m.type === 'result' || m.type === 'generated' || m.type === 'error') {
             const p = m.id !== null ? handle.pending.get(m.id) : undefined;
             if (!p) return;
             handle.pending.delete(m.id!);
@@ -87,6 +90,9 @@ export class DataParallelTrainer {
   }
 
   get workers(): number { return this.handles.length; }
+
+  /** Call after changing the model's weights outside this trainer (e.g. loading a checkpoint): workers resync the trainable weights. */
+  markWeightsChanged(): void { this.weightsVersion++; }
 
   /** One optimisation step over the whole batch, split across the main thread and the workers. */
   async step(request: StepRequest): Promise<StepResult> {
@@ -139,6 +145,40 @@ export class DataParallelTrainer {
     const result = this.trainer.applyAccumulatedGradients();
     this.weightsVersion++;
     return result;
+  }
+
+  /**
+   * Generate with the current weights, prompts split across the main thread and the workers
+   * (each row's sampling stream depends only on (seed, row index), so the split does not change
+   * the samples). `tokenizer` is the main thread's; workers use the files given at create().
+   */
+  async generate(tokenizer: GenerationTokenizer, prompts: Array<string | number[]>, options: GenerateOptions): Promise<GenerationResult[]> {
+    const ids = prompts.map((p) => (typeof p === 'string' ? tokenizer.encode(p) : [...p]));
+    const rows = ids.length;
+    if (rows === 0) return [];
+    const parts = Math.min(rows, this.handles.length + 1);
+    const bounds = Array.from({ length: parts + 1 }, (_, i) => Math.round((i * rows) / parts));
+    const stale = this.workerVersion.some((v, i) => i < parts - 1 && v !== this.weightsVersion);
+    const trainable = stale ? flattenWeights(this.model, this.names) : undefined;
+    const base = options.rowSeedOffset ?? 0;
+    const remote: Array<Promise<FromWorker>> = [];
+    for (let i = 1; i < parts; i++) {
+      const handle = this.handles[i - 1]!;
+      const id = this.nextId++;
+      const send = this.workerVersion[i - 1] !== this.weightsVersion;
+      const message: GenerateMessage = { type: 'generate', id, prompts: ids.slice(bounds[i]!, bounds[i + 1]!), options: { ...options, rowSeedOffset: base + bounds[i]! }, ...(send && trainable ? { trainable } : {}) };
+      this.workerVersion[i - 1] = this.weightsVersion;
+      remote.push(new Promise((resolve, reject) => { handle.pending.set(id, { resolve, reject }); handle.worker.postMessage(message); }));
+    }
+    let local: GenerationResult[];
+    try {
+      local = generate(this.model, tokenizer, ids.slice(bounds[0]!, bounds[1]!), { ...options, rowSeedOffset: base });
+    } catch (error) {
+      await Promise.allSettled(remote);
+      throw error;
+    }
+    const results = await Promise.all(remote);
+    return [...local, ...results.flatMap((r) => (r.type === 'generated' ? r.results : []))];
   }
 
   async dispose(): Promise<void> {

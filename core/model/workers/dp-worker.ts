@@ -7,11 +7,15 @@ import { CausalLM } from '../transformer.js';
 import { Trainer } from '../trainer.js';
 import type { FromWorker, ToWorker } from './protocol.js';
 import { flattenGradients, unflattenInto } from './flat.js';
+import { generate, type GenerationTokenizer } from '../generate.js';
+import { CharTokenizer } from '../tokenizer-char.js';
+import { HfTokenizer } from '../tokenizer-hf.js';
 
 if (!parentPort) throw new Error('dp-worker must run in a worker thread');
 const port = parentPort;
 let model: CausalLM | null = null;
 let trainer: Trainer | null = null;
+let tokenizer: GenerationTokenizer | null = null;
 
 function send(message: FromWorker, transfer: ArrayBuffer[] = []): void { port.postMessage(message, transfer); }
 
@@ -24,6 +28,13 @@ port.on('message', async (message: ToWorker) => {
       if (message.lora) model.enableLora(message.lora);
       model.loadWeights(new Map(message.weights.map((w) => [w.name, { shape: w.shape, data: w.data }])), { where: 'data-parallel init' });
       trainer = new Trainer(model, { schedule: { lr: 0, kind: 'constant' } });
+      if (message.tokenizer) {
+        const { json, config } = message.tokenizer;
+        const marker = config.spa_workbench as { kind?: string } | undefined;
+        tokenizer = marker?.kind === 'char'
+          ? CharTokenizer.fromJson(json, config, 'data-parallel tokenizer')
+          : await HfTokenizer.fromJson(json, config, 'data-parallel tokenizer');
+      }
       send({ type: 'ready', backend: report.backend });
       return;
     }
@@ -35,6 +46,11 @@ port.on('message', async (message: ToWorker) => {
     }
     if (!model || !trainer) throw new Error('worker received a step before init');
     if (message.trainable) unflattenInto(model, trainer.trainableNames(), message.trainable);
+    if (message.type === 'generate') {
+      if (!tokenizer) throw new Error('generation in workers needs the tokenizer: pass `tokenizer` to DataParallelTrainer.create');
+      send({ type: 'generated', id: message.id, results: generate(model, tokenizer, message.prompts, message.options) });
+      return;
+    }
     const { grads, loss, stats } = trainer.computeGradients(message.lossName, message.params, message.batch);
     const flat = flattenGradients(grads, trainer.trainableNames(), model);
     for (const g of grads.values()) g.dispose();

@@ -3,6 +3,10 @@ import type { ModelConfig } from '../config.js';
 import type { LoraConfig } from '../transformer.js';
 import type { BackendRequest } from '../backend.js';
 import type { TrainBatch } from '../trainer.js';
+import type { GenerateOptions, GenerationResult } from '../generate.js';
+
+/** A tokenizer as files (tokenizer.json and tokenizer_config.json contents), rebuilt in each worker. */
+export interface TokenizerFiles { json: unknown; config: Record<string, unknown> }
 
 export interface InitMessage {
   type: 'init';
@@ -13,6 +17,8 @@ export interface InitMessage {
   /** Modules to import before training (they register losses), as file URLs or package names. */
   lossModules: string[];
   backend: BackendRequest;
+  /** For generation in the workers. */
+  tokenizer: TokenizerFiles | null;
 }
 
 export interface StepMessage {
@@ -25,11 +31,20 @@ export interface StepMessage {
   trainable?: Float32Array;
 }
 
+export interface GenerateMessage {
+  type: 'generate';
+  id: number;
+  prompts: number[][];
+  options: GenerateOptions;
+  trainable?: Float32Array;
+}
+
 export interface CloseMessage { type: 'close' }
 
-export type ToWorker = InitMessage | StepMessage | CloseMessage;
+export type ToWorker = InitMessage | StepMessage | GenerateMessage | CloseMessage;
 
 export type FromWorker =
   | { type: 'ready'; backend: string }
   | { type: 'result'; id: number; loss: number; stats: Record<string, number>; grads: Float32Array }
+  | { type: 'generated'; id: number; results: GenerationResult[] }
   | { type: 'error'; id: number | null; message: string };
