@@ -65,7 +65,7 @@ export const SIZE_SETTINGS: Record<Size, RunConfigInput> = {
     model: { source: 'preset', preset: 'tiny', overrides: { hidden_size: 64, intermediate_size: 176, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 4, max_position_embeddings: 2048 } },
     stages: {
       rollout: { maxTurns: 3, maxNewTokens: 300, maxContextTokens: 2048, batchSize: 16 },
-      bootstrap: { games: 120, steps: 40, batchSize: 8, lr: 3e-3 },
+      bootstrap: { games: 200, steps: 150, batchSize: 8, lr: 3e-3, turns: 2 },
       selfplay: { games: 24 },
       sft: { epochs: 2, batchSize: 8, lr: 2e-3, maxLength: 2048 },
       rl: { steps: 3, groups: 2, groupSize: 4, miniBatchSize: 8, passAtKEvery: 3, passAtKPuzzles: 4, lr: 2e-4, criticLr: 1e-3 },
