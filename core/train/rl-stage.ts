@@ -54,14 +54,14 @@ export const rlStage: StageDefinition = {
     let policy: ModelRuntime;
     let from: string;
     if (state?.checkpoint && existsSync(join(state.checkpoint, 'config.json'))) {
-      policy = await loadRuntime(state.checkpoint, { valueHead: ppo && !separateCritic });
+      policy = await loadRuntime(state.checkpoint, { valueHead: ppo && !separateCritic, resume: true });
       from = state.checkpoint;
       ctx.log('info', `rl: resuming at step ${state.nextStep} from ${from} (optimizer moments restart)`);
     } else {
       ({ runtime: policy, from } = await loadStartingModel(ctx, { valueHead: ppo && !separateCritic }));
     }
     const start = startingCheckpoint(ctx);
-    const critic = separateCritic ? (state?.critic && existsSync(join(state.critic, 'config.json')) ? await loadRuntime(state.critic, { valueHead: true }) : start ? await loadRuntime(start, { valueHead: true }) : (await loadStartingModel(ctx, { valueHead: true })).runtime) : null;
+    const critic = separateCritic ? (state?.critic && existsSync(join(state.critic, 'config.json')) ? await loadRuntime(state.critic, { valueHead: true, resume: true }) : start ? await loadRuntime(start, { valueHead: true }) : (await loadStartingModel(ctx, { valueHead: true })).runtime) : null;
     const reference = section.klCoef > 0 ? (start ? await loadRuntime(start, { valueHead: false, trainable: false }) : null) : null;
     if (section.klCoef > 0 && !reference) ctx.log('warn', 'rl: klCoef > 0 but there is no starting checkpoint to act as the frozen reference; KL is skipped');
     const klCoef = reference ? section.klCoef : 0;

@@ -3,16 +3,14 @@
 // one training step of a registered loss, no-grad per-token statistics, and checkpoints in the
 // Hugging Face layout (model.safetensors, config.json, tokenizer files, manifest.json).
 import * as tf from '@tensorflow/tfjs';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { CausalLM } from '../model/transformer.js';
 import { generate as generateTokens } from '../model/generate.js';
-import { configToJson, parseModelConfig, presetConfig, type ModelConfig } from '../model/config.js';
-import { buildCharTokenizer, loadTokenizer, type Tokenizer } from '../model/tokenizer.js';
+import { presetConfig, type ModelConfig } from '../model/config.js';
+import { buildCharTokenizer, type Tokenizer } from '../model/tokenizer.js';
 import { formatChat, type ChatMessage } from '../model/chat.js';
-import { readSafetensors, writeSafetensors } from '../model/safetensors.js';
+import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.js';
 import { getLoss } from '../model/losses.js';
-import { AdamW, clipByGlobalNorm } from '../model/optim.js';
+import { AdamW, clipByGlobalNorm, type OptimizerState } from '../model/optim.js';
 import { initBackend } from '../model/backend.js';
 import type { RunConfig } from '../api/run-config.js';
 import './losses.js';
@@ -86,11 +84,18 @@ export class ModelRuntime {
     return { ids, attention, arrays };
   }
 
+  /** AdamW moments read from a checkpoint being resumed; applied when the optimizer is created. */
+  restoredOptimizerState: OptimizerState | null = null;
+
   ensureOptimizer(weightDecay = 0.01): AdamW {
     if (!this.optimizer) {
       const names = this.model.trainableNames();
       const vars = this.model.trainableVariables();
       this.optimizer = new AdamW(names.map((name, i) => ({ name, variable: vars[i]! })), { beta1: 0.9, beta2: 0.95, weightDecay });
+      if (this.restoredOptimizerState) {
+        this.optimizer.setState(this.restoredOptimizerState);
+        this.restoredOptimizerState = null;
+      }
     }
     return this.optimizer;
   }
@@ -217,31 +222,37 @@ export function createRuntime(config: RunConfig, opts: { seed: number; valueHead
   return new ModelRuntime(new CausalLM(modelConfig, { seed: opts.seed }), tokenizer);
 }
 
-/** Load a checkpoint or HF folder; `valueHead` adds a (fresh) value head when the folder has none. */
-export async function loadRuntime(dir: string, opts: { valueHead?: boolean; trainable?: boolean } = {}): Promise<ModelRuntime> {
-  const configPath = join(dir, 'config.json');
-  if (!existsSync(configPath)) throw new Error(`${configPath}: missing config.json; expected a checkpoint or Hugging Face model folder`);
-  const raw = JSON.parse(readFileSync(configPath, 'utf8')) as Record<string, unknown>;
-  const modelConfig = parseModelConfig({ ...raw, ...(opts.valueHead !== undefined ? { value_head: opts.valueHead || raw.value_head === true } : {}) }, configPath);
-  const tokenizer = await loadTokenizer(dir);
-  const weightsPath = join(dir, 'model.safetensors');
-  if (!existsSync(weightsPath)) throw new Error(`${weightsPath}: missing model.safetensors (sharded folders: load them through core/model/hf-load)`);
-  const weights = await readSafetensors(weightsPath);
-  const model = new CausalLM(modelConfig, { init: 'zeros', trainable: opts.trainable ?? true });
-  model.loadWeights(weights, { where: weightsPath, ignoreUnexpected: true });
-  // a value head that the folder lacks starts at zero output (weights ~ N(0, σ) would add noise to the first advantages)
-  return new ModelRuntime(model, tokenizer);
+/**
+ * Load a checkpoint or HF folder (core/model/checkpoint: hashes verified, HF config defaults,
+ * sharded weights, LoRA adapters). `valueHead` adds a value head when the folder has none (it
+ * starts at zero output, so it adds no noise to the first advantages). `resume` also restores
+ * the AdamW moments saved with the checkpoint, for continuing the same stage.
+ */
+export async function loadRuntime(dir: string, opts: { valueHead?: boolean; trainable?: boolean; resume?: boolean } = {}): Promise<ModelRuntime> {
+  const loaded = await loadCheckpoint(dir, { valueHead: opts.valueHead, model: { trainable: opts.trainable ?? true }, optimizer: opts.resume ?? false });
+  const runtime = new ModelRuntime(loaded.model, loaded.tokenizer);
+  if (opts.resume) runtime.restoredOptimizerState = loaded.optimizerState;
+  return runtime;
 }
 
-/** Write a checkpoint atomically (temp folder + rename); the previous one stays until the new one is complete. */
+/**
+ * Write a checkpoint through core/model/checkpoint: weights, HF config, tokenizer, AdamW state
+ * and a manifest with hashes; written to a temp folder, verified, and only then swapped in for
+ * the previous checkpoint.
+ */
 export async function saveRuntime(runtime: ModelRuntime, dir: string, manifest: Record<string, unknown>): Promise<void> {
-  const tmp = `${dir}.tmp-${process.pid}`;
-  rmSync(tmp, { recursive: true, force: true });
-  mkdirSync(tmp, { recursive: true });
-  await writeSafetensors(join(tmp, 'model.safetensors'), runtime.model.exportWeights(), { metadata: { format: 'pt' } });
-  writeFileSync(join(tmp, 'config.json'), JSON.stringify(configToJson(runtime.config), null, 2));
-  await runtime.tokenizer.save(tmp);
-  writeFileSync(join(tmp, 'manifest.json'), JSON.stringify({ ...manifest, time: Date.now() }, null, 2));
-  rmSync(dir, { recursive: true, force: true });
-  renameSync(tmp, dir);
+  const { stage, step, parent, metrics, ...extra } = manifest;
+  const numeric = Object.fromEntries(Object.entries((metrics ?? {}) as Record<string, unknown>).filter((e): e is [string, number] => typeof e[1] === 'number' && Number.isFinite(e[1])));
+  await saveCheckpoint(dir, {
+    model: runtime.model,
+    tokenizer: runtime.tokenizer,
+    ...(runtime.optimizer ? { optimizer: runtime.optimizer } : {}),
+    manifest: {
+      stage: typeof stage === 'string' ? stage : 'unknown',
+      step: typeof step === 'number' && Number.isInteger(step) && step >= 0 ? step : 0,
+      parent: typeof parent === 'string' ? parent : null,
+      metrics: numeric,
+      extra,
+    },
+  });
 }

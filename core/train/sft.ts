@@ -61,7 +61,7 @@ export const sftStage: StageDefinition = {
     let runtime: ModelRuntime;
     let from: string;
     if (state?.checkpoint && existsSync(join(state.checkpoint, 'config.json'))) {
-      runtime = await loadRuntime(state.checkpoint, { valueHead: false });
+      runtime = await loadRuntime(state.checkpoint, { valueHead: false, resume: true });
       from = state.checkpoint;
       ctx.log('info', `sft: resuming after epoch ${state.epoch} from ${from}`);
     } else {
