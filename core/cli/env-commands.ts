@@ -5,14 +5,9 @@ import { createInterface } from 'node:readline';
 import { createEnv, describeEnv, getEnvDefinition, listEnvs, solveEnv } from '../envs/index.js';
 import type { Env } from '../envs/types.js';
 import { assertTemplate, getTemplatePreset, listTemplatePresets, previewPrompt, renderState, type PromptTemplate } from '../prompts/index.js';
+import { runAction as run, usageFail as fail } from './action.js';
 
 interface EnvFlags { env: string; seed?: string; level?: string; config?: string; template?: string; json?: boolean }
-
-function fail(message: string): never {
-  const error = new Error(message);
-  error.name = 'UsageError';
-  throw error;
-}
 
 function parseSeed(text: string | undefined): number {
   if (text === undefined) return 0;
@@ -74,17 +69,6 @@ export function splitActions(envId: string, text: string): string[] {
   if (/\|\||;/.test(text)) return text.split(/\|\||;/).map((s) => s.trim()).filter(Boolean);
   if (getEnvDefinition(envId).id === 'sudoku') return text.split(/\s+/).filter(Boolean);
   return text.split(/[,\s]+/).filter(Boolean);
-}
-
-function run(action: (...args: any[]) => void | Promise<void>) {
-  return async (...args: any[]) => {
-    try {
-      await action(...args);
-    } catch (e) {
-      console.error(`error: ${(e as Error).message}`);
-      process.exitCode = 1;
-    }
-  };
 }
 
 function envFlags(cmd: Command, level = true): Command {

@@ -9,23 +9,7 @@
 import type { Command } from 'commander';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-
-function fail(message: string): never {
-  const error = new Error(message);
-  error.name = 'UsageError';
-  throw error;
-}
-
-function run(action: (...args: any[]) => Promise<void>) {
-  return async (...args: any[]) => {
-    try {
-      await action(...args);
-    } catch (e) {
-      console.error(`error: ${(e as Error).message}`);
-      process.exitCode = 1;
-    }
-  };
-}
+import { runAction as run, usageFail as fail } from './action.js';
 
 function intFlag(name: string, text: string | undefined, fallback: number, min: number): number {
   if (text === undefined) return fallback;
