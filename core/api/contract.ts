@@ -306,6 +306,36 @@ export const SystemInfoSchema = z.object({
 });
 export type SystemInfo = z.infer<typeof SystemInfoSchema>;
 
+// ───────────────────────────── studies ─────────────────────────────
+
+export const IntervalSchema = z.object({ mean: z.number(), low: z.number(), high: z.number(), level: z.number(), method: z.string() });
+
+export const StudySummarySchema = z.object({
+  name: z.string(),
+  methods: z.array(z.string()),
+  envs: z.array(z.string()),
+  seeds: z.array(z.number().int()),
+  size: z.string(),
+  runs: z.number().int(),                       // runs of this study found in the project
+  completed: z.number().int(),
+});
+export type StudySummary = z.infer<typeof StudySummarySchema>;
+
+export const StudyTableSchema = z.object({
+  name: z.string(),
+  methods: z.array(z.string()),
+  envs: z.array(z.string()),
+  ks: z.array(z.number().int()),
+  cells: z.array(z.object({
+    method: z.string(), env: z.string(), runs: z.number().int(), completed: z.number().int(),
+    passAt: z.record(z.string(), IntervalSchema),  // "1", "4", ... → mean with 95% interval
+    success: z.number().nullable(), wallSeconds: z.number(),
+  })),
+  markdown: z.string(),                          // the paper's layout: rows methods, columns envs
+  csv: z.string(),
+});
+export type StudyTable = z.infer<typeof StudyTableSchema>;
+
 // ───────────────────────────── the method table ─────────────────────────────
 
 function method<Req extends z.ZodType, Res extends z.ZodType>(request: Req, response: Res, doc: string) {
@@ -419,6 +449,12 @@ export const apiContract = {
   },
   evals: {
     list: method(z.object({ runId: RunId }).strict(), z.object({ results: z.array(EvalResultSchema) }), 'Evaluation results of a run.'),
+  },
+  studies: {
+    list: method(Empty, z.object({ studies: z.array(StudySummarySchema) }),
+      'Studies of the open project (grids of runs started with `spa-workbench study run`).'),
+    table: method(z.object({ name: z.string().regex(/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/, 'a study name: letters, digits, ".", "_" or "-" (not starting with ".")') }).strict(), StudyTableSchema,
+      'The paper-style Pass@1 / Pass@k table of a study, computed now from its runs (pooled over seeds, 95% intervals).'),
   },
   system: {
     info: method(Empty, SystemInfoSchema, 'Host, versions, compute backends and paths.'),

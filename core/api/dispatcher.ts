@@ -27,6 +27,7 @@ import { EVENTS_FILE, writeRunRecord, type RunRecord } from '../storage/run-file
 import { resolveRunConfig, type ResolveRequest } from '../engine/config.js';
 import { listPresets } from '../engine/presets.js';
 import { stageTitle } from '../engine/stages.js';
+import { findStudyRuns, parseStudySpec, studyTable, tableCsv, tableMarkdown } from '../eval/study.js';
 import type { ProcessLauncher } from '../engine/launcher.js';
 import { NodeProcessLauncher } from '../engine/node-launcher.js';
 import { isActiveStatus, RunHost, summaryOf, type RunHostOptions } from '../engine/run-host.js';
@@ -341,6 +342,30 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     'evals.list': (req) => { const s = need('evals.list'); needRun(s, req.runId, 'evals.list'); return { results: runData(s, req.runId).evalResults() }; },
 
     // ── system ──
+    'studies.list': () => {
+      const s = need('studies.list');
+      const root = path.join(s.store.dir, 'studies');
+      const names = fs.existsSync(root) ? fs.readdirSync(root).filter((n) => fs.existsSync(path.join(root, n, 'spec.json'))).sort() : [];
+      const studies = names.flatMap((name) => {
+        const file = path.join(root, name, 'spec.json');
+        let spec;
+        try { spec = parseStudySpec(JSON.parse(fs.readFileSync(file, 'utf8')), file); } catch (err) {
+          s.store.warnings.push(`${file}: unreadable study spec (${(err as Error).message}); skipped`);
+          return [];
+        }
+        const runs = findStudyRuns([s.store.dir], spec.name);
+        return [{ name: spec.name, methods: spec.methods, envs: spec.envs, seeds: spec.seeds, size: spec.size, runs: runs.length, completed: runs.filter((r) => r.status === 'completed').length }];
+      });
+      return { studies };
+    },
+    'studies.table': (req) => {
+      const s = need('studies.table');
+      const file = path.join(s.store.dir, 'studies', req.name, 'spec.json');
+      if (!fs.existsSync(file)) throw notFound(`study ${JSON.stringify(req.name)}`, 'name', 'see studies.list');
+      const spec = parseStudySpec(JSON.parse(fs.readFileSync(file, 'utf8')), file);
+      const table = studyTable(findStudyRuns([s.store.dir], spec.name), spec.methods, spec.envs);
+      return { name: spec.name, methods: spec.methods, envs: spec.envs, ks: table.ks, cells: table.cells, markdown: tableMarkdown(table, spec.methods, spec.envs), csv: tableCsv(table) };
+    },
     'system.info': () => ({
       host: options.host, versions: versions(), backends: detectBackends(),
       paths: { home: workbenchHome(), project: session?.store.dir ?? null, cwd: process.cwd() },
