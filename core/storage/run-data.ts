@@ -48,6 +48,8 @@ export class RunData {
   private readonly events: JsonlTail<RunEvent>;
   private readonly index: JsonlTail<EpisodeSummary>;
   private readonly byId = new Map<string, number>();
+  private hasDuplicates = false;
+  private current: EpisodeSummary[] | null = null;
   private readonly datasets = new Map<string, LineIndex>();
 
   constructor(readonly runId: string, readonly dir: string) {
@@ -127,11 +129,28 @@ export class RunData {
   }
 
   // ── rollouts ──
+  /**
+   * The current episode summaries. A row whose id appears again later is superseded by the later
+   * one: a training step redone after an interrupted engine writes its episodes again, and the
+   * redone episodes are the ones that count (queries, facets and rollouts.get agree).
+   */
   summaries(): EpisodeSummary[] {
-    const start = this.index.rows.length;
+    const before = this.index.rows;
+    let start = before.length;
     this.index.read();
-    for (let i = start; i < this.index.rows.length; i++) this.byId.set(this.index.rows[i]!.id, i);
-    return this.index.rows;
+    const rows = this.index.rows;
+    if (rows !== before) {                 // the index file was replaced: start over
+      this.byId.clear();
+      this.hasDuplicates = false;
+      start = 0;
+    } else if (rows.length === start && this.current) return this.current;
+    for (let i = start; i < rows.length; i++) {
+      const id = rows[i]!.id;
+      if (this.byId.has(id)) this.hasDuplicates = true;
+      this.byId.set(id, i);
+    }
+    this.current = this.hasDuplicates ? rows.filter((r, i) => this.byId.get(r.id) === i) : rows;
+    return this.current;
   }
 
   queryRollouts(f: RolloutFilter): { episodes: EpisodeSummary[]; total: number } {
