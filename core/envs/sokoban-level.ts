@@ -36,40 +36,37 @@ export function checkLevel(level: SokobanLevel, where = 'sokoban level'): void {
   if (numTargets !== level.boxes.length) fail('as many targets as boxes', `${numTargets} targets and ${level.boxes.length} boxes`);
 }
 
-/** The SPA/RAGEN symbol grid: `#` wall, `_` floor, `O` target, `X` box, `√` box on target, `P` player, `S` player on target. */
-export function levelToGrid(level: SokobanLevel): string {
+type LevelSymbols = { [K in keyof typeof SOKOBAN_SYMBOLS]: string };
+
+/** XSB characters for the same cell kinds. */
+const XSB_SYMBOLS: LevelSymbols = { wall: '#', floor: ' ', target: '.', box: '$', boxOnTarget: '*', player: '@', playerOnTarget: '+' };
+
+/** One line of text per row, one symbol per cell. */
+function levelRows(level: SokobanLevel, symbols: LevelSymbols): string[] {
   const boxes = new Set(level.boxes);
   const lines: string[] = [];
   for (let r = 0; r < level.height; r++) {
     let line = '';
     for (let c = 0; c < level.width; c++) {
       const i = r * level.width + c;
-      if (level.walls[i]) line += SOKOBAN_SYMBOLS.wall;
-      else if (i === level.player) line += level.targets[i] ? SOKOBAN_SYMBOLS.playerOnTarget : SOKOBAN_SYMBOLS.player;
-      else if (boxes.has(i)) line += level.targets[i] ? SOKOBAN_SYMBOLS.boxOnTarget : SOKOBAN_SYMBOLS.box;
-      else line += level.targets[i] ? SOKOBAN_SYMBOLS.target : SOKOBAN_SYMBOLS.floor;
+      if (level.walls[i]) line += symbols.wall;
+      else if (i === level.player) line += level.targets[i] ? symbols.playerOnTarget : symbols.player;
+      else if (boxes.has(i)) line += level.targets[i] ? symbols.boxOnTarget : symbols.box;
+      else line += level.targets[i] ? symbols.target : symbols.floor;
     }
     lines.push(line);
   }
-  return lines.join('\n');
+  return lines;
+}
+
+/** The SPA/RAGEN symbol grid: `#` wall, `_` floor, `O` target, `X` box, `√` box on target, `P` player, `S` player on target. */
+export function levelToGrid(level: SokobanLevel): string {
+  return levelRows(level, SOKOBAN_SYMBOLS).join('\n');
 }
 
 /** Export a level as standard XSB text (`#` wall, `@` player, `+` player on goal, `$` box, `*` box on goal, `.` goal, space floor). */
 export function levelToXsb(level: SokobanLevel): string {
-  const boxes = new Set(level.boxes);
-  const lines: string[] = [];
-  for (let r = 0; r < level.height; r++) {
-    let line = '';
-    for (let c = 0; c < level.width; c++) {
-      const i = r * level.width + c;
-      if (level.walls[i]) line += '#';
-      else if (i === level.player) line += level.targets[i] ? '+' : '@';
-      else if (boxes.has(i)) line += level.targets[i] ? '*' : '$';
-      else line += level.targets[i] ? '.' : ' ';
-    }
-    lines.push(line.replace(/\s+$/, ''));
-  }
-  return lines.join('\n');
+  return levelRows(level, XSB_SYMBOLS).map((line) => line.replace(/\s+$/, '')).join('\n');
 }
 
 /** Split an XSB collection into level blocks (comment lines start with `;`, levels are separated by blank or text lines). */

@@ -26,20 +26,32 @@ export function canPlace(grid: ArrayLike<number>, size: number, i: number, value
   return true;
 }
 
+const DEAD_END = -2;
+
+/**
+ * The empty cell with the fewest legal values and those values; best = -1 when the grid is
+ * full, DEAD_END when some empty cell has no legal value.
+ */
+function mostConstrainedCell(g: readonly number[], size: number): { best: number; bestOptions: number[] } {
+  let best = -1;
+  let bestOptions: number[] = [];
+  for (let i = 0; i < g.length; i++) {
+    if (g[i] !== 0) continue;
+    const options: number[] = [];
+    for (let v = 1; v <= size; v++) if (canPlace(g, size, i, v)) options.push(v);
+    if (options.length === 0) return { best: DEAD_END, bestOptions: [] };
+    if (best < 0 || options.length < bestOptions.length) { best = i; bestOptions = options; if (options.length === 1) break; }
+  }
+  return { best, bestOptions };
+}
+
 /** Count solutions up to `limit` by backtracking on the most constrained empty cell. */
 export function countSolutions(grid: readonly number[], size: number, limit = 2): number {
   const g = [...grid];
   let count = 0;
   const recurse = (): void => {
-    let best = -1;
-    let bestOptions: number[] = [];
-    for (let i = 0; i < g.length; i++) {
-      if (g[i] !== 0) continue;
-      const options: number[] = [];
-      for (let v = 1; v <= size; v++) if (canPlace(g, size, i, v)) options.push(v);
-      if (options.length === 0) return;
-      if (best < 0 || options.length < bestOptions.length) { best = i; bestOptions = options; if (options.length === 1) break; }
-    }
+    const { best, bestOptions } = mostConstrainedCell(g, size);
+    if (best === DEAD_END) return;
     if (best < 0) { count++; return; }
     for (const v of bestOptions) {
       g[best] = v;
@@ -56,15 +68,8 @@ export function countSolutions(grid: readonly number[], size: number, limit = 2)
 export function solveSudoku(grid: readonly number[], size: number): number[] | null {
   const g = [...grid];
   const recurse = (): boolean => {
-    let best = -1;
-    let bestOptions: number[] = [];
-    for (let i = 0; i < g.length; i++) {
-      if (g[i] !== 0) continue;
-      const options: number[] = [];
-      for (let v = 1; v <= size; v++) if (canPlace(g, size, i, v)) options.push(v);
-      if (options.length === 0) return false;
-      if (best < 0 || options.length < bestOptions.length) { best = i; bestOptions = options; if (options.length === 1) break; }
-    }
+    const { best, bestOptions } = mostConstrainedCell(g, size);
+    if (best === DEAD_END) return false;
     if (best < 0) return true;
     for (const v of bestOptions) {
       g[best] = v;
