@@ -35,9 +35,9 @@ function biasTile(segments: number[][], b: number, L: Layout): Float32Array {
   return out;
 }
 
-/** Scaled queries of (b, g) as [rep*T, hd] (transposed = false) or [hd, rep*T] (true). */
-function queryTile(q: Float32Array, b: number, g: number, L: Layout, transposed: boolean): Float32Array {
-  const { T, H, hd, rep, scale } = L;
+/** Rows of the query heads of KV group g in batch b as [rep*T, hd] (transposed = false) or [hd, rep*T] (true), times `scale`. */
+function headTile(x: Float32Array, b: number, g: number, L: Layout, transposed: boolean, scale: number): Float32Array {
+  const { T, H, hd, rep } = L;
   const out = new Float32Array(rep * T * hd);
   const rows = rep * T;
   for (let r = 0; r < rep; r++) {
@@ -45,12 +45,15 @@ function queryTile(q: Float32Array, b: number, g: number, L: Layout, transposed:
     for (let t = 0; t < T; t++) {
       const src = (b * T + t) * H * hd + h * hd;
       const row = r * T + t;
-      if (transposed) for (let d = 0; d < hd; d++) out[d * rows + row] = q[src + d]! * scale;
-      else for (let d = 0; d < hd; d++) out[row * hd + d] = q[src + d]! * scale;
+      if (transposed) for (let d = 0; d < hd; d++) out[d * rows + row] = x[src + d]! * scale;
+      else for (let d = 0; d < hd; d++) out[row * hd + d] = x[src + d]! * scale;
     }
   }
   return out;
 }
+
+/** Scaled queries of (b, g). */
+const queryTile = (q: Float32Array, b: number, g: number, L: Layout, transposed: boolean): Float32Array => headTile(q, b, g, L, transposed, L.scale);
 
 /** Keys or values of (b, g) as [T, hd] (transposed = false) or [hd, T] (true). */
 function kvTile(x: Float32Array, b: number, g: number, L: Layout, transposed: boolean): Float32Array {
@@ -64,22 +67,8 @@ function kvTile(x: Float32Array, b: number, g: number, L: Layout, transposed: bo
   return out;
 }
 
-/** Gradient wrt the output of (b, g) (unscaled) as [rep*T, hd] or [hd, rep*T]. */
-function outGradTile(dy: Float32Array, b: number, g: number, L: Layout, transposed: boolean): Float32Array {
-  const { T, H, hd, rep } = L;
-  const out = new Float32Array(rep * T * hd);
-  const rows = rep * T;
-  for (let r = 0; r < rep; r++) {
-    const h = g * rep + r;
-    for (let t = 0; t < T; t++) {
-      const src = (b * T + t) * H * hd + h * hd;
-      const row = r * T + t;
-      if (transposed) for (let d = 0; d < hd; d++) out[d * rows + row] = dy[src + d]!;
-      else for (let d = 0; d < hd; d++) out[row * hd + d] = dy[src + d]!;
-    }
-  }
-  return out;
-}
+/** Gradient wrt the output of (b, g) (unscaled). */
+const outGradTile = (dy: Float32Array, b: number, g: number, L: Layout, transposed: boolean): Float32Array => headTile(dy, b, g, L, transposed, 1);
 
 /** Rotary embedding applied inside the kernel (saves the separate RoPE ops of the trunk). */
 export interface Rotary {
