@@ -205,13 +205,13 @@ export function registerModelCommands(program: Command): void {
       const dir = modelDir(flags.model);
       await backend(flags.backend);
       const { loadCheckpoint } = await import('../model/checkpoint.js');
-      const { scoreTokens } = await import('../model/hf-load.js');
+      const { tokenScores } = await import('../model/score.js');
       const { model: m, tokenizer } = await loadCheckpoint(dir, { optimizer: false });
       try {
         const ids = tokenizer.encode(flags.text);
         if (ids.length < 2) fail(`--text: needs at least 2 tokens to score (the first token has no prefix), got ${ids.length}`);
         if (ids.length > m.config.max_position_embeddings) fail(`--text: ${ids.length} tokens exceed the model's context of ${m.config.max_position_embeddings}`);
-        const logprobs = scoreTokens(m, ids);
+        const logprobs = tokenScores(m, [ids]).logprobs[0]!.map((x, i) => (i === 0 ? null : x));   // the first token has no prefix
         const scored = logprobs.slice(1) as number[];
         const total = scored.reduce((a, b) => a + b, 0);
         const tokens = ids.map((id, i) => ({ id, token: tokenizer.decode([id]), piece: tokenizer.idToToken(id) ?? null, logprob: logprobs[i] === null ? null : round(logprobs[i]!, 5) }));

@@ -348,12 +348,3 @@ export async function loadHfModel(dir: string, options: LoadHfOptions = {}): Pro
   }
 }
 
-/**
- * Log-probability of each token given the tokens before it (index 0 has no prefix: null).
- * A convenience for scoring (CLI `model score`) so callers outside core/model need no TF.js.
- */
-export function scoreTokens(model: CausalLM, ids: number[]): (number | null)[] {
-  if (ids.length === 0) return [];
-  const logprobs = tf.tidy(() => model.tokenOutputs([ids], { values: false }).logprobs.dataSync() as Float32Array); // [1, T]
-  return Array.from(logprobs, (x, i) => (i === 0 ? null : x));
-}

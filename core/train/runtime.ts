@@ -10,6 +10,7 @@ import { buildCharTokenizer, type Tokenizer } from '../model/tokenizer.js';
 import { formatChat, type ChatMessage } from '../model/chat.js';
 import { loadCheckpoint, saveCheckpoint } from '../model/checkpoint.js';
 import { getLoss } from '../model/losses.js';
+import { tokenScores } from '../model/score.js';
 import { AdamW, clipByGlobalNorm, type OptimizerState } from '../model/optim.js';
 import { initBackend } from '../model/backend.js';
 import type { RunConfig } from '../api/run-config.js';
@@ -185,23 +186,18 @@ export class ModelRuntime {
   tokenStats(rows: Array<{ ids: number[] }>, withValues: boolean, tokenBudget = 8192): Array<{ logprobs: number[]; entropies: number[]; values: number[] | null }> {
     if (rows.length === 0) return [];
     const longest = Math.max(...rows.map((r) => r.ids.length));
-    const per = Math.max(1, Math.floor(tokenBudget / Math.max(1, longest)));
-    if (rows.length > per) {
-      const out: Array<{ logprobs: number[]; entropies: number[]; values: number[] | null }> = [];
-      for (let i = 0; i < rows.length; i += per) out.push(...this.tokenStats(rows.slice(i, i + per), withValues, tokenBudget));
-      return out;
+    const per = Math.max(1, Math.floor(tokenBudget / Math.max(1, longest)));   // rows per forward (wasm memory)
+    const out: Array<{ logprobs: number[]; entropies: number[]; values: number[] | null }> = [];
+    for (let start = 0; start < rows.length; start += per) {
+      const chunk = rows.slice(start, start + per);
+      const { ids, attention } = this.pad(chunk.map((r) => ({ ids: r.ids, arrays: {} })));   // padded to the chunk's longest row
+      const s = tokenScores(this.model, ids, { attentionMask: attention, values: withValues && this.config.value_head, chunkRows: chunk.length });
+      chunk.forEach((r, k) => out.push({
+        logprobs: s.logprobs[k]!.slice(0, r.ids.length), entropies: s.entropies[k]!.slice(0, r.ids.length),
+        values: s.values ? s.values[k]!.slice(0, r.ids.length) : null,
+      }));
     }
-    const { ids, attention } = this.pad(rows.map((r) => ({ ids: r.ids, arrays: {} })));
-    const tensors = tf.tidy(() => {
-      const out = this.model.tokenOutputs(ids, { attentionMask: attention, values: withValues && this.config.value_head });
-      return out.values ? [out.logprobs, out.entropies, out.values] : [out.logprobs, out.entropies];
-    });
-    const [lp, en, va] = tensors.map((t) => t.arraySync() as number[][]) as [number[][], number[][], number[][] | undefined];
-    for (const t of tensors) t.dispose();
-    return rows.map((r, i) => ({
-      logprobs: lp[i]!.slice(0, r.ids.length), entropies: en[i]!.slice(0, r.ids.length),
-      values: va ? va[i]!.slice(0, r.ids.length) : null,
-    }));
+    return out;
   }
 
   dispose(): void { this.optimizer?.dispose(); this.model.dispose(); }
