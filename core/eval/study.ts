@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFile
 import { join, resolve } from 'node:path';
 import { passAtKWithInterval, type Interval } from './pass-at-k.js';
 import { lineChartPng, type Series } from './png-chart.js';
+import { readJsonl } from '../storage/jsonl.js';
 
 export interface StudySpec {
   name: string;               // study name (folder under <project>/studies/)
@@ -41,13 +42,6 @@ interface EvalFile { perPuzzle?: Array<{ seed: number; n: number; c: number }>; 
 
 function readJson<T>(path: string): T | null {
   try { return JSON.parse(readFileSync(path, 'utf8')) as T; } catch { return null; }
-}
-
-function readJsonl(path: string): Array<Record<string, unknown>> {
-  if (!existsSync(path)) return [];
-  const out: Array<Record<string, unknown>> = [];
-  for (const line of readFileSync(path, 'utf8').split('\n')) { if (!line.trim()) continue; try { out.push(JSON.parse(line) as Record<string, unknown>); } catch { /* torn line */ } }
-  return out;
 }
 
 export interface RunRef { dir: string; name: string; method: string; env: string; seed: number; status: string; durationMs: number }
@@ -132,7 +126,7 @@ export function studyCurves(runs: RunRef[], methods: string[], envs: string[], o
     for (const method of methods) {
       const byStep = new Map<number, number[]>();
       for (const r of runs.filter((x) => x.method === method && x.env === env)) {
-        for (const p of readJsonl(join(r.dir, 'metrics.jsonl'))) {
+        for (const p of readJsonl<Record<string, unknown>>(join(r.dir, 'metrics.jsonl')).rows) {
           const values = p.values as Record<string, number> | undefined;
           if (p.stage !== 'rl' || !values || typeof values[chart.metric] !== 'number') continue;
           const list = byStep.get(p.step as number) ?? [];
