@@ -66,7 +66,11 @@ export default function ReplayView({ api, projectPath, runId, episodeId, otherRu
   }, [frame, last]);
 
   // keyboard shortcuts while the view is shown; typing in fields is left alone
+  // The listener is bound once and reads the latest frame/count through a ref written at render,
+  // so a key pressed right after the episode arrives (before effects re-run) is not lost.
   const stageRef = useRef<HTMLDivElement>(null);
+  const keyState = useRef({ frame, last, go, togglePlay });
+  keyState.current = { frame, last, go, togglePlay };
   useEffect(() => {
     const onKey = (event: KeyboardEvent): void => {
       const target = event.target as HTMLElement | null;
@@ -76,6 +80,7 @@ export default function ReplayView({ api, projectPath, runId, episodeId, otherRu
       if (tag === 'INPUT' && event.key !== ' ') return; // the slider handles its own arrows/Home/End
       if (tag === 'BUTTON' && (event.key === ' ' || event.key === 'Enter')) return; // let the button act
       if (event.altKey || event.ctrlKey || event.metaKey) return;
+      const { frame, last, go, togglePlay } = keyState.current;
       switch (event.key) {
         case ' ': event.preventDefault(); togglePlay(); break;
         case 'ArrowRight': event.preventDefault(); setPlaying(false); go(frame + 1); break;
@@ -87,7 +92,7 @@ export default function ReplayView({ api, projectPath, runId, episodeId, otherRu
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
-  }, [frame, last, go, togglePlay]);
+  }, []);
 
   if (!projectPath) {
     return <div className="inspect-view"><h1>Replay</h1><div className="banner info">Open a project first (Projects), then pick a run.</div></div>;
