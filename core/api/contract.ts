@@ -210,6 +210,37 @@ export const TemplatePreviewSchema = z.object({
 });
 export type TemplatePreview = z.infer<typeof TemplatePreviewSchema>;
 
+/** A checkpoint folder of a run (runs/<runId>/checkpoints/<name>/), from its manifest.json. */
+export const CheckpointInfoSchema = z.object({
+  name: z.string(),                               // folder name, e.g. "bootstrap", "sft-epoch-2", "rl-10"
+  dir: z.string(),                                // absolute folder
+  stage: z.string().nullable(),                   // stage that wrote it
+  step: z.number().nullable(),
+  created: z.string().nullable(),                 // ISO time of writing
+  role: z.enum(['policy', 'critic']),             // critic (value model) checkpoints are never the default
+});
+export type CheckpointInfo = z.infer<typeof CheckpointInfoSchema>;
+
+/** State perplexity of a template under a checkpoint (core/eval/template-perplexity.ts). */
+export const TemplatePerplexitySchema = z.object({
+  perplexity: z.number(),                         // exp(meanNll)
+  meanNll: z.number(),                            // nats per state token
+  tokens: z.number().int(),                       // state-content tokens scored (observation + prediction)
+  rows: z.number().int(),                         // rows scored (= samples)
+  samples: z.number().int(),
+  seedStart: z.number().int(),                    // seeds seedStart … seedStart + samples - 1
+  runId: z.string(),
+  checkpoint: CheckpointInfoSchema,
+  template: z.object({ name: z.string(), hash: z.string(), from: z.enum(['text', 'saved', 'preset']) }),
+  env: z.object({ id: z.string(), options: JsonObject }),
+  backend: z.string(),                            // TF.js backend that ran it
+  maxContext: z.number().int(),                   // the checkpoint's context in tokens
+  longestRow: z.number().int(),                   // tokens of the longest row
+  wallSeconds: z.number(),                        // load + scoring, inside the child process
+  processSeconds: z.number(),                     // the whole call as the host saw it (process start included)
+});
+export type TemplatePerplexity = z.infer<typeof TemplatePerplexitySchema>;
+
 // ───────────────────────────── rollouts, datasets, metrics, evals ─────────────────────────────
 
 export const RolloutQuerySchema = z.object({
@@ -310,14 +341,34 @@ export type SystemInfo = z.infer<typeof SystemInfoSchema>;
 
 export const IntervalSchema = z.object({ mean: z.number(), low: z.number(), high: z.number(), level: z.number(), method: z.string() });
 
+export const StudyNameSchema = z.string().regex(/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/, 'a study name: letters, digits, ".", "_" or "-" (not starting with "."), at most 200 characters');
+
+/** pending: never started (or nothing recorded); running: its runner is executing the grid; stopped: stopped or interrupted (start again to resume); completed: every run completed; failed: a run or the runner failed. */
+export const StudyStatusSchema = z.enum(['pending', 'running', 'stopped', 'completed', 'failed']);
+export type StudyStatus = z.infer<typeof StudyStatusSchema>;
+
+export const StudyProgressSchema = z.object({
+  done: z.number().int(),                       // grid cells whose run completed
+  failed: z.number().int(),                     // grid cells whose run failed or was stopped
+  total: z.number().int(),                      // methods × envs × seeds
+  currentRunId: z.string().nullable(),          // the run being executed now
+});
+
 export const StudySummarySchema = z.object({
   name: z.string(),
   methods: z.array(z.string()),
   envs: z.array(z.string()),
   seeds: z.array(z.number().int()),
   size: z.string(),
+  set: JsonObject.nullable(),                   // dotted-path overrides applied to every run
   runs: z.number().int(),                       // runs of this study found in the project
   completed: z.number().int(),
+  runIds: z.array(z.string()),                  // those runs' ids, in grid order (for Compare)
+  status: StudyStatusSchema,
+  reason: z.string().nullable(),                // why it stopped or failed
+  progress: StudyProgressSchema,
+  startedAt: z.number().nullable(),             // last start or resume, ms
+  finishedAt: z.number().nullable(),            // last end, ms
 });
 export type StudySummary = z.infer<typeof StudySummarySchema>;
 
@@ -418,6 +469,20 @@ export const apiContract = {
       seed: z.number().int().default(0),
       responseFormat: z.enum(['plain', 'world-model']).default('world-model'),
     }).strict(), TemplatePreviewSchema, 'Render a template against a sampled state (errors with line and column).'),
+    checkpoints: method(z.object({ runId: RunId }).strict(),
+      z.object({ runId: z.string(), latest: z.string().nullable(), checkpoints: z.array(CheckpointInfoSchema) }),
+      'Checkpoints of a run, oldest first, and the latest policy checkpoint (the default of templates.perplexity).'),
+    perplexity: method(z.object({
+      runId: RunId,
+      checkpoint: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/, 'a checkpoint folder name (see templates.checkpoints)').optional(), // default: the latest
+      source: z.string().min(1).max(1_000_000).optional(),       // unsaved text from the editor...
+      name: Id.optional(), hash: z.string().min(1).optional(),   // ...or a saved/preset template
+      env: EnvConfigSchema,
+      samples: z.number().int().min(1).max(256).default(8),      // sampled states, one row each
+      seedStart: z.number().int().optional(),                    // default: the run's seeds.evalStart
+      timeoutSeconds: z.number().int().min(1).max(3600).default(600),
+    }).strict(), TemplatePerplexitySchema,
+      'State perplexity of a template (editor text or name) under a checkpoint of a run, on sampled true states; computed in a child process.'),
   },
   rollouts: {
     query: method(RolloutQuerySchema, z.object({ episodes: z.array(EpisodeSummarySchema), total: z.number().int() }),
@@ -452,8 +517,19 @@ export const apiContract = {
   },
   studies: {
     list: method(Empty, z.object({ studies: z.array(StudySummarySchema) }),
-      'Studies of the open project (grids of runs started with `spa-workbench study run`).'),
-    table: method(z.object({ name: z.string().regex(/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/, 'a study name: letters, digits, ".", "_" or "-" (not starting with ".")') }).strict(), StudyTableSchema,
+      'Studies of the open project (grids of runs started with studies.start or `spa-workbench study run`) with status and progress.'),
+    start: method(z.object({
+      name: StudyNameSchema,
+      methods: z.array(z.string().min(1)).min(1).max(100).optional(),   // method presets (runs.presets ids)
+      envs: z.array(z.string().min(1)).min(1).max(100).optional(),      // env ids (envs.list)
+      seeds: z.array(z.number().int()).min(1).max(1000).optional(),      // run seeds (seeds.base)
+      size: z.enum(['smoke', 'quick', 'paper']).optional(),
+      set: z.record(z.string(), z.unknown()).optional(),                 // dotted-path overrides for every run, like `--set`
+    }).strict(), StudySummarySchema,
+      'Start a study (a grid of runs methods × envs × seeds, run one after another), or resume an existing one by name: completed runs are skipped, stopped or failed ones resumed. With only a name, the saved grid is used.'),
+    stop: method(z.object({ name: StudyNameSchema }).strict(), StudySummarySchema,
+      'Stop a running study: its current run is asked to stop and no further run is started (studies.start resumes it).'),
+    table: method(z.object({ name: StudyNameSchema }).strict(), StudyTableSchema,
       'The paper-style Pass@1 / Pass@k table of a study, computed now from its runs (pooled over seeds, 95% intervals).'),
   },
   system: {
@@ -517,6 +593,7 @@ export const ProjectEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('run-status'), time: z.number(), runId: z.string(), status: RunStatusSchema, reason: z.string().nullable() }),
   z.object({ type: z.literal('templates-changed'), time: z.number(), name: z.string() }),
   z.object({ type: z.literal('engine-exit'), time: z.number(), runId: z.string(), code: z.number().nullable(), signal: z.string().nullable(), reason: z.string() }),
+  z.object({ type: z.literal('study-changed'), time: z.number(), name: z.string(), status: StudyStatusSchema, progress: StudyProgressSchema }), // started, next run, stopped, finished
 ]);
 export type ProjectEvent = z.infer<typeof ProjectEventSchema>;
 

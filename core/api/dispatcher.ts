@@ -27,7 +27,10 @@ import { EVENTS_FILE, writeRunRecord, type RunRecord } from '../storage/run-file
 import { resolveRunConfig, type ResolveRequest } from '../engine/config.js';
 import { listPresets } from '../engine/presets.js';
 import { stageTitle } from '../engine/stages.js';
-import { findStudyRuns, parseStudySpec, studyTable, tableCsv, tableMarkdown } from '../eval/study.js';
+import { findStudyRuns, readStudySpec, studyTable, tableCsv, tableMarkdown, type StudySpec } from '../eval/study.js';
+import { StudyHost, type StudyHostOptions } from '../engine/study-host.js';
+import { findCheckpoint, latestCheckpoint, listRunCheckpoints, TemplatePerplexityError } from '../eval/template-perplexity.js';
+import { PerplexityRunner } from './template-perplexity-child.js';
 import type { ProcessLauncher } from '../engine/launcher.js';
 import { NodeProcessLauncher } from '../engine/node-launcher.js';
 import { isActiveStatus, RunHost, summaryOf, type RunHostOptions } from '../engine/run-host.js';
@@ -39,6 +42,8 @@ export interface DispatcherOptions {
   runHost?: Pick<RunHostOptions, 'stopGraceMs' | 'startTimeoutMs' | 'flushIntervalMs' | 'maxOldSpaceMb'>;
   /** Written into the project lock (who holds it), e.g. "serve" or "cli run". */
   lockPurpose?: string;
+  /** Progress callbacks of the study runner (the CLI prints a line per run). */
+  studyHooks?: Pick<StudyHostOptions, 'onRunStarting' | 'onRunEnded'>;
 }
 
 export interface Dispatcher {
@@ -49,13 +54,15 @@ export interface Dispatcher {
   subscribe(topic: EventTopic, listener: (event: WorkbenchEvent) => void): Unsubscribe;
   /** Resolves when the run's engine process has exited (immediately if not active). */
   waitForRun(runId: string): Promise<void>;
+  /** Resolves when a study's runner has finished (immediately if not running). */
+  waitForStudy(name: string): Promise<void>;
   /** The open project folder, or null. */
   projectPath(): string | null;
   /** Stop (or kill) active runs, release the project lock. */
   dispose(opts?: { kill?: boolean }): Promise<void>;
 }
 
-interface Session { store: ProjectStore; runs: RunHost; data: Map<string, RunData> }
+interface Session { store: ProjectStore; runs: RunHost; studies: StudyHost; data: Map<string, RunData> }
 
 type Handler<M extends ApiMethodName> = (req: ApiRequestParsed<M>) => Promise<ApiResponse<M>> | ApiResponse<M>;
 type Handlers = { [M in ApiMethodName]: Handler<M> };
@@ -107,8 +114,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       onRunEvent: emitRun,
       onProjectEvent: emitProject,
     });
-    session = { store, runs, data: new Map() };
+    const studies = new StudyHost({ store, runs, api: () => api, onProjectEvent: emitProject, host: options.host, ...options.studyHooks });
+    session = { store, runs, studies, data: new Map() };
     const recovered = runs.recoverInterrupted();
+    for (const name of studies.recoverInterrupted()) store.warnings.push(`study ${name} was running when the previous host exited; marked stopped (start it again to resume)`);
     for (const id of recovered) store.warnings.push(`run ${id} was active when the previous host exited; marked failed (resume it to continue)`);
     addRecent(store.dir, store.data.project.name);
     emitProject({ type: 'project', time: Date.now(), project: store.info() });
@@ -119,6 +128,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     await session.runs.settleFinishing();
     const active = session.runs.activeIds();
     if (active.length) throw conflict(`${where}: ${active.length} run(s) are still active (${active.join(', ')}); stop them first`, where, { received: `${active.length} active run(s)` });
+    const studying = session.studies.activeNames();
+    if (studying.length) throw conflict(`${where}: study ${studying.join(', ')} is running; stop it first (studies.stop)`, where, { received: `${studying.length} running study(ies)` });
     await session.store.flush().catch(() => undefined);
     session.store.close();
     session = null;
@@ -153,10 +164,69 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     return { config: r.config, stages: r.stages };
   }
 
+  /** studies.start: the grid checked against the presets, envs and config schema before anything runs. */
+  function validateStudy(s: Session, req: ApiRequestParsed<'studies.start'>): StudySpec {
+    const where = 'studies.start';
+    const bad = (field: string, message: string, expected: string, received: unknown): never => {
+      throw new WorkbenchError('ValidationError', `${where}: ${message}`, { where: `${where} ${field}`, expected, received: describeValue(received) });
+    };
+    let stored: StudySpec | null = null;
+    try { stored = readStudySpec(s.store.dir, req.name); } catch (err) {
+      throw new WorkbenchError('CorruptData', `${where}: study ${req.name} exists but its spec.json does not parse (${(err as Error).message}); fix or remove it, or use another name`, { where: `${where} name` });
+    }
+    const methods = req.methods ?? stored?.methods;
+    const envs = req.envs ?? stored?.envs;
+    if (!methods || !envs) {
+      const missing = [!methods && 'methods', !envs && 'envs'].filter(Boolean).join(' and ');
+      bad(missing.split(' ')[0]!, `study ${JSON.stringify(req.name)} does not exist yet; give ${missing} (and seeds, size) to create it`, 'methods and envs for a new study', undefined);
+    }
+    const seeds = req.seeds ?? stored?.seeds ?? [0];
+    const size = req.size ?? stored?.size ?? 'quick';
+    const set = req.set ?? stored?.set;
+    const presets = listPresets();
+    const envIds = adapter.envInfos().map((e) => e.id);
+    const checkList = (field: 'methods' | 'envs' | 'seeds', values: ReadonlyArray<string | number>, valid: ReadonlyArray<string> | null, what: string) => {
+      values.forEach((v, i) => {
+        if (values.indexOf(v) !== i) bad(`${field}[${i}]`, `${field}: ${JSON.stringify(v)} appears more than once`, `distinct ${field}`, v);
+        if (valid && !valid.includes(String(v))) bad(`${field}[${i}]`, `unknown ${what} ${JSON.stringify(v)} in ${field}; valid ${field}: ${valid.join(', ')}`, `one of ${valid.join(', ')}`, v);
+      });
+    };
+    checkList('methods', methods!, presets.map((p) => p.id), 'method preset');
+    checkList('envs', envs!, envIds, 'environment');
+    checkList('seeds', seeds, null, 'seed');
+    const cells = methods!.length * envs!.length * seeds.length;
+    if (cells > 10_000) bad('seeds', `the grid has ${cells} runs (methods × envs × seeds); at most 10000`, 'at most 10000 runs', cells);
+    if (stored && stored.size !== size) {
+      const started = s.store.listRuns().some((r) => r.name.startsWith(`study:${req.name}:`));
+      if (started) throw conflict(`${where}: study ${req.name} was run at size ${stored.size}; its runs cannot be mixed with size ${size} in one table. Use another name for a ${size} study`, `${where} size`, { expected: stored.size, received: size });
+    }
+    // Every cell's config must resolve (catches a bad `set` path or a size a preset lacks) before any run starts.
+    for (const method of methods!) for (const env of envs!) {
+      const r = resolveRunConfig({ preset: method, size, set: { 'env.id': env, 'seeds.base': seeds[0]!, ...(set ?? {}) } });
+      if (!r.ok) {
+        const first = r.issues[0]!;
+        throw new WorkbenchError('ValidationError', `${where}: the run ${method} × ${env} does not resolve: ${first.path}: ${first.message}`, {
+          where: `${where} ${first.path.startsWith('set') || !set ? first.path : `set ${first.path}`}`, expected: first.message, received: describeValue(set ?? method), issues: r.issues,
+        });
+      }
+    }
+    const spec: StudySpec = { name: req.name, methods: [...methods!], envs: [...envs!], seeds: [...seeds], size, ...(set && Object.keys(set).length ? { set } : {}) };
+    return spec;
+  }
+
   const runInfo = (s: Session, runId: string): RunInfo => {
     const rec = s.runs.liveRecord(runId) ?? s.store.readRun(runId);
     if (!rec) throw notFound(`run ${JSON.stringify(runId)}`, 'runId');
     return { ...rec, dir: s.store.runDir(runId) };
+  };
+
+  // templates.perplexity runs TF.js in a child process (never on this event loop)
+  const perplexityRunner = new PerplexityRunner();
+  const perplexityErrors = <T>(where: string, fn: () => T): T => {
+    try { return fn(); } catch (err) {
+      if (err instanceof TemplatePerplexityError) throw new WorkbenchError(err.code, `${where}: ${err.message}`, { ...err.details, where: `${where} ${err.details.where}` });
+      throw err;
+    }
   };
 
   const handlers: Handlers = {
@@ -321,6 +391,43 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       if (!checked.ok) return { ok: false, diagnostics: checked.diagnostics, hash: null, stateText: null, prompt: null, messages: [], board: null };
       return adapter.previewTemplate(checked.template, { id: req.env.id, options: req.env.options }, req.seed, req.responseFormat);
     },
+    'templates.checkpoints': (req) => {
+      const s = need('templates.checkpoints');
+      needRun(s, req.runId, 'templates.checkpoints');
+      const checkpoints = perplexityErrors('templates.checkpoints', () => listRunCheckpoints(s.store.dir, req.runId));
+      return { runId: req.runId, latest: latestCheckpoint(checkpoints)?.name ?? null, checkpoints };
+    },
+    'templates.perplexity': async (req) => {
+      const where = 'templates.perplexity';
+      const s = need(where);
+      needRun(s, req.runId, where);
+      if ((req.source === undefined) === (req.name === undefined)) {
+        throw new WorkbenchError('ValidationError', `${where}: give the template text (source) or a template name, not ${req.source === undefined ? 'neither' : 'both'}`, { where, expected: '{ source } or { name, hash? }', received: req.source === undefined ? 'neither' : 'both' });
+      }
+      // the quick checks here, so a bad request gets its answer without starting a process
+      const checkpoint = perplexityErrors(where, () => findCheckpoint(s.store.dir, req.runId, req.checkpoint));
+      let template: { source: string } | { name: string; hash: string };
+      if (req.source !== undefined) {
+        const checked = adapter.checkTemplateSource(req.source);
+        if (!checked.ok) {
+          const d = checked.diagnostics[0]!;
+          throw new WorkbenchError('ValidationError', `${where}: the template does not validate: ${d.message}${d.line ? ` (line ${d.line}, column ${d.column})` : ''}`, {
+            where: `${where} source`, expected: 'a valid template (JSON with name, responseFormat, parts)', received: `${checked.diagnostics.length} problem(s)`,
+            issues: checked.diagnostics.map((x) => ({ path: x.line ? `line ${x.line}:${x.column}` : '', message: x.message })),
+          });
+        }
+        template = { source: req.source };
+      } else {
+        const { version } = resolveTemplate(s, { preset: req.name!, hash: req.hash, responseFormat: 'world-model' });
+        template = { name: req.name!, hash: version.hash };
+      }
+      const started = Date.now();
+      const result = await perplexityRunner.run({
+        project: s.store.dir, runId: req.runId, checkpoint: checkpoint.name, env: { id: req.env.id, options: req.env.options }, template,
+        samples: req.samples, ...(req.seedStart !== undefined ? { seedStart: req.seedStart } : {}), timeoutMs: req.timeoutSeconds * 1000,
+      }, where);
+      return { ...(result as Omit<ApiResponse<'templates.perplexity'>, 'processSeconds'>), processSeconds: Math.round((Date.now() - started) / 10) / 100 };
+    },
 
     // ── rollouts, datasets, metrics, evals ──
     'rollouts.query': (req) => { const s = need('rollouts.query'); needRun(s, req.runId, 'rollouts.query'); return runData(s, req.runId).queryRollouts(req); },
@@ -342,27 +449,16 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     'evals.list': (req) => { const s = need('evals.list'); needRun(s, req.runId, 'evals.list'); return { results: runData(s, req.runId).evalResults() }; },
 
     // ── system ──
-    'studies.list': () => {
-      const s = need('studies.list');
-      const root = path.join(s.store.dir, 'studies');
-      const names = fs.existsSync(root) ? fs.readdirSync(root).filter((n) => fs.existsSync(path.join(root, n, 'spec.json'))).sort() : [];
-      const studies = names.flatMap((name) => {
-        const file = path.join(root, name, 'spec.json');
-        let spec;
-        try { spec = parseStudySpec(JSON.parse(fs.readFileSync(file, 'utf8')), file); } catch (err) {
-          s.store.warnings.push(`${file}: unreadable study spec (${(err as Error).message}); skipped`);
-          return [];
-        }
-        const runs = findStudyRuns([s.store.dir], spec.name);
-        return [{ name: spec.name, methods: spec.methods, envs: spec.envs, seeds: spec.seeds, size: spec.size, runs: runs.length, completed: runs.filter((r) => r.status === 'completed').length }];
-      });
-      return { studies };
+    'studies.list': () => ({ studies: need('studies.list').studies.list() }),
+    'studies.start': (req) => {
+      const s = need('studies.start');
+      return s.studies.start(validateStudy(s, req));
     },
+    'studies.stop': async (req) => need('studies.stop').studies.stop(req.name),
     'studies.table': (req) => {
       const s = need('studies.table');
-      const file = path.join(s.store.dir, 'studies', req.name, 'spec.json');
-      if (!fs.existsSync(file)) throw notFound(`study ${JSON.stringify(req.name)}`, 'name', 'see studies.list');
-      const spec = parseStudySpec(JSON.parse(fs.readFileSync(file, 'utf8')), file);
+      const spec = readStudySpec(s.store.dir, req.name);
+      if (!spec) throw notFound(`study ${JSON.stringify(req.name)}`, 'name', 'see studies.list');
       const table = studyTable(findStudyRuns([s.store.dir], spec.name), spec.methods, spec.envs);
       return { name: spec.name, methods: spec.methods, envs: spec.envs, ks: table.ks, cells: table.cells, markdown: tableMarkdown(table, spec.methods, spec.envs), csv: tableCsv(table) };
     },
@@ -411,15 +507,20 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     return () => { set!.delete(listener); if (set!.size === 0) runListeners.delete(runId); };
   }
 
+  const api = buildApi(call);
   return {
     call,
-    api: buildApi(call),
+    api,
     subscribe,
     waitForRun: async (runId) => { await session?.runs.waitForExit(runId); },
+    waitForStudy: async (name) => { await session?.studies.waitFor(name); },
     projectPath: () => session?.store.dir ?? null,
     async dispose(opts = {}) {
+      perplexityRunner.killAll();
       if (!session) return;
+      await session.studies.dispose();
       await session.runs.dispose(opts);
+      await session.studies.settle();
       session.store.close();
       session = null;
     },

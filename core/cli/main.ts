@@ -4,6 +4,7 @@ import { registerCoreCommands } from './core-commands.js';
 import { registerEnvCommands } from './env-commands.js';
 import { registerModelCommands } from './model-commands.js';
 import { registerStudyCommands } from './study-commands.js';
+import { registerTemplateCommands } from './template-commands.js';
 
 const program = new Command();
 program
@@ -16,5 +17,6 @@ registerCoreCommands(program);   // run, list, show, export, serve, start (core/
 registerEnvCommands(program);    // env list|render|run|solve|play (core/cli/env-commands.ts)
 registerModelCommands(program);  // model info|generate|score|init (core/cli/model-commands.ts)
 registerStudyCommands(program);  // study ... (core/cli/study-commands.ts)
+registerTemplateCommands(program); // template perplexity|checkpoints (core/cli/template-commands.ts)
 
 await program.parseAsync(process.argv);

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import type { Command } from 'commander';
 import { createDispatcher } from '../api/dispatcher.js';
 import { createInProcessClient } from '../api/in-process.js';
-import { parseStudySpec, runName, writeStudyReport, type StudySpec } from '../eval/study.js';
+import { parseStudySpec, writeStudyReport, type StudySpec } from '../eval/study.js';
 import { parseSetArgs } from '../engine/config.js';
 
 function fail(message: string): never {
@@ -25,63 +25,52 @@ function collect(value: string, previous: string[] = []): string[] { return [...
 
 async function runStudy(spec: StudySpec, projectDir: string): Promise<number> {
   const project = path.resolve(projectDir);
-  const d = createDispatcher({ host: 'cli', lockPurpose: 'cli run' });
+  // The same study runner as the API's studies.start (core/engine/study-host.ts): the same
+  // state files, so a study started here can be followed and resumed from the UI and back.
+  const d = createDispatcher({
+    host: 'cli', lockPurpose: 'cli study run',
+    studyHooks: {
+      onRunStarting: (_study, r) => {
+        const head = `[${r.index + 1}/${r.total}] ${r.name}:`;
+        if (r.action === 'skipped') process.stdout.write(`${head} completed, skipped\n`);
+        else if (r.action === 'resumed') process.stdout.write(`${head} resuming ${r.runId}\n`);
+        else if (r.action === 'waiting') process.stdout.write(`${head} already running (${r.runId}), waiting for it\n`);
+        else process.stdout.write(`${head} ${r.runId} (${r.stages.join(' → ')})\n`);
+      },
+      onRunEnded: (_study, run) => {
+        process.stdout.write(`    ${run.status}${run.reason ? ` (${run.reason})` : ''} in ${(run.durationMs / 1000).toFixed(0)} s\n`);
+      },
+    },
+  });
   const api = createInProcessClient(d);
   if (fs.existsSync(path.join(project, 'workbench.json'))) await api.projects.open({ path: project });
   else await api.projects.create({ path: project });
   const outDir = path.join(project, 'studies', spec.name);
-  fs.mkdirSync(outDir, { recursive: true });
-  fs.writeFileSync(path.join(outDir, 'spec.json'), JSON.stringify(spec, null, 2));
   let stopping = false;
-  let current: string | null = null;
   const onSignal = () => {
     if (stopping) { void d.dispose({ kill: true }).finally(() => process.exit(130)); return; }
     stopping = true;
-    process.stdout.write('\nstopping the current run after its step; run the same command again to resume the study\n');
-    if (current) void api.runs.stop({ runId: current }).catch(() => undefined);
+    process.stdout.write('\nstopping the current run after its step; run the same command again (or studies.start in the UI) to resume the study\n');
+    void api.studies.stop({ name: spec.name }).catch(() => undefined);
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  let failures = 0;
+  let status: string;
+  let reason: string | null = null;
   try {
-    const cells = spec.methods.flatMap((method) => spec.envs.flatMap((env) => spec.seeds.map((seed) => ({ method, env, seed }))));
-    // order: seed, then env, then method, so partial studies already compare methods
-    cells.sort((a, b) => a.seed - b.seed || spec.envs.indexOf(a.env) - spec.envs.indexOf(b.env) || spec.methods.indexOf(a.method) - spec.methods.indexOf(b.method));
-    for (const [i, cell] of cells.entries()) {
-      if (stopping) break;
-      const name = runName(spec, cell.method, cell.env, cell.seed);
-      const { runs } = await api.runs.list({ offset: 0, limit: 100000 });
-      const existing = runs.find((r) => r.name === name);
-      const started = Date.now();
-      let runId: string;
-      if (existing?.status === 'completed') { process.stdout.write(`[${i + 1}/${cells.length}] ${name}: completed, skipped\n`); continue; }
-      if (existing) {
-        runId = existing.id;
-        current = runId;
-        process.stdout.write(`[${i + 1}/${cells.length}] ${name}: resuming ${runId} (${existing.status})\n`);
-        await api.runs.resume({ runId });
-      } else {
-        const run = await api.runs.create({ preset: cell.method, size: spec.size, name, set: { 'env.id': cell.env, 'seeds.base': cell.seed, ...(spec.set ?? {}) } });
-        runId = run.id;
-        current = runId;
-        process.stdout.write(`[${i + 1}/${cells.length}] ${name}: ${runId} (${run.stages.map((s) => s.name).join(' → ')})\n`);
-        await api.runs.start({ runId });
-      }
-      await d.waitForRun(runId);
-      const info = await api.runs.get({ runId });
-      current = null;
-      if (info.status !== 'completed') failures++;
-      process.stdout.write(`    ${info.status}${info.reason ? ` (${info.reason})` : ''} in ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
-      writeStudyReport([project], spec, outDir);
-    }
+    await api.studies.start({ name: spec.name, methods: spec.methods, envs: spec.envs, seeds: spec.seeds, size: spec.size, ...(spec.set ? { set: spec.set } : {}) });
+    await d.waitForStudy(spec.name);
+    const summary = (await api.studies.list()).studies.find((x) => x.name === spec.name);
+    status = summary?.status ?? 'failed';
+    reason = summary?.reason ?? null;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     await d.dispose();
   }
   const { markdown } = writeStudyReport([project], spec, outDir);
-  process.stdout.write(`\n${markdown}\n\nstudy files: ${outDir}\n`);
-  return stopping ? 130 : failures > 0 ? 1 : 0;
+  process.stdout.write(`\n${markdown}\n\nstudy ${status}${reason ? `: ${reason}` : ''}\nstudy files: ${outDir}\n`);
+  return status === 'completed' ? 0 : status === 'stopped' ? 130 : 1;
 }
 
 export function registerStudyCommands(program: Command): void {

@@ -3,11 +3,16 @@
 // are skipped, stopped or failed ones resumed), and a comparison in the paper's layout:
 // Pass@1 / Pass@k per env and method with 95% intervals (bootstrap over puzzles, pooled over
 // seeds), plus CSV and PNG curves (RL reward/success per step, Pass@k across RL steps).
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+//
+// A study's files live in <project>/studies/<name>/: spec.json (the grid), state.json (status,
+// current run, times; written by whichever host runs the study: the CLI or the API's study
+// runner, core/engine/study-host.ts) and the report (table.md, table.csv, PNGs, study.json).
+import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { passAtKWithInterval, type Interval } from './pass-at-k.js';
 import { lineChartPng, type Series } from './png-chart.js';
 import { readJsonl } from '../storage/jsonl.js';
+import { writeFileAtomicSync, writeJsonAtomicSync } from '../storage/atomic.js';
 
 export interface StudySpec {
   name: string;               // study name (folder under <project>/studies/)
@@ -30,8 +35,71 @@ export function parseStudySpec(raw: unknown, where: string): StudySpec {
   return { name: o.name!, methods: o.methods!, envs: o.envs!, seeds: o.seeds!, size: o.size!, ...(o.set ? { set: o.set } : {}) };
 }
 
-export function runName(spec: StudySpec, method: string, env: string, seed: number): string {
+export function runName(spec: Pick<StudySpec, 'name'>, method: string, env: string, seed: number): string {
   return `study:${spec.name}:${method}:${env}:s${seed}`;
+}
+
+/** The grid's cells in execution order: seed, then env, then method (so partial studies already compare methods). */
+export function studyCells(spec: Pick<StudySpec, 'methods' | 'envs' | 'seeds'>): Array<{ method: string; env: string; seed: number }> {
+  const cells = spec.methods.flatMap((method) => spec.envs.flatMap((env) => spec.seeds.map((seed) => ({ method, env, seed }))));
+  cells.sort((a, b) => a.seed - b.seed || spec.envs.indexOf(a.env) - spec.envs.indexOf(b.env) || spec.methods.indexOf(a.method) - spec.methods.indexOf(b.method));
+  return cells;
+}
+
+// ───────────────────────── study files (spec.json, state.json) ─────────────────────────
+
+export const STUDY_NAME_RE = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/;
+export type StudyStatus = 'pending' | 'running' | 'stopped' | 'completed' | 'failed';
+
+/** state.json: what the host running the study last recorded. */
+export interface StudyState {
+  status: StudyStatus;
+  reason: string | null;          // why it stopped or failed
+  startedAt: number | null;       // last start (or resume), ms
+  finishedAt: number | null;      // last end, ms
+  currentRunId: string | null;    // the run being executed (while running)
+  host: string | null;            // who ran it last: "cli", "serve", "electron", ...
+  updatedAt: number;
+}
+
+export function studyDir(project: string, name: string): string { return join(resolve(project), 'studies', name); }
+
+/** Names of the studies of a project (folders under studies/ holding a spec.json), sorted. */
+export function listStudyNames(project: string): string[] {
+  const root = join(resolve(project), 'studies');
+  if (!existsSync(root)) return [];
+  return readdirSync(root).filter((n) => STUDY_NAME_RE.test(n) && existsSync(join(root, n, 'spec.json'))).sort();
+}
+
+export function readStudySpec(project: string, name: string): StudySpec | null {
+  const file = join(studyDir(project, name), 'spec.json');
+  if (!existsSync(file)) return null;
+  let raw: unknown;
+  try { raw = JSON.parse(readFileSync(file, 'utf8')); } catch (err) { throw new Error(`${file}: not valid JSON (${(err as Error).message})`); }
+  return parseStudySpec(raw, file);
+}
+
+export function writeStudySpec(project: string, spec: StudySpec): void {
+  writeJsonAtomicSync(join(studyDir(project, spec.name), 'spec.json'), spec);
+}
+
+const STATUSES: StudyStatus[] = ['pending', 'running', 'stopped', 'completed', 'failed'];
+
+/** state.json, or null when missing or unreadable (studies run before state files existed have none). */
+export function readStudyState(project: string, name: string): StudyState | null {
+  const s = readJson<Partial<StudyState>>(join(studyDir(project, name), 'state.json'));
+  if (!s || !STATUSES.includes(s.status as StudyStatus)) return null;
+  const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+  return {
+    status: s.status as StudyStatus, reason: typeof s.reason === 'string' ? s.reason : null,
+    startedAt: num(s.startedAt), finishedAt: num(s.finishedAt),
+    currentRunId: typeof s.currentRunId === 'string' ? s.currentRunId : null,
+    host: typeof s.host === 'string' ? s.host : null, updatedAt: num(s.updatedAt) ?? 0,
+  };
+}
+
+export function writeStudyState(project: string, name: string, state: StudyState): void {
+  writeJsonAtomicSync(join(studyDir(project, name), 'state.json'), state);
 }
 
 export interface StudyCell { method: string; env: string; seed: number; runId: string | null; status: string; wallSeconds: number | null }
@@ -44,10 +112,10 @@ function readJson<T>(path: string): T | null {
   try { return JSON.parse(readFileSync(path, 'utf8')) as T; } catch { return null; }
 }
 
-export interface RunRef { dir: string; name: string; method: string; env: string; seed: number; status: string; durationMs: number }
+export interface RunRef { dir: string; name: string; study: string; method: string; env: string; seed: number; status: string; durationMs: number }
 
-/** Runs of a study found in project folders (by the study's run names in run.json). */
-export function findStudyRuns(projects: string[], studyName: string): RunRef[] {
+/** Runs of a study (every study when `studyName` is omitted) found in project folders, by the study's run names in run.json. */
+export function findStudyRuns(projects: string[], studyName?: string): RunRef[] {
   const out: RunRef[] = [];
   for (const project of projects) {
     const runsDir = join(resolve(project), 'runs');
@@ -55,8 +123,8 @@ export function findStudyRuns(projects: string[], studyName: string): RunRef[] {
     for (const id of readdirSync(runsDir)) {
       const run = readJson<{ name?: string; status?: string; durationMs?: number }>(join(runsDir, id, 'run.json'));
       const m = /^study:([^:]+):([^:]+):([^:]+):s(-?\d+)$/.exec(run?.name ?? '');
-      if (!m || m[1] !== studyName) continue;
-      out.push({ dir: join(runsDir, id), name: run!.name!, method: m[2]!, env: m[3]!, seed: Number(m[4]), status: run!.status ?? 'unknown', durationMs: run!.durationMs ?? 0 });
+      if (!m || (studyName !== undefined && m[1] !== studyName)) continue;
+      out.push({ dir: join(runsDir, id), name: run!.name!, study: m[1]!, method: m[2]!, env: m[3]!, seed: Number(m[4]), status: run!.status ?? 'unknown', durationMs: run!.durationMs ?? 0 });
     }
   }
   return out;
@@ -138,7 +206,7 @@ export function studyCurves(runs: RunRef[], methods: string[], envs: string[], o
     }
     if (series.length === 0) continue;
     const file = join(outDir, `${chart.file}-${env}.png`);
-    writeFileSync(file, lineChartPng(series, { title: `${chart.title} - ${env}`, xLabel: 'step', ...(chart.metric !== 'rollout/reward' ? { yMin: 0, yMax: 1 } : {}) }));
+    writeFileAtomicSync(file, lineChartPng(series, { title: `${chart.title} - ${env}`, xLabel: 'step', ...(chart.metric !== 'rollout/reward' ? { yMin: 0, yMax: 1 } : {}) }));
     files.push(file);
   }
   return files;
@@ -150,7 +218,7 @@ export function writeStudyReport(projects: string[], spec: Pick<StudySpec, 'name
   const runs = findStudyRuns(projects, spec.name);
   const table = studyTable(runs, spec.methods, spec.envs);
   const markdown = tableMarkdown(table, spec.methods, spec.envs);
-  const write = (name: string, text: string) => { const p = join(outDir, name); writeFileSync(`${p}.tmp`, text); renameSync(`${p}.tmp`, p); return p; };
+  const write = (name: string, text: string) => { const p = join(outDir, name); writeFileAtomicSync(p, text); return p; };
   const files = [write('table.md', `${markdown}\n`), write('table.csv', tableCsv(table))];
   files.push(...studyCurves(runs, spec.methods, spec.envs, outDir));
   files.push(write('study.json', JSON.stringify({ spec, runs: runs.map((r) => ({ name: r.name, dir: r.dir, status: r.status, wallSeconds: r.durationMs / 1000 })), table }, null, 2)));

@@ -15,6 +15,7 @@ import RunsView from './views/RunsView.js';
 import NewRunView from './views/NewRunView.js';
 import RunView from './views/RunView.js';
 import CompareView from './views/CompareView.js';
+import StudiesView from './views/StudiesView.js';
 
 type ViewModule = { default: ComponentType<ViewProps> };
 const seeingViews = import.meta.glob<ViewModule>([
@@ -147,6 +148,7 @@ export function App({ client }: { client: Client }) {
       case 'new-run': return <NewRunView client={client} navigate={navigate} preset={route.preset} system={system} />;
       case 'run': return <RunView client={client} navigate={navigate} runId={route.runId} theme={theme} />;
       case 'compare': return <CompareView client={client} navigate={navigate} runIds={route.runIds} theme={theme} />;
+      case 'studies': return <StudiesView client={client} navigate={navigate} name={route.name} />;
       case 'trace': return seeing(TraceView, 'Trace inspector');
       case 'replay': return seeing(ReplayView, 'Replay');
       case 'templates': return seeing(TemplatesView, 'Template editor');
@@ -188,7 +190,7 @@ export function App({ client }: { client: Client }) {
         {NAV_SECTIONS.map((s, i) => (
           <div key={s.view}>
             {i === 1 && <div className="section-label">Project</div>}
-            {i === 4 && <div className="section-label">Inspect</div>}
+            {s.view === 'trace' && <div className="section-label">Inspect</div>}
             <button className={activeSection === s.view ? 'active' : ''} disabled={s.needsProject && !project}
               onClick={() => navigate(navTarget(s.view))} data-testid={`nav-${s.view}`}>{s.label}</button>
           </div>

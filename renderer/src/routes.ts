@@ -9,6 +9,7 @@ export type Route =
   | { view: 'new-run'; preset?: string }
   | { view: 'run'; runId: string }
   | { view: 'compare'; runIds: string[] }
+  | { view: 'studies'; name?: string }
   | { view: 'trace'; runId?: string; episodeId?: string }
   | { view: 'replay'; runId?: string; episodeId?: string; otherRunId?: string }
   | { view: 'templates'; templateName?: string; runId?: string }
@@ -22,6 +23,7 @@ export const NAV_SECTIONS: ReadonlyArray<{ view: RouteView; label: string; needs
   { view: 'runs', label: 'Runs', needsProject: true },
   { view: 'new-run', label: 'New run', needsProject: true },
   { view: 'compare', label: 'Compare', needsProject: true },
+  { view: 'studies', label: 'Studies', needsProject: true },
   { view: 'trace', label: 'Traces', needsProject: true },
   { view: 'replay', label: 'Replay', needsProject: true },
   { view: 'templates', label: 'Templates', needsProject: true },
@@ -39,6 +41,7 @@ export function formatRoute(route: Route): string {
     case 'new-run': return route.preset ? `#/new-run/${enc(route.preset)}` : '#/new-run';
     case 'run': return `#/run/${enc(route.runId)}`;
     case 'compare': return `#/compare/${route.runIds.map(enc).join(',')}`;
+    case 'studies': return route.name ? `#/studies/${enc(route.name)}` : '#/studies';
     case 'trace': return `#/trace${route.runId ? `/${enc(route.runId)}` : ''}${route.runId && route.episodeId ? `/${enc(route.episodeId)}` : ''}`;
     case 'replay': {
       const q = route.otherRunId ? `?other=${enc(route.otherRunId)}` : '';
@@ -64,6 +67,7 @@ export function parseRoute(hash: string): Route {
     case 'new-run': return a ? { view: 'new-run', preset: a } : { view: 'new-run' };
     case 'run': return a ? { view: 'run', runId: a } : { view: 'runs' };
     case 'compare': return { view: 'compare', runIds: (pathPart.split('/')[1] ?? '').split(',').filter(Boolean).map(dec) };
+    case 'studies': return a ? { view: 'studies', name: a } : { view: 'studies' };
     case 'trace': return a ? { view: 'trace', runId: a, ...(b ? { episodeId: b } : {}) } : { view: 'trace' };
     case 'replay': {
       const other = query.get('other');

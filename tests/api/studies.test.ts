@@ -33,7 +33,12 @@ describe('studies through the API', () => {
 
   it('lists the studies of the project with their run counts', async () => {
     const { studies } = await api.studies.list();
-    expect(studies).toEqual([{ name: 'grid', methods: ['spa', 'vanilla-rl'], envs: ['sokoban'], seeds: [0], size: 'smoke', runs: 2, completed: 1 }]);
+    expect(studies).toEqual([{
+      name: 'grid', methods: ['spa', 'vanilla-rl'], envs: ['sokoban'], seeds: [0], size: 'smoke', set: null, runs: 2, completed: 1,
+      runIds: ['r-spa', 'r-van'],
+      // No state.json (a study run before state files existed): some runs, not all completed → stopped.
+      status: 'stopped', reason: null, progress: { done: 1, failed: 1, total: 2, currentRunId: null }, startedAt: null, finishedAt: null,
+    }]);
   });
 
   it('computes the table: unbiased Pass@k pooled over puzzles, empty cells for runs without eval', async () => {

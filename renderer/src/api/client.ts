@@ -24,7 +24,7 @@ export interface ClientExtras {
 
 export type Client = WorkbenchClient & ClientExtras;
 
-const NAMESPACES = new Set(['projects', 'runs', 'envs', 'templates', 'rollouts', 'datasets', 'metrics', 'evals', 'system']);
+const NAMESPACES = new Set(['projects', 'runs', 'envs', 'templates', 'rollouts', 'datasets', 'metrics', 'evals', 'studies', 'system']);
 
 /**
  * Build the nested typed API object (`client.runs.create(...)`) on top of a transport.

@@ -1,10 +1,11 @@
 // Template editor: CodeMirror 6 on the template source (JSON with Liquid parts), a debounced
 // live preview on a sampled state of the chosen environment and seed (templates.preview), errors
 // with line and column in the editor and as text, immutable versions (templates.save returns a
-// content hash), version history with a side-by-side diff, and state perplexity where a run's
-// evaluation recorded it (the API has no live perplexity method: shown as unavailable, with why).
-import { useEffect, useMemo, useState, type ReactElement } from 'react';
-import type { EvalResult, TemplatePreview, TemplateVersion, TemplateVersionMeta } from '../../../core/api/contract.js';
+// content hash), version history with a side-by-side diff, and the state perplexity of the
+// editor's text under a chosen checkpoint of a run (templates.perplexity, computed in a child
+// process of the host), with the values the run's evaluation recorded as a secondary line.
+import { useEffect, useMemo, useRef, useState, type ReactElement } from 'react';
+import type { EvalResult, TemplatePerplexity, TemplatePreview, TemplateVersion, TemplateVersionMeta } from '../../../core/api/contract.js';
 import type { ViewProps } from '../routes.js';
 import CodeEditor from '../editor/CodeEditor.js';
 import DiffView from '../editor/DiffView.js';
@@ -227,7 +228,8 @@ export default function TemplatesView({ api, projectPath, runId, route, template
               )}
             </>
           )}
-          <PerplexityPanel api={api} runId={runId} hash={base?.hash ?? null} dirty={dirty} />
+          <PerplexityPanel api={api} runId={runId} hash={base?.hash ?? null} dirty={dirty} text={text}
+            env={envId && !envOptions.error ? { id: envId, options: envOptions.value } : null} />
         </section>
       </div>
 
@@ -251,40 +253,161 @@ function DiagnosticList({ diagnostics }: { diagnostics: TemplatePreview['diagnos
   );
 }
 
-function PerplexityPanel({ api, runId, hash, dirty }: { api: ViewProps['api']; runId?: string; hash: string | null; dirty: boolean }): ReactElement {
+type LiveState =
+  | { status: 'idle' }
+  | { status: 'running'; started: number }
+  | { status: 'ok'; value: TemplatePerplexity; forText: string; forEnv: string }
+  | { status: 'error'; error: unknown };
+
+/** The child process's last stderr lines that templates.perplexity errors carry (details.stderrTail). */
+function stderrTail(error: unknown): string[] {
+  const tail = (error as { details?: { stderrTail?: unknown } } | null)?.details?.stderrTail;
+  return Array.isArray(tail) ? tail.filter((l): l is string => typeof l === 'string') : [];
+}
+
+/** Samples typed in the panel: a whole number from 1 to 256. */
+export function parseSamples(text: string): { value: number; error: string | null } {
+  const t = text.trim();
+  if (!/^\d+$/.test(t) || Number(t) < 1 || Number(t) > 256) return { value: 8, error: `samples: expected a whole number from 1 to 256, got "${t}"` };
+  return { value: Number(t), error: null };
+}
+
+function PerplexityPanel({ api, runId, hash, dirty, text, env }: {
+  api: ViewProps['api']; runId?: string; hash: string | null; dirty: boolean; text: string;
+  env: { id: string; options: Record<string, unknown> } | null;
+}): ReactElement {
   const [run, setRun] = useState<string | undefined>(runId);
-  const info = useAsync(() => (run ? Promise.all([api.runs.get({ runId: run }), api.evals.list({ runId: run })]) : null), [api, run]);
-  let body: ReactElement;
-  if (!run) {
-    body = <div className="muted">Pick a run to show the state perplexity its evaluation recorded under its checkpoint.</div>;
-  } else if (info.status === 'loading') {
-    body = <div className="muted">loading…</div>;
-  } else if (info.status === 'error') {
-    body = <ErrorBanner error={info.error} context="Perplexity" />;
-  } else if (info.status === 'ok') {
-    const [runInfo, evals] = info.value;
-    const found = evals.results.flatMap((r: EvalResult) => findPerplexities(r.result).map((p) => ({ ...p, id: r.id, step: r.step })));
-    const sameTemplate = runInfo.templateHash !== null && runInfo.templateHash === hash;
-    body = found.length === 0 ? (
-      <div className="muted" data-testid="perplexity">Unavailable: run {run} has no evaluation with a state perplexity yet.</div>
-    ) : (
-      <div data-testid="perplexity">
-        {!sameTemplate && <div className="warn">Run {run} used template {runInfo.templateHash?.slice(0, 12) ?? '(unknown)'}, not this version{dirty ? ' (and the editor has unsaved changes)' : ''}: these numbers are for that template.</div>}
-        <table className="dataset-drops">
-          <tbody>{found.map((p) => <tr key={`${p.id}-${p.key}`}><td className="mono">{p.id}{p.step !== null ? ` @${p.step}` : ''}</td><td className="mono">{p.key}</td><td className="num">{formatNumber(p.value, 3)}</td></tr>)}</tbody>
-        </table>
+  const checkpoints = useAsync(() => (run ? api.templates.checkpoints({ runId: run }) : null), [api, run]);
+  const [checkpoint, setCheckpoint] = useState('');                  // '' = the run's latest
+  useEffect(() => { setCheckpoint(''); }, [run]);
+  const [samplesText, setSamplesText] = useState('8');
+  const samples = parseSamples(samplesText);
+  const [live, setLive] = useState<LiveState>({ status: 'idle' });
+  const request = useRef(0);                                         // a newer request (or a new run/checkpoint) drops older answers
+  useEffect(() => { request.current++; setLive({ status: 'idle' }); }, [run, checkpoint]);
+  const [now, setNow] = useState(0);
+  useEffect(() => {
+    if (live.status !== 'running') return;
+    const timer = setInterval(() => setNow(Date.now()), 500);
+    return () => clearInterval(timer);
+  }, [live.status]);
+
+  const list = checkpoints.status === 'ok' ? checkpoints.value.checkpoints : [];
+  const latest = checkpoints.status === 'ok' ? checkpoints.value.latest : null;
+  const envKey = env ? `${env.id} ${JSON.stringify(env.options)}` : '';
+  const canCompute = !!run && !!env && !!text && !samples.error && live.status !== 'running' && (checkpoint !== '' || latest !== null);
+
+  const compute = async (): Promise<void> => {
+    if (!run || !env) return;
+    const forText = text;
+    const id = ++request.current;
+    setLive({ status: 'running', started: Date.now() });
+    setNow(Date.now());
+    try {
+      const value = await api.templates.perplexity({ runId: run, source: forText, env, samples: samples.value, ...(checkpoint ? { checkpoint } : {}) });
+      if (id === request.current) setLive({ status: 'ok', value, forText, forEnv: envKey });
+    } catch (error) {
+      if (id === request.current) setLive({ status: 'error', error });
+    }
+  };
+
+  return (
+    <div className="col" data-testid="perplexity-panel">
+      <h3>State perplexity</h3>
+      <div className="field-help">
+        How surprised a checkpoint is by the true state text written with the editor&apos;s template: exp(mean NLL) of the
+        observation and prediction contents of a turn on sampled states (lower is easier for the model). Computed by the
+        engine in its own process; unsaved text is fine.
       </div>
-    );
-  } else {
-    body = <div />;
+      <div className="row">
+        <RunPicker api={api} value={run} onChange={setRun} label="Checkpoint of run" allowNone />
+        <label className="field inspect-field">
+          <span className="label">Checkpoint</span>
+          <select aria-label="Checkpoint" value={checkpoint} onChange={(e) => setCheckpoint(e.target.value)} disabled={!run || list.length === 0}>
+            <option value="">{checkpoints.status === 'loading' ? 'loading…' : latest ? `latest (${latest})` : run ? 'no checkpoint yet' : '—'}</option>
+            {list.map((c) => (
+              <option key={c.name} value={c.name}>{c.name}{c.stage ? ` · ${c.stage}` : ''}{c.step !== null ? ` step ${c.step}` : ''}{c.role === 'critic' ? ' (critic)' : ''}</option>
+            ))}
+          </select>
+        </label>
+        <label className="field inspect-field narrow">
+          <span className="label">Samples</span>
+          <input type="text" inputMode="numeric" aria-label="Samples" value={samplesText} onChange={(e) => setSamplesText(e.target.value)} aria-invalid={samples.error ? 'true' : undefined} />
+        </label>
+        <button type="button" className="btn primary" onClick={() => { void compute(); }} disabled={!canCompute}>
+          {live.status === 'running' ? 'Computing…' : 'Compute'}
+        </button>
+      </div>
+      {samples.error && <div className="field-error">{samples.error}</div>}
+      {!env && <div className="field-error">Choose an environment with valid options above: the states are sampled from it.</div>}
+      {checkpoints.status === 'error' && <ErrorBanner error={checkpoints.error} context="Checkpoints" />}
+      {run && checkpoints.status === 'ok' && latest === null && list.length === 0 && (
+        <div className="muted">Run {run} has no checkpoint yet: it gets one when a stage (bootstrap, SFT, RL) finishes.</div>
+      )}
+      {!run && <div className="muted">Pick a run and one of its checkpoints, then Compute.</div>}
+      {live.status === 'running' && (
+        <div className="muted" role="status" data-testid="live-perplexity-status">
+          computing on {samples.value} sampled state{samples.value === 1 ? '' : 's'}… {Math.max(0, Math.round((now - live.started) / 1000))} s
+        </div>
+      )}
+      {live.status === 'error' && <ErrorBanner error={live.error} context="State perplexity" />}
+      {live.status === 'error' && stderrTail(live.error).length > 0 && (
+        <details data-testid="live-perplexity-stderr">
+          <summary className="muted">Output of the perplexity process (last {stderrTail(live.error).length} lines)</summary>
+          <pre className="mono">{stderrTail(live.error).join('\n')}</pre>
+        </details>
+      )}
+      {live.status === 'ok' && (
+        <div data-testid="live-perplexity">
+          <div className="value-tiles">
+            <div className="value-tile">
+              <div className="value-name">state perplexity</div>
+              <div className="value-row"><span className="value-num" data-testid="live-perplexity-value">{formatNumber(live.value.perplexity, 3)}</span></div>
+              <div className="value-run faint">{live.value.template.name}@{live.value.template.hash.slice(0, 12)}</div>
+            </div>
+            <div className="value-tile">
+              <div className="value-name">mean NLL (nats / state token)</div>
+              <div className="value-row"><span className="value-num">{formatNumber(live.value.meanNll, 4)}</span></div>
+              <div className="value-run faint">{live.value.tokens} tokens · {live.value.rows} rows</div>
+            </div>
+          </div>
+          <div className="field-help">
+            checkpoint <span className="mono">{live.value.checkpoint.name}</span>
+            {live.value.checkpoint.stage ? ` (${live.value.checkpoint.stage}, step ${live.value.checkpoint.step})` : ''} of run {live.value.runId}
+            {' · '}{live.value.env.id} seeds {live.value.seedStart}…{live.value.seedStart + live.value.samples - 1}
+            {' · '}{live.value.backend} · {formatNumber(live.value.wallSeconds, 2)} s ({formatNumber(live.value.processSeconds, 2)} s with process start)
+          </div>
+          {(live.forText !== text || live.forEnv !== envKey) && (
+            <div className="warn" data-testid="live-perplexity-stale">The editor text or the environment changed since: Compute again for the current text.</div>
+          )}
+        </div>
+      )}
+      <RecordedPerplexity api={api} run={run} hash={hash} dirty={dirty} />
+    </div>
+  );
+}
+
+/** What the run's evaluation recorded (secondary: those numbers are for the run's own template). */
+function RecordedPerplexity({ api, run, hash, dirty }: { api: ViewProps['api']; run?: string; hash: string | null; dirty: boolean }): ReactElement | null {
+  const info = useAsync(() => (run ? Promise.all([api.runs.get({ runId: run }), api.evals.list({ runId: run })]) : null), [api, run]);
+  if (!run) return null;
+  if (info.status === 'loading') return <div className="muted">loading recorded values…</div>;
+  if (info.status === 'error') return <ErrorBanner error={info.error} context="Recorded perplexity" />;
+  if (info.status !== 'ok') return null;
+  const [runInfo, evals] = info.value;
+  const found = evals.results.flatMap((r: EvalResult) => findPerplexities(r.result).map((p) => ({ ...p, id: r.id, step: r.step })));
+  const sameTemplate = runInfo.templateHash !== null && runInfo.templateHash === hash;
+  if (found.length === 0) {
+    return <div className="muted" data-testid="perplexity">Unavailable from the run&apos;s evaluation: run {run} has no evaluation with a state perplexity yet.</div>;
   }
   return (
-    <div className="col">
-      <h3>State perplexity</h3>
-      <div className="field-help">Live perplexity of the editor text under a checkpoint is unavailable: the engine API offers no templates.perplexity method yet. Recorded evaluation values are shown instead.</div>
-      <RunPicker api={api} value={run} onChange={setRun} label="Checkpoint of run" allowNone />
-      {body}
-    </div>
+    <details data-testid="perplexity">
+      <summary className="muted">Recorded by the run&apos;s evaluation (state perplexity): {found.length} value{found.length === 1 ? '' : 's'}</summary>
+      {!sameTemplate && <div className="warn">Run {run} used template {runInfo.templateHash?.slice(0, 12) ?? '(unknown)'}, not this version{dirty ? ' (and the editor has unsaved changes)' : ''}: these numbers are for that template.</div>}
+      <table className="dataset-drops">
+        <tbody>{found.map((p) => <tr key={`${p.id}-${p.key}`}><td className="mono">{p.id}{p.step !== null ? ` @${p.step}` : ''}</td><td className="mono">{p.key}</td><td className="num">{formatNumber(p.value, 3)}</td></tr>)}</tbody>
+      </table>
+    </details>
   );
 }
 

@@ -1,0 +1,57 @@
+// Studies from the UI: start a smoke study (2 methods × 1 env × 2 seeds) with the form, follow
+// its status and progress live, see its paper-style table, and open Compare with its runs.
+import { copyFileSync, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect, setTheme, shot, test } from './helpers.js';
+
+const root = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
+
+test('start a smoke study from the UI, follow it to completion and read its table', async ({ workbench, consoleProblems }) => {
+  const { page, api } = workbench;
+  await page.getByTestId('nav-studies').click();
+  await expect(page.getByTestId('studies-view')).toBeVisible();
+  await expect(page.getByText('No studies yet')).toBeVisible();
+
+  // The form explains what is missing before anything starts.
+  await page.getByTestId('study-start').click();
+  await expect(page.getByTestId('study-error-methods')).toBeVisible();
+  await page.getByTestId('study-name').fill('ui-smoke');
+  await page.getByTestId('study-method-vanilla-rl').check();
+  await page.getByTestId('study-method-state-estimation-rl').check();
+  await page.getByTestId('study-env-frozenlake').check();
+  await page.getByTestId('study-seeds').fill('0, 1');
+  await page.getByTestId('study-size').selectOption('smoke');
+  await expect(page.getByTestId('study-grid-size')).toHaveText('4 runs');
+  await page.getByTestId('study-start').click();
+
+  const row = page.locator('[data-testid="study-row"][data-study="ui-smoke"]');
+  await expect(row).toHaveAttribute('data-status', 'running');
+  await expect(page).toHaveURL(/#\/studies\/ui-smoke$/);
+  await expect(row.getByTestId('study-current-run')).toBeVisible();
+  await shot(page, 'studies-running');
+
+  await expect(row).toHaveAttribute('data-status', 'completed', { timeout: 90_000 });
+  await expect(row.getByTestId('study-progress')).toHaveText('4/4');
+  const table = page.getByTestId('study-table');
+  await expect(table.getByTestId('study-table-row')).toHaveCount(2);
+  await expect(table.locator('tr[data-method="vanilla-rl"] td[data-env="frozenlake"]')).toContainText('2/2 runs');
+  await expect(table.locator('tr[data-method="state-estimation-rl"] td[data-env="frozenlake"]')).toContainText('[');
+  await expect(table.locator('thead')).toContainText('Pass@1');
+
+  // The runs are ordinary runs of the project.
+  const { runs } = await api.runs.list();
+  expect(runs.filter((r) => r.name.startsWith('study:ui-smoke:') && r.status === 'completed')).toHaveLength(4);
+
+  const file = await shot(page, 'studies');
+  mkdirSync(join(root, 'docs', 'screenshots'), { recursive: true });
+  copyFileSync(file, join(root, 'docs', 'screenshots', 'studies.png'));
+  await setTheme(page, 'dark');
+  await shot(page, 'studies-dark');
+  await setTheme(page, 'light');
+
+  await page.getByTestId('study-compare').click();
+  await expect(page.getByTestId('compare-view')).toBeVisible();
+  await expect(page.getByTestId('compare-chip')).toHaveCount(4);
+  expect(consoleProblems).toEqual([]);
+});
