@@ -2,7 +2,7 @@
 // fresh project open), API access from Node for setup, and screenshots saved under
 // test-results/screenshots/ for people to look at.
 import { test as base, expect, type Page } from '@playwright/test';
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ProjectInfo, WorkbenchClient } from '../../core/api/contract.js';
@@ -30,12 +30,31 @@ export function freshProjectDir(label = 'project'): string {
   return join(mkdtempSync(join(parent, `${label}-`)), 'proj');
 }
 
-/** Save a full-page screenshot to test-results/screenshots/<name>.png. */
-export async function shot(page: Page, name: string): Promise<string> {
+export const DOCS_SCREENSHOT_DIR = join(root, 'docs', 'screenshots');
+
+/**
+ * Save a viewport screenshot (1280×800) to test-results/screenshots/<name>.png. With
+ * `docs: true` it is one of the curated screenshots of docs/ui.md: when SPA_E2E_DOCS_SCREENSHOTS=1
+ * it is also copied to docs/screenshots/<name>.png (so that ordinary test runs leave docs/ alone).
+ */
+export async function shot(page: Page, name: string, opts: { docs?: boolean } = {}): Promise<string> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   const file = join(SCREENSHOT_DIR, `${name}.png`);
-  await page.screenshot({ path: file, fullPage: false });
+  await page.screenshot({ path: file, fullPage: false, animations: 'disabled', caret: 'hide' });
+  if (opts.docs && process.env['SPA_E2E_DOCS_SCREENSHOTS'] === '1') {
+    mkdirSync(DOCS_SCREENSHOT_DIR, { recursive: true });
+    copyFileSync(file, join(DOCS_SCREENSHOT_DIR, `${name}.png`));
+  }
   return file;
+}
+
+/** The same view in both themes: <name>-light / <name>-dark, or <light> and <dark> names given. */
+export async function shotBothThemes(page: Page, light: string, dark: string, opts: { docs?: boolean } = {}): Promise<void> {
+  await setTheme(page, 'light');
+  await shot(page, light, opts);
+  await setTheme(page, 'dark');
+  await shot(page, dark, opts);
+  await setTheme(page, 'light');
 }
 
 /** Switch the theme via the top bar; returns the theme now active. */
@@ -52,6 +71,29 @@ export async function openApp(page: Page, hash = ''): Promise<void> {
   await expect(page.getByTestId('statusbar')).toContainText('open');
 }
 
+/**
+ * Elements under `selector` whose text does not fit: wider (or, for line-clamped text, taller)
+ * than their box. Returns their text, so a failing assertion names what is cut off.
+ */
+export async function clippedTexts(page: Page, selector: string): Promise<string[]> {
+  return page.locator(selector).evaluateAll((els) => els
+    .filter((el) => el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 2)
+    .map((el) => (el.textContent ?? '').trim()));
+}
+
+/** The main area must not scroll sideways at 1280 px (a table or a long value pushing it wider). */
+export async function expectNoSidewaysScroll(page: Page, selector = 'main, .main'): Promise<void> {
+  const widths = await page.locator(selector).first().evaluate((el) => {
+    const right = el.getBoundingClientRect().left + el.clientWidth;
+    // the outermost elements that stick out on the right, to name in the failure
+    const sticking = [...el.querySelectorAll('*')].filter((e) => e.getBoundingClientRect().right > right + 1
+      && !(e.parentElement && e.parentElement !== el && e.parentElement.getBoundingClientRect().right > right + 1));
+    const describe = (e: (typeof sticking)[number]) => `${e.tagName.toLowerCase()}${e.getAttribute('data-testid') ? `[data-testid=${e.getAttribute('data-testid')}]` : ''}${e.className && typeof e.className === 'string' ? `.${e.className.trim().split(/\s+/).join('.')}` : ''} (right edge ${Math.round(e.getBoundingClientRect().right)})`;
+    return { scroll: el.scrollWidth, client: el.clientWidth, sticking: sticking.slice(0, 5).map(describe) };
+  });
+  expect(widths.scroll, `${selector} is ${widths.scroll}px wide inside ${widths.client}px; sticking out: ${widths.sticking.join(', ')}`).toBeLessThanOrEqual(widths.client + 1);
+}
+
 export interface Workbench {
   page: Page;
   api: WorkbenchClient;
@@ -60,13 +102,23 @@ export interface Workbench {
   go(hash: string): Promise<void>;
 }
 
-/** Collects page errors and CSP violations so that tests can assert there were none. */
+/**
+ * Collects uncaught page errors, console errors and CSP violations (Chromium reports those as
+ * console errors "Refused to …" and as securitypolicyviolation events) so that tests can assert
+ * there were none.
+ */
 export function watchConsole(page: Page): string[] {
   const problems: string[] = [];
   page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
   page.on('console', (msg) => {
+    if (msg.type() !== 'error') return;
     const text = msg.text();
-    if (msg.type() === 'error' && /Content Security Policy|Refused to/i.test(text)) problems.push(`csp: ${text}`);
+    const where = msg.location().url ? ` (${msg.location().url.replace(/\?token=[^\s)]*/, '')}:${msg.location().lineNumber})` : '';
+    problems.push(/Content Security Policy|Refused to/i.test(text) ? `csp: ${text}` : `console.error: ${text}${where}`);
+  });
+  // a violation report also arrives as a DOM event: surface it as a console error the listener above sees
+  void page.addInitScript({
+    content: "document.addEventListener('securitypolicyviolation', (e) => console.error('Refused by the Content Security Policy: ' + e.violatedDirective + ' ' + e.blockedURI));",
   });
   return problems;
 }

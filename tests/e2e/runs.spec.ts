@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import type { Download } from '@playwright/test';
 import type { RunSummary, WorkbenchClient } from '../../core/api/contract.js';
-import { expect, setTheme, shot, test } from './helpers.js';
+import { clippedTexts, expect, expectNoSidewaysScroll, shot, shotBothThemes, test } from './helpers.js';
 
 async function readDownloadBytes(d: Download): Promise<Buffer> {
   const path = await d.path();
@@ -28,6 +28,14 @@ test('configure a run with field validation, start it and watch progress advance
   const { page } = workbench;
   await page.getByTestId('new-run-button').click();
   await expect(page.getByTestId('new-run-view')).toBeVisible();
+  // the form as a researcher first sees it: the SPA preset, its environment preview and the compute backends
+  await expect(page.getByTestId('preset-spa')).toHaveClass(/active/);
+  await expect(page.getByTestId('env-preview').locator('svg').first()).toBeVisible();
+  await expect(page.getByTestId('preview-prompt')).not.toBeEmpty();
+  await expect(page.getByTestId('compute-card').locator('li.backend-item').first()).toBeVisible();
+  expect(await clippedTexts(page, '[data-testid="compute-card"] .backend-detail'), 'why a backend is (un)available is shown in full').toEqual([]);
+  await expectNoSidewaysScroll(page);
+  await shotBothThemes(page, 'new-run-form', 'new-run-form-dark', { docs: true });
   await page.getByTestId('preset-diagnostic').click();
   await page.getByTestId('size-select').selectOption('quick');
   await expect(page.getByTestId('stage-plan')).toContainText('diag-wait');
@@ -41,7 +49,10 @@ test('configure a run with field validation, start it and watch progress advance
   await expect(page.getByTestId('create-start')).toBeDisabled();
   await expect(page.getByTestId('form-invalid')).toBeVisible();
   await seed.evaluate((el) => el.scrollIntoView({ block: 'center' }));
-  await shot(page, 'new-run-validation');
+  // the side column stays in view: the reason the form is blocked and the Create button are on screen next to the field
+  await expect(page.getByTestId('form-invalid')).toBeInViewport();
+  await expect(page.getByTestId('create-start')).toBeInViewport();
+  await shot(page, 'new-run-validation', { docs: true });
   await seed.fill('7');
   await expect(page.locator('[data-field="seeds.base"] [data-testid="field-error"]')).toHaveCount(0);
   await expect(page.getByTestId('create-start')).toBeEnabled();
@@ -52,11 +63,6 @@ test('configure a run with field validation, start it and watch progress advance
   await page.locator('[data-field="model.source"] a.reset').click();
   await expect(page.locator('[data-field="model.path"]')).toHaveCount(0);
   await expect(page.getByTestId('create-start')).toBeEnabled();
-  await page.getByTestId('new-run-view').evaluate((el) => el.scrollIntoView({ block: 'start' }));
-  await shot(page, 'new-run-form');
-  await setTheme(page, 'dark');
-  await shot(page, 'new-run-form-dark');
-  await setTheme(page, 'light');
 
   await page.getByTestId('create-start').click();
   await expect(page.getByTestId('run-view')).toBeVisible();
@@ -71,14 +77,12 @@ test('configure a run with field validation, start it and watch progress advance
     if (status === 'completed') return Number.POSITIVE_INFINITY;
     return Number((await stage.getByTestId('stage-count').textContent())!.split('/')[0]);
   }, { timeout: 30_000 }).toBeGreaterThan(first);
-  await shot(page, 'run-view-progress');
+  expect(await clippedTexts(page, '[data-testid="stage-pipeline"] .stage-title')).toEqual([]);
+  await shot(page, 'run-view-progress', { docs: true });
   await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', 'completed', { timeout: 90_000 });
   await expect(page.getByTestId('charts').locator('.chart-card').first()).toBeVisible();
   await expect(page.getByTestId('charts').locator('canvas').first()).toBeVisible();
-  await shot(page, 'run-view-completed');
-  await setTheme(page, 'dark');
-  await shot(page, 'run-view-completed-dark');
-  await setTheme(page, 'light');
+  await shotBothThemes(page, 'run-view-completed', 'run-view-completed-dark', { docs: true });
   // synced cursor: hovering one chart moves the readout of the other; drag zooms (re-bucketed), double-click resets
   const cards = page.getByTestId('charts').locator('.chart-card');
   await expect(cards).toHaveCount(2);
@@ -116,9 +120,13 @@ test('configure a run with field validation, start it and watch progress advance
   expect((await readDownloadBytes(png)).subarray(1, 4).toString('latin1')).toBe('PNG');
   await page.getByRole('tab', { name: /Log/ }).click();
   await expect(page.getByTestId('log-pane')).toContainText('completed');
-  await shot(page, 'run-view-log');
+  await shot(page, 'run-view-log', { docs: true });
   await page.getByRole('tab', { name: 'Config' }).click();
   await expect(page.getByTestId('run-config')).toContainText('"base": 7');
+  // the resolved config as a table of fields (the JSON folded under it)
+  await expect(page.getByTestId('run-config-table').locator('tr', { hasText: 'seeds.base' })).toContainText('7');
+  await expectNoSidewaysScroll(page);
+  await shotBothThemes(page, 'run-view-config', 'run-view-config-dark', { docs: true });
   expect(consoleProblems).toEqual([]);
 });
 
@@ -135,8 +143,15 @@ test('a smoke SPA run started from the form trains through every stage', async (
   await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', 'completed', { timeout: 110_000 });
   await expect(page.getByTestId('stage-rl')).toHaveAttribute('data-stage-status', 'completed');
   await expect(page.getByTestId('charts').locator('canvas').first()).toBeVisible();
+  // the final evaluation as number tiles: every metric name readable (long camelCase names wrap)
+  await expect(page.getByTestId('value-eval/wmObservationCellAccuracy')).toBeVisible();
+  expect(await clippedTexts(page, '[data-testid="charts"] .value-tile .value-name')).toEqual([]);
+  expect(await clippedTexts(page, '[data-testid="stage-pipeline"] .stage-title')).toEqual([]);
+  await expectNoSidewaysScroll(page);
+  await shotBothThemes(page, 'run-view-spa-smoke', 'run-view-spa-smoke-dark', { docs: true });
+  // whole-number x axis: steps get no fractional ticks
   await page.getByTestId('charts').locator('.chart-card').first().scrollIntoViewIfNeeded();
-  await shot(page, 'run-view-spa-smoke');
+  await shot(page, 'run-view-spa-smoke-charts');
   expect(consoleProblems).toEqual([]);
 });
 
@@ -148,7 +163,7 @@ test('stop a running run and resume it', async ({ workbench }) => {
   await page.getByTestId('stop-run').click();
   await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', 'stopped', { timeout: 30_000 });
   await expect(page.getByTestId('resume-run')).toBeVisible();
-  await shot(page, 'run-view-stopped');
+  await shot(page, 'run-view-stopped', { docs: true });
   await page.getByTestId('resume-run').click();
   await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', /running|completed/, { timeout: 30_000 });
   await api.runs.stop({ runId: run.id }).catch(() => undefined);
@@ -177,10 +192,9 @@ test('the run table sorts, filters and selects; an SPA and a vanilla-RL run are 
   await expect(table.locator('tbody tr[data-row-id]').first()).toContainText('beta run');
   await table.getByLabel(`Select ${a.id}`).check();
   await table.getByLabel(`Select ${b.id}`).check();
-  await shot(page, 'runs-table');
-  await setTheme(page, 'dark');
-  await shot(page, 'runs-table-dark');
-  await setTheme(page, 'light');
+  await expectNoSidewaysScroll(page, '[data-testid="runs-table"] .dt-scroll');   // the default columns fit at 1280
+  expect(await clippedTexts(page, '[data-testid="runs-table"] input[type="search"]')).toEqual([]);
+  await shotBothThemes(page, 'runs-table', 'runs-table-dark', { docs: true });
 
   await page.getByTestId('compare-selected').click();
   await expect(page.getByTestId('compare-view')).toBeVisible();
@@ -189,13 +203,11 @@ test('the run table sorts, filters and selects; an SPA and a vanilla-RL run are 
   await expect(rows).toHaveCount(2);
   await expect(page.getByTestId('compare-table')).toContainText('Pass@1');
   await expect(rows.first()).toContainText(/\d+\.\d/);      // evaluated numbers, not dashes
-  await shot(page, 'compare-table');
-  await setTheme(page, 'dark');
-  await shot(page, 'compare-table-dark');
-  await setTheme(page, 'light');
+  await shotBothThemes(page, 'compare-table', 'compare-table-dark', { docs: true });
   await page.getByRole('tab', { name: 'Curves' }).click();
   await expect(page.getByTestId('compare-charts').locator('canvas').first()).toBeVisible();
-  await shot(page, 'compare-curves');
+  expect(await clippedTexts(page, '[data-testid="compare-charts"] .value-tile :is(.value-name, .value-run)'), 'metric and run names in the tiles').toEqual([]);
+  await shotBothThemes(page, 'compare-curves', 'compare-curves-dark', { docs: true });
   await page.getByRole('tab', { name: /Config/ }).click();
   const diff = page.getByTestId('config-diff');
   await expect(diff).toContainText('seeds.base');
@@ -204,7 +216,9 @@ test('the run table sorts, filters and selects; an SPA and a vanilla-RL run are 
   await page.getByTestId('diff-only').uncheck();
   await expect(diff).toContainText('env.id');
   await page.getByTestId('diff-only').check();
-  await shot(page, 'compare-config-diff');
+  await expect(diff).toContainText('template.hash');
+  await expectNoSidewaysScroll(page);                       // 64-character hashes wrap inside the table
+  await shotBothThemes(page, 'compare-config-diff', 'compare-config-diff-dark', { docs: true });
 
   // several runs overlaid in the run view
   await workbench.go(`#/run/${a.id}`);
@@ -213,7 +227,7 @@ test('the run table sorts, filters and selects; an SPA and a vanilla-RL run are 
   const firstChart = page.getByTestId('charts').locator('.chart-card').first();
   await expect(firstChart.locator('.chart-legend')).toContainText('alpha run');
   await expect(firstChart.locator('.chart-legend')).toContainText('beta run');
-  await shot(page, 'run-view-overlay');
+  await shot(page, 'run-view-overlay', { docs: true });
 });
 
 test('an engine crash is reported, the host keeps serving, and the run resumes', async ({ workbench }) => {
@@ -224,7 +238,7 @@ test('an engine crash is reported, the host keeps serving, and the run resumes',
   await expect(page.getByTestId('engine-notice')).toContainText(run.id);
   await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', 'failed');
   await expect(page.getByTestId('run-reason')).toContainText(/died|exit|signal/);
-  await shot(page, 'run-view-engine-crash');
+  await shotBothThemes(page, 'run-view-engine-crash', 'run-view-engine-crash-dark', { docs: true });
   await workbench.go('#/runs');                                     // the host still answers
   await expect(page.getByTestId('runs-table')).toContainText('crashy');
   await workbench.go(`#/run/${run.id}`);
@@ -276,5 +290,14 @@ test('the run table stays virtualised with 1500 runs', async ({ workbench }) => 
   await table.getByRole('searchbox').fill('bulk run 0042');
   await expect(table.getByTestId('row-count')).toHaveText('1 of 1500 rows');
   await table.getByRole('searchbox').fill('');
-  await shot(page, 'runs-table-1500');
+  await table.locator('.dt-scroll').evaluate((el) => { el.scrollTop = 0; });
+  // the column picker (remembered in localStorage)
+  await table.getByRole('button', { name: 'Columns ▾' }).click();
+  await expect(table.getByRole('dialog', { name: 'Column picker' })).toBeVisible();
+  const picker = table.getByRole('dialog', { name: 'Column picker' });
+  await picker.getByLabel('Pass@k').uncheck();
+  await picker.getByLabel('Size').check();
+  await expect(table.locator('th', { hasText: 'Size' })).toBeVisible();
+  await expect(table.locator('th', { hasText: 'Pass@k' })).toHaveCount(0);
+  await shotBothThemes(page, 'runs-table-1500', 'runs-table-1500-dark', { docs: true });
 });

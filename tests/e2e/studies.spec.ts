@@ -1,11 +1,6 @@
 // Studies from the UI: start a smoke study (2 methods × 1 env × 2 seeds) with the form, follow
 // its status and progress live, see its paper-style table, and open Compare with its runs.
-import { copyFileSync, mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { expect, setTheme, shot, test } from './helpers.js';
-
-const root = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
+import { clippedTexts, expect, expectNoSidewaysScroll, shot, shotBothThemes, test } from './helpers.js';
 
 test('start a smoke study from the UI, follow it to completion and read its table', async ({ workbench, consoleProblems }) => {
   const { page, api } = workbench;
@@ -29,7 +24,9 @@ test('start a smoke study from the UI, follow it to completion and read its tabl
   await expect(row).toHaveAttribute('data-status', 'running');
   await expect(page).toHaveURL(/#\/studies\/ui-smoke$/);
   await expect(row.getByTestId('study-current-run')).toBeVisible();
-  await shot(page, 'studies-running');
+  await expect(row.getByTestId('study-stop')).toBeVisible();
+  await expectNoSidewaysScroll(page, '[data-testid="studies-view"] .card:has([data-testid="studies-table"])');   // the Stop button is inside the card
+  await shot(page, 'studies-running', { docs: true });
 
   await expect(row).toHaveAttribute('data-status', 'completed', { timeout: 90_000 });
   await expect(row.getByTestId('study-progress')).toHaveText('4/4');
@@ -43,12 +40,9 @@ test('start a smoke study from the UI, follow it to completion and read its tabl
   const { runs } = await api.runs.list();
   expect(runs.filter((r) => r.name.startsWith('study:ui-smoke:') && r.status === 'completed')).toHaveLength(4);
 
-  const file = await shot(page, 'studies');
-  mkdirSync(join(root, 'docs', 'screenshots'), { recursive: true });
-  copyFileSync(file, join(root, 'docs', 'screenshots', 'studies.png'));
-  await setTheme(page, 'dark');
-  await shot(page, 'studies-dark');
-  await setTheme(page, 'light');
+  expect(await clippedTexts(page, '[data-testid="study-methods"] label')).toEqual([]);   // every method id readable
+  await expectNoSidewaysScroll(page);
+  await shotBothThemes(page, 'studies', 'studies-dark', { docs: true });
 
   await page.getByTestId('study-compare').click();
   await expect(page.getByTestId('compare-view')).toBeVisible();

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import type { Page } from '@playwright/test';
 import type { WorkbenchClient } from '../../core/api/contract.js';
 import type { EpisodeRecord, RunStatus } from '../../core/api/records.js';
-import { expect, setTheme, shot, test } from './helpers.js';
+import { expect, expectNoSidewaysScroll, setTheme, shot, shotBothThemes, test } from './helpers.js';
 
 /** A short real run: random-action self-play (well-formed turns), SFT on it, then an evaluation of the tiny model. */
 async function smokeRun(api: WorkbenchClient): Promise<string> {
@@ -79,10 +79,12 @@ test('trace inspector, replay, template editor and dataset browser on a real run
   await expect(page.getByTestId('pager-range')).toContainText(`of ${facets.stages.reduce((n, s) => n + s.count, 0)} episodes`);
   await page.getByLabel('Stage').selectOption('eval');
   await expect(page.getByTestId('pager-range')).toContainText(`of ${evalEpisodes.length} episodes`);
-  await shot(page, 'views-trace-light');
-  await setTheme(page, 'dark');
-  await shot(page, 'views-trace-dark');
-  await setTheme(page, 'light');
+  await expectNoSidewaysScroll(page);
+  await shotBothThemes(page, 'views-trace-light', 'views-trace-dark', { docs: true });
+  // further down the turn: the four boards, the world-model score table (it fits the card) and the texts
+  await card.getByRole('table', { name: 'World-model scores' }).evaluate((el) => el.scrollIntoView({ block: 'center' }));
+  await expect(card.getByRole('table', { name: 'World-model scores' })).toBeInViewport();
+  await shot(page, 'views-trace-turn', { docs: true });
 
   // ── replay: a self-play episode (random actions move the player), step by step ──
   const selfplay = (await episodesOf(api, runId, 'selfplay')).sort((a, b) => b.turns.length - a.turns.length)[0]!;
@@ -94,7 +96,7 @@ test('trace inspector, replay, template editor and dataset browser on a real run
   const last = selfplay.turns.length;
   await expect(page.getByTestId('replay-position')).toHaveText(`step 0 / ${last}`);
   expect(await drawnKinds(page, '[data-testid="replay-main"]')).toEqual(selfplay.turns[0]!.stateBefore.board.cells.flat());
-  await shot(page, 'views-replay-step0');
+  await shot(page, 'views-replay-step0', { docs: true });
   for (let k = 1; k <= last; k++) {
     await page.keyboard.press('ArrowRight');
     await expect(page.getByTestId('replay-position')).toHaveText(`step ${k} / ${last}`);
@@ -110,10 +112,8 @@ test('trace inspector, replay, template editor and dataset browser on a real run
   const other = page.getByTestId('replay-other');
   await expect(other).toContainText(otherRunId);
   await expect(other).toContainText(`seed ${selfplay.seed}`);
-  await shot(page, 'views-replay-side-by-side');
-  await setTheme(page, 'dark');
-  await shot(page, 'views-replay-dark');
-  await setTheme(page, 'light');
+  await expectNoSidewaysScroll(page);
+  await shotBothThemes(page, 'views-replay-side-by-side', 'views-replay-dark', { docs: true });
 
   // ── template editor: edit → the preview changes; an error shows its line; undo; save ──
   await go('#/templates/spa');
@@ -133,12 +133,14 @@ test('trace inspector, replay, template editor and dataset browser on a real run
   await expect(state).toContainText('MARKER-E2E');
   expect(await state.textContent()).not.toEqual(before);
   await expect(page.getByTestId('template-base')).toContainText('modified');
-  await shot(page, 'views-templates-edited');
+  await expect(page.getByTestId('preview-status')).toHaveText('up to date');
+  await expectNoSidewaysScroll(page);
+  await shot(page, 'views-templates-edited', { docs: true });
   await page.waitForTimeout(800); // a pause ends an undo group: the next typing is its own undo step
   await page.keyboard.type(' {% bad');
   await expect(page.getByTestId('template-diagnostics')).toContainText('line');
   await expect(editor.locator('.cm-diag-error').first()).toBeVisible();
-  await shot(page, 'views-templates-error');
+  await shot(page, 'views-templates-error', { docs: true });
   await page.keyboard.press('Control+z');
   await expect(page.getByTestId('template-diagnostics')).toHaveCount(0);
   await expect(state).toContainText('MARKER-E2E');
@@ -154,9 +156,38 @@ test('trace inspector, replay, template editor and dataset browser on a real run
   await page.getByLabel('Checkpoint of run').selectOption(runId);
   const recorded = JSON.stringify((await api.evals.list({ runId })).results).includes('erplexity');
   await expect(page.getByTestId('perplexity')).toContainText(recorded ? 'erplexity' : 'Unavailable');
+  await expect(page.getByTestId('preview-status')).toHaveText('up to date');
   await setTheme(page, 'dark');
-  await shot(page, 'views-templates-dark');
+  await shot(page, 'views-templates-dark', { docs: true });
   await setTheme(page, 'light');
+  // live state perplexity under the run's latest checkpoint (an engine child process): the full
+  // `spa` template does not fit the tiny model's context, which is said plainly; the run's own
+  // compact template gets a number
+  const panel = page.getByTestId('perplexity-panel');
+  await panel.getByLabel('Samples').fill('2');
+  await panel.getByRole('button', { name: 'Compute' }).click();
+  await expect(panel.getByRole('alert')).toContainText('does not fit the model context', { timeout: 90_000 });
+  const runTemplate = (await api.runs.get({ runId })).config.template.preset;
+  await go(`#/templates/${encodeURIComponent(runTemplate)}?run=${encodeURIComponent(runId)}`);
+  await expect(page.getByTestId('preview-status')).toHaveText('up to date');
+  await expect(panel.getByLabel('Checkpoint of run')).toHaveValue(runId);
+  await panel.getByLabel('Samples').fill('2');
+  await panel.getByRole('button', { name: 'Compute' }).click();
+  await expect(panel.getByTestId('live-perplexity-value')).toHaveText(/^\d/, { timeout: 90_000 });
+  await panel.evaluate((el) => el.scrollIntoView({ block: 'center' }));
+  await shotBothThemes(page, 'views-templates-perplexity', 'views-templates-perplexity-dark', { docs: true });
+  // version history of the saved template: the version against the editor's unsaved text, side by side
+  await go('#/templates/e2e-template');
+  await expect(page.getByTestId('template-base')).toContainText('e2e-template@');
+  await stateLine.click();
+  await page.keyboard.press('End');
+  await page.keyboard.press('ArrowLeft');
+  if (((await stateLine.textContent()) ?? '').trimEnd().endsWith('",')) await page.keyboard.press('ArrowLeft');
+  await page.keyboard.type(' SECOND-EDIT');
+  const versionsPanel = page.getByRole('region', { name: 'Versions' });
+  await expect(versionsPanel.getByTestId('template-diff')).toHaveAttribute('data-chunks', '1');
+  await versionsPanel.evaluate((el) => el.scrollIntoView({ block: 'start' }));
+  await shotBothThemes(page, 'views-templates-versions', 'views-templates-versions-dark', { docs: true });
 
   // ── dataset browser: SFT rows and drop reasons ──
   const stats = (await api.datasets.stats({ runId })).stats;
@@ -165,10 +196,8 @@ test('trace inspector, replay, template editor and dataset browser on a real run
   await expect(page.getByTestId('dataset-stats')).toContainText(`${stats?.train ?? 0} train rows`);
   await expect(page.locator('article.dataset-row').first()).toBeVisible();
   await expect(page.getByTestId('pager-range').first()).toContainText(`of ${stats?.train ?? 0} rows`);
-  await shot(page, 'views-datasets-light');
-  await setTheme(page, 'dark');
-  await shot(page, 'views-datasets-dark');
-  await setTheme(page, 'light');
+  await expectNoSidewaysScroll(page);
+  await shotBothThemes(page, 'views-datasets-light', 'views-datasets-dark', { docs: true });
   // no page errors and nothing refused by the strict CSP (CodeMirror's styles included)
   expect(consoleProblems).toEqual([]);
 });

@@ -52,7 +52,7 @@ export default function BoardFigure({ board, title, highlight, overlay, highligh
       {footer && <div className="board-footer">{footer}</div>}
       {board && exportName && (
         <button type="button" className="btn small ghost board-export" onClick={() => { void onExport(); }} title={`Save "${title}" as PNG`}>
-          PNG
+          Save PNG
         </button>
       )}
       {exportError && <div className="field-error" role="alert">{exportError}</div>}

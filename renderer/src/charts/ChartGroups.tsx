@@ -1,6 +1,7 @@
 // Charts grouped by metric namespace (eval/, rl/, rollout/, losses/, charts/, ...), key groups
 // first and open; the others collapsed so that a run with many metrics stays light.
 import { useState } from 'react';
+import { breakable } from '../components/widgets.js';
 import { MetricChart, formatValue, type ChartSeries } from './MetricChart.js';
 
 export interface ChartSpec { name: string; series: ChartSeries[] }
@@ -11,6 +12,17 @@ const OPEN_BY_DEFAULT = new Set(['eval', 'rl', 'rollout', 'losses', 'diag']);
 /** A metric logged once per run (e.g. a final evaluation) is shown as a number, not a chart. */
 export function isScalar(c: ChartSpec): boolean {
   return c.series.length > 0 && c.series.every((s) => s.x.length <= 1);
+}
+
+/** Rates and accuracies (fractions 0..1 by the engine's convention) read better as percentages. */
+export function isFractionMetric(name: string): boolean {
+  return /(^|\/)(success|passAt\d+|[A-Za-z]*(Rate|Accuracy|Exact))$/.test(name);
+}
+
+/** A tile's number: a fraction metric as a percentage, anything else compact. */
+export function tileValue(name: string, v: number | undefined): string {
+  if (v !== undefined && Number.isFinite(v) && isFractionMetric(name) && v >= 0 && v <= 1) return `${(100 * v).toFixed(1)}%`;
+  return formatValue(v);
 }
 
 export function groupOf(name: string): string {
@@ -47,11 +59,11 @@ export function ChartGroups(props: { charts: ChartSpec[]; xLabel: string; smooth
                 <div className="value-tiles">
                   {charts.filter(isScalar).map((c) => (
                     <div className="value-tile" key={c.name} data-testid={`value-${c.name}`} title={`${c.name}: logged once${c.series[0] ? ` at ${props.xLabel} ${c.series[0].x[0]}` : ''}`}>
-                      <div className="value-name">{c.name.slice(group.length + 1) || c.name}</div>
+                      <div className="value-name">{breakable(c.name.slice(group.length + 1) || c.name)}</div>
                       {c.series.map((s) => (
                         <div key={s.key} className="value-row">
                           {c.series.length > 1 && <span className="swatch" style={{ background: s.color }} />}
-                          <span className="value-num">{formatValue(s.y[0])}</span>
+                          <span className="value-num" title={`${formatValue(s.y[0])} as logged`}>{tileValue(c.name, s.y[0])}</span>
                           {c.series.length > 1 && <span className="faint value-run">{s.label}</span>}
                         </div>
                       ))}

@@ -49,6 +49,14 @@ export function formatValue(v: number | null | undefined): string {
   return String(Number(v.toPrecision(4)));
 }
 
+/** Tick spacings for an x axis of whole numbers (steps, episodes): no 1.25-step ticks. */
+const INTEGER_INCRS = Array.from({ length: 16 }, (_, e) => [1, 2, 5].map((m) => m * 10 ** e)).flat();
+
+/** Steps and episodes are whole numbers; wall time is not. */
+export function isIntegerAxis(xLabel: string): boolean {
+  return !/time/i.test(xLabel);
+}
+
 export function MetricChart(props: MetricChartProps) {
   const { title, series, xLabel, smoothing, syncKey, height = 190, theme } = props;
   const ds = props.downsampler ?? sharedDownsampler();
@@ -149,7 +157,8 @@ export function MetricChart(props: MetricChartProps) {
           y: { range: (_u, min, max) => (min === max ? [min - (Math.abs(min) || 1) * 0.5, max + (Math.abs(max) || 1) * 0.5] : uPlot.rangeNum(min, max, 0.1, true)) },
         },
         axes: [
-          { stroke: axis, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 }, label: xLabel, labelSize: 18, labelFont: '11px system-ui, sans-serif', font: '11px system-ui, sans-serif', size: 36 },
+          { stroke: axis, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 }, label: xLabel, labelSize: 18, labelFont: '11px system-ui, sans-serif', font: '11px system-ui, sans-serif', size: 36,
+            ...(isIntegerAxis(xLabel) ? { incrs: INTEGER_INCRS } : {}) },
           { stroke: axis, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 }, font: '11px system-ui, sans-serif', size: 56, values: (_u, vals) => vals.map((v) => formatValue(v)) },
         ],
         cursor: {

@@ -130,7 +130,7 @@ export function DataTable<T>(props: DataTableProps<T>) {
       <div className="dt-toolbar">
         <input
           type="search" placeholder={props.filterPlaceholder ?? 'Filter…'} value={filter}
-          onChange={(e) => setFilter(e.target.value)} aria-label="Filter rows" style={{ width: 240 }}
+          onChange={(e) => setFilter(e.target.value)} aria-label="Filter rows" style={{ width: 270 }}
         />
         {props.toolbar}
         <span className="grow" />

@@ -1,6 +1,12 @@
 // Small shared widgets: tabs, progress bar, status badge, error banner, key-value list.
-import type { ReactNode } from 'react';
+import { Fragment, type ReactNode } from 'react';
 import { describeError } from '../api/errors.js';
+
+/** A long identifier (metric or entity name) with line-break opportunities (<wbr>) between camelCase words and after / - _ . */
+export function breakable(name: string): ReactNode {
+  const parts = name.split(/(?<=[a-z0-9])(?=[A-Z])|(?<=[/_.-])/);
+  return parts.map((p, i) => <Fragment key={i}>{i > 0 && <wbr />}{p}</Fragment>);
+}
 
 export function Tabs<K extends string>(props: { tabs: Array<{ id: K; label: ReactNode }>; active: K; onChange: (id: K) => void }) {
   return (

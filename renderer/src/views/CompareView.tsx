@@ -227,7 +227,7 @@ export default function CompareView({ client, navigate, runIds, theme }: Compare
                   <h2 className="grow" style={{ margin: 0 }}>Config</h2>
                   <label className="checkbox"><input type="checkbox" checked={diffOnly} onChange={(e) => setDiffOnly(e.target.checked)} data-testid="diff-only" /> differences only</label>
                 </div>
-                <table className="plain mono" data-testid="config-diff">
+                <table className="plain mono config-diff" data-testid="config-diff">
                   <thead><tr><th>field</th>{runIds.map((id) => <th key={id}>{infos[id]?.name ?? id}</th>)}</tr></thead>
                   <tbody>
                     {configRows.filter((r) => !diffOnly || r.differs).map((r) => (
@@ -258,7 +258,7 @@ function TemplateDiff({ runIds, infos, templates, diffOnly }: { runIds: string[]
         <tbody>
           {runIds.map((id) => infos[id]).filter((i): i is RunInfo => !!i).map((i) => (
             <tr key={i.id} className={keyOf(i) !== keyOf(base) ? 'diff' : ''}>
-              <td>{i.name}</td><td>{i.config.template.preset}</td><td className="mono">{i.templateHash ?? '–'}</td><td>{i.config.template.responseFormat}</td>
+              <td>{i.name}</td><td>{i.config.template.preset}</td><td className="mono hash">{i.templateHash ?? '–'}</td><td>{i.config.template.responseFormat}</td>
             </tr>
           ))}
         </tbody>

@@ -146,7 +146,8 @@ export default function NewRunView({ client, navigate, preset: routePreset, syst
             <div className="card">
               <h2>Method preset</h2>
               <div className="preset-grid" data-testid="preset-list">
-                {presets.map((p) => (
+                {/* the engine's plumbing checks (diagnostic*) after the research methods, as in the Studies form */}
+                {[...presets.filter((p) => !p.id.startsWith('diagnostic')), ...presets.filter((p) => p.id.startsWith('diagnostic'))].map((p) => (
                   <button key={p.id} className={`preset ${p.id === presetId ? 'active' : ''}`} data-testid={`preset-${p.id}`}
                     onClick={() => { setPresetId(p.id); setOverrides({}); setLocalErrors({}); }}>
                     <strong>{p.title}</strong>
@@ -254,10 +255,10 @@ export default function NewRunView({ client, navigate, preset: routePreset, syst
                 </div>
                 <ul className="list compact">
                   {system.backends.map((b) => (
-                    <li key={b.name} className={b.available ? '' : 'faint'} title={b.detail}>
-                      <span className={b.available ? 'ok' : 'faint'}>{b.available ? '●' : '○'}</span>
-                      <span className="mono">{b.name}</span>
-                      <span className="grow faint ellipsis">{b.detail}</span>
+                    <li key={b.name} className={`backend-item ${b.available ? '' : 'unavailable'}`} data-backend={b.name} data-available={b.available}>
+                      <span className={b.available ? 'ok' : 'faint'} aria-label={b.available ? 'available' : 'unavailable'}>{b.available ? '●' : '○'}</span>
+                      <span className="mono backend-name">{b.name}</span>
+                      <span className="grow muted backend-detail">{b.detail}</span>
                     </li>
                   ))}
                 </ul>

@@ -10,6 +10,7 @@ import { ErrorBanner, KeyValues, ProgressBar, StatusBadge, Tabs } from '../compo
 import { fmtDate, fmtDuration, fmtEta, fmtPct } from '../components/format.js';
 import { keyMetrics } from '../components/key-metrics.js';
 import { downloadText, toCsv } from '../components/download.js';
+import { flatten } from '../components/diff.js';
 import { type ChartSeries } from '../charts/MetricChart.js';
 import { ChartGroups } from '../charts/ChartGroups.js';
 import { X_LABELS, sortMetricNames, useRunMetrics, type XMode } from '../charts/use-metrics.js';
@@ -258,7 +259,16 @@ export default function RunView({ client, navigate, runId, theme }: RunViewProps
         <div className="grid-2">
           <div className="card">
             <h2>Resolved config</h2>
-            <pre className="block" data-testid="run-config">{JSON.stringify(run.config, null, 2)}</pre>
+            <table className="plain mono config-diff" data-testid="run-config-table">
+              <thead><tr><th>field</th><th>value</th></tr></thead>
+              <tbody>
+                {Object.entries(flatten(run.config)).map(([path, value]) => <tr key={path}><td>{path}</td><td>{value || <span className="faint">—</span>}</td></tr>)}
+              </tbody>
+            </table>
+            <details style={{ marginTop: 8 }}>
+              <summary className="muted">As JSON (what Config JSON exports)</summary>
+              <pre className="block" data-testid="run-config">{JSON.stringify(run.config, null, 2)}</pre>
+            </details>
           </div>
           <div className="card">
             <h2>Provenance</h2>

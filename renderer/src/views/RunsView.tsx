@@ -65,11 +65,11 @@ export default function RunsView({ client, project, navigate }: RunsViewProps) {
 
   const columns = useMemo(() => [
     col.accessor('name', {
-      header: 'Name', size: 170,
+      header: 'Name', size: 160,
       cell: (c) => <a onClick={() => navigate({ view: 'run', runId: c.row.original.id })} data-testid="run-link" title={c.row.original.id}>{c.getValue()}</a>,
     }),
     col.accessor('status', {
-      header: 'Status', size: 118,
+      header: 'Status', size: 112,
       cell: (c) => {
         const r = c.row.original;
         const pct = r.progress && r.progress.total > 0 && ACTIVE.has(r.status) ? ` ${Math.round((100 * r.progress.done) / r.progress.total)}%` : '';
@@ -84,16 +84,16 @@ export default function RunsView({ client, project, navigate }: RunsViewProps) {
         return <div title={`${r.progress.stage}: ${r.progress.done}/${r.progress.total}`}><span className="faint" style={{ fontSize: 11 }}>{r.progress.stage}</span><ProgressBar done={r.progress.done} total={r.progress.total} status="running" /></div>;
       },
     }),
-    col.accessor('method', { header: 'Method', size: 120 }),
-    col.accessor('env', { header: 'Env', size: 86 }),
+    col.accessor('method', { header: 'Method', size: 112 }),
+    col.accessor('env', { header: 'Env', size: 84 }),
     col.accessor('size', { header: 'Size', size: 70 }),
     col.accessor((r) => r.templateHash?.slice(0, 10) ?? '', { id: 'template', header: 'Template', size: 110, cell: (c) => <span className="mono">{c.getValue() || '–'}</span> }),
     col.accessor('success', { header: 'Success', size: 78, meta: { numeric: true }, cell: (c) => fmtPct(c.getValue()), sortUndefined: 'last' }),
     col.accessor('passAt1', { header: 'Pass@1', size: 70, meta: { numeric: true }, cell: (c) => fmtPct(c.getValue()) }),
     col.accessor('passAtK', { header: 'Pass@k', size: 92, meta: { numeric: true }, cell: (c) => (c.getValue() === null ? '–' : `${fmtPct(c.getValue())} (k=${c.row.original.k})`) }),
     col.accessor('wmAccuracy', { header: 'WM accuracy', size: 96, meta: { numeric: true }, cell: (c) => fmtPct(c.getValue()) }),
-    col.accessor('createdAt', { header: 'Created', size: 104, meta: { filterText: (v: unknown) => fmtDate(v as number) }, cell: (c) => <span title={fmtDate(c.getValue())}>{fmtDateShort(c.getValue())}</span> }),
-    col.accessor('liveDurationMs', { header: 'Duration', size: 80, meta: { numeric: true }, cell: (c) => fmtDuration(c.getValue()) }),
+    col.accessor('createdAt', { header: 'Created', size: 100, meta: { filterText: (v: unknown) => fmtDate(v as number) }, cell: (c) => <span title={fmtDate(c.getValue())}>{fmtDateShort(c.getValue())}</span> }),
+    col.accessor('liveDurationMs', { header: 'Duration', size: 76, meta: { numeric: true }, cell: (c) => fmtDuration(c.getValue()) }),
     col.accessor('attempts', { header: 'Attempts', size: 80, meta: { numeric: true } }),
     col.accessor('id', { header: 'Run id', size: 200, cell: (c) => <span className="mono">{c.getValue()}</span> }),
   ], [navigate]);

@@ -173,7 +173,7 @@ export default function StudiesView({ client, navigate, name }: StudiesViewProps
             ) : (
               <table className="plain" data-testid="studies-table">
                 <thead>
-                  <tr><th>Study</th><th>Status</th><th style={{ width: 190 }}>Progress</th><th>Grid</th><th>Started</th><th /></tr>
+                  <tr><th>Study</th><th>Status</th><th style={{ width: 190 }}>Progress</th><th>Grid</th><th>Started</th></tr>
                 </thead>
                 <tbody>
                   {studies.map((s) => {
@@ -182,7 +182,12 @@ export default function StudiesView({ client, navigate, name }: StudiesViewProps
                       <tr key={s.name} data-testid="study-row" data-study={s.name} data-status={s.status}
                         style={s.name === name ? { background: 'var(--bg-selected)' } : undefined}>
                         <td style={{ whiteSpace: 'nowrap' }}><a onClick={() => navigate({ view: 'studies', name: s.name })} data-testid="study-link"><strong>{s.name}</strong></a></td>
-                        <td><StatusBadge status={s.status} title={s.reason ?? undefined} /></td>
+                        <td>
+                          <StatusBadge status={s.status} title={s.reason ?? undefined} />
+                          {s.status === 'running'
+                            ? <div style={{ marginTop: 4 }}><button className="btn small" disabled={busy} onClick={() => void act(() => client.studies.stop({ name: s.name }))} data-testid="study-stop">Stop</button></div>
+                            : s.status !== 'completed' && <div style={{ marginTop: 4 }}><button className="btn small" disabled={busy} onClick={() => void act(() => client.studies.start({ name: s.name }))} data-testid="study-resume" title="Completed runs are skipped, stopped or failed ones resumed">{s.status === 'pending' ? 'Start' : 'Resume'}</button></div>}
+                        </td>
                         <td>
                           <div className="row" style={{ gap: 6, flexWrap: 'nowrap' }}>
                             <div className="grow"><ProgressBar done={s.progress.done} total={s.progress.total} status={s.status === 'running' ? 'running' : s.status === 'completed' ? 'completed' : s.progress.failed > 0 && s.status === 'failed' ? 'failed' : ''} label={`${s.name} progress`} /></div>
@@ -203,11 +208,6 @@ export default function StudiesView({ client, navigate, name }: StudiesViewProps
                         <td className="muted" style={{ fontSize: 12.5, whiteSpace: 'nowrap' }} title={`started ${fmtDate(s.startedAt)}${s.finishedAt ? `, finished ${fmtDate(s.finishedAt)}` : ''}`}>
                           {fmtDateShort(s.startedAt)}
                           {s.startedAt && s.finishedAt ? <div className="faint">{fmtDuration(s.finishedAt - s.startedAt)}</div> : null}
-                        </td>
-                        <td style={{ textAlign: 'right', whiteSpace: 'nowrap' }}>
-                          {s.status === 'running'
-                            ? <button className="btn small" disabled={busy} onClick={() => void act(() => client.studies.stop({ name: s.name }))} data-testid="study-stop">Stop</button>
-                            : s.status !== 'completed' && <button className="btn small" disabled={busy} onClick={() => void act(() => client.studies.start({ name: s.name }))} data-testid="study-resume" title="Completed runs are skipped, stopped or failed ones resumed">{s.status === 'pending' ? 'Start' : 'Resume'}</button>}
                         </td>
                       </tr>
                     );
@@ -235,7 +235,7 @@ export default function StudiesView({ client, navigate, name }: StudiesViewProps
                 {[...methodPresets, ...diagnostics].map((p) => (
                   <label key={p.id} className="checkbox" title={`${p.id}: ${p.description}`} style={{ fontSize: 12.5, color: 'var(--fg)', minWidth: 0 }}>
                     <input type="checkbox" checked={form.methods.includes(p.id)} onChange={(e) => toggle('methods', p.id, e.target.checked)} data-testid={`study-method-${p.id}`} />
-                    <span className="ellipsis">{p.id}</span>
+                    <span style={{ overflowWrap: 'anywhere' }}>{p.id}</span>
                   </label>
                 ))}
               </div>

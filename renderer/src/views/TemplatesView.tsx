@@ -12,6 +12,7 @@ import DiffView from '../editor/DiffView.js';
 import { toEditorDiagnostics } from '../editor/template-positions.js';
 import BoardFigure from '../boards/BoardFigure.js';
 import { ErrorBanner, formatNumber, parseOptionalInt, RunPicker, useAsync } from '../boards/inspect-common.js';
+import { fmtDate } from '../components/format.js';
 
 export type TemplatesViewProps = ViewProps & {
   templateName?: string;
@@ -134,7 +135,7 @@ export default function TemplatesView({ api, projectPath, runId, route, template
         <h1>Template editor</h1>
         <label className="field inspect-field">
           <span className="label">Template</span>
-          <select aria-label="Template" value={name ?? ''} onChange={(e) => navigate({ view: 'templates', templateName: e.target.value, ...(runId ? { runId } : {}) })}>
+          <select aria-label="Template" style={{ maxWidth: 200 }} value={name ?? ''} onChange={(e) => navigate({ view: 'templates', templateName: e.target.value, ...(runId ? { runId } : {}) })}>
             {!name && <option value="">{list.status === 'loading' ? 'loading…' : 'no templates'}</option>}
             {templates.map((t) => <option key={t.name} value={t.name}>{t.name} ({t.kind}{t.versionCount > 0 ? `, ${t.versionCount} version${t.versionCount === 1 ? '' : 's'}` : ''})</option>)}
           </select>
@@ -147,8 +148,8 @@ export default function TemplatesView({ api, projectPath, runId, route, template
         </label>
         <label className="field inspect-field">
           <span className="label">Options (JSON)</span>
-          <input type="text" aria-label="Environment options" value={optionsText} onChange={(e) => setOptionsText(e.target.value)}
-            placeholder={envInfo ? JSON.stringify(envInfo.defaultOptions) : '{}'} aria-invalid={envOptions.error ? 'true' : undefined} />
+          <input type="text" aria-label="Environment options" style={{ width: 130 }} value={optionsText} onChange={(e) => setOptionsText(e.target.value)}
+            placeholder={envInfo ? JSON.stringify(envInfo.defaultOptions) : '{}'} title={`empty = the defaults: ${envInfo ? JSON.stringify(envInfo.defaultOptions) : '{}'}`} aria-invalid={envOptions.error ? 'true' : undefined} />
         </label>
         <label className="field inspect-field narrow">
           <span className="label">Seed</span>
@@ -432,23 +433,23 @@ function VersionsPanel({ name, versions, loading, error, current, onLoad, editor
       {!loading && versions.length === 0 && <div className="muted">No saved versions yet: this is a preset. Saving creates the first version.</div>}
       {versions.length > 0 && (
         <table className="dt-table template-versions">
-          <thead><tr><th>hash</th><th>created</th><th>description</th><th>parent</th><th>diff A</th><th>diff B</th><th /></tr></thead>
+          <thead><tr><th className="tv-hash">hash</th><th className="tv-date">created</th><th>description</th><th className="tv-hash">parent</th><th className="tv-radio">diff A</th><th className="tv-radio">diff B</th><th className="tv-load" /></tr></thead>
           <tbody>
             {versions.map((v) => (
               <tr key={v.hash} className={v.hash === current ? 'selected' : undefined} data-version={v.hash}>
                 <td className="mono">{v.hash.slice(0, 12)}</td>
-                <td>{new Date(v.createdAt).toLocaleString()}</td>
+                <td>{v.createdAt > 0 ? fmtDate(v.createdAt) : <span className="faint">built in</span>}</td>
                 <td>{v.description || <span className="faint">—</span>}</td>
                 <td className="mono">{v.parent ? v.parent.slice(0, 12) : '—'}</td>
-                <td><input type="radio" name="diff-a" aria-label={`Diff A ${v.hash.slice(0, 12)}`} checked={a === v.hash} onChange={() => setA(v.hash)} /></td>
-                <td><input type="radio" name="diff-b" aria-label={`Diff B ${v.hash.slice(0, 12)}`} checked={b === v.hash} onChange={() => setB(v.hash)} /></td>
+                <td className="tv-radio"><input type="radio" name="diff-a" aria-label={`Diff A ${v.hash.slice(0, 12)}`} checked={a === v.hash} onChange={() => setA(v.hash)} /></td>
+                <td className="tv-radio"><input type="radio" name="diff-b" aria-label={`Diff B ${v.hash.slice(0, 12)}`} checked={b === v.hash} onChange={() => setB(v.hash)} /></td>
                 <td><button type="button" className="btn small" onClick={() => onLoad(v.hash)} disabled={v.hash === current}>Load</button></td>
               </tr>
             ))}
             <tr>
               <td colSpan={4} className="muted">editor (unsaved text)</td>
               <td />
-              <td><input type="radio" name="diff-b" aria-label="Diff B editor" checked={b === EDITOR} onChange={() => setB(EDITOR)} /></td>
+              <td className="tv-radio"><input type="radio" name="diff-b" aria-label="Diff B editor" checked={b === EDITOR} onChange={() => setB(EDITOR)} /></td>
               <td />
             </tr>
           </tbody>

@@ -7,6 +7,7 @@ import { useEffect, useMemo, useState, type ReactElement } from 'react';
 import type { EpisodeRecord, EpisodeSummary, TurnRecord, WmScore } from '../../../core/api/records.js';
 import type { Route, ViewProps } from '../routes.js';
 import BoardFigure from '../boards/BoardFigure.js';
+import { breakable } from '../components/widgets.js';
 import { BoardLegend } from '../boards/board-legend.js';
 import { boardFamily } from '../boards/board-shapes.js';
 import { downloadText } from '../boards/board-png.js';
@@ -321,15 +322,17 @@ function ScoreTable({ observation, prediction }: { observation: WmScore | null; 
     </tr>
   );
   return (
+    <div className="trace-scores-wrap">
     <table className="dt-table trace-scores" aria-label="World-model scores">
       <thead>
         <tr><th>world model</th><th>parsed</th><th>exact</th><th className="num">cell acc.</th><th className="num">mean F1</th>
-          {kinds.map((k) => <th key={k} className="num">F1 {k}</th>)}<th className="num">wrong cells</th></tr>
+          {kinds.map((k) => <th key={k} className="num" title={`entity F1 of ${k}`}>F1 {breakable(k)}</th>)}<th className="num">wrong cells</th></tr>
       </thead>
       <tbody>
         {row('observation', observation)}
         {row('prediction', prediction)}
       </tbody>
     </table>
+    </div>
   );
 }
