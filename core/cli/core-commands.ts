@@ -35,7 +35,7 @@ function describeError(err: unknown): string {
   if (err instanceof WorkbenchError || (err instanceof Error && 'details' in err)) {
     const e = err as WorkbenchError;
     const issues = e.details?.issues?.length ? `\n${e.details.issues.slice(0, 10).map((i) => `  - ${i.path}: ${i.message}`).join('\n')}` : '';
-    return `${e.name}: ${e.message}${issues}`;
+    return `${e.name}: ${e.message.replace('list them with runs.list', 'list them with `spa-workbench list --project DIR`')}${issues}`;
   }
   return err instanceof Error ? err.message : String(err);
 }
@@ -57,6 +57,60 @@ async function openProject(dir: string, create: boolean, purpose: string): Promi
   return { d, api };
 }
 
+/** Who holds a project's lock: a live process on this machine, or any process on another one (else null: no lock, or a stale one). */
+function liveLockHolder(dir: string): { pid: number; host: string; purpose?: string } | null {
+  try {
+    const holder = JSON.parse(fs.readFileSync(path.join(path.resolve(dir), LOCK_FILE), 'utf8')) as { pid: number; host: string; purpose?: string };
+    return holder.host !== os.hostname() || pidAlive(holder.pid) ? holder : null;
+  } catch { return null; }
+}
+
+/** The runs of a project, for list/show/export: through the API, or straight from the run files while another process holds the lock. */
+interface RunReader { list(): Promise<RunSummary[]>; get(runId: string): Promise<RunInfo>; close(): Promise<void> }
+
+function readRunFile(dir: string): RunInfo | null {
+  try { return { ...(JSON.parse(fs.readFileSync(path.join(dir, 'run.json'), 'utf8')) as Omit<RunInfo, 'dir'>), dir }; } catch { return null; }
+}
+
+/** Reading a project never needs its lock: when a run, `serve` or the app has it open, read the run files (no writes, nothing moved aside). */
+async function openForReading(dir: string): Promise<RunReader> {
+  const abs = path.resolve(dir);
+  const holder = liveLockHolder(abs);
+  if (holder && fs.existsSync(path.join(abs, 'workbench.json'))) {
+    process.stderr.write(`note: the project is open in process ${holder.pid}${holder.host !== os.hostname() ? ` on ${holder.host}` : ''} (${holder.purpose ?? 'workbench'}); reading its run files directly (run.json is refreshed about once a second)\n`);
+    const runsDir = path.join(abs, 'runs');
+    const all = (): RunInfo[] => (fs.existsSync(runsDir) ? fs.readdirSync(runsDir) : [])
+      .map((id) => readRunFile(path.join(runsDir, id))).filter((r): r is RunInfo => r !== null)
+      .sort((x, y) => y.createdAt - x.createdAt);
+    return {
+      list: async () => all().map(({ config: _c, versions: _v, dir: _d, ...summary }) => summary as RunSummary),
+      get: async (runId) => {
+        const info = /^[\w.-]+$/.test(runId) ? readRunFile(path.join(runsDir, runId)) : null;
+        if (!info) runNotFound(runId, dir, all().length);
+        return info;
+      },
+      close: async () => undefined,
+    };
+  }
+  const { d, api } = await openProject(abs, false, 'cli');
+  return {
+    list: async () => (await api.runs.list()).runs,
+    get: async (runId) => {
+      try { return await api.runs.get({ runId }); } catch (err) {
+        if ((err as Error)?.name === 'NotFound') runNotFound(runId, dir, (await api.runs.list()).total);
+        throw err;
+      }
+    },
+    close: () => d.dispose(),
+  };
+}
+
+function runNotFound(runId: string, project: string, count: number): never {
+  const error = new Error(`run ${JSON.stringify(runId)} not found in ${project} (${count} run${count === 1 ? '' : 's'}; list them with: spa-workbench list --project ${project})`);
+  error.name = 'NotFound';
+  throw error;
+}
+
 function duration(ms: number): string {
   const s = Math.round(ms / 1000);
   if (s < 60) return `${s}s`;
@@ -74,9 +128,10 @@ function runRow(r: RunSummary): string[] {
   return [r.id, r.status, r.method, r.env, r.size, `${done}/${r.stages.length}`, new Date(r.createdAt).toISOString().slice(0, 16).replace('T', ' '), duration(r.durationMs)];
 }
 
-/** Progress display: a redrawn bar on a terminal, plain lines otherwise. */
-function progressReporter(stream: NodeJS.WriteStream) {
+/** Progress display: a redrawn bar on a terminal, plain lines otherwise. An info line already shown (each stage's engine reports its backend) is not repeated. */
+export function progressReporter(stream: Pick<NodeJS.WriteStream, 'write' | 'isTTY' | 'columns'>) {
   const tty = stream.isTTY === true;
+  const shownInfo = new Set<string>();
   let lastLine = 0;
   let lastPct = -1;
   let barShown = false;
@@ -86,7 +141,11 @@ function progressReporter(stream: NodeJS.WriteStream) {
       if (e.kind !== 'run') return;
       const ev = e.event;
       if (ev.type === 'stage') { clear(); stream.write(`[${ev.stage}] ${ev.status}${ev.reason ? `: ${ev.reason}` : ''}\n`); }
-      else if (ev.type === 'log' && (ev.level === 'warn' || ev.level === 'error' || ev.level === 'info')) { clear(); stream.write(`${ev.level}: ${ev.message.split('\n')[0]}\n`); }
+      else if (ev.type === 'log' && (ev.level === 'warn' || ev.level === 'error' || ev.level === 'info')) {
+        const line = ev.message.split('\n')[0]!;
+        if (ev.level === 'info') { if (shownInfo.has(line)) return; shownInfo.add(line); }
+        clear(); stream.write(`${ev.level}: ${line}\n`);
+      }
       else if (ev.type === 'progress') {
         const pct = ev.total > 0 ? Math.min(100, Math.round((100 * ev.done) / ev.total)) : 0;
         const eta = ev.etaSeconds !== null ? ` ETA ${duration(ev.etaSeconds * 1000)}` : '';
@@ -145,6 +204,40 @@ async function follow(d: Dispatcher, api: WorkbenchClient, runId: string, begin:
 
 function collect(value: string, previous: string[] = []): string[] { return [...previous, value]; }
 
+/**
+ * Problems of a run request that runs.create does not catch: stage sections are only parsed when
+ * their stage starts, and env options when the first env is built. Empty when the config is fine.
+ */
+export async function checkRunRequest(req: { preset?: string; config?: Record<string, unknown>; size?: SizeArg; set?: Record<string, unknown>; name?: string }, projectDir?: string): Promise<string[]> {
+  const { resolveRunConfig } = await import('../engine/config.js');
+  const r = resolveRunConfig(req);
+  if (!r.ok || !r.config) return r.issues.map((i) => `${i.path}: ${i.message}`);
+  const problems: string[] = [];
+  try {
+    const { validateStageSections } = await import('../train/plan.js');
+    validateStageSections(r.config);
+  } catch (err) { problems.push((err as Error).message.replace(/^invalid run config: /, '')); }
+  try {
+    const { createEnv } = await import('../envs/index.js');
+    createEnv(r.config.env.id, r.config.env.options);
+  } catch (err) { problems.push(`env: ${(err as Error).message}`); }
+  const model = r.config.model;
+  if (model.source !== 'preset' && (!model.path || !fs.existsSync(path.resolve(model.path)))) {
+    problems.push(`model.path: expected an existing ${model.source} folder for model.source "${model.source}", received ${model.path === undefined ? 'no path' : JSON.stringify(model.path)}${model.path ? ' (not found)' : ''}`);
+  }
+  // The template: a preset (core/prompts or the pipeline's tiny-*), or one saved in the project (templates/<name>@<hash>.json).
+  const { listTemplatePresets } = await import('../prompts/index.js');
+  const { TINY_TEMPLATES } = await import('../train/templates.js');
+  const presets = [...listTemplatePresets().map((t) => t.name), ...TINY_TEMPLATES.map((t) => t.name)];
+  const name = r.config.template.preset;
+  const savedDir = projectDir ? path.join(path.resolve(projectDir), 'templates') : null;
+  const saved = savedDir && fs.existsSync(savedDir) ? fs.readdirSync(savedDir).filter((f) => f.startsWith(`${name}@`) && f.endsWith('.json')) : [];
+  if (!presets.includes(name) && saved.length === 0) {
+    problems.push(`template.preset: unknown template ${JSON.stringify(name)}; expected a preset (${presets.join(', ')}) or a template saved in the project`);
+  }
+  return problems;
+}
+
 function csvCell(v: unknown): string {
   const s = v === undefined || v === null ? '' : String(v);
   return /[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
@@ -171,6 +264,7 @@ function exportRun(info: RunInfo, out: string, format: 'json' | 'csv' | 'jsonl' 
   const isDir = out.endsWith('/') || out.endsWith(path.sep) || (fs.existsSync(out) && fs.statSync(out).isDirectory()) || (!format && !path.extname(out));
   const written: string[] = [];
   const write = (file: string, text: string) => { fs.mkdirSync(path.dirname(file), { recursive: true }); fs.writeFileSync(file, text); written.push(file); };
+  if (isDir && format) return exportRun(info, path.join(out, `${info.id}.${format}`), format);   // one format into a folder
   if (isDir) {
     write(path.join(out, 'run.json'), `${JSON.stringify(info, null, 2)}\n`);
     write(path.join(out, 'metrics.csv'), metricsCsv(metrics));
@@ -184,7 +278,7 @@ function exportRun(info: RunInfo, out: string, format: 'json' | 'csv' | 'jsonl' 
   if (fmt === 'csv') write(out, metricsCsv(metrics));
   else if (fmt === 'jsonl') { const eps = episodeLines(); write(out, eps ? `${eps}\n` : ''); }
   else if (fmt === 'json') write(out, `${JSON.stringify({ run: info, metrics, events, eval: evals }, null, 2)}\n`);
-  else fail(`export: cannot tell the format of ${out}; pass --format json|csv|jsonl (json: run + metrics + events + eval; csv: metrics; jsonl: episodes)`);
+  else throw new Error(`export: cannot tell the format of ${out}; pass --format json|csv|jsonl (json: run + metrics + events + eval; csv: metrics; jsonl: episodes)`);
   return written;
 }
 
@@ -219,6 +313,10 @@ async function serve(opts: ServeOpts): Promise<void> {
   if (opts.project) {
     const api = await createInProcessClient(d);
     const abs = path.resolve(opts.project);
+    if (!opts.createProject && !fs.existsSync(abs)) {
+      await d.dispose();
+      fail(`--project: no project folder at ${abs}; create one with \`spa-workbench start --project ${opts.project}\` or \`spa-workbench run <preset> --project ${opts.project}\`, or leave --project out and create it in the UI`);
+    }
     try {
       if (fs.existsSync(path.join(abs, 'workbench.json')) || !opts.createProject) await api.projects.open({ path: abs });
       else await api.projects.create({ path: abs });
@@ -263,6 +361,10 @@ export function registerCoreCommands(program: Command): void {
     .action(async (o: { project: string; port: string; open: boolean; run?: string; size: string }) => {
       if (!SIZES.includes(o.size as SizeArg)) fail(`--size: expected one of ${SIZES.join(', ')}, received ${JSON.stringify(o.size)}`);
       const startRun = o.run ? { preset: o.run, size: o.size as SizeArg } : undefined;
+      if (startRun) {
+        const problems = await checkRunRequest(startRun, o.project);
+        if (problems.length) fail(`--run ${o.run} --size ${o.size}: ${problems.join('; ')}`);
+      }
       const electron = electronBinary();
       const mainJs = path.join(repoRoot, 'dist-electron', 'main.js');
       if (electron && fs.existsSync(mainJs)) {
@@ -287,21 +389,39 @@ export function registerCoreCommands(program: Command): void {
 
   program.command('run')
     .description('create a run from a preset or a config file in a project, start it, and show progress until it ends')
-    .argument('<preset|config.json>', 'method preset id (see `spa-workbench presets`) or a RunConfig JSON file')
+    .argument('[preset|config.json]', 'method preset id (see `spa-workbench presets`) or a RunConfig JSON file')
     .requiredOption('--project <dir>', 'project folder (created when missing)')
+    .option('--preset <id>', 'method preset id (instead of the argument)')
+    .option('--config <file>', 'RunConfig JSON file (instead of the argument; with --preset: merged on top of the preset)')
     .option('--size <size>', `preset size: ${SIZES.join(' | ')}`)
     .option('--set <key=value>', 'override a config value by dotted path, e.g. --set stages.rl.steps=10 (repeatable)', collect, [])
     .option('--name <name>', 'display name of the run')
     .option('--json', 'print the final run as JSON (progress goes to stderr)')
-    .action(async (target: string, o: { project: string; size?: string; set: string[]; name?: string; json?: boolean }) => {
+    .action(async (target: string | undefined, o: { project: string; preset?: string; config?: string; size?: string; set: string[]; name?: string; json?: boolean }) => {
       if (o.size !== undefined && !SIZES.includes(o.size as SizeArg)) fail(`--size: expected one of ${SIZES.join(', ')}, received ${JSON.stringify(o.size)}`);
       let set: Record<string, unknown>;
       try { set = parseSetArgs(o.set); } catch (err) { fail((err as Error).message); }
-      let request: { preset?: string; config?: Record<string, unknown> };
-      if (target.endsWith('.json') || fs.existsSync(target)) {
-        if (!fs.existsSync(target)) fail(`config file ${target} not found`);
-        try { request = { config: JSON.parse(fs.readFileSync(target, 'utf8')) as Record<string, unknown> }; } catch (err) { fail(`${target}: not valid JSON (${(err as Error).message})`); }
-      } else request = { preset: target };
+      const readConfig = (file: string): Record<string, unknown> => {
+        if (!fs.existsSync(file)) fail(`config file ${file} not found`);
+        let value: unknown;
+        try { value = JSON.parse(fs.readFileSync(file, 'utf8')); } catch (err) { fail(`${file}: not valid JSON (${(err as Error).message})`); }
+        if (!value || typeof value !== 'object' || Array.isArray(value)) fail(`${file}: expected a JSON object (a RunConfig), received ${Array.isArray(value) ? 'an array' : JSON.stringify(value)}`);
+        return value as Record<string, unknown>;
+      };
+      const request: { preset?: string; config?: Record<string, unknown> } = {};
+      if (target !== undefined) {
+        if (o.preset !== undefined || o.config !== undefined) fail(`give the preset or config file once: as the argument (${JSON.stringify(target)}) or with --preset/--config, not both`);
+        if (target.endsWith('.json') || fs.existsSync(target)) request.config = readConfig(target);
+        else request.preset = target;
+      } else {
+        if (o.preset === undefined && o.config === undefined) fail('expected a preset id or a config file: spa-workbench run spa --project DIR, run --preset spa, or run my-config.json (presets: `spa-workbench presets`)');
+        if (o.preset !== undefined) request.preset = o.preset;
+        if (o.config !== undefined) request.config = readConfig(o.config);
+      }
+      // Check the whole config (stage sections, env options) before creating a run folder, so a typo
+      // fails here instead of minutes later when its stage starts.
+      const problems = await checkRunRequest({ ...request, ...(o.size ? { size: o.size as SizeArg } : {}), set, ...(o.name ? { name: o.name } : {}) }, o.project);
+      if (problems.length) fail(`invalid run config${request.config && (target ?? o.config) ? ` in ${target ?? o.config}` : ''}:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
       const { d, api } = await openProject(o.project, true, 'cli run');
       let code = 1;
       try {
@@ -323,7 +443,7 @@ export function registerCoreCommands(program: Command): void {
       const d = await createDispatcher({ host: 'cli' });
       const { presets } = await (await createInProcessClient(d)).runs.presets();
       if (o.json) process.stdout.write(`${JSON.stringify(presets, null, 2)}\n`);
-      else process.stdout.write(`${table([['PRESET', 'METHOD', 'SIZES', 'STAGES', 'DESCRIPTION'], ...presets.map((p) => [p.id, p.method, p.sizes.join(','), p.stages.join('→'), p.description.slice(0, 70)])])}\n`);
+      else process.stdout.write(`${table([['PRESET', 'METHOD', 'SIZES', 'STAGES', 'DESCRIPTION'], ...presets.map((p) => [p.id, p.method, p.sizes.join(','), p.stages.join('→'), p.description.length > 70 ? `${p.description.slice(0, 69)}…` : p.description])])}\n`);
       await d.dispose();
     });
 
@@ -349,19 +469,28 @@ export function registerCoreCommands(program: Command): void {
       try { holder = JSON.parse(fs.readFileSync(lockFile, 'utf8')) as { pid: number; host: string; purpose?: string }; } catch { holder = null; }
       if (holder && holder.host === os.hostname() && pidAlive(holder.pid)) {
         const runJson = path.join(path.resolve(o.project), 'runs', runId, 'run.json');
-        if (!fs.existsSync(runJson)) fail(`run ${runId} not found in ${o.project}`);
-        if (holder.purpose === 'cli run') {
+        if (!/^[\w.-]+$/.test(runId) || !fs.existsSync(runJson)) fail(`run ${JSON.stringify(runId)} not found in ${o.project} (list them with: spa-workbench list --project ${o.project})`);
+        // The holder may be running another run of this project: only signal it for an active run.
+        const record = readRunFile(path.dirname(runJson));
+        if (record && !['queued', 'running', 'stopping'].includes(record.status)) {
+          process.stdout.write(`run ${runId} is ${record.status}${record.reason ? ` (${record.reason})` : ''}: nothing to stop\n`);
+          return;
+        }
+        if (holder.purpose === 'cli run' || holder.purpose === 'cli study run') {
           process.kill(holder.pid, 'SIGINT');
-          process.stdout.write(`asked process ${holder.pid} to stop run ${runId}\n`);
+          process.stdout.write(`asked process ${holder.pid} to stop run ${runId}${holder.purpose === 'cli study run' ? ' (its study stops too; run the same `study run` again to resume it)' : ''}\n`);
           return;
         }
         fail(`the project is open in process ${holder.pid} (${holder.purpose ?? 'workbench'}); stop the run from that window or its UI`);
       }
-      const { d, api } = await openProject(o.project, false, 'cli');
+      const reader = await openForReading(o.project);
       try {
-        const r = await api.runs.get({ runId });
+        const r = await reader.get(runId);
+        if (holder && ['queued', 'running', 'stopping'].includes(r.status)) {
+          throw new Error(`run ${runId} is ${r.status} in process ${holder.pid} on ${holder.host} (${holder.purpose ?? 'workbench'}); stop it on that machine`);
+        }
         process.stdout.write(`run ${runId} is ${r.status}${r.reason ? ` (${r.reason})` : ''}: nothing to stop\n`);
-      } catch (err) { process.stderr.write(`error: ${describeError(err)}\n`); process.exitCode = 1; } finally { await d.dispose(); }
+      } catch (err) { process.stderr.write(`error: ${describeError(err)}\n`); process.exitCode = 1; } finally { await reader.close(); }
     });
 
   program.command('list')
@@ -369,13 +498,13 @@ export function registerCoreCommands(program: Command): void {
     .requiredOption('--project <dir>', 'project folder')
     .option('--json', 'print JSON')
     .action(async (o: { project: string; json?: boolean }) => {
-      const { d, api } = await openProject(o.project, false, 'cli');
+      const reader = await openForReading(o.project);
       try {
-        const { runs } = await api.runs.list();
+        const runs = await reader.list();
         if (o.json) process.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
         else if (runs.length === 0) process.stdout.write('no runs yet: spa-workbench run <preset> --project ' + o.project + '\n');
         else process.stdout.write(`${table([['ID', 'STATUS', 'METHOD', 'ENV', 'SIZE', 'STAGES', 'CREATED', 'TIME'], ...runs.map(runRow)])}\n`);
-      } finally { await d.dispose(); }
+      } finally { await reader.close(); }
     });
 
   program.command('show')
@@ -384,9 +513,9 @@ export function registerCoreCommands(program: Command): void {
     .requiredOption('--project <dir>', 'project folder')
     .option('--json', 'print JSON')
     .action(async (runId: string, o: { project: string; json?: boolean }) => {
-      const { d, api } = await openProject(o.project, false, 'cli');
+      const reader = await openForReading(o.project);
       try {
-        const r = await api.runs.get({ runId });
+        const r = await reader.get(runId);
         if (o.json) { process.stdout.write(`${JSON.stringify(r, null, 2)}\n`); return; }
         const lines = [
           `${r.name}  (${r.id})`,
@@ -400,7 +529,7 @@ export function registerCoreCommands(program: Command): void {
         const latest = Object.entries(r.latest);
         if (latest.length) lines.push('latest metrics:', ...latest.sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `  ${k} = ${Number.isInteger(v) ? v : v.toPrecision(4)}`));
         process.stdout.write(`${lines.join('\n')}\n`);
-      } catch (err) { process.stderr.write(`error: ${describeError(err)}\n`); process.exitCode = 1; } finally { await d.dispose(); }
+      } catch (err) { process.stderr.write(`error: ${describeError(err)}\n`); process.exitCode = 1; } finally { await reader.close(); }
     });
 
   program.command('export')
@@ -408,14 +537,20 @@ export function registerCoreCommands(program: Command): void {
     .argument('<run>', 'run id')
     .requiredOption('--project <dir>', 'project folder')
     .requiredOption('--out <file|dir>', 'output file, or a folder (ending in /) for everything')
-    .option('--format <format>', 'json | csv | jsonl (default: from the file extension)')
+    .option('--format <format>', 'json | csv | jsonl (default: from the file extension; into a folder: just <run-id>.<format>)')
     .action(async (runId: string, o: { project: string; out: string; format?: string }) => {
       if (o.format !== undefined && !['json', 'csv', 'jsonl'].includes(o.format)) fail(`--format: expected json, csv or jsonl, received ${JSON.stringify(o.format)}`);
-      const { d, api } = await openProject(o.project, false, 'cli');
+      const reader = await openForReading(o.project);
       try {
-        const info = await api.runs.get({ runId });
+        const info = await reader.get(runId);
+        // Never write into the project's own run folders (export into a run folder would overwrite run.json and events.jsonl).
+        const runsDir = path.join(path.resolve(o.project), 'runs');
+        const target = path.resolve(o.out);
+        if (target === runsDir || target.startsWith(runsDir + path.sep)) {
+          throw new Error(`--out: ${target} is inside the project's runs folder ${runsDir}; exporting there would overwrite the runs' own files. Choose a folder outside it, e.g. --out out/`);
+        }
         for (const f of exportRun(info, o.out, o.format as 'json' | 'csv' | 'jsonl' | undefined)) process.stdout.write(`wrote ${f}\n`);
-      } catch (err) { process.stderr.write(`error: ${describeError(err)}\n`); process.exitCode = 1; } finally { await d.dispose(); }
+      } catch (err) { process.stderr.write(`error: ${describeError(err)}\n`); process.exitCode = 1; } finally { await reader.close(); }
     });
 
   program.command('serve')

@@ -1,11 +1,18 @@
 // `spa-workbench env …`: list, describe, render, run, solve and play the environments.
 import type { Command } from 'commander';
+import { Liquid } from 'liquidjs';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { createEnv, describeEnv, getEnvDefinition, listEnvs, solveEnv } from '../envs/index.js';
 import type { Env } from '../envs/types.js';
 import { assertTemplate, getTemplatePreset, listTemplatePresets, previewPrompt, renderState, type PromptTemplate } from '../prompts/index.js';
+import { TINY_TEMPLATES } from '../train/templates.js';   // the compact tiny-* presets that smoke/quick runs use (pure, no TF.js)
 import { runAction as run, usageFail as fail } from './action.js';
+
+/** Every template preset name: the prompt presets plus the pipeline's tiny-* variants. */
+function templateNames(): string[] {
+  return [...listTemplatePresets().map((p) => p.name), ...TINY_TEMPLATES.map((t) => t.name)];
+}
 
 interface EnvFlags { env: string; seed?: string; level?: string; config?: string; template?: string; json?: boolean }
 
@@ -44,24 +51,63 @@ function envOptions(flags: EnvFlags): Record<string, unknown> {
   return options;
 }
 
+/** Variables a template part can use (docs/templates.md, "Variables"); loop and assigned names are local. */
+const TEMPLATE_VARIABLES = new Set([
+  'env', 'actions_text', 'max_turns', 'max_actions_per_turn', 'max_actions_per_game', 'response_format', 'format', 'length_limit',
+  'turn', 'state', 'actions_left', 'reward',
+  'grid', 'rows', 'cols', 'entities', 'spa_coordinates', 'coordinate_listing', 'relations', 'json', 'random_coordinates',
+]);
+
+export function unknownTemplateVariables(template: PromptTemplate): { part: string; name: string }[] {
+  const liquid = new Liquid();
+  const out: { part: string; name: string }[] = [];
+  for (const [part, source] of Object.entries(template.parts)) {
+    if (typeof source !== 'string' || !source.includes('{')) continue;
+    let names: string[] = [];
+    try { names = liquid.globalVariablesSync(source); } catch { continue; }   // parse errors are reported by assertTemplate
+    for (const name of names) if (!TEMPLATE_VARIABLES.has(name)) out.push({ part, name });
+  }
+  return out;
+}
+
 function loadTemplate(name: string | undefined): PromptTemplate {
   if (name === undefined) return getTemplatePreset('spa');
   if (listTemplatePresets().some((p) => p.name === name)) return getTemplatePreset(name);
+  const tiny = TINY_TEMPLATES.find((t) => t.name === name);
+  if (tiny) return structuredClone(tiny);
   let text: string;
   try {
     text = readFileSync(name, 'utf8');
   } catch {
-    fail(`--template: expected a preset (${listTemplatePresets().map((p) => p.name).join(', ')}) or a template JSON file, received ${JSON.stringify(name)}`);
+    fail(`--template: expected a preset (${templateNames().join(', ')}) or a template JSON file, received ${JSON.stringify(name)}`);
   }
-  return assertTemplate(text);
+  let template: PromptTemplate;
+  try {
+    template = assertTemplate(text);
+  } catch (e) {
+    fail(`--template ${name}: ${(e as Error).message}`);
+  }
+  // Liquid renders an unknown variable as nothing: a typo ({{ gird }}) would silently empty the state.
+  for (const u of unknownTemplateVariables(template)) console.error(`warning: --template ${name}: part "${u.part}" uses {{ ${u.name} }}, which is not a template variable (it renders as nothing); known: ${[...TEMPLATE_VARIABLES].join(', ')}`);
+  return template;
 }
 
 function makeEnv(flags: EnvFlags): { env: Env; seed: number; options: Record<string, unknown> } {
   const options = envOptions(flags);
-  const env = createEnv(flags.env, options);
   const seed = parseSeed(flags.seed);
-  env.reset({ seed });
-  return { env, seed, options };
+  try {
+    const env = createEnv(flags.env, options);
+    env.reset({ seed });
+    return { env, seed, options };
+  } catch (e) {
+    // Errors in a level file name the env option it was loaded into; name the file instead.
+    if (flags.level !== undefined && e instanceof Error) {
+      const levelKeys = Object.keys(getEnvDefinition(flags.env).levelOptions?.('') ?? {});
+      const prefix = new RegExp(`^\\w+ option "(${levelKeys.join('|')})"`);
+      if (levelKeys.length && prefix.test(e.message)) fail(e.message.replace(prefix, `--level ${flags.level}`));
+    }
+    throw e;
+  }
 }
 
 /** Split an action list: on `||` or `;` when present, else Sudoku on whitespace, other envs on commas/whitespace. */
@@ -74,7 +120,7 @@ export function splitActions(envId: string, text: string): string[] {
 function envFlags(cmd: Command, level = true): Command {
   cmd.requiredOption('--env <id>', `environment id (${listEnvs().join(', ')})`)
     .option('--seed <n>', 'seed for the level generator (default 0)')
-    .option('--config <json>', 'env options as JSON, e.g. \'{"size":8}\'');
+    .option('--config <json>', 'env options as JSON (names: `env list`), e.g. \'{"width":8,"height":8,"numBoxes":2}\' or \'{"size":8,"isSlippery":false}\'');
   if (level) cmd.option('--level <file>', 'play a level file instead (Sokoban XSB, FrozenLake map rows, Sudoku puzzle text)');
   return cmd;
 }
@@ -94,7 +140,7 @@ export function registerEnvCommands(program: Command): void {
         console.log(`  budget: ${d.budget.maxTurns} turns, ${d.budget.maxActionsPerTurn} actions/turn, ${d.budget.maxActionsPerGame} actions/game; solver: ${d.hasSolver ? 'yes' : 'no'}`);
         for (const o of d.options) console.log(`  --config ${o.name} (${o.type}, default ${JSON.stringify(o.default)}): ${o.doc}`);
       }
-      console.log(`templates: ${listTemplatePresets().map((p) => p.name).join(', ')}`);
+      console.log(`templates: ${templateNames().join(', ')}`);
     }));
 
   env.command('describe')
@@ -108,7 +154,7 @@ export function registerEnvCommands(program: Command): void {
 
   envFlags(env.command('render'))
     .description('render the initial state with a template (default: spa)')
-    .option('--template <name|file>', `template preset (${listTemplatePresets().map((p) => p.name).join(', ')}) or a template JSON file`)
+    .option('--template <name|file>', `template preset (${templateNames().join(', ')}) or a template JSON file`)
     .option('--prompt', 'print the whole first prompt (system and user messages)')
     .option('--json', 'print JSON: state text, board, grid, entities (and messages with --prompt)')
     .action(run((flags: EnvFlags & { prompt?: boolean }) => {
@@ -133,6 +179,7 @@ export function registerEnvCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(run((flags: EnvFlags & { actions: string }) => {
       const template = loadTemplate(flags.template);
+      if (splitActions(flags.env, flags.actions).length === 0) fail(`--actions: expected at least one action, e.g. "Up,Up,Left" (Sudoku: "1,1,3 2,4,1"), received ${JSON.stringify(flags.actions)}`);
       const { env: e, seed } = makeEnv(flags);
       const steps: unknown[] = [];
       const initial = { step: 0, observation: e.gridText(), stateText: renderState(template, e) };
@@ -177,6 +224,7 @@ export function registerEnvCommands(program: Command): void {
       console.log(renderState(template, e));
       const rl = createInterface({ input: process.stdin, terminal: Boolean(process.stdin.isTTY) });
       let total = 0;
+      let over = false;
       const prompt = () => { if (process.stdin.isTTY) process.stdout.write('> '); };
       prompt();
       for await (const raw of rl) {
@@ -184,15 +232,18 @@ export function registerEnvCommands(program: Command): void {
         if (line === '') { prompt(); continue; }
         if (line === 'q' || line === 'quit') break;
         if (line === 'r' || line === 'restart') {
-          e.reset({ seed }); total = 0;
+          e.reset({ seed }); total = 0; over = false;
           console.log(renderState(template, e)); prompt(); continue;
         }
+        if (over) { console.log('the episode is over: r = restart, q = quit'); prompt(); continue; }
         try {
           const r = e.step(line);
           total += r.reward;
-          console.log(`${r.info.actionIsValid ? '' : `unknown action ${JSON.stringify(line)}; `}reward ${r.reward} (total ${Math.round(total * 1e6) / 1e6})`);
+          const why = typeof r.info.reason === 'string' ? ` (${r.info.reason})` : '';
+          console.log(`${r.info.actionIsValid ? '' : `unknown action ${JSON.stringify(line)}; `}${r.info.actionIsValid && r.info.actionIsEffective === false ? `no effect${why}; ` : ''}reward ${r.reward} (total ${Math.round(total * 1e6) / 1e6})`);
           console.log(renderState(template, e));
           if (r.terminated || r.truncated) {
+            over = true;
             console.log(r.info.success ? 'Solved!' : r.terminated ? 'Episode over.' : 'Out of steps.');
             console.log('r = restart, q = quit');
           }

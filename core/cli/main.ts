@@ -1,4 +1,5 @@
 // spa-workbench CLI: one program, subcommands registered by each area in its own file.
+import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { registerCoreCommands } from './core-commands.js';
 import { registerEnvCommands } from './env-commands.js';
@@ -6,10 +7,20 @@ import { registerModelCommands } from './model-commands.js';
 import { registerStudyCommands } from './study-commands.js';
 import { registerTemplateCommands } from './template-commands.js';
 
+// `spa-workbench … | head` closes the pipe early: drop further output instead of crashing with
+// EPIPE. The command itself carries on (a `run` keeps its engine and finishes its run cleanly).
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    stream.write = (() => true) as typeof stream.write;
+  });
+}
+
 const program = new Command();
 program
   .name('spa-workbench')
   .description('SPA Workbench: run and study world-model reinforcement learning for LLM agents')
+  .version((JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version, '-V, --version', 'print the version')
   .showHelpAfterError()
   .enablePositionalOptions();
 

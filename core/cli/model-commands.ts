@@ -38,6 +38,25 @@ async function backend(request: string | undefined): Promise<{ backend: string; 
   return { backend: report.backend, summary: report.summary };
 }
 
+/**
+ * Fail when `text` has characters the tokenizer cannot represent (it would map them to its unknown
+ * token and score or continue a different text). Byte-level BPE tokenizers have no unknown token.
+ */
+function checkVocabulary(tokenizer: import('../model/tokenizer-common.js').Tokenizer, text: string, flag: string): void {
+  const unk = tokenizer.tokenToId('<|unk|>') ?? tokenizer.tokenToId('<unk>');
+  if (unk === undefined) return;
+  const unkText = tokenizer.idToToken(unk);
+  const { ids, offsets } = tokenizer.encodeWithOffsets(text);
+  const bad = new Map<string, number>();
+  ids.forEach((id, k) => {
+    const piece = text.slice(offsets[k]![0], offsets[k]![1]);
+    if (id === unk && piece !== unkText && !bad.has(piece)) bad.set(piece, offsets[k]![0]);
+  });
+  if (bad.size === 0) return;
+  const list = [...bad].slice(0, 10).map(([ch, at]) => `${JSON.stringify(ch)} (U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}) at index ${at}`).join(', ');
+  fail(`${flag}: ${bad.size} character${bad.size === 1 ? '' : 's'} outside the model's ${tokenizer.kind === 'char' ? 'character ' : ''}vocabulary: ${list}${bad.size > 10 ? ', …' : ''}; expected text the tokenizer knows (the character tokenizer covers printable ASCII, newline, tab and a few symbols such as √ × → ·); replace or remove them`);
+}
+
 function round(x: number, digits = 4): number {
   const f = 10 ** digits;
   return Math.round(x * f) / f;
@@ -52,11 +71,20 @@ interface GenerateFlags {
 interface ScoreFlags { model: string; text: string; json?: boolean; backend?: string }
 interface ExportFlags { model: string; out: string; dtype?: string; mergeLora?: boolean; force?: boolean; backend?: string; json?: boolean }
 
+/** Files a model folder holds (ours or a Hugging Face one); --force replaces only folders made of these. */
+const MODEL_FILE = /^(?:[\w.-]+\.safetensors|model\.safetensors\.index\.json|(?:config|generation_config|manifest|tokenizer|tokenizer_config|special_tokens_map|added_tokens|optimizer|adapter_config|vocab|chat_template|preprocessor_config)\.json|chat_template\.jinja|merges\.txt|README\.md|LICENSE(?:\.\w+)?|\.gitattributes)$/;
+
 function checkOut(outArg: string, force: boolean | undefined): string {
   const out = resolve(outArg);
   if (existsSync(out)) {
     if (!statSync(out).isDirectory()) fail(`--out: ${out} is a file; expected a folder path`);
-    if (readdirSync(out).length > 0 && !force) fail(`--out: ${out} is not empty; choose a new folder or pass --force to replace it`);
+    const entries = readdirSync(out, { withFileTypes: true });
+    if (entries.length > 0 && !force) fail(`--out: ${out} is not empty; choose a new folder or pass --force to replace it`);
+    // --force replaces the whole folder: never do that to anything but a model folder (a project, a home folder…).
+    const foreign = entries.filter((e) => !e.isFile() || !MODEL_FILE.test(e.name)).map((e) => (e.isDirectory() ? `${e.name}/` : e.name));
+    if (entries.length > 0 && (foreign.length > 0 || !entries.some((e) => e.name === 'config.json' || e.name === 'manifest.json'))) {
+      fail(`--out: ${out} is not a model folder${foreign.length ? ` (it holds ${foreign.slice(0, 5).join(', ')}${foreign.length > 5 ? ', …' : ''})` : ' (no config.json)'}; --force only replaces a model folder, because everything in it is deleted. Choose a new folder`);
+    }
   }
   return out;
 }
@@ -169,6 +197,8 @@ export function registerModelCommands(program: Command): void {
       const topK = intFlag('--top-k', flags.topK, defaults.topK ?? 0, 0);
       const topP = numberFlag('--top-p', flags.topP, defaults.topP ?? 1, (n) => n > 0 && n <= 1, 'a number in (0, 1]');
       try {
+        checkVocabulary(tokenizer, flags.prompt, '--prompt');
+        if (flags.system !== undefined) checkVocabulary(tokenizer, flags.system, '--system');
         const promptIds = flags.chat
           ? formatChat([...(flags.system !== undefined ? [{ role: 'system', content: flags.system }] : []), { role: 'user', content: flags.prompt }], tokenizer, { addGenerationPrompt: true }).ids
           : tokenizer.encode(flags.prompt);
@@ -208,6 +238,7 @@ export function registerModelCommands(program: Command): void {
       const { tokenScores } = await import('../model/score.js');
       const { model: m, tokenizer } = await loadCheckpoint(dir, { optimizer: false });
       try {
+        checkVocabulary(tokenizer, flags.text, '--text');
         const ids = tokenizer.encode(flags.text);
         if (ids.length < 2) fail(`--text: needs at least 2 tokens to score (the first token has no prefix), got ${ids.length}`);
         if (ids.length > m.config.max_position_embeddings) fail(`--text: ${ids.length} tokens exceed the model's context of ${m.config.max_position_embeddings}`);

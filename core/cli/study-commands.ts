@@ -23,6 +23,15 @@ function list(value: string, what: string): string[] {
 
 function collect(value: string, previous: string[] = []): string[] { return [...previous, value]; }
 
+const STUDY_SIZES = ['smoke', 'quick', 'paper'];
+
+/** What a grid file held for the fields parseStudySpec checks (its message says only what is expected). */
+function describeSpecValues(raw: unknown): string {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return '';
+  const o = raw as Record<string, unknown>;
+  return `; received ${['name', 'methods', 'envs', 'seeds', 'size'].map((k) => `${k} = ${JSON.stringify(o[k]) ?? 'missing'}`).join(', ')}`;
+}
+
 async function runStudy(spec: StudySpec, projectDir: string): Promise<number> {
   const project = path.resolve(projectDir);
   // The same study runner as the API's studies.start (core/engine/study-host.ts): the same
@@ -93,12 +102,22 @@ export function registerStudyCommands(program: Command): void {
       if (o.grid) {
         let raw: unknown;
         try { raw = JSON.parse(fs.readFileSync(o.grid, 'utf8')); } catch (err) { fail(`--grid ${o.grid}: ${(err as Error).message}`); }
-        spec = parseStudySpec(raw, o.grid);
+        try { spec = parseStudySpec(raw, `--grid ${o.grid}`); } catch (err) { fail(`${(err as Error).message}${describeSpecValues(raw)}`); }
         if (Object.keys(set).length) spec.set = { ...(spec.set ?? {}), ...set };
       } else {
         if (!o.methods || !o.envs) fail('give --grid FILE, or --methods and --envs (and optionally --seeds, --size, --name)');
-        const seeds = list(o.seeds, '--seeds').map((s) => { const n = Number(s); if (!Number.isInteger(n)) fail(`--seeds: ${JSON.stringify(s)} is not an integer`); return n; });
-        spec = parseStudySpec({ name: o.name, methods: list(o.methods, '--methods'), envs: list(o.envs, '--envs'), seeds, size: o.size, ...(Object.keys(set).length ? { set } : {}) }, 'command line');
+        const seeds = list(o.seeds, '--seeds').map((s) => { const n = Number(s); if (!Number.isInteger(n)) fail(`--seeds: expected integers, received ${JSON.stringify(s)}`); return n; });
+        if (!STUDY_SIZES.includes(o.size)) fail(`--size: expected one of ${STUDY_SIZES.join(', ')}, received ${JSON.stringify(o.size)}`);
+        if (!/^[A-Za-z0-9._-]+$/.test(o.name)) fail(`--name: expected letters, digits, ".", "_" or "-" (it names a folder under studies/), received ${JSON.stringify(o.name)}`);
+        try { spec = parseStudySpec({ name: o.name, methods: list(o.methods, '--methods'), envs: list(o.envs, '--envs'), seeds, size: o.size, ...(Object.keys(set).length ? { set } : {}) }, 'command line'); } catch (err) { fail((err as Error).message); }
+      }
+      // Check every run's config before the first one starts (a typo in --set would otherwise fail each run late).
+      const { checkRunRequest } = await import('./core-commands.js');
+      for (const method of spec.methods) {
+        for (const env of spec.envs) {
+          const problems = await checkRunRequest({ preset: method, size: spec.size, set: { 'env.id': env, 'seeds.base': spec.seeds[0]!, ...(spec.set ?? {}) } }, o.project);
+          if (problems.length) fail(`study run ${method} on ${env}: invalid run config:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+        }
       }
       try { process.exitCode = await runStudy(spec, o.project); } catch (err) { fail((err as Error).message); }
     });
@@ -112,7 +131,9 @@ export function registerStudyCommands(program: Command): void {
     .option('--out <dir>', 'output folder (default <first project>/studies/<name>)')
     .action((o: { project: string[]; name: string; methods?: string; envs?: string; out?: string }) => {
       if (o.project.length === 0) fail('--project: give at least one project folder');
-      const specs = o.project.map((p) => path.join(path.resolve(p), 'studies', o.name, 'spec.json')).filter((p) => fs.existsSync(p)).map((p) => JSON.parse(fs.readFileSync(p, 'utf8')) as StudySpec);
+      const specs = o.methods && o.envs ? [] : o.project.map((p) => path.join(path.resolve(p), 'studies', o.name, 'spec.json')).filter((p) => fs.existsSync(p)).map((p) => {
+        try { return parseStudySpec(JSON.parse(fs.readFileSync(p, 'utf8')), p); } catch (err) { return fail(`${p}: ${(err as Error).message}; pass --methods and --envs to build the table without it`); }
+      });
       const methods = o.methods ? list(o.methods, '--methods') : [...new Set(specs.flatMap((s) => s.methods))];
       const envs = o.envs ? list(o.envs, '--envs') : [...new Set(specs.flatMap((s) => s.envs))];
       if (methods.length === 0 || envs.length === 0) fail(`no study "${o.name}" found in ${o.project.join(', ')}; pass --methods and --envs, or run the study first`);

@@ -70,21 +70,31 @@ export function levelToXsb(level: SokobanLevel): string {
 }
 
 /** Split an XSB collection into level blocks (comment lines start with `;`, levels are separated by blank or text lines). */
-export function splitXsbCollection(text: string): { title: string | null; lines: string[] }[] {
-  const out: { title: string | null; lines: string[] }[] = [];
+export function splitXsbCollection(text: string, where = 'XSB text'): { title: string | null; lines: string[]; firstLine: number }[] {
+  const out: { title: string | null; lines: string[]; firstLine: number }[] = [];
   let current: string[] = [];
+  let firstLine = 0;
   let title: string | null = null;
   let pendingTitle: string | null = null;
   const isBoardLine = (line: string) => line.trim().length > 0 && /^[ \t#@+$*._-]+$/.test(line) && line.includes('#');
   const flush = () => {
-    if (current.length > 0) out.push({ title, lines: current });
+    if (current.length > 0) out.push({ title, lines: current, firstLine });
     current = [];
     title = null;
   };
-  for (const raw of text.split(/\r?\n/)) {
-    const line = raw.replace(/\t/g, '    ');
+  const rows = text.split(/\r?\n/).map((raw) => raw.replace(/\t/g, '    '));
+  rows.forEach((line, k) => {
+    // A wall row with a stray character (e.g. `#  X  #`) next to board lines is a typo, not a
+    // title: splitting the level there would silently play a truncated board.
+    if (!isBoardLine(line) && line.trim().startsWith('#') && (isBoardLine(rows[k - 1] ?? '') || isBoardLine(rows[k + 1] ?? ''))) {
+      const c = [...line].findIndex((ch) => !/[ \t#@+$*._-]/.test(ch));
+      throw new EnvError('unexpected character', {
+        where: `${where} line ${k + 1} column ${c + 1}`, expected: 'one of # @ + $ * . space - _ in a board line', received: show([...line][c]),
+        hint: 'XSB boards use # wall, @ player, + player on goal, $ box, * box on goal, . goal, space floor',
+      });
+    }
     if (isBoardLine(line)) {
-      if (current.length === 0) title = pendingTitle;
+      if (current.length === 0) { title = pendingTitle; firstLine = k; }
       current.push(line);
     } else {
       flush();
@@ -92,7 +102,7 @@ export function splitXsbCollection(text: string): { title: string | null; lines:
       if (trimmed.startsWith(';')) pendingTitle = trimmed.replace(/^;\s*/, '') || pendingTitle;
       else if (trimmed.length > 0 && !/^[A-Za-z]+:/.test(trimmed)) pendingTitle = trimmed;
     }
-  }
+  });
   flush();
   return out;
 }
@@ -102,7 +112,7 @@ export function splitXsbCollection(text: string): { title: string | null; lines:
  * Cells outside the walls (not reachable from the player without crossing a wall) become walls.
  */
 export function parseXsb(text: string, index = 0, where = 'XSB level'): SokobanLevel {
-  const levels = splitXsbCollection(text);
+  const levels = splitXsbCollection(text, where);
   if (levels.length === 0) {
     throw new EnvError('no level found', {
       where, expected: 'XSB board lines made of # @ + $ * . and spaces', received: show(text),
@@ -113,6 +123,7 @@ export function parseXsb(text: string, index = 0, where = 'XSB level'): SokobanL
     throw new EnvError('level index out of range', { where, expected: `0..${levels.length - 1}`, received: String(index) });
   }
   const lines = levels[index].lines;
+  const lineNo = (r: number) => levels[index].firstLine + r + 1;   // line number in the whole text
   const height = lines.length;
   const width = Math.max(...lines.map((l) => l.length));
   const n = width * height;
@@ -133,12 +144,13 @@ export function parseXsb(text: string, index = 0, where = 'XSB level'): SokobanL
         case '.': targets[i] = true; break;
         case ' ': case '-': case '_': break;
         default:
-          throw new EnvError('unexpected character', { where: `${where} line ${r + 1} column ${c + 1}`, expected: 'one of # @ + $ * . space - _', received: show(ch) });
+          throw new EnvError('unexpected character', { where: `${where} line ${lineNo(r)} column ${c + 1}`, expected: 'one of # @ + $ * . space - _', received: show(ch) });
       }
     }
   }
   if (players.length !== 1) {
-    throw new EnvError('wrong number of players', { where, expected: 'exactly one @ or +', received: `${players.length}` });
+    const at = players.map((i) => `line ${lineNo(Math.floor(i / width))} column ${(i % width) + 1}`).join(', ');
+    throw new EnvError('wrong number of players', { where, expected: 'exactly one @ or +', received: `${players.length}${at ? ` (at ${at})` : ''}` });
   }
   // Cells not reachable from the player without crossing walls lie outside the level: make them walls.
   const inside = new Array<boolean>(n).fill(false);
@@ -156,10 +168,24 @@ export function parseXsb(text: string, index = 0, where = 'XSB level'): SokobanL
       if (!inside[j] && !walls[j]) { inside[j] = true; stack.push(j); }
     }
   }
+  // The player's area must be closed by walls: a floor cell on the border (or a row too short to
+  // reach the right wall) means the player could walk off the board.
+  for (let i = 0; i < n; i++) {
+    if (!inside[i]) continue;
+    const r = Math.floor(i / width);
+    const c = i % width;
+    if (r === 0 || r === height - 1 || c === 0 || c === width - 1) {
+      throw new EnvError('level is not closed', {
+        where: `${where} line ${lineNo(r)} column ${c + 1}`, expected: 'walls (#) all around the area the player can reach',
+        received: c >= lines[r].length ? `line ${lineNo(r)} ends at column ${lines[r].length}, leaving a gap` : 'a floor cell on the edge of the board',
+        hint: 'close the outer wall; rows of different lengths are fine as long as the walls enclose the player',
+      });
+    }
+  }
   for (let i = 0; i < n; i++) {
     if (!inside[i] && !walls[i]) {
       if (targets[i] || boxes.includes(i)) {
-        throw new EnvError('box or goal outside the walls', { where: `${where} line ${Math.floor(i / width) + 1} column ${(i % width) + 1}`, expected: 'boxes and goals inside the area the player can reach', received: 'a box or goal cut off by walls' });
+        throw new EnvError('box or goal outside the walls', { where: `${where} line ${lineNo(Math.floor(i / width))} column ${(i % width) + 1}`, expected: 'boxes and goals inside the area the player can reach', received: 'a box or goal cut off by walls' });
       }
       walls[i] = true;
     }

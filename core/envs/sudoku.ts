@@ -65,6 +65,26 @@ export function parseSudokuText(text: string, where = 'sudoku puzzle'): { size: 
   return { size, cells };
 }
 
+/** The first pair of givens that share a row, column or box with the same digit, described; null when none. */
+export function givenConflict(cells: readonly number[], size: number): string | null {
+  const box = Math.sqrt(size);
+  const units: [string, (i: number) => number][] = [
+    ['row', (i) => Math.floor(i / size)], ['column', (i) => i % size],
+    ['box', (i) => Math.floor(Math.floor(i / size) / box) * box + Math.floor((i % size) / box)],
+  ];
+  for (const [unit, of] of units) {
+    const seen = new Map<string, number>();
+    for (let i = 0; i < cells.length; i++) {
+      if (!cells[i]) continue;
+      const key = `${of(i)}:${cells[i]}`;
+      const j = seen.get(key);
+      if (j !== undefined) return `digit ${cells[i]} twice in ${unit} ${of(i) + 1}: (${Math.floor(j / size) + 1},${(j % size) + 1}) and (${Math.floor(i / size) + 1},${(i % size) + 1})`;
+      seen.set(key, i);
+    }
+  }
+  return null;
+}
+
 /** The SPA one-line board: `| . 1 2 4 | 4 2 1 3 | ...`. */
 export function sudokuLine(values: readonly number[], size: number): string {
   const rows: string[] = [];
@@ -114,6 +134,8 @@ export class SudokuEnv implements Env<string, SudokuState> {
     const o = this.options;
     if (o.puzzle !== null) {
       const { size, cells } = parseSudokuText(o.puzzle as string, 'sudoku option "puzzle"');
+      const clash = givenConflict(cells, size);
+      if (clash) throw new EnvError('givens conflict', { where: 'sudoku option "puzzle"', expected: 'each digit at most once per row, column and box', received: clash });
       if (solveSudoku(cells, size) === null) {
         throw new EnvError('puzzle has no solution', { where: 'sudoku option "puzzle"', expected: 'a solvable puzzle', received: sudokuLine(cells, size) });
       }

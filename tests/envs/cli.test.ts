@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { registerEnvCommands, splitActions } from '../../core/cli/env-commands.js';
+import { registerEnvCommands, splitActions, unknownTemplateVariables } from '../../core/cli/env-commands.js';
+import { getTemplatePreset, listTemplatePresets } from '../../core/prompts/index.js';
+import { TINY_TEMPLATES } from '../../core/train/templates.js';
 
 async function cli(...args: string[]): Promise<{ out: string; err: string; code: number | undefined }> {
   const out: string[] = [];
@@ -72,6 +74,55 @@ describe('spa-workbench env', () => {
     expect(r.err).toMatch(/option "numBoxes".*expected an integer in 1\.\.4.*received 9/);
     const bad = await cli('env', 'run', '--env', 'sokoban', '--config', 'not json', '--actions', 'Up');
     expect(bad.err).toMatch(/--config: expected a JSON object/);
+    const none = await cli('env', 'run', '--env', 'sokoban', '--actions', ' , ');
+    expect(none.code).toBe(1);
+    expect(none.err).toMatch(/--actions: expected at least one action.*received " , "/);
+  });
+
+  it('--level files: malformed XSB is refused naming the file, line and column, never played truncated', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'spa-level-'));
+    const level = (name: string, text: string) => { const f = join(dir, name); writeFileSync(f, text); return f; };
+    const good = level('good.xsb', '#######\n#     #\n# $@. #\n#     #\n#######\n');
+    const ok = await cli('env', 'solve', '--env', 'sokoban', '--level', good, '--json');
+    expect(ok.code).toBeUndefined();
+    expect(JSON.parse(ok.out).actions).toHaveLength(6);
+    const cases: [string, string, RegExp][] = [
+      ['noplayer.xsb', '#######\n#     #\n# $ . #\n#     #\n#######\n', /wrong number of players; expected exactly one @ or \+; received 0/],
+      ['two.xsb', '#######\n#  @  #\n# $@. #\n#     #\n#######\n', /received 2 \(at line 2 column 4, line 3 column 4\)/],
+      ['unbalanced.xsb', '#######\n#  $  #\n# $@. #\n#     #\n#######\n', /as many targets as boxes; received 1 targets and 2 boxes/],
+      // a short row leaves a gap in the right wall: the player could walk off the board
+      ['ragged.xsb', '#######\n#     #\n# $@. #\n#   #\n#######\n', /line 4 column 7: level is not closed.*line 4 ends at column 5/],
+      // a stray character in a wall row used to end the level there (a 3-row board was played)
+      ['typo.xsb', '#######\n#     #\n# $@. #\n#  X  #\n#######\n', /line 4 column 4: unexpected character.*received "X"/],
+    ];
+    for (const [name, text, message] of cases) {
+      const file = level(name, text);
+      const r = await cli('env', 'render', '--env', 'sokoban', '--level', file);
+      expect(r.code, name).toBe(1);
+      expect(r.err, name).toContain(`--level ${file}`);
+      expect(r.err, name).toMatch(message);
+      expect(r.out, name).toBe('');
+    }
+  });
+
+  it('a template file with an unknown variable (a typo) gets a warning naming it; the presets use none', async () => {
+    for (const t of [...listTemplatePresets().map((p) => getTemplatePreset(p.name)), ...TINY_TEMPLATES]) expect(unknownTemplateVariables(t), t.name).toEqual([]);
+    const dir = mkdtempSync(join(tmpdir(), 'spa-tpl-'));
+    const file = join(dir, 'typo.json');
+    const parts = { system: 's', instruction: 'i', turn: '{{ state }}', reward: 'r', state: '{{ gird }}\n{% for e in entities %}{{ e.kind }}{% endfor %}', format: '' };
+    writeFileSync(file, JSON.stringify({ name: 'typo', description: 'd', responseFormat: 'world-model', parts }));
+    const r = await cli('env', 'render', '--env', 'sokoban', '--seed', '3', '--template', file);
+    expect(r.code).toBeUndefined();
+    expect(r.err).toContain(`warning: --template ${file}: part "state" uses {{ gird }}, which is not a template variable`);
+    expect(r.err).not.toContain('{{ e }}');
+  });
+
+  it('renders the tiny-* templates that smoke and quick runs use', async () => {
+    const r = await cli('env', 'render', '--env', 'sokoban', '--seed', '3', '--template', 'tiny-spa', '--prompt');
+    expect(r.code).toBeUndefined();
+    expect(r.out).toContain('Solve the sokoban puzzle.');
+    expect(r.out).toContain('Player (P) is at (3,4)');
+    expect((await cli('env', 'list')).out).toMatch(/templates: .*tiny-spa/);
   });
 
   it('splits action lists per env', () => {
@@ -89,5 +140,17 @@ describe('spa-workbench env', () => {
     expect(r.stdout).toContain('_PG');
     expect(r.stdout).toContain('reward 1 (total 1)');
     expect(r.stdout).toContain('Solved!');
+  });
+
+  it('play: after the episode ends, moves get a hint instead of an engine error; no-op moves say why', () => {
+    const r = spawnSync(process.execPath, ['bin/run-ts.mjs', 'tests/envs/cli-entry.ts', 'env', 'play', '--env', 'frozenlake', '--config', '{"map":["SFG"],"isSlippery":false}'],
+      { input: 'Right\nRight\nLeft\n', encoding: 'utf8', timeout: 30_000 });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('the episode is over: r = restart, q = quit');
+    expect(r.stdout).not.toMatch(/reset\(\)/);
+    const s = spawnSync(process.execPath, ['bin/run-ts.mjs', 'tests/envs/cli-entry.ts', 'env', 'play', '--env', 'sudoku', '--config', '{"puzzle":".124 4213 2341 .4.2"}'],
+      { input: '1,2,1\n', encoding: 'utf8', timeout: 30_000 });
+    expect(s.status).toBe(0);
+    expect(s.stdout).toMatch(/no effect \(.+\)/);
   });
 });

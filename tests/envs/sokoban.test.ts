@@ -194,4 +194,12 @@ describe('XSB import/export', () => {
     expect(() => parseXsb('#####\n#@$.x\n#####')).toThrow(/wrong number of players|unexpected character/);
     expect(() => parseXsb('#####\n#@$$.#\n######')).toThrow(/as many targets as boxes/);
   });
+
+  it('an open level (the player can reach the edge) is refused; line numbers count from the top of the text', () => {
+    expect(() => parseXsb('; Level 1\n\n#####\n#@$.\n#####')).toThrow(/line 4 column 5: level is not closed/);
+    expect(() => parseXsb('#####\n#@$. \n#####')).toThrow(/line 2 column 5: level is not closed/);
+    expect(() => parseXsb('#####\n#@$.#\n# X #\n#####')).toThrow(/line 3 column 3: unexpected character/);
+    // ragged rows that stay enclosed are fine (the classic level above has them too)
+    expect(parseXsb('####\n#@$.##\n#    #\n######').width).toBe(6);
+  });
 });

@@ -119,7 +119,9 @@ describe('Sudoku moves (hand-worked)', () => {
 
   it('bad puzzles fail clearly', () => {
     expect(() => new SudokuEnv({ puzzle: '123' })).toThrow(/16 \(4x4\) or 81 \(9x9\).*received 3 cells/);
-    expect(() => new SudokuEnv({ puzzle: '11.. .... .... ....' }).reset()).toThrow(/no solution/);
+    expect(() => new SudokuEnv({ puzzle: '11.. .... .... ....' }).reset()).toThrow(/givens conflict.*digit 1 twice in row 1: \(1,1\) and \(1,2\)/);
+    expect(() => new SudokuEnv({ puzzle: '1... .1.. .... ....' }).reset()).toThrow(/digit 1 twice in box 1: \(1,1\) and \(2,2\)/);
+    expect(() => new SudokuEnv({ puzzle: '123. .... ...4 ....' }).reset()).toThrow(/no solution/);   // no clash, still unsolvable
     expect(() => new SudokuEnv({ puzzle: '.12x 4213 2341 .4.2' })).toThrow(/row 1, column 4/);
   });
 });
