@@ -19,6 +19,7 @@ import { filterGroupsBySpread } from './groups.js';
 import { buildPpoRows, samplingStats, turnSamples } from './ppo.js';
 import { buildGrpoRows } from './grpo.js';
 import { elapsedSeconds, loadStartingModel, meanStats, startingCheckpoint, writeCheckpoint } from './stage-utils.js';
+import { breathe } from './breathe.js';
 import { loadRuntime, type ModelRuntime, type TrainRow } from './runtime.js';
 import { createRng, shuffleInPlace } from './rng.js';
 
@@ -36,6 +37,7 @@ export function shapedTurnReward(turn: TurnRecord, section: RlSection): { reward
 async function trackPassAtK(ctx: StageContext, runtime: ModelRuntime, section: RlSection, step: number): Promise<void> {
   const evalSection = stageSection(ctx.config, 'eval');
   const { summary } = await evaluateModel(ctx, runtime, { puzzles: section.passAtKPuzzles, samples: evalSection.samples, k: evalSection.k, temperature: evalSection.temperature, stage: 'rl', step });
+  if (ctx.signal.aborted) return; // stopped mid-evaluation: no partial Pass@k
   const values = summaryMetrics(summary, 'rl');
   ctx.metric(step, values);
   ctx.writeJson(`eval/rl-step-${String(step).padStart(6, '0')}.json`, { kind: 'rl-pass-at-k', stage: 'rl', step, ...summary });
@@ -108,6 +110,7 @@ export const rlStage: StageDefinition = {
       for (let epoch = 0; epoch < section.ppoEpochs && rows.length > 0; epoch++) {
         const order = shuffleInPlace(rows.map((_, i) => i), createRng(ctx.config.seeds.base + step * 101 + epoch));
         for (let b = 0; b < order.length; b += section.miniBatchSize) {
+          await breathe();
           if (ctx.signal.aborted) break;
           const batch = order.slice(b, b + section.miniBatchSize).map((i) => rows[i]!);
           if (!ppo) updateStats.push(policy.trainStep('grpo', batch, lossParams, section.lr, section.gradClip));

@@ -7,6 +7,7 @@
 import type { EpisodeRecord, TurnRecord } from '../api/records.js';
 import type { RolloutSection } from '../api/run-config.js';
 import type { ChatMessage } from '../model/chat.js';
+import { breathe } from './breathe.js';
 
 /** What a rollout needs from an episode session (core/prompts/session.ts). */
 export interface SessionLike {
@@ -68,6 +69,8 @@ async function playBatch<S extends SessionLike>(specs: EpisodeSpec[], limits: Ro
   for (let turn = 0; turn < maxTurns; turn++) {
     const active = sessions.map((s, i) => (s.done ? -1 : i)).filter((i) => i >= 0);
     if (active.length === 0) break;
+    await breathe();
+    if (deps.signal?.aborted) return []; // stopped: an unfinished batch is dropped, never recorded half-played
     const written = new Map<number, string>();
     if (deps.writeResponse) {
       for (const i of active) {

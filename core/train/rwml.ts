@@ -19,6 +19,7 @@ import { runTemplate, sessionFactory } from './episodes.js';
 import { grpoAdvantages } from './groups.js';
 import { createRng } from './rng.js';
 import { elapsedSeconds, loadStartingModel, meanStats, startingCheckpoint, writeCheckpoint } from './stage-utils.js';
+import { breathe } from './breathe.js';
 import { loadRuntime, type TrainRow } from './runtime.js';
 
 type Embedder = (texts: string[]) => Promise<number[][]>;
@@ -63,6 +64,7 @@ export const rwmlStage: StageDefinition = {
     const seedBase = ctx.config.seeds.selfplayStart + 500_000; // disjoint from self-play games, RL and eval
     let checkpoint = from;
     for (let step = 0; step < section.steps; step++) {
+      await breathe();
       if (ctx.signal.aborted) break;
       // 1. example states: a few random moves into a fresh puzzle
       const sessions: EpisodeSession[] = [];

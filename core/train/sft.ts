@@ -14,6 +14,7 @@ import { stageSection } from './plan.js';
 import { sftLossMask } from './sft-mask.js';
 import { createRng, shuffleInPlace } from './rng.js';
 import { elapsedSeconds, loadStartingModel, mean, meanStats, writeCheckpoint } from './stage-utils.js';
+import { breathe } from './breathe.js';
 import { loadRuntime, type ModelRuntime, type TrainRow } from './runtime.js';
 
 interface Row { id: string; episodeId: string; messages: ChatMessage[] }
@@ -88,6 +89,7 @@ export const sftStage: StageDefinition = {
       const order = shuffleInPlace(train.map((_, i) => i), createRng(ctx.config.seeds.base * 31 + epoch));
       const epochStats: Array<Record<string, number>> = [];
       for (let b = 0; b < stepsPerEpoch; b++) {
+        await breathe();
         if (ctx.signal.aborted) { runtime.dispose(); return {}; }
         const batch = order.slice(b * section.batchSize, (b + 1) * section.batchSize).map((i) => train[i]!);
         const lr = learningRate(step, { lr: section.lr, warmupSteps, totalSteps, kind: 'cosine' });
