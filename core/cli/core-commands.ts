@@ -205,22 +205,15 @@ async function follow(d: Dispatcher, api: WorkbenchClient, runId: string, begin:
 function collect(value: string, previous: string[] = []): string[] { return [...previous, value]; }
 
 /**
- * Problems of a run request that runs.create does not catch: stage sections are only parsed when
- * their stage starts, and env options when the first env is built. Empty when the config is fine.
+ * Problems of a run request, before any project or run folder is made: the resolved config (with its
+ * stage sections and env options, see resolveRunConfig), the model folder and the template name.
+ * Empty when the config is fine.
  */
 export async function checkRunRequest(req: { preset?: string; config?: Record<string, unknown>; size?: SizeArg; set?: Record<string, unknown>; name?: string }, projectDir?: string): Promise<string[]> {
   const { resolveRunConfig } = await import('../engine/config.js');
   const r = resolveRunConfig(req);
   if (!r.ok || !r.config) return r.issues.map((i) => `${i.path}: ${i.message}`);
-  const problems: string[] = [];
-  try {
-    const { validateStageSections } = await import('../train/plan.js');
-    validateStageSections(r.config);
-  } catch (err) { problems.push((err as Error).message.replace(/^invalid run config: /, '')); }
-  try {
-    const { createEnv } = await import('../envs/index.js');
-    createEnv(r.config.env.id, r.config.env.options);
-  } catch (err) { problems.push(`env: ${(err as Error).message}`); }
+  const problems: string[] = []; // stage sections and env options: checked by resolveRunConfig
   const model = r.config.model;
   if (model.source !== 'preset' && (!model.path || !fs.existsSync(path.resolve(model.path)))) {
     problems.push(`model.path: expected an existing ${model.source} folder for model.source "${model.source}", received ${model.path === undefined ? 'no path' : JSON.stringify(model.path)}${model.path ? ' (not found)' : ''}`);

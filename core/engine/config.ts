@@ -1,7 +1,8 @@
 // Resolve a run config: preset (for a size) ← partial config ← dotted `set` overrides, then
 // validate with RunConfigSchema and plan the stages. Issues say where and what was expected.
 import type { RunConfig } from '../api/run-config.js';
-import { RunConfigSchema } from '../api/run-config.js';
+import { RunConfigSchema, StageSectionSchemas } from '../api/run-config.js';
+import { createEnv } from '../envs/index.js';
 import type { Size } from '../api/contract.js';
 import { getPreset, listPresets } from './presets.js';
 import { planStages } from './stages.js';
@@ -85,5 +86,27 @@ export function resolveRunConfig(req: ResolveRequest): ResolveResult {
     issues.push({ path: 'stages.plan', message: (err as Error).message });
     return { ok: false, config: parsed.data, stages: [], issues };
   }
+  // Stage sections and env options are checked now, not when their stage starts: a typo must not
+  // surface after an hour of training.
+  issues.push(...sectionIssues(parsed.data));
+  try { createEnv(parsed.data.env.id, parsed.data.env.options); } catch (err) {
+    issues.push({ path: 'env.options', message: (err as Error).message });
+  }
+  if (issues.length > 0) return { ok: false, config: parsed.data, stages, issues };
   return { ok: true, config: parsed.data, stages, issues };
+}
+
+/** Problems of the known stage sections (strict schemas; unknown section names belong to other stages). */
+function sectionIssues(config: RunConfig): ResolveResult['issues'] {
+  const issues: ResolveResult['issues'] = [];
+  for (const [name, schema] of Object.entries(StageSectionSchemas)) {
+    const r = schema.safeParse(config.stages[name] ?? {});
+    if (!r.success) for (const i of r.error.issues) issues.push({ path: ['stages', name, ...i.path.map(String)].join('.'), message: i.message });
+  }
+  const evalSection = StageSectionSchemas.eval.safeParse(config.stages.eval ?? {});
+  if (evalSection.success) {
+    const maxK = Math.max(...evalSection.data.k);
+    if (evalSection.data.samples < maxK) issues.push({ path: 'stages.eval.samples', message: `must be ≥ the largest k (${maxK}) for the unbiased Pass@k estimator; received ${evalSection.data.samples}. Raise samples or lower k` });
+  }
+  return issues;
 }

@@ -1,16 +1,37 @@
 // Glue between the rollout loop and core/prompts: sessions for a run's env and template, the
 // model-backed text policy, the random writer, and the bootstrap's ungrounded turns.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { EpisodeRecord } from '../api/records.js';
 import type { RunConfig, RolloutSection } from '../api/run-config.js';
 import { createEnv } from '../envs/index.js';
 import { Rng } from '../envs/rng.js';
 import { EpisodeSession, randomWellFormedResponse, renderState } from '../prompts/session.js';
-import type { PromptTemplate } from '../prompts/template.js';
+import { assertTemplate, type PromptTemplate } from '../prompts/template.js';
 import type { ModelRuntime } from './runtime.js';
 import type { EpisodeSpec, RolloutDeps, TextPolicy } from './rollout.js';
 import { resolveTemplate } from './templates.js';
 
-export function runTemplate(config: RunConfig): PromptTemplate {
+/**
+ * The run's template. `runs.create` pins the resolved version (a preset or a template saved in the
+ * project) as <run>/template.json; that file is authoritative, so saved templates run and a later
+ * edit of the preset or of the saved template cannot change a run under way. Without a run folder
+ * (or for runs created before pinning), the preset is resolved by name.
+ */
+export function runTemplate(config: RunConfig, runDir?: string): PromptTemplate {
+  const file = runDir ? join(runDir, 'template.json') : null;
+  if (file && existsSync(file)) {
+    let json: unknown;
+    try { json = JSON.parse(readFileSync(file, 'utf8')); } catch (err) {
+      throw new Error(`${file}: the run's pinned template is not valid JSON (${(err as Error).message}); restore it or recreate the run`);
+    }
+    let template: PromptTemplate;
+    try { template = assertTemplate(json); } catch (err) {
+      throw new Error(`${file}: the run's pinned template is invalid: ${(err as Error).message}`);
+    }
+    if (config.template.responseFormat !== template.responseFormat) template = { ...template, responseFormat: config.template.responseFormat };
+    return template;
+  }
   return resolveTemplate(config.template.preset, config.template.responseFormat);
 }
 
@@ -31,8 +52,8 @@ export function modelPolicy(runtime: ModelRuntime): TextPolicy {
 }
 
 /** Deps for playEpisodes with a model (or random writer) on a run's env. */
-export function rolloutDeps(config: RunConfig, runtime: ModelRuntime, limits: RolloutSection, meta: { runId: string; stage: string; step: number }, opts: { random?: boolean; seed?: number; signal?: AbortSignal; template?: PromptTemplate } = {}): RolloutDeps<EpisodeSession> {
-  const template = opts.template ?? runTemplate(config);
+export function rolloutDeps(config: RunConfig, runtime: ModelRuntime, limits: RolloutSection, meta: { runId: string; stage: string; step: number; runDir?: string }, opts: { random?: boolean; seed?: number; signal?: AbortSignal; template?: PromptTemplate } = {}): RolloutDeps<EpisodeSession> {
+  const template = opts.template ?? runTemplate(config, meta.runDir);
   const rng = new Rng(opts.seed ?? 0);
   return {
     createSession: sessionFactory(config, template, limits),

@@ -32,13 +32,3 @@ export function stageSection<N extends StageSectionName>(config: RunConfig, name
   }
   return result.data as z.infer<(typeof StageSectionSchemas)[N]>;
 }
-
-/** Validate every known stage section of a config (unknown section names belong to other stages and are left alone). */
-export function validateStageSections(config: RunConfig): void {
-  for (const name of Object.keys(StageSectionSchemas) as StageSectionName[]) stageSection(config, name);
-  const evalSection = stageSection(config, 'eval');
-  const maxK = Math.max(...evalSection.k);
-  if (evalSection.samples < maxK) {
-    throw new Error(`invalid run config: stages.eval.samples must be ≥ the largest k (${maxK}) for the unbiased Pass@k estimator; received samples = ${evalSection.samples}. Raise samples or lower k.`);
-  }
-}

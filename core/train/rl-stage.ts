@@ -79,7 +79,7 @@ export const rlStage: StageDefinition = {
       // 1. rollouts: groups share a puzzle seed from the RL range
       const specs = groupSpecs(`rl-${String(step).padStart(6, '0')}`, ctx.config.seeds.rlStart + step * section.groups, 0, section.groups, section.groupSize);
       specs.forEach((s) => { s.group = step * section.groups + (s.group); });
-      const deps = rolloutDeps(ctx.config, policy, limits, { runId: ctx.runId, stage: 'rl', step }, { signal: ctx.signal });
+      const deps = rolloutDeps(ctx.config, policy, limits, { runId: ctx.runId, stage: 'rl', step, runDir: ctx.runDir }, { signal: ctx.signal });
       const results: RolloutResult[] = await playEpisodes(specs, limits, ctx.config.seeds.base * 1_000_003 + step * 7_919, deps);
       if (ctx.signal.aborted) break;
       for (const r of results) ctx.episode(`rl-${String(step).padStart(6, '0')}`, r.record);

@@ -51,7 +51,7 @@ export const rwmlStage: StageDefinition = {
     const started = Date.now();
     const section = stageSection(ctx.config, 'rwml');
     const limits = stageSection(ctx.config, 'rollout');
-    const template = runTemplate(ctx.config);
+    const template = runTemplate(ctx.config, ctx.runDir);
     if (template.responseFormat !== 'world-model') throw new Error(`rwml: the run's template must use the world-model response format (the reward reads <prediction>); template ${template.name} uses ${template.responseFormat}`);
     const embed = section.similarity === 'embedding' ? await loadEmbedder(section) : null;
     const { runtime, from } = await loadStartingModel(ctx, { valueHead: false });

@@ -22,14 +22,14 @@ export const selfplayStage: StageDefinition = {
     const { runtime, from } = await loadStartingModel(ctx, { valueHead: false });
     ctx.log('info', `self-play with ${section.policy === 'random' ? 'the random-action generator' : `the policy from ${from}`} on ${section.games} games (seeds ${ctx.config.seeds.selfplayStart}…)`);
     const specs = groupSpecs('selfplay', ctx.config.seeds.selfplayStart, 0, section.games, 1);
-    const deps = rolloutDeps(ctx.config, runtime, limits, { runId: ctx.runId, stage: 'selfplay', step: 0 }, { random: section.policy === 'random', seed: ctx.config.seeds.base + 3, signal: ctx.signal });
+    const deps = rolloutDeps(ctx.config, runtime, limits, { runId: ctx.runId, stage: 'selfplay', step: 0, runDir: ctx.runDir }, { random: section.policy === 'random', seed: ctx.config.seeds.base + 3, signal: ctx.signal });
     deps.onTurn = (done, total) => ctx.progress(done, total, `self-play games ${done}/${total}`);
     const results = await playEpisodes(specs, limits, ctx.config.seeds.base * 7 + 11, deps);
     if (ctx.signal.aborted) { runtime.dispose(); return {}; }
     for (const r of results) ctx.episode('selfplay', r.record);
     ctx.metric(0, rolloutMetrics(results), { episodes: results.length });
 
-    const systemPrompt = sessionFactory(ctx.config, runTemplate(ctx.config), limits)(specs[0]!).messages()[0]!.content;
+    const systemPrompt = sessionFactory(ctx.config, runTemplate(ctx.config, ctx.runDir), limits)(specs[0]!).messages()[0]!.content;
     const built = buildSftRows(results.map((r) => r.record), { groundTruthReplacement: section.groundTruthReplacement, systemPrompt });
     const split = splitByGame(built.rows, (row) => row.episodeId, section.valFraction, ctx.config.seeds.base + 5);
     const row = (r: (typeof built.rows)[number]) => ({ ...r, split: undefined });

@@ -86,6 +86,15 @@ async function roundTrip(api: WorkbenchClient, projectDir: string): Promise<void
   const bad = await rejection(api.runs.create({ config: { method: 'nonsense' } }));
   expect(bad.name).toBe('ValidationError');
   expect(bad.details.where).toContain('method');
+  // stage sections and env options are checked at creation, not when their stage starts
+  const runsBefore = (await api.runs.list()).runs.length;
+  const badStage = await rejection(api.runs.create({ preset: 'spa', size: 'smoke', config: { stages: { rl: { steps: 'three' } } } }));
+  expect(badStage.name).toBe('ValidationError');
+  expect(badStage.details.where).toContain('stages.rl.steps');
+  const badEnv = await rejection(api.runs.create({ preset: 'spa', size: 'smoke', config: { env: { id: 'sokoban', options: { width: 'x' } } } }));
+  expect(badEnv.details.where).toContain('env.options');
+  expect(badEnv.message).toMatch(/option "width".*received "x"/);
+  expect((await api.runs.list()).runs.length).toBe(runsBefore);
   await waitFor('project events', () => events.some((e) => e.kind === 'project' && e.event.type === 'runs-changed'), 5000);
   expect(events.some((e) => e.kind === 'project' && e.event.type === 'project' && e.event.project?.path === projectDir)).toBe(true);
   unsubscribe();

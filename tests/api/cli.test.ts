@@ -49,8 +49,8 @@ describe('spa-workbench CLI (core commands)', () => {
     const write = (name: string, config: Record<string, unknown>) => { const f = path.join(dir, name); fs.writeFileSync(f, JSON.stringify(config)); return f; };
     const cases: [string, RegExp][] = [
       [write('type.json', { method: 'spa', size: 'smoke', stages: { rl: { steps: 'three' } } }), /stages\.rl\.steps: Invalid input: expected number, received string/],
-      [write('key.json', { method: 'spa', size: 'smoke', stages: { rl: { stepz: 3 } } }), /stages\.rl\.\(section\): Unrecognized key: "stepz"/],
-      [write('env.json', { method: 'spa', size: 'smoke', env: { id: 'sokoban', options: { width: 'x' } } }), /env: env "sokoban" option "width": invalid option value; expected an integer in 5\.\.16; received "x"/],
+      [write('key.json', { method: 'spa', size: 'smoke', stages: { rl: { stepz: 3 } } }), /stages\.rl: Unrecognized key: "stepz"/],
+      [write('env.json', { method: 'spa', size: 'smoke', env: { id: 'sokoban', options: { width: 'x' } } }), /env\.options: env "sokoban" option "width": invalid option value; expected an integer in 5\.\.16; received "x"/],
       [write('root.json', { method: 'spa', colour: 'blue' }), /\(root\): Unrecognized key: "colour"/],
       [write('model.json', { method: 'spa', size: 'smoke', model: { source: 'hf-folder', path: path.join(dir, 'no-such-model') } }), /model\.path: expected an existing hf-folder folder .*no-such-model.*\(not found\)/],
       [write('tpl.json', { method: 'spa', size: 'smoke', template: { preset: 'nope' } }), /template\.preset: unknown template "nope"; expected a preset \(.*tiny-spa.*\) or a template saved in the project/],

@@ -182,7 +182,7 @@ describe('studies.start through the dispatcher', () => {
     expect(r.stdout).toMatch(/study completed/);
     const bad = spawnSync(process.execPath, [bin, 'study', 'run', '--methods', 'dignostic', '--envs', 'sokoban', '--project', dir, '--name', 'typo'], { encoding: 'utf8', timeout: 60_000 });
     expect(bad.status).toBe(1);
-    expect(bad.stderr).toMatch(/unknown method preset "dignostic".*valid methods: .*diagnostic/);
+    expect(bad.stderr).toMatch(/unknown preset "dignostic"; available: .*diagnostic/);
 
     const { d, api } = await host(dir, false);
     let s = (await api.studies.list()).studies.find((x) => x.name === 'shared')!;
