@@ -1,8 +1,11 @@
 // Model-engine throughput, TF.js beside PyTorch on the same shapes. Prints one JSON object.
 //   node bin/run-ts.mjs bench/model.ts [--steps N] [--quick] [--no-torch] [--backend wasm|cpu|...] [--shapes reference,larger]
-//                                      [--workers N (data-parallel worker threads for an extra training measurement)] [--torch-threads N]
-// Training tokens/s = batch x context / (forward + backward + AdamW step time).
-// Generation tokens/s = batch x new tokens / time, K/V cache, sampling at temperature 1.
+//                                      [--workers N (data-parallel worker threads for an extra training measurement)] [--torch-threads N (default 1)]
+// Training tokens/s = batch x context / (forward + backward + AdamW step time), from the MEDIAN step
+// (wall clock and CPU time separately; the build machine is shared, so per-CPU-second figures are
+// the steadier comparison). Generation tokens/s = batch x new tokens / time, K/V cache, sampling
+// at temperature 1 (median of --gen-runs runs, default 3). PyTorch runs with one thread by
+// default: on this loaded 2-core machine its OpenMP + OpenBLAS threads oversubscribe the cores.
 import * as tf from '@tensorflow/tfjs';
 import { spawnSync } from 'node:child_process';
 import os from 'node:os';
@@ -43,7 +46,8 @@ function randomIds(rows: number, cols: number, vocab: number, seed: number): num
   return Array.from({ length: rows }, () => Array.from({ length: cols }, () => Math.floor(next() * vocab)));
 }
 
-function time<T>(f: () => T): [T, number] { const t0 = performance.now(); const r = f(); return [r, performance.now() - t0]; }
+const median = (xs: number[]): number => { const a = [...xs].sort((x, y) => x - y); return a.length % 2 ? a[(a.length - 1) / 2]! : (a[a.length / 2 - 1]! + a[a.length / 2]!) / 2; };
+const genRuns = Number(arg('--gen-runs') ?? (quick ? 1 : 3));
 /** Wall and CPU milliseconds of f (CPU time matters on a shared, loaded machine). */
 function timeCpu<T>(f: () => T): [T, number, number] {
   const c0 = process.cpuUsage(); const t0 = performance.now(); const r = f();
@@ -61,9 +65,9 @@ async function benchDataParallel(s: Shape, workers: number) {
   const inputIds = randomIds(s.batch, s.context, s.vocab, 1);
   const batch = { inputIds, lossMask: inputIds.map((r) => r.map((_, t) => (t > 0 ? 1 : 0))) };
   await dp.step({ lossName: 'sft', batch });
-  const t0 = performance.now();
-  for (let i = 0; i < steps; i++) await dp.step({ lossName: 'sft', batch });
-  const msPerStep = (performance.now() - t0) / steps;
+  const wall: number[] = [];
+  for (let i = 0; i < steps; i++) { const t0 = performance.now(); await dp.step({ lossName: 'sft', batch }); wall.push(performance.now() - t0); }
+  const msPerStep = median(wall);
   await dp.dispose();
   model.dispose();
   return { workers, threads: workers + 1, msPerStep, tokensPerSec: (s.batch * s.context) / (msPerStep / 1000) };
@@ -81,27 +85,46 @@ function benchTfjs(s: Shape) {
   const lossMask = inputIds.map((r) => r.map((_, t) => (t > 0 ? 1 : 0)));
   const batch = { inputIds, lossMask };
   trainer.step({ lossName: 'sft', batch }); // warm-up (kernel setup, XNNPACK packing)
-  const [, trainMs, trainCpuMs] = timeCpu(() => { for (let i = 0; i < steps; i++) trainer.step({ lossName: 'sft', batch }); });
-  const msPerStep = trainMs / steps;
-  const cpuMsPerStep = trainCpuMs / steps;
+  const wall: number[] = [];
+  const cpu: number[] = [];
+  for (let i = 0; i < steps; i++) {
+    const [, w, c] = timeCpu(() => trainer.step({ lossName: 'sft', batch }));
+    wall.push(w); cpu.push(c);
+  }
+  const msPerStep = median(wall);
+  const cpuMsPerStep = median(cpu);
 
-  // Where the time goes: forward only, forward + backward (no optimiser).
+  // Where the time goes (CPU ms, median of 3): forward only, forward + backward (no optimiser).
   const vars = model.trainableVariables();
-  const [, fwdMs] = time(() => tf.tidy(() => { model.tokenOutputs(inputIds).logprobs.dataSync(); }));
-  const [, fwdBwdMs] = time(() => tf.tidy(() => {
-    const { grads } = tf.variableGrads(() => tf.neg(tf.mean(model.tokenOutputs(inputIds).logprobs)) as tf.Scalar, vars);
-    Object.values(grads)[0]!.dataSync();
-  }));
+  const fwd: number[] = [];
+  const fwdBwd: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    fwd.push(timeCpu(() => tf.tidy(() => { model.tokenOutputs(inputIds).logprobs.dataSync(); }))[2]);
+    fwdBwd.push(timeCpu(() => tf.tidy(() => {
+      const { grads } = tf.variableGrads(() => tf.neg(tf.mean(model.tokenOutputs(inputIds).logprobs)) as tf.Scalar, vars);
+      Object.values(grads)[0]!.dataSync();
+    }))[2]);
+  }
+  const fwdMs = median(fwd);
+  const fwdBwdMs = median(fwdBwd);
 
   const tokenizer = { encode: () => [], decode: (ids: number[]) => ids.join(','), eosTokenId: -1, padTokenId: 0 };
   const prompts = randomIds(s.genBatch, s.genPrompt, s.vocab, 2);
   generate(model, tokenizer, prompts, { maxNewTokens: 8, seed: 1, stopTokenIds: [] }); // warm-up
-  const [gen, genMs, genCpuMs] = timeCpu(() => generate(model, tokenizer, prompts, { maxNewTokens: s.genTokens, seed: 1, stopTokenIds: [] }));
-  const generated = gen.reduce((a, r) => a + r.tokens.length, 0);
+  const genWall: number[] = [];
+  const genCpu: number[] = [];
+  let generated = 0;
+  for (let i = 0; i < genRuns; i++) {
+    const [gen, w, c] = timeCpu(() => generate(model, tokenizer, prompts, { maxNewTokens: s.genTokens, seed: 1, stopTokenIds: [] }));
+    generated = gen.reduce((a, r) => a + r.tokens.length, 0);
+    genWall.push(w); genCpu.push(c);
+  }
+  const genMs = median(genWall);
+  const genCpuMs = median(genCpu);
   const result = {
     params: model.parameterCount(),
     train: { msPerStep, cpuMsPerStep, tokensPerSec: (s.batch * s.context) / (msPerStep / 1000), tokensPerCpuSec: (s.batch * s.context) / (cpuMsPerStep / 1000) },
-    breakdown: { forwardMs: fwdMs, forwardBackwardMs: fwdBwdMs, optimizerAndRestMs: Math.max(0, msPerStep - fwdBwdMs) },
+    breakdownCpuMs: { forward: fwdMs, forwardBackward: fwdBwdMs, optimizerAndRest: Math.max(0, cpuMsPerStep - fwdBwdMs) },
     generate: { seconds: genMs / 1000, cpuSeconds: genCpuMs / 1000, tokensPerSec: generated / (genMs / 1000), tokensPerCpuSec: generated / (genCpuMs / 1000) },
     tensorsLeft: 0,
   };
@@ -115,8 +138,8 @@ function runTorch(): { ok: true; data: any } | { ok: false; reason: string } {
   if (process.argv.includes('--no-torch')) return { ok: false, reason: 'skipped (--no-torch)' };
   const python = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
   const script = join(dirname(fileURLToPath(import.meta.url)), 'reference_torch.py');
-  const threads = arg('--torch-threads') ?? '0';
-  const r = spawnSync(python, [script, JSON.stringify(shapes), String(Math.max(1, Math.min(steps, 3))), threads], { encoding: 'utf8', timeout: 20 * 60_000 });
+  const threads = arg('--torch-threads') ?? '1';
+  const r = spawnSync(python, [script, JSON.stringify(shapes), String(Math.max(1, steps)), threads, String(genRuns)], { encoding: 'utf8', timeout: 30 * 60_000 });
   if (r.status !== 0) return { ok: false, reason: `${python} ${script} failed: ${(r.stderr || r.error?.message || '').trim().split('\n').slice(-2).join(' ')}` };
   try { return { ok: true, data: JSON.parse(r.stdout.trim().split('\n').pop()!) }; } catch { return { ok: false, reason: `unparseable output: ${r.stdout.slice(0, 200)}` }; }
 }

@@ -2,11 +2,23 @@
 """PyTorch CPU reference for bench/model.ts: the same Qwen2-style decoder (RMSNorm, RoPE, GQA,
 SwiGLU, q/k/v bias, tied embeddings) and the same shapes, timed the same way:
 training tokens/s (forward + backward + AdamW) and generated tokens/s with a K/V cache.
-Prints one JSON object. Usage: python3 bench/reference_torch.py '<json list of shapes>' [steps] [threads (0 = torch default)]"""
+Prints one JSON object. Usage: python3 bench/reference_torch.py '<json list of shapes>' [steps] [threads (0 = torch default)] [generation runs]
+Times are medians over the steps (and generation runs).
+
+Threads: with N > 0 both torch's OpenMP pool and the BLAS library (OpenBLAS behind Debian's
+torch) get N threads, set before torch is imported. Unset, OpenBLAS starts one thread per core
+on top of torch's pool, and on a loaded 2-core machine the spinning threads oversubscribe the
+cores (measured here: 2 threads ran training 3-4x slower than 1)."""
 import json
 import math
+import os
+import statistics
 import sys
 import time
+
+if len(sys.argv) > 3 and int(sys.argv[3]) > 0:
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = sys.argv[3]
 
 import torch
 import torch.nn as nn
@@ -97,7 +109,7 @@ class Model(nn.Module):
         return self.norm(x) @ self.embed_tokens.weight.t()   # tied lm_head
 
 
-def bench_shape(c, steps):
+def bench_shape(c, steps, gen_runs):
     torch.manual_seed(0)
     model = Model(c)
     B, T = c["batch"], c["context"]
@@ -114,16 +126,19 @@ def bench_shape(c, steps):
         return loss.item()
 
     train_step()
-    t0, c0 = time.perf_counter(), time.process_time()
+    walls, cpus = [], []
     for _ in range(steps):
+        t0, c0 = time.perf_counter(), time.process_time()
         train_step()
-    train_s = (time.perf_counter() - t0) / steps
-    train_cpu = (time.process_time() - c0) / steps
+        walls.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
+    train_s = statistics.median(walls)       # median step, like bench/model.ts
+    train_cpu = statistics.median(cpus)
 
     gB, prompt, new = c["genBatch"], c["genPrompt"], c["genTokens"]
     gids = torch.randint(0, c["vocab"], (gB, prompt))
 
-    @torch.no_grad()
+    @torch.inference_mode()
     def gen():
         caches = [dict() for _ in range(c["layers"])]
         logits = model(gids, 0, caches)
@@ -135,10 +150,14 @@ def bench_shape(c, steps):
         return tok
 
     gen()
-    t0, c0 = time.perf_counter(), time.process_time()
-    gen()
-    gen_s = time.perf_counter() - t0
-    gen_cpu = time.process_time() - c0
+    walls, cpus = [], []
+    for _ in range(gen_runs):
+        t0, c0 = time.perf_counter(), time.process_time()
+        gen()
+        walls.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
+    gen_s = statistics.median(walls)
+    gen_cpu = statistics.median(cpus)
     params = sum(p.numel() for p in model.parameters())
     return {
         "params": params,
@@ -153,12 +172,20 @@ def main():
     shapes = json.loads(sys.argv[1])
     steps = int(sys.argv[2]) if len(sys.argv) > 2 else 5
     threads = int(sys.argv[3]) if len(sys.argv) > 3 else 0
+    gen_runs = int(sys.argv[4]) if len(sys.argv) > 4 else 1
     if threads > 0:
         torch.set_num_threads(threads)
     blas = "generic" if "BLAS_INFO=generic" in torch.__config__.show() else "see torch.__config__.show()"
-    out = {"torch": torch.__version__, "threads": torch.get_num_threads(), "blas": blas, "results": {}}
+    torch.ones(64, 64) @ torch.ones(64, 64)  # loads the BLAS library
+    try:
+        with open("/proc/self/maps") as maps:
+            libs = sorted({line.split()[-1].rsplit("/", 1)[-1] for line in maps if "blas" in line.lower()})
+    except OSError:
+        libs = []
+    out = {"torch": torch.__version__, "threads": torch.get_num_threads(), "blas": blas, "blasLibraries": libs,
+           "openblasThreads": os.environ.get("OPENBLAS_NUM_THREADS", "default (one per core)"), "results": {}}
     for s in shapes:
-        out["results"][s["name"]] = bench_shape(s, steps)
+        out["results"][s["name"]] = bench_shape(s, steps, gen_runs)
     print(json.dumps(out))
 
 

@@ -2,73 +2,53 @@
 //
 // Why: TF.js-wasm runs a batched matmul ([B, H, T, hd] x [B, H, hd, T]) at 1-2 GFLOP/s, but a
 // plain 2-D matmul at ~20-30 GFLOP/s, and tf.slice costs ~1 ms. So the projections are read to
-// JavaScript once, cut into one 2-D tile per (sequence, K/V head) by plain array copies (with the
-// transposes done during the copy), and every product is a plain 2-D matmul:
+// JavaScript once per call, rearranged once into one 2-D tile per (sequence, K/V head) (RoPE,
+// the 1/sqrt(hd) scale and the transposes are done during that copy), and every product is a
+// plain 2-D matmul:
 //   forward   S = (scale Q) K^T,  P = softmax(S + bias),  O = P V
-//   backward  dP = dO V^T,  dS = P * (dP - rowsum(dP * P)),
+//   backward  dP = dO V^T,  dS = P * (dP - D) with D = rowsum(dO * O) (computed in JS),
 //             dQ = scale dS K,  dK^T = (scale Q)^T dS,  dV^T = dO^T P
 // GQA: the `rep` query heads that share a K/V head are stacked along the rows of one tile.
+// Per tile that is 4 kernels forward and 6 backward; results are read straight from the wasm
+// heap (no copy) and scattered into the flat [N, heads*hd] layout with the inverse RoPE.
 // The probabilities P are kept for the backward pass when they fit (MAX_SAVED_PROB_BYTES),
-// otherwise recomputed there.
+// otherwise recomputed there. Identical masks share one bias tile.
 import * as tf from '@tensorflow/tfjs';
-import { custom, type AttentionShape } from './kernels.js';
+import { custom, readView, type AttentionShape } from './kernels.js';
 
 const MAX_SAVED_PROB_BYTES = 512 * 1024 * 1024;
 const MASKED = -1e9;
 
-interface Layout { B: number; T: number; H: number; KV: number; hd: number; rep: number; scale: number }
+interface Layout { B: number; T: number; H: number; KV: number; hd: number; rep: number; rows: number; scale: number }
+
+export { readView };
 
 /**
- * Additive bias for sequence b, stacked `rep` times: [rep*T, T]. `segments` [B, T]: query i sees
- * key j iff j <= i, seg[j] = seg[i] and seg[j] != 0 (0 = padding; a 0/1 mask is one segment).
+ * Additive bias tiles [rep*T, T] (query i sees key j iff j <= i, seg[j] = seg[i] and seg[j] != 0;
+ * 0 = padding; a 0/1 mask is one segment), one tensor per distinct mask row. Returns the unique
+ * tiles and, per sequence, the index of its tile.
  */
-function biasTile(segments: number[][], b: number, L: Layout): Float32Array {
+function biasTiles(segments: number[][], L: Layout): { tiles: tf.Tensor2D[]; index: number[] } {
   const { T, rep } = L;
-  const seg = segments[b]!;
-  const out = new Float32Array(rep * T * T);
-  for (let i = 0; i < T; i++) {
-    const base = i * T;
-    const si = seg[i];
-    for (let j = 0; j < T; j++) out[base + j] = j <= i && seg[j] !== 0 && seg[j] === si ? 0 : MASKED;
-  }
-  for (let r = 1; r < rep; r++) out.copyWithin(r * T * T, 0, T * T);
-  return out;
-}
-
-/** Rows of the query heads of KV group g in batch b as [rep*T, hd] (transposed = false) or [hd, rep*T] (true), times `scale`. */
-function headTile(x: Float32Array, b: number, g: number, L: Layout, transposed: boolean, scale: number): Float32Array {
-  const { T, H, hd, rep } = L;
-  const out = new Float32Array(rep * T * hd);
-  const rows = rep * T;
-  for (let r = 0; r < rep; r++) {
-    const h = g * rep + r;
-    for (let t = 0; t < T; t++) {
-      const src = (b * T + t) * H * hd + h * hd;
-      const row = r * T + t;
-      if (transposed) for (let d = 0; d < hd; d++) out[d * rows + row] = x[src + d]! * scale;
-      else for (let d = 0; d < hd; d++) out[row * hd + d] = x[src + d]! * scale;
+  const seen = new Map<string, number>();
+  const tiles: tf.Tensor2D[] = [];
+  const index = segments.map((seg) => {
+    const key = seg.join(',');
+    const known = seen.get(key);
+    if (known !== undefined) return known;
+    const out = new Float32Array(rep * T * T);
+    for (let i = 0; i < T; i++) {
+      const base = i * T;
+      const si = seg[i];
+      for (let j = 0; j < T; j++) out[base + j] = j <= i && seg[j] !== 0 && seg[j] === si ? 0 : MASKED;
     }
-  }
-  return out;
+    for (let r = 1; r < rep; r++) out.copyWithin(r * T * T, 0, T * T);
+    tiles.push(tf.tensor2d(out, [rep * T, T]));
+    seen.set(key, tiles.length - 1);
+    return tiles.length - 1;
+  });
+  return { tiles, index };
 }
-
-/** Scaled queries of (b, g). */
-const queryTile = (q: Float32Array, b: number, g: number, L: Layout, transposed: boolean): Float32Array => headTile(q, b, g, L, transposed, L.scale);
-
-/** Keys or values of (b, g) as [T, hd] (transposed = false) or [hd, T] (true). */
-function kvTile(x: Float32Array, b: number, g: number, L: Layout, transposed: boolean): Float32Array {
-  const { T, KV, hd } = L;
-  const out = new Float32Array(T * hd);
-  for (let t = 0; t < T; t++) {
-    const src = (b * T + t) * KV * hd + g * hd;
-    if (transposed) for (let d = 0; d < hd; d++) out[d * T + t] = x[src + d]!;
-    else for (let d = 0; d < hd; d++) out[t * hd + d] = x[src + d]!;
-  }
-  return out;
-}
-
-/** Gradient wrt the output of (b, g) (unscaled). */
-const outGradTile = (dy: Float32Array, b: number, g: number, L: Layout, transposed: boolean): Float32Array => headTile(dy, b, g, L, transposed, 1);
 
 /** Rotary embedding applied inside the kernel (saves the separate RoPE ops of the trunk). */
 export interface Rotary {
@@ -78,36 +58,119 @@ export interface Rotary {
 }
 
 /**
- * RoPE on every head of rows [B*T, heads*hd] in JS: inverse = false gives x cos + rotate_half(x) sin,
- * inverse = true applies the transpose (the gradient): dy cos + rotate_half^T(dy sin).
+ * Rows [B*T, heads*hd] -> tiles: for each (b, group g of `group` consecutive heads) a block of
+ * rows = group*T rows (row r*T + t = head g*group + r at token t) as [rows, hd], or [hd, rows]
+ * when `transposed`; RoPE (x cos + rotate_half(x) sin) when `rot` is given; times `scale`.
  */
-export function rotateRows(x: Float32Array, heads: number, hd: number, r: Rotary, inverse: boolean): Float32Array {
-  const out = new Float32Array(x.length);
+function gatherTiles(x: Float32Array, heads: number, group: number, L: Layout, rot: Rotary | undefined, scale: number, transposed: boolean): Float32Array {
+  const { B, T, hd } = L;
+  const G = heads / group;
+  const rows = group * T;
   const half = hd >> 1;
-  const { cos, sin, positions } = r;
-  const T = positions[0]?.length ?? 0;
   const width = heads * hd;
-  for (let b = 0; b < positions.length; b++) {
-    const row = positions[b]!;
+  const out = new Float32Array(B * G * rows * hd);
+  const cos = rot?.cos;
+  const sin = rot?.sin;
+  for (let b = 0; b < B; b++) {
+    const pos = rot?.positions[b];
     for (let t = 0; t < T; t++) {
-      const p = row[t]! * hd;
-      const base = (b * T + t) * width;
+      const p = pos ? pos[t]! * hd : 0;
       for (let h = 0; h < heads; h++) {
-        const o = base + h * hd;
+        const g = (h / group) | 0;
+        const row = (h - g * group) * T + t;
+        const base = (b * G + g) * rows * hd;
+        const o = (b * T + t) * width + h * hd;
         for (let d = 0; d < half; d++) {
           const a = x[o + d]!;
           const c = x[o + d + half]!;
-          if (inverse) {
-            out[o + d] = a * cos[p + d]! + c * sin[p + d + half]!;
-            out[o + d + half] = c * cos[p + d + half]! - a * sin[p + d]!;
-          } else {
-            out[o + d] = a * cos[p + d]! - c * sin[p + d]!;
-            out[o + d + half] = c * cos[p + d + half]! + a * sin[p + d + half]!;
+          let va = a * scale;
+          let vc = c * scale;
+          if (cos && sin) {
+            va = (a * cos[p + d]! - c * sin[p + d]!) * scale;
+            vc = (c * cos[p + d + half]! + a * sin[p + d + half]!) * scale;
           }
+          if (transposed) { out[base + d * rows + row] = va; out[base + (d + half) * rows + row] = vc; } else { out[base + row * hd + d] = va; out[base + row * hd + d + half] = vc; }
         }
       }
     }
   }
+  return out;
+}
+
+/**
+ * The inverse of gatherTiles for one tile: values of tile (b, g) ([rows, hd], or [hd, rows] when
+ * `transposed`) into dst [B*T, heads*hd], through the transpose of RoPE when `rot` is given
+ * (dy cos + rotate_half^T(dy sin): the gradient of the rotation), times `scale`.
+ */
+function scatterTile(src: Float32Array, transposed: boolean, dst: Float32Array, b: number, g: number, heads: number, group: number, L: Layout, rot: Rotary | undefined, scale: number): void {
+  const { T, hd } = L;
+  const rows = group * T;
+  const half = hd >> 1;
+  const width = heads * hd;
+  const cos = rot?.cos;
+  const sin = rot?.sin;
+  const pos = rot?.positions[b];
+  for (let r = 0; r < group; r++) {
+    const h = g * group + r;
+    for (let t = 0; t < T; t++) {
+      const row = r * T + t;
+      const o = (b * T + t) * width + h * hd;
+      const p = pos ? pos[t]! * hd : 0;
+      for (let d = 0; d < half; d++) {
+        const gd = transposed ? src[d * rows + row]! : src[row * hd + d]!;
+        const gh = transposed ? src[(d + half) * rows + row]! : src[row * hd + d + half]!;
+        if (cos && sin) {
+          dst[o + d] = (gd * cos[p + d]! + gh * sin[p + d + half]!) * scale;
+          dst[o + d + half] = (gh * cos[p + d + half]! - gd * sin[p + d]!) * scale;
+        } else {
+          dst[o + d] = gd * scale;
+          dst[o + d + half] = gh * scale;
+        }
+      }
+    }
+  }
+}
+
+/** Transpose every [r, c] tile of a tile-major array into [c, r]. */
+function transposeTiles(x: Float32Array, r: number, c: number): Float32Array {
+  const out = new Float32Array(x.length);
+  const size = r * c;
+  for (let base = 0; base < x.length; base += size) {
+    for (let i = 0; i < r; i++) {
+      const row = base + i * c;
+      for (let j = 0; j < c; j++) out[base + j * r + i] = x[row + j]!;
+    }
+  }
+  return out;
+}
+
+/** [r, c] (row-major) into out as [c, r]. */
+function transposeInto(x: Float32Array, r: number, c: number, out: Float32Array): Float32Array {
+  for (let j = 0; j < c; j++) {                 // sequential writes, strided reads: the faster order here
+    const o = j * r;
+    for (let i = 0; i < r; i++) out[o + i] = x[i * c + j]!;
+  }
+  return out;
+}
+
+/**
+ * RoPE on every head of rows [B*T, heads*hd] in JS: inverse = false gives x cos + rotate_half(x) sin,
+ * inverse = true applies the transpose (the gradient): dy cos + rotate_half^T(dy sin).
+ */
+export function rotateRows(x: Float32Array, heads: number, hd: number, r: Rotary, inverse: boolean): Float32Array {
+  const B = r.positions.length;
+  const T = r.positions[0]?.length ?? 0;
+  const L: Layout = { B, T, H: heads, KV: heads, hd, rep: 1, rows: T, scale: 1 };
+  if (!inverse) {
+    // Tiles of one head each, [T, hd]: scatter them back without rotation.
+    const tiles = gatherTiles(x, heads, 1, L, r, 1, false);
+    const out = new Float32Array(x.length);
+    for (let b = 0; b < B; b++) for (let h = 0; h < heads; h++) scatterTile(tiles.subarray((b * heads + h) * T * hd, (b * heads + h + 1) * T * hd), false, out, b, h, heads, 1, L, undefined, 1);
+    return out;
+  }
+  const tiles = gatherTiles(x, heads, 1, L, undefined, 1, false);
+  const out = new Float32Array(x.length);
+  for (let b = 0; b < B; b++) for (let h = 0; h < heads; h++) scatterTile(tiles.subarray((b * heads + h) * T * hd, (b * heads + h + 1) * T * hd), false, out, b, h, heads, 1, L, r, 1);
   return out;
 }
 
@@ -118,88 +181,86 @@ export function rotateRows(x: Float32Array, heads: number, hd: number, r: Rotary
  */
 export function attentionFast(q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, mask: number[][], s: AttentionShape, rotary?: Rotary): tf.Tensor2D {
   if (s.queryLength !== s.keyLength) throw new Error('attentionFast: query and key lengths must match (training / scoring path)');
-  const L: Layout = { B: s.batch, T: s.queryLength, H: s.heads, KV: s.kvHeads, hd: s.headDim, rep: s.heads / s.kvHeads, scale: 1 / Math.sqrt(s.headDim) };
-  const { B, T, H, KV, hd, rep } = L;
-  const rows = rep * T;
+  const rep = s.heads / s.kvHeads;
+  const L: Layout = { B: s.batch, T: s.queryLength, H: s.heads, KV: s.kvHeads, hd: s.headDim, rep, rows: rep * s.queryLength, scale: 1 / Math.sqrt(s.headDim) };
+  const { B, T, H, KV, hd, rows } = L;
   const saveProbs = B * H * T * T * 4 <= MAX_SAVED_PROB_BYTES;
+  const qTile = rows * hd;
+  const kTile = T * hd;
 
   const kernel = custom((qIn: tf.Tensor, kIn: tf.Tensor, vIn: tf.Tensor, save: tf.GradSaveFunc) => {
-    const qd = rotary ? rotateRows(qIn.dataSync() as Float32Array, H, hd, rotary, false) : qIn.dataSync() as Float32Array; // [B*T, H*hd]
-    const kd = rotary ? rotateRows(kIn.dataSync() as Float32Array, KV, hd, rotary, false) : kIn.dataSync() as Float32Array; // [B*T, KV*hd]
-    const vd = vIn.dataSync() as Float32Array;   // [B*T, KV*hd]
+    // Tile-major copies: scaled rotated queries [rows, hd], rotated keys transposed [hd, T], values [T, hd].
+    const qs = gatherTiles(readView(qIn), H, rep, L, rotary, L.scale, false);
+    const kt = gatherTiles(readView(kIn), KV, 1, L, rotary, 1, true);
+    const vv = gatherTiles(readView(vIn), KV, 1, L, undefined, 1, false);
     const out = new Float32Array(B * T * H * hd);
+    const outTiles = new Float32Array(B * KV * qTile);          // O per tile (for D = rowsum(dO * O))
     const probs: tf.Tensor[] = [];
-    const biases: tf.Tensor2D[] = [];
+    const bias = biasTiles(mask, L);
     for (let b = 0; b < B; b++) {
-      const bias = tf.tensor2d(biasTile(mask, b, L), [rows, T]);                  // [rep*T, T]
-      biases.push(bias);
       for (let g = 0; g < KV; g++) {
+        const i = b * KV + g;
         const p = tf.tidy(() => {
-          const qs = tf.tensor2d(queryTile(qd, b, g, L, false), [rows, hd]);    // [rep*T, hd]
-          const kt = tf.tensor2d(kvTile(kd, b, g, L, true), [hd, T]);           // [hd, T]
-          return tf.softmax(tf.add(tf.matMul(qs, kt), bias)) as tf.Tensor2D;   // [rep*T, T]
+          const sc = tf.matMul(tf.tensor2d(qs.subarray(i * qTile, (i + 1) * qTile), [rows, hd]), tf.tensor2d(kt.subarray(i * kTile, (i + 1) * kTile), [hd, T])); // [rows, T]
+          return tf.softmax(tf.add(sc, bias.tiles[bias.index[b]!]!)) as tf.Tensor2D;
         });
-        const o = tf.tidy(() => tf.matMul(p, tf.tensor2d(kvTile(vd, b, g, L, false), [T, hd]))); // [rep*T, hd]
-        const od = o.dataSync();
-        o.dispose();
-        for (let r = 0; r < rep; r++) {
-          const h = g * rep + r;
-          for (let t = 0; t < T; t++) out.set(od.subarray((r * T + t) * hd, (r * T + t + 1) * hd), (b * T + t) * H * hd + h * hd);
-        }
+        const vt = tf.tensor2d(vv.subarray(i * kTile, (i + 1) * kTile), [T, hd]);
+        const o = tf.matMul(p, vt);                                               // [rows, hd]
+        const ov = readView(o);
+        outTiles.set(ov, i * qTile);
+        scatterTile(ov, false, out, b, g, H, rep, L, undefined, 1);
+        tf.dispose([o, vt]);
         if (saveProbs) probs.push(p); else p.dispose();
       }
     }
-    save(saveProbs ? [...probs, ...biases] : biases);
+    save(saveProbs ? [...probs, ...bias.tiles] : bias.tiles);
     return {
       value: tf.tensor2d(out, [B * T, H * hd]),
       gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
-        const dyd = dy.dataSync() as Float32Array;
+        const dO = gatherTiles(readView(dy), H, rep, L, undefined, 1, false);    // [rows, hd] tiles
+        const vT = transposeTiles(vv, T, hd);                                    // [hd, T]
+        const kk = transposeTiles(kt, hd, T);                                    // [T, hd]
         const dq = new Float32Array(B * T * H * hd);
         const dk = new Float32Array(B * T * KV * hd);
         const dv = new Float32Array(B * T * KV * hd);
         const savedBias = saved.slice(saveProbs ? B * KV : 0);
+        const delta = new Float32Array(rows);
+        // wasm copies a tensor's values when it is created, so one buffer serves every transpose there.
+        const reuse = tf.getBackend() === 'wasm' ? new Float32Array(rows * T) : null;
+        const scratch = () => reuse ?? new Float32Array(rows * T);
         for (let b = 0; b < B; b++) {
           for (let g = 0; g < KV; g++) {
-            const [dQs, dKt, dVt] = tf.tidy(() => {
-              const qsT = tf.tensor2d(queryTile(qd, b, g, L, true), [hd, rows]);  // [hd, rep*T]
+            const i = b * KV + g;
+            const qo = i * qTile;
+            for (let r = 0; r < rows; r++) {                                    // D = rowsum(dO * O) = rowsum(dP * P)
+              let acc = 0;
+              const base = qo + r * hd;
+              for (let d = 0; d < hd; d++) acc += dO[base + d]! * outTiles[base + d]!;
+              delta[r] = acc;
+            }
+            // dK = dS^T (scale Q) and dV = P^T dO, with dS^T and P^T transposed in JS: a matmul
+            // whose right operand is a fresh [rows, T] matrix (dK^T = (scale Q)^T dS) spends ~3x
+            // longer packing that operand than multiplying, and tf.transpose is slower than JS.
+            const [dQs, dK, dV] = tf.tidy(() => {
+              const qsTile = tf.tensor2d(qs.subarray(qo, qo + qTile), [rows, hd]);
               const p = saveProbs
-                ? saved[b * KV + g] as tf.Tensor2D
-                : tf.softmax(tf.add(tf.matMul(tf.tensor2d(queryTile(qd, b, g, L, false), [rows, hd]), tf.tensor2d(kvTile(kd, b, g, L, true), [hd, T])), savedBias[b]!)) as tf.Tensor2D;
-              const dO = tf.tensor2d(outGradTile(dyd, b, g, L, false), [rows, hd]);  // [rep*T, hd]
-              const dOt = tf.tensor2d(outGradTile(dyd, b, g, L, true), [hd, rows]);  // [hd, rep*T]
-              const vt = tf.tensor2d(kvTile(vd, b, g, L, true), [hd, T]);             // [hd, T]
-              const kk = tf.tensor2d(kvTile(kd, b, g, L, false), [T, hd]);            // [T, hd]
-              const dP = tf.matMul(dO, vt);                                           // [rep*T, T]
-              const dS = tf.mul(p, tf.sub(dP, tf.sum(tf.mul(dP, p), -1, true)));      // [rep*T, T]
-              return [
-                tf.matMul(dS, kk),                                                    // [rep*T, hd] = d(scaled q)
-                tf.matMul(qsT, dS),                                                   // [hd, T] = dK^T
-                tf.matMul(dOt, p),                                                    // [hd, T] = dV^T
-              ];
+                ? saved[i] as tf.Tensor2D
+                : tf.softmax(tf.add(tf.matMul(qsTile, tf.tensor2d(kt.subarray(i * kTile, (i + 1) * kTile), [hd, T])), savedBias[bias.index[b]!]!)) as tf.Tensor2D;
+              const dOTile = tf.tensor2d(dO.subarray(qo, qo + qTile), [rows, hd]);
+              const dP = tf.matMul(dOTile, tf.tensor2d(vT.subarray(i * kTile, (i + 1) * kTile), [hd, T])); // [rows, T]
+              const dS = tf.mul(p, tf.sub(dP, tf.tensor2d(delta, [rows, 1])));     // [rows, T]
+              const dQ = tf.matMul(dS, tf.tensor2d(kk.subarray(i * kTile, (i + 1) * kTile), [T, hd])); // [rows, hd] = d(scaled q)
+              const dSt = tf.tensor2d(transposeInto(readView(dS), rows, T, scratch()), [T, rows]);
+              const pT = tf.tensor2d(transposeInto(readView(p), rows, T, scratch()), [T, rows]);
+              return [dQ, tf.matMul(dSt, qsTile), tf.matMul(pT, dOTile)];                     // [T, hd] = dK, dV
             });
-            const dQsd = dQs!.dataSync();
-            const dKtd = dKt!.dataSync();
-            const dVtd = dVt!.dataSync();
-            tf.dispose([dQs!, dKt!, dVt!]);
-            for (let r = 0; r < rep; r++) {
-              const h = g * rep + r;
-              for (let t = 0; t < T; t++) {
-                const dst = (b * T + t) * H * hd + h * hd;
-                const src = (r * T + t) * hd;
-                for (let d = 0; d < hd; d++) dq[dst + d] = dQsd[src + d]! * L.scale;
-              }
-            }
-            for (let t = 0; t < T; t++) {
-              const dst = (b * T + t) * KV * hd + g * hd;
-              for (let d = 0; d < hd; d++) { dk[dst + d] = dKtd[d * T + t]!; dv[dst + d] = dVtd[d * T + t]!; }
-            }
+            scatterTile(readView(dQs!), false, dq, b, g, H, rep, L, rotary, L.scale);
+            scatterTile(readView(dK!), false, dk, b, g, KV, 1, L, rotary, 1);
+            scatterTile(readView(dV!), false, dv, b, g, KV, 1, L, undefined, 1);
+            tf.dispose([dQs!, dK!, dV!]);
           }
         }
-        return [
-          tf.tensor2d(rotary ? rotateRows(dq, H, hd, rotary, true) : dq, [B * T, H * hd]),
-          tf.tensor2d(rotary ? rotateRows(dk, KV, hd, rotary, true) : dk, [B * T, KV * hd]),
-          tf.tensor2d(dv, [B * T, KV * hd]),
-        ];
+        return [tf.tensor2d(dq, [B * T, H * hd]), tf.tensor2d(dk, [B * T, KV * hd]), tf.tensor2d(dv, [B * T, KV * hd])];
       },
     };
   });

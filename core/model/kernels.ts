@@ -12,15 +12,56 @@ export function custom(f: CustomBody): (...inputs: tf.Tensor[]) => tf.Tensor {
   return tf.customGrad(f as unknown as Parameters<typeof tf.customGrad>[0]) as unknown as (...inputs: tf.Tensor[]) => tf.Tensor;
 }
 
+/**
+ * The float32 values of t. On wasm: a view of the tensor's memory (no copy) that is valid only
+ * until the next TF.js call (memory may grow); elsewhere dataSync(). Read it right away.
+ */
+export function readView(t: tf.Tensor): Float32Array {
+  const backend = tf.backend() as unknown as { wasm?: { HEAPU8: Uint8Array }; dataIdMap?: { get(id: object): { memoryOffset?: number } | undefined } };
+  if (backend.wasm && backend.dataIdMap && t.dtype === 'float32') {
+    const d = backend.dataIdMap.get(t.dataId);
+    if (d && typeof d.memoryOffset === 'number') return new Float32Array(backend.wasm.HEAPU8.buffer, d.memoryOffset, t.size);
+  }
+  return t.dataSync() as Float32Array;
+}
+
+let transposeScratch = new Float32Array(0);
+
+/**
+ * x^T for a 2-D tensor. On wasm, large ones are transposed in JS (cache-blocked, straight from
+ * the wasm heap): ~1.6x faster than the wasm Transpose kernel ([4096, 128]: 1.3 vs 2.1 ms).
+ * Not differentiable (used inside custom gradients only).
+ */
+export function transpose2d(x: tf.Tensor2D): tf.Tensor2D {
+  const [r, c] = x.shape;
+  if (r * c < 65536 || tf.getBackend() !== 'wasm') return tf.transpose(x);
+  if (transposeScratch.length < r * c) transposeScratch = new Float32Array(r * c); // wasm copies on tensor creation
+  const out = transposeScratch;
+  const src = readView(x);
+  for (let i0 = 0; i0 < r; i0 += 32) {
+    const i1 = Math.min(r, i0 + 32);
+    for (let j = 0; j < c; j++) {
+      const o = j * r;
+      for (let i = i0; i < i1; i++) out[o + i] = src[i * c + j]!;
+    }
+  }
+  return tf.tensor2d(out.subarray(0, r * c), [c, r]);
+}
+
 // ---------------------------------------------------------------- linear: y = x W^T (HF layout)
 
-/** Weight gradient dW [out, in] = dy^T x, computed as the faster of two plain-matmul forms. */
+/**
+ * Weight gradient dW [out, in] = dy^T x [N, out]^T [N, in], computed as a plain matmul of an
+ * explicitly transposed operand. XNNPACK packs the right operand of every matmul (and caches
+ * the packing per tensor), so `dy^T x` with x on the right is preferred: q/k/v (and gate/up)
+ * share their input x, which is then packed once for the three products. Only when x is much
+ * wider than dy (the LM head: [N, D] vs [N, V] with V << D) is `(x^T dy)^T` cheaper.
+ */
 function weightGrad(dy: tf.Tensor2D, x: tf.Tensor2D): tf.Tensor2D {
   const out = dy.shape[1];
   const inDim = x.shape[1];
-  // A plain matmul [m, K] x [K, n] is fastest with the larger dimension as n.
-  if (out >= inDim) return tf.transpose(tf.matMul(tf.transpose(x), dy)) as tf.Tensor2D; // [in, N] x [N, out] -> [in, out] -> [out, in]
-  return tf.matMul(tf.transpose(dy), x);                                   // [out, N] x [N, in] -> [out, in]
+  if (2 * out < inDim) return tf.transpose(tf.matMul(transpose2d(x), dy)) as tf.Tensor2D; // [in, N] x [N, out] -> [in, out] -> [out, in]
+  return tf.matMul(transpose2d(dy), x);                                    // [out, N] x [N, in] -> [out, in]
 }
 
 const linearTrainable = custom((x: tf.Tensor, w: tf.Tensor, save: tf.GradSaveFunc) => {

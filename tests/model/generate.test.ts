@@ -30,6 +30,20 @@ describe('generate', () => {
     }
   });
 
+  it('the wasm SIMD decode attention equals the JS loops', () => {
+    const prompts = ['abcdefghijklmno', 'hello', 'o'];
+    const opts = { maxNewTokens: 24, temperature: 1, seed: 9, stopTokenIds: [], useCache: true, cacheImpl: 'session' as const };
+    const simd = generate(model, tok, prompts, opts);
+    process.env.SPA_NO_SIMD = '1';
+    try {
+      const js = generate(model, tok, prompts, opts);
+      expect(simd.map((r) => r.tokens)).toEqual(js.map((r) => r.tokens));
+      simd.forEach((r, b) => r.logprobs.forEach((lp, i) => expect(lp).toBeCloseTo(js[b]!.logprobs[i]!, 4)));
+    } finally {
+      delete process.env.SPA_NO_SIMD;
+    }
+  });
+
   it('a row gives the same tokens alone as in a padded batch', () => {
     const alone = generate(model, tok, ['o'], { maxNewTokens: 8, temperature: 0, stopTokenIds: [] });
     const batched = generate(model, tok, ['hello', 'o'], { maxNewTokens: 8, temperature: 0, stopTokenIds: [] });

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import * as tf from '@tensorflow/tfjs';
 import {
   attentionBias, attentionReference, embedding, linear, linearReference, rmsNorm, rmsNormReference, rope, ropeReference,
-  ropeTables, rotateHalfMatrix, swiglu, swigluReference, tokenStats, tokenStatsReference,
+  readView, ropeTables, rotateHalfMatrix, swiglu, swigluReference, tokenStats, tokenStatsReference, transpose2d,
 } from '../../core/model/kernels.js';
 import { attentionFast } from '../../core/model/attention.js';
 import { maxAbsDiff, useTestBackend } from './helpers.js';
@@ -107,5 +107,27 @@ describe('custom-gradient kernels', () => {
       (q, k, v) => tf.mul(attentionReference(q as tf.Tensor2D, k as tf.Tensor2D, v as tf.Tensor2D, bias, shape), rowMask),
       [tf.randomNormal([B * T, H * hd], 0, 1, 'float32', 11), tf.randomNormal([B * T, KV * hd], 0, 1, 'float32', 12), tf.randomNormal([B * T, KV * hd], 0, 1, 'float32', 13)],
     );
+  });
+
+  it('transpose2d equals tf.transpose (JS path on wasm for large tensors); readView reads the values', () => {
+    tf.tidy(() => {
+      for (const shape of [[3, 5], [300, 257]] as const) {
+        const x = tf.randomNormal([...shape], 0, 1, 'float32', 31) as tf.Tensor2D;
+        const t = transpose2d(x);
+        expect(t.shape).toEqual([shape[1], shape[0]]);
+        expect(maxAbsDiff(t, tf.transpose(x))).toBe(0);
+        expect(Array.from(readView(x))).toEqual(Array.from(x.dataSync()));
+      }
+    });
+  });
+
+  it('a clone (shared data on wasm) keeps its values after the source is disposed, without leaking', () => {
+    const before = tf.memory().numTensors;
+    const x = tf.tensor1d([1, 2, 3]);
+    const c = tf.clone(x);
+    x.dispose();
+    expect(Array.from(c.dataSync())).toEqual([1, 2, 3]);
+    c.dispose();
+    expect(tf.memory().numTensors).toBe(before);
   });
 });
