@@ -118,7 +118,8 @@ export class CausalLM {
       const init = tf.tidy(() => {
         if (options.init === 'zeros' || kind === 'zeros') return tf.zeros(shape);
         if (kind === 'ones') return tf.ones(shape);
-        return tf.randomNormal(shape, 0, this.config.initializer_range, 'float32', seed * 100_003 + index);
+        // +1: TF.js treats a seed of 0 as "no seed" (Math.random), which made seed 0's first parameter irreproducible
+        return tf.randomNormal(shape, 0, this.config.initializer_range, 'float32', seed * 100_003 + index + 1);
       });
       index++;
       this.weights.set(name, tf.variable(init, this.trainable, `m${this.uid}/${name}`));
@@ -325,7 +326,7 @@ export class CausalLM {
       if (!m || !lora.targetModules.includes(m[1]!)) continue;
       const [out, inDim] = variable.shape as [number, number];
       const bound = 1 / Math.sqrt(inDim);
-      const aInit = tf.randomUniform([lora.rank, inDim], -bound, bound, 'float32', seed * 7919 + index++);
+      const aInit = tf.randomUniform([lora.rank, inDim], -bound, bound, 'float32', seed * 7919 + 1 + index++); // never 0 (TF.js: unseeded)
       const a = tf.variable(aInit, this.trainable, `m${this.uid}/${name}.lora_A`);
       const bInit = tf.zeros([out, lora.rank]);
       const b = tf.variable(bInit, this.trainable, `m${this.uid}/${name}.lora_B`);

@@ -13,6 +13,15 @@ beforeAll(async () => {
 afterAll(() => model.dispose());
 
 describe('CausalLM', () => {
+  it('initialises reproducibly for every seed, 0 included (TF.js treats seed 0 as unseeded)', () => {
+    for (const seed of [0, 1]) {
+      const a = new CausalLM(tinyConfig(), { seed });
+      const b = new CausalLM(tinyConfig(), { seed });
+      for (const [name, w] of a.namedWeights()) expect(maxAbsDiff(w, b.namedWeights().get(name)!), `${name} seed ${seed}`).toBe(0);
+      a.dispose(); b.dispose();
+    }
+  });
+
   it('has HF-named weights in HF layout and the parameter count of its config', () => {
     const w = model.namedWeights();
     expect(w.get('model.embed_tokens.weight')!.shape).toEqual([17, 16]);
