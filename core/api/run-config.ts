@@ -84,6 +84,7 @@ export const BootstrapSectionSchema = z.object({
   maxLength: z.number().int().positive().default(2048),        // tokens per game row (later turns are cut)
   turns: z.number().int().positive().optional(),              // turns per bootstrap game (default: the rollout/env budget); fewer = shorter, cheaper rows
   cache: z.boolean().default(true),                            // share the checkpoint per (env, templates, model, seed) under <project>/cache/
+  decoyPool: z.number().int().nonnegative().default(0),        // ungrounded states come from this many unrelated decoy puzzles (0 = a fresh decoy per turn); a small pool makes the state syntax learnable by a tiny model
 }).strict();
 export type BootstrapSection = z.infer<typeof BootstrapSectionSchema>;
 

@@ -21,6 +21,8 @@ import { createRng, shuffleInPlace } from './rng.js';
 import { elapsedSeconds, loadStartingModel, writeCheckpoint } from './stage-utils.js';
 import { saveRuntime, type TrainRow } from './runtime.js';
 import type { EpisodeSession } from '../prompts/session.js';
+import type { RunConfig } from '../api/run-config.js';
+import type { Tokenizer } from '../model/tokenizer.js';
 
 export const bootstrapStage: StageDefinition = {
   name: 'bootstrap',
@@ -30,7 +32,10 @@ export const bootstrapStage: StageDefinition = {
     const section = stageSection(ctx.config, 'bootstrap');
     const limits = stageSection(ctx.config, 'rollout');
     const templates = [...new Set([...section.templates, ctx.config.template.preset])];
-    const key = createHash('sha256').update(JSON.stringify({ env: ctx.config.env, templates, model: ctx.config.model, seed: ctx.config.seeds.base, section, limits })).digest('hex').slice(0, 16);
+    // the cache key holds what the base depends on: env, templates, model, seed, the bootstrap
+    // settings and the rollout limits that shape its games (not sampling settings)
+    const shape = { maxTurns: limits.maxTurns, maxActionsPerTurn: limits.maxActionsPerTurn, maxActionsPerGame: limits.maxActionsPerGame };
+    const key = createHash('sha256').update(JSON.stringify({ env: ctx.config.env, templates, model: ctx.config.model, seed: ctx.config.seeds.base, selfplayStart: ctx.config.seeds.selfplayStart, section, limits: shape })).digest('hex').slice(0, 16);
     const projectDir = dirname(dirname(ctx.runDir));
     const cacheDir = join(projectDir, 'cache', 'bootstrap', key);
     const target = join(ctx.runDir, 'checkpoints', 'bootstrap');
@@ -43,28 +48,14 @@ export const bootstrapStage: StageDefinition = {
 
     const { runtime } = await loadStartingModel(ctx, { valueHead: false });
     // 1. random-policy games, alternating templates (each with its own response format)
-    const rng = new Rng(ctx.config.seeds.base + 17);
-    const rows: TrainRow[] = [];
-    let tokensTotal = 0;
-    for (let g = 0; g < section.games; g++) {
-      const template = resolveTemplate(templates[g % templates.length]!);
-      const session: EpisodeSession = sessionFactory(ctx.config, template, { ...limits, ...(section.turns ? { maxTurns: section.turns } : {}) })({ seed: ctx.config.seeds.selfplayStart - 1 - g, group: g, sample: 0, id: `bootstrap-${g}` });
-      while (!session.done) session.applyResponse(ungroundedResponse(session, ctx.config, rng));
-      let messages: ChatMessage[] = session.messages();
-      if (messages[messages.length - 1]?.role === 'user') messages = messages.slice(0, -1);
-      let chat = formatChat(messages, runtime.tokenizer);
-      while (chat.ids.length > Math.min(section.maxLength, runtime.maxContext) && messages.length > 3) {
-        messages = messages.slice(0, -2);
-        chat = formatChat(messages, runtime.tokenizer);
-      }
-      if (chat.ids.length > Math.min(section.maxLength, runtime.maxContext)) continue;
-      const mask = assistantMask(chat);
-      rows.push({ ids: chat.ids, arrays: { lossMask: mask } });
-      tokensTotal += chat.ids.length;
-      if (ctx.signal.aborted) return {};
-    }
+    const data = bootstrapRows(ctx.config, runtime.tokenizer, runtime.maxContext, templates);
+    if (ctx.signal.aborted) return {};
+    const { rows, tokens: tokensTotal } = data;
     if (rows.length === 0) throw new Error(`bootstrap: no game fits the context (${runtime.maxContext} tokens); raise model max_position_embeddings or stages.bootstrap.maxLength`);
-    ctx.log('info', `bootstrap: ${rows.length} random-policy games, ${tokensTotal} tokens, templates ${templates.join(', ')}`);
+    ctx.log('info', `bootstrap: ${rows.length} random-policy games of up to ${data.turns} turns, ${tokensTotal} tokens, templates ${templates.join(', ')}; longest well-formed reply ${data.longestResponseTokens} tokens (rollout.maxNewTokens ${limits.maxNewTokens})`);
+    if (data.longestResponseTokens > limits.maxNewTokens) {
+      ctx.log('warn', `bootstrap: the longest well-formed reply (${data.longestResponseTokens} tokens after the forced prefix) exceeds stages.rollout.maxNewTokens (${limits.maxNewTokens}): generated turns of that length are cut before </answer> and fail the structural filter; raise stages.rollout.maxNewTokens`);
+    }
     // 2. pretraining steps
     const order = shuffleInPlace(rows.map((_, i) => i), createRng(ctx.config.seeds.base + 1));
     const warmupSteps = Math.ceil(section.steps * 0.05);
@@ -84,6 +75,59 @@ export const bootstrapStage: StageDefinition = {
       await saveRuntime(runtime, cacheDir, { stage: 'bootstrap', cacheKey: key, runId: ctx.runId });
     }
     runtime.dispose();
-    return { checkpoint, cached: false, cacheKey: key, games: rows.length, tokens: tokensTotal, wallSeconds: elapsedSeconds(started) };
+    return { checkpoint, cached: false, cacheKey: key, games: rows.length, tokens: tokensTotal, turns: data.turns, longestResponseTokens: data.longestResponseTokens, wallSeconds: elapsedSeconds(started) };
   },
 };
+
+export interface BootstrapData {
+  rows: TrainRow[];
+  /** The chats the rows were formatted from (system, user, assistant, …, ending with an assistant turn). */
+  chats: ChatMessage[][];
+  tokens: number;
+  /** Turns per game (stages.bootstrap.turns, else the rollout's maxTurns, else the env budget). */
+  turns: number | undefined;
+  /** Longest assistant reply in tokens after the forced generation prefix: what rollout.maxNewTokens must cover. */
+  longestResponseTokens: number;
+}
+
+/**
+ * The bootstrap's training rows: `games` random-policy games with ungrounded world-model turns,
+ * templates alternating, played with the rollout's limits (turns, actions per turn and per game),
+ * so each row is laid out exactly as the rollouts will see it: the prompt that
+ * ModelRuntime.encodePrompt builds for turn t (chat + assistant opening + the forced `<think>`)
+ * is a prefix of the row, followed by the reply and its end-of-turn token. One row per game, all
+ * assistant turns in the loss; later turns are cut when a game exceeds maxLength.
+ */
+export function bootstrapRows(config: RunConfig, tokenizer: Tokenizer, maxContext: number, templates: string[]): BootstrapData {
+  const section = stageSection(config, 'bootstrap');
+  const limits = stageSection(config, 'rollout');
+  const turns = section.turns ?? limits.maxTurns;
+  const rng = new Rng(config.seeds.base + 17);
+  const rows: TrainRow[] = [];
+  const chats: ChatMessage[][] = [];
+  let tokens = 0;
+  let longestResponseTokens = 0;
+  const limit = Math.min(section.maxLength, maxContext);
+  for (let g = 0; g < section.games; g++) {
+    const template = resolveTemplate(templates[g % templates.length]!);
+    const session: EpisodeSession = sessionFactory(config, template, { ...limits, ...(turns ? { maxTurns: turns } : {}) })({ seed: config.seeds.selfplayStart - 1 - g, group: g, sample: 0, id: `bootstrap-${g}` });
+    const prefix = session.generationPrefix();
+    while (!session.done) {
+      const reply = ungroundedResponse(session, config, rng, section.decoyPool);
+      longestResponseTokens = Math.max(longestResponseTokens, tokenizer.encode(reply.startsWith(prefix) ? reply.slice(prefix.length) : reply).length);
+      session.applyResponse(reply);
+    }
+    let messages: ChatMessage[] = session.messages();
+    if (messages[messages.length - 1]?.role === 'user') messages = messages.slice(0, -1);
+    let chat = formatChat(messages, tokenizer, { generationPrefix: prefix });
+    while (chat.ids.length > limit && messages.length > 3) {
+      messages = messages.slice(0, -2);
+      chat = formatChat(messages, tokenizer, { generationPrefix: prefix });
+    }
+    if (chat.ids.length > limit) continue;
+    rows.push({ ids: chat.ids, arrays: { lossMask: assistantMask(chat) } });
+    chats.push(messages);
+    tokens += chat.ids.length;
+  }
+  return { rows, chats, tokens, turns, longestResponseTokens };
+}

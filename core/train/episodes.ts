@@ -68,12 +68,14 @@ export function rolloutDeps(config: RunConfig, runtime: ModelRuntime, limits: Ro
  * A random-action turn whose observation and prediction are well formed but *ungrounded*: the
  * state text of an unrelated decoy puzzle (another seed, a few random moves). Bootstrap data:
  * the base learns the format, the state syntax and the actions, but not the world model.
+ * `decoyPool` > 0 draws the decoy from that many fixed puzzles (seeds 900000000…), so a tiny
+ * model can learn to write complete, well-formed states; 0 = a fresh decoy each turn.
  */
-export function ungroundedResponse(session: EpisodeSession, config: RunConfig, rng: Rng): string {
+export function ungroundedResponse(session: EpisodeSession, config: RunConfig, rng: Rng, decoyPool = 0): string {
   const grounded = randomWellFormedResponse(session, rng);
   if (session.responseFormat === 'plain') return grounded;
   const decoy = createEnv(config.env.id, config.env.options);
-  decoy.reset({ seed: 900_000_000 + rng.int(1_000_000) });
+  decoy.reset({ seed: 900_000_000 + rng.int(decoyPool > 0 ? decoyPool : 1_000_000) });
   const legal = decoy.legalActions();
   const decoyText = (): string => renderState(session.template, decoy);
   const observation = decoyText();

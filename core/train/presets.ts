@@ -64,12 +64,16 @@ export const SIZE_SETTINGS: Record<Size, RunConfigInput> = {
     size: 'quick',
     model: { source: 'preset', preset: 'tiny', overrides: { hidden_size: 64, intermediate_size: 176, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 4, max_position_embeddings: 2048 } },
     stages: {
-      rollout: { maxTurns: 3, maxNewTokens: 300, maxContextTokens: 2048, batchSize: 16 },
-      bootstrap: { games: 200, steps: 150, batchSize: 8, lr: 3e-3, turns: 2 },
+      rollout: { maxTurns: 3, maxNewTokens: 600, maxContextTokens: 2048, batchSize: 16 },
+      // maxNewTokens 600: character-level world-model replies are 240–546 characters (tests/train/bootstrap-layout.test.ts).
+      // Bootstrap: 150 steps left the base unable to write one complete world-model turn (self-play kept 0 of 72);
+      // 300 / 375 / 450 steps kept 19% / 38% / 60% (probe, docs/results/README.md). ~15–30 min on this CPU, cached per project
+      // and shared by a study's methods.
+      bootstrap: { games: 600, steps: 450, batchSize: 8, lr: 3e-3, decoyPool: 8 },
       selfplay: { games: 24 },
       sft: { epochs: 2, batchSize: 8, lr: 2e-3, maxLength: 2048 },
       rl: { steps: 3, groups: 2, groupSize: 4, miniBatchSize: 8, passAtKEvery: 3, passAtKPuzzles: 4, lr: 2e-4, criticLr: 1e-3 },
-      rwml: { steps: 3, examples: 4, groupSize: 4 },
+      rwml: { steps: 3, examples: 4, groupSize: 4, maxNewTokens: 600 },
       eval: { puzzles: 8, samples: 4, k: [1, 4], perplexityRows: 8 },
     },
   },

@@ -33,7 +33,11 @@ export function replaceStates(response: string, observation: string, prediction:
     const open = `<${tag}>`, close = `</${tag}>`;
     const a = text.indexOf(open), b = text.indexOf(close, a + open.length);
     if (a < 0 || b < 0) throw new Error(`replaceStates: expected one <${tag}>…</${tag}> in the response; received ${JSON.stringify(text.slice(0, 120))}`);
-    return text.slice(0, a + open.length) + content + text.slice(b);
+    // keep the model's own whitespace around the state (e.g. "<observation>\n…\n</observation>"):
+    // replacement corrects the state, not the layout the base writes
+    const inner = text.slice(a + open.length, b);
+    const [lead, trail] = inner.trim() ? [/^\s*/.exec(inner)![0], /\s*$/.exec(inner)![0]] : ['', ''];
+    return text.slice(0, a + open.length) + lead + content.trim() + trail + text.slice(b);
   };
   return swap(swap(response, 'observation', observation), 'prediction', prediction);
 }

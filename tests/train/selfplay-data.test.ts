@@ -42,6 +42,11 @@ describe('ground-truth replacement', () => {
   it('replaces exactly the two state contents', () => {
     expect(replaceStates(good, 'S0', 'S1')).toBe('<think><observation>S0</observation> move right <prediction>S1</prediction></think><answer>Right</answer>');
   });
+  it('keeps the layout around the states (the newlines the base writes), so SFT rows match the bootstrap format', () => {
+    const reply = '<think><observation>\nguess\n</observation>\nI will try Up.\n<prediction>\nnext\n</prediction></think><answer>Up</answer>';
+    expect(replaceStates(reply, '##\n#P', '##\nP#')).toBe('<think><observation>\n##\n#P\n</observation>\nI will try Up.\n<prediction>\n##\nP#\n</prediction></think><answer>Up</answer>');
+    expect(replaceStates('<think><observation></observation><prediction> </prediction></think><answer>Up</answer>', 'A', 'B')).toBe('<think><observation>A</observation><prediction>B</prediction></think><answer>Up</answer>');
+  });
   it('builds one row per kept turn with original and corrected side by side, counting drops', () => {
     const eps = [episode('e1', 1, [good, '<answer>Up</answer>', good]), episode('e2', 2, [good])];
     const out = buildSftRows(eps, { groundTruthReplacement: true, systemPrompt: 'sys' });
