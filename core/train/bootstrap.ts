@@ -15,7 +15,8 @@ import { formatChat, type ChatMessage } from '../model/chat.js';
 import { learningRate } from '../model/optim.js';
 import { stageSection } from './plan.js';
 import { resolveTemplate } from './templates.js';
-import { sessionFactory, ungroundedResponse } from './episodes.js';
+import { runTemplate, sessionFactory, ungroundedResponse } from './episodes.js';
+import { templateHash, type PromptTemplate } from '../prompts/template.js';
 import { assistantMask } from './sft-mask.js';
 import { createRng, shuffleInPlace } from './rng.js';
 import { elapsedSeconds, loadStartingModel, writeCheckpoint } from './stage-utils.js';
@@ -31,11 +32,19 @@ export const bootstrapStage: StageDefinition = {
     const started = Date.now();
     const section = stageSection(ctx.config, 'bootstrap');
     const limits = stageSection(ctx.config, 'rollout');
-    const templates = [...new Set([...section.templates, ctx.config.template.preset])];
+    const names = [...new Set([...section.templates, ctx.config.template.preset])];
+    // the run's own template is its pinned template.json (a saved template runs too); the key
+    // carries its content hash only when it is not the built-in of that name, so cached bases of
+    // built-in templates stay valid
+    const own = runTemplate(ctx.config, ctx.runDir);
+    let builtIn: PromptTemplate | null = null;
+    try { builtIn = resolveTemplate(ctx.config.template.preset, ctx.config.template.responseFormat); } catch { builtIn = null; }
+    const customHash = builtIn && templateHash(builtIn) === templateHash(own) ? undefined : templateHash(own);
+    const templates = names.map((n) => (n === ctx.config.template.preset ? own : n));
     // the cache key holds what the base depends on: env, templates, model, seed, the bootstrap
     // settings and the rollout limits that shape its games (not sampling settings)
     const shape = { maxTurns: limits.maxTurns, maxActionsPerTurn: limits.maxActionsPerTurn, maxActionsPerGame: limits.maxActionsPerGame };
-    const key = createHash('sha256').update(JSON.stringify({ env: ctx.config.env, templates, model: ctx.config.model, seed: ctx.config.seeds.base, selfplayStart: ctx.config.seeds.selfplayStart, section, limits: shape })).digest('hex').slice(0, 16);
+    const key = createHash('sha256').update(JSON.stringify({ env: ctx.config.env, templates: names, customTemplate: customHash, model: ctx.config.model, seed: ctx.config.seeds.base, selfplayStart: ctx.config.seeds.selfplayStart, section, limits: shape })).digest('hex').slice(0, 16);
     const projectDir = dirname(dirname(ctx.runDir));
     const cacheDir = join(projectDir, 'cache', 'bootstrap', key);
     const target = join(ctx.runDir, 'checkpoints', 'bootstrap');
@@ -52,7 +61,7 @@ export const bootstrapStage: StageDefinition = {
     if (ctx.signal.aborted) return {};
     const { rows, tokens: tokensTotal } = data;
     if (rows.length === 0) throw new Error(`bootstrap: no game fits the context (${runtime.maxContext} tokens); raise model max_position_embeddings or stages.bootstrap.maxLength`);
-    ctx.log('info', `bootstrap: ${rows.length} random-policy games of up to ${data.turns} turns, ${tokensTotal} tokens, templates ${templates.join(', ')}; longest well-formed reply ${data.longestResponseTokens} tokens (rollout.maxNewTokens ${limits.maxNewTokens})`);
+    ctx.log('info', `bootstrap: ${rows.length} random-policy games of up to ${data.turns} turns, ${tokensTotal} tokens, templates ${names.join(', ')}; longest well-formed reply ${data.longestResponseTokens} tokens (rollout.maxNewTokens ${limits.maxNewTokens})`);
     if (data.longestResponseTokens > limits.maxNewTokens) {
       ctx.log('warn', `bootstrap: the longest well-formed reply (${data.longestResponseTokens} tokens after the forced prefix) exceeds stages.rollout.maxNewTokens (${limits.maxNewTokens}): generated turns of that length are cut before </answer> and fail the structural filter; raise stages.rollout.maxNewTokens`);
     }
@@ -98,7 +107,7 @@ export interface BootstrapData {
  * is a prefix of the row, followed by the reply and its end-of-turn token. One row per game, all
  * assistant turns in the loss; later turns are cut when a game exceeds maxLength.
  */
-export function bootstrapRows(config: RunConfig, tokenizer: Tokenizer, maxContext: number, templates: string[]): BootstrapData {
+export function bootstrapRows(config: RunConfig, tokenizer: Tokenizer, maxContext: number, templates: Array<string | PromptTemplate>): BootstrapData {
   const section = stageSection(config, 'bootstrap');
   const limits = stageSection(config, 'rollout');
   const turns = section.turns ?? limits.maxTurns;
@@ -109,7 +118,8 @@ export function bootstrapRows(config: RunConfig, tokenizer: Tokenizer, maxContex
   let longestResponseTokens = 0;
   const limit = Math.min(section.maxLength, maxContext);
   for (let g = 0; g < section.games; g++) {
-    const template = resolveTemplate(templates[g % templates.length]!);
+    const entry = templates[g % templates.length]!;
+    const template = typeof entry === 'string' ? resolveTemplate(entry) : entry;
     const session: EpisodeSession = sessionFactory(config, template, { ...limits, ...(turns ? { maxTurns: turns } : {}) })({ seed: config.seeds.selfplayStart - 1 - g, group: g, sample: 0, id: `bootstrap-${g}` });
     const prefix = session.generationPrefix();
     while (!session.done) {
