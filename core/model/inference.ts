@@ -213,6 +213,16 @@ export class InferenceSession {
   }
 }
 
+/** One query head with RoPE applied and the attention scale folded in, written into `out` (hd floats). */
+function rotateQuery(qkv: Float32Array, qo: number, cos: Float32Array, sin: Float32Array, pos: number, half: number, scale: number, out: Float32Array): void {
+  for (let d = 0; d < half; d++) {
+    const a = qkv[qo + d]!;
+    const c = qkv[qo + d + half]!;
+    out[d] = (a * cos[pos + d]! - c * sin[pos + d]!) * scale;
+    out[d + half] = (c * cos[pos + d + half]! + a * sin[pos + d + half]!) * scale;
+  }
+}
+
 /**
  * Attention of Tn new tokens per row over the JS cache (slots 0..start+t), RoPE on the queries.
  * A small top-level function of typed arrays and integers so that V8 optimises its loops.
@@ -240,12 +250,7 @@ function decodeAttention(
       for (let h = 0; h < H; h++) {
         const g = (h / rep) | 0;
         const qo = row + h * hd;
-        for (let d = 0; d < half; d++) {
-          const a = qkv[qo + d]!;
-          const c = qkv[qo + d + half]!;
-          qv[d] = (a * cos[pos + d]! - c * sin[pos + d]!) * scale;
-          qv[d + half] = (c * cos[pos + d + half]! + a * sin[pos + d + half]!) * scale;
-        }
+        rotateQuery(qkv, qo, cos, sin, pos, half, scale, qv);
         const kBase = (b * KV + g) * M * hd;
         let max = -Infinity;
         if (unrolled) {
@@ -343,12 +348,7 @@ function decodeAttentionSimd(
       for (let h = 0; h < H; h++) {
         const g = (h / rep) | 0;
         const qo = row + h * hd;
-        for (let d = 0; d < half; d++) {
-          const a = qkv[qo + d]!;
-          const c = qkv[qo + d + half]!;
-          qv[d] = (a * cos[pos + d]! - c * sin[pos + d]!) * scale;
-          qv[d + half] = (c * cos[pos + d + half]! + a * sin[pos + d + half]!) * scale;
-        }
+        rotateQuery(qkv, qo, cos, sin, pos, half, scale, qv);
         const kByte = kc.byteOffset + (b * KV + g) * M * hd * 4;
         dots(qOff, kByte, n, hd, sOff);
         let max = -Infinity;
