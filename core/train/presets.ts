@@ -71,7 +71,9 @@ export const SIZE_SETTINGS: Record<Size, RunConfigInput> = {
       // and shared by a study's methods.
       bootstrap: { games: 600, steps: 450, batchSize: 8, lr: 3e-3, decoyPool: 8 },
       selfplay: { games: 24 },
-      sft: { epochs: 2, batchSize: 8, lr: 2e-3, maxLength: 2048 },
+      // SFT lr 3e-4: at 2e-3 the 450-step base lost the format after SFT (format errors 0.94 at RL step 0);
+      // at 3e-4 they were 0.48 with held-out Pass@1 19% (docs/results/README.md, validation runs).
+      sft: { epochs: 2, batchSize: 8, lr: 3e-4, maxLength: 2048 },
       rl: { steps: 3, groups: 2, groupSize: 4, miniBatchSize: 8, passAtKEvery: 3, passAtKPuzzles: 4, lr: 2e-4, criticLr: 1e-3 },
       rwml: { steps: 3, examples: 4, groupSize: 4, maxNewTokens: 600 },
       eval: { puzzles: 8, samples: 4, k: [1, 4], perplexityRows: 8 },
