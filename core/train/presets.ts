@@ -1,7 +1,7 @@
 // Method presets and their sizes. A preset is a RunConfig input: the method, its template and
 // response format, and stage settings per size:
 //   smoke  seconds on one CPU core; used by the tests (a micro model, a handful of games)
-//   quick  about ten minutes on a 2-core CPU with the tiny model (the reproduction study)
+//   quick  minutes per method on a 2-core CPU with the tiny model, after a 15–30 min bootstrap cached per project (the reproduction study)
 //   paper  the reference settings (arXiv 2510.15047, 4 GPUs, a 1.5B model): set model.path to a
 //          local Qwen2.5 folder (model.source = 'hf-folder') to run them as published
 // The stage plan of a method lives in planStages (core/train/plan.ts).
