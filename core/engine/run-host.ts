@@ -2,12 +2,14 @@
 // engine's events to run.json and the project index (the host is their only writer), forwards
 // events live, and turns an engine that died (crash, OOM, SIGKILL) into a failed run with the
 // reason — the host keeps serving and the run can be resumed.
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ProjectEvent, RunSummary, StageState } from '../api/contract.js';
 import { RunSummarySchema } from '../api/contract.js';
 import type { RunEvent, RunStatus } from '../api/records.js';
 import { conflict, WorkbenchError } from '../api/errors.js';
 import { appendJsonl } from '../storage/jsonl.js';
+import { writeJsonAtomicSync } from '../storage/atomic.js';
 import type { ProjectStore } from '../storage/project-store.js';
 import { EVENTS_FILE, writeRunRecord, type RunRecord } from '../storage/run-files.js';
 import type { EngineExit, EngineProcess, ProcessLauncher } from './launcher.js';
@@ -71,7 +73,10 @@ export class RunHost {
       if (!isActiveStatus(s.status) || this.active.has(s.id)) continue;
       const record = this.store.readRun(s.id);
       if (!record) continue;
-      const reason = 'interrupted: the workbench host exited while the run was active (its engine process is no longer running); resume it to continue';
+      const orphan = stopOrphanEngine(this.store.runDir(s.id), s.id);
+      const reason = orphan
+        ? `interrupted: the workbench host exited while the run was active; its engine process (pid ${orphan}) was still running and has been stopped so that it cannot write into the run; resume it to continue`
+        : 'interrupted: the workbench host exited while the run was active (its engine process is no longer running); resume it to continue';
       this.finalise(record, 'failed', reason, Date.now());
       ids.push(s.id);
     }
@@ -107,6 +112,10 @@ export class RunHost {
     this.persist(record, true);
 
     const proc = this.o.launcher.launch({ runId, maxOldSpaceMb: this.o.maxOldSpaceMb });
+    // who runs this attempt: a later host checks it before marking the run interrupted
+    if (proc.pid !== undefined) {
+      try { writeJsonAtomicSync(path.join(runDir, ENGINE_PID_FILE), { pid: proc.pid, runId, startedAt: now }); } catch { /* folder deleted */ }
+    }
     const tracker = new RequestTracker();
     let readyResolve!: () => void;
     const ready = new Promise<void>((r) => { readyResolve = r; });
@@ -310,4 +319,26 @@ export class RunHost {
     if (announce) this.o.onProjectEvent({ type: 'run-status', time: Date.now(), runId: r.id, status: r.status, reason: r.reason });
     this.o.onProjectEvent({ type: 'runs-changed', time: Date.now(), runIds: [r.id] });
   }
+}
+
+export const ENGINE_PID_FILE = 'engine.pid.json';
+
+/**
+ * A host that died (kill -9, crash) can leave its engine running, still appending to the run
+ * folder. Before a run is marked interrupted, stop that engine if it is still alive: the pid
+ * from engine.pid.json must be alive and, on Linux, carry SPA_WORKBENCH_RUN_ID=<runId> in its
+ * environment (so a reused pid is never signalled). Returns the pid it stopped, else null.
+ */
+export function stopOrphanEngine(runDir: string, runId: string): number | null {
+  let pid: number;
+  try {
+    const info = JSON.parse(fs.readFileSync(path.join(runDir, ENGINE_PID_FILE), 'utf8')) as { pid?: unknown; runId?: unknown };
+    if (typeof info.pid !== 'number' || info.runId !== runId || info.pid === process.pid) return null;
+    pid = info.pid;
+  } catch { return null; }
+  try {
+    const environ = fs.readFileSync(`/proc/${pid}/environ`, 'utf8');
+    if (!environ.split('\0').includes(`SPA_WORKBENCH_RUN_ID=${runId}`)) return null;
+  } catch { return null; } // not running, not ours, or no /proc (not Linux): nothing to stop
+  try { process.kill(pid, 'SIGKILL'); return pid; } catch { return null; }
 }
