@@ -13,9 +13,11 @@ const children: ChildProcess[] = [];
 afterEach(() => { for (const c of children.splice(0)) c.kill('SIGKILL'); });
 
 function sleeper(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { env: { ...process.env, ...env }, stdio: 'ignore' });
+  // wait for the child's own "ready": right after fork (the 'spawn' event) /proc/<pid>/environ can
+  // still be the parent's, before exec
+  const child = spawn(process.execPath, ['-e', 'process.stdout.write("ready"); setInterval(() => {}, 1000)'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
   children.push(child);
-  return new Promise((resolve) => child.once('spawn', () => resolve(child)));
+  return new Promise((resolve) => child.stdout!.once('data', () => resolve(child)));
 }
 const exited = (c: ChildProcess): Promise<string | null> => new Promise((resolve) => { if (c.exitCode !== null || c.signalCode !== null) resolve(c.signalCode); else c.once('exit', (_code, signal) => resolve(signal)); });
 
