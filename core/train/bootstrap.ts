@@ -20,6 +20,7 @@ import { templateHash, type PromptTemplate } from '../prompts/template.js';
 import { assistantMask } from './sft-mask.js';
 import { createRng, shuffleInPlace } from './rng.js';
 import { elapsedSeconds, loadStartingModel, writeCheckpoint } from './stage-utils.js';
+import { breathe } from './breathe.js';
 import { saveRuntime, type TrainRow } from './runtime.js';
 import type { EpisodeSession } from '../prompts/session.js';
 import type { RunConfig } from '../api/run-config.js';
@@ -70,7 +71,8 @@ export const bootstrapStage: StageDefinition = {
     const warmupSteps = Math.ceil(section.steps * 0.05);
     let cursor = 0;
     for (let step = 0; step < section.steps; step++) {
-      if (ctx.signal.aborted) return {};
+      await breathe();
+      if (ctx.signal.aborted) { runtime.dispose(); return {}; }
       const batch: TrainRow[] = [];
       for (let b = 0; b < section.batchSize; b++) { batch.push(rows[order[cursor % order.length]!]!); cursor++; }
       const lr = learningRate(step, { lr: section.lr, warmupSteps, totalSteps: section.steps, kind: 'cosine' });
