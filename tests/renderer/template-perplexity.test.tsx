@@ -9,15 +9,11 @@ import { EditorView } from '@codemirror/view';
 import type { TemplatePerplexity, WorkbenchApi } from '../../core/api/contract.js';
 import TemplatesView, { parseSamples } from '../../renderer/src/views/TemplatesView.js';
 import { SAMPLE_BOARDS } from '../../renderer/src/boards/sample-boards.js';
+import { stubRangeLayout } from './jsdom-layout.js';
 
 afterEach(cleanup);
 
-beforeAll(() => {
-  const empty = { x: 0, y: 0, width: 0, height: 0, top: 0, left: 0, right: 0, bottom: 0, toJSON: () => ({}) } as DOMRect;
-  const rects = Object.assign([] as DOMRect[], { item: () => null }) as unknown as DOMRectList;
-  Range.prototype.getClientRects = () => rects;
-  Range.prototype.getBoundingClientRect = () => empty;
-});
+beforeAll(stubRangeLayout);
 
 const slow = { timeout: 5000 };
 const SOURCE = '{\n  "name": "mine",\n  "parts": {\n    "state": "{{ grid }}"\n  }\n}';

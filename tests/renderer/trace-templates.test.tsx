@@ -10,16 +10,11 @@ import TemplatesView, { findPerplexities, parseOptions } from '../../renderer/sr
 import { placeDiagnostic } from '../../renderer/src/editor/codemirror-setup.js';
 import { Text } from '@codemirror/state';
 import { SAMPLE_BOARDS } from '../../renderer/src/boards/sample-boards.js';
+import { stubRangeLayout } from './jsdom-layout.js';
 
 afterEach(cleanup);
 
-// jsdom has no layout: give CodeMirror's measuring code empty rectangles
-beforeAll(() => {
-  const empty = { x: 0, y: 0, width: 0, height: 0, top: 0, left: 0, right: 0, bottom: 0, toJSON: () => ({}) } as DOMRect;
-  const rects = Object.assign([] as DOMRect[], { item: () => null }) as unknown as DOMRectList;
-  Range.prototype.getClientRects = () => rects;
-  Range.prototype.getBoundingClientRect = () => empty;
-});
+beforeAll(stubRangeLayout);
 
 const slow = { timeout: 5000 };
 
