@@ -12,6 +12,39 @@ const noUiInCore = {
   ],
 };
 
+// The layers of core/, VS Code style: each folder names the core/ folders it may import.
+// An import of any other core/ folder fails lint (tests/lint/layers.test.ts plants one).
+// Read bottom-up: api and model stand on nothing; hosts (cli, server) stand on everything.
+export const CORE_LAYERS = {
+  api: [],                                                   // the contract: methods, records, run config, errors, stage contract
+  model: [],                                                 // the TF.js engine: tokenizers, decoder, training step, checkpoints
+  envs: ['api'],                                             // pure, seeded environments
+  storage: ['api'],                                          // the project folder
+  prompts: ['api', 'envs'],                                  // templates, sessions, response parsing
+  train: ['api', 'envs', 'prompts', 'model', 'storage', 'eval'], // stages; 'eval' until evaluateModel moves next to playEpisodes
+  eval: ['api', 'envs', 'prompts', 'model', 'storage', 'train'],
+  engine: ['api', 'envs', 'storage', 'train', 'eval'],       // run host, study host, runner, stage registry
+  host: ['api', 'envs', 'prompts', 'storage', 'engine', 'eval'], // dispatcher, env adapter, rpc server, in-process client
+  server: ['api', 'host'],                                   // HTTP + WebSocket host
+  cli: ['api', 'envs', 'prompts', 'model', 'storage', 'train', 'eval', 'engine', 'host', 'server'],
+};
+const TFJS_FOLDERS = new Set(['model', 'train']);
+const PURE_FOLDERS = new Set(['envs', 'prompts']);
+
+function layerRules(folder) {
+  const allowed = new Set([folder, ...CORE_LAYERS[folder]]);
+  const patterns = [...noUiInCore.patterns];
+  for (const other of Object.keys(CORE_LAYERS)) {
+    if (allowed.has(other)) continue;
+    patterns.push({ group: [`../${other}/*`, `../../core/${other}/*`, `**/core/${other}/*`], message: `core/${folder} may import only core/{${[...allowed].join(',')}} (CORE_LAYERS in eslint.config.js); core/${other} is not below it.` });
+  }
+  if (!TFJS_FOLDERS.has(folder)) patterns.push({ group: ['@tensorflow/*'], message: 'Only core/model and core/train import TF.js.' });
+  if (PURE_FOLDERS.has(folder)) {
+    patterns.push({ group: ['fs', 'node:fs', 'fs/*', 'node:fs/*'], message: 'core/envs and core/prompts are pure: no fs.' });
+  }
+  return { files: [`core/${folder}/**/*.ts`], rules: { 'no-restricted-imports': ['error', { patterns }] } };
+}
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', 'dist-renderer/**', 'dist-electron/**', 'release/**', 'test-results/**', 'playwright-report/**', 'docs/**', 'tests/fixtures/**'] },
   js.configs.recommended,
@@ -28,28 +61,12 @@ export default tseslint.config(
     files: ['core/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', noUiInCore] },
   },
+  ...Object.keys(CORE_LAYERS).map(layerRules),
   {
-    // Pure and seeded: no TF.js, no fs, no Math.random.
+    // Pure and seeded: no Math.random.
     files: ['core/envs/**/*.ts', 'core/prompts/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', {
-        patterns: [
-          ...noUiInCore.patterns,
-          { group: ['@tensorflow/*'], message: 'core/envs and core/prompts are pure: no TF.js.' },
-          { group: ['fs', 'node:fs', 'fs/*', 'node:fs/*'], message: 'core/envs and core/prompts are pure: no fs.' },
-        ],
-      }],
       'no-restricted-properties': ['error', { object: 'Math', property: 'random', message: 'Use the env-owned seeded RNG (core/envs/rng.ts).' }],
-    },
-  },
-  {
-    // Only core/model and core/train import TF.js.
-    files: ['core/**/*.ts'],
-    ignores: ['core/model/**', 'core/train/**', 'core/envs/**', 'core/prompts/**'],
-    rules: {
-      'no-restricted-imports': ['error', {
-        patterns: [...noUiInCore.patterns, { group: ['@tensorflow/*'], message: 'Only core/model and core/train import TF.js.' }],
-      }],
     },
   },
   {
@@ -61,7 +78,8 @@ export default tseslint.config(
         patterns: [
           { group: ['**/core/**', '!**/core/api', '!**/core/api/**'], message: 'renderer/ imports only from core/api.' },
           { group: ['**/core/api', '**/core/api/**'], allowTypeImports: true, message: 'renderer/ imports only types from core/api (use `import type`); data comes through the API client.' },
-          { group: ['**/electron/**', 'electron'], message: 'renderer/ never imports electron: use the API client.' },
+          { group: ['**/electron/**', '!**/electron/bridge.js', 'electron'], message: 'renderer/ never imports electron: use the API client.' },
+          { group: ['**/electron/bridge.js'], allowTypeImports: true, message: 'renderer/ imports only the bridge type from electron/bridge.ts (use `import type`).' },
           { group: ['node:*', 'fs', 'path', 'child_process', '@tensorflow/*'], message: 'renderer/ runs in a browser: no Node modules, no TF.js.' },
         ],
       }],

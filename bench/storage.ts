@@ -6,8 +6,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { JsonlWriter } from '../core/storage/jsonl.js';
 import { RunData } from '../core/storage/run-data.js';
-import { createDispatcher } from '../core/api/dispatcher.js';
-import { createInProcessClient } from '../core/api/in-process.js';
+import { createDispatcher } from '../core/host/dispatcher.js';
+import { createInProcessClient } from '../core/host/in-process.js';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);

@@ -31,7 +31,7 @@ const banner = {
 
 /**
  * core/ modules find files relative to their own source location (`import.meta.url`, e.g. the
- * repository root from core/api/system-info.ts). Once bundled they would all see
+ * repository root from core/host/system-info.ts). Once bundled they would all see
  * dist-electron/main.js instead, so rewrite `import.meta.url` in core/ to the URL the source file
  * would have: dist-electron/../core/....ts (same depth as in the repository and in app.asar).
  */

@@ -2,7 +2,7 @@
 // Electron imports so it can be tested with a stub; preload.ts passes the real ipcRenderer.
 // Only named functions are exposed; invoke accepts only the contract's method names.
 import type { ApiMethodName, EventTopic, WorkbenchEvent } from '../core/api/contract.js';
-import { BRIDGE_CHANNELS, type BridgeReply, type MenuCommand, type OpenFolderOptions, type SpaBridge } from '../renderer/src/api/bridge.js';
+import { BRIDGE_CHANNELS, type BridgeReply, type MenuCommand, type OpenFolderOptions, type SpaBridge } from './bridge.js';
 
 export interface IpcRendererLike {
   invoke(channel: string, ...args: unknown[]): Promise<unknown>;

@@ -3,7 +3,7 @@
 // No Electron import here (types are structural) so tests can drive it with a stub channel.
 import type { ApiError, EventTopic, WorkbenchEvent } from '../core/api/contract.js';
 import { EventTopicSchema, methodSpec } from '../core/api/contract.js';
-import { BRIDGE_CHANNELS, type BridgeReply, type OpenFolderOptions } from '../renderer/src/api/bridge.js';
+import { BRIDGE_CHANNELS, type BridgeReply, type OpenFolderOptions } from './bridge.js';
 
 /** The part of Electron's IpcMainInvokeEvent the host uses. */
 export interface InvokeEventLike {

@@ -11,9 +11,9 @@ import {
 import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createDispatcher, type Dispatcher } from '../core/api/dispatcher.js';
+import { createDispatcher, type Dispatcher } from '../core/host/dispatcher.js';
 import { toApiError } from '../core/api/errors.js';
-import { BRIDGE_CHANNELS, type MenuCommand } from '../renderer/src/api/bridge.js';
+import { BRIDGE_CHANNELS, type MenuCommand } from './bridge.js';
 import { ElectronUtilityLauncher } from './engine-launcher.js';
 import { registerIpcHandlers } from './ipc-host.js';
 import {

@@ -6,21 +6,21 @@ import * as path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import type { Command } from 'commander';
 import type { RunInfo, RunSummary, WorkbenchClient, WorkbenchEvent } from '../api/contract.js';
-import type { Dispatcher } from '../api/dispatcher.js';
+import type { Dispatcher } from '../host/dispatcher.js';
 import type { EpisodeRecord, MetricPoint } from '../api/records.js';
 import { WorkbenchError } from '../api/errors.js';
-import { electronBinary, repoRoot } from '../api/system-info.js';
+import { electronBinary, repoRoot } from '../host/system-info.js';
 import { parseSetArgs } from '../engine/config.js';
 import { readJsonl } from '../storage/jsonl.js';
 import { LOCK_FILE, pidAlive } from '../storage/lock.js';
 import { EVENTS_FILE, METRICS_FILE, ROLLOUT_INDEX } from '../storage/run-files.js';
 
 // The dispatcher and the server load lazily, so `--help` and other areas' commands stay quick.
-async function createDispatcher(...args: Parameters<typeof import('../api/dispatcher.js').createDispatcher>): Promise<Dispatcher> {
-  return (await import('../api/dispatcher.js')).createDispatcher(...args);
+async function createDispatcher(...args: Parameters<typeof import('../host/dispatcher.js').createDispatcher>): Promise<Dispatcher> {
+  return (await import('../host/dispatcher.js')).createDispatcher(...args);
 }
 async function createInProcessClient(d: Dispatcher): Promise<WorkbenchClient> {
-  return (await import('../api/in-process.js')).createInProcessClient(d);
+  return (await import('../host/in-process.js')).createInProcessClient(d);
 }
 
 const SIZES = ['smoke', 'quick', 'paper', 'custom'] as const;
@@ -220,7 +220,7 @@ export async function checkRunRequest(req: { preset?: string; config?: Record<st
   }
   // The template: a preset (core/prompts or the pipeline's tiny-*), or one saved in the project (templates/<name>@<hash>.json).
   const { listTemplatePresets } = await import('../prompts/index.js');
-  const { TINY_TEMPLATES } = await import('../train/templates.js');
+  const { TINY_TEMPLATES } = await import('../prompts/tiny-templates.js');
   const presets = [...listTemplatePresets().map((t) => t.name), ...TINY_TEMPLATES.map((t) => t.name)];
   const name = r.config.template.preset;
   const savedDir = projectDir ? path.join(path.resolve(projectDir), 'templates') : null;

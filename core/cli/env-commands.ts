@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import { createEnv, describeEnv, getEnvDefinition, listEnvs, solveEnv } from '../envs/index.js';
 import type { Env } from '../envs/types.js';
 import { assertTemplate, getTemplatePreset, listTemplatePresets, previewPrompt, renderState, type PromptTemplate } from '../prompts/index.js';
-import { TINY_TEMPLATES } from '../train/templates.js';   // the compact tiny-* presets that smoke/quick runs use (pure, no TF.js)
+import { TINY_TEMPLATES } from '../prompts/tiny-templates.js';   // the compact tiny-* presets that smoke/quick runs use (pure, no TF.js)
 import { runAction as run, usageFail as fail } from './action.js';
 
 /** Every template preset name: the prompt presets plus the pipeline's tiny-* variants. */

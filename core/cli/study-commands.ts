@@ -5,8 +5,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Command } from 'commander';
-import { createDispatcher } from '../api/dispatcher.js';
-import { createInProcessClient } from '../api/in-process.js';
+import { createDispatcher } from '../host/dispatcher.js';
+import { createInProcessClient } from '../host/in-process.js';
 import { parseStudySpec, writeStudyReport, type StudySpec } from '../eval/study.js';
 import { parseSetArgs } from '../engine/config.js';
 

@@ -8,7 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Board, EpisodeRecord } from '../api/records.js';
-import type { StageContext, StageDefinition } from './stage.js';
+import type { StageContext, StageDefinition } from '../api/stage.js';
 
 function options(ctx: StageContext): Record<string, unknown> { return ctx.config.stages[ctx.stage] ?? {}; }
 function num(o: Record<string, unknown>, key: string, def: number): number {

@@ -9,7 +9,7 @@ import type { RunConfig } from '../api/run-config.js';
 import { readJsonIfExists, writeJsonAtomicSync } from '../storage/atomic.js';
 import { EVENTS_FILE, stageDoneFile, type StageDone } from '../storage/run-files.js';
 import type { RunOutcome } from './protocol.js';
-import type { StageDefinition, StageOutput } from './stage.js';
+import type { StageDefinition, StageOutput } from '../api/stage.js';
 import { createStageContext, RunWriters } from './stage-context.js';
 
 const STORED_EVENT_TYPES = new Set<RunEvent['type']>(['status', 'stage', 'progress', 'log', 'checkpoint']);

@@ -8,7 +8,7 @@ import type { RunConfig } from '../api/run-config.js';
 import { readJsonIfExists, writeJsonAtomicSync } from '../storage/atomic.js';
 import { appendJsonl, JsonlWriter } from '../storage/jsonl.js';
 import { insideRun, METRICS_FILE, ROLLOUT_INDEX, stageStateFile } from '../storage/run-files.js';
-import type { StageContext, StageOutput } from './stage.js';
+import type { StageContext, StageOutput } from '../api/stage.js';
 
 const PROGRESS_INTERVAL_MS = 250;
 

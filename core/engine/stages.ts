@@ -5,7 +5,7 @@
 // OWNERSHIP: created by the foundation; the pipeline takes it over and registers the real stages
 // (bootstrap, selfplay, sft, rl, rwml, eval) and the method plans.
 import type { Method, RunConfig } from '../api/run-config.js';
-import type { StageDefinition } from './stage.js';
+import type { StageDefinition } from '../api/stage.js';
 import { METHOD_STAGES, methodPlan } from '../train/plan.js';
 
 export interface StageEntry {

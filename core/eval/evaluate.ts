@@ -3,12 +3,12 @@
 // invalid-action rates, world-model accuracy of observation and prediction, collapse signals
 // (core/eval/summary.ts), and state perplexity per template (the true initial state rendered by
 // each template, in the context of that template's first prompt). Results: eval/<name>.json.
-import type { StageContext, StageDefinition } from '../engine/stage.js';
+import type { StageContext, StageDefinition } from '../api/stage.js';
 import type { RunConfig } from '../api/run-config.js';
 import { stageSection } from '../train/plan.js';
 import { groupSpecs, playEpisodes, type RolloutResult } from '../train/rollout.js';
 import { rolloutDeps, sessionFactory } from '../train/episodes.js';
-import { resolveTemplate } from '../train/templates.js';
+import { resolveTemplate } from '../prompts/tiny-templates.js';
 import { elapsedSeconds, loadStartingModel } from '../train/stage-utils.js';
 import type { ModelRuntime } from '../train/runtime.js';
 import { summarizeEpisodes, summaryMetrics, type EvalSummary } from './summary.js';

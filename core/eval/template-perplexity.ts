@@ -18,7 +18,7 @@ import { createEnv, listEnvs } from '../envs/index.js';
 import { Rng } from '../envs/rng.js';
 import { EpisodeSession, randomWellFormedResponse, type ChatMessage } from '../prompts/session.js';
 import { listTemplatePresets, TemplateError, templateHash, validateTemplate, type PromptTemplate } from '../prompts/template.js';
-import { resolveTemplate as resolveBuiltinTemplate, TINY_TEMPLATES } from '../train/templates.js';
+import { resolveTemplate as resolveBuiltinTemplate, TINY_TEMPLATES } from '../prompts/tiny-templates.js';
 
 export type TemplatePerplexityErrorCode = 'NotFound' | 'ValidationError' | 'CorruptData';
 

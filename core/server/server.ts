@@ -11,11 +11,11 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { Dispatcher } from '../api/dispatcher.js';
-import { serveConnection } from '../api/rpc-server.js';
+import type { Dispatcher } from '../host/dispatcher.js';
+import { serveConnection } from '../host/rpc-server.js';
 import type { WireResponse } from '../api/contract.js';
 import { WorkbenchError } from '../api/errors.js';
-import { repoRoot } from '../api/system-info.js';
+import { repoRoot } from '../host/system-info.js';
 
 export const TOKEN_COOKIE = 'spa_workbench_token';
 export const API_PATH = '/api';

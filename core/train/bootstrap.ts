@@ -9,12 +9,12 @@
 import { cpSync, existsSync, mkdirSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
-import type { StageDefinition } from '../engine/stage.js';
+import type { StageDefinition } from '../api/stage.js';
 import { Rng } from '../envs/rng.js';
 import { formatChat, type ChatMessage } from '../model/chat.js';
 import { learningRate } from '../model/optim.js';
 import { stageSection } from './plan.js';
-import { resolveTemplate } from './templates.js';
+import { resolveTemplate } from '../prompts/tiny-templates.js';
 import { runTemplate, sessionFactory, ungroundedResponse } from './episodes.js';
 import { templateHash, type PromptTemplate } from '../prompts/template.js';
 import { assistantMask } from './sft-mask.js';

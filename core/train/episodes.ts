@@ -10,7 +10,7 @@ import { EpisodeSession, randomWellFormedResponse, renderState } from '../prompt
 import { assertTemplate, type PromptTemplate } from '../prompts/template.js';
 import type { ModelRuntime } from './runtime.js';
 import type { EpisodeSpec, RolloutDeps, TextPolicy } from './rollout.js';
-import { resolveTemplate } from './templates.js';
+import { resolveTemplate } from '../prompts/tiny-templates.js';
 
 /**
  * The run's template. `runs.create` pins the resolved version (a preset or a template saved in the

@@ -7,7 +7,7 @@
 // Resumable: the latest weights and the next step are saved after every step.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { StageContext, StageDefinition } from '../engine/stage.js';
+import type { StageContext, StageDefinition } from '../api/stage.js';
 import type { RlSection } from '../api/run-config.js';
 import type { TurnRecord } from '../api/records.js';
 import { evaluateModel } from '../eval/evaluate.js';

@@ -8,7 +8,7 @@
 // GRPO over the samples of each example, KL (k3) to the starting model. Examples the model already
 // gets right in every sample are subsampled (keepCorrectFraction).
 import { existsSync } from 'node:fs';
-import type { StageDefinition } from '../engine/stage.js';
+import type { StageDefinition } from '../api/stage.js';
 import type { RwmlSection } from '../api/run-config.js';
 import { Rng } from '../envs/rng.js';
 import { randomWellFormedResponse, type EpisodeSession } from '../prompts/session.js';

@@ -4,7 +4,7 @@
 // structural filter and ground-truth replacement (core/train/selfplay-data.ts); rows are split by
 // whole game and written to datasets/sft-{train,val}.jsonl with the original and corrected text
 // side by side, plus datasets/filter-report.json and datasets/sft-stats.json.
-import type { StageDefinition } from '../engine/stage.js';
+import type { StageDefinition } from '../api/stage.js';
 import { stageSection } from './plan.js';
 import { playEpisodes, groupSpecs, rolloutMetrics } from './rollout.js';
 import { rolloutDeps, runTemplate, sessionFactory } from './episodes.js';

@@ -6,7 +6,7 @@
 // state perplexity on the validation rows before and after. Resumes after the last finished epoch.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { StageDefinition } from '../engine/stage.js';
+import type { StageDefinition } from '../api/stage.js';
 import { formatChat, type ChatMessage } from '../model/chat.js';
 import { learningRate } from '../model/optim.js';
 import { statePerplexity } from '../eval/perplexity.js';

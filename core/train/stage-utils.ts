@@ -2,7 +2,7 @@
 // and a small timer for wall-clock reporting.
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { StageContext } from '../engine/stage.js';
+import type { StageContext } from '../api/stage.js';
 import { createRuntime, loadRuntime, saveRuntime, useBackend, type ModelRuntime } from './runtime.js';
 import { methodPlan } from './plan.js';
 

@@ -6,7 +6,7 @@ import { Suspense, lazy, useCallback, useEffect, useMemo, useState, type Compone
 import type { ProjectInfo, SystemInfo, WorkbenchEvent } from '../../core/api/contract.js';
 import type { Client, ConnectionState } from './api/client.js';
 import { bridge } from './api/connect.js';
-import type { MenuCommand } from './api/bridge.js';
+import type { MenuCommand } from '../../electron/bridge.js';
 import { NAV_SECTIONS, formatRoute, parseRoute, routeRunId, type Route, type ViewProps } from './routes.js';
 import { applyTheme, initialTheme, type ThemeName } from './theme/theme.js';
 import { ErrorBanner } from './components/widgets.js';

@@ -4,8 +4,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { createDispatcher, type Dispatcher } from '../../core/api/dispatcher.js';
-import { createInProcessClient } from '../../core/api/in-process.js';
+import { createDispatcher, type Dispatcher } from '../../core/host/dispatcher.js';
+import { createInProcessClient } from '../../core/host/in-process.js';
 import { isolateHome, tempDir } from './helpers.js';
 
 isolateHome();

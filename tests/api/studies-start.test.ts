@@ -8,8 +8,8 @@ import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { ProjectEvent, WorkbenchClient } from '../../core/api/contract.js';
-import { createDispatcher, type Dispatcher } from '../../core/api/dispatcher.js';
-import { createInProcessClient } from '../../core/api/in-process.js';
+import { createDispatcher, type Dispatcher } from '../../core/host/dispatcher.js';
+import { createInProcessClient } from '../../core/host/in-process.js';
 import { isolateHome, tempDir, waitFor } from './helpers.js';
 
 isolateHome();

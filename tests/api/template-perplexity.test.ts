@@ -4,8 +4,8 @@
 // host keeps answering, and the child's own errors come back as API errors with its stderr tail.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WorkbenchClient } from '../../core/api/contract.js';
-import { createDispatcher, type Dispatcher } from '../../core/api/dispatcher.js';
-import { createInProcessClient } from '../../core/api/in-process.js';
+import { createDispatcher, type Dispatcher } from '../../core/host/dispatcher.js';
+import { createInProcessClient } from '../../core/host/in-process.js';
 import { WorkbenchError } from '../../core/api/errors.js';
 import { templatePerplexity } from '../../core/eval/template-perplexity.js';
 import { runPreset } from '../train/helpers.js';

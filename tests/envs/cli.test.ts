@@ -6,7 +6,7 @@ import { Command } from 'commander';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { registerEnvCommands, splitActions, unknownTemplateVariables } from '../../core/cli/env-commands.js';
 import { getTemplatePreset, listTemplatePresets } from '../../core/prompts/index.js';
-import { TINY_TEMPLATES } from '../../core/train/templates.js';
+import { TINY_TEMPLATES } from '../../core/prompts/tiny-templates.js';
 
 async function cli(...args: string[]): Promise<{ out: string; err: string; code: number | undefined }> {
   const out: string[] = [];

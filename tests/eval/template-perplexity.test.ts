@@ -13,7 +13,7 @@ import {
 } from '../../core/eval/template-perplexity.js';
 import { statePerplexity } from '../../core/eval/perplexity.js';
 import { loadRuntime } from '../../core/train/runtime.js';
-import { resolveTemplate } from '../../core/train/templates.js';
+import { resolveTemplate } from '../../core/prompts/tiny-templates.js';
 import { createEnv } from '../../core/envs/index.js';
 import { Rng } from '../../core/envs/rng.js';
 import { EpisodeSession, randomWellFormedResponse } from '../../core/prompts/session.js';

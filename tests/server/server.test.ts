@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
-import { createDispatcher, type Dispatcher } from '../../core/api/dispatcher.js';
+import { createDispatcher, type Dispatcher } from '../../core/host/dispatcher.js';
 import { isLoopback, startServer, TOKEN_COOKIE, type RunningServer } from '../../core/server/server.js';
 import { connectWorkbench } from '../../core/server/ws-client.js';
 import { isolateHome, tempDir } from '../api/helpers.js';

@@ -1,7 +1,7 @@
 // Picks the transport: the Electron preload bridge when present (window.spa), otherwise the
 // WebSocket of `serve`, with the access token from the page URL (?token=...), kept in
 // sessionStorage so reloads and hash navigation keep working.
-import type { SpaBridge } from './bridge.js';
+import type { SpaBridge } from '../../../electron/bridge.js';
 import { createClient, type Client } from './client.js';
 import { IpcTransport } from './ipc-transport.js';
 import { WsTransport } from './ws-transport.js';

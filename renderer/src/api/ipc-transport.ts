@@ -1,7 +1,7 @@
 // Electron transport: the preload bridge (window.spa, see bridge.ts). The main process hosts
 // the same dispatcher as `serve`; replies come as {ok, result|error} envelopes.
 import type { ApiMethodName, EventTopic, Unsubscribe, WorkbenchEvent } from '../../../core/api/contract.js';
-import type { SpaBridge } from './bridge.js';
+import type { SpaBridge } from '../../../electron/bridge.js';
 import { ApiClientError } from './errors.js';
 import { TopicFanout, type ConnectionState, type Transport } from './client.js';
 

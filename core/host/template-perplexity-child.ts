@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 import { repoRoot } from './system-info.js';
-import { WorkbenchError } from './errors.js';
+import { WorkbenchError } from '../api/errors.js';
 
 export interface PerplexityChildRequest {
   project: string;

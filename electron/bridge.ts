@@ -2,7 +2,7 @@
 // electron/preload.ts implements it (type-only import of this file); the IPC transport uses it.
 // Named, typed functions only: no raw ipcRenderer, no generic channel.
 // This file must stay free of DOM and Node types (both tsconfigs compile it).
-import type { ApiError, ApiMethodName, EventTopic, WorkbenchEvent } from '../../../core/api/contract.js';
+import type { ApiError, ApiMethodName, EventTopic, WorkbenchEvent } from '../core/api/contract.js';
 
 /** Reply envelope of bridge.invoke: Electron's ipcRenderer.invoke would flatten thrown errors. */
 export type BridgeReply = { ok: true; result: unknown } | { ok: false; error: ApiError };

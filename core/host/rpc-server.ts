@@ -2,10 +2,10 @@
 // webContents, a stubbed pair in tests): validates each message, calls the dispatcher, replies
 // exactly once per request id, pushes events of the connection's subscriptions, and drops them
 // when the channel closes.
-import type { Transport } from './client.js';
-import type { WireRequest, WireResponse, WorkbenchEvent } from './contract.js';
-import { WireRequestSchema } from './contract.js';
-import { toApiError, validationError } from './errors.js';
+import type { Transport } from '../api/client.js';
+import type { WireRequest, WireResponse, WorkbenchEvent } from '../api/contract.js';
+import { WireRequestSchema } from '../api/contract.js';
+import { toApiError, validationError } from '../api/errors.js';
 import type { Dispatcher } from './dispatcher.js';
 
 export type ServerTransport = Transport<WireResponse, unknown>;

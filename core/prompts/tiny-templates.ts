@@ -3,7 +3,7 @@
 // formats, but without the long instruction, legend and format reminder that a character-level
 // model would otherwise spend most of its context and compute on (a 1.1k-character first
 // message). The state part — what SPA is about — is identical to the full preset's.
-import { getTemplatePreset, type PromptTemplate } from '../prompts/template.js';
+import { getTemplatePreset, type PromptTemplate } from './template.js';
 
 function tiny(name: string, description: string, state: string, responseFormat: 'plain' | 'world-model'): PromptTemplate {
   return {

@@ -1,8 +1,8 @@
 // In-process client: the typed API straight on a dispatcher (CLI, tests). Requests and results
 // go through a JSON round trip so the in-process host behaves like the others (plain JSON only).
-import type { EventTopic, WorkbenchClient, WorkbenchEvent } from './contract.js';
-import { buildApi } from './client.js';
-import { fromApiError, toApiError } from './errors.js';
+import type { EventTopic, WorkbenchClient, WorkbenchEvent } from '../api/contract.js';
+import { buildApi } from '../api/client.js';
+import { fromApiError, toApiError } from '../api/errors.js';
 import type { Dispatcher } from './dispatcher.js';
 
 const plain = <T>(v: T): T => (v === undefined ? v : JSON.parse(JSON.stringify(v)) as T);

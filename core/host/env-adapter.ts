@@ -2,14 +2,14 @@
 // contract's plain-JSON shapes and their errors to API errors with where/expected/received.
 import type {
   EnvDescription, EnvInfo, RenderedPuzzle, TemplateDiagnostic, TemplateListItem, TemplatePreview, TemplateVersion,
-} from './contract.js';
-import { WorkbenchError } from './errors.js';
+} from '../api/contract.js';
+import { WorkbenchError } from '../api/errors.js';
 import { createEnv, describeEnv, listEnvs } from '../envs/index.js';
 import {
   getTemplatePreset, listTemplatePresets, previewPrompt, templateHash, validateTemplate,
   type PromptTemplate, type TemplateIssue,
 } from '../prompts/index.js';
-import { TINY_TEMPLATES } from '../train/templates.js';   // the pipeline's compact presets for tiny models (no TF.js)
+import { TINY_TEMPLATES } from '../prompts/tiny-templates.js';   // the pipeline's compact presets for tiny models (no TF.js)
 
 /** Env/prompt errors → ValidationError naming the request field. */
 function asApiError(err: unknown, where: string): WorkbenchError {

@@ -9,12 +9,12 @@ import { z } from 'zod';
 import type {
   ApiMethodName, ApiRequestParsed, ApiResponse, EventTopic, ProjectEvent, RunInfo, RunSummary, SystemInfo,
   TemplateListItem, TemplateVersion, Unsubscribe, WorkbenchApi, WorkbenchEvent,
-} from './contract.js';
-import { EventTopicSchema, methodSpec, apiMethodNames } from './contract.js';
-import { RunConfigSchema, type RunConfig } from './run-config.js';
-import type { RunEvent } from './records.js';
-import { conflict, describeValue, notFound, validationError, WorkbenchError } from './errors.js';
-import { buildApi } from './client.js';
+} from '../api/contract.js';
+import { EventTopicSchema, methodSpec, apiMethodNames } from '../api/contract.js';
+import { RunConfigSchema, type RunConfig } from '../api/run-config.js';
+import type { RunEvent } from '../api/records.js';
+import { conflict, describeValue, notFound, validationError, WorkbenchError } from '../api/errors.js';
+import { buildApi } from '../api/client.js';
 import * as adapter from './env-adapter.js';
 import { detectBackends, electronBinary, versions } from './system-info.js';
 import { ProjectStore } from '../storage/project-store.js';

@@ -1,8 +1,8 @@
 // The stage contract: a run is an ordered list of stages executed in the engine process.
 // core/engine owns execution (ordering, resume, events, process isolation); core/train and
 // core/eval implement stages and register them in core/engine/stages.ts.
-import type { RunConfig } from '../api/run-config.js';
-import type { EpisodeRecord, MetricPoint, RunEvent } from '../api/records.js';
+import type { RunConfig } from './run-config.js';
+import type { EpisodeRecord, MetricPoint, RunEvent } from './records.js';
 
 export interface StageContext {
   runId: string;
