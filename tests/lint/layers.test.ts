@@ -1,0 +1,45 @@
+// The CORE_LAYERS table in eslint.config.js is a wall only if lint actually fails on a planted upward import.
+// These tests lint planted source text as if it lived in a core/ folder, with the project's own config.
+import { describe, expect, it } from 'vitest';
+import { ESLint } from 'eslint';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { dirname, join } from 'node:path';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const configFile = join(root, 'eslint.config.js');
+const eslint = new ESLint({ cwd: root, overrideConfigFile: configFile });
+
+async function lintAt(file: string, source: string): Promise<string[]> {
+  const [result] = await eslint.lintText(source, { filePath: join(root, file) });
+  return result.messages.filter((m) => m.ruleId === 'no-restricted-imports').map((m) => m.message);
+}
+
+describe('CORE_LAYERS lint', () => {
+  it('fails an upward import with the layer message', async () => {
+    const envsToHost = await lintAt('core/envs/planted.ts', "import { createDispatcher } from '../host/dispatcher.js';\nexport const d = createDispatcher;\n");
+    expect(envsToHost).toHaveLength(1);
+    expect(envsToHost[0]).toMatch(/core\/envs may import only core\/\{envs,api\}.*core\/host is not below it/);
+
+    const apiToStorage = await lintAt('core/api/planted.ts', "import { readJsonl } from '../storage/jsonl.js';\nexport const r = readJsonl;\n");
+    expect(apiToStorage).toHaveLength(1);
+    expect(apiToStorage[0]).toMatch(/core\/api may import only core\/\{api\}.*core\/storage is not below it/);
+
+    const modelToTrain = await lintAt('core/model/planted.ts', "export type { Stage } from '../train/sft.js';\n");
+    expect(modelToTrain.join('\n')).toMatch(/core\/model may import only .*core\/train is not below it/);
+  });
+
+  it('passes an import the table allows', async () => {
+    expect(await lintAt('core/prompts/planted.ts', "import { createEnv } from '../envs/index.js';\nexport const m = createEnv;\n")).toEqual([]);
+    expect(await lintAt('core/host/planted.ts', "import { WorkbenchError } from '../api/errors.js';\nexport const e = WorkbenchError;\n")).toEqual([]);
+  });
+
+  it('has a row for every core/ folder, naming only known folders', async () => {
+    const { readdirSync } = await import('node:fs');
+    const { CORE_LAYERS } = (await import(pathToFileURL(configFile).href)) as { CORE_LAYERS: Record<string, string[]> };
+    const folders = readdirSync(join(root, 'core'), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort();
+    expect(Object.keys(CORE_LAYERS).sort()).toEqual(folders);
+    for (const [folder, below] of Object.entries(CORE_LAYERS)) {
+      for (const b of below) expect(folders, `${folder} -> ${b}`).toContain(b);
+    }
+  });
+});
