@@ -21,7 +21,7 @@ export const CORE_LAYERS = {
   envs: ['api'],                                             // pure, seeded environments
   storage: ['api'],                                          // the project folder
   prompts: ['api', 'envs'],                                  // templates, sessions, response parsing
-  train: ['api', 'envs', 'prompts', 'model', 'storage', 'eval'], // stages; 'eval' until evaluateModel moves next to playEpisodes
+  train: ['api', 'envs', 'prompts', 'model', 'storage'],     // stages, rollouts, RL math, episode statistics (Pass@k, collapse)
   eval: ['api', 'envs', 'prompts', 'model', 'storage', 'train'],
   engine: ['api', 'envs', 'storage', 'train', 'eval'],       // run host, study host, runner, stage registry
   host: ['api', 'envs', 'prompts', 'storage', 'engine', 'eval'], // dispatcher, env adapter, rpc server, in-process client

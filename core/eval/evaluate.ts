@@ -1,30 +1,17 @@
 // Evaluation: held-out puzzles from the evaluation seed range, n samples per puzzle at the eval
 // temperature (n ≥ k). Success, Pass@1/Pass@k with intervals, average actions, format-error and
 // invalid-action rates, world-model accuracy of observation and prediction, collapse signals
-// (core/eval/summary.ts), and state perplexity per template (the true initial state rendered by
+// (core/train/summary.ts), and state perplexity per template (the true initial state rendered by
 // each template, in the context of that template's first prompt). Results: eval/<name>.json.
-import type { StageContext, StageDefinition } from '../api/stage.js';
+import type { StageDefinition } from '../api/stage.js';
 import type { RunConfig } from '../api/run-config.js';
 import { stageSection } from '../train/plan.js';
-import { groupSpecs, playEpisodes, type RolloutResult } from '../train/rollout.js';
-import { rolloutDeps, sessionFactory } from '../train/episodes.js';
+import { sessionFactory } from '../train/episodes.js';
+import { evaluateModel } from '../train/evaluate-model.js';
 import { resolveTemplate } from '../prompts/tiny-templates.js';
 import { elapsedSeconds, loadStartingModel } from '../train/stage-utils.js';
 import type { ModelRuntime } from '../train/runtime.js';
-import { summarizeEpisodes, summaryMetrics, type EvalSummary } from './summary.js';
-
-export interface EvaluateOptions { puzzles: number; samples: number; k: number[]; temperature: number; stage: string; step: number; file?: string }
-
-/** Play the evaluation puzzles and summarise them (episodes go to rollouts/<file>.jsonl when `file` is set). */
-export async function evaluateModel(ctx: StageContext, runtime: ModelRuntime, opts: EvaluateOptions): Promise<{ summary: EvalSummary; results: RolloutResult[] }> {
-  const limits = { ...stageSection(ctx.config, 'rollout'), temperature: opts.temperature };
-  const specs = groupSpecs(`${opts.stage}-eval-${String(opts.step).padStart(6, '0')}`, ctx.config.seeds.evalStart, 0, opts.puzzles, opts.samples);
-  const deps = rolloutDeps(ctx.config, runtime, limits, { runId: ctx.runId, stage: opts.stage === 'eval' ? 'eval' : `${opts.stage}-eval`, step: opts.step, runDir: ctx.runDir }, { signal: ctx.signal });
-  const results = await playEpisodes(specs, limits, ctx.config.seeds.base * 13 + 101 + opts.step, deps);
-  if (opts.file && !ctx.signal.aborted) for (const r of results) ctx.episode(opts.file, r.record);
-  const summary = summarizeEpisodes(results.map((r) => r.record), opts.k, ctx.config.seeds.base);
-  return { summary, results };
-}
+import { summaryMetrics } from '../train/summary.js';
 
 /** Perplexity of the true initial state text, per template, on the first evaluation puzzles. */
 export function statePerplexityByTemplate(config: RunConfig, runtime: ModelRuntime, templates: string[], rows: number): Record<string, { perplexity: number; tokens: number }> {

@@ -9,7 +9,7 @@
 // runner, core/engine/study-host.ts) and the report (table.md, table.csv, PNGs, study.json).
 import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { passAtKWithInterval, type Interval } from './pass-at-k.js';
+import { passAtKWithInterval, type Interval } from '../train/pass-at-k.js';
 import { lineChartPng, type Series } from './png-chart.js';
 import { readJsonl } from '../storage/jsonl.js';
 import { writeFileAtomicSync, writeJsonAtomicSync } from '../storage/atomic.js';

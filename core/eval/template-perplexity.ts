@@ -312,7 +312,7 @@ export async function templatePerplexity(opts: TemplatePerplexityOptions): Promi
   const report = await initBackend({ backend: backendRequest === undefined ? undefined : parseBackendRequest(backendRequest, 'backend') });
   const { loadRuntime } = await import('../train/runtime.js');
   const { formatChat } = await import('../model/chat.js');
-  const { statePerplexity } = await import('./perplexity.js');
+  const { statePerplexity } = await import('../train/perplexity.js');
   let runtime;
   try {
     runtime = await loadRuntime(checkpoint.dir, { valueHead: false, trainable: false });

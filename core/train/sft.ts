@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { StageDefinition } from '../api/stage.js';
 import { formatChat, type ChatMessage } from '../model/chat.js';
 import { learningRate } from '../model/optim.js';
-import { statePerplexity } from '../eval/perplexity.js';
+import { statePerplexity } from './perplexity.js';
 import { stageSection } from './plan.js';
 import { sftLossMask } from './sft-mask.js';
 import { createRng, shuffleInPlace } from './rng.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { passAtK, passAtKBruteForce, passAtKWithInterval, wilsonInterval } from '../../core/eval/pass-at-k.js';
+import { passAtK, passAtKBruteForce, passAtKWithInterval, wilsonInterval } from '../../core/train/pass-at-k.js';
 
 describe('pass@k', () => {
   it('equals brute-force enumeration for all small n, c, k', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { inflateSync } from 'node:zlib';
 import { crc32, encodePng, lineChartPng } from '../../core/eval/png-chart.js';
-import { collapseSignals, longestRepeatedRun } from '../../core/eval/collapse.js';
+import { collapseSignals, longestRepeatedRun } from '../../core/train/collapse.js';
 
 describe('PNG chart', () => {
   it('crc32 matches the standard check value', () => {

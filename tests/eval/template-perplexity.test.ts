@@ -11,7 +11,7 @@ import { runPreset, tempProject } from '../train/helpers.js';
 import {
   findCheckpoint, latestCheckpoint, listRunCheckpoints, templatePerplexity, TemplatePerplexityError, type TemplatePerplexityOptions,
 } from '../../core/eval/template-perplexity.js';
-import { statePerplexity } from '../../core/eval/perplexity.js';
+import { statePerplexity } from '../../core/train/perplexity.js';
 import { loadRuntime } from '../../core/train/runtime.js';
 import { resolveTemplate } from '../../core/prompts/tiny-templates.js';
 import { createEnv } from '../../core/envs/index.js';

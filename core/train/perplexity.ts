@@ -3,7 +3,7 @@
 // negative log-likelihood of the state-content tokens given everything before them; perplexity =
 // exp(mean NLL over all those tokens). Used by SFT (before/after) and eval (per template).
 import { findTagContents, formatChat, messageTokenRanges, type ChatMessage } from '../model/chat.js';
-import type { ModelRuntime } from '../train/runtime.js';
+import type { ModelRuntime } from './runtime.js';
 
 export interface PerplexityResult { perplexity: number; meanNll: number; tokens: number; rows: number }
 
