@@ -8,7 +8,7 @@
 // message, then an assistant turn written by `randomWellFormedResponse(session, new Rng(seed))`:
 //   <think><observation>\nTRUE STATE\n</observation>\nI will try …\n<prediction>\nTRUE NEXT STATE\n</prediction></think><answer>…</answer>
 // where both states are rendered with the template. The perplexity is statePerplexity
-// (core/eval/perplexity.ts): exp(mean NLL of the observation and prediction contents).
+// (core/train/perplexity.ts): exp(mean NLL of the observation and prediction contents).
 //
 // This module's static imports are free of TF.js (the API host imports the checkpoint listing);
 // the model is loaded lazily inside templatePerplexity.
