@@ -1,0 +1,68 @@
+// What the API handlers share: the open project session and the dispatcher's helpers around it.
+// core/host/dispatcher.ts owns the state (session, listeners) and builds one HostContext; each
+// handlers/<namespace>.ts file returns its methods' handlers closed over it.
+import type { ApiMethodName, ApiRequestParsed, ApiResponse, ProjectEvent, RunInfo, RunSummary, SystemInfo, TemplateVersion } from '../../api/contract.js';
+import type { RunConfig } from '../../api/run-config.js';
+import { notFound, WorkbenchError } from '../../api/errors.js';
+import type { ProjectStore } from '../../storage/project-store.js';
+import type { RunData } from '../../storage/run-data.js';
+import type { RunHost } from '../../engine/run-host.js';
+import type { StudyHost, StudyHostOptions } from '../../engine/study-host.js';
+import type { ProcessLauncher } from '../../engine/launcher.js';
+import type { RunHostOptions } from '../../engine/run-host.js';
+import * as adapter from '../env-adapter.js';
+
+export interface DispatcherOptions {
+  host: SystemInfo['host'];
+  /** How engine processes start (default: Node child_process.fork). */
+  launcher?: ProcessLauncher;
+  runHost?: Pick<RunHostOptions, 'stopGraceMs' | 'startTimeoutMs' | 'flushIntervalMs' | 'maxOldSpaceMb'>;
+  /** Written into the project lock (who holds it), e.g. "serve" or "cli run". */
+  lockPurpose?: string;
+  /** Progress callbacks of the study runner (the CLI prints a line per run). */
+  studyHooks?: Pick<StudyHostOptions, 'onRunStarting' | 'onRunEnded'>;
+}
+
+/** An open project: its store, the hosts of its runs and studies, and cached run readers. */
+export interface Session { store: ProjectStore; runs: RunHost; studies: StudyHost; data: Map<string, RunData> }
+
+export interface HostContext {
+  readonly options: DispatcherOptions;
+  /** The open session, or null. */
+  session(): Session | null;
+  /** The open session; NoProject when none is open. */
+  need(where: string): Session;
+  /** The run's summary; NotFound when the project has no such run. */
+  needRun(s: Session, runId: string, where: string): RunSummary;
+  /** The cached reader of a run's files. */
+  runData(s: Session, runId: string): RunData;
+  /** The live record of a run (the engine's, while it runs) plus its folder. */
+  runInfo(s: Session, runId: string): RunInfo;
+  emitProject(event: ProjectEvent): void;
+  openSession(store: ProjectStore): Promise<void>;
+  /** Close the open session (false when none was open); Conflict while runs or a study are active. */
+  closeSession(where: string): Promise<boolean>;
+}
+
+export type Handler<M extends ApiMethodName> = (req: ApiRequestParsed<M>) => Promise<ApiResponse<M>> | ApiResponse<M>;
+/** A namespace's handlers, each typed by its method name (the dispatcher checks that every method has one). */
+export function defineHandlers<M extends ApiMethodName>(handlers: { [K in M]: Handler<K> }): { [K in M]: Handler<K> } {
+  return handlers;
+}
+
+/** The template a run config or a request names: saved in the project (that name wins) or a preset. */
+export function resolveTemplate(s: Session | null, ref: RunConfig['template']): { version: TemplateVersion; kind: 'preset' | 'saved' } {
+  if (s && (s.store.data.templates[ref.preset]?.length ?? 0) > 0) {
+    const v = s.store.readTemplate(ref.preset, ref.hash);
+    if (!v) throw notFound(`template ${ref.preset}@${ref.hash}`, 'template.hash', 'see templates.versions');
+    return { version: v, kind: 'saved' };
+  }
+  if (!adapter.isTemplatePreset(ref.preset)) {
+    throw new WorkbenchError('NotFound', `template ${JSON.stringify(ref.preset)} is neither a preset nor saved in this project; presets: ${adapter.templatePresetItems().map((t) => t.name).join(', ')}`, {
+      where: 'template.preset', expected: 'a template preset or saved template name', received: JSON.stringify(ref.preset),
+    });
+  }
+  const v = adapter.presetTemplateVersion(ref.preset);
+  if (ref.hash && !v.hash.startsWith(ref.hash)) throw notFound(`template ${ref.preset}@${ref.hash}`, 'template.hash', `the preset's hash is ${v.hash.slice(0, 12)}`);
+  return { version: v, kind: 'preset' };
+}
