@@ -14,8 +14,10 @@ const noUiInCore = {
 
 // The layers of core/, VS Code style: each folder names the core/ folders it may import.
 // An import of any other core/ folder fails lint (tests/lint/layers.test.ts plants one).
-// Read bottom-up: api and model stand on nothing; hosts (cli, server) stand on everything.
+// Read bottom-up: util, api and model stand on nothing (every folder may also import util);
+// hosts (cli, server) stand on everything.
 export const CORE_LAYERS = {
+  util: [],                                                  // pure helpers every folder may use: the one seeded RNG
   api: [],                                                   // the contract: methods, records, run config, errors, stage contract
   model: [],                                                 // the TF.js engine: tokenizers, decoder, training step, checkpoints
   envs: ['api'],                                             // pure, seeded environments
@@ -29,10 +31,12 @@ export const CORE_LAYERS = {
   cli: ['api', 'envs', 'prompts', 'model', 'storage', 'train', 'eval', 'engine', 'host', 'server'],
 };
 const TFJS_FOLDERS = new Set(['model', 'train']);
-const PURE_FOLDERS = new Set(['envs', 'prompts']);
+const PURE_FOLDERS = new Set(['util', 'envs', 'prompts']);
+
+const EVERYONE = ['util'];   // folders every core/ folder may import
 
 function layerRules(folder) {
-  const allowed = new Set([folder, ...CORE_LAYERS[folder]]);
+  const allowed = new Set([folder, ...EVERYONE, ...CORE_LAYERS[folder]]);
   const patterns = [...noUiInCore.patterns];
   for (const other of Object.keys(CORE_LAYERS)) {
     if (allowed.has(other)) continue;
@@ -40,7 +44,7 @@ function layerRules(folder) {
   }
   if (!TFJS_FOLDERS.has(folder)) patterns.push({ group: ['@tensorflow/*'], message: 'Only core/model and core/train import TF.js.' });
   if (PURE_FOLDERS.has(folder)) {
-    patterns.push({ group: ['fs', 'node:fs', 'fs/*', 'node:fs/*'], message: 'core/envs and core/prompts are pure: no fs.' });
+    patterns.push({ group: ['fs', 'node:fs', 'fs/*', 'node:fs/*'], message: 'core/util, core/envs and core/prompts are pure: no fs.' });
   }
   return { files: [`core/${folder}/**/*.ts`], rules: { 'no-restricted-imports': ['error', { patterns }] } };
 }
@@ -64,9 +68,9 @@ export default tseslint.config(
   ...Object.keys(CORE_LAYERS).map(layerRules),
   {
     // Pure and seeded: no Math.random.
-    files: ['core/envs/**/*.ts', 'core/prompts/**/*.ts'],
+    files: ['core/util/**/*.ts', 'core/envs/**/*.ts', 'core/prompts/**/*.ts'],
     rules: {
-      'no-restricted-properties': ['error', { object: 'Math', property: 'random', message: 'Use the env-owned seeded RNG (core/envs/rng.ts).' }],
+      'no-restricted-properties': ['error', { object: 'Math', property: 'random', message: 'Use the seeded RNG (core/util/rng.ts).' }],
     },
   },
   {

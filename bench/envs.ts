@@ -1,7 +1,7 @@
 // Environment throughput: steps per second and levels generated per second for each env,
 // median of several repeats, printed as JSON. Run: node bin/run-ts.mjs bench/envs.ts [--repeats 5]
 import { createEnv, listEnvs } from '../core/envs/index.js';
-import { Rng } from '../core/envs/rng.js';
+import { Rng } from '../core/util/rng.js';
 import { EpisodeSession, getTemplatePreset, randomWellFormedResponse } from '../core/prompts/index.js';
 
 const repeatsArg = process.argv.indexOf('--repeats');

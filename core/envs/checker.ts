@@ -5,7 +5,7 @@
 // truncated are never both true.
 import { BoardSchema } from '../api/records.js';
 import type { Env, StepResult } from './types.js';
-import { Rng } from './rng.js';
+import { Rng } from '../util/rng.js';
 
 export interface CheckReport { env: string; ok: boolean; problems: string[]; stepsRun: number }
 

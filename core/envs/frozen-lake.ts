@@ -18,7 +18,7 @@
 // (1/3), randomStartGoal (RAGEN: random start and goal, false), map (explicit rows of S F H G), maxSteps.
 import type { Board, CellKind } from '../api/records.js';
 import type { Entity, Env, EnvDefinition, ResetOptions, ResetResult, StepInfo, StepResult } from './types.js';
-import { Rng, type RngState } from './rng.js';
+import { Rng, type RngState } from '../util/rng.js';
 import { EnvError, show } from './errors.js';
 import { validateOptions, type OptionSpec, type ResolvedOptions } from './options.js';
 

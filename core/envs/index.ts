@@ -60,7 +60,7 @@ export function solveEnv(env: Env): EnvSolution | null {
 
 export type { Env, EnvDefinition, EnvDescription, EnvSolution, Entity, StepResult, ResetResult, StepInfo, ResetOptions, EnvBudget, EnvDocs } from './types.js';
 export { EnvError } from './errors.js';
-export { Rng, hashString, type RngState } from './rng.js';
+export { Rng, hashString, type RngState } from '../util/rng.js';
 export { SokobanEnv } from './sokoban.js';
 export { FrozenLakeEnv } from './frozen-lake.js';
 export { SudokuEnv } from './sudoku.js';

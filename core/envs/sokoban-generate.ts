@@ -2,7 +2,7 @@
 // boxes placed on targets, then reverse play (the player walks and pulls boxes) searched
 // depth-first; the reverse state with the best score (pulls x total box displacement) becomes
 // the start. Every generated level is solvable by construction (replay the pulls as pushes).
-import type { Rng } from './rng.js';
+import type { Rng } from '../util/rng.js';
 import type { SokobanLevel } from './sokoban-level.js';
 import { EnvError } from './errors.js';
 

@@ -19,7 +19,7 @@
 // optimal plan length), level (XSB text: play a given level instead of generating), maxSteps.
 import type { Board, CellKind } from '../api/records.js';
 import type { Entity, Env, EnvDefinition, ResetOptions, ResetResult, StepInfo, StepResult } from './types.js';
-import { Rng, type RngState } from './rng.js';
+import { Rng, type RngState } from '../util/rng.js';
 import { EnvError, show } from './errors.js';
 import { validateOptions, type OptionSpec, type ResolvedOptions } from './options.js';
 import { checkLevel, levelToGrid, levelToXsb, parseXsb, type SokobanLevel } from './sokoban-level.js';

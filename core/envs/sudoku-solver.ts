@@ -1,6 +1,6 @@
 // Sudoku helpers: a backtracking solver that counts solutions (up to a limit), generation of a
 // random full solution, and clue removal that keeps the solution unique.
-import type { Rng } from './rng.js';
+import type { Rng } from '../util/rng.js';
 
 /** Box shape for a board side: 4 → 2x2, 9 → 3x3, 6 → 2x3. */
 export function boxShape(size: number): [number, number] {

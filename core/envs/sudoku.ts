@@ -16,7 +16,7 @@
 // clues (explicit clue count), puzzle (explicit puzzle text), maxSteps.
 import type { Board, CellKind } from '../api/records.js';
 import type { Entity, Env, EnvDefinition, ResetOptions, ResetResult, StepInfo, StepResult } from './types.js';
-import { Rng, type RngState } from './rng.js';
+import { Rng, type RngState } from '../util/rng.js';
 import { EnvError, show } from './errors.js';
 import { validateOptions, type OptionSpec, type ResolvedOptions } from './options.js';
 import { canPlace, carvePuzzle, countSolutions, randomSolution, solveSudoku } from './sudoku-solver.js';

@@ -15,7 +15,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createEnv, listEnvs } from '../envs/index.js';
-import { Rng } from '../envs/rng.js';
+import { Rng } from '../util/rng.js';
 import { EpisodeSession, randomWellFormedResponse, type ChatMessage } from '../prompts/session.js';
 import { listTemplatePresets, TemplateError, templateHash, validateTemplate, type PromptTemplate } from '../prompts/template.js';
 import { resolveTemplate as resolveBuiltinTemplate, TINY_TEMPLATES } from '../prompts/tiny-templates.js';

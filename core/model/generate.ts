@@ -4,6 +4,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { CausalLM, disposeCache, type KvCache } from './transformer.js';
 import { InferenceSession } from './inference.js';
+import { Rng } from '../util/rng.js';
 
 /** The minimal tokenizer generation needs (the IO module's tokenizers satisfy it). */
 export interface GenerationTokenizer {
@@ -38,20 +39,6 @@ export interface GenerationResult {
   finishReason: 'stop' | 'eos' | 'length';
 }
 
-/** splitmix32-style seeded generator: uniform floats in [0, 1). */
-export class SeededRng {
-  private state: number;
-  constructor(seed: number) { this.state = (Math.imul(seed | 0, 0x9e3779b1) ^ 0x85ebca6b) >>> 0; }
-  next(): number {
-    this.state = (this.state + 0x9e3779b9) >>> 0;
-    let z = this.state;
-    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0;
-    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
-    z = (z ^ (z >>> 16)) >>> 0;
-    return z / 4294967296;
-  }
-}
-
 /** log softmax(row)[token], without allocating (vocabularies can be 150k wide). */
 function tokenLogprob(row: Float32Array, token: number): number {
   let max = -Infinity;
@@ -62,7 +49,7 @@ function tokenLogprob(row: Float32Array, token: number): number {
 }
 
 /** Choose the next token from one row of logits. Exported for tests. */
-export function sampleToken(row: Float32Array, rng: SeededRng, temperature: number, topK: number, topP: number): number {
+export function sampleToken(row: Float32Array, rng: Rng, temperature: number, topK: number, topP: number): number {
   const V = row.length;
   if (temperature <= 0) {
     let best = 0;
@@ -122,7 +109,7 @@ export function generate(model: CausalLM, tokenizer: GenerationTokenizer, prompt
   const ids = promptTokens.map((p) => [...new Array<number>(P - p.length).fill(pad), ...p]);      // [B, P] left-padded
   const mask = promptTokens.map((p) => [...new Array<number>(P - p.length).fill(0), ...p.map(() => 1)]);
   const rowOffset = options.rowSeedOffset ?? 0;
-  const rngs = promptTokens.map((_, b) => new SeededRng(seed * 1_000_003 + rowOffset + b));
+  const rngs = promptTokens.map((_, b) => new Rng(seed * 1_000_003 + rowOffset + b));
   const results: GenerationResult[] = promptTokens.map((p) => ({ promptTokens: p, tokens: [], text: '', logprobs: [], finishReason: 'length' }));
   const done = new Array<boolean>(B).fill(false);
   const window = stops.length ? Math.max(...stops.map((s) => s.length)) + 8 : 0;

@@ -5,7 +5,7 @@
 import type { Board, EpisodeRecord, ParsedResponse, StateSnapshot, TurnRecord, WmScore } from '../api/records.js';
 import type { Env } from '../envs/types.js';
 import { getEnvDefinition } from '../envs/index.js';
-import type { Rng } from '../envs/rng.js';
+import type { Rng } from '../util/rng.js';
 import { DEFAULT_FORMAT, renderPart, templateHash, type PromptTemplate, type ResponseFormat } from './template.js';
 import { stateVariables } from './state-text.js';
 import { parseResponse, turnPenalty } from './response.js';

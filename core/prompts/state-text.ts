@@ -3,7 +3,7 @@
 // coordinates" ablation (well-formed, wrong, seeded by the state). Templates pick and combine
 // them through Liquid variables (see template.ts). Pure: no fs, no Math.random.
 import type { Entity, Env } from '../envs/types.js';
-import { Rng, hashString } from '../envs/rng.js';
+import { Rng, hashString } from '../util/rng.js';
 
 type Pos = [number, number];
 

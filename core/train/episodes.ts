@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { EpisodeRecord } from '../api/records.js';
 import type { RunConfig, RolloutSection } from '../api/run-config.js';
 import { createEnv } from '../envs/index.js';
-import { Rng } from '../envs/rng.js';
+import { Rng } from '../util/rng.js';
 import { EpisodeSession, randomWellFormedResponse, renderState } from '../prompts/session.js';
 import { assertTemplate, type PromptTemplate } from '../prompts/template.js';
 import type { ModelRuntime } from './runtime.js';

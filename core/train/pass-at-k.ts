@@ -2,7 +2,7 @@
 // c succeed, pass@k = 1 − C(n−c, k)/C(n, k), computed as the stable product
 // 1 − Π_{i=n−c+1}^{n} (1 − k/i). Averaged over puzzles, with a bootstrap confidence interval
 // over puzzles (seeded) and a Wilson interval for the plain success rate.
-import { createRng } from './rng.js';
+import { createRng } from '../util/rng.js';
 
 export function passAtK(n: number, c: number, k: number): number {
   if (!Number.isInteger(n) || !Number.isInteger(c) || !Number.isInteger(k) || n < 1 || k < 1 || c < 0 || c > n) {

@@ -21,7 +21,7 @@ import { buildGrpoRows } from './grpo.js';
 import { elapsedSeconds, loadStartingModel, meanStats, startingCheckpoint, writeCheckpoint } from './stage-utils.js';
 import { breathe } from './breathe.js';
 import { loadRuntime, type ModelRuntime, type TrainRow } from './runtime.js';
-import { createRng, shuffleInPlace } from './rng.js';
+import { createRng, shuffleInPlace } from '../util/rng.js';
 
 /** Reward of one turn under the section's shaping (names in docs/metrics.md). */
 export function shapedTurnReward(turn: TurnRecord, section: RlSection): { reward: number; wm: number } {

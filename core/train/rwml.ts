@@ -10,14 +10,13 @@
 import { existsSync } from 'node:fs';
 import type { StageDefinition } from '../api/stage.js';
 import type { RwmlSection } from '../api/run-config.js';
-import { Rng } from '../envs/rng.js';
+import { createRng, Rng } from '../util/rng.js';
 import { randomWellFormedResponse, type EpisodeSession } from '../prompts/session.js';
 import { parseStateText, scoreWorldModel } from '../prompts/world-model.js';
 import { parseResponse } from '../prompts/response.js';
 import { stageSection } from './plan.js';
 import { runTemplate, sessionFactory } from './episodes.js';
 import { grpoAdvantages } from './groups.js';
-import { createRng } from './rng.js';
 import { elapsedSeconds, loadStartingModel, meanStats, startingCheckpoint, writeCheckpoint } from './stage-utils.js';
 import { breathe } from './breathe.js';
 import { loadRuntime, type TrainRow } from './runtime.js';

@@ -12,7 +12,7 @@ import { learningRate } from '../model/optim.js';
 import { statePerplexity } from './perplexity.js';
 import { stageSection } from './plan.js';
 import { sftLossMask } from './sft-mask.js';
-import { createRng, shuffleInPlace } from './rng.js';
+import { createRng, shuffleInPlace } from '../util/rng.js';
 import { elapsedSeconds, loadStartingModel, mean, meanStats, writeCheckpoint } from './stage-utils.js';
 import { breathe } from './breathe.js';
 import { loadRuntime, type ModelRuntime, type TrainRow } from './runtime.js';

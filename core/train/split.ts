@@ -1,6 +1,6 @@
 // Train/validation split by whole game: every row of one game lands on the same side, so no game
 // leaks into both (the released pipeline split per turn).
-import { createRng, shuffleInPlace } from './rng.js';
+import { createRng, shuffleInPlace } from '../util/rng.js';
 
 export function splitByGame<T>(rows: T[], gameOf: (row: T) => string, valFraction: number, seed: number): { train: T[]; val: T[]; trainGames: string[]; valGames: string[] } {
   if (!(valFraction >= 0 && valFraction < 1)) throw new Error(`splitByGame: expected valFraction in [0, 1); received ${valFraction}`);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FrozenLakeEnv, hasPath } from '../../core/envs/frozen-lake.js';
-import { Rng } from '../../core/envs/rng.js';
+import { Rng } from '../../core/util/rng.js';
 
 const MAP = ['SFFF', 'FHFH', 'FFFH', 'HFFG']; // Gymnasium's 4x4 map
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Rng, hashString } from '../../core/envs/rng.js';
+import { Rng, hashString } from '../../core/util/rng.js';
 
 describe('Rng', () => {
   it('is reproducible per seed and differs across seeds', () => {

@@ -15,7 +15,7 @@ import { statePerplexity } from '../../core/train/perplexity.js';
 import { loadRuntime } from '../../core/train/runtime.js';
 import { resolveTemplate } from '../../core/prompts/tiny-templates.js';
 import { createEnv } from '../../core/envs/index.js';
-import { Rng } from '../../core/envs/rng.js';
+import { Rng } from '../../core/util/rng.js';
 import { EpisodeSession, randomWellFormedResponse } from '../../core/prompts/session.js';
 import { templateHash, validateTemplate, type PromptTemplate } from '../../core/prompts/template.js';
 

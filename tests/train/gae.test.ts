@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { gae, gaeReference, turnThenTokenGae, explainedVariance } from '../../core/train/gae.js';
-import { createRng } from '../../core/train/rng.js';
+import { createRng } from '../../core/util/rng.js';
 
 describe('GAE', () => {
   it('matches a hand-computed case (γ=0.9, λ=0.8, env tokens skipped)', () => {

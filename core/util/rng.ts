@@ -1,6 +1,8 @@
-// Seeded pseudo-random number generator owned by each env (sfc32, seeded through splitmix32).
-// Its whole state is four 32-bit words, so it serialises into an env's getState()/setState().
-// Pure: no Math.random anywhere in core/envs or core/prompts.
+// The one seeded pseudo-random number generator of the workbench (sfc32, seeded through
+// splitmix32). Envs own one each (its whole state is four 32-bit words, so it serialises into an
+// env's getState()/setState()); the pipeline uses it for shuffles, splits, subsampling and
+// bootstrap intervals, the model for token sampling. Never Math.random: a fixed seed gives
+// identical runs. Pure, and importable from every core/ folder (core/util is the bottom layer).
 
 /** The serialisable state of an Rng: four unsigned 32-bit words. */
 export interface RngState { a: number; b: number; c: number; d: number }
@@ -90,12 +92,25 @@ export class Rng {
 
   /** Fisher-Yates shuffle in place; returns the same array. */
   shuffle<T>(items: T[]): T[] {
-    for (let i = items.length - 1; i > 0; i--) {
-      const j = this.int(i + 1);
-      const tmp = items[i]; items[i] = items[j]; items[j] = tmp;
-    }
-    return items;
+    return shuffleInPlace(items, () => this.next());
   }
+}
+
+/** A seeded uniform [0, 1) stream as a function (an Rng's next), for code that only draws floats. */
+export function createRng(seed: number): () => number {
+  const rng = new Rng(seed);
+  return () => rng.next();
+}
+
+/** Fisher-Yates shuffle in place with a uniform [0, 1) stream; returns the same array. */
+export function shuffleInPlace<T>(items: T[], next: () => number): T[] {
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = Math.floor(next() * (i + 1));
+    const tmp = items[i] as T;
+    items[i] = items[j] as T;
+    items[j] = tmp;
+  }
+  return items;
 }
 
 /** FNV-1a 32-bit hash of a string: a stable seed derived from text (e.g. a rendered state). */
