@@ -1,9 +1,11 @@
-// Run presets (method × size → a RunConfig input). The hook the pipeline fills: call
-// registerPreset() from its module and import that module at the bottom of this file.
+// The registry of run presets (id × size → a RunConfig input) that runs.presets, runs.create and
+// studies read: the diagnostic presets defined here, then one entry per method preset of
+// core/train/presets.ts (its MethodPreset rows), each offered at every preset size.
 import type { Method, RunConfigInput } from '../api/run-config.js';
 import type { Size } from '../api/contract.js';
 import { PRESET_DEFINITIONS, presetConfig as pipelinePresetConfig } from '../train/presets.js';
 
+/** A registered preset: what the API lists, and how to build its config for one of its sizes. */
 export interface PresetDefinition {
   id: string;
   title: string;

@@ -58,9 +58,9 @@ export function requireBatchTensor(batch: Record<string, tf.Tensor>, name: strin
   return t;
 }
 
-/** Sum of x * mask / max(sum(mask), 1). */
+/** Token mean over the mask: sum(x * mask) / max(sum(mask), 1). Shared by the SFT and the RL losses. */
 export function maskedMean(x: tf.Tensor, mask: tf.Tensor): tf.Scalar {
-  return tf.div(tf.sum(tf.mul(x, mask)), tf.maximum(tf.sum(mask), 1)) as tf.Scalar;
+  return tf.tidy(() => tf.div(tf.sum(tf.mul(x, mask)), tf.maximum(tf.sum(mask), 1)) as tf.Scalar);
 }
 
 /**

@@ -7,7 +7,8 @@
 // refLogprobs (only when klCoef > 0). The math is in ppo-losses.ts (tested against hand values).
 import * as tf from '@tensorflow/tfjs';
 import { registerLoss, requireBatchTensor, type LossFn } from '../model/losses.js';
-import { clippedValueLoss, klPenalty, maskedMean, ppoPolicyLoss, type KlEstimator } from './ppo-losses.js';
+import { maskedMean } from '../model/losses.js';
+import { clippedValueLoss, klPenalty, ppoPolicyLoss, type KlEstimator } from './ppo-losses.js';
 
 function num(params: Record<string, unknown>, name: string, fallback: number): number {
   const v = params[name];

@@ -5,12 +5,9 @@
 //   entropy : mean entropy of the sampled-token distributions (bonus: subtracted from the loss)
 //   kl      : to a frozen reference, estimators k1 = log π − log π_ref, k3 = e^{−x} + x − 1 with x = log π − log π_ref
 import * as tf from '@tensorflow/tfjs';
+import { maskedMean } from '../model/losses.js';
 
 export type KlEstimator = 'k1' | 'k3';
-
-export function maskedMean(values: tf.Tensor, mask: tf.Tensor): tf.Scalar {
-  return tf.tidy(() => tf.div(tf.sum(tf.mul(values, mask)), tf.maximum(tf.sum(mask), 1)) as tf.Scalar);
-}
 
 export interface PolicyLossInput {
   logprobs: tf.Tensor;     // [B, T] log π(a_t) under the current policy (differentiable)

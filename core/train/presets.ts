@@ -6,11 +6,14 @@
 //          local Qwen2.5 folder (model.source = 'hf-folder') to run them as published
 // The stage plan of a method lives in planStages (core/train/plan.ts).
 import type { Method, RunConfigInput } from '../api/run-config.js';
+import type { Size } from '../api/contract.js';
 
-export type Size = 'smoke' | 'quick' | 'paper';
-export const SIZES: Size[] = ['smoke', 'quick', 'paper'];
+/** The sizes a method preset defines ('custom' is a config that came from no preset). */
+export type PresetSize = Exclude<Size, 'custom'>;
+export const SIZES: PresetSize[] = ['smoke', 'quick', 'paper'];
 
-export interface PresetDefinition {
+/** A method preset: one row of the table below, registered for every size by core/engine/presets.ts. */
+export interface MethodPreset {
   id: string;
   title: string;
   description: string;
@@ -19,16 +22,16 @@ export interface PresetDefinition {
   base: RunConfigInput;
 }
 
-// Template kinds; smoke/quick use the compact tiny-* variants (core/train/templates.ts), paper the full presets.
+// Template kinds; smoke/quick use the compact tiny-* variants (core/prompts/tiny-templates.ts), paper the full presets.
 const coordinates = { preset: '@spa', responseFormat: 'world-model' } as const;
 const rawPlain = { preset: '@vanilla', responseFormat: 'plain' } as const;
-const TEMPLATE_BY_SIZE: Record<Size, Record<string, string>> = {
+const TEMPLATE_BY_SIZE: Record<PresetSize, Record<string, string>> = {
   smoke: { '@spa': 'tiny-spa', '@vanilla': 'tiny-vanilla', '@random-coordinates': 'tiny-random-coordinates' },
   quick: { '@spa': 'tiny-spa', '@vanilla': 'tiny-vanilla', '@random-coordinates': 'tiny-random-coordinates' },
   paper: { '@spa': 'spa', '@vanilla': 'vanilla', '@random-coordinates': 'random-coordinates' },
 };
 
-export const PRESET_DEFINITIONS: PresetDefinition[] = [
+export const PRESET_DEFINITIONS: MethodPreset[] = [
   { id: 'vanilla-rl', title: 'Vanilla RL', method: 'vanilla-rl', description: 'PPO on the raw grid with the plain <think>/<answer> format (the paper\'s baseline).', base: { method: 'vanilla-rl', template: rawPlain } },
   { id: 'state-estimation-rl', title: 'State-estimation RL', method: 'state-estimation-rl', description: 'PPO with the coordinates template and the world-model format, no SFT.', base: { method: 'state-estimation-rl', template: coordinates } },
   { id: 'spa', title: 'SPA', method: 'spa', description: 'Self-play, ground-truth replacement, SFT on the true states, then PPO (the paper\'s method).', base: { method: 'spa', template: coordinates } },
@@ -45,7 +48,7 @@ export const PRESET_DEFINITIONS: PresetDefinition[] = [
 ];
 
 /** Stage settings and model per size (merged under the preset's own fragment). */
-export const SIZE_SETTINGS: Record<Size, RunConfigInput> = {
+export const SIZE_SETTINGS: Record<PresetSize, RunConfigInput> = {
   smoke: {
     size: 'smoke',
     model: { source: 'preset', preset: 'tiny', overrides: { hidden_size: 16, intermediate_size: 32, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 2, max_position_embeddings: 1024 } },
@@ -113,15 +116,15 @@ export function mergeConfig(...parts: Array<Record<string, unknown> | undefined>
   return out;
 }
 
-export function getPresetDefinition(id: string): PresetDefinition {
+export function getMethodPreset(id: string): MethodPreset {
   const found = PRESET_DEFINITIONS.find((p) => p.id === id);
   if (!found) throw new Error(`unknown preset ${JSON.stringify(id)}; expected one of ${PRESET_DEFINITIONS.map((p) => p.id).join(', ')}`);
   return found;
 }
 
 /** The RunConfig input of a preset at a size, optionally for an env and with extra overrides. */
-export function presetConfig(id: string, size: Size = 'quick', overrides: RunConfigInput = {}): RunConfigInput {
-  const def = getPresetDefinition(id);
+export function presetConfig(id: string, size: PresetSize = 'quick', overrides: RunConfigInput = {}): RunConfigInput {
+  const def = getMethodPreset(id);
   if (!SIZES.includes(size)) throw new Error(`unknown size ${JSON.stringify(size)} for preset ${id}; expected one of ${SIZES.join(', ')}`);
   const envId = (overrides.env as { id?: string } | undefined)?.id ?? (def.base.env as { id?: string } | undefined)?.id ?? 'sokoban';
   const merged = mergeConfig(SIZE_SETTINGS[size] as Record<string, unknown>, def.base as Record<string, unknown>, overrides as Record<string, unknown>);
