@@ -27,6 +27,17 @@ export interface StageContext {
   appendJsonl(relPath: string, rows: unknown[]): void;
   /** Read a JSON file inside the run folder, or null if absent. */
   readJson<T = unknown>(relPath: string): T | null;
+  /**
+   * Read a JSONL file inside the run folder ([] if absent). A line that does not parse (a torn
+   * last line after a crash) is skipped and logged as a warning, never fatal (core/storage/jsonl.ts).
+   */
+  readJsonl<T = unknown>(relPath: string): T[];
+  /**
+   * The folder of a project-wide cache entry, <project>/cache/<kind>/<key> (not created): the one
+   * place outside its run folder where a stage may write, for results that runs share (the
+   * bootstrap's base model).
+   */
+  cacheDir(kind: string, key: string): string;
   /** Stage-local state for resume within a stage (e.g. last completed RL step). */
   saveState(state: Record<string, unknown>): void;
   loadState(): Record<string, unknown> | null;

@@ -219,9 +219,8 @@ export async function checkRunRequest(req: { preset?: string; config?: Record<st
     problems.push(`model.path: expected an existing ${model.source} folder for model.source "${model.source}", received ${model.path === undefined ? 'no path' : JSON.stringify(model.path)}${model.path ? ' (not found)' : ''}`);
   }
   // The template: a preset (core/prompts or the pipeline's tiny-*), or one saved in the project (templates/<name>@<hash>.json).
-  const { listTemplatePresets } = await import('../prompts/index.js');
-  const { TINY_TEMPLATES } = await import('../prompts/tiny-templates.js');
-  const presets = [...listTemplatePresets().map((t) => t.name), ...TINY_TEMPLATES.map((t) => t.name)];
+  const { builtinTemplateNames } = await import('../prompts/resolve-template.js');
+  const presets = builtinTemplateNames();
   const name = r.config.template.preset;
   const savedDir = projectDir ? path.join(path.resolve(projectDir), 'templates') : null;
   const saved = savedDir && fs.existsSync(savedDir) ? fs.readdirSync(savedDir).filter((f) => f.startsWith(`${name}@`) && f.endsWith('.json')) : [];

@@ -5,14 +5,9 @@ import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { createEnv, describeEnv, getEnvDefinition, listEnvs, solveEnv } from '../envs/index.js';
 import type { Env } from '../envs/types.js';
-import { assertTemplate, getTemplatePreset, listTemplatePresets, previewPrompt, renderState, type PromptTemplate } from '../prompts/index.js';
-import { TINY_TEMPLATES } from '../prompts/tiny-templates.js';   // the compact tiny-* presets that smoke/quick runs use (pure, no TF.js)
+import { assertTemplate, getTemplatePreset, previewPrompt, renderState, type PromptTemplate } from '../prompts/index.js';
+import { builtinTemplate, builtinTemplateNames, isBuiltinTemplate } from '../prompts/resolve-template.js';
 import { runAction as run, usageFail as fail } from './action.js';
-
-/** Every template preset name: the prompt presets plus the pipeline's tiny-* variants. */
-function templateNames(): string[] {
-  return [...listTemplatePresets().map((p) => p.name), ...TINY_TEMPLATES.map((t) => t.name)];
-}
 
 interface EnvFlags { env: string; seed?: string; level?: string; config?: string; template?: string; json?: boolean }
 
@@ -72,14 +67,12 @@ export function unknownTemplateVariables(template: PromptTemplate): { part: stri
 
 function loadTemplate(name: string | undefined): PromptTemplate {
   if (name === undefined) return getTemplatePreset('spa');
-  if (listTemplatePresets().some((p) => p.name === name)) return getTemplatePreset(name);
-  const tiny = TINY_TEMPLATES.find((t) => t.name === name);
-  if (tiny) return structuredClone(tiny);
+  if (isBuiltinTemplate(name)) return builtinTemplate(name);
   let text: string;
   try {
     text = readFileSync(name, 'utf8');
   } catch {
-    fail(`--template: expected a preset (${templateNames().join(', ')}) or a template JSON file, received ${JSON.stringify(name)}`);
+    fail(`--template: expected a preset (${builtinTemplateNames().join(', ')}) or a template JSON file, received ${JSON.stringify(name)}`);
   }
   let template: PromptTemplate;
   try {
@@ -140,7 +133,7 @@ export function registerEnvCommands(program: Command): void {
         console.log(`  budget: ${d.budget.maxTurns} turns, ${d.budget.maxActionsPerTurn} actions/turn, ${d.budget.maxActionsPerGame} actions/game; solver: ${d.hasSolver ? 'yes' : 'no'}`);
         for (const o of d.options) console.log(`  --config ${o.name} (${o.type}, default ${JSON.stringify(o.default)}): ${o.doc}`);
       }
-      console.log(`templates: ${templateNames().join(', ')}`);
+      console.log(`templates: ${builtinTemplateNames().join(', ')}`);
     }));
 
   env.command('describe')
@@ -154,7 +147,7 @@ export function registerEnvCommands(program: Command): void {
 
   envFlags(env.command('render'))
     .description('render the initial state with a template (default: spa)')
-    .option('--template <name|file>', `template preset (${templateNames().join(', ')}) or a template JSON file`)
+    .option('--template <name|file>', `template preset (${builtinTemplateNames().join(', ')}) or a template JSON file`)
     .option('--prompt', 'print the whole first prompt (system and user messages)')
     .option('--json', 'print JSON: state text, board, grid, entities (and messages with --prompt)')
     .action(run((flags: EnvFlags & { prompt?: boolean }) => {

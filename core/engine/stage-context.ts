@@ -6,8 +6,8 @@ import * as path from 'node:path';
 import type { EpisodeSummary, MetricPoint, RunEvent } from '../api/records.js';
 import type { RunConfig } from '../api/run-config.js';
 import { readJsonIfExists, writeJsonAtomicSync } from '../storage/atomic.js';
-import { appendJsonl, JsonlWriter } from '../storage/jsonl.js';
-import { insideRun, METRICS_FILE, ROLLOUT_INDEX, stageStateFile } from '../storage/run-files.js';
+import { appendJsonl, JsonlWriter, readJsonl } from '../storage/jsonl.js';
+import { insideRun, METRICS_FILE, projectCacheDir, ROLLOUT_INDEX, stageStateFile } from '../storage/run-files.js';
 import type { StageContext, StageOutput } from '../api/stage.js';
 
 const PROGRESS_INTERVAL_MS = 250;
@@ -98,6 +98,18 @@ export function createStageContext(o: ContextOptions): StageContext {
     },
     readJson<T = unknown>(relPath: string): T | null {
       return readJsonIfExists<T>(insideRun(o.runDir, relPath, 'ctx.readJson'));
+    },
+    readJsonl<T = unknown>(relPath: string): T[] {
+      const { rows, skipped } = readJsonl<T>(insideRun(o.runDir, relPath, 'ctx.readJsonl'));
+      if (skipped.length > 0) {
+        const first = skipped[0]!;
+        const what = skipped.length === 1 ? `line ${first.line}` : `${skipped.length} lines (first: line ${first.line})`;
+        emit({ type: 'log', runId: o.runId, time: now(), level: 'warn', stage: o.stage, message: `${relPath}: skipped ${what} that did not parse${first.torn ? ' (a torn last line)' : ''}: ${first.reason}` });
+      }
+      return rows;
+    },
+    cacheDir(kind, key) {
+      return projectCacheDir(o.runDir, kind, key);
     },
     saveState(state) {
       writeJsonAtomicSync(path.join(o.runDir, stageStateFile(o.stage)), state);

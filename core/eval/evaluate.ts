@@ -8,7 +8,7 @@ import type { RunConfig } from '../api/run-config.js';
 import { stageSection } from '../train/plan.js';
 import { sessionFactory } from '../train/episodes.js';
 import { evaluateModel } from '../train/evaluate-model.js';
-import { resolveTemplate } from '../prompts/tiny-templates.js';
+import { builtinTemplate } from '../prompts/resolve-template.js';
 import { elapsedSeconds, loadStartingModel } from '../train/stage-utils.js';
 import type { ModelRuntime } from '../train/runtime.js';
 import { summaryMetrics } from '../train/summary.js';
@@ -19,7 +19,7 @@ export function statePerplexityByTemplate(config: RunConfig, runtime: ModelRunti
   const limits = stageSection(config, 'rollout');
   for (const name of templates) {
     let template;
-    try { template = resolveTemplate(name, 'world-model'); } catch { continue; }
+    try { template = builtinTemplate(name, 'world-model'); } catch { continue; }
     let nll = 0, tokens = 0;
     const batch: Array<{ ids: number[]; from: number }> = [];
     for (let i = 0; i < rows; i++) {

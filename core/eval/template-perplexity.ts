@@ -12,13 +12,14 @@
 //
 // This module's static imports are free of TF.js (the API host imports the checkpoint listing);
 // the model is loaded lazily inside templatePerplexity.
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createEnv, listEnvs } from '../envs/index.js';
 import { Rng } from '../util/rng.js';
 import { EpisodeSession, randomWellFormedResponse, type ChatMessage } from '../prompts/session.js';
-import { listTemplatePresets, TemplateError, templateHash, validateTemplate, type PromptTemplate } from '../prompts/template.js';
-import { resolveTemplate as resolveBuiltinTemplate, TINY_TEMPLATES } from '../prompts/tiny-templates.js';
+import { TemplateError, validateTemplate, type PromptTemplate } from '../prompts/template.js';
+import { resolveTemplateRef } from '../prompts/resolve-template.js';
+import { ProjectView, type StoredTemplateVersion } from '../storage/project-view.js';
+import { WorkbenchError } from '../api/errors.js';
 
 export type TemplatePerplexityErrorCode = 'NotFound' | 'ValidationError' | 'CorruptData';
 
@@ -99,48 +100,36 @@ function listNames(names: string[], max = 12): string {
 
 /** The run folder, or a NotFound error listing the project's runs. */
 export function runFolder(project: string, runId: string): string {
-  const root = path.resolve(project);
-  if (!fs.existsSync(root) || !fs.statSync(root).isDirectory()) {
-    fail('NotFound', `project folder ${root} does not exist`, { where: 'project', expected: 'a project folder (with workbench.json and runs/)', received: root });
+  const view = new ProjectView(project);
+  if (!view.exists()) {
+    fail('NotFound', `project folder ${view.dir} does not exist`, { where: 'project', expected: 'a project folder (with workbench.json and runs/)', received: view.dir });
   }
   if (!RUN_ID.test(runId)) {
     fail('ValidationError', `run id ${JSON.stringify(runId)} is not a run id`, { where: 'runId', expected: 'letters, digits, ".", "_" or "-" (at most 128 characters)', received: JSON.stringify(runId) });
   }
-  const dir = path.join(root, 'runs', runId);
-  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
-    const runsDir = path.join(root, 'runs');
-    const runs = fs.existsSync(runsDir) ? fs.readdirSync(runsDir).filter((n) => !n.startsWith('.')).sort() : [];
-    fail('NotFound', `run ${JSON.stringify(runId)} does not exist in ${root}; runs: ${listNames(runs)}`, {
+  const dir = view.runDir(runId);
+  if (!dir) {
+    const runsDir = path.join(view.dir, 'runs');
+    fail('NotFound', `run ${JSON.stringify(runId)} does not exist in ${view.dir}; runs: ${listNames(view.runIds())}`, {
       where: 'runId', expected: `a run folder under ${runsDir}`, received: JSON.stringify(runId), hint: 'list runs with `spa-workbench list --project DIR` or runs.list',
     });
   }
   return dir;
 }
 
-function readJsonQuiet(file: string): unknown {
-  try { return JSON.parse(fs.readFileSync(file, 'utf8')); } catch { return null; }
-}
-
 /** Checkpoints of a run (folders with config.json under checkpoints/), oldest first. */
 export function listRunCheckpoints(project: string, runId: string): CheckpointInfo[] {
-  const dir = path.join(runFolder(project, runId), 'checkpoints');
-  if (!fs.existsSync(dir)) return [];
-  const found: Array<CheckpointInfo & { mtime: number }> = [];
-  for (const name of fs.readdirSync(dir)) {
-    if (name.startsWith('.')) continue;                                       // temp folders of the checkpoint writer
-    const folder = path.join(dir, name);
-    if (!fs.statSync(folder).isDirectory() || !fs.existsSync(path.join(folder, 'config.json'))) continue;
-    const m = readJsonQuiet(path.join(folder, 'manifest.json')) as { stage?: unknown; step?: unknown; created?: unknown } | null;
+  const found = new ProjectView(project).checkpoints(runFolder(project, runId)).map(({ name, dir, manifest: m, mtimeMs }) => {
     const created = typeof m?.created === 'string' ? m.created : null;
-    found.push({
-      name, dir: folder,
+    return {
+      name, dir,
       stage: typeof m?.stage === 'string' ? m.stage : null,
       step: typeof m?.step === 'number' ? m.step : null,
       created,
-      role: /critic/i.test(name) ? 'critic' : 'policy',
-      mtime: created && Number.isFinite(Date.parse(created)) ? Date.parse(created) : fs.statSync(folder).mtimeMs,
-    });
-  }
+      role: /critic/i.test(name) ? 'critic' as const : 'policy' as const,
+      mtime: created && Number.isFinite(Date.parse(created)) ? Date.parse(created) : mtimeMs,
+    };
+  });
   found.sort((a, b) => a.mtime - b.mtime || a.name.localeCompare(b.name));
   return found.map(({ mtime: _m, ...c }) => c);
 }
@@ -179,11 +168,11 @@ export function findCheckpoint(project: string, runId: string, name?: string): C
 }
 
 /** What run.json says about the run (null when it has none, e.g. a run written by a test). */
-function readRunConfig(runDir: string): { evalStart?: number; backend?: string } | null {
-  const rec = readJsonQuiet(path.join(runDir, 'run.json')) as { config?: { seeds?: { evalStart?: unknown }; backend?: unknown } } | null;
-  if (!rec?.config) return null;
-  const evalStart = rec.config.seeds?.evalStart;
-  const backend = rec.config.backend;
+function readRunConfig(project: string, runDir: string): { evalStart?: number; backend?: string } | null {
+  const config = new ProjectView(project).runRecord(runDir)?.config as { seeds?: { evalStart?: unknown }; backend?: unknown } | undefined;
+  if (!config) return null;
+  const evalStart = config.seeds?.evalStart;
+  const backend = config.backend;
   return { ...(typeof evalStart === 'number' ? { evalStart } : {}), ...(typeof backend === 'string' ? { backend } : {}) };
 }
 
@@ -191,23 +180,6 @@ function readRunConfig(runDir: string): { evalStart?: number; backend?: string }
 
 function templateIssues(issues: Array<{ part?: string; message: string; line?: number; column?: number }>): Array<{ path: string; message: string }> {
   return issues.map((i) => ({ path: i.part ?? '', message: `${i.line ? `line ${i.line} column ${i.column}: ` : ''}${i.message}` }));
-}
-
-function presetNames(): string[] {
-  return [...listTemplatePresets().map((p) => p.name), ...TINY_TEMPLATES.map((t) => t.name)];
-}
-
-/** Saved versions of a template in the project (templates/<name>@<hash>.json), oldest first. */
-function savedVersions(project: string, name: string): Array<{ hash: string; createdAt: number; source: string; file: string }> {
-  const dir = path.join(path.resolve(project), 'templates');
-  if (!fs.existsSync(dir)) return [];
-  const out: Array<{ hash: string; createdAt: number; source: string; file: string }> = [];
-  for (const f of fs.readdirSync(dir)) {
-    if (!f.startsWith(`${name}@`) || !f.endsWith('.json')) continue;
-    const v = readJsonQuiet(path.join(dir, f)) as { hash?: unknown; createdAt?: unknown; source?: unknown } | null;
-    if (v && typeof v.hash === 'string' && typeof v.source === 'string') out.push({ hash: v.hash, createdAt: typeof v.createdAt === 'number' ? v.createdAt : 0, source: v.source, file: f });
-  }
-  return out.sort((a, b) => a.createdAt - b.createdAt);
 }
 
 /** Raw text, a saved version (name, name@hash) or a preset (including the tiny-* ones). */
@@ -222,33 +194,18 @@ export function resolveTemplateInput(project: string, input: TemplateInput): { t
     }
     return { template: r.template, name: r.template.name, hash: r.hash, from: 'text' };
   }
-  let name = input.name;
-  let hash = input.hash;
-  const at = name.indexOf('@');
-  if (at >= 0) { hash = name.slice(at + 1) || hash; name = name.slice(0, at); }
-  const saved = /^[a-z0-9][a-z0-9-]{0,63}$/.test(name) ? savedVersions(project, name) : [];
-  if (saved.length > 0) {
-    const v = hash ? saved.filter((s) => s.hash.startsWith(hash!)).pop() : saved[saved.length - 1];
-    if (!v) {
-      fail('NotFound', `template ${name}@${hash} is not saved in this project; versions: ${listNames(saved.map((s) => s.hash.slice(0, 12)).reverse())}`, {
-        where: 'template hash', expected: `a saved version of ${name}`, received: JSON.stringify(hash),
-      });
-    }
-    const r = validateTemplate(v.source);
-    if (!r.ok) fail('CorruptData', `templates/${v.file} no longer validates: ${r.issues[0]?.message}`, { where: `templates/${v.file}`, issues: templateIssues(r.issues) });
-    return { template: r.template, name, hash: r.hash, from: 'saved' };
+  const view = new ProjectView(project);
+  const saved = (name: string) => (/^[a-z0-9][a-z0-9-]{0,63}$/.test(name) ? view.templateVersions(name) : []);
+  let r: ReturnType<typeof resolveTemplateRef<StoredTemplateVersion>>;
+  try { r = resolveTemplateRef(input, saved); } catch (err) {
+    if (!(err instanceof WorkbenchError)) throw err;
+    const d = err.details;
+    fail('NotFound', err.message, { where: d.where ?? 'template', ...(d.expected ? { expected: d.expected } : {}), ...(d.received ? { received: d.received } : {}) });
   }
-  if (!presetNames().includes(name)) {
-    fail('NotFound', `template ${JSON.stringify(name)} is neither a preset nor saved in this project; presets: ${presetNames().join(', ')}`, {
-      where: 'template', expected: 'a template preset, a saved template name (name or name@hash), or template text', received: JSON.stringify(input.name),
-    });
-  }
-  const template = resolveBuiltinTemplate(name);
-  const h = templateHash(template);
-  if (hash && !h.startsWith(hash)) {
-    fail('NotFound', `template ${name}@${hash}: the preset's hash is ${h.slice(0, 12)}`, { where: 'template hash', expected: h.slice(0, 12), received: JSON.stringify(hash) });
-  }
-  return { template, name, hash: h, from: 'preset' };
+  if (r.kind === 'preset') return { template: r.template, name: r.name, hash: r.hash, from: 'preset' };
+  const v = validateTemplate(r.version.source);
+  if (!v.ok) fail('CorruptData', `templates/${r.version.file} no longer validates: ${v.issues[0]?.message}`, { where: `templates/${r.version.file}`, issues: templateIssues(v.issues) });
+  return { template: v.template, name: r.name, hash: v.hash, from: 'saved' };
 }
 
 // ───────────────────────── rows ─────────────────────────
@@ -300,7 +257,7 @@ export async function templatePerplexity(opts: TemplatePerplexityOptions): Promi
   }
   const runDir = runFolder(opts.project, opts.runId);
   const checkpoint = findCheckpoint(opts.project, opts.runId, opts.checkpoint);
-  const runConfig = readRunConfig(runDir);
+  const runConfig = readRunConfig(opts.project, runDir);
   const seedStart = opts.seedStart ?? runConfig?.evalStart ?? 0;
   if (!Number.isSafeInteger(seedStart)) fail('ValidationError', `seedStart: expected an integer, received ${String(seedStart)}`, { where: 'seedStart', expected: 'an integer', received: String(seedStart) });
   const resolved = resolveTemplateInput(opts.project, opts.template);

@@ -5,11 +5,8 @@ import type {
 } from '../api/contract.js';
 import { WorkbenchError } from '../api/errors.js';
 import { createEnv, describeEnv, listEnvs } from '../envs/index.js';
-import {
-  getTemplatePreset, listTemplatePresets, previewPrompt, templateHash, validateTemplate,
-  type PromptTemplate, type TemplateIssue,
-} from '../prompts/index.js';
-import { TINY_TEMPLATES } from '../prompts/tiny-templates.js';   // the pipeline's compact presets for tiny models (no TF.js)
+import { previewPrompt, templateHash, validateTemplate, type PromptTemplate, type TemplateIssue } from '../prompts/index.js';
+import { builtinTemplate, builtinTemplateNames, isBuiltinTemplate } from '../prompts/resolve-template.js';
 
 /** Env/prompt errors → ValidationError naming the request field. */
 function asApiError(err: unknown, where: string): WorkbenchError {
@@ -52,21 +49,20 @@ export function envDescription(id: string): EnvDescription {
 // ── templates ──
 
 export function templatePresetItems(): TemplateListItem[] {
-  return [
-    ...listTemplatePresets().map((p) => ({ name: p.name, kind: 'preset' as const, description: p.description, latestHash: p.hash, versionCount: 1 })),
-    ...TINY_TEMPLATES.map((t) => ({ name: t.name, kind: 'preset' as const, description: t.description, latestHash: templateHash(t), versionCount: 1 })),
-  ];
+  return builtinTemplateNames().map((name) => {
+    const t = builtinTemplate(name);
+    return { name, kind: 'preset' as const, description: t.description, latestHash: templateHash(t), versionCount: 1 };
+  });
 }
 
 export function isTemplatePreset(name: string): boolean {
-  return listTemplatePresets().some((p) => p.name === name) || TINY_TEMPLATES.some((t) => t.name === name);
+  return isBuiltinTemplate(name);
 }
 
 /** A preset as a TemplateVersion (source = pretty JSON). */
 export function presetTemplateVersion(name: string): TemplateVersion {
   let t: PromptTemplate;
-  const tiny = TINY_TEMPLATES.find((x) => x.name === name);
-  try { t = tiny ? structuredClone(tiny) : getTemplatePreset(name); } catch (err) { throw asApiError(err, 'template'); }
+  try { t = builtinTemplate(name); } catch (err) { throw asApiError(err, 'template'); }
   return { name, hash: templateHash(t), createdAt: 0, description: t.description, parent: null, source: `${JSON.stringify(t, null, 2)}\n` };
 }
 

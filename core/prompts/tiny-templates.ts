@@ -1,9 +1,9 @@
-// Template resolution for runs. Besides the prompt presets of core/prompts, the pipeline offers
-// compact variants for tiny from-scratch models ("tiny-*"): the same state text and response
-// formats, but without the long instruction, legend and format reminder that a character-level
-// model would otherwise spend most of its context and compute on (a 1.1k-character first
-// message). The state part — what SPA is about — is identical to the full preset's.
-import { getTemplatePreset, type PromptTemplate } from './template.js';
+// Compact built-in templates ("tiny-*") for tiny from-scratch models. Beside the prompt presets
+// (template.ts) they keep the same state text and response formats, but drop the long
+// instruction, legend and format reminder that a character-level model would otherwise spend most
+// of its context and compute on (a 1.1k-character first message). The state part — what SPA is
+// about — is identical to the full preset's. Resolved by name in resolve-template.ts.
+import type { PromptTemplate } from './template.js';
 
 function tiny(name: string, description: string, state: string, responseFormat: 'plain' | 'world-model'): PromptTemplate {
   return {
@@ -25,11 +25,3 @@ export const TINY_TEMPLATES: PromptTemplate[] = [
   tiny('tiny-raw-grid', 'Compact prompt for tiny models; state = raw grid; world-model format.', '{{ grid }}', 'world-model'),
   tiny('tiny-random-coordinates', 'Compact prompt for tiny models; grid + well-formed but wrong coordinates (ablation).', '{{ grid }}\n{{ random_coordinates }}', 'world-model'),
 ];
-
-/** A template by name: the pipeline's tiny-* variants, else a core/prompts preset. */
-export function resolveTemplate(name: string, responseFormat?: 'plain' | 'world-model'): PromptTemplate {
-  const found = TINY_TEMPLATES.find((t) => t.name === name);
-  const template = found ? structuredClone(found) : getTemplatePreset(name);
-  if (responseFormat && responseFormat !== template.responseFormat) template.responseFormat = responseFormat;
-  return template;
-}

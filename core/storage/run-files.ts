@@ -13,6 +13,10 @@
 //   checkpoints/<stage>-<step>/  pipeline
 //   stages/<stage>/done.json     completion marker (written atomically when the stage returns)
 //   stages/<stage>/state.json    stage-local state for resume within a stage
+//   template.json                the template version pinned by runs.create
+//
+// Outside the run folder, a stage may write only <project>/cache/<kind>/<key> (projectCacheDir).
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { RunInfo } from '../api/contract.js';
 import { readJsonOrMoveAside, writeJsonAtomicSync, type JsonReadResult } from './atomic.js';
@@ -57,4 +61,29 @@ export function readRunRecord(runDir: string): JsonReadResult<RunRecord> {
 
 export function writeRunRecord(runDir: string, record: RunRecord): void {
   writeJsonAtomicSync(path.join(runDir, RUN_JSON), record);
+}
+
+const CACHE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/** <project>/cache/<kind>/<key> for a run folder <project>/runs/<id>: the project-wide cache (docs/project-format.md). */
+export function projectCacheDir(runDir: string, kind: string, key: string): string {
+  for (const [what, name] of [['kind', kind], ['key', key]] as const) {
+    if (!CACHE_NAME.test(name)) throw new Error(`cache ${what} ${JSON.stringify(name)}: expected a plain name (letters, digits, ".", "_", "-")`);
+  }
+  const runs = path.dirname(path.resolve(runDir));
+  if (path.basename(runs) !== 'runs') throw new Error(`${runDir}: a project cache needs a run folder inside <project>/runs/`);
+  return path.join(path.dirname(runs), 'cache', kind, key);
+}
+
+/** The template pinned in a run folder (template.json, written by runs.create), parsed; null when absent. */
+export function readPinnedTemplate(runDir: string): unknown | null {
+  const file = path.join(runDir, 'template.json');
+  let text: string;
+  try { text = fs.readFileSync(file, 'utf8'); } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+  try { return JSON.parse(text); } catch (err) {
+    throw new Error(`${file}: the run's pinned template is not valid JSON (${(err as Error).message}); restore it or recreate the run`);
+  }
 }

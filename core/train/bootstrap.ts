@@ -14,7 +14,7 @@ import { createRng, Rng, shuffleInPlace } from '../util/rng.js';
 import { formatChat, type ChatMessage } from '../model/chat.js';
 import { learningRate } from '../model/optim.js';
 import { stageSection } from './plan.js';
-import { resolveTemplate } from '../prompts/tiny-templates.js';
+import { builtinTemplate } from '../prompts/resolve-template.js';
 import { runTemplate, sessionFactory, ungroundedResponse } from './episodes.js';
 import { templateHash, type PromptTemplate } from '../prompts/template.js';
 import { assistantMask } from './sft-mask.js';
@@ -38,15 +38,14 @@ export const bootstrapStage: StageDefinition = {
     // built-in templates stay valid
     const own = runTemplate(ctx.config, ctx.runDir);
     let builtIn: PromptTemplate | null = null;
-    try { builtIn = resolveTemplate(ctx.config.template.preset, ctx.config.template.responseFormat); } catch { builtIn = null; }
+    try { builtIn = builtinTemplate(ctx.config.template.preset, ctx.config.template.responseFormat); } catch { builtIn = null; }
     const customHash = builtIn && templateHash(builtIn) === templateHash(own) ? undefined : templateHash(own);
     const templates = names.map((n) => (n === ctx.config.template.preset ? own : n));
     // the cache key holds what the base depends on: env, templates, model, seed, the bootstrap
     // settings and the rollout limits that shape its games (not sampling settings)
     const shape = { maxTurns: limits.maxTurns, maxActionsPerTurn: limits.maxActionsPerTurn, maxActionsPerGame: limits.maxActionsPerGame };
     const key = createHash('sha256').update(JSON.stringify({ env: ctx.config.env, templates: names, customTemplate: customHash, model: ctx.config.model, seed: ctx.config.seeds.base, selfplayStart: ctx.config.seeds.selfplayStart, section, limits: shape })).digest('hex').slice(0, 16);
-    const projectDir = dirname(dirname(ctx.runDir));
-    const cacheDir = join(projectDir, 'cache', 'bootstrap', key);
+    const cacheDir = ctx.cacheDir('bootstrap', key);
     const target = join(ctx.runDir, 'checkpoints', 'bootstrap');
     if (section.cache && existsSync(join(cacheDir, 'config.json'))) {
       cpSync(cacheDir, target, { recursive: true });
@@ -120,7 +119,7 @@ export function bootstrapRows(config: RunConfig, tokenizer: Tokenizer, maxContex
   const limit = Math.min(section.maxLength, maxContext);
   for (let g = 0; g < section.games; g++) {
     const entry = templates[g % templates.length]!;
-    const template = typeof entry === 'string' ? resolveTemplate(entry) : entry;
+    const template = typeof entry === 'string' ? builtinTemplate(entry) : entry;
     const session: EpisodeSession = sessionFactory(config, template, { ...limits, ...(turns ? { maxTurns: turns } : {}) })({ seed: config.seeds.selfplayStart - 1 - g, group: g, sample: 0, id: `bootstrap-${g}` });
     const prefix = session.generationPrefix();
     while (!session.done) {

@@ -1,6 +1,5 @@
 // Glue between the rollout loop and core/prompts: sessions for a run's env and template, the
 // model-backed text policy, the random writer, and the bootstrap's ungrounded turns.
-import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { EpisodeRecord } from '../api/records.js';
 import type { RunConfig, RolloutSection } from '../api/run-config.js';
@@ -10,7 +9,8 @@ import { EpisodeSession, randomWellFormedResponse, renderState } from '../prompt
 import { assertTemplate, type PromptTemplate } from '../prompts/template.js';
 import type { ModelRuntime } from './runtime.js';
 import type { EpisodeSpec, RolloutDeps, TextPolicy } from './rollout.js';
-import { resolveTemplate } from '../prompts/tiny-templates.js';
+import { builtinTemplate } from '../prompts/resolve-template.js';
+import { readPinnedTemplate } from '../storage/run-files.js';
 
 /**
  * The run's template. `runs.create` pins the resolved version (a preset or a template saved in the
@@ -19,20 +19,16 @@ import { resolveTemplate } from '../prompts/tiny-templates.js';
  * (or for runs created before pinning), the preset is resolved by name.
  */
 export function runTemplate(config: RunConfig, runDir?: string): PromptTemplate {
-  const file = runDir ? join(runDir, 'template.json') : null;
-  if (file && existsSync(file)) {
-    let json: unknown;
-    try { json = JSON.parse(readFileSync(file, 'utf8')); } catch (err) {
-      throw new Error(`${file}: the run's pinned template is not valid JSON (${(err as Error).message}); restore it or recreate the run`);
-    }
+  const json = runDir ? readPinnedTemplate(runDir) : null;
+  if (json !== null) {
     let template: PromptTemplate;
     try { template = assertTemplate(json); } catch (err) {
-      throw new Error(`${file}: the run's pinned template is invalid: ${(err as Error).message}`);
+      throw new Error(`${join(runDir!, 'template.json')}: the run's pinned template is invalid: ${(err as Error).message}`);
     }
     if (config.template.responseFormat !== template.responseFormat) template = { ...template, responseFormat: config.template.responseFormat };
     return template;
   }
-  return resolveTemplate(config.template.preset, config.template.responseFormat);
+  return builtinTemplate(config.template.preset, config.template.responseFormat);
 }
 
 export function sessionFactory(config: RunConfig, template: PromptTemplate, limits: RolloutSection) {

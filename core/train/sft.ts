@@ -4,7 +4,7 @@
 // contents from the loss (the released code's behaviour, an ablation). Cosine schedule with
 // warmup, validation loss each epoch (games never seen in training), a checkpoint per epoch, and
 // state perplexity on the validation rows before and after. Resumes after the last finished epoch.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StageDefinition } from '../api/stage.js';
 import { formatChat, type ChatMessage } from '../model/chat.js';
@@ -16,18 +16,9 @@ import { createRng, shuffleInPlace } from '../util/rng.js';
 import { elapsedSeconds, loadStartingModel, mean, meanStats, writeCheckpoint } from './stage-utils.js';
 import { breathe } from './breathe.js';
 import { loadRuntime, type ModelRuntime, type TrainRow } from './runtime.js';
+import { sftFile } from '../storage/run-files.js';
 
 interface Row { id: string; episodeId: string; messages: ChatMessage[] }
-
-function readRows(path: string): Row[] {
-  if (!existsSync(path)) return [];
-  const out: Row[] = [];
-  readFileSync(path, 'utf8').split('\n').forEach((line, i) => {
-    if (!line.trim()) return;
-    try { out.push(JSON.parse(line) as Row); } catch { throw new Error(`${path}: line ${i + 1} is not valid JSON; re-run the selfplay stage`); }
-  });
-  return out;
-}
 
 function toTrainRows(runtime: ModelRuntime, rows: Row[], maxLength: number, maskStateSpans: boolean): TrainRow[] {
   const out: TrainRow[] = [];
@@ -56,8 +47,8 @@ export const sftStage: StageDefinition = {
   async run(ctx) {
     const started = Date.now();
     const section = stageSection(ctx.config, 'sft');
-    const trainRows = readRows(join(ctx.runDir, 'datasets', 'sft-train.jsonl'));
-    const valRows = readRows(join(ctx.runDir, 'datasets', 'sft-val.jsonl'));
+    const trainRows = ctx.readJsonl<Row>(sftFile('train'));
+    const valRows = ctx.readJsonl<Row>(sftFile('val'));
     const state = ctx.loadState() as { epoch?: number; checkpoint?: string; step?: number } | null;
     let runtime: ModelRuntime;
     let from: string;

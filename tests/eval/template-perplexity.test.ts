@@ -13,7 +13,7 @@ import {
 } from '../../core/eval/template-perplexity.js';
 import { statePerplexity } from '../../core/train/perplexity.js';
 import { loadRuntime } from '../../core/train/runtime.js';
-import { resolveTemplate } from '../../core/prompts/tiny-templates.js';
+import { builtinTemplate } from '../../core/prompts/resolve-template.js';
 import { createEnv } from '../../core/envs/index.js';
 import { Rng } from '../../core/util/rng.js';
 import { EpisodeSession, randomWellFormedResponse } from '../../core/prompts/session.js';
@@ -25,10 +25,10 @@ const RUN = 'smoke-tp';
 
 /** A compact coordinates-only template for the tiny smoke model: the SPA coordinate line, no grid. */
 const COORDS: PromptTemplate = {
-  ...resolveTemplate('tiny-spa'),
+  ...builtinTemplate('tiny-spa'),
   name: 'tiny-coords',
   description: 'the SPA coordinate line only',
-  parts: { ...resolveTemplate('tiny-spa').parts, state: '{{ spa_coordinates }}' },
+  parts: { ...builtinTemplate('tiny-spa').parts, state: '{{ spa_coordinates }}' },
 };
 const COORDS_TEXT = JSON.stringify(COORDS, null, 2);
 
@@ -65,7 +65,7 @@ describe('templatePerplexity on a smoke checkpoint', () => {
     expect(spa.seedStart).toBe(100);
     expect(spa.tokens).toBeGreaterThan(0);
     expect(spa.checkpoint.name).toBe('bootstrap');
-    expect(spa.template).toEqual({ name: 'tiny-spa', hash: templateHash(resolveTemplate('tiny-spa')), from: 'preset' });
+    expect(spa.template).toEqual({ name: 'tiny-spa', hash: templateHash(builtinTemplate('tiny-spa')), from: 'preset' });
     expect(spa.maxContext).toBe(1024);
     expect(spa.longestRow).toBeLessThanOrEqual(1024);
     expect(typeof spa.backend).toBe('string');

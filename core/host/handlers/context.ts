@@ -3,7 +3,8 @@
 // handlers/<namespace>.ts file returns its methods' handlers closed over it.
 import type { ApiMethodName, ApiRequestParsed, ApiResponse, ProjectEvent, RunInfo, RunSummary, SystemInfo, TemplateVersion } from '../../api/contract.js';
 import type { RunConfig } from '../../api/run-config.js';
-import { notFound, WorkbenchError } from '../../api/errors.js';
+import { notFound } from '../../api/errors.js';
+import { resolveTemplateRef } from '../../prompts/resolve-template.js';
 import type { ProjectStore } from '../../storage/project-store.js';
 import type { RunData } from '../../storage/run-data.js';
 import type { RunHost } from '../../engine/run-host.js';
@@ -50,19 +51,11 @@ export function defineHandlers<M extends ApiMethodName>(handlers: { [K in M]: Ha
   return handlers;
 }
 
-/** The template a run config or a request names: saved in the project (that name wins) or a preset. */
+/** The template a run config or a request names: saved in the project (that name wins) or a built-in (core/prompts/resolve-template.ts). */
 export function resolveTemplate(s: Session | null, ref: RunConfig['template']): { version: TemplateVersion; kind: 'preset' | 'saved' } {
-  if (s && (s.store.data.templates[ref.preset]?.length ?? 0) > 0) {
-    const v = s.store.readTemplate(ref.preset, ref.hash);
-    if (!v) throw notFound(`template ${ref.preset}@${ref.hash}`, 'template.hash', 'see templates.versions');
-    return { version: v, kind: 'saved' };
-  }
-  if (!adapter.isTemplatePreset(ref.preset)) {
-    throw new WorkbenchError('NotFound', `template ${JSON.stringify(ref.preset)} is neither a preset nor saved in this project; presets: ${adapter.templatePresetItems().map((t) => t.name).join(', ')}`, {
-      where: 'template.preset', expected: 'a template preset or saved template name', received: JSON.stringify(ref.preset),
-    });
-  }
-  const v = adapter.presetTemplateVersion(ref.preset);
-  if (ref.hash && !v.hash.startsWith(ref.hash)) throw notFound(`template ${ref.preset}@${ref.hash}`, 'template.hash', `the preset's hash is ${v.hash.slice(0, 12)}`);
-  return { version: v, kind: 'preset' };
+  const r = resolveTemplateRef({ name: ref.preset, hash: ref.hash }, (name) => s?.store.data.templates[name] ?? [], 'template');
+  if (r.kind === 'preset') return { version: adapter.presetTemplateVersion(r.name), kind: 'preset' };
+  const v = s!.store.readTemplate(r.name, r.hash);
+  if (!v) throw notFound(`template ${r.name}@${r.hash}`, 'template hash', 'see templates.versions');
+  return { version: v, kind: 'saved' };
 }
