@@ -1,5 +1,10 @@
-// A Qwen2-style decoder-only transformer, read from small parts to the whole:
-// RMSNorm -> rotary positions -> grouped-query attention -> SwiGLU MLP -> block -> model.
+// A Qwen2-style decoder-only transformer. The small parts are in kernels.ts (RMSNorm, rotary
+// positions, SwiGLU, embedding, token statistics, reference attention) and attention.ts (the fast
+// grouped-query attention); this file holds the weights and composes the parts: `block()` is one
+// decoder layer (norm -> q/k/v -> attend -> o + residual -> norm -> SwiGLU MLP + residual), and
+// `trunk()` (full sequences: training, scoring) and `step()` (K/V cache: generation) stack it,
+// differing only in how they attend. inference.ts is a separate, faster generation path (tested
+// equal to this one).
 // Parameters are tf.Variables named by their Hugging Face keys and stored in the HF layout
 // (linear weights [out, in]), so checkpoints map 1:1 to model.safetensors. The kernels
 // (core/model/kernels.ts) reduce forward and backward to plain 2-D matmuls, the fast path of
@@ -450,6 +455,24 @@ export class CausalLM {
     return segments.map((row) => row.map((s, t) => (t > 0 && s !== 0 && row[t - 1] === s ? 1 : 0)));
   }
 
+  /**
+   * One decoder layer on the residual stream x [N, D]: pre-norm attention, then a pre-norm SwiGLU
+   * MLP, each added back to x. `attend(q, k, v, layer)` is the only part that varies: q [N, H*hd],
+   * k and v [N, KV*hd] (before rotary positions) in, the attended values [N, H*hd] out.
+   */
+  private block(i: number, x: tf.Tensor2D, attend: (q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, layer: number) => tf.Tensor2D): tf.Tensor2D {
+    const p = `model.layers.${i}`;
+    const eps = this.config.rms_norm_eps;
+    const h = rmsNorm(x, this.w(`${p}.input_layernorm.weight`) as tf.Tensor1D, eps);         // [N, D]
+    const q = this.proj(h, `${p}.self_attn.q_proj.weight`);                                     // [N, H*hd]
+    const k = this.proj(h, `${p}.self_attn.k_proj.weight`);                                     // [N, KV*hd]
+    const v = this.proj(h, `${p}.self_attn.v_proj.weight`);                                     // [N, KV*hd]
+    const attended = tf.add(x, this.proj(attend(q, k, v, i), `${p}.self_attn.o_proj.weight`)) as tf.Tensor2D; // [N, D]
+    const h2 = rmsNorm(attended, this.w(`${p}.post_attention_layernorm.weight`) as tf.Tensor1D, eps);
+    const mlp = swiglu(this.proj(h2, `${p}.mlp.gate_proj.weight`), this.proj(h2, `${p}.mlp.up_proj.weight`)); // [N, I]
+    return tf.add(attended, this.proj(mlp, `${p}.mlp.down_proj.weight`)) as tf.Tensor2D;      // [N, D]
+  }
+
   /** The decoder trunk on a full sequence (training and scoring). Returns final hidden [N, D]. */
   private trunk(inputIds: number[][], mask: number[][]): tf.Tensor2D {
     const c = this.config;
@@ -466,27 +489,14 @@ export class CausalLM {
     const rotary = { cos: this.ropeCos, sin: this.ropeSin, positions };
     const bias = fast ? null : segmentBias(mask, T);                            // [B, 1, T, T] (reference path only)
     const shape: AttentionShape = { batch: B, queryLength: T, keyLength: T, heads: H, kvHeads: KV, headDim: hd };
+    const attend = (q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D): tf.Tensor2D => {    // [N, H*hd]
+      if (fast) return attentionFast(q, k, v, mask, shape, rotary);
+      const qr = tf.reshape(rope(tf.reshape(q, [B * T * H, hd]), qRope!.cos, qRope!.sin, this.rotate, this.rotateT), [B * T, H * hd]); // rows per head -> [N, H*hd]
+      const kr = tf.reshape(rope(tf.reshape(k, [B * T * KV, hd]), kRope!.cos, kRope!.sin, this.rotate, this.rotateT), [B * T, KV * hd]);
+      return attentionReference(qr as tf.Tensor2D, kr as tf.Tensor2D, v, bias!, shape);
+    };
     let x = this.embed(inputIds);                                               // [N, D]
-    for (let i = 0; i < c.num_hidden_layers; i++) {
-      const p = `model.layers.${i}`;
-      const h = rmsNorm(x, this.w(`${p}.input_layernorm.weight`) as tf.Tensor1D, c.rms_norm_eps); // [N, D]
-      const q = this.proj(h, `${p}.self_attn.q_proj.weight`);                   // [N, H*hd]
-      const k = this.proj(h, `${p}.self_attn.k_proj.weight`);                   // [N, KV*hd]
-      const v = this.proj(h, `${p}.self_attn.v_proj.weight`);                   // [N, KV*hd]
-      let a: tf.Tensor2D;                                                       // [N, H*hd]
-      if (fast) {
-        a = attentionFast(q, k, v, mask, shape, rotary);
-      } else {
-        const qr = tf.reshape(rope(tf.reshape(q, [B * T * H, hd]), qRope!.cos, qRope!.sin, this.rotate, this.rotateT), [B * T, H * hd]); // rows per head -> [N, H*hd]
-        const kr = tf.reshape(rope(tf.reshape(k, [B * T * KV, hd]), kRope!.cos, kRope!.sin, this.rotate, this.rotateT), [B * T, KV * hd]);
-        a = attentionReference(qr as tf.Tensor2D, kr as tf.Tensor2D, v, bias!, shape);
-      }
-      x = tf.add(x, this.proj(a, `${p}.self_attn.o_proj.weight`));
-      const h2 = rmsNorm(x, this.w(`${p}.post_attention_layernorm.weight`) as tf.Tensor1D, c.rms_norm_eps);
-      const g = this.proj(h2, `${p}.mlp.gate_proj.weight`);                     // [N, I]
-      const u = this.proj(h2, `${p}.mlp.up_proj.weight`);                       // [N, I]
-      x = tf.add(x, this.proj(swiglu(g, u), `${p}.mlp.down_proj.weight`));       // [N, D]
-    }
+    for (let i = 0; i < c.num_hidden_layers; i++) x = this.block(i, x, attend);
     return rmsNorm(x, this.w('model.norm.weight') as tf.Tensor1D, c.rms_norm_eps);
   }
 
@@ -564,13 +574,9 @@ export class CausalLM {
       const kRope = KV === H ? qRope : this.ropeRows(positions, KV);
       const bias = attentionBias(keyMask, Tn);                                   // [B, 1, Tn, Tk]
       const biasG = rep === 1 ? bias : tf.reshape(tf.tile(tf.reshape(bias, [B, 1, 1, Tn, Tk]), [1, 1, rep, 1, 1]), [B, 1, rep * Tn, Tk]);
-      let x = this.embed(newIds);                                                // [B*Tn, D]
-      for (let i = 0; i < c.num_hidden_layers; i++) {
-        const p = `model.layers.${i}`;
-        const h = rmsNorm(x, this.w(`${p}.input_layernorm.weight`) as tf.Tensor1D, c.rms_norm_eps);
-        const q = rope(tf.reshape(this.proj(h, `${p}.self_attn.q_proj.weight`), [B * Tn * H, hd]), qRope.cos, qRope.sin, this.rotate, this.rotateT); // [B*Tn*H, hd]
-        const k = rope(tf.reshape(this.proj(h, `${p}.self_attn.k_proj.weight`), [B * Tn * KV, hd]), kRope.cos, kRope.sin, this.rotate, this.rotateT);
-        const v = this.proj(h, `${p}.self_attn.v_proj.weight`);                  // [B*Tn, KV*hd]
+      const attend = (qIn: tf.Tensor2D, kIn: tf.Tensor2D, v: tf.Tensor2D, i: number): tf.Tensor2D => { // [B*Tn, H*hd]
+        const q = rope(tf.reshape(qIn, [B * Tn * H, hd]), qRope.cos, qRope.sin, this.rotate, this.rotateT); // [B*Tn*H, hd]
+        const k = rope(tf.reshape(kIn, [B * Tn * KV, hd]), kRope.cos, kRope.sin, this.rotate, this.rotateT); // [B*Tn*KV, hd]
         const k4 = tf.transpose(tf.reshape(k, [B, Tn, KV, hd]), [0, 2, 1, 3]) as tf.Tensor4D; // [B, KV, Tn, hd]
         const v4 = tf.transpose(tf.reshape(v, [B, Tn, KV, hd]), [0, 2, 1, 3]) as tf.Tensor4D; // [B, KV, Tn, hd]
         const kAll = cache ? tf.concat([cache.keys[i]!, k4], 2) as tf.Tensor4D : k4;        // [B, KV, Tk, hd]
@@ -580,11 +586,10 @@ export class CausalLM {
         const qg = tf.reshape(tf.transpose(tf.reshape(q, [B, Tn, KV, rep, hd]), [0, 2, 3, 1, 4]), [B, KV, rep * Tn, hd]); // [B, KV, rep*Tn, hd]
         const scores = tf.add(tf.mul(tf.matMul(qg, kAll, false, true), 1 / Math.sqrt(hd)), biasG); // [B, KV, rep*Tn, Tk]
         const out = tf.matMul(tf.softmax(scores), vAll);                         // [B, KV, rep*Tn, hd]
-        const a = tf.reshape(tf.transpose(tf.reshape(out, [B, KV, rep, Tn, hd]), [0, 3, 1, 2, 4]), [B * Tn, H * hd]); // [B*Tn, H*hd]
-        x = tf.add(x, this.proj(a as tf.Tensor2D, `${p}.self_attn.o_proj.weight`));
-        const h2 = rmsNorm(x, this.w(`${p}.post_attention_layernorm.weight`) as tf.Tensor1D, c.rms_norm_eps);
-        x = tf.add(x, this.proj(swiglu(this.proj(h2, `${p}.mlp.gate_proj.weight`), this.proj(h2, `${p}.mlp.up_proj.weight`)), `${p}.mlp.down_proj.weight`));
-      }
+        return tf.reshape(tf.transpose(tf.reshape(out, [B, KV, rep, Tn, hd]), [0, 3, 1, 2, 4]), [B * Tn, H * hd]) as tf.Tensor2D; // [B*Tn, H*hd]
+      };
+      let x = this.embed(newIds);                                                // [B*Tn, D]
+      for (let i = 0; i < c.num_hidden_layers; i++) x = this.block(i, x, attend);
       const last = Tn === 1 ? x : tf.reshape(tf.slice(tf.reshape(x, [B, Tn, c.hidden_size]), [0, Tn - 1, 0], [B, 1, c.hidden_size]), [B, c.hidden_size]); // [B, D]
       const hidden = rmsNorm(last as tf.Tensor2D, this.w('model.norm.weight') as tf.Tensor1D, c.rms_norm_eps);
       return this.lmHead(hidden);                                                // [B, V]
