@@ -1,6 +1,6 @@
 // The run configuration: the one typed, validated description of a run. Saved resolved with
 // every run and checkpoint. Unknown keys are errors (strict objects). Every field has a default
-// and a one-line reason. OWNER: the pipeline (core/train); the API, CLI and UI read it.
+// and a one-line reason. The pipeline (core/train) runs it; the API, CLI and UI read it.
 // This file must not import Node modules (the renderer type-checks against it).
 import { z } from 'zod';
 

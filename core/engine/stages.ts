@@ -1,12 +1,10 @@
 // The stage registry and the plan of a run. Stage implementations are loaded lazily (only the
 // engine process imports them, so hosts never load TF.js); the plan is computed in the host at
-// run creation and saved in run.json.
-//
-// OWNERSHIP: created by the foundation; the pipeline takes it over and registers the real stages
-// (bootstrap, selfplay, sft, rl, rwml, eval) and the method plans.
-import type { Method, RunConfig } from '../api/run-config.js';
+// run creation and saved in run.json: the method's plan (core/train/plan.ts) unless the config
+// names the stages (stages.plan.order).
+import type { RunConfig } from '../api/run-config.js';
 import type { StageDefinition } from '../api/stage.js';
-import { METHOD_STAGES, methodPlan } from '../train/plan.js';
+import { methodPlan } from '../train/plan.js';
 
 export interface StageEntry {
   name: string;
@@ -16,19 +14,11 @@ export interface StageEntry {
 }
 
 const registry = new Map<string, StageEntry>();
-const methodPlans = new Map<Method, (config: RunConfig) => string[]>();
 
 export function registerStage(entry: StageEntry): void {
   if (!/^[a-z][a-z0-9-]*$/.test(entry.name)) throw new Error(`registerStage: stage name ${JSON.stringify(entry.name)} must be lower-case kebab-case`);
   registry.set(entry.name, entry);
 }
-
-export function registerMethodPlan(method: Method, plan: (config: RunConfig) => string[]): void {
-  methodPlans.set(method, plan);
-}
-
-export function getStageEntry(name: string): StageEntry | undefined { return registry.get(name); }
-export function listStageEntries(): StageEntry[] { return [...registry.values()]; }
 
 export async function loadStage(name: string): Promise<StageDefinition> {
   const entry = registry.get(name);
@@ -53,9 +43,7 @@ export function planStages(config: RunConfig): string[] {
     }
     plan = override as string[];
   } else {
-    const fn = methodPlans.get(config.method);
-    if (!fn) throw new Error(`no stage plan is registered for method "${config.method}" yet (registered: ${[...methodPlans.keys()].join(', ') || 'none'}); set stages.plan.order to run named stages`);
-    plan = fn(config);
+    plan = methodPlan(config);
   }
   const unknown = plan.filter((s) => !registry.has(s));
   if (unknown.length) throw new Error(`stages.plan: unknown stage(s) ${unknown.join(', ')}; registered stages: ${[...registry.keys()].join(', ')}`);
@@ -81,4 +69,3 @@ const pipeline = {
   eval: { title: 'Evaluation: Pass@k, world-model accuracy, perplexity, collapse', load: async () => (await import('../eval/evaluate.js')).evalStage },
 } satisfies Record<string, Omit<StageEntry, 'name'>>;
 for (const [name, entry] of Object.entries(pipeline)) registerStage({ name, ...entry });
-for (const method of Object.keys(METHOD_STAGES) as Method[]) registerMethodPlan(method, methodPlan);

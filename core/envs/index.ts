@@ -47,11 +47,6 @@ export function createEnv(id: string, options: Record<string, unknown> = {}): En
   return getEnvDefinition(id).create(options);
 }
 
-/** Default option values of an env. */
-export function defaultEnvOptions(id: string): Record<string, unknown> {
-  return Object.fromEntries(getEnvDefinition(id).options.map((o) => [o.name, o.default]));
-}
-
 /** Solve from the env's current state when the env has a solver; null otherwise. */
 export function solveEnv(env: Env): EnvSolution | null {
   const def = getEnvDefinition(env.id);

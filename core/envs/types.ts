@@ -1,5 +1,5 @@
 // The Env contract (Gymnasium style). Pure and seeded: no TF.js, no fs, no Math.random.
-// OWNER: the environments work (core/envs). The pipeline, prompts, API and CLI use it.
+// The pipeline, prompts, API and CLI use it.
 import type { Board } from '../api/records.js';
 
 export interface ResetOptions {

@@ -154,27 +154,6 @@ function transposeInto(x: Float32Array, r: number, c: number, out: Float32Array)
 }
 
 /**
- * RoPE on every head of rows [B*T, heads*hd] in JS: inverse = false gives x cos + rotate_half(x) sin,
- * inverse = true applies the transpose (the gradient): dy cos + rotate_half^T(dy sin).
- */
-export function rotateRows(x: Float32Array, heads: number, hd: number, r: Rotary, inverse: boolean): Float32Array {
-  const B = r.positions.length;
-  const T = r.positions[0]?.length ?? 0;
-  const L: Layout = { B, T, H: heads, KV: heads, hd, rep: 1, rows: T, scale: 1 };
-  if (!inverse) {
-    // Tiles of one head each, [T, hd]: scatter them back without rotation.
-    const tiles = gatherTiles(x, heads, 1, L, r, 1, false);
-    const out = new Float32Array(x.length);
-    for (let b = 0; b < B; b++) for (let h = 0; h < heads; h++) scatterTile(tiles.subarray((b * heads + h) * T * hd, (b * heads + h + 1) * T * hd), false, out, b, h, heads, 1, L, undefined, 1);
-    return out;
-  }
-  const tiles = gatherTiles(x, heads, 1, L, undefined, 1, false);
-  const out = new Float32Array(x.length);
-  for (let b = 0; b < B; b++) for (let h = 0; h < heads; h++) scatterTile(tiles.subarray((b * heads + h) * T * hd, (b * heads + h + 1) * T * hd), false, out, b, h, heads, 1, L, r, 1);
-  return out;
-}
-
-/**
  * Causal grouped-query attention. q [B*T, H*hd], k/v [B*T, KV*hd], segments / mask [B, T] ->
  * [B*T, H*hd]. q and k are taken as already rotated, or rotated here when `rotary` is given.
  * Differentiable in q, k, v.

@@ -218,5 +218,3 @@ export async function initBackend(options: InitBackendOptions = {}): Promise<Bac
   return current;
 }
 
-/** The report of the backend chosen by initBackend, or null before it ran. */
-export function backendReport(): BackendReport | null { return current; }

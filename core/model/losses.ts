@@ -49,8 +49,6 @@ export function getLoss(name: string): LossSpec {
   return spec;
 }
 
-export function registeredLosses(): string[] { return [...registry.keys()]; }
-
 /** Named [B, T] tensor from the batch, or a clear error. */
 export function requireBatchTensor(batch: Record<string, tf.Tensor>, name: string, loss: string): tf.Tensor {
   const t = batch[name];

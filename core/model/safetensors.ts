@@ -306,13 +306,6 @@ async function readExactly(handle: FileHandle, into: Uint8Array, position: numbe
   }
 }
 
-/** Reads the header only. */
-export async function readSafetensorsHeader(path: string): Promise<SafetensorsHeader> {
-  const reader = await SafetensorsReader.open(path);
-  await reader.close();
-  return reader.header;
-}
-
 /** Reads all (or the selected) tensors of a file as float32. */
 export async function readSafetensors(path: string, names?: readonly string[]): Promise<Map<string, TensorData>> {
   const reader = await SafetensorsReader.open(path);

@@ -1,6 +1,8 @@
-// The training step the pipeline uses for SFT, PPO and GRPO: forward the batch, evaluate a
-// loss from the registry by name, backpropagate (custom 2-D-matmul gradients), clip by global
-// norm, accumulate if asked, and apply AdamW with the scheduled learning rate.
+// A training step on a CausalLM: forward the batch, evaluate a loss from the registry by name,
+// backpropagate (custom 2-D-matmul gradients), clip by global norm, accumulate if asked, and apply
+// AdamW with the scheduled learning rate. Used by the data-parallel workers (model/workers), the
+// model benchmarks and the model tests. The pipeline's stages train through
+// ModelRuntime.trainStep (core/train/runtime.ts), a separate step with token-budget chunks.
 // Memory discipline: everything inside tf.tidy; gradients disposed after use.
 import * as tf from '@tensorflow/tfjs';
 import type { CausalLM } from './transformer.js';

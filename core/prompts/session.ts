@@ -2,7 +2,7 @@
 // (parse, execute valid actions, reward with the −0.1 penalty, true states before/after, parsed
 // world-model boards and their scores) and produces the TurnRecord / EpisodeRecord the engine
 // stores. The pipeline batches many sessions and calls the LLM between messages() and applyResponse().
-import type { Board, EpisodeRecord, ParsedResponse, StateSnapshot, TurnRecord, WmScore } from '../api/records.js';
+import type { EpisodeRecord, ParsedResponse, StateSnapshot, TurnRecord, WmScore } from '../api/records.js';
 import type { Env } from '../envs/types.js';
 import { getEnvDefinition } from '../envs/index.js';
 import type { Rng } from '../util/rng.js';
@@ -292,11 +292,6 @@ export class EpisodeSession {
       time: meta.time ?? Date.now(),
     };
   }
-}
-
-/** Board of a session's current true state (convenience for UIs and tests). */
-export function sessionBoard(session: EpisodeSession): Board {
-  return session.env.board();
 }
 
 /**

@@ -34,6 +34,13 @@ export function shapedTurnReward(turn: TurnRecord, section: RlSection): { reward
   return { reward: turn.reward + section.worldModelReward * wm + (wellFormed ? section.formatBonus : 0), wm };
 }
 
+/** The separate critic: resumed with its AdamW moments, else a copy of the starting checkpoint, else the run's starting model. */
+async function loadCritic(ctx: StageContext, resumeFrom: string | undefined, start: string | null): Promise<ModelRuntime> {
+  if (resumeFrom && existsSync(join(resumeFrom, 'config.json'))) return loadRuntime(resumeFrom, { valueHead: true, resume: true });
+  if (start) return loadRuntime(start, { valueHead: true });
+  return (await loadStartingModel(ctx, { valueHead: true })).runtime;
+}
+
 async function trackPassAtK(ctx: StageContext, runtime: ModelRuntime, section: RlSection, step: number): Promise<void> {
   const evalSection = stageSection(ctx.config, 'eval');
   const { summary } = await evaluateModel(ctx, runtime, { puzzles: section.passAtKPuzzles, samples: evalSection.samples, k: evalSection.k, temperature: evalSection.temperature, stage: 'rl', step });
@@ -58,12 +65,12 @@ export const rlStage: StageDefinition = {
     if (state?.checkpoint && existsSync(join(state.checkpoint, 'config.json'))) {
       policy = await loadRuntime(state.checkpoint, { valueHead: ppo && !separateCritic, resume: true });
       from = state.checkpoint;
-      ctx.log('info', `rl: resuming at step ${state.nextStep} from ${from} (optimizer moments restart)`);
+      ctx.log('info', `rl: resuming at step ${state.nextStep} from ${from} (weights and AdamW moments restored)`);
     } else {
       ({ runtime: policy, from } = await loadStartingModel(ctx, { valueHead: ppo && !separateCritic }));
     }
     const start = startingCheckpoint(ctx);
-    const critic = separateCritic ? (state?.critic && existsSync(join(state.critic, 'config.json')) ? await loadRuntime(state.critic, { valueHead: true, resume: true }) : start ? await loadRuntime(start, { valueHead: true }) : (await loadStartingModel(ctx, { valueHead: true })).runtime) : null;
+    const critic = separateCritic ? await loadCritic(ctx, state?.critic, start) : null;
     const reference = section.klCoef > 0 ? (start ? await loadRuntime(start, { valueHead: false, trainable: false }) : null) : null;
     if (section.klCoef > 0 && !reference) ctx.log('warn', 'rl: klCoef > 0 but there is no starting checkpoint to act as the frozen reference; KL is skipped');
     const klCoef = reference ? section.klCoef : 0;

@@ -1,7 +1,6 @@
 // Navigation routes of the renderer. Stable contract shared by every view: views receive a
 // `navigate(route)` prop and call it with one of these. The route lives in the URL hash
 // (#/run/<id>, ...) so reload and back/forward work in Electron and in browser mode alike.
-// OWNER: desktop shell / renderer frame. Additive changes only (new views, new optional fields).
 
 export type Route =
   | { view: 'projects' }
