@@ -2,6 +2,7 @@
 // Electron imports so it can be tested with a stub; preload.ts passes the real ipcRenderer.
 // Only named functions are exposed; invoke accepts only the contract's method names.
 import type { ApiMethodName, EventTopic, WorkbenchEvent } from '../core/api/contract.js';
+import { SubscriptionTable } from '../core/api/wire.js';
 import { BRIDGE_CHANNELS, type BridgeReply, type MenuCommand, type OpenFolderOptions, type SpaBridge } from './bridge.js';
 
 export interface IpcRendererLike {
@@ -11,19 +12,11 @@ export interface IpcRendererLike {
 }
 
 export function createBridge(ipc: IpcRendererLike, methodNames: ReadonlySet<string>, platform: string): SpaBridge {
-  const listeners = new Map<number, (event: WorkbenchEvent) => void>();
-  // Events can arrive before the subscribe reply: keep them briefly.
-  const early = new Map<number, WorkbenchEvent[]>();
+  const subscriptions = new SubscriptionTable();   // events can arrive before the subscribe reply: queued until it does
   ipc.on(BRIDGE_CHANNELS.event, (_e, payload) => {
     const p = payload as { subscription?: unknown; event?: unknown } | null;
     if (!p || typeof p.subscription !== 'number' || !p.event) return;
-    const l = listeners.get(p.subscription);
-    if (l) l(p.event as WorkbenchEvent);
-    else {
-      const q = early.get(p.subscription) ?? [];
-      if (q.length < 1000) q.push(p.event as WorkbenchEvent);
-      early.set(p.subscription, q);
-    }
+    subscriptions.deliver(p.subscription, p.event as WorkbenchEvent);
   });
 
   const bridge: SpaBridge = {
@@ -37,16 +30,17 @@ export function createBridge(ipc: IpcRendererLike, methodNames: ReadonlySet<stri
     },
     async subscribe(topic: EventTopic, listener: (event: WorkbenchEvent) => void): Promise<number> {
       if (typeof listener !== 'function') throw new TypeError('subscribe(topic, listener): listener must be a function');
-      const id = (await ipc.invoke(BRIDGE_CHANNELS.subscribe, topic)) as number;
-      listeners.set(id, listener);
-      const queued = early.get(id);
-      early.delete(id);
-      for (const e of queued ?? []) listener(e);
-      return id;
+      const done = subscriptions.subscribing();
+      try {
+        const id = (await ipc.invoke(BRIDGE_CHANNELS.subscribe, topic)) as number;
+        subscriptions.attach(id, listener);
+        return id;
+      } finally {
+        done();
+      }
     },
     async unsubscribe(subscription: number): Promise<void> {
-      listeners.delete(subscription);
-      early.delete(subscription);
+      subscriptions.detach(subscription);
       await ipc.invoke(BRIDGE_CHANNELS.unsubscribe, subscription);
     },
     dialogs: {

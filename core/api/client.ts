@@ -5,6 +5,7 @@ import type {
 } from './contract.js';
 import { apiMethodNames } from './contract.js';
 import { fromApiError, WorkbenchError } from './errors.js';
+import { PendingRequests, SubscriptionTable } from './wire.js';
 
 /** A bidirectional message channel carrying plain JSON objects. */
 export interface Transport<Out = unknown, In = unknown> {
@@ -35,60 +36,36 @@ export interface RpcClientOptions {
 
 /** A WorkbenchClient over a Transport speaking the wire protocol of contract.ts. */
 export function createRpcClient(transport: ClientTransport, options: RpcClientOptions = {}): WorkbenchClient {
-  let nextId = 1;
   let closed: string | null = null;
-  const pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void; timer?: ReturnType<typeof setTimeout> }>();
-  const subscriptions = new Map<number, (event: WorkbenchEvent) => void>();
-  // Events may arrive for a subscription whose `subscribe` reply is still in flight: queue them.
-  const early = new Map<number, WorkbenchEvent[]>();
-
-  const settle = (id: number, fn: (p: { resolve(v: unknown): void; reject(e: Error): void }) => void) => {
-    const p = pending.get(id);
-    if (!p) return;
-    pending.delete(id);
-    if (p.timer) clearTimeout(p.timer);
-    fn(p);
-  };
+  const pending = new PendingRequests<string>();                 // context: the method (or message type), for errors
+  const subscriptions = new SubscriptionTable();
+  const closedError = (reason: string) => new WorkbenchError('TransportError', `connection to the workbench host closed: ${reason}`, { where: 'client' });
 
   const removeMessage = transport.onMessage((msg) => {
     if (!msg || typeof msg !== 'object') return;
-    if (msg.type === 'result') settle(msg.id, (p) => p.resolve(msg.result));
-    else if (msg.type === 'error') settle(msg.id, (p) => p.reject(fromApiError(msg.error as ApiError)));
-    else if (msg.type === 'event') {
-      const listener = subscriptions.get(msg.subscription);
-      if (listener) listener(msg.event);
-      else {
-        const q = early.get(msg.subscription) ?? [];
-        if (q.length < 1000) q.push(msg.event);
-        early.set(msg.subscription, q);
-      }
-    }
+    if (msg.type === 'result') pending.resolve(msg.id, msg.result);
+    else if (msg.type === 'error') pending.reject(msg.id, fromApiError(msg.error as ApiError));
+    else if (msg.type === 'event') subscriptions.deliver(msg.subscription, msg.event);
   });
 
   const failAll = (reason: string) => {
     closed = reason;
-    for (const id of [...pending.keys()]) {
-      settle(id, (p) => p.reject(new WorkbenchError('TransportError', `connection to the workbench host closed: ${reason}`, { where: 'client' })));
-    }
+    pending.rejectAll(() => closedError(reason));
   };
   const removeClose = transport.onClose?.((reason) => failAll(reason));
 
   type Unsent = WireRequest extends infer R ? R extends WireRequest ? Omit<R, 'id'> : never : never;
   const request = (msg: Unsent): Promise<unknown> => {
-    if (closed) return Promise.reject(new WorkbenchError('TransportError', `connection to the workbench host closed: ${closed}`, { where: 'client' }));
-    const id = nextId++;
-    return new Promise((resolve, reject) => {
-      const entry: { resolve(v: unknown): void; reject(e: Error): void; timer?: ReturnType<typeof setTimeout> } = { resolve, reject };
-      if (options.timeoutMs) {
-        entry.timer = setTimeout(() => settle(id, (p) => p.reject(new WorkbenchError('Timeout', `no reply from the workbench host after ${options.timeoutMs} ms`, { where: String((msg as { method?: string }).method ?? msg.type) }))), options.timeoutMs);
-      }
-      pending.set(id, entry);
-      try {
-        transport.send({ ...msg, id } as WireRequest);
-      } catch (err) {
-        settle(id, (p) => p.reject(new WorkbenchError('TransportError', `could not send: ${(err as Error).message}`, { where: 'client' })));
-      }
-    });
+    if (closed) return Promise.reject(closedError(closed));
+    const where = String((msg as { method?: string }).method ?? msg.type);
+    const timeout = (w: string) => new WorkbenchError('Timeout', `no reply from the workbench host after ${options.timeoutMs} ms`, { where: w });
+    const { id, reply } = pending.add(where, options.timeoutMs ?? 0, timeout);
+    try {
+      transport.send({ ...msg, id } as WireRequest);
+    } catch (err) {
+      pending.reject(id, new WorkbenchError('TransportError', `could not send: ${(err as Error).message}`, { where: 'client' }));
+    }
+    return reply;
   };
 
   const api = buildApi((method, params) => request({ type: 'call', method, params }));
@@ -96,18 +73,16 @@ export function createRpcClient(transport: ClientTransport, options: RpcClientOp
   const subscribe = (topic: EventTopic, listener: (event: WorkbenchEvent) => void) => {
     let subscription: number | null = null;
     let cancelled = false;
+    const done = subscriptions.subscribing();
     request({ type: 'subscribe', topic }).then((r) => {
       subscription = (r as { subscription: number }).subscription;
       if (cancelled) { void request({ type: 'unsubscribe', subscription }).catch(() => undefined); return; }
-      subscriptions.set(subscription, listener);
-      const queued = early.get(subscription);
-      early.delete(subscription);
-      for (const e of queued ?? []) listener(e);
-    }, () => undefined);
+      subscriptions.attach(subscription, listener);
+    }, () => undefined).finally(done);
     return () => {
       cancelled = true;
       if (subscription !== null) {
-        subscriptions.delete(subscription);
+        subscriptions.detach(subscription);
         void request({ type: 'unsubscribe', subscription }).catch(() => undefined);
       }
     };

@@ -5,6 +5,7 @@
 import type {
   ApiMethodName, EventTopic, Unsubscribe, WireRequest, WireResponse, WorkbenchEvent,
 } from '../../../core/api/contract.js';
+import { PendingRequests, SubscriptionTable } from '../../../core/api/wire.js';
 import { ApiClientError } from './errors.js';
 import { TopicFanout, type ConnectionState, type Transport } from './client.js';
 
@@ -27,7 +28,6 @@ export interface WsTransportOptions {
   backoffMs?: { initial: number; max: number };   // default 300 → 5000
 }
 
-type Pending = { method: string; resolve: (v: unknown) => void; reject: (e: unknown) => void; timer: ReturnType<typeof setTimeout> | null };
 type Sub = { topic: EventTopic; deliver: (e: WorkbenchEvent) => void; hostId: number | null };
 
 const OPEN = 1;
@@ -37,14 +37,12 @@ export class WsTransport implements Transport {
   private socket: SocketLike | null = null;
   private state: ConnectionState = 'connecting';
   private readonly stateListeners = new Set<(s: ConnectionState) => void>();
-  private nextId = 1;
-  private readonly pending = new Map<number, Pending>();
+  private readonly requests = new PendingRequests<ApiMethodName>();   // calls in flight (context: the method)
   private readonly queue: string[] = [];
   private readonly subs = new Map<number, Sub>();            // local id → subscription
-  private readonly hostToLocal = new Map<number, number>();  // host subscription id → local id
-  private readonly subscribeRequests = new Map<number, number>(); // request id → local sub id
-  /** Events for a host subscription whose `subscribe` reply has not arrived yet (bounded). */
-  private readonly early = new Map<number, WorkbenchEvent[]>();
+  /** Host subscription id → listener, queueing events that arrive before the subscribe reply. */
+  private readonly table = new SubscriptionTable();
+  private readonly subscribeRequests = new Map<number, { localId: number; done: () => void }>(); // request id → local sub id
   private readonly fanout: TopicFanout;
   private closed = false;
   private backoff: number;
@@ -91,18 +89,14 @@ export class WsTransport implements Transport {
   private onSocketClosed(): void {
     this.socket = null;
     // Every in-flight call settles now: the host cannot answer on a new socket.
-    for (const [id, p] of this.pending) {
-      if (p.timer) clearTimeout(p.timer);
-      p.reject(new ApiClientError({
-        name: 'ConnectionLost',
-        message: `The connection to the workbench server closed before "${p.method}" was answered (${this.lastCloseReason}).`,
-        details: { where: p.method, expected: 'a reply from the server', received: 'connection closed', fix: 'check that `spa-workbench serve` is still running, then retry' },
-      }, p.method));
-      this.pending.delete(id);
-    }
+    this.requests.rejectAll((method) => new ApiClientError({
+      name: 'ConnectionLost',
+      message: `The connection to the workbench server closed before "${method}" was answered (${this.lastCloseReason}).`,
+      details: { where: method, expected: 'a reply from the server', received: 'connection closed', fix: 'check that `spa-workbench serve` is still running, then retry' },
+    }, method));
+    for (const { done } of this.subscribeRequests.values()) done();
     this.subscribeRequests.clear();
-    this.hostToLocal.clear();
-    this.early.clear();
+    this.table.clear();
     for (const sub of this.subs.values()) sub.hostId = null;
     this.setState('closed');
     if (!this.closed && this.options.reconnect !== false) {
@@ -134,18 +128,11 @@ export class WsTransport implements Transport {
     if (this.closed) {
       return Promise.reject(new ApiClientError({ name: 'ClientClosed', message: `The API client was closed; cannot call "${method}".` }, method));
     }
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      const timeoutMs = this.options.callTimeoutMs ?? 0;
-      const timer = timeoutMs > 0
-        ? setTimeout(() => {
-          if (!this.pending.delete(id)) return;
-          reject(new ApiClientError({ name: 'Timeout', message: `"${method}" got no reply within ${timeoutMs} ms.`, details: { where: method } }, method));
-        }, timeoutMs)
-        : null;
-      this.pending.set(id, { method, resolve, reject, timer });
-      this.send({ type: 'call', id, method, params });
-    });
+    const timeoutMs = this.options.callTimeoutMs ?? 0;
+    const timeout = (m: ApiMethodName) => new ApiClientError({ name: 'Timeout', message: `"${m}" got no reply within ${timeoutMs} ms.`, details: { where: m } }, m);
+    const { id, reply } = this.requests.add(method, timeoutMs, timeout);
+    this.send({ type: 'call', id, method, params });
+    return reply;
   }
 
   subscribe(topic: EventTopic, listener: (event: WorkbenchEvent) => void): Unsubscribe {
@@ -153,7 +140,7 @@ export class WsTransport implements Transport {
   }
 
   private openSub(topic: EventTopic, deliver: (e: WorkbenchEvent) => void): () => void {
-    const localId = this.nextId++;
+    const localId = this.requests.nextId();
     this.subs.set(localId, { topic, deliver, hostId: null });
     if (this.socket && this.socket.readyState === OPEN) this.sendSubscribe(localId, topic);
     // else: sent on open
@@ -161,15 +148,15 @@ export class WsTransport implements Transport {
       const sub = this.subs.get(localId);
       this.subs.delete(localId);
       if (sub && sub.hostId !== null) {
-        this.hostToLocal.delete(sub.hostId);
-        if (this.socket && this.socket.readyState === OPEN) this.send({ type: 'unsubscribe', id: this.nextId++, subscription: sub.hostId });
+        this.table.detach(sub.hostId);
+        if (this.socket && this.socket.readyState === OPEN) this.send({ type: 'unsubscribe', id: this.requests.nextId(), subscription: sub.hostId });
       }
     };
   }
 
   private sendSubscribe(localId: number, topic: EventTopic): void {
-    const id = this.nextId++;
-    this.subscribeRequests.set(id, localId);
+    const id = this.requests.nextId();
+    this.subscribeRequests.set(id, { localId, done: this.table.subscribing() });
     this.send({ type: 'subscribe', id, topic });
   }
 
@@ -182,40 +169,31 @@ export class WsTransport implements Transport {
       return;
     }
     if (msg.type === 'event') {
-      const localId = this.hostToLocal.get(msg.subscription);
-      const sub = localId === undefined ? undefined : this.subs.get(localId);
-      if (sub) sub.deliver(msg.event);
-      else if (this.subscribeRequests.size > 0) {
-        const q = this.early.get(msg.subscription) ?? [];
-        if (q.length < 1000) q.push(msg.event);
-        this.early.set(msg.subscription, q);
-      }
+      this.table.deliver(msg.subscription, msg.event);
       return;
     }
-    const subLocal = this.subscribeRequests.get(msg.id);
-    if (subLocal !== undefined) {
+    const subscribing = this.subscribeRequests.get(msg.id);
+    if (subscribing !== undefined) {
       this.subscribeRequests.delete(msg.id);
-      if (msg.type === 'result') {
-        const hostId = subscriptionIdOf(msg.result);
-        const sub = this.subs.get(subLocal);
-        if (hostId === null) return;
-        if (!sub) { this.send({ type: 'unsubscribe', id: this.nextId++, subscription: hostId }); return; } // unsubscribed meanwhile
-        sub.hostId = hostId;
-        this.hostToLocal.set(hostId, subLocal);
-        const queued = this.early.get(hostId);
-        this.early.delete(hostId);
-        for (const e of queued ?? []) sub.deliver(e);
-      } else {
-        console.error('workbench: subscription refused', msg.error);
-      }
+      this.onSubscribed(msg, subscribing.localId);
+      subscribing.done();
       return;
     }
-    const p = this.pending.get(msg.id);
-    if (!p) return; // unsubscribe acks, late replies after a timeout
-    this.pending.delete(msg.id);
-    if (p.timer) clearTimeout(p.timer);
-    if (msg.type === 'result') p.resolve(msg.result);
-    else p.reject(new ApiClientError(msg.error, p.method));
+    const method = this.requests.context(msg.id);
+    if (method === undefined) return; // unsubscribe acks, late replies after a timeout
+    if (msg.type === 'result') this.requests.resolve(msg.id, msg.result);
+    else this.requests.reject(msg.id, new ApiClientError(msg.error, method));
+  }
+
+  private onSubscribed(msg: WireResponse, localId: number): void {
+    if (msg.type === 'error') { console.error('workbench: subscription refused', msg.error); return; }
+    if (msg.type !== 'result') return;
+    const hostId = subscriptionIdOf(msg.result);
+    const sub = this.subs.get(localId);
+    if (hostId === null) return;
+    if (!sub) { this.send({ type: 'unsubscribe', id: this.requests.nextId(), subscription: hostId }); return; } // unsubscribed meanwhile
+    sub.hostId = hostId;
+    this.table.attach(hostId, sub.deliver);
   }
 
   close(): void {
@@ -224,11 +202,7 @@ export class WsTransport implements Transport {
     this.fanout.clear();
     const s = this.socket;
     this.socket = null;
-    for (const [id, p] of this.pending) {
-      if (p.timer) clearTimeout(p.timer);
-      p.reject(new ApiClientError({ name: 'ClientClosed', message: `The API client was closed before "${p.method}" was answered.` }, p.method));
-      this.pending.delete(id);
-    }
+    this.requests.rejectAll((method) => new ApiClientError({ name: 'ClientClosed', message: `The API client was closed before "${method}" was answered.` }, method));
     s?.close(1000, 'client closed');
     this.setState('closed');
   }
