@@ -1,6 +1,6 @@
 // The WorkbenchApi contract: every request and response the UI (or any client) can exchange
 // with the engine, as zod schemas, plus the TypeScript types derived from them and the event
-// stream types. One dispatcher (core/api/dispatcher.ts) implements it; the hosts (Electron IPC,
+// stream types. One dispatcher (core/host/dispatcher.ts) implements it; the hosts (Electron IPC,
 // the WebSocket server, in-process) only carry it.
 //
 // This file must not import Node modules: the renderer type-checks against it (type-only imports).
