@@ -1,6 +1,6 @@
 // Projects: create a new project folder, open an existing one, or pick a recent one. In the
 // desktop app folders come from the native dialog; in browser mode from a path field.
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useState, type ReactElement } from 'react';
 import type { ProjectInfo, RecentProject } from '../../../core/api/contract.js';
 import type { Client } from '../api/client.js';
 import { bridge } from '../api/connect.js';
@@ -84,16 +84,8 @@ export default function ProjectsView({ client, project, onOpened, notice }: Proj
           <h2>New project</h2>
           <p className="muted" style={{ marginTop: 0 }}>A project is a folder: runs, templates, rollouts and checkpoints live inside it. Nothing leaves your machine.</p>
           <div className="col">
-            <label className="field">
-              <span className="label">Folder</span>
-              <div className="row">
-                <input type="text" className="grow" value={createPath} onChange={(e) => setCreatePath(e.target.value)}
-                  placeholder="/home/me/spa-projects/sokoban-study" data-testid="create-path" aria-label="New project folder"
-                  onKeyDown={(e) => { if (e.key === 'Enter') create(createPath); }} />
-                {desktop && <button className="btn" onClick={() => void pick(true)} disabled={busy}>Choose…</button>}
-              </div>
-              <span className="field-help">Must be empty or not exist yet; it is created.</span>
-            </label>
+            <FolderField value={createPath} onChange={setCreatePath} onEnter={() => create(createPath)} testId="create-path" ariaLabel="New project folder"
+              pick={desktop ? { label: 'Choose…', onClick: () => void pick(true) } : null} busy={busy} help="Must be empty or not exist yet; it is created." />
             <label className="field">
               <span className="label">Name (optional)</span>
               <input type="text" value={createName} onChange={(e) => setCreateName(e.target.value)} placeholder="defaults to the folder name" data-testid="create-name" />
@@ -105,15 +97,8 @@ export default function ProjectsView({ client, project, onOpened, notice }: Proj
           <h2>Open project</h2>
           <p className="muted" style={{ marginTop: 0 }}>Open a folder that contains a workbench.json.</p>
           <div className="col">
-            <label className="field">
-              <span className="label">Folder</span>
-              <div className="row">
-                <input type="text" className="grow" value={openPath} onChange={(e) => setOpenPath(e.target.value)}
-                  placeholder="/home/me/spa-projects/sokoban-study" data-testid="open-path" aria-label="Project folder to open"
-                  onKeyDown={(e) => { if (e.key === 'Enter') open(openPath); }} />
-                {desktop && <button className="btn" onClick={() => void pick(false)} disabled={busy}>Browse…</button>}
-              </div>
-            </label>
+            <FolderField value={openPath} onChange={setOpenPath} onEnter={() => open(openPath)} testId="open-path" ariaLabel="Project folder to open"
+              pick={desktop ? { label: 'Browse…', onClick: () => void pick(false) } : null} busy={busy} />
             <div><button className="btn" onClick={() => open(openPath)} disabled={busy} data-testid="open-project">Open project</button></div>
           </div>
         </div>
@@ -136,5 +121,33 @@ export default function ProjectsView({ client, project, onOpened, notice }: Proj
         )}
       </div>
     </div>
+  );
+}
+
+interface FolderFieldProps {
+  value: string;
+  onChange(value: string): void;
+  onEnter(): void;
+  testId: string;
+  ariaLabel: string;
+  /** The desktop app's folder picker button, or null in browser mode. */
+  pick: { label: string; onClick(): void } | null;
+  busy: boolean;
+  help?: string;
+}
+
+/** A folder path typed in (Enter submits), with the desktop app's folder picker beside it. */
+function FolderField({ value, onChange, onEnter, testId, ariaLabel, pick, busy, help }: FolderFieldProps): ReactElement {
+  return (
+    <label className="field">
+      <span className="label">Folder</span>
+      <div className="row">
+        <input type="text" className="grow" value={value} onChange={(e) => onChange(e.target.value)}
+          placeholder="/home/me/spa-projects/sokoban-study" data-testid={testId} aria-label={ariaLabel}
+          onKeyDown={(e) => { if (e.key === 'Enter') onEnter(); }} />
+        {pick && <button className="btn" onClick={pick.onClick} disabled={busy}>{pick.label}</button>}
+      </div>
+      {help && <span className="field-help">{help}</span>}
+    </label>
   );
 }

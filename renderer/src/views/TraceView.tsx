@@ -4,7 +4,7 @@
 // true state and true next state with the wrong cells lit up, the world-model scores, actions,
 // reward and flags. Exports: episode JSON / JSONL, boards as PNG.
 import { useEffect, useMemo, useState, type ReactElement } from 'react';
-import type { EpisodeRecord, EpisodeSummary, TurnRecord, WmScore } from '../../../core/api/records.js';
+import type { Board, EpisodeRecord, EpisodeSummary, TurnRecord, WmScore } from '../../../core/api/records.js';
 import type { Route, ViewProps } from '../routes.js';
 import BoardFigure from '../boards/BoardFigure.js';
 import { breakable } from '../components/widgets.js';
@@ -234,13 +234,42 @@ function scoreLine(score: WmScore | null): string {
   return `${score.exact ? 'exact' : `${score.wrongCells.length} wrong`} · cells ${percent(score.cellAccuracy)}`;
 }
 
+interface StatePairProps {
+  what: 'observation' | 'prediction';
+  label: string;
+  modelTitle: string;
+  trueTitle: string;
+  modelBoard: Board | null;
+  trueBoard: Board;
+  text: string | null;                  // the model's <observation> / <prediction> text (null when absent)
+  score: WmScore | null;
+  size: number;
+  testIds: [string, string];            // model board, true board
+  exportNames: [string, string];
+}
+
+/** The model's board beside the true one, with the wrong cells marked on both. */
+function StatePair({ what, label, modelTitle, trueTitle, modelBoard, trueBoard, text, score, size, testIds, exportNames }: StatePairProps): ReactElement {
+  let missing: string;
+  if (text === null) missing = `no <${what}> in the response`;
+  else if (score && !score.parsed) missing = `<${what}> could not be parsed into a board`;
+  else missing = `no ${what} board`;
+  return (
+    <div className="trace-pair" aria-label={label}>
+      <BoardFigure board={modelBoard} title={modelTitle} highlight={score?.wrongCells} testId={testIds[0]} size={size}
+        missing={missing} exportName={exportNames[0]} footer={scoreLine(score)} />
+      <BoardFigure board={trueBoard} title={trueTitle} highlight={score?.wrongCells} testId={testIds[1]} size={size}
+        highlightStyle={score && !score.parsed ? 'soft' : 'strong'}
+        exportName={exportNames[1]} />
+    </div>
+  );
+}
+
 function TurnCard({ turn, base }: { turn: TurnRecord; base: string }): ReactElement {
   const obs = turn.wm.observation;
   const pred = turn.wm.prediction;
   const longest = Math.max(turn.stateBefore.board.rows, turn.stateBefore.board.cols, 1);
   const size = Math.min(190, longest * 34);
-  const missingText = (text: string | null, score: WmScore | null, what: string): string =>
-    text === null ? `no <${what}> in the response` : score && !score.parsed ? `<${what}> could not be parsed into a board` : `no ${what} board`;
   return (
     <article className="card trace-turn" data-testid={`turn-${turn.turn}`} aria-label={`Turn ${turn.turn + 1}`}>
       <div className="row trace-turn-head">
@@ -254,20 +283,12 @@ function TurnCard({ turn, base }: { turn: TurnRecord; base: string }): ReactElem
         {turn.done && <span className="badge">done</span>}
       </div>
       <div className="trace-boards">
-        <div className="trace-pair" aria-label="Observation against the true state">
-          <BoardFigure board={turn.observedBoard} title="Observation (model)" highlight={obs?.wrongCells} testId="board-observed" size={size}
-            missing={missingText(turn.parsed.observation, obs, 'observation')} exportName={`${base}-t${turn.turn}-observed`} footer={scoreLine(obs)} />
-          <BoardFigure board={turn.stateBefore.board} title="True state" highlight={obs?.wrongCells} testId="board-true-before" size={size}
-            highlightStyle={obs && !obs.parsed ? 'soft' : 'strong'}
-            exportName={`${base}-t${turn.turn}-state`} />
-        </div>
-        <div className="trace-pair" aria-label="Prediction against the true next state">
-          <BoardFigure board={turn.predictedBoard} title="Prediction (model)" highlight={pred?.wrongCells} testId="board-predicted" size={size}
-            missing={missingText(turn.parsed.prediction, pred, 'prediction')} exportName={`${base}-t${turn.turn}-predicted`} footer={scoreLine(pred)} />
-          <BoardFigure board={turn.stateAfter.board} title="True next state" highlight={pred?.wrongCells} testId="board-true-after" size={size}
-            highlightStyle={pred && !pred.parsed ? 'soft' : 'strong'}
-            exportName={`${base}-t${turn.turn}-next`} />
-        </div>
+        <StatePair what="observation" label="Observation against the true state" modelTitle="Observation (model)" trueTitle="True state"
+          modelBoard={turn.observedBoard} trueBoard={turn.stateBefore.board} text={turn.parsed.observation} score={obs} size={size}
+          testIds={['board-observed', 'board-true-before']} exportNames={[`${base}-t${turn.turn}-observed`, `${base}-t${turn.turn}-state`]} />
+        <StatePair what="prediction" label="Prediction against the true next state" modelTitle="Prediction (model)" trueTitle="True next state"
+          modelBoard={turn.predictedBoard} trueBoard={turn.stateAfter.board} text={turn.parsed.prediction} score={pred} size={size}
+          testIds={['board-predicted', 'board-true-after']} exportNames={[`${base}-t${turn.turn}-predicted`, `${base}-t${turn.turn}-next`]} />
       </div>
       <ScoreTable observation={obs} prediction={pred} />
       {turn.parsed.formatErrors.length > 0 && (
