@@ -26,7 +26,8 @@ export class PendingRequests<C> {
   add(context: C, timeoutMs = 0, timeoutError?: (context: C) => unknown): { id: number; reply: Promise<unknown> } {
     const id = this.nextId();
     const reply = new Promise<unknown>((resolve, reject) => {
-      const timer = timeoutMs > 0 ? setTimeout(() => this.reject(id, timeoutError ? timeoutError(context) : new Error(`no reply after ${timeoutMs} ms`)), timeoutMs) : null;
+      const onTimeout = () => this.reject(id, timeoutError ? timeoutError(context) : new Error(`no reply after ${timeoutMs} ms`));
+      const timer = timeoutMs > 0 ? setTimeout(onTimeout, timeoutMs) : null;
       this.entries.set(id, { context, resolve, reject, timer });
     });
     return { id, reply };

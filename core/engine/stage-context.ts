@@ -104,7 +104,8 @@ export function createStageContext(o: ContextOptions): StageContext {
       if (skipped.length > 0) {
         const first = skipped[0]!;
         const what = skipped.length === 1 ? `line ${first.line}` : `${skipped.length} lines (first: line ${first.line})`;
-        emit({ type: 'log', runId: o.runId, time: now(), level: 'warn', stage: o.stage, message: `${relPath}: skipped ${what} that did not parse${first.torn ? ' (a torn last line)' : ''}: ${first.reason}` });
+        const message = `${relPath}: skipped ${what} that did not parse${first.torn ? ' (a torn last line)' : ''}: ${first.reason}`;
+        emit({ type: 'log', runId: o.runId, time: now(), level: 'warn', stage: o.stage, message });
       }
       return rows;
     },

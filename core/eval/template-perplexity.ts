@@ -102,7 +102,9 @@ function listNames(names: string[], max = 12): string {
 export function runFolder(project: string, runId: string): string {
   const view = new ProjectView(project);
   if (!view.exists()) {
-    fail('NotFound', `project folder ${view.dir} does not exist`, { where: 'project', expected: 'a project folder (with workbench.json and runs/)', received: view.dir });
+    fail('NotFound', `project folder ${view.dir} does not exist`, {
+      where: 'project', expected: 'a project folder (with workbench.json and runs/)', received: view.dir,
+    });
   }
   if (!RUN_ID.test(runId)) {
     fail('ValidationError', `run id ${JSON.stringify(runId)} is not a run id`, { where: 'runId', expected: 'letters, digits, ".", "_" or "-" (at most 128 characters)', received: JSON.stringify(runId) });
@@ -200,11 +202,16 @@ export function resolveTemplateInput(project: string, input: TemplateInput): { t
   try { r = resolveTemplateRef(input, saved); } catch (err) {
     if (!(err instanceof WorkbenchError)) throw err;
     const d = err.details;
-    fail('NotFound', err.message, { where: d.where ?? 'template', ...(d.expected ? { expected: d.expected } : {}), ...(d.received ? { received: d.received } : {}) });
+    fail('NotFound', err.message, {
+      where: d.where ?? 'template', ...(d.expected ? { expected: d.expected } : {}), ...(d.received ? { received: d.received } : {}),
+    });
   }
   if (r.kind === 'preset') return { template: r.template, name: r.name, hash: r.hash, from: 'preset' };
   const v = validateTemplate(r.version.source);
-  if (!v.ok) fail('CorruptData', `templates/${r.version.file} no longer validates: ${v.issues[0]?.message}`, { where: `templates/${r.version.file}`, issues: templateIssues(v.issues) });
+  if (!v.ok) {
+    const file = `templates/${r.version.file}`;
+    fail('CorruptData', `${file} no longer validates: ${v.issues[0]?.message}`, { where: file, issues: templateIssues(v.issues) });
+  }
   return { template: v.template, name: r.name, hash: v.hash, from: 'saved' };
 }
 

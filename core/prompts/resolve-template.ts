@@ -22,7 +22,10 @@ export function builtinTemplate(name: string, responseFormat?: ResponseFormat): 
   let template: PromptTemplate;
   if (tiny) template = structuredClone(tiny);
   else if (listTemplatePresets().some((p) => p.name === name)) template = getTemplatePreset(name);
-  else throw new TemplateError('unknown template preset', [{ message: `expected one of ${builtinTemplateNames().join(', ')}; received ${JSON.stringify(name)}` }]);
+  else {
+    const message = `expected one of ${builtinTemplateNames().join(', ')}; received ${JSON.stringify(name)}`;
+    throw new TemplateError('unknown template preset', [{ message }]);
+  }
   if (responseFormat && responseFormat !== template.responseFormat) template.responseFormat = responseFormat;
   return template;
 }
@@ -40,14 +43,18 @@ export type ResolvedTemplate<V extends SavedTemplateRef> =
  * hash, else the newest with that prefix, else the newest), otherwise the built-in template.
  * NotFound (WorkbenchError, at `where`) when neither has it or no version matches the hash.
  */
-export function resolveTemplateRef<V extends SavedTemplateRef>(ref: { name: string; hash?: string | null }, saved: (name: string) => readonly V[], where = 'template'): ResolvedTemplate<V> {
+export function resolveTemplateRef<V extends SavedTemplateRef>(
+  ref: { name: string; hash?: string | null }, saved: (name: string) => readonly V[], where = 'template',
+): ResolvedTemplate<V> {
   let name = ref.name;
   let hash = ref.hash ?? undefined;
   const at = name.indexOf('@');
   if (at >= 0) { hash = name.slice(at + 1) || hash; name = name.slice(0, at); }
   const versions = saved(name);
   if (versions.length > 0) {
-    const version = !hash ? versions[versions.length - 1]! : versions.find((v) => v.hash === hash) ?? versions.filter((v) => v.hash.startsWith(hash!)).pop();
+    const wanted = hash;
+    const newest = versions[versions.length - 1]!;
+    const version = !wanted ? newest : versions.find((v) => v.hash === wanted) ?? versions.filter((v) => v.hash.startsWith(wanted)).pop();
     if (!version) {
       const list = versions.map((v) => v.hash.slice(0, 12)).reverse().join(', ');
       throw new WorkbenchError('NotFound', `template ${name}@${hash} is not saved in this project; its versions: ${list} (see templates.versions)`, {
@@ -57,14 +64,17 @@ export function resolveTemplateRef<V extends SavedTemplateRef>(ref: { name: stri
     return { kind: 'saved', name, hash: version.hash, version };
   }
   if (!isBuiltinTemplate(name)) {
-    throw new WorkbenchError('NotFound', `template ${JSON.stringify(name)} is neither a preset nor saved in this project; presets: ${builtinTemplateNames().join(', ')}`, {
+    const presets = builtinTemplateNames().join(', ');
+    throw new WorkbenchError('NotFound', `template ${JSON.stringify(name)} is neither a preset nor saved in this project; presets: ${presets}`, {
       where, expected: 'a template preset or saved template name (name or name@hash)', received: JSON.stringify(ref.name),
     });
   }
   const template = builtinTemplate(name);
   const h = templateHash(template);
   if (hash && !h.startsWith(hash)) {
-    throw new WorkbenchError('NotFound', `template ${name}@${hash}: the preset's hash is ${h.slice(0, 12)}`, { where: `${where} hash`, expected: h.slice(0, 12), received: JSON.stringify(hash) });
+    throw new WorkbenchError('NotFound', `template ${name}@${hash}: the preset's hash is ${h.slice(0, 12)}`, {
+      where: `${where} hash`, expected: h.slice(0, 12), received: JSON.stringify(hash),
+    });
   }
   return { kind: 'preset', name, hash: h, template };
 }

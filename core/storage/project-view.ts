@@ -68,8 +68,11 @@ export class ProjectView {
     for (const f of fs.readdirSync(dir)) {
       if (!f.startsWith(`${name}@`) || !f.endsWith('.json')) continue;
       const v = this.readJson(path.join(dir, f)) as { hash?: unknown; createdAt?: unknown; source?: unknown } | null;
-      if (v && typeof v.hash === 'string' && typeof v.source === 'string') out.push({ hash: v.hash, createdAt: typeof v.createdAt === 'number' ? v.createdAt : 0, source: v.source, file: f });
-      else if (v) this.problems.push(`templates/${f}: not a template version (hash and source expected)`);
+      if (v && typeof v.hash === 'string' && typeof v.source === 'string') {
+        out.push({ hash: v.hash, createdAt: typeof v.createdAt === 'number' ? v.createdAt : 0, source: v.source, file: f });
+      } else if (v) {
+        this.problems.push(`templates/${f}: not a template version (hash and source expected)`);
+      }
     }
     return out.sort((a, b) => a.createdAt - b.createdAt);
   }
