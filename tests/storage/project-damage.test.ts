@@ -19,7 +19,7 @@ const open = async (dir: string, o = {}) => { const s = await ProjectStore.open(
 async function projectWithRun(): Promise<{ dir: string; runId: string }> {
   isolateHome();
   const dir = tempDir();
-  const d = createDispatcher({ host: 'test' });
+  const d = createDispatcher({ host: 'in-process' });
   const api = createInProcessClient(d);
   await api.projects.create({ path: dir });
   const run = await api.runs.create({ config: diagConfig({ 'diag-wait': { steps: 1, delayMs: 1 } }) });
@@ -84,7 +84,7 @@ describe('damaged projects', () => {
       await expect(s.flush()).rejects.toThrow(/read-only/);
       s.close(); stores.pop();
       // and through the API, as the UI and the CLI use it
-      const d = createDispatcher({ host: 'test' });
+      const d = createDispatcher({ host: 'in-process' });
       const api = createInProcessClient(d);
       try {
         expect((await api.projects.open({ path: dir })).readOnly).toBe(true);
