@@ -13,7 +13,8 @@ afterEach(() => { fsDefault.writeSync = origWrite; syncBuiltinESMExports(); });
 /** The next writeSync writes only `accept` bytes; the one after that fails with ENOSPC. */
 function diskFullAfter(accept: number): void {
   let calls = 0;
-  fsDefault.writeSync = ((fd: number, buf: Buffer, offset = 0, length?: number) => {
+  fsDefault.writeSync = ((fd: number, buf: Buffer, offset: number | null = 0, length?: number) => {
+    offset ??= 0;
     calls++;
     if (calls === 1) return origWrite(fd, buf, offset, Math.min(accept, length ?? buf.length - offset));
     throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });

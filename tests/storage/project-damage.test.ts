@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { createDispatcher } from '../../core/host/dispatcher.js';
 import { createInProcessClient } from '../../core/host/in-process.js';
 import { ProjectStore, WORKBENCH_JSON } from '../../core/storage/project-store.js';
+import { RunData } from '../../core/storage/run-data.js';
 import { diagConfig, isolateHome, tempDir } from '../api/helpers.js';
 import { withWriteFault } from './fs-faults.js';
 
@@ -93,5 +94,18 @@ describe('damaged projects', () => {
       } finally { await d.dispose(); }
     });
     expect(fs.existsSync(path.join(dir, '.workbench.lock'))).toBe(false);
+  });
+});
+
+describe('rows of the wrong shape (D13)', () => {
+  it('datasets.query skips valid JSON rows that are not SFT rows and counts them', () => {
+    const dir = tempDir();
+    fs.mkdirSync(path.join(dir, 'datasets'));
+    const good = { id: 'e1-t0', episodeId: 'e1', seed: 1, turn: 0, prompt: 'p', original: 'o', corrected: 'c' };
+    fs.writeFileSync(path.join(dir, 'datasets', 'sft-train.jsonl'), `${JSON.stringify(good)}\n5\nnull\n{"id": 3}\n${JSON.stringify({ ...good, id: 'e1-t1' })}\n`);
+    const page = new RunData('r', dir).datasetPage('train', 0, 10);
+    expect(page.rows.map((r) => r.id)).toEqual(['e1-t0', 'e1-t1']);
+    expect(page.skipped).toBe(3);
+    expect(page.total).toBe(5);
   });
 });
