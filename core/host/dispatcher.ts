@@ -252,8 +252,20 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     'projects.open': async (req) => {
       const abs = path.resolve(req.path);
       if (session && session.store.dir === abs) return session.store.info();
-      if (session) await closeSession('projects.open');
+      if (session) {
+        // Open (and so validate) the new project before closing the open one: a bad path must
+        // leave the current project open (as projects.create does).
+        await session.runs.settleFinishing();
+        const active = session.runs.activeIds();
+        if (active.length) throw conflict(`projects.open: ${active.length} run(s) are still active (${active.join(', ')}); stop them first`, 'projects.open', { received: `${active.length} active run(s)` });
+      }
       const store = await ProjectStore.open(abs, { purpose: options.lockPurpose ?? options.host });
+      try {
+        await closeSession('projects.open');
+      } catch (err) {
+        store.close();
+        throw err;
+      }
       await openSession(store);
       return store.info();
     },
@@ -269,27 +281,34 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       }
       const { config, stages } = resolveOrThrow(req, 'runs.create');
       const id = newRunId(config);
+      s.store.assertWritable('runs.create');
       const dir = s.store.runDir(id);
       fs.mkdirSync(dir, { recursive: true });
       let templateHash: string | null = null;
       const notes: string[] = [];
-      try {
-        const t = resolveTemplate(s, config.template);
-        templateHash = t.version.hash;
-        config.template.hash = t.version.hash;                 // pin the version in the resolved config
-        writeJsonAtomicSync(path.join(dir, 'template.json'), JSON.parse(t.version.source));
-      } catch (err) {
-        notes.push(`template not resolved at creation: ${(err as Error).message}`);
-      }
       const now = Date.now();
-      const record: RunRecord = {
-        id, name: config.name ?? `${config.method} · ${config.env.id}`, method: config.method, env: config.env.id, size: config.size,
-        preset: req.preset ?? null, templateHash, status: 'created', reason: null, createdAt: now, startedAt: null, finishedAt: null,
-        durationMs: 0, attempts: 0,
-        stages: stages.map((name) => ({ name, title: stageTitle(name), status: 'pending', startedAt: null, finishedAt: null, reason: null, done: 0, total: 0 })),
-        progress: null, latest: {}, config, versions: versions(),
-      };
-      writeRunRecord(dir, record);
+      let record: RunRecord;
+      try {   // a failure before run.json exists (a full disk) removes the new folder (nothing in it yet): no orphan run folder
+        try {
+          const t = resolveTemplate(s, config.template);
+          templateHash = t.version.hash;
+          config.template.hash = t.version.hash;                 // pin the version in the resolved config
+          writeJsonAtomicSync(path.join(dir, 'template.json'), JSON.parse(t.version.source));
+        } catch (err) {
+          notes.push(`template not resolved at creation: ${(err as Error).message}`);
+        }
+        record = {
+          id, name: config.name ?? `${config.method} · ${config.env.id}`, method: config.method, env: config.env.id, size: config.size,
+          preset: req.preset ?? null, templateHash, status: 'created', reason: null, createdAt: now, startedAt: null, finishedAt: null,
+          durationMs: 0, attempts: 0,
+          stages: stages.map((name) => ({ name, title: stageTitle(name), status: 'pending', startedAt: null, finishedAt: null, reason: null, done: 0, total: 0 })),
+          progress: null, latest: {}, config, versions: versions(),
+        };
+        writeRunRecord(dir, record);
+      } catch (err) {
+        fs.rmSync(dir, { recursive: true, force: true });
+        throw err;
+      }
       for (const n of notes) appendJsonl(path.join(dir, EVENTS_FILE), [{ type: 'log', runId: id, time: now, level: 'warn', message: n }]);
       s.store.putRun(summaryOf(record));
       await s.store.flush();

@@ -15,17 +15,18 @@ function fail(code: string, target: string): never {
 }
 
 /** Run `fn` with writes under `root` failing with `code`; returns fn's result and restores fs. */
-export async function withWriteFault<T>(root: string, code: 'EROFS' | 'ENOSPC', fn: () => Promise<T> | T): Promise<T> {
+export async function withWriteFault<T>(root: string, code: 'EROFS' | 'ENOSPC', fn: () => Promise<T> | T, options: { except?: string[] } = {}): Promise<T> {
   const abs = path.resolve(root);
   const inside = (p: unknown) => typeof p === 'string' && (path.resolve(p) === abs || path.resolve(p).startsWith(abs + path.sep));
   const fsAny = fsDefault as unknown as Record<string, Fn>;
   const saved: Record<string, Fn> = {};
   const fds = new Set<number>();
   for (const name of WRITE_FNS) {
+    if (options.except?.includes(name)) continue;
     const orig = fsAny[name]!;
     saved[name] = orig;
     fsAny[name] = function patched(this: unknown, ...args: unknown[]) {
-      if (name === 'writeSync' ? fds.has(args[0] as number) : inside(args[0]) || inside(args[1])) return fail(code, String(args[0]));
+      if (typeof args[0] === 'number' ? fds.has(args[0]) : inside(args[0]) || inside(args[1])) return fail(code, String(args[0]));
       return orig.apply(this, args);
     };
   }
