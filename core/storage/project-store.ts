@@ -13,6 +13,7 @@ import { isReadOnlyError, moveAside, readJsonOrMoveAside, writeFileAtomic, write
 import { acquireProjectLock, type ProjectLock } from './lock.js';
 import { CURRENT_SCHEMA_VERSION, migrate } from './migrations.js';
 import { readRunRecord, type RunRecord } from './run-files.js';
+import { cleanTempLeftovers } from './temp-files.js';
 
 export const WORKBENCH_JSON = 'workbench.json';
 
@@ -185,7 +186,15 @@ export class ProjectStore {
       await store.db.read();
       store.warnings.push(...warnings);
       store.reconcile();
-      if (!readOnly) await store.db.write();
+      if (!readOnly) {
+        // leftovers of writes cut by a crash (checkpoint temp folders, temp files): clean what is safe
+        const cleaned = cleanTempLeftovers(abs);
+        const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
+        if (cleaned.removed.length) store.warnings.push(`removed ${cleaned.removed.length} unfinished temp file(s)/folder(s) left by interrupted writes (${mb(cleaned.removed.reduce((a, t) => a + t.bytes, 0))}): ${cleaned.removed.slice(0, 3).map((t) => t.relPath).join(', ')}${cleaned.removed.length > 3 ? ', ...' : ''}`);
+        for (const t of cleaned.restored) store.warnings.push(`restored the checkpoint ${path.relative(abs, t.target!)} from ${t.relPath} (a swap cut by a crash)`);
+        for (const e of cleaned.errors) store.warnings.push(`could not clean a leftover temp file: ${e}`);
+        await store.db.write();
+      }
       return store;
     } catch (err) {
       lock.release();

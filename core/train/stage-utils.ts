@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { StageContext } from '../api/stage.js';
 import { checkpointRef } from '../storage/run-files.js';
+import { verifyCheckpoint } from '../model/checkpoint.js';
 import { createRuntime, loadRuntime, saveRuntime, useBackend, type ModelRuntime } from './runtime.js';
 import { methodPlan } from './plan.js';
 
@@ -38,6 +39,16 @@ export async function loadStartingModel(ctx: StageContext, opts: { valueHead: bo
   const dir = startingCheckpoint(ctx);
   if (dir) return { runtime: await loadRuntime(dir, { valueHead: opts.valueHead }), from: dir };
   return { runtime: createRuntime(ctx.config, { seed: opts.seed ?? ctx.config.seeds.base, valueHead: opts.valueHead }), from: `fresh ${ctx.config.model.preset} model (seed ${opts.seed ?? ctx.config.seeds.base})` };
+}
+
+/**
+ * Problems that make a stored checkpoint unusable (empty = intact): config.json missing, or files
+ * that do not match the hashes in manifest.json (a damaged cache must not be reused by every
+ * later run).
+ */
+export async function checkpointProblems(dir: string): Promise<string[]> {
+  if (!existsSync(join(dir, 'config.json'))) return [`${join(dir, 'config.json')}: missing`];
+  try { return await verifyCheckpoint(dir); } catch (err) { return [(err as Error).message]; }
 }
 
 export function checkpointDir(ctx: StageContext, name: string): string {
