@@ -30,15 +30,15 @@ export const SOKOBAN_OPTIONS: OptionSpec[] = [
   { name: 'width', type: 'integer', default: 6, min: 5, max: 16, doc: 'room width in cells, including the outer wall' },
   { name: 'height', type: 'integer', default: 6, min: 5, max: 16, doc: 'room height in cells, including the outer wall' },
   { name: 'numBoxes', type: 'integer', default: 1, min: 1, max: 4, doc: 'number of boxes (and targets)' },
-  { name: 'maxSteps', type: 'integer', default: 100, min: 1, nullable: true, doc: 'truncate the episode after this many steps (null: never)' },
+  { name: 'maxSteps', type: 'integer', default: 100, min: 1, max: 100_000, nullable: true, doc: 'truncate the episode after this many steps (null: never)' },
   { name: 'searchDepth', type: 'integer', default: 100, min: 2, max: 1000, doc: 'depth of the reverse-play search (gym-sokoban search_depth)' },
-  { name: 'maxExploredStates', type: 'integer', default: 300000, min: 100, doc: 'cap on reverse-play states explored per generation attempt' },
-  { name: 'numGenSteps', type: 'integer', default: null, min: 1, nullable: true, doc: 'random-walk steps of the topology (null: int(1.7*(width+height)))' },
-  { name: 'minOptimalLength', type: 'integer', default: null, min: 0, nullable: true, doc: 'difficulty bucket: regenerate until the optimal plan has at least this many moves' },
-  { name: 'maxOptimalLength', type: 'integer', default: null, min: 0, nullable: true, doc: 'difficulty bucket: regenerate until the optimal plan has at most this many moves' },
-  { name: 'maxGenerationAttempts', type: 'integer', default: 200, min: 1, doc: 'levels tried before a difficulty bucket is reported as unreachable' },
+  { name: 'maxExploredStates', type: 'integer', default: 300000, min: 100, max: 1_000_000, doc: 'cap on reverse-play states explored per generation attempt' },
+  { name: 'numGenSteps', type: 'integer', default: null, min: 1, max: 1000, nullable: true, doc: 'random-walk steps of the topology (null: int(1.7*(width+height)))' },
+  { name: 'minOptimalLength', type: 'integer', default: null, min: 0, max: 1000, nullable: true, doc: 'difficulty bucket: regenerate until the optimal plan has at least this many moves' },
+  { name: 'maxOptimalLength', type: 'integer', default: null, min: 0, max: 1000, nullable: true, doc: 'difficulty bucket: regenerate until the optimal plan has at most this many moves' },
+  { name: 'maxGenerationAttempts', type: 'integer', default: 200, min: 1, max: 1000, doc: 'levels tried before a difficulty bucket is reported as unreachable' },
   { name: 'level', type: 'string', default: null, nullable: true, doc: 'XSB level text to play instead of generating one (# @ + $ * . space)' },
-  { name: 'levelIndex', type: 'integer', default: 0, min: 0, doc: 'which level of an XSB collection to play' },
+  { name: 'levelIndex', type: 'integer', default: 0, min: 0, max: 100_000, doc: 'which level of an XSB collection to play' },
 ];
 
 export interface SokobanState {
