@@ -3,6 +3,7 @@
 //   main.js            electron/main.ts (ESM; lowdb 7 is ESM-only) + the core it hosts
 //   engine-process.js  core/engine/engine-process.ts, the utilityProcess entry (ESM, with chunks
 //                      for the lazily loaded stages)
+//   render-worker.js   core/host/render-worker.ts, the worker thread of envs.render / templates.preview
 //   preload.cjs        electron/preload.ts as ONE CommonJS file (a sandboxed preload cannot
 //                      require anything but 'electron')
 // npm packages stay external for main/engine (resolved from node_modules, unpacked from asar
@@ -49,7 +50,7 @@ const sourceUrlPlugin = {
 
 const mainBuild = {
   absWorkingDir: root,
-  entryPoints: { main: 'electron/main.ts', 'engine-process': 'core/engine/engine-process.ts' },
+  entryPoints: { main: 'electron/main.ts', 'engine-process': 'core/engine/engine-process.ts', 'render-worker': 'core/host/render-worker.ts' },
   outdir: out,
   bundle: true,
   splitting: true,

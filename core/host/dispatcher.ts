@@ -31,6 +31,7 @@ import { findStudyRuns, readStudySpec, studyTable, tableCsv, tableMarkdown, type
 import { StudyHost, type StudyHostOptions } from '../engine/study-host.js';
 import { findCheckpoint, latestCheckpoint, listRunCheckpoints, TemplatePerplexityError } from '../eval/template-perplexity.js';
 import { PerplexityRunner } from './template-perplexity-child.js';
+import { RenderPool } from './render-pool.js';
 import type { ProcessLauncher } from '../engine/launcher.js';
 import { NodeProcessLauncher } from '../engine/node-launcher.js';
 import { isActiveStatus, RunHost, summaryOf, type RunHostOptions } from '../engine/run-host.js';
@@ -44,6 +45,8 @@ export interface DispatcherOptions {
   lockPurpose?: string;
   /** Progress callbacks of the study runner (the CLI prints a line per run). */
   studyHooks?: Pick<StudyHostOptions, 'onRunStarting' | 'onRunEnded'>;
+  /** Time budget of one envs.render / templates.preview request in the render worker (ms; default 15 s). */
+  renderTimeoutMs?: number;
 }
 
 export interface Dispatcher {
@@ -229,6 +232,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
   };
 
+  const renderPool = new RenderPool(options.renderTimeoutMs);   // envs.render / templates.preview off the event loop
   const handlers: Handlers = {
     // ── projects ──
     'projects.create': async (req) => {
@@ -365,7 +369,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       const ref = req.template ?? { preset: 'spa', responseFormat: 'world-model' as const };
       const { version } = resolveTemplate(session, { preset: ref.preset, hash: ref.hash, responseFormat: ref.responseFormat ?? 'world-model' });
       const t = adapter.parseStoredTemplate(version);
-      return adapter.renderPuzzle(t, { id: req.env.id, options: req.env.options }, req.seed, ref.responseFormat ?? t.responseFormat);
+      // off the event loop, with a time budget (user options drive the generation work)
+      return renderPool.render({ template: t, env: { id: req.env.id, options: req.env.options }, seed: req.seed, responseFormat: ref.responseFormat ?? t.responseFormat });
     },
 
     // ── templates ──
@@ -408,7 +413,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       else throw new WorkbenchError('ValidationError', 'templates.preview: give the template text (source) or a template name', { where: 'templates.preview', expected: '{ source } or { name }', received: 'neither' });
       const checked = adapter.checkTemplateSource(source);
       if (!checked.ok) return { ok: false, diagnostics: checked.diagnostics, hash: null, stateText: null, prompt: null, messages: [], board: null };
-      return adapter.previewTemplate(checked.template, { id: req.env.id, options: req.env.options }, req.seed, req.responseFormat);
+      return renderPool.preview({ template: checked.template, env: { id: req.env.id, options: req.env.options }, seed: req.seed, responseFormat: req.responseFormat });
     },
     'templates.checkpoints': (req) => {
       const s = need('templates.checkpoints');
@@ -536,6 +541,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     projectPath: () => session?.store.dir ?? null,
     async dispose(opts = {}) {
       perplexityRunner.killAll();
+      renderPool.dispose();
       if (!session) return;
       await session.studies.dispose();
       await session.runs.dispose(opts);
