@@ -17,7 +17,7 @@ import { EnvConfigSchema, MethodSchema, RunConfigSchema, TemplateRefSchema } fro
 const Empty = z.object({}).strict().default({});
 const Id = z.string().min(1).max(200);
 const RunId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'a run id: letters, digits, ".", "_" or "-", at most 128 characters');
-const PathString = z.string().min(1).max(4096);
+const PathString = z.string().min(1).max(4096).refine((p) => !p.includes('\u0000'), 'a path cannot contain a NUL character');
 const Offset = z.number().int().nonnegative().default(0);
 const pageLimit = (def: number, max: number) => z.number().int().positive().max(max).default(def);
 const JsonObject = z.record(z.string(), z.unknown());
@@ -579,7 +579,10 @@ export function apiMethodNames(): ApiMethodName[] {
 export function methodSpec(name: string): Spec | undefined {
   const dot = name.indexOf('.');
   if (dot < 0) return undefined;
-  const ns = (apiContract as Record<string, Record<string, Spec>>)[name.slice(0, dot)];
+  const nsName = name.slice(0, dot);
+  // own keys only: "__proto__.toString" or "constructor.name" are unknown methods, not Object's members
+  if (!Object.prototype.hasOwnProperty.call(apiContract, nsName)) return undefined;
+  const ns = (apiContract as Record<string, Record<string, Spec>>)[nsName];
   if (!ns || !Object.prototype.hasOwnProperty.call(ns, name.slice(dot + 1))) return undefined;
   return ns[name.slice(dot + 1)];
 }

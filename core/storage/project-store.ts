@@ -94,6 +94,10 @@ export class ProjectStore {
 
   /** Create a project in an empty or absent folder, and open it. */
   static async create(dir: string, options: CreateOptions = {}): Promise<ProjectStore> {
+    return pathErrors('projects.create path', dir, () => ProjectStore.createIn(dir, options));
+  }
+
+  private static async createIn(dir: string, options: CreateOptions): Promise<ProjectStore> {
     const abs = path.resolve(dir);
     if (fs.existsSync(path.join(abs, WORKBENCH_JSON))) {
       throw new WorkbenchError('Conflict', `${abs} already holds a project (workbench.json exists); open it instead of creating one`, {
@@ -131,6 +135,10 @@ export class ProjectStore {
 
   /** Open an existing project: lock, read (moving a corrupt file aside), migrate, reconcile runs. */
   static async open(dir: string, options: OpenOptions = {}): Promise<ProjectStore> {
+    return pathErrors('projects.open path', dir, () => ProjectStore.openIn(dir, options));
+  }
+
+  private static async openIn(dir: string, options: OpenOptions): Promise<ProjectStore> {
     const abs = path.resolve(dir);
     const file = path.join(abs, WORKBENCH_JSON);
     if (!fs.existsSync(abs) || !fs.statSync(abs).isDirectory()) {
@@ -378,6 +386,25 @@ export class ProjectStore {
         where, expected: 'a writable project', received: 'read-only',
       });
     }
+  }
+}
+
+/** File-system errors about the path itself (too long, not a folder, no permission) become ValidationErrors naming it. */
+async function pathErrors<T>(where: string, dir: string, fn: () => Promise<T>): Promise<T> {
+  if (typeof dir !== 'string' || dir.includes('\u0000')) {
+    throw new WorkbenchError('ValidationError', `${where}: expected a folder path without NUL characters`, { where, expected: 'a folder path', received: JSON.stringify(String(dir).slice(0, 80)) });
+  }
+  try { return await fn(); } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why: Record<string, string> = {
+      ENAMETOOLONG: 'the path (or one of its names) is too long for this file system', ENOTDIR: 'a part of the path is a file, not a folder',
+      EACCES: 'no permission to use this folder', EPERM: 'no permission to use this folder', ELOOP: 'too many symbolic links in the path',
+      EINVAL: 'the path is not valid on this file system',
+    };
+    if (!(err instanceof WorkbenchError) && code && why[code]) {
+      throw new WorkbenchError('ValidationError', `${where}: ${why[code]}: ${path.resolve(dir).slice(0, 300)}`, { where, expected: 'a usable folder path', received: code });
+    }
+    throw err;
   }
 }
 

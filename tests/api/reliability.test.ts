@@ -39,4 +39,25 @@ describe('host reliability', () => {
     expect((await api.runs.list({})).total).toBe(0);
     expect((await api.runs.create({ config: diagConfig({ 'diag-wait': { steps: 1 } }) })).status).toBe('created');   // space again: works
   });
+
+  it('names equal to Object.prototype keys are NotFound, not TypeErrors (D6)', async () => {
+    const api = client();
+    const d = dispatchers[dispatchers.length - 1]!;
+    await api.projects.create({ path: tempDir() });
+    for (const name of ['constructor', 'hasOwnProperty', 'toString']) {
+      await expect(api.templates.get({ name })).rejects.toMatchObject({ name: 'NotFound' });
+      await expect(api.templates.versions({ name })).rejects.toMatchObject({ name: 'NotFound' });
+    }
+    await expect(api.runs.get({ runId: 'constructor' })).rejects.toMatchObject({ name: 'NotFound' });
+    for (const method of ['__proto__.toString', 'constructor.name', '__proto__.hasOwnProperty']) {
+      await expect(d.call(method, {})).rejects.toMatchObject({ name: 'NotFound' });
+    }
+  });
+
+  it('a project path with a NUL byte or a name too long for the file system is a ValidationError (D16)', async () => {
+    const api = client();
+    await expect(api.projects.create({ path: `${tempDir()}/a\u0000b` })).rejects.toMatchObject({ name: 'ValidationError' });
+    await expect(api.projects.create({ path: `${tempDir()}/${'x'.repeat(300)}` })).rejects.toMatchObject({ name: 'ValidationError', message: expect.stringMatching(/too long/) });
+    await expect(api.projects.open({ path: `${tempDir()}/${'x'.repeat(300)}` })).rejects.toMatchObject({ name: expect.stringMatching(/ValidationError|NotFound/) });
+  });
 });
