@@ -387,6 +387,27 @@ export const StudyTableSchema = z.object({
 });
 export type StudyTable = z.infer<typeof StudyTableSchema>;
 
+/** projects.doctor: what a project check found and (with repair) did; see core/storage/doctor.ts. */
+export const DoctorReportSchema = z.object({
+  project: z.string(),
+  examinedAt: z.number(),
+  repair: z.boolean(),
+  lock: z.object({ state: z.string(), holder: z.record(z.string(), z.unknown()).nullable(), file: z.string(), removed: z.boolean() }).nullable(),
+  runs: z.object({
+    total: z.number().int(),
+    damaged: z.array(z.object({ id: z.string(), problem: z.string(), detail: z.string(), movedAside: z.array(z.string()), repair: z.string().nullable(), repaired: z.boolean() })),
+  }),
+  movedAside: z.array(z.object({ path: z.string(), bytes: z.number(), modifiedAt: z.number() })),
+  tempLeftovers: z.array(z.object({ relPath: z.string(), kind: z.string(), pid: z.number(), bytes: z.number(), stale: z.boolean(), action: z.string(), done: z.boolean() })),
+  stageMarkers: z.array(z.object({ path: z.string(), problem: z.string() })),
+  streams: z.array(z.object({ path: z.string(), badLines: z.number().int(), tornLast: z.boolean() })),
+  workbenchJson: z.enum(['ok', 'missing', 'damaged']),
+  repairs: z.array(z.string()),
+  problems: z.number().int(),
+  notes: z.array(z.string()),
+});
+export type DoctorReportWire = z.infer<typeof DoctorReportSchema>;
+
 // ───────────────────────────── the method table ─────────────────────────────
 
 function method<Req extends z.ZodType, Res extends z.ZodType>(request: Req, response: Res, doc: string) {
@@ -409,6 +430,8 @@ export const apiContract = {
       'The open project, or null.'),
     close: method(Empty, z.object({ closed: z.boolean() }),
       'Close the open project (stops nothing: refuses while runs are active).'),
+    doctor: method(z.object({ path: PathString.optional(), repair: z.boolean().default(false) }).strict(), DoctorReportSchema,
+      'Check a project (default: the open one): damaged runs, moved-aside files, stale locks, temp leftovers; repair fixes what is safe, never deletes data.'),
   },
   runs: {
     create: method(z.object({

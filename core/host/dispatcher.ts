@@ -32,6 +32,7 @@ import { StudyHost, type StudyHostOptions } from '../engine/study-host.js';
 import { findCheckpoint, latestCheckpoint, listRunCheckpoints, TemplatePerplexityError } from '../eval/template-perplexity.js';
 import { PerplexityRunner } from './template-perplexity-child.js';
 import { RenderPool } from './render-pool.js';
+import { runDoctor } from '../storage/doctor.js';
 import type { ProcessLauncher } from '../engine/launcher.js';
 import { NodeProcessLauncher } from '../engine/node-launcher.js';
 import { isActiveStatus, RunHost, summaryOf, type RunHostOptions } from '../engine/run-host.js';
@@ -276,6 +277,15 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     'projects.recent': () => ({ projects: readRecent().projects }),
     'projects.info': () => ({ project: session ? session.store.info() : null }),
     'projects.close': async () => ({ closed: await closeSession('projects.close') }),
+    'projects.doctor': async (req) => {
+      const target = req.path !== undefined ? path.resolve(req.path) : session?.store.dir;
+      if (!target) throw new WorkbenchError('NoProject', 'projects.doctor: no project is open; give a path', { where: 'projects.doctor path', expected: 'a project folder', received: 'none' });
+      if (!session || session.store.dir !== target || !req.repair) return runDoctor(target, { repair: req.repair });
+      // repairing the open project: release it (no run may be active), repair, open it again
+      const purpose = options.lockPurpose ?? options.host;
+      await closeSession('projects.doctor');
+      try { return runDoctor(target, { repair: true, purpose: 'doctor' }); } finally { await openSession(await ProjectStore.open(target, { purpose })); }
+    },
 
     // ── runs ──
     'runs.create': async (req) => {
