@@ -30,7 +30,7 @@ import { stageTitle } from '../engine/stages.js';
 import { findStudyRuns, readStudySpec, studyTable, tableCsv, tableMarkdown, type StudySpec } from '../eval/study.js';
 import { StudyHost, type StudyHostOptions } from '../engine/study-host.js';
 import { findCheckpoint, latestCheckpoint, listRunCheckpoints, TemplatePerplexityError } from '../eval/template-perplexity.js';
-import { PerplexityRunner } from './template-perplexity-child.js';
+import { PerplexityRunner, type PerplexityLauncher } from './template-perplexity-child.js';
 import { RenderPool } from './render-pool.js';
 import { runDoctor } from '../storage/doctor.js';
 import type { ProcessLauncher } from '../engine/launcher.js';
@@ -48,6 +48,8 @@ export interface DispatcherOptions {
   studyHooks?: Pick<StudyHostOptions, 'onRunStarting' | 'onRunEnded'>;
   /** Time budget of one envs.render / templates.preview request in the render worker (ms; default 15 s). */
   renderTimeoutMs?: number;
+  /** How the templates.perplexity child starts (default: the same Node binary; Electron: a utilityProcess). */
+  perplexityLauncher?: PerplexityLauncher;
 }
 
 export interface Dispatcher {
@@ -225,7 +227,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   };
 
   // templates.perplexity runs TF.js in a child process (never on this event loop)
-  const perplexityRunner = new PerplexityRunner();
+  const perplexityRunner = new PerplexityRunner(options.perplexityLauncher);
   const perplexityErrors = <T>(where: string, fn: () => T): T => {
     try { return fn(); } catch (err) {
       if (err instanceof TemplatePerplexityError) throw new WorkbenchError(err.code, `${where}: ${err.message}`, { ...err.details, where: `${where} ${err.details.where}` });
