@@ -7,7 +7,6 @@ import { describe, expect, it, vi } from 'vitest';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parse } from 'yaml';
 import { appResponseHeaders, CONTENT_SECURITY_POLICY, devServerUrlFor } from '../../electron/security.js';
 import { PerplexityRunner } from '../../core/host/template-perplexity-child.js';
 
@@ -30,6 +29,21 @@ vi.mock('electron', async () => {
 const { utilityPerplexityLauncher } = await import('../../electron/perplexity-launcher.js');
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
+
+/** The two blocks of electron-builder.yml checked here (flat YAML; no YAML package is a dependency). */
+function builderConfig(text: string): { electronFuses: Record<string, boolean>; files: string[] } {
+  const out = { electronFuses: {} as Record<string, boolean>, files: [] as string[] };
+  let block = '';
+  for (const raw of text.split('\n')) {
+    const line = raw.replace(/\s+#.*$/, '');
+    if (/^\S/.test(line)) { block = line.replace(/:.*$/, ''); continue; }
+    const kv = /^\s+(\w+):\s*(true|false)\s*$/.exec(line);
+    if (block === 'electronFuses' && kv) out.electronFuses[kv[1]!] = kv[2] === 'true';
+    const item = /^\s+-\s+"?([^"]+)"?\s*$/.exec(line);
+    if (block === 'files' && item) out.files.push(item[1]!);
+  }
+  return out;
+}
 
 describe('electron hardening', () => {
   it('SPA_WORKBENCH_DEV_URL is honoured only in an unpackaged app and only on loopback', () => {
@@ -57,7 +71,7 @@ describe('electron hardening', () => {
   });
 
   it('the packaged build flips the fuses and ships every entry the app starts', () => {
-    const cfg = parse(fs.readFileSync(path.join(root, 'build', 'electron-builder.yml'), 'utf8')) as { electronFuses: Record<string, boolean>; files: string[] };
+    const cfg = builderConfig(fs.readFileSync(path.join(root, 'build', 'electron-builder.yml'), 'utf8'));
     expect(cfg.electronFuses).toMatchObject({
       runAsNode: false, enableCookieEncryption: true, enableEmbeddedAsarIntegrityValidation: true, onlyLoadAppFromAsar: true,
       enableNodeOptionsEnvironmentVariable: false, enableNodeCliInspectArguments: false,
