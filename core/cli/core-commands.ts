@@ -250,7 +250,8 @@ function exportRun(info: RunInfo, out: string, format: 'json' | 'csv' | 'jsonl' 
   const skipped = (what: string) => process.stderr.write(`export: skipped ${what}\n`);
   const read = <T>(file: string, check: (v: unknown) => T): T[] => {
     const r = readJsonl<T>(path.join(info.dir, file), check);
-    if (r.skipped.length) skipped(`${r.skipped.length} unreadable or ill-shaped line(s) of ${file} (first: line ${r.skipped[0]!.line}: ${r.skipped[0]!.reason.slice(0, 120)})`);
+    const first = r.skipped[0];
+    if (first) skipped(`${r.skipped.length} unreadable or ill-shaped line(s) of ${file} (first: line ${first.line}: ${first.reason.slice(0, 120)})`);
     return r.rows;
   };
   const metrics = read<MetricPoint>(METRICS_FILE, checkMetricPoint);

@@ -264,7 +264,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         // leave the current project open (as projects.create does).
         await session.runs.settleFinishing();
         const active = session.runs.activeIds();
-        if (active.length) throw conflict(`projects.open: ${active.length} run(s) are still active (${active.join(', ')}); stop them first`, 'projects.open', { received: `${active.length} active run(s)` });
+        if (active.length) throw conflict(`projects.open: ${active.length} run(s) are still active (${active.join(', ')}); stop them first`,
+          'projects.open', { received: `${active.length} active run(s)` });
       }
       const store = await ProjectStore.open(abs, { purpose: options.lockPurpose ?? options.host });
       try {
@@ -281,7 +282,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     'projects.close': async () => ({ closed: await closeSession('projects.close') }),
     'projects.doctor': async (req) => {
       const target = req.path !== undefined ? path.resolve(req.path) : session?.store.dir;
-      if (!target) throw new WorkbenchError('NoProject', 'projects.doctor: no project is open; give a path', { where: 'projects.doctor path', expected: 'a project folder', received: 'none' });
+      if (!target) throw new WorkbenchError('NoProject', 'projects.doctor: no project is open; give a path', { where: 'projects.doctor path',
+        expected: 'a project folder', received: 'none' });
       if (!session || session.store.dir !== target || !req.repair) return runDoctor(target, { repair: req.repair });
       // repairing the open project: release it (no run may be active), repair, open it again
       const purpose = options.lockPurpose ?? options.host;
@@ -317,7 +319,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
           id, name: config.name ?? `${config.method} · ${config.env.id}`, method: config.method, env: config.env.id, size: config.size,
           preset: req.preset ?? null, templateHash, status: 'created', reason: null, createdAt: now, startedAt: null, finishedAt: null,
           durationMs: 0, attempts: 0,
-          stages: stages.map((name) => ({ name, title: stageTitle(name), status: 'pending', startedAt: null, finishedAt: null, reason: null, done: 0, total: 0 })),
+          stages: stages.map((name) => ({ name, title: stageTitle(name), status: 'pending', startedAt: null, finishedAt: null, reason: null, done: 0,
+            total: 0 })),
           progress: null, latest: {}, config, versions: versions(),
         };
         writeRunRecord(dir, record);
@@ -382,7 +385,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       const { version } = resolveTemplate(session, { preset: ref.preset, hash: ref.hash, responseFormat: ref.responseFormat ?? 'world-model' });
       const t = adapter.parseStoredTemplate(version);
       // off the event loop, with a time budget (user options drive the generation work)
-      return renderPool.render({ template: t, env: { id: req.env.id, options: req.env.options }, seed: req.seed, responseFormat: ref.responseFormat ?? t.responseFormat });
+      return renderPool.render({ template: t, env: { id: req.env.id, options: req.env.options }, seed: req.seed,
+        responseFormat: ref.responseFormat ?? t.responseFormat });
     },
 
     // ── templates ──
@@ -425,7 +429,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       else throw new WorkbenchError('ValidationError', 'templates.preview: give the template text (source) or a template name', { where: 'templates.preview', expected: '{ source } or { name }', received: 'neither' });
       const checked = adapter.checkTemplateSource(source);
       if (!checked.ok) return { ok: false, diagnostics: checked.diagnostics, hash: null, stateText: null, prompt: null, messages: [], board: null };
-      return renderPool.preview({ template: checked.template, env: { id: req.env.id, options: req.env.options }, seed: req.seed, responseFormat: req.responseFormat });
+      return renderPool.preview({ template: checked.template, env: { id: req.env.id, options: req.env.options }, seed: req.seed,
+        responseFormat: req.responseFormat });
     },
     'templates.checkpoints': (req) => {
       const s = need('templates.checkpoints');

@@ -71,7 +71,11 @@ export class RenderPool {
     if (this.worker) return this.worker;
     if (this.inlineReason !== null) return null;
     const entry = workerEntry();
-    if (!entry) { this.inlineReason = 'no worker entry file'; this.log('render worker: no entry file found; rendering inline (bounded by option and template limits)'); return null; }
+    if (!entry) {
+      this.inlineReason = 'no worker entry file';
+      this.log('render worker: no entry file found; rendering inline (bounded by option and template limits)');
+      return null;
+    }
     try {
       const w = new Worker(entry);
       w.unref();

@@ -58,7 +58,8 @@ function readJson(file: string): { status: 'ok'; value: unknown } | { status: 'm
 
 function isRunRecord(v: unknown): v is RunRecord {
   const r = v as RunRecord;
-  return !!r && typeof r === 'object' && typeof r.id === 'string' && typeof r.status === 'string' && Array.isArray(r.stages) && !!r.config && typeof r.config === 'object';
+  return !!r && typeof r === 'object' && typeof r.id === 'string' && typeof r.status === 'string'
+    && Array.isArray(r.stages) && !!r.config && typeof r.config === 'object';
 }
 
 /** Files named `<x>.corrupt-<time>` below the project (bounded walk, rollouts skipped). */
@@ -89,7 +90,8 @@ function configFromCheckpoints(runDir: string): { config: unknown; from: string 
     if (m.status !== 'ok') continue;
     const extra = (m.value as { extra?: { config?: unknown }; created?: string }).extra;
     const parsed = RunConfigSchema.safeParse(extra?.config);
-    if (parsed.success) found.push({ config: parsed.data, from: `checkpoints/${n}/manifest.json`, time: Date.parse((m.value as { created?: string }).created ?? '') || 0 });
+    if (parsed.success) found.push({ config: parsed.data, from: `checkpoints/${n}/manifest.json`,
+      time: Date.parse((m.value as { created?: string }).created ?? '') || 0 });
   }
   found.sort((a, b) => b.time - a.time);
   return found[0] ?? null;
@@ -111,7 +113,8 @@ export interface DoctorOptions { repair?: boolean; purpose?: string }
 export function runDoctor(projectDir: string, options: DoctorOptions = {}): DoctorReport {
   const root = path.resolve(projectDir);
   if (!fs.existsSync(path.join(root, 'workbench.json')) && !fs.existsSync(path.join(root, 'runs'))) {
-    throw new WorkbenchError('NotFound', `${root} is not a SPA Workbench project (no workbench.json, no runs/)`, { where: 'doctor --project', expected: 'a project folder', received: root });
+    throw new WorkbenchError('NotFound', `${root} is not a SPA Workbench project (no workbench.json, no runs/)`, { where: 'doctor --project',
+      expected: 'a project folder', received: root });
   }
   const repair = options.repair === true;
   const report: DoctorReport = {
@@ -127,7 +130,8 @@ export function runDoctor(projectDir: string, options: DoctorOptions = {}): Doct
   if (repair) {
     if (heldByLive) {
       const who = lock!.info ? `process ${lock!.info.pid} on ${lock!.info.host}` : 'an unreadable lock file';
-      throw new WorkbenchError('Conflict', `doctor --repair: the project is in use (${who}); close it there first, or run doctor without --repair to only examine it`, {
+      const message = `doctor --repair: the project is in use (${who}); close it there first, or run doctor without --repair to only examine it`;
+      throw new WorkbenchError('Conflict', message, {
         where: 'doctor', expected: 'a project no live process holds', received: lock!.state,
       });
     }
@@ -143,7 +147,8 @@ export function runDoctor(projectDir: string, options: DoctorOptions = {}): Doct
     report.workbenchJson = index.status;
     if (index.status !== 'ok') report.notes.push(`workbench.json is ${index.status}: opening the project rebuilds the run index from the run folders`);
     const runsDir = path.join(root, 'runs');
-    const ids = fs.existsSync(runsDir) ? fs.readdirSync(runsDir).filter((e) => { try { return fs.statSync(path.join(runsDir, e)).isDirectory(); } catch { return false; } }) : [];
+    const ids = fs.existsSync(runsDir) ? fs.readdirSync(runsDir).filter((e) => { try { return fs.statSync(path.join(runsDir,
+      e)).isDirectory(); } catch { return false; } }) : [];
     report.runs.total = ids.length;
     for (const id of ids) examineRun(root, path.join(runsDir, id), id, index.byId.get(id) ?? null, report, repair);
 
@@ -151,14 +156,16 @@ export function runDoctor(projectDir: string, options: DoctorOptions = {}): Doct
     const leftovers = findTempLeftovers(root);
     const cleaned = repair ? cleanTempLeftovers(root, leftovers) : null;
     const done = new Set([...(cleaned?.removed ?? []), ...(cleaned?.restored ?? [])].map((t) => t.path));
-    report.tempLeftovers = leftovers.map((t) => ({ relPath: t.relPath, kind: t.kind, pid: t.pid, bytes: t.bytes, stale: t.stale, action: t.action, done: done.has(t.path) }));
+    report.tempLeftovers = leftovers.map((t) => ({ relPath: t.relPath, kind: t.kind, pid: t.pid, bytes: t.bytes, stale: t.stale, action: t.action,
+      done: done.has(t.path) }));
     if (cleaned) {
       if (cleaned.removed.length) report.repairs.push(`removed ${cleaned.removed.length} unfinished temp file(s)/folder(s) of interrupted writes`);
       for (const t of cleaned.restored) report.repairs.push(`restored ${path.relative(root, t.target!)} from ${t.relPath}`);
       for (const e of cleaned.errors) report.notes.push(`could not clean ${e}`);
     }
     report.movedAside = findMovedAside(root);
-    if (report.movedAside.length) report.notes.push(`${report.movedAside.length} moved-aside file(s) (*.corrupt-*) are kept for you to inspect; doctor never deletes them`);
+    const aside = report.movedAside.length;
+    if (aside) report.notes.push(`${aside} moved-aside file(s) (*.corrupt-*) are kept for you to inspect; doctor never deletes them`);
   } finally {
     held?.release();
   }
@@ -176,7 +183,9 @@ function examineRun(root: string, runDir: string, id: string, summary: RunSummar
   const r = readJson(path.join(runDir, RUN_JSON));
   if (r.status !== 'ok' || !isRunRecord(r.value)) {
     const problem: DoctorRun['problem'] = r.status === 'missing' ? 'run.json missing' : 'run.json damaged';
-    const detail = r.status === 'damaged' ? r.error : r.status === 'ok' ? 'not a run record { id, status, stages, config }' : aside.length ? 'moved aside by an earlier open' : 'no run.json';
+    let detail = aside.length ? 'moved aside by an earlier open' : 'no run.json';
+    if (r.status === 'damaged') detail = r.error;
+    else if (r.status === 'ok') detail = 'not a run record { id, status, stages, config }';
     const entry: DoctorRun = { id, problem, detail, movedAside: aside, repair: null, repaired: false };
     // a moved-aside copy that reads fine (moved for a passing reason) is the best source
     let record: RunRecord | null = null;
@@ -195,7 +204,8 @@ function examineRun(root: string, runDir: string, id: string, summary: RunSummar
         entry.repair = `rebuild from the run index and ${cfg.from}`;
       }
     }
-    if (!record) report.notes.push(`runs/${id}: run.json cannot be rebuilt (${summary ? 'no checkpoint manifest with the config' : 'the run is not in the index'}); its data files are kept`);
+    const why = summary ? 'no checkpoint manifest with the config' : 'the run is not in the index';
+    if (!record) report.notes.push(`runs/${id}: run.json cannot be rebuilt (${why}); its data files are kept`);
     if (repair && record && r.status !== 'ok') {
       if (r.status === 'damaged') {
         // keep the damaged bytes under the moved-aside name, never overwrite them
@@ -217,7 +227,11 @@ function examineRun(root: string, runDir: string, id: string, summary: RunSummar
       const file = path.join(stagesDir, stage, name);
       const m = readJson(file);
       if (m.status === 'missing') continue;
-      if (m.status === 'damaged') { report.stageMarkers.push({ path: rel(file), problem: `does not parse (${m.error}); the next resume moves it aside and ${name === 'done.json' ? 'runs the stage again' : 'restarts the stage'}` }); continue; }
+      if (m.status === 'damaged') {
+        const then = name === 'done.json' ? 'runs the stage again' : 'restarts the stage';
+        report.stageMarkers.push({ path: rel(file), problem: `does not parse (${m.error}); the next resume moves it aside and ${then}` });
+        continue;
+      }
       const holder = name === 'done.json' ? (m.value as { output?: Record<string, unknown> })?.output : m.value as Record<string, unknown>;
       for (const k of CHECKPOINT_KEYS) {
         const ref = holder?.[k];
@@ -243,12 +257,18 @@ export function formatDoctorReport(r: DoctorReport): string {
   const lines = [`project ${r.project}${r.repair ? ' (repair)' : ''}`];
   if (r.lock) {
     const h = r.lock.holder;
-    lines.push(`lock: ${r.lock.state}${h ? ` (pid ${h.pid} on ${h.host}, ${h.purpose ?? 'workbench'}, since ${new Date(h.startedAt).toISOString()}${typeof h.procStart === 'number' ? `, process start ${h.procStart}` : ''})` : ''}${r.lock.removed ? ' - removed' : ''}`);
+    const start = h && typeof h.procStart === 'number' ? `, process start ${h.procStart}` : '';
+    const holder = h ? ` (pid ${h.pid} on ${h.host}, ${h.purpose ?? 'workbench'}, since ${new Date(h.startedAt).toISOString()}${start})` : '';
+    lines.push(`lock: ${r.lock.state}${holder}${r.lock.removed ? ' - removed' : ''}`);
   } else lines.push('lock: none');
   lines.push(`workbench.json: ${r.workbenchJson}`, `runs: ${r.runs.total}, damaged: ${r.runs.damaged.length}`);
-  for (const d of r.runs.damaged) lines.push(`  ${d.id}: ${d.problem} (${d.detail})${d.repair ? `; repair: ${d.repair}` : '; cannot be rebuilt'}${d.repaired ? ' - done' : ''}`);
+  for (const d of r.runs.damaged) {
+    lines.push(`  ${d.id}: ${d.problem} (${d.detail})${d.repair ? `; repair: ${d.repair}` : '; cannot be rebuilt'}${d.repaired ? ' - done' : ''}`);
+  }
   if (r.tempLeftovers.length) lines.push(`temp leftovers: ${r.tempLeftovers.length}`);
-  for (const t of r.tempLeftovers) lines.push(`  ${t.relPath} (${t.kind}, pid ${t.pid}, ${t.stale ? 'stale' : 'writer alive'}) -> ${t.action}${t.done ? ' - done' : ''}`);
+  for (const t of r.tempLeftovers) {
+    lines.push(`  ${t.relPath} (${t.kind}, pid ${t.pid}, ${t.stale ? 'stale' : 'writer alive'}) -> ${t.action}${t.done ? ' - done' : ''}`);
+  }
   if (r.movedAside.length) lines.push(`moved-aside files: ${r.movedAside.length}`);
   for (const m of r.movedAside) lines.push(`  ${m.path} (${m.bytes} bytes)`);
   for (const s of r.stageMarkers) lines.push(`stage marker ${s.path}: ${s.problem}`);

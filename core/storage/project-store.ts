@@ -43,7 +43,8 @@ function validateWorkbench(v: unknown): Record<string, unknown> {
   const p = d.project as Record<string, unknown> | undefined;
   if (!p || typeof p.id !== 'string' || typeof p.name !== 'string') throw new Error('expected "project": { id, name, createdAt }');
   if (!Array.isArray(d.runs)) throw new Error('expected "runs": [...]');
-  if (d.templates !== undefined && (typeof d.templates !== 'object' || d.templates === null || Array.isArray(d.templates))) throw new Error('expected "templates": {...}');
+  const t = d.templates;
+  if (t !== undefined && (typeof t !== 'object' || t === null || Array.isArray(t))) throw new Error('expected "templates": {...}');
   return d;
 }
 
@@ -55,7 +56,10 @@ function templateIndex(raw: unknown, warnings: string[]): Record<string, Templat
   const out = Object.create(null) as Record<string, TemplateVersionMeta[]>;
   if (!raw || typeof raw !== 'object') return out;
   for (const [name, list] of Object.entries(raw as Record<string, unknown>)) {
-    if (!Array.isArray(list)) { warnings.push(`workbench.json: templates.${name} is not a list of versions; left out (the template files are re-read)`); continue; }
+    if (!Array.isArray(list)) {
+      warnings.push(`workbench.json: templates.${name} is not a list of versions; left out (the template files are re-read)`);
+      continue;
+    }
     const metas = list.filter((m): m is TemplateVersionMeta => !!m && typeof m === 'object' && typeof (m as TemplateVersionMeta).hash === 'string');
     if (metas.length !== list.length) warnings.push(`workbench.json: ${list.length - metas.length} damaged entr(ies) in templates.${name}; left out`);
     Object.defineProperty(out, name, { value: metas, enumerable: true, writable: true, configurable: true });
@@ -65,7 +69,8 @@ function templateIndex(raw: unknown, warnings: string[]): Record<string, Templat
 
 /** A lock stand-in for a project opened read-only (nothing to release). */
 function readOnlyLock(dir: string): ProjectLock {
-  return { file: path.join(dir, '.workbench.lock'), info: { pid: process.pid, host: '', startedAt: Date.now(), token: 'read-only', purpose: 'read-only' }, tookOver: null, release() { /* none held */ } };
+  return { file: path.join(dir, '.workbench.lock'), info: { pid: process.pid, host: '', startedAt: Date.now(), token: 'read-only', purpose: 'read-only' },
+    tookOver: null, release() { /* none held */ } };
 }
 
 /** A run folder whose run.json is missing or damaged: kept visible (index summary if any) and reported on every open. */
@@ -162,7 +167,8 @@ export class ProjectStore {
         if (!isReadOnlyError(err)) throw err;
         readOnly = true;
         lock = readOnlyLock(abs);
-        warnings.push(`the project folder cannot be written (${(err as NodeJS.ErrnoException).code}): opened read-only; runs and templates can be viewed, not changed`);
+        const code = (err as NodeJS.ErrnoException).code;
+        warnings.push(`the project folder cannot be written (${code}): opened read-only; runs and templates can be viewed, not changed`);
       }
     }
     if (lock.tookOver) warnings.push(`took over a stale lock of process ${lock.tookOver.pid} (${lock.tookOver.host}), which is no longer running`);
@@ -170,7 +176,9 @@ export class ProjectStore {
       let raw: Record<string, unknown> | null = null;
       const r = readJsonOrMoveAside(file, validateWorkbench);
       if (r.status === 'ok') raw = r.value;
-      else if (r.status === 'corrupt') warnings.push(`workbench.json could not be read (${r.error}); ${movedText(r.movedTo)} and the run index was rebuilt from the run folders`);
+      else if (r.status === 'corrupt') {
+        warnings.push(`workbench.json could not be read (${r.error}); ${movedText(r.movedTo)} and the run index was rebuilt from the run folders`);
+      }
       else warnings.push('workbench.json was missing; the run index was rebuilt from the run folders');
 
       let data: WorkbenchData;
@@ -198,8 +206,15 @@ export class ProjectStore {
         // leftovers of writes cut by a crash (checkpoint temp folders, temp files): clean what is safe
         const cleaned = cleanTempLeftovers(abs);
         const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
-        if (cleaned.removed.length) store.warnings.push(`removed ${cleaned.removed.length} unfinished temp file(s)/folder(s) left by interrupted writes (${mb(cleaned.removed.reduce((a, t) => a + t.bytes, 0))}): ${cleaned.removed.slice(0, 3).map((t) => t.relPath).join(', ')}${cleaned.removed.length > 3 ? ', ...' : ''}`);
-        for (const t of cleaned.restored) store.warnings.push(`restored the checkpoint ${path.relative(abs, t.target!)} from ${t.relPath} (a swap cut by a crash)`);
+        const removed = cleaned.removed;
+        if (removed.length) {
+          const names = `${removed.slice(0, 3).map((t) => t.relPath).join(', ')}${removed.length > 3 ? ', ...' : ''}`;
+          const size = mb(removed.reduce((a, t) => a + t.bytes, 0));
+          store.warnings.push(`removed ${removed.length} unfinished temp file(s)/folder(s) left by interrupted writes (${size}): ${names}`);
+        }
+        for (const t of cleaned.restored) {
+          store.warnings.push(`restored the checkpoint ${path.relative(abs, t.target!)} from ${t.relPath} (a swap cut by a crash)`);
+        }
         for (const e of cleaned.errors) store.warnings.push(`could not clean a leftover temp file: ${e}`);
         await store.db.write();
       }
@@ -232,11 +247,13 @@ export class ProjectStore {
           byId.set(id, summary.data);   // run.json is the source of truth
           continue;
         }
-        this.noteDamaged(byId, { id, problem: 'corrupt', error: `run.json does not look like a run record (${summary.error.issues[0]?.message})`, movedAside: movedAsideFiles(runDir, 'run.json') });
+        this.noteDamaged(byId, { id, problem: 'corrupt', error: `run.json does not look like a run record (${summary.error.issues[0]?.message})`,
+          movedAside: movedAsideFiles(runDir, 'run.json') });
         continue;
       }
       const movedAside = movedAsideFiles(runDir, 'run.json');
-      if (r.status === 'corrupt') this.noteDamaged(byId, { id, problem: 'corrupt', error: r.error, movedAside: r.movedTo ? [...new Set([...movedAside, path.basename(r.movedTo)])] : movedAside });
+      if (r.status === 'corrupt') this.noteDamaged(byId, { id, problem: 'corrupt', error: r.error, movedAside: r.movedTo ? [...new Set([...movedAside,
+        path.basename(r.movedTo)])] : movedAside });
       else if (movedAside.length > 0 || byId.has(id)) this.noteDamaged(byId, { id, problem: 'missing', error: null, movedAside });
       else this.warnings.push(`runs/${id} has no run.json (an interrupted run creation?); it is not listed. \`spa-workbench doctor\` shows what it holds`);
     }
@@ -322,12 +339,14 @@ export class ProjectStore {
     if (r.status === 'ok') return r.value;
     if (r.status === 'corrupt') {
       this.warnings.push(`runs/${runId}/run.json could not be read (${r.error}); ${movedText(r.movedTo)}`);
-      throw new WorkbenchError('CorruptData', `runs/${runId}/run.json could not be read (${r.error}); ${movedText(r.movedTo)}`, { where: `runs/${runId}/run.json` });
+      throw new WorkbenchError('CorruptData', `runs/${runId}/run.json could not be read (${r.error}); ${movedText(r.movedTo)}`,
+        { where: `runs/${runId}/run.json` });
     }
     const damaged = this.damagedRuns.find((d) => d.id === runId);
     if (damaged) {
       throw new WorkbenchError('CorruptData', `runs/${runId}/run.json ${damaged.problem === 'missing' ? 'is missing' : `could not be read (${damaged.error})`}`
-        + `${damaged.movedAside.length ? ` (kept as ${damaged.movedAside.join(', ')})` : ''}; run \`spa-workbench doctor --repair\` to rebuild it`, { where: `runs/${runId}/run.json` });
+        + `${damaged.movedAside.length ? ` (kept as ${damaged.movedAside.join(', ')})` : ''}; run \`spa-workbench doctor --repair\` to rebuild it`,
+          { where: `runs/${runId}/run.json` });
     }
     return null;
   }
@@ -346,7 +365,8 @@ export class ProjectStore {
     if (!meta) return null;
     const r = readJsonOrMoveAside(templateFile(this.dir, name, meta.hash), (v) => TemplateVersionSchema.parse(v));
     if (r.status === 'ok') return r.value;
-    if (r.status === 'corrupt') throw new WorkbenchError('CorruptData', `templates/${name}@${meta.hash}.json could not be read (${r.error}); ${movedText(r.movedTo)}`, { where: `templates/${name}@${meta.hash}.json` });
+    if (r.status === 'corrupt') throw new WorkbenchError('CorruptData',
+      `templates/${name}@${meta.hash}.json could not be read (${r.error}); ${movedText(r.movedTo)}`, { where: `templates/${name}@${meta.hash}.json` });
     throw new WorkbenchError('NotFound', `templates/${name}@${meta.hash}.json is missing on disk although the index lists it`, { where: `templates/${name}@${meta.hash}.json` });
   }
 
@@ -392,7 +412,8 @@ export class ProjectStore {
 /** File-system errors about the path itself (too long, not a folder, no permission) become ValidationErrors naming it. */
 async function pathErrors<T>(where: string, dir: string, fn: () => Promise<T>): Promise<T> {
   if (typeof dir !== 'string' || dir.includes('\u0000')) {
-    throw new WorkbenchError('ValidationError', `${where}: expected a folder path without NUL characters`, { where, expected: 'a folder path', received: JSON.stringify(String(dir).slice(0, 80)) });
+    throw new WorkbenchError('ValidationError', `${where}: expected a folder path without NUL characters`, { where, expected: 'a folder path',
+      received: JSON.stringify(String(dir).slice(0, 80)) });
   }
   try { return await fn(); } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
@@ -402,7 +423,8 @@ async function pathErrors<T>(where: string, dir: string, fn: () => Promise<T>): 
       EINVAL: 'the path is not valid on this file system',
     };
     if (!(err instanceof WorkbenchError) && code && why[code]) {
-      throw new WorkbenchError('ValidationError', `${where}: ${why[code]}: ${path.resolve(dir).slice(0, 300)}`, { where, expected: 'a usable folder path', received: code });
+      throw new WorkbenchError('ValidationError', `${where}: ${why[code]}: ${path.resolve(dir).slice(0, 300)}`, { where, expected: 'a usable folder path',
+        received: code });
     }
     throw err;
   }

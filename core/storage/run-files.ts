@@ -151,7 +151,8 @@ export function writeStageDone(runDir: string, marker: StageDone): void {
 export function readStageDone(runDir: string, stage: string, warn: (message: string) => void = () => undefined, resolveRefs = true): StageDone | null {
   const r = readJsonOrMoveAside<StageDone>(path.join(runDir, stageDoneFile(stage)), (v) => {
     const d = v as StageDone;
-    if (!d || typeof d !== 'object' || typeof d.output !== 'object' || d.output === null) throw new Error('expected { stage, completedAt, attempt, output: {...} }');
+    const ok = !!d && typeof d === 'object' && typeof d.output === 'object' && d.output !== null;
+    if (!ok) throw new Error('expected { stage, completedAt, attempt, output: {...} }');
     return d;
   });
   if (r.status === 'missing') return null;
@@ -176,7 +177,8 @@ export function readStageState(runDir: string, stage: string, warn: (message: st
   });
   if (r.status === 'missing') return null;
   if (r.status === 'corrupt') {
-    warn(`stages/${stage}/state.json could not be read (${r.error}); ${r.movedTo ? `moved to ${path.basename(r.movedTo)}; ` : ''}the stage restarts from its beginning`);
+    const moved = r.movedTo ? `moved to ${path.basename(r.movedTo)}; ` : '';
+    warn(`stages/${stage}/state.json could not be read (${r.error}); ${moved}the stage restarts from its beginning`);
     return null;
   }
   let state: Record<string, unknown>;
@@ -193,7 +195,8 @@ export function readStageState(runDir: string, stage: string, warn: (message: st
     if (typeof dir === 'string' && dir !== '' && !fs.existsSync(path.join(dir, 'config.json'))) {
       let moved = '';
       try { moved = `; state moved to ${path.basename(moveAside(file))}`; } catch { /* read-only: leave it */ }
-      warn(`stages/${stage}/state.json names the checkpoint ${checkpointRef(runDir, dir)}, which is missing or incomplete${moved}; the stage restarts from its beginning`);
+      const ref = checkpointRef(runDir, dir);
+      warn(`stages/${stage}/state.json names the checkpoint ${ref}, which is missing or incomplete${moved}; the stage restarts from its beginning`);
       return null;
     }
   }

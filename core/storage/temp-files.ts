@@ -83,7 +83,8 @@ export function findTempLeftovers(projectDir: string): TempLeftover[] {
         let action: TempLeftover['action'] = 'keep';
         if (stale && kind !== 'old') action = 'remove';
         if (stale && kind === 'old' && target && !fs.existsSync(target)) action = 'restore';
-        out.push({ path: full, relPath: path.relative(root, full), kind, pid, isDir: st.isDirectory(), bytes: sizeOf(full), mtimeMs: st.mtimeMs, stale, action, target });
+        out.push({ path: full, relPath: path.relative(root, full), kind, pid, isDir: st.isDirectory(), bytes: sizeOf(full), mtimeMs: st.mtimeMs, stale,
+          action, target });
         continue;
       }
       if (e.isDirectory() && depth < MAX_DEPTH && !SKIP_DIRS.has(e.name) && !e.name.startsWith('.')) walk(full, depth + 1);

@@ -21,8 +21,9 @@ export function startingCheckpoint(ctx: StageContext): string | null {
     const out = ctx.previous[stage];
     if (!out || typeof out.checkpoint !== 'string' || out.checkpoint === '') continue;
     if (existsSync(join(out.checkpoint, 'config.json'))) return out.checkpoint;
-    throw new Error(`stage ${ctx.stage} starts from the checkpoint of stage ${stage}, ${checkpointRef(ctx.runDir, out.checkpoint)}, but that folder is missing or incomplete `
-      + `(no config.json). Restore it, or delete runs/${ctx.runId}/stages/${stage}/done.json to run stage ${stage} again; the run will not continue from a fresh model`);
+    const ref = checkpointRef(ctx.runDir, out.checkpoint);
+    throw new Error(`stage ${ctx.stage} starts from the checkpoint of stage ${stage}, ${ref}, but that folder is missing or incomplete (no config.json). `
+      + `Restore it, or delete runs/${ctx.runId}/stages/${stage}/done.json to run stage ${stage} again; the run will not continue from a fresh model`);
   }
   const model = ctx.config.model;
   if (model.source !== 'preset') {
