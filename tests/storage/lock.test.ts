@@ -3,6 +3,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
+import fsDefault from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { acquireProjectLock, holderState, LOCK_FILE, lockTestHooks, processStartTime, type ProjectLock } from '../../core/storage/lock.js';
@@ -71,5 +73,26 @@ describe('project lock', () => {
     expect(again.tookOver?.token).toBe('boot');
     expect(again.info.procStart).toBe(processStartTime(process.pid));
     again.release();
+  });
+
+  it('a lock write that fails on a full disk leaves no temp file behind (D16)', () => {
+    const dir = tempDir();
+    const orig = fsDefault.writeFileSync;
+    // a full disk: the file is created, then the write fails
+    fsDefault.writeFileSync = ((file: fs.PathOrFileDescriptor, ...rest: unknown[]) => {
+      if (typeof file === 'string' && file.startsWith(dir)) {
+        orig(file, '');
+        throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+      }
+      return (orig as (...a: unknown[]) => void)(file, ...rest);
+    }) as typeof fsDefault.writeFileSync;
+    syncBuiltinESMExports();
+    try {
+      expect(() => acquireProjectLock(dir)).toThrow(/ENOSPC/);
+    } finally {
+      fsDefault.writeFileSync = orig;
+      syncBuiltinESMExports();
+    }
+    expect(fs.readdirSync(dir)).toEqual([]);
   });
 });
