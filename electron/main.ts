@@ -17,13 +17,15 @@ import { BRIDGE_CHANNELS, type MenuCommand } from './bridge.js';
 import { ElectronUtilityLauncher } from './engine-launcher.js';
 import { registerIpcHandlers } from './ipc-host.js';
 import {
-  APP_ORIGIN, APP_SCHEME, CONTENT_SECURITY_POLICY, isTrustedOrigin, mimeType, resolveAppPath,
+  APP_ORIGIN, APP_SCHEME, appResponseHeaders, devServerUrlFor, isTrustedOrigin, mimeType, resolveAppPath,
 } from './security.js';
+import { utilityPerplexityLauncher } from './perplexity-launcher.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));        // dist-electron/
 const appRoot = path.resolve(here, '..');
 const rendererDir = path.join(appRoot, 'dist-renderer');
-const devServerUrl = process.env['SPA_WORKBENCH_DEV_URL'] ?? null;  // e.g. http://localhost:5173 (npm run dev:renderer)
+// e.g. http://localhost:5173 (npm run dev:renderer); ignored in a packaged app (see devServerUrlFor)
+const devServerUrl = devServerUrlFor(process.env['SPA_WORKBENCH_DEV_URL'], app.isPackaged);
 
 crashReporter.start({ uploadToServer: false });                      // local crash dumps only
 
@@ -101,12 +103,13 @@ function main(): void {
     // The renderer build, served from app://bundle/ with the CSP header.
     protocol.handle(APP_SCHEME, async (request) => {
       const rel = resolveAppPath(request.url);
-      if (!rel) return new Response('not found', { status: 404 });
+      const notFound = (text: string) => new Response(text, { status: 404, headers: appResponseHeaders('text/plain; charset=utf-8') });
+      if (!rel) return notFound('not found');
       try {
         const body = await readFile(path.join(rendererDir, rel));
-        return new Response(body, { headers: { 'content-type': mimeType(rel), 'content-security-policy': CONTENT_SECURITY_POLICY, 'x-content-type-options': 'nosniff' } });
+        return new Response(body, { headers: appResponseHeaders(mimeType(rel)) });
       } catch {
-        return new Response(`not found: ${rel}`, { status: 404 });
+        return notFound(`not found: ${rel}`);
       }
     });
 
@@ -119,7 +122,8 @@ function main(): void {
       // without one, tell the user with a native dialog.
       if (!win || win.isDestroyed()) void dialog.showMessageBox({ type: 'error', title: 'Engine stopped', message });
     });
-    dispatcher = createDispatcher({ host: 'electron', launcher });
+    // templates.perplexity in a utilityProcess of the bundled entry: no ELECTRON_RUN_AS_NODE (the fuse is off), no bin/ needed
+    dispatcher = createDispatcher({ host: 'electron', launcher, perplexityLauncher: utilityPerplexityLauncher(path.join(here, 'template-perplexity.js')) });
 
     disposeIpc = registerIpcHandlers(ipcMain, {
       dispatcher,

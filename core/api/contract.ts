@@ -17,7 +17,7 @@ import { EnvConfigSchema, MethodSchema, RunConfigSchema, TemplateRefSchema } fro
 const Empty = z.object({}).strict().default({});
 const Id = z.string().min(1).max(200);
 const RunId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'a run id: letters, digits, ".", "_" or "-", at most 128 characters');
-const PathString = z.string().min(1).max(4096);
+const PathString = z.string().min(1).max(4096).refine((p) => !p.includes('\u0000'), 'a path cannot contain a NUL character');
 const Offset = z.number().int().nonnegative().default(0);
 const pageLimit = (def: number, max: number) => z.number().int().positive().max(max).default(def);
 const JsonObject = z.record(z.string(), z.unknown());
@@ -387,6 +387,29 @@ export const StudyTableSchema = z.object({
 });
 export type StudyTable = z.infer<typeof StudyTableSchema>;
 
+/** projects.doctor: what a project check found and (with repair) did; see core/storage/doctor.ts. */
+export const DoctorReportSchema = z.object({
+  project: z.string(),
+  examinedAt: z.number(),
+  repair: z.boolean(),
+  lock: z.object({ state: z.string(), holder: z.record(z.string(), z.unknown()).nullable(), file: z.string(), removed: z.boolean() }).nullable(),
+  runs: z.object({
+    total: z.number().int(),
+    damaged: z.array(z.object({ id: z.string(), problem: z.string(), detail: z.string(), movedAside: z.array(z.string()), repair: z.string().nullable(),
+      repaired: z.boolean() })),
+  }),
+  movedAside: z.array(z.object({ path: z.string(), bytes: z.number(), modifiedAt: z.number() })),
+  tempLeftovers: z.array(z.object({ relPath: z.string(), kind: z.string(), pid: z.number(), bytes: z.number(), stale: z.boolean(), action: z.string(),
+    done: z.boolean() })),
+  stageMarkers: z.array(z.object({ path: z.string(), problem: z.string() })),
+  streams: z.array(z.object({ path: z.string(), badLines: z.number().int(), tornLast: z.boolean() })),
+  workbenchJson: z.enum(['ok', 'missing', 'damaged']),
+  repairs: z.array(z.string()),
+  problems: z.number().int(),
+  notes: z.array(z.string()),
+});
+export type DoctorReportWire = z.infer<typeof DoctorReportSchema>;
+
 // ───────────────────────────── the method table ─────────────────────────────
 
 function method<Req extends z.ZodType, Res extends z.ZodType>(request: Req, response: Res, doc: string) {
@@ -409,6 +432,8 @@ export const apiContract = {
       'The open project, or null.'),
     close: method(Empty, z.object({ closed: z.boolean() }),
       'Close the open project (stops nothing: refuses while runs are active).'),
+    doctor: method(z.object({ path: PathString.optional(), repair: z.boolean().default(false) }).strict(), DoctorReportSchema,
+      'Check a project (default: the open one): damaged runs, moved-aside files, stale locks, temp leftovers; repair fixes what is safe, never deletes data.'),
   },
   runs: {
     create: method(z.object({
@@ -579,7 +604,10 @@ export function apiMethodNames(): ApiMethodName[] {
 export function methodSpec(name: string): Spec | undefined {
   const dot = name.indexOf('.');
   if (dot < 0) return undefined;
-  const ns = (apiContract as Record<string, Record<string, Spec>>)[name.slice(0, dot)];
+  const nsName = name.slice(0, dot);
+  // own keys only: "__proto__.toString" or "constructor.name" are unknown methods, not Object's members
+  if (!Object.prototype.hasOwnProperty.call(apiContract, nsName)) return undefined;
+  const ns = (apiContract as Record<string, Record<string, Spec>>)[nsName];
   if (!ns || !Object.prototype.hasOwnProperty.call(ns, name.slice(dot + 1))) return undefined;
   return ns[name.slice(dot + 1)];
 }

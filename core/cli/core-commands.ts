@@ -8,12 +8,14 @@ import type { Command } from 'commander';
 import type { RunInfo, RunSummary, WorkbenchClient, WorkbenchEvent } from '../api/contract.js';
 import type { Dispatcher } from '../host/dispatcher.js';
 import type { EpisodeRecord, MetricPoint } from '../api/records.js';
+import { EpisodeRecordSchema, RunEventSchema } from '../api/records.js';
 import { WorkbenchError } from '../api/errors.js';
 import { electronBinary, repoRoot } from '../host/system-info.js';
 import { parseSetArgs } from '../engine/config.js';
 import { readJsonl } from '../storage/jsonl.js';
 import { LOCK_FILE, pidAlive } from '../storage/lock.js';
-import { EVENTS_FILE, METRICS_FILE, ROLLOUT_INDEX } from '../storage/run-files.js';
+import { EVENTS_FILE, insideRun, METRICS_FILE, ROLLOUT_INDEX } from '../storage/run-files.js';
+import { checkMetricPoint, checkSummary } from '../storage/run-data.js';
 
 // The dispatcher and the server load lazily, so `--help` and other areas' commands stay quick.
 async function createDispatcher(...args: Parameters<typeof import('../host/dispatcher.js').createDispatcher>): Promise<Dispatcher> {
@@ -243,15 +245,29 @@ function metricsCsv(points: MetricPoint[]): string {
 }
 
 function exportRun(info: RunInfo, out: string, format: 'json' | 'csv' | 'jsonl' | undefined): string[] {
-  const metrics = readJsonl<MetricPoint>(path.join(info.dir, METRICS_FILE)).rows;
-  const events = readJsonl(path.join(info.dir, EVENTS_FILE)).rows;
+  // rows of the wrong shape (valid JSON, but not a metric point / event / episode) are skipped and counted, like torn lines
+  const skipped = (what: string) => process.stderr.write(`export: skipped ${what}\n`);
+  const read = <T>(file: string, check: (v: unknown) => T): T[] => {
+    const r = readJsonl<T>(path.join(info.dir, file), check);
+    const first = r.skipped[0];
+    if (first) skipped(`${r.skipped.length} unreadable or ill-shaped line(s) of ${file} (first: line ${first.line}: ${first.reason.slice(0, 120)})`);
+    return r.rows;
+  };
+  const metrics = read<MetricPoint>(METRICS_FILE, checkMetricPoint);
+  const events = read(EVENTS_FILE, (v) => RunEventSchema.parse(v));
   const episodeLines = (): string => {
-    const index = readJsonl<{ file: string; offset: number; length: number }>(path.join(info.dir, ROLLOUT_INDEX)).rows;
-    const files = [...new Set(index.map((i) => i.file))];
-    return files.map((f) => readJsonl<EpisodeRecord>(path.join(info.dir, f)).rows.map((r) => JSON.stringify(r)).join('\n')).filter(Boolean).join('\n');
+    const index = read(ROLLOUT_INDEX, checkSummary);
+    const files = [...new Set(index.map((i) => i.file))].filter((f) => { try { insideRun(info.dir, f); return true; } catch { return false; } });
+    return files.map((f) => read<EpisodeRecord>(f, (v) => EpisodeRecordSchema.parse(v)).map((r) => JSON.stringify(r)).join('\n')).filter(Boolean).join('\n');
+  };
+  const evalFile = (f: string): unknown => {
+    try { return JSON.parse(fs.readFileSync(path.join(info.dir, 'eval', f), 'utf8')) as unknown; } catch (err) {
+      skipped(`eval/${f}: ${(err as Error).message}`);
+      return null;
+    }
   };
   const evals = fs.existsSync(path.join(info.dir, 'eval'))
-    ? Object.fromEntries(fs.readdirSync(path.join(info.dir, 'eval')).filter((f) => f.endsWith('.json')).map((f) => [f.slice(0, -5), JSON.parse(fs.readFileSync(path.join(info.dir, 'eval', f), 'utf8')) as unknown]))
+    ? Object.fromEntries(fs.readdirSync(path.join(info.dir, 'eval')).filter((f) => f.endsWith('.json')).map((f) => [f.slice(0, -5), evalFile(f)]))
     : {};
   const isDir = out.endsWith('/') || out.endsWith(path.sep) || (fs.existsSync(out) && fs.statSync(out).isDirectory()) || (!format && !path.extname(out));
   const written: string[] = [];

@@ -15,6 +15,7 @@ import { StudyHost } from '../engine/study-host.js';
 import { NodeProcessLauncher } from '../engine/node-launcher.js';
 import { RunHost } from '../engine/run-host.js';
 import { PerplexityRunner } from './template-perplexity-child.js';
+import { RenderPool } from './render-pool.js';
 import type { DispatcherOptions, Handler, HostContext, Session } from './handlers/context.js';
 import { projectHandlers } from './handlers/projects.js';
 import { runHandlers } from './handlers/runs.js';
@@ -114,12 +115,13 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
 
   const ctx: HostContext = { options, session: () => session, need, needRun, runData, runInfo, emitProject, openSession, closeSession };
   // templates.perplexity runs TF.js in a child process (never on this event loop)
-  const perplexityRunner = new PerplexityRunner();
+  const perplexityRunner = new PerplexityRunner(options.perplexityLauncher);
+  const renderPool = new RenderPool(options.renderTimeoutMs);   // envs.render / templates.preview off the event loop
   const handlers: Handlers = {
     ...projectHandlers(ctx),
     ...runHandlers(ctx),
-    ...envHandlers(ctx),
-    ...templateHandlers(ctx, perplexityRunner),
+    ...envHandlers(ctx, renderPool),
+    ...templateHandlers(ctx, perplexityRunner, renderPool),
     ...runDataHandlers(ctx),
     ...studyHandlers(ctx),
     ...systemHandlers(ctx),
@@ -173,6 +175,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     projectPath: () => session?.store.dir ?? null,
     async dispose(opts = {}) {
       perplexityRunner.killAll();
+      renderPool.dispose();
       if (!session) return;
       await session.studies.dispose();
       await session.runs.dispose(opts);

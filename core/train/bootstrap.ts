@@ -6,7 +6,7 @@
 // world model of the game: that is what the methods then differ on. One row per game (all
 // assistant turns trained). The checkpoint is cached per (env, templates, model, seed, settings)
 // under <project>/cache/bootstrap/ so the runs of a study share it.
-import { cpSync, existsSync, mkdirSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, renameSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import type { StageDefinition } from '../api/stage.js';
@@ -18,7 +18,7 @@ import { builtinTemplate } from '../prompts/resolve-template.js';
 import { runTemplate, sessionFactory, ungroundedResponse } from './episodes.js';
 import { templateHash, type PromptTemplate } from '../prompts/template.js';
 import { assistantMask } from './sft-mask.js';
-import { elapsedSeconds, loadStartingModel, writeCheckpoint } from './stage-utils.js';
+import { checkpointProblems, elapsedSeconds, loadStartingModel, writeCheckpoint } from './stage-utils.js';
 import { breathe } from './breathe.js';
 import { saveRuntime, type TrainRow } from './runtime.js';
 import type { EpisodeSession } from '../prompts/session.js';
@@ -47,7 +47,14 @@ export const bootstrapStage: StageDefinition = {
     const key = createHash('sha256').update(JSON.stringify({ env: ctx.config.env, templates: names, customTemplate: customHash, model: ctx.config.model, seed: ctx.config.seeds.base, selfplayStart: ctx.config.seeds.selfplayStart, section, limits: shape })).digest('hex').slice(0, 16);
     const cacheDir = ctx.cacheDir('bootstrap', key);
     const target = join(ctx.runDir, 'checkpoints', 'bootstrap');
-    if (section.cache && existsSync(join(cacheDir, 'config.json'))) {
+    const cacheProblems = section.cache && existsSync(cacheDir) ? await checkpointProblems(cacheDir) : null;
+    if (cacheProblems && cacheProblems.length > 0) {
+      // a damaged cache is moved aside (kept for inspection) and rebuilt, never reused
+      const aside = `${cacheDir}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+      renameSync(cacheDir, aside);
+      ctx.log('warn', `bootstrap: the cached base ${cacheDir} is damaged (${cacheProblems[0]}); moved to ${aside} and rebuilt`);
+    }
+    if (cacheProblems && cacheProblems.length === 0) {
       cpSync(cacheDir, target, { recursive: true });
       ctx.log('info', `bootstrap: reused the cached base ${cacheDir}`);
       ctx.checkpoint(section.steps, target);

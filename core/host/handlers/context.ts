@@ -11,6 +11,7 @@ import type { RunHost } from '../../engine/run-host.js';
 import type { StudyHost, StudyHostOptions } from '../../engine/study-host.js';
 import type { ProcessLauncher } from '../../engine/launcher.js';
 import type { RunHostOptions } from '../../engine/run-host.js';
+import type { PerplexityLauncher } from '../template-perplexity-child.js';
 import * as adapter from '../env-adapter.js';
 
 export interface DispatcherOptions {
@@ -22,6 +23,10 @@ export interface DispatcherOptions {
   lockPurpose?: string;
   /** Progress callbacks of the study runner (the CLI prints a line per run). */
   studyHooks?: Pick<StudyHostOptions, 'onRunStarting' | 'onRunEnded'>;
+  /** Time budget of one envs.render / templates.preview request in the render worker (ms; default 15 s). */
+  renderTimeoutMs?: number;
+  /** How the templates.perplexity child starts (default: the same Node binary; Electron: a utilityProcess). */
+  perplexityLauncher?: PerplexityLauncher;
 }
 
 /** An open project: its store, the hosts of its runs and studies, and cached run readers. */

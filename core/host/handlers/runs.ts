@@ -44,27 +44,35 @@ export function runHandlers(ctx: HostContext) {
       }
       const { config, stages } = resolveOrThrow(req, 'runs.create');
       const id = newRunId(config);
+      s.store.assertWritable('runs.create');
       const dir = s.store.runDir(id);
       fs.mkdirSync(dir, { recursive: true });
       let templateHash: string | null = null;
       const notes: string[] = [];
-      try {
-        const t = resolveTemplate(s, config.template);
-        templateHash = t.version.hash;
-        config.template.hash = t.version.hash;                 // pin the version in the resolved config
-        writeJsonAtomicSync(path.join(dir, 'template.json'), JSON.parse(t.version.source));
-      } catch (err) {
-        notes.push(`template not resolved at creation: ${(err as Error).message}`);
-      }
       const now = Date.now();
-      const record: RunRecord = {
-        id, name: config.name ?? `${config.method} · ${config.env.id}`, method: config.method, env: config.env.id, size: config.size,
-        preset: req.preset ?? null, templateHash, status: 'created', reason: null, createdAt: now, startedAt: null, finishedAt: null,
-        durationMs: 0, attempts: 0,
-        stages: stages.map((name) => ({ name, title: stageTitle(name), status: 'pending', startedAt: null, finishedAt: null, reason: null, done: 0, total: 0 })),
-        progress: null, latest: {}, config, versions: versions(),
-      };
-      writeRunRecord(dir, record);
+      let record: RunRecord;
+      try {   // a failure before run.json exists (a full disk) removes the new folder (nothing in it yet): no orphan run folder
+        try {
+          const t = resolveTemplate(s, config.template);
+          templateHash = t.version.hash;
+          config.template.hash = t.version.hash;                 // pin the version in the resolved config
+          writeJsonAtomicSync(path.join(dir, 'template.json'), JSON.parse(t.version.source));
+        } catch (err) {
+          notes.push(`template not resolved at creation: ${(err as Error).message}`);
+        }
+        record = {
+          id, name: config.name ?? `${config.method} · ${config.env.id}`, method: config.method, env: config.env.id, size: config.size,
+          preset: req.preset ?? null, templateHash, status: 'created', reason: null, createdAt: now, startedAt: null, finishedAt: null,
+          durationMs: 0, attempts: 0,
+          stages: stages.map((name) => ({ name, title: stageTitle(name), status: 'pending', startedAt: null, finishedAt: null, reason: null, done: 0,
+            total: 0 })),
+          progress: null, latest: {}, config, versions: versions(),
+        };
+        writeRunRecord(dir, record);
+      } catch (err) {
+        fs.rmSync(dir, { recursive: true, force: true });
+        throw err;
+      }
       for (const n of notes) appendJsonl(path.join(dir, EVENTS_FILE), [{ type: 'log', runId: id, time: now, level: 'warn', message: n }]);
       s.store.putRun(summaryOf(record));
       await s.store.flush();
