@@ -14,6 +14,7 @@ import { parseSetArgs } from '../engine/config.js';
 import { readJsonl } from '../storage/jsonl.js';
 import { LOCK_FILE, pidAlive } from '../storage/lock.js';
 import { EVENTS_FILE, METRICS_FILE, ROLLOUT_INDEX } from '../storage/run-files.js';
+import { onInterrupt } from './interrupt.js';
 
 // The dispatcher and the server load lazily, so `--help` and other areas' commands stay quick.
 async function createDispatcher(...args: Parameters<typeof import('../host/dispatcher.js').createDispatcher>): Promise<Dispatcher> {
@@ -170,20 +171,16 @@ async function follow(d: Dispatcher, api: WorkbenchClient, runId: string, begin:
   const out = json ? process.stderr : process.stdout;
   const reporter = progressReporter(out);
   const unsubscribe = api.subscribe({ kind: 'run', runId }, (e) => reporter.event(e));
-  let interrupts = 0;
   let finished = false;
-  const onSigint = () => {
-    if (finished) return;                      // the run is over: let the cleanup finish and exit normally
-    interrupts++;
-    if (interrupts === 1) {
+  onInterrupt({
+    stop: () => {
+      if (finished) return;                    // the run is over: let the cleanup finish and exit normally
+      reporter.done();
       out.write('\nstopping after the current step (Ctrl-C again to kill the engine)...\n');
       void api.runs.stop({ runId }).catch(() => undefined);
-    } else {
-      void d.dispose({ kill: true }).finally(() => process.exit(130));
-    }
-  };
-  process.on('SIGINT', onSigint);
-  process.on('SIGTERM', onSigint);
+    },
+    kill: () => { if (!finished) void d.dispose({ kill: true }).finally(() => process.exit(130)); },
+  });
   try {
     await begin();
     await d.waitForRun(runId);
@@ -332,15 +329,13 @@ async function serve(opts: ServeOpts): Promise<void> {
   if (opts.project) process.stdout.write(`project: ${path.resolve(opts.project)}\n`);
   if (opts.open) process.stdout.write(openBrowser(server.url) ? 'opening it in your browser...\n' : 'open that URL in a browser (no display found to open one here)\n');
   process.stdout.write('Ctrl-C stops the server (active runs are stopped first).\n');
-  let closing = false;
-  const shutdown = () => {
-    if (closing) process.exit(130);
-    closing = true;
-    process.stdout.write('\nstopping...\n');
-    void server.close().then(() => d.dispose()).finally(() => process.exit(0));
-  };
-  process.on('SIGINT', shutdown);
-  process.on('SIGTERM', shutdown);
+  onInterrupt({
+    stop: () => {
+      process.stdout.write('\nstopping (active runs stop after their current step; Ctrl-C again to kill them)...\n');
+      void server.close().then(() => d.dispose()).finally(() => process.exit(0));
+    },
+    kill: () => { void d.dispose({ kill: true }).finally(() => process.exit(130)); },
+  });
 }
 
 export function registerCoreCommands(program: Command): void {
