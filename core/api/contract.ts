@@ -34,8 +34,12 @@ export const ProjectInfoSchema = z.object({
   createdAt: z.number(),             // ms since epoch
   schemaVersion: z.number().int(),
   runCount: z.number().int(),
-  readOnly: z.boolean(),             // true when another process holds the lock (not used yet: open fails instead)
+  readOnly: z.boolean(),             // true when another process holds the lock: opened to watch, following its runs from the files
   warnings: z.array(z.string()),     // recoveries done on open (moved-aside files, torn lines, runs marked failed)
+  holder: z.object({                 // who holds the lock of a read-only project
+    pid: z.number().int(), host: z.string(), purpose: z.string(), startedAt: z.number(),
+    canStop: z.boolean(),            // runs.stop reaches it (a `run`/`study run` on this machine, as `spa-workbench stop` does)
+  }).nullable().optional(),
 });
 export type ProjectInfo = z.infer<typeof ProjectInfoSchema>;
 
@@ -67,6 +71,8 @@ export const RunProgressSchema = z.object({
   total: z.number(),
   etaSeconds: z.number().nullable(),
   message: z.string().optional(),
+  runEtaSeconds: z.number().nullable().optional(),  // whole run: this stage's ETA + the usual time of the stages to come (core/engine/run-eta.ts)
+  unestimatedStages: z.number().int().optional(),   // stages to come with no estimate (never finished in a comparable run)
 });
 
 /** One row of the run table (kept in workbench.json's run index). */
@@ -88,6 +94,8 @@ export const RunSummarySchema = z.object({
   stages: z.array(StageStateSchema),
   progress: RunProgressSchema.nullable(),
   latest: z.record(z.string(), z.number()),       // latest value of each metric name (key metrics for the table)
+  tags: z.array(z.string()).optional(),           // the user's labels (runs.update), e.g. "baseline", "lr-sweep"
+  notes: z.string().optional(),                   // the user's free-text notes (runs.update)
 });
 export type RunSummary = z.infer<typeof RunSummarySchema>;
 
@@ -441,6 +449,12 @@ export const apiContract = {
     configSchema: method(Empty, z.object({ schema: JsonObject, defaults: RunConfigSchema }),
       'JSON Schema of RunConfig (for generating the new-run form) and the default config.'),
     presets: method(Empty, z.object({ presets: z.array(PresetInfoSchema) }), 'Method presets.'),
+    update: method(z.object({
+      runId: RunId,
+      name: z.string().trim().min(1).max(200).optional(),                       // display name
+      tags: z.array(z.string().trim().min(1).max(50).regex(/^[^,]+$/, 'a tag without commas')).max(50).optional(), // replaces the tags
+      notes: z.string().max(20_000).optional(),                                 // replaces the notes
+    }).strict(), RunSummarySchema, 'Rename a run, set its tags or notes (also while it runs).'),
   },
   envs: {
     list: method(Empty, z.object({ envs: z.array(EnvInfoSchema) }), 'Registered environments.'),

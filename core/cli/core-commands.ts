@@ -15,6 +15,10 @@ import { readJsonl } from '../storage/jsonl.js';
 import { LOCK_FILE, pidAlive } from '../storage/lock.js';
 import { EVENTS_FILE, METRICS_FILE, ROLLOUT_INDEX } from '../storage/run-files.js';
 import { onInterrupt } from './interrupt.js';
+import { checkToken, chooseToken, rememberedLink, rememberLink, SERVE_LINKS_FILE } from './serve-link.js';
+import { describeStartup, startupRunAction } from '../host/startup-run.js';
+import { formatRunEta } from '../engine/run-eta.js';
+import { workbenchHome } from '../storage/home.js';
 
 // The dispatcher and the server load lazily, so `--help` and other areas' commands stay quick.
 async function createDispatcher(...args: Parameters<typeof import('../host/dispatcher.js').createDispatcher>): Promise<Dispatcher> {
@@ -106,6 +110,13 @@ async function openForReading(dir: string): Promise<RunReader> {
   };
 }
 
+/** What a read-only (watched) project means, for the terminal. */
+function readOnlyNote(info: { holder?: { pid: number; host: string; purpose: string; canStop: boolean } | null }): string {
+  const h = info.holder;
+  if (!h) return 'the project is open read-only';
+  return `process ${h.pid} on ${h.host} (${h.purpose}) holds the project: serving it read-only, following its runs live from the files${h.canStop ? '; Stop in the UI asks that process to stop, like `spa-workbench stop`' : ''}`;
+}
+
 function runNotFound(runId: string, project: string, count: number): never {
   const error = new Error(`run ${JSON.stringify(runId)} not found in ${project} (${count} run${count === 1 ? '' : 's'}; list them with: spa-workbench list --project ${project})`);
   error.name = 'NotFound';
@@ -149,9 +160,10 @@ export function progressReporter(stream: Pick<NodeJS.WriteStream, 'write' | 'isT
       }
       else if (ev.type === 'progress') {
         const pct = ev.total > 0 ? Math.min(100, Math.round((100 * ev.done) / ev.total)) : 0;
-        const eta = ev.etaSeconds !== null ? ` ETA ${duration(ev.etaSeconds * 1000)}` : '';
+        const whole = ev.runEtaSeconds !== undefined ? formatRunEta({ seconds: ev.runEtaSeconds ?? null, unestimated: ev.unestimatedStages ?? 0 }, duration) : '';
+        const eta = `${ev.etaSeconds !== null ? ` ETA ${duration(ev.etaSeconds * 1000)}` : ''}${whole ? ` · ${whole}` : ''}`;
         if (tty) {
-          const width = Math.max(10, Math.min(40, (stream.columns ?? 80) - 50));
+          const width = Math.max(10, Math.min(40, (stream.columns ?? 80) - 50 - (whole ? whole.length + 3 : 0)));
           const filled = Math.round((width * pct) / 100);
           stream.write(`\r\x1b[2K${ev.stage} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${String(pct).padStart(3)}% ${ev.done}/${ev.total}${eta}`);
           barShown = true;
@@ -284,7 +296,7 @@ function openBrowser(url: string): boolean {
   } catch { return false; }
 }
 
-interface ServeOpts { port: string; host: string; allowRemote?: boolean; project?: string; open: boolean; createProject?: boolean; startRun?: { preset: string; size: SizeArg } }
+interface ServeOpts { port?: string; token?: string; newToken?: boolean; host: string; allowRemote?: boolean; project?: string; open: boolean; createProject?: boolean; startRun?: { preset: string; size: SizeArg } }
 
 /** Builds the renderer (vite) when dist-renderer/ is missing, so `start` works straight after `npm ci`. */
 function ensureRendererBuilt(): void {
@@ -296,12 +308,17 @@ function ensureRendererBuilt(): void {
 }
 
 async function serve(opts: ServeOpts): Promise<void> {
-  const port = Number(opts.port);
+  const explicitPort = opts.port !== undefined;
+  const port = Number(opts.port ?? 0);
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port: expected an integer 0..65535 (0 = any free port), received ${JSON.stringify(opts.port)}`);
-  const d = await createDispatcher({ host: 'serve', lockPurpose: 'serve' });
+  if (opts.token !== undefined) { const bad = checkToken(opts.token); if (bad) fail(bad); }
+  const d = await createDispatcher({ host: 'serve', lockPurpose: 'serve', watchWhenLocked: true });
   const { startServer } = await import('../server/server.js');
+  let openRunId: string | null = null;
+  let api: WorkbenchClient | null = null;
+  const linkKey = opts.project ? path.resolve(opts.project) : '';
   if (opts.project) {
-    const api = await createInProcessClient(d);
+    api = await createInProcessClient(d);
     const abs = path.resolve(opts.project);
     if (!opts.createProject && !fs.existsSync(abs)) {
       await d.dispose();
@@ -311,26 +328,57 @@ async function serve(opts: ServeOpts): Promise<void> {
       if (fs.existsSync(path.join(abs, 'workbench.json')) || !opts.createProject) await api.projects.open({ path: abs });
       else await api.projects.create({ path: abs });
     } catch (err) { await d.dispose(); fail(describeError(err)); }
-    if (opts.startRun) {
+    const info = (await api.projects.info()).project;
+    if (info?.readOnly) process.stdout.write(`note: ${readOnlyNote(info)}\n`);
+    if (opts.startRun && !info?.readOnly) {
       try {
-        const run = await api.runs.create({ preset: opts.startRun.preset, size: opts.startRun.size });
-        await api.runs.start({ runId: run.id });
-        process.stdout.write(`started run ${run.id} (${opts.startRun.preset}, ${opts.startRun.size}): ${run.stages.map((st) => st.name).join(' → ')}\n`);
+        const { runs } = await api.runs.list({ limit: 10_000 });
+        const action = startupRunAction(runs, opts.startRun.preset, opts.startRun.size);
+        if (action.kind === 'create') {
+          const run = await api.runs.create({ preset: opts.startRun.preset, size: opts.startRun.size });
+          await api.runs.start({ runId: run.id });
+          openRunId = run.id;
+          process.stdout.write(`started run ${run.id} (${opts.startRun.preset}, ${opts.startRun.size}): ${run.stages.map((st) => st.name).join(' → ')}\n`);
+        } else {
+          if (action.kind === 'start') await api.runs.start({ runId: action.runId });
+          if (action.kind === 'resume') await api.runs.resume({ runId: action.runId });
+          openRunId = action.runId;
+          process.stdout.write(`${describeStartup(action, opts.startRun.preset, opts.startRun.size, opts.project)}\n`);
+        }
       } catch (err) { await d.dispose(); fail(describeError(err)); }
+    } else if (opts.startRun) {
+      openRunId = (await api.runs.list({ limit: 1 })).runs[0]?.id ?? null;
     }
   }
+  const remembered = rememberedLink(linkKey);
+  const token = chooseToken(linkKey, opts.token, opts.newToken === true);
+  const listen = (p: number) => startServer({ dispatcher: d, host: opts.host, port: p, token, allowRemote: opts.allowRemote, log: (l) => process.stderr.write(`${l}\n`) });
   let server;
   try {
-    server = await startServer({ dispatcher: d, host: opts.host, port, allowRemote: opts.allowRemote, log: (l) => process.stderr.write(`${l}\n`) });
+    if (!explicitPort && remembered && remembered.port > 0) {
+      // the port of the last serve of this project, so open tabs reconnect; any free one when it is taken
+      server = await listen(remembered.port).catch(() => listen(0));
+    } else server = await listen(port);
   } catch (err) { await d.dispose(); fail(describeError(err)); }
+  rememberLink(linkKey, { token, port: server.port });
+  const url = openRunId ? `${server.url}#/run/${encodeURIComponent(openRunId)}` : server.url;
   const built = fs.existsSync(path.join(repoRoot, 'dist-renderer', 'index.html'));
-  process.stdout.write(`SPA Workbench (browser mode) at:\n  ${server.url}\n`);
+  process.stdout.write(`SPA Workbench (browser mode) at:\n  ${url}\n`);
   if (!built) process.stdout.write('note: the UI is not built yet; run `npm run build:renderer` (the page says so too)\n');
   if (opts.project) process.stdout.write(`project: ${path.resolve(opts.project)}\n`);
-  if (opts.open) process.stdout.write(openBrowser(server.url) ? 'opening it in your browser...\n' : 'open that URL in a browser (no display found to open one here)\n');
+  process.stdout.write(`the link stays valid across restarts (token remembered in ${SERVE_LINKS_FILE} of ${workbenchHome()}; --new-token replaces it)\n`);
+  if (opts.open) process.stdout.write(openBrowser(url) ? 'opening it in your browser...\n' : 'open that URL in a browser (no display found to open one here)\n');
   process.stdout.write('Ctrl-C stops the server (active runs are stopped first).\n');
+  // One progress line for the run this command started or resumed, with the whole run's ETA.
+  const followed = openRunId && api && (await api.runs.get({ runId: openRunId })).status !== 'completed' ? openRunId : null;
+  let unsubscribe: (() => void) | null = null;
+  if (followed && api) {
+    const reporter = progressReporter(process.stdout);
+    unsubscribe = api.subscribe({ kind: 'run', runId: followed }, (e) => reporter.event(e));
+  }
   onInterrupt({
     stop: () => {
+      unsubscribe?.();
       process.stdout.write('\nstopping (active runs stop after their current step; Ctrl-C again to kill them)...\n');
       void server.close().then(() => d.dispose()).finally(() => process.exit(0));
     },
@@ -342,11 +390,13 @@ export function registerCoreCommands(program: Command): void {
   program.command('start')
     .description('open the workbench on a local project: the desktop app when the Electron binary is installed, otherwise browser mode')
     .option('--project <dir>', 'project folder (created when missing)', path.join('projects', 'default'))
-    .option('--port <n>', 'browser mode: port (0 = any free port)', '0')
+    .option('--port <n>', 'browser mode: port (default: the one the last serve of this project used, else any free port; 0 = any free port)')
+    .option('--token <token>', 'browser mode: access token (default: the one remembered for this project, so links survive restarts)')
+    .option('--new-token', 'browser mode: replace the remembered access token')
     .option('--no-open', 'browser mode: do not open a browser')
     .option('--run <preset>', 'also create and start a run from this preset (e.g. spa) on the project')
     .option('--size <size>', `size of the --run preset: ${SIZES.join(' | ')}`, 'quick')
-    .action(async (o: { project: string; port: string; open: boolean; run?: string; size: string }) => {
+    .action(async (o: { project: string; port?: string; token?: string; newToken?: boolean; open: boolean; run?: string; size: string }) => {
       if (!SIZES.includes(o.size as SizeArg)) fail(`--size: expected one of ${SIZES.join(', ')}, received ${JSON.stringify(o.size)}`);
       const startRun = o.run ? { preset: o.run, size: o.size as SizeArg } : undefined;
       if (startRun) {
@@ -366,13 +416,15 @@ export function registerCoreCommands(program: Command): void {
         const env = startRun ? { ...process.env, SPA_START_RUN: `${startRun.preset}:${startRun.size}` } : process.env;
         const child = spawn(electron, [repoRoot, abs], { stdio: 'inherit', env });
         child.on('exit', (code) => process.exit(code ?? 0));
+        // Ctrl-C reaches the app too (same terminal): it stops its runs and quits; wait for it.
+        onInterrupt({ stop: () => undefined, kill: () => { child.kill('SIGKILL'); process.exit(130); } });
         return;
       }
       process.stdout.write(electron
         ? 'Electron is installed but the desktop app is not built (npm run build:electron): using browser mode.\n'
         : 'Electron binary not installed (see README: npm run install-electron): using browser mode.\n');
       ensureRendererBuilt();
-      await serve({ port: o.port, host: '127.0.0.1', project: o.project, open: o.open, createProject: true, startRun });
+      await serve({ port: o.port, token: o.token, newToken: o.newToken, host: '127.0.0.1', project: o.project, open: o.open, createProject: true, startRun });
     });
 
   program.command('run')
@@ -543,7 +595,9 @@ export function registerCoreCommands(program: Command): void {
 
   program.command('serve')
     .description('browser mode: serve the UI and the API on 127.0.0.1 with an access token (for headless machines: use an SSH tunnel)')
-    .option('--port <n>', 'port (0 = any free port)', '0')
+    .option('--port <n>', 'port (default: the one the last serve of this project used, else any free port; 0 = any free port)')
+    .option('--token <token>', 'access token, 16-128 characters of A-Z a-z 0-9 _ - (default: the one remembered for this project, so links survive restarts)')
+    .option('--new-token', 'replace the remembered access token with a new random one')
     .option('--host <address>', 'interface to bind', '127.0.0.1')
     .option('--allow-remote', 'allow binding a non-loopback interface (the token is still required)')
     .option('--project <dir>', 'open this project on start')

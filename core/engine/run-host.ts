@@ -5,6 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ProjectEvent, RunSummary, StageState } from '../api/contract.js';
+import { estimateRunEta } from './run-eta.js';
 import { RunSummarySchema } from '../api/contract.js';
 import type { RunEvent, RunStatus } from '../api/records.js';
 import { conflict, WorkbenchError } from '../api/errors.js';
@@ -244,7 +245,10 @@ export class RunHost {
         }
         if (s) { s.done = event.done; s.total = event.total; }
         r.progress = { stage: event.stage, done: event.done, total: event.total, etaSeconds: eta ?? null, ...(event.message !== undefined ? { message: event.message } : {}) };
-        forwarded = { ...event, etaSeconds: eta ?? null };
+        const whole = estimateRunEta(r, this.store.listRuns(), event.time);
+        r.progress.runEtaSeconds = whole.seconds;
+        r.progress.unestimatedStages = whole.unestimated;
+        forwarded = { ...event, etaSeconds: eta ?? null, runEtaSeconds: whole.seconds, unestimatedStages: whole.unestimated };
         break;
       }
       case 'metric':

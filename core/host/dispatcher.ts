@@ -31,6 +31,9 @@ import { findStudyRuns, readStudySpec, studyTable, tableCsv, tableMarkdown, type
 import { StudyHost, type StudyHostOptions } from '../engine/study-host.js';
 import { findCheckpoint, latestCheckpoint, listRunCheckpoints, TemplatePerplexityError } from '../eval/template-perplexity.js';
 import { PerplexityRunner } from './template-perplexity-child.js';
+import { RunWatcher } from './run-watcher.js';
+import { updateRun } from './run-update.js';
+import { liveLockHolder } from '../storage/lock.js';
 import type { ProcessLauncher } from '../engine/launcher.js';
 import { NodeProcessLauncher } from '../engine/node-launcher.js';
 import { isActiveStatus, RunHost, summaryOf, type RunHostOptions } from '../engine/run-host.js';
@@ -42,6 +45,8 @@ export interface DispatcherOptions {
   runHost?: Pick<RunHostOptions, 'stopGraceMs' | 'startTimeoutMs' | 'flushIntervalMs' | 'maxOldSpaceMb'>;
   /** Written into the project lock (who holds it), e.g. "serve" or "cli run". */
   lockPurpose?: string;
+  /** Open a project that another live process holds read-only, to watch it (serve, the app), instead of refusing. */
+  watchWhenLocked?: boolean;
   /** Progress callbacks of the study runner (the CLI prints a line per run). */
   studyHooks?: Pick<StudyHostOptions, 'onRunStarting' | 'onRunEnded'>;
 }
@@ -62,7 +67,7 @@ export interface Dispatcher {
   dispose(opts?: { kill?: boolean }): Promise<void>;
 }
 
-interface Session { store: ProjectStore; runs: RunHost; studies: StudyHost; data: Map<string, RunData> }
+interface Session { store: ProjectStore; runs: RunHost | RunWatcher; studies: StudyHost; data: Map<string, RunData> }
 
 type Handler<M extends ApiMethodName> = (req: ApiRequestParsed<M>) => Promise<ApiResponse<M>> | ApiResponse<M>;
 type Handlers = { [M in ApiMethodName]: Handler<M> };
@@ -73,6 +78,16 @@ function newRunId(config: RunConfig): string {
   const stamp = `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}`;
   const slug = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 24);
   return `${stamp}-${slug(config.method)}-${slug(config.env.id)}-${randomBytes(2).toString('hex')}`;
+}
+
+/** Methods that change a project: refused while it is open read-only (watched). */
+const WRITE_METHODS = new Set(['runs.create', 'runs.start', 'runs.resume', 'runs.delete', 'runs.update', 'templates.save', 'studies.start', 'studies.stop']);
+
+function readOnlyError(store: ProjectStore, method: string): WorkbenchError {
+  const h = store.lockHolder!;
+  return new WorkbenchError('ReadOnly', `${method}: the project is open read-only, to watch: process ${h.pid} on ${h.host} (${h.purpose ?? 'workbench'}) holds it. Make changes there, or open the project again after it exits`, {
+    where: method, expected: 'a project this process holds', received: `held by process ${h.pid} (${h.purpose ?? 'workbench'})`,
+  });
 }
 
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
@@ -108,6 +123,14 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   };
 
   async function openSession(store: ProjectStore): Promise<void> {
+    if (store.readOnly) {
+      // Another process holds the project: follow its runs from the files, write nothing.
+      const runs = new RunWatcher({ store, onRunEvent: emitRun, onProjectEvent: emitProject, watched: () => [...runListeners.keys()] });
+      const studies = new StudyHost({ store, runs, api: () => api, onProjectEvent: emitProject, host: options.host, ...options.studyHooks });
+      session = { store, runs, studies, data: new Map() };
+      emitProject({ type: 'project', time: Date.now(), project: store.info() });
+      return;
+    }
     const heapMb = Number(process.env.SPA_WORKBENCH_ENGINE_HEAP_MB);   // engine heap limit, e.g. 8192 for big models
     const runs = new RunHost({
       store, launcher, ...(Number.isFinite(heapMb) && heapMb > 0 ? { maxOldSpaceMb: heapMb } : {}), ...options.runHost,
@@ -131,6 +154,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const studying = session.studies.activeNames();
     if (studying.length) throw conflict(`${where}: study ${studying.join(', ')} is running; stop it first (studies.stop)`, where, { received: `${studying.length} running study(ies)` });
     await session.store.flush().catch(() => undefined);
+    if (session.runs instanceof RunWatcher) await session.runs.dispose();
     session.store.close();
     session = null;
     emitProject({ type: 'project', time: Date.now(), project: null });
@@ -253,7 +277,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       const abs = path.resolve(req.path);
       if (session && session.store.dir === abs) return session.store.info();
       if (session) await closeSession('projects.open');
-      const store = await ProjectStore.open(abs, { purpose: options.lockPurpose ?? options.host });
+      const holder = options.watchWhenLocked ? liveLockHolder(abs) : null;
+      const store = holder && fs.existsSync(path.join(abs, 'workbench.json'))
+        ? await ProjectStore.openReadOnly(abs, holder)
+        : await ProjectStore.open(abs, { purpose: options.lockPurpose ?? options.host });
       await openSession(store);
       return store.info();
     },
@@ -326,6 +353,13 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       const s = need('runs.events');
       needRun(s, req.runId, 'runs.events');
       return runData(s, req.runId).readEvents(req.types, req.offset, req.limit);
+    },
+    'runs.update': async (req) => {
+      const s = need('runs.update');
+      needRun(s, req.runId, 'runs.update');
+      const summary = await updateRun(s.store, s.runs.liveRecord(req.runId), req);
+      emitProject({ type: 'runs-changed', time: Date.now(), runIds: [req.runId] });
+      return summary;
     },
     'runs.configSchema': () => ({
       schema: z.toJSONSchema(RunConfigSchema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>,
@@ -481,6 +515,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
     const parsed = spec.request.safeParse(params);
     if (!parsed.success) throw validationError(method, parsed.error, params);
+    if (session?.store.readOnly && WRITE_METHODS.has(method)) throw readOnlyError(session.store, method);
     const handler = (handlers as unknown as Record<string, (r: unknown) => unknown>)[method]!;
     const result = await handler(parsed.data);
     const out = spec.response.safeParse(result);

@@ -115,3 +115,10 @@ export function acquireProjectLock(projectDir: string, purpose = 'workbench host
   }
   throw new WorkbenchError('Conflict', `could not take the lock of ${projectDir} (it changed while trying)`, { where: file });
 }
+
+/** The live holder of a project's lock: a running process on this machine, or any process on another one (null: no lock, or a stale one). */
+export function liveLockHolder(projectDir: string): LockInfo | null {
+  const current = readLock(path.join(projectDir, LOCK_FILE));
+  if (!current) return null;
+  return current.host !== os.hostname() || pidAlive(current.pid) ? current : null;
+}
