@@ -15,6 +15,7 @@ import { readJsonl } from '../storage/jsonl.js';
 import { LOCK_FILE, pidAlive } from '../storage/lock.js';
 import { EVENTS_FILE, METRICS_FILE, ROLLOUT_INDEX } from '../storage/run-files.js';
 import { onInterrupt } from './interrupt.js';
+import { describeJsonError } from './json-error.js';
 import { checkToken, chooseToken, rememberedLink, rememberLink, SERVE_LINKS_FILE } from './serve-link.js';
 import { describeStartup, startupRunAction } from '../host/startup-run.js';
 import { formatRunEta } from '../engine/run-eta.js';
@@ -137,7 +138,20 @@ function table(rows: string[][]): string {
 
 function runRow(r: RunSummary): string[] {
   const done = r.stages.filter((s) => s.status === 'completed').length;
-  return [r.id, r.status, r.method, r.env, r.size, `${done}/${r.stages.length}`, new Date(r.createdAt).toISOString().slice(0, 16).replace('T', ' '), duration(r.durationMs)];
+  const name = r.name.length > 40 ? `${r.name.slice(0, 39)}…` : r.name;
+  return [r.id, name, r.status, r.method, r.env, r.size, `${done}/${r.stages.length}`, new Date(r.createdAt).toISOString().slice(0, 16).replace('T', ' '), duration(r.durationMs), (r.tags ?? []).join(',')];
+}
+
+/** The run's headline numbers for the terminal, labelled by where they come from (the final eval, or training rollouts). */
+export function finalMetricLines(latest: Record<string, number>): string[] {
+  const fmt = (v: number) => (Number.isInteger(v) ? String(v) : v.toPrecision(4));
+  const evalKeys = Object.keys(latest).filter((k) => k.startsWith('eval/')).sort();
+  const lines = evalKeys.map((k) => `  ${k} = ${fmt(latest[k]!)}`);
+  if (!lines.length) {
+    const rollout = Object.keys(latest).filter((k) => /success|reward|accuracy/i.test(k)).sort().slice(0, 6);
+    if (rollout.length) lines.push(...rollout.map((k) => `  ${k} = ${fmt(latest[k]!)}  (training rollouts, no evaluation)`));
+  }
+  return lines;
 }
 
 /** Progress display: a redrawn bar on a terminal, plain lines otherwise. An info line already shown (each stage's engine reports its backend) is not repeated. */
@@ -205,6 +219,8 @@ async function follow(d: Dispatcher, api: WorkbenchClient, runId: string, begin:
   if (json) process.stdout.write(`${JSON.stringify(info, null, 2)}\n`);
   else {
     out.write(`${info.id}: ${info.status}${info.reason ? ` (${info.reason})` : ''} in ${duration(info.durationMs)}\n`);
+    const metrics = finalMetricLines(info.latest);
+    if (metrics.length) out.write(`final metrics:\n${metrics.join('\n')}\n`);
     out.write(`folder: ${info.dir}\n`);
     if (info.status === 'failed' || info.status === 'stopped') out.write(`resume with: spa-workbench resume ${info.id} --project ${path.dirname(path.dirname(info.dir))}\n`);
   }
@@ -444,7 +460,8 @@ export function registerCoreCommands(program: Command): void {
       const readConfig = (file: string): Record<string, unknown> => {
         if (!fs.existsSync(file)) fail(`config file ${file} not found`);
         let value: unknown;
-        try { value = JSON.parse(fs.readFileSync(file, 'utf8')); } catch (err) { fail(`${file}: not valid JSON (${(err as Error).message})`); }
+        const text = fs.readFileSync(file, 'utf8');
+        try { value = JSON.parse(text); } catch (err) { fail(`${file}: not valid JSON at ${describeJsonError(text, err)}`); }
         if (!value || typeof value !== 'object' || Array.isArray(value)) fail(`${file}: expected a JSON object (a RunConfig), received ${Array.isArray(value) ? 'an array' : JSON.stringify(value)}`);
         return value as Record<string, unknown>;
       };
@@ -543,7 +560,7 @@ export function registerCoreCommands(program: Command): void {
         const runs = await reader.list();
         if (o.json) process.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
         else if (runs.length === 0) process.stdout.write('no runs yet: spa-workbench run <preset> --project ' + o.project + '\n');
-        else process.stdout.write(`${table([['ID', 'STATUS', 'METHOD', 'ENV', 'SIZE', 'STAGES', 'CREATED', 'TIME'], ...runs.map(runRow)])}\n`);
+        else process.stdout.write(`${table([['ID', 'NAME', 'STATUS', 'METHOD', 'ENV', 'SIZE', 'STAGES', 'CREATED', 'TIME', 'TAGS'], ...runs.map(runRow)])}\n`);
       } finally { await reader.close(); }
     });
 
@@ -563,6 +580,8 @@ export function registerCoreCommands(program: Command): void {
           `method:   ${r.method}   env: ${r.env}   size: ${r.size}   preset: ${r.preset ?? '-'}   template: ${r.templateHash?.slice(0, 12) ?? '-'}`,
           `created:  ${new Date(r.createdAt).toISOString()}   attempts: ${r.attempts}   time: ${duration(r.durationMs)}`,
           `folder:   ${r.dir}`,
+          ...(r.tags?.length ? [`tags:     ${r.tags.join(', ')}`] : []),
+          ...(r.notes ? [`notes:    ${r.notes.split('\n').join('\n          ')}`] : []),
           'stages:',
           ...r.stages.map((s) => `  ${s.status.padEnd(9)} ${s.name}${s.total ? ` ${s.done}/${s.total}` : ''}${s.reason ? ` — ${s.reason}` : ''}`),
         ];
@@ -591,6 +610,30 @@ export function registerCoreCommands(program: Command): void {
         }
         for (const f of exportRun(info, o.out, o.format as 'json' | 'csv' | 'jsonl' | undefined)) process.stdout.write(`wrote ${f}\n`);
       } catch (err) { process.stderr.write(`error: ${describeError(err)}\n`); process.exitCode = 1; } finally { await reader.close(); }
+    });
+
+  program.command('update')
+    .description('rename a run, set its tags or its notes (the UI does the same)')
+    .argument('<run>', 'run id')
+    .requiredOption('--project <dir>', 'project folder')
+    .option('--name <name>', 'new display name')
+    .option('--tags <a,b,...>', 'replace the tags (comma-separated; "" clears them)')
+    .option('--add-tag <tag>', 'add a tag (repeatable)', collect, [])
+    .option('--remove-tag <tag>', 'remove a tag (repeatable)', collect, [])
+    .option('--notes <text>', 'replace the notes ("" clears them)')
+    .option('--json', 'print the updated run as JSON')
+    .action(async (runId: string, o: { project: string; name?: string; tags?: string; addTag: string[]; removeTag: string[]; notes?: string; json?: boolean }) => {
+      if (o.name === undefined && o.tags === undefined && !o.addTag.length && !o.removeTag.length && o.notes === undefined) fail('nothing to change: give --name, --tags, --add-tag, --remove-tag or --notes');
+      const { d, api } = await openProject(o.project, false, 'cli');
+      try {
+        const current = await api.runs.get({ runId });
+        let tags = o.tags !== undefined ? o.tags.split(',').map((t) => t.trim()).filter(Boolean) : (current.tags ?? []);
+        tags = [...tags, ...o.addTag].filter((t) => !o.removeTag.includes(t));
+        const changed = o.tags !== undefined || o.addTag.length > 0 || o.removeTag.length > 0;
+        const r = await api.runs.update({ runId, ...(o.name !== undefined ? { name: o.name } : {}), ...(changed ? { tags } : {}), ...(o.notes !== undefined ? { notes: o.notes } : {}) });
+        if (o.json) process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
+        else process.stdout.write(`${r.id}: ${r.name}${r.tags?.length ? `  [${r.tags.join(', ')}]` : ''}${r.notes ? `\nnotes: ${r.notes}` : ''}\n`);
+      } catch (err) { process.stderr.write(`error: ${describeError(err)}\n`); process.exitCode = 1; } finally { await d.dispose(); }
     });
 
   program.command('serve')

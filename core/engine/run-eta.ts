@@ -35,8 +35,9 @@ export function estimateRunEta(run: RunLike, history: ReadonlyArray<RunLike>, no
   let unestimated = 0;
   for (const s of run.stages) {
     if (s.status === 'completed' || s.status === 'skipped') continue;
-    if (s.status === 'running' && run.progress?.stage === s.name && run.progress.etaSeconds !== null) {
-      seconds += run.progress.etaSeconds;
+    const p = run.progress?.stage === s.name ? run.progress : null;
+    if (s.status === 'running' && p && (p.etaSeconds !== null || (p.total > 0 && p.done >= p.total))) {
+      seconds += p.etaSeconds ?? 0;                            // all steps done: only its wrap-up is left
       estimated++;
       continue;
     }

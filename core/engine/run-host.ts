@@ -41,6 +41,8 @@ interface ActiveRun {
   stopRequested: boolean;
   killedAfterGrace: boolean;
   attemptStart: number;
+  /** This attempt's wall time is already in record.durationMs (added at the terminal status event). */
+  timeCounted?: boolean;
   flushTimer: ReturnType<typeof setTimeout> | null;
   exited: Promise<void>;
 }
@@ -220,6 +222,8 @@ export class RunHost {
         else if (['completed', 'stopped', 'failed'].includes(event.status)) {
           // Terminal: visible at once (the process exits right after; onExit finalises).
           run.outcome = { status: event.status as RunOutcome['status'], reason: event.reason };
+          // this attempt's time counts now, so what is shown on the terminal status is not "ran 0s"
+          if (!run.timeCounted) { r.durationMs += Math.max(0, event.time - run.attemptStart); run.timeCounted = true; }
           r.status = event.status;
           r.reason = event.reason ?? null;
           r.finishedAt = event.time;
@@ -289,7 +293,7 @@ export class RunHost {
     run.tracker.closeAll(how);
     this.active.delete(run.id);
     const r = run.record;
-    r.durationMs += Math.max(0, time - run.attemptStart);
+    if (!run.timeCounted) r.durationMs += Math.max(0, time - run.attemptStart);
     const hadOutcomeEvent = !!run.outcome && status === run.outcome.status && !run.killedAfterGrace;
     this.finalise(r, status, reason, time, !hadOutcomeEvent);
     void this.store.flush().catch(() => undefined);
