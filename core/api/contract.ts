@@ -96,6 +96,7 @@ export const RunSummarySchema = z.object({
   latest: z.record(z.string(), z.number()),       // latest value of each metric name (key metrics for the table)
   tags: z.array(z.string()).optional(),           // the user's labels (runs.update), e.g. "baseline", "lr-sweep"
   notes: z.string().optional(),                   // the user's free-text notes (runs.update)
+  params: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])).optional(), // config leaves that differ from the defaults (core/engine/config-params.ts)
 });
 export type RunSummary = z.infer<typeof RunSummarySchema>;
 

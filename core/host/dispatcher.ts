@@ -32,7 +32,8 @@ import { StudyHost, type StudyHostOptions } from '../engine/study-host.js';
 import { findCheckpoint, latestCheckpoint, listRunCheckpoints, TemplatePerplexityError } from '../eval/template-perplexity.js';
 import { PerplexityRunner } from './template-perplexity-child.js';
 import { RunWatcher } from './run-watcher.js';
-import { updateRun } from './run-update.js';
+import { updateRun, withParams } from './run-update.js';
+import { configParams } from '../engine/config-params.js';
 import { liveLockHolder } from '../storage/lock.js';
 import type { ProcessLauncher } from '../engine/launcher.js';
 import { NodeProcessLauncher } from '../engine/node-launcher.js';
@@ -314,7 +315,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         preset: req.preset ?? null, templateHash, status: 'created', reason: null, createdAt: now, startedAt: null, finishedAt: null,
         durationMs: 0, attempts: 0,
         stages: stages.map((name) => ({ name, title: stageTitle(name), status: 'pending', startedAt: null, finishedAt: null, reason: null, done: 0, total: 0 })),
-        progress: null, latest: {}, config, versions: versions(),
+        progress: null, latest: {}, params: configParams(config), config, versions: versions(),
       };
       writeRunRecord(dir, record);
       for (const n of notes) appendJsonl(path.join(dir, EVENTS_FILE), [{ type: 'log', runId: id, time: now, level: 'warn', message: n }]);
@@ -332,7 +333,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       const s = need('runs.list');
       let runs = [...s.store.listRuns()].reverse();
       if (req.status) runs = runs.filter((r) => req.status!.includes(r.status));
-      return { runs: runs.slice(req.offset, req.offset + req.limit), total: runs.length };
+      return { runs: withParams(s.store, runs.slice(req.offset, req.offset + req.limit)), total: runs.length };
     },
     'runs.get': (req) => { const s = need('runs.get'); needRun(s, req.runId, 'runs.get'); return runInfo(s, req.runId); },
     'runs.start': async (req) => { const s = need('runs.start'); needRun(s, req.runId, 'runs.start'); return s.runs.start(req.runId, { resume: false }); },

@@ -5,6 +5,7 @@ import { notFound } from '../api/errors.js';
 import type { ProjectStore } from '../storage/project-store.js';
 import { writeRunRecord, type RunRecord } from '../storage/run-files.js';
 import { summaryOf } from '../engine/run-host.js';
+import { configParams, type ParamValue } from '../engine/config-params.js';
 
 /** Tags as the user means them: trimmed, de-duplicated, in the order given. */
 export function normaliseTags(tags: ReadonlyArray<string>): string[] {
@@ -22,4 +23,20 @@ export async function updateRun(store: ProjectStore, live: RunRecord | undefined
   store.putRun(summary);
   await store.flush();
   return summary;
+}
+
+const paramsCache = new Map<string, Record<string, ParamValue>>();   // run folder → params of runs made before summaries had them
+
+/** Summaries with their config params; runs created before params were recorded get them from run.json (once). */
+export function withParams(store: ProjectStore, runs: RunSummary[]): RunSummary[] {
+  return runs.map((r) => {
+    if (r.params) return r;
+    const dir = store.runDir(r.id);
+    let params = paramsCache.get(dir);
+    if (!params) {
+      try { const rec = store.readRun(r.id); params = rec?.config ? configParams(rec.config) : {}; } catch { params = {}; }
+      paramsCache.set(dir, params);
+    }
+    return { ...r, params };
+  });
 }

@@ -113,3 +113,12 @@ describe('runs.update and the run time at stop', () => {
     } finally { await d.dispose({ kill: true }); }
   }, 60_000);
 });
+
+describe('evaluation metrics over zero well-formed turns', () => {
+  it('logs eval/wmTurns = 0 and leaves the world-model accuracies out instead of reporting 0', async () => {
+    const { summarizeEpisodes, summaryMetrics } = await import('../../core/eval/summary.js');
+    const m = summaryMetrics(summarizeEpisodes([], [1]));
+    expect(m['eval/wmTurns']).toBe(0);
+    for (const k of ['eval/wmPredictionCellAccuracy', 'eval/wmObservationExact', 'eval/wmPredictionEntityF1']) expect(m[k], k).toBeUndefined();
+  });
+});
