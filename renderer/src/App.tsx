@@ -178,7 +178,7 @@ export function App({ client }: { client: Client }) {
       <header className="topbar">
         <div className="brand"><img src="./icon.svg" alt="" />SPA Workbench</div>
         <span className="project" data-testid="current-project" title={projectPath}>
-          {project ? <>{project.name}{project.readOnly ? <span className="badge" data-testid="read-only-badge"> read-only</span> : null} <span className="faint">— {project.path}</span></> : <span className="faint">no project open</span>}
+          {project ? <>{project.name}{project.readOnly ? <span className="badge" data-testid="read-only-badge" style={{ marginLeft: 6 }}>read-only</span> : null} <span className="faint">— {project.path}</span></> : <span className="faint">no project open</span>}
         </span>
         <span className="spacer" />
         {connection !== 'open' && <span className={connection === 'closed' ? 'bad' : 'warn'} data-testid="connection-state">{connection === 'closed' ? 'disconnected — retrying…' : 'connecting…'}</span>}
