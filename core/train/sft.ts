@@ -58,13 +58,14 @@ export const sftStage: StageDefinition = {
     const section = stageSection(ctx.config, 'sft');
     const trainRows = readRows(join(ctx.runDir, 'datasets', 'sft-train.jsonl'));
     const valRows = readRows(join(ctx.runDir, 'datasets', 'sft-val.jsonl'));
-    const state = ctx.loadState() as { epoch?: number; checkpoint?: string; step?: number } | null;
+    // epoch: epochs completed; batch: batches of the next epoch already trained (a stop mid-epoch saves them)
+    const state = ctx.loadState() as { epoch?: number; checkpoint?: string; step?: number; batch?: number } | null;
     let runtime: ModelRuntime;
     let from: string;
     if (state?.checkpoint && existsSync(join(state.checkpoint, 'config.json'))) {
       runtime = await loadRuntime(state.checkpoint, { valueHead: false, resume: true });
       from = state.checkpoint;
-      ctx.log('info', `sft: resuming after epoch ${state.epoch} from ${from}`);
+      ctx.log('info', state.batch ? `sft: resuming in epoch ${(state.epoch ?? 0) + 1} after batch ${state.batch} (step ${state.step}) from ${from}` : `sft: resuming after epoch ${state.epoch} from ${from}`);
     } else {
       ({ runtime, from } = await loadStartingModel(ctx, { valueHead: false }));
     }
@@ -77,7 +78,7 @@ export const sftStage: StageDefinition = {
     const train = toTrainRows(runtime, trainRows, section.maxLength, section.maskStateSpans);
     const val = toTrainRows(runtime, valRows, section.maxLength, section.maskStateSpans);
     const pplRows = (valRows.length > 0 ? valRows : trainRows).slice(0, 32);
-    const pplBefore = state?.epoch ? null : statePerplexity(runtime, pplRows, section.maxLength);
+    const pplBefore = state?.epoch || state?.batch ? null : statePerplexity(runtime, pplRows, section.maxLength);
     if (pplBefore) ctx.metric(0, { 'sft/statePerplexityBefore': pplBefore.perplexity });
     const stepsPerEpoch = Math.max(1, Math.ceil(train.length / section.batchSize));
     const totalSteps = stepsPerEpoch * section.epochs;
@@ -88,9 +89,18 @@ export const sftStage: StageDefinition = {
     for (let epoch = (state?.epoch ?? 0) + 1; epoch <= section.epochs; epoch++) {
       const order = shuffleInPlace(train.map((_, i) => i), createRng(ctx.config.seeds.base * 31 + epoch));
       const epochStats: Array<Record<string, number>> = [];
-      for (let b = 0; b < stepsPerEpoch; b++) {
+      const firstBatch = epoch === (state?.epoch ?? 0) + 1 ? Math.min(state?.batch ?? 0, stepsPerEpoch) : 0;
+      for (let b = firstBatch; b < stepsPerEpoch; b++) {
         await breathe();
-        if (ctx.signal.aborted) { runtime.dispose(); return {}; }
+        if (ctx.signal.aborted) {
+          // keep the steps done in this epoch: the same shuffled order resumes at batch b
+          if (b > firstBatch) {
+            checkpoint = await writeCheckpoint(ctx, runtime, 'sft-latest', step, {}, from);
+            ctx.saveState({ epoch: epoch - 1, batch: b, checkpoint, step });
+          }
+          runtime.dispose();
+          return {};
+        }
         const batch = order.slice(b * section.batchSize, (b + 1) * section.batchSize).map((i) => train[i]!);
         const lr = learningRate(step, { lr: section.lr, warmupSteps, totalSteps, kind: 'cosine' });
         const stats = runtime.trainStep('sft', batch, {}, lr, section.gradClip);
