@@ -142,14 +142,22 @@ function runRow(r: RunSummary): string[] {
   return [r.id, name, r.status, r.method, r.env, r.size, `${done}/${r.stages.length}`, new Date(r.createdAt).toISOString().slice(0, 16).replace('T', ' '), duration(r.durationMs), (r.tags ?? []).join(',')];
 }
 
-/** The run's headline numbers for the terminal, labelled by where they come from (the final eval, or training rollouts). */
+/** The run's headline numbers for the terminal, each labelled by where it comes from (the final eval, or training rollouts). */
 export function finalMetricLines(latest: Record<string, number>): string[] {
-  const fmt = (v: number) => (Number.isInteger(v) ? String(v) : v.toPrecision(4));
-  const evalKeys = Object.keys(latest).filter((k) => k.startsWith('eval/')).sort();
-  const lines = evalKeys.map((k) => `  ${k} = ${fmt(latest[k]!)}`);
-  if (!lines.length) {
-    const rollout = Object.keys(latest).filter((k) => /success|reward|accuracy/i.test(k)).sort().slice(0, 6);
-    if (rollout.length) lines.push(...rollout.map((k) => `  ${k} = ${fmt(latest[k]!)}  (training rollouts, no evaluation)`));
+  const pct = (v: number) => `${(100 * v).toFixed(1)}%`;
+  const lines: string[] = [];
+  for (const source of ['eval', 'rollout'] as const) {
+    const label = source === 'eval' ? 'final evaluation' : 'training rollouts (no evaluation ran)';
+    const ks = Object.keys(latest).map((k) => new RegExp(`^${source}/passAt(\\d+)$`).exec(k)).filter((m): m is RegExpExecArray => m !== null).map((m) => Number(m[1])).sort((a, b) => a - b);
+    const parts: string[] = [];
+    if (latest[`${source}/success`] !== undefined) parts.push(`success ${pct(latest[`${source}/success`]!)}`);
+    for (const k of ks) parts.push(`Pass@${k} ${pct(latest[`${source}/passAt${k}`]!)}`);
+    if (latest[`${source}/formatErrorRate`] !== undefined) parts.push(`format errors ${pct(latest[`${source}/formatErrorRate`]!)}`);
+    const wm = latest[`${source}/wmPredictionCellAccuracy`];
+    const turns = latest[`${source}/wmTurns`];
+    if (turns === 0 || (wm === undefined && latest[`${source}/formatErrorRate`] === 1)) parts.push('WM accuracy n/a (0 well-formed turns)');
+    else if (wm !== undefined) parts.push(`WM accuracy ${pct(wm)}${turns !== undefined ? ` over ${turns} turns` : ''}`);
+    if (parts.length) { lines.push(`  ${label}: ${parts.join(', ')}`); break; }   // the evaluation when there is one
   }
   return lines;
 }

@@ -122,3 +122,23 @@ describe('evaluation metrics over zero well-formed turns', () => {
     for (const k of ['eval/wmPredictionCellAccuracy', 'eval/wmObservationExact', 'eval/wmPredictionEntityF1']) expect(m[k], k).toBeUndefined();
   });
 });
+
+describe('terminal output', () => {
+  it('run prints its headline numbers at the end, labelled eval or training rollouts, n/a over 0 well-formed turns', async () => {
+    const { finalMetricLines } = await import('../../core/cli/core-commands.js');
+    expect(finalMetricLines({ 'eval/success': 0.25, 'eval/passAt1': 0.25, 'eval/passAt4': 0.5, 'eval/formatErrorRate': 0.1, 'eval/wmPredictionCellAccuracy': 0.6, 'eval/wmTurns': 12, 'rollout/success': 1 }))
+      .toEqual(['  final evaluation: success 25.0%, Pass@1 25.0%, Pass@4 50.0%, format errors 10.0%, WM accuracy 60.0% over 12 turns']);
+    expect(finalMetricLines({ 'eval/success': 0, 'eval/formatErrorRate': 1, 'eval/wmTurns': 0 })).toEqual(['  final evaluation: success 0.0%, format errors 100.0%, WM accuracy n/a (0 well-formed turns)']);
+    expect(finalMetricLines({ 'rollout/success': 0.5 })).toEqual(['  training rollouts (no evaluation ran): success 50.0%']);
+    expect(finalMetricLines({ 'diag/value': 1 })).toEqual([]);
+  });
+
+  it('the backend line is short and logged once per engine process, the backends not taken at debug', async () => {
+    const { backendLogLines } = await import('../../core/train/stage-utils.js');
+    const long = `TF.js backend: wasm (simd=true, threads=false); not used: ${'tensorflow: libtensorflow is not installed (npm rebuild …); '.repeat(5)}`;
+    const first = backendLogLines(long);
+    expect(first.map(([level]) => level)).toEqual(['info', 'debug']);
+    expect(first[0]![1].length).toBeLessThan(120);
+    expect(backendLogLines(long)).toEqual([]);                       // the next stage of the same process
+  });
+});
