@@ -504,6 +504,9 @@ export const apiContract = {
       'Filter and page episode summaries from the rollout index (never loads episode files).'),
     facets: method(z.object({ runId: RunId }).strict(), RolloutFacetsSchema, 'Stages with episode counts and step ranges.'),
     get: method(z.object({ runId: RunId, id: z.string().min(1) }).strict(), EpisodeRecordSchema, 'One full episode.'),
+    actionFrames: method(z.object({ runId: RunId, id: z.string().min(1) }).strict(), z.object({
+      turns: z.array(z.object({ turn: z.number().int(), actions: z.array(z.string()), boards: z.array(BoardSchema).nullable() })),
+    }), 'The board after each executed action of each turn (a multi-action turn as several replay frames); null for a turn that does not replay.'),
   },
   datasets: {
     query: method(z.object({

@@ -34,6 +34,7 @@ import { PerplexityRunner } from './template-perplexity-child.js';
 import { RunWatcher } from './run-watcher.js';
 import { updateRun, withParams } from './run-update.js';
 import { configParams } from '../engine/config-params.js';
+import { actionFrames } from './action-frames.js';
 import { liveLockHolder } from '../storage/lock.js';
 import type { ProcessLauncher } from '../engine/launcher.js';
 import { NodeProcessLauncher } from '../engine/node-launcher.js';
@@ -468,6 +469,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     'rollouts.query': (req) => { const s = need('rollouts.query'); needRun(s, req.runId, 'rollouts.query'); return runData(s, req.runId).queryRollouts(req); },
     'rollouts.facets': (req) => { const s = need('rollouts.facets'); needRun(s, req.runId, 'rollouts.facets'); return runData(s, req.runId).facets(); },
     'rollouts.get': (req) => { const s = need('rollouts.get'); needRun(s, req.runId, 'rollouts.get'); return runData(s, req.runId).getEpisode(req.id); },
+    'rollouts.actionFrames': (req) => { const s = need('rollouts.actionFrames'); needRun(s, req.runId, 'rollouts.actionFrames'); return actionFrames(runData(s, req.runId).getEpisode(req.id)); },
     'datasets.query': (req) => { const s = need('datasets.query'); needRun(s, req.runId, 'datasets.query'); return runData(s, req.runId).datasetPage(req.split, req.offset, req.limit); },
     'datasets.stats': (req) => { const s = need('datasets.stats'); needRun(s, req.runId, 'datasets.stats'); return { stats: runData(s, req.runId).datasetStats() }; },
     'metrics.names': (req) => {
