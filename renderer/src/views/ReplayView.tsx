@@ -218,7 +218,8 @@ function ReplaySide({ title, episode, frames, frame, mode, testId }: {
         {mode !== 'none' && (
           <div>
             {mode === 'prediction' ? 'prediction' : 'observation'}:{' '}
-            {score === null ? (overlay ? 'not scored' : current.turn === null && mode === 'prediction' ? '— (initial state)' : 'none') :
+            {score === null ? (overlay ? 'not scored' : current.turn === null && mode === 'prediction' ? '— (initial state)'
+              : current.actionStep && current.actionStep.index < current.actionStep.of ? '— (made for the state after the whole turn)' : 'none') :
               !score.parsed ? <span className="bad">unparseable</span> :
                 score.exact ? <span className="ok">exact</span> : <span className="bad">{score.wrongCells.length} wrong cell{score.wrongCells.length === 1 ? '' : 's'}</span>}
           </div>
