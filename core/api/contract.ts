@@ -450,6 +450,12 @@ export const apiContract = {
     configSchema: method(Empty, z.object({ schema: JsonObject, defaults: RunConfigSchema }),
       'JSON Schema of RunConfig (for generating the new-run form) and the default config.'),
     presets: method(Empty, z.object({ presets: z.array(PresetInfoSchema) }), 'Method presets.'),
+    samples: method(z.object({ runId: RunId, stage: z.string().optional(), offset: Offset, limit: pageLimit(50, 1000) }).strict(), z.object({
+      samples: z.array(z.object({
+        stage: z.string(), step: z.number(), time: z.number(), prompt: z.string(), target: z.string(), generated: z.string(), wellFormed: z.boolean(),
+      })),
+      total: z.number().int(),
+    }), 'Sample generations written during long stages (samples/<stage>.jsonl): the model\'s reply to a held-out prompt beside the target, newest first.'),
     update: method(z.object({
       runId: RunId,
       name: z.string().trim().min(1).max(200).optional(),                       // display name

@@ -35,6 +35,7 @@ import { RunWatcher } from './run-watcher.js';
 import { updateRun, withParams } from './run-update.js';
 import { configParams } from '../engine/config-params.js';
 import { actionFrames } from './action-frames.js';
+import { readSamples } from './run-samples.js';
 import { liveLockHolder } from '../storage/lock.js';
 import type { ProcessLauncher } from '../engine/launcher.js';
 import { NodeProcessLauncher } from '../engine/node-launcher.js';
@@ -356,6 +357,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       needRun(s, req.runId, 'runs.events');
       return runData(s, req.runId).readEvents(req.types, req.offset, req.limit);
     },
+    'runs.samples': (req) => { const s = need('runs.samples'); needRun(s, req.runId, 'runs.samples'); return readSamples(s.store.runDir(req.runId), req); },
     'runs.update': async (req) => {
       const s = need('runs.update');
       needRun(s, req.runId, 'runs.update');

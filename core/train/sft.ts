@@ -16,6 +16,7 @@ import { createRng, shuffleInPlace } from './rng.js';
 import { elapsedSeconds, loadStartingModel, mean, meanStats, writeCheckpoint } from './stage-utils.js';
 import { breathe } from './breathe.js';
 import { loadRuntime, type ModelRuntime, type TrainRow } from './runtime.js';
+import { sampleEvery, writeSample } from './samples.js';
 
 interface Row { id: string; episodeId: string; messages: ChatMessage[] }
 
@@ -84,6 +85,9 @@ export const sftStage: StageDefinition = {
     const totalSteps = stepsPerEpoch * section.epochs;
     const warmupSteps = Math.round(totalSteps * section.warmupFraction);
     let step = state?.step ?? 0;
+    const limits = stageSection(ctx.config, 'rollout');
+    const sampleRow = [...valRows, ...trainRows].find((r) => r.messages.length > 1 && r.messages[r.messages.length - 1]!.role === 'assistant') ?? null;
+    const every = sampleEvery(totalSteps);
     let checkpoint = from;
     runtime.ensureOptimizer(section.weightDecay);
     for (let epoch = (state?.epoch ?? 0) + 1; epoch <= section.epochs; epoch++) {
@@ -108,6 +112,10 @@ export const sftStage: StageDefinition = {
         ctx.metric(step, { 'losses/sft': stats['losses/sft']!, 'charts/lr': lr, 'charts/gradNorm': stats['charts/gradNorm']! });
         step++;
         ctx.progress(step, totalSteps, `SFT epoch ${epoch}/${section.epochs}, step ${step}/${totalSteps}`);
+        if (sampleRow && (step % every === 0 || step === totalSteps)) {
+          // what the model writes now for a held-out prompt, beside the corrected reply it learns (samples/sft.jsonl)
+          await writeSample(ctx, runtime, { step, messages: sampleRow.messages.slice(0, -1), target: sampleRow.messages[sampleRow.messages.length - 1]!.content, maxNewTokens: limits.maxNewTokens, maxContextTokens: limits.maxContextTokens });
+        }
       }
       const valLoss = val.length > 0 ? validationLoss(runtime, val, section.batchSize) : Number.NaN;
       const trainLoss = meanStats(epochStats)['losses/sft'] ?? Number.NaN;

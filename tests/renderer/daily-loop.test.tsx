@@ -9,6 +9,7 @@ import { fmtPct } from '../../renderer/src/components/format.js';
 import { fmtStat, groupRuns, meanSd, passAtKs, studyOf } from '../../renderer/src/components/run-groups.js';
 import { RunTagsNotes, RunTitle } from '../../renderer/src/components/RunLabels.js';
 import type { Client } from '../../renderer/src/api/client.js';
+import { StageSamples } from '../../renderer/src/components/StageSamples.js';
 
 afterEach(cleanup);
 
@@ -79,5 +80,21 @@ describe('run labels', () => {
     render(<RunTagsNotes client={client} run={run} readOnly onChanged={changed} onError={() => {}} />);
     expect(screen.queryByTestId('add-tag')).toBeNull();
     expect(screen.getAllByTestId('run-tag')[0]!.textContent).toBe('x');
+  });
+});
+
+describe('sample generations in the run view', () => {
+  it('shows what the model wrote beside the target, well-formed or not; says when there are none yet', async () => {
+    const sample = { stage: 'sft', step: 8, time: 0, prompt: 'Turn 1: …', target: '<think><observation>#P#</observation></think><answer>Up</answer>', generated: '<think>xx', wellFormed: false };
+    const samples = vi.fn(async () => ({ samples: [sample], total: 1 }));
+    render(<StageSamples client={{ runs: { samples } } as unknown as Client} runId="r1" active={false} />);
+    await waitFor(() => expect(screen.getByTestId('stage-sample')).toBeTruthy());
+    expect(screen.getByTestId('stage-sample').textContent).toContain('sft · step 8');
+    expect(screen.getByTestId('stage-sample').textContent).toContain('not well-formed');
+    expect(screen.getByTestId('sample-generated').textContent).toBe('<think>xx');
+    expect(samples).toHaveBeenCalledWith({ runId: 'r1', limit: 20 });
+    cleanup();
+    render(<StageSamples client={{ runs: { samples: async () => ({ samples: [], total: 0 }) } } as unknown as Client} runId="r1" active={false} />);
+    await waitFor(() => expect(screen.getByTestId('samples-empty')).toBeTruthy());
   });
 });

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { readJsonl, runPreset, tempProject } from './helpers.js';
 import type { EpisodeRecord } from '../../core/api/records.js';
 import { actionFrames } from '../../core/host/action-frames.js';
+import { readSamples } from '../../core/host/run-samples.js';
 import { episodeFrames } from '../../renderer/src/boards/replay-frames.js';
 
 describe('smoke presets', () => {
@@ -40,5 +41,22 @@ describe('smoke presets', () => {
     // a record that no longer replays (here: a wrong seed) gets no intermediate boards, not wrong ones
     const ep = episodes.find((e) => e.turns.some((t) => t.actionsExecuted.length > 1))!;
     expect(actionFrames({ ...ep, seed: ep.seed + 1 }).turns.every((t) => t.boards === null)).toBe(true);
+  }, 60_000);
+
+  it('SFT writes sample generations beside the target format while it trains (samples/sft.jsonl, runs.samples)', async () => {
+    const r = await runPreset(tempProject(), 'sft-only', 'samples', { stages: { plan: { order: ['selfplay', 'sft'] }, sft: { batchSize: 1 } } });
+    expect(r.outcome.status).toBe('completed');
+    const { samples, total } = readSamples(r.runDir, { offset: 0, limit: 50 });
+    expect(total).toBeGreaterThanOrEqual(2);
+    expect(samples.length).toBe(total);
+    const steps = samples.map((s) => s.step);
+    expect(steps).toEqual([...steps].sort((a, b) => b - a));                  // newest first
+    for (const s of samples) {
+      expect(s.stage).toBe('sft');
+      expect(s.target).toMatch(/^<think><observation>/);                       // the corrected reply it learns
+      expect(s.generated.startsWith('<think>')).toBe(true);
+      expect(s.prompt.length).toBeGreaterThan(0);
+      expect(typeof s.wellFormed).toBe('boolean');
+    }
   }, 60_000);
 });

@@ -10,6 +10,7 @@ import { ErrorBanner, KeyValues, ProgressBar, StatusBadge, Tabs } from '../compo
 import { fmtDate, fmtDuration, fmtEta, fmtPct } from '../components/format.js';
 import { fmtWmAccuracy, keyMetrics, SOURCE_LABEL, type MetricSource } from '../components/key-metrics.js';
 import { RunTagsNotes, RunTitle } from '../components/RunLabels.js';
+import { StageSamples } from '../components/StageSamples.js';
 import { downloadText, toCsv } from '../components/download.js';
 import { flatten } from '../components/diff.js';
 import { type ChartSeries } from '../charts/MetricChart.js';
@@ -46,7 +47,7 @@ export default function RunView({ client, navigate, runId, theme }: RunViewProps
   const [error, setError] = useState<unknown>(null);
   const [progress, setProgress] = useState<Record<string, Progress>>({});
   const [log, setLog] = useState<LogLine[]>([]);
-  const [tab, setTab] = useState<'charts' | 'log' | 'config'>('charts');
+  const [tab, setTab] = useState<'charts' | 'log' | 'config' | 'samples'>('charts');
   const [xMode, setXMode] = useState<XMode>('step');
   const [smoothing, setSmoothing] = useState(0.6);
   const [stage, setStage] = useState('');
@@ -225,7 +226,7 @@ export default function RunView({ client, navigate, runId, theme }: RunViewProps
         <span className="muted" data-testid="run-time">created {fmtDate(run.createdAt)} · ran {fmtDuration(ranMs)} · attempts {run.attempts}</span>
       </div>
 
-      <Tabs tabs={[{ id: 'charts', label: `Charts (${metrics.names.length})` }, { id: 'log', label: `Log (${log.length})` }, { id: 'config', label: 'Config' }]} active={tab} onChange={setTab} />
+      <Tabs tabs={[{ id: 'charts', label: `Charts (${metrics.names.length})` }, { id: 'log', label: `Log (${log.length})` }, { id: 'samples', label: 'Samples' }, { id: 'config', label: 'Config' }]} active={tab} onChange={setTab} />
 
       {tab === 'charts' && (
         <div>
@@ -264,6 +265,8 @@ export default function RunView({ client, navigate, runId, theme }: RunViewProps
             )}
         </div>
       )}
+
+      {tab === 'samples' && <StageSamples client={client} runId={runId} active={active} />}
 
       {tab === 'log' && (
         <div className="logpane mono" ref={logRef} data-testid="log-pane">
