@@ -22,12 +22,15 @@ export function defaultParams(): Record<string, ParamValue> {
   return defaults;
 }
 
-/** Dotted config paths whose value differs from the defaults (the name is left out: it is a column already). */
+/** Run table columns already: not repeated as params. */
+const COLUMNS = new Set(['name', 'method', 'size', 'env.id']);
+
+/** Dotted config paths whose value differs from the defaults (name, method, size and env are columns already). */
 export function configParams(config: RunConfig): Record<string, ParamValue> {
   const flat: Record<string, ParamValue> = {};
   flatten(config, '', flat);
   const base = defaultParams();
   const out: Record<string, ParamValue> = {};
-  for (const [k, v] of Object.entries(flat)) if (k !== 'name' && base[k] !== v) out[k] = v;
+  for (const [k, v] of Object.entries(flat)) if (!COLUMNS.has(k) && base[k] !== v) out[k] = v;
   return out;
 }

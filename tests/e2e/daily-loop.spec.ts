@@ -4,6 +4,7 @@
 // stopping that run gracefully (stopped, not failed) and a second `start` resuming it instead of
 // making another run.
 import { expect, test } from '@playwright/test';
+import { test as wbTest } from './helpers.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -120,4 +121,56 @@ test('start --run opens the browser on its run; Ctrl-C stops it gracefully; a se
   again.ctrlC();
   expect(await again.exited).toBe(0);
   expect(runJson(project, created.id).status).toBe('stopped');
+});
+
+wbTest('organise runs: tags, notes and rename in the run view; grouped with mean ± sd; Pass@k by k; samples and honest headline numbers', async ({ workbench, consoleProblems }) => {
+  const { page, api, go } = workbench;
+  const ids: string[] = [];
+  for (const seed of [0, 1, 2]) {
+    const r = await api.runs.create({ preset: 'sft-only', size: 'smoke', name: `sft seed ${seed}`, set: { 'seeds.base': seed, 'stages.plan.order': ['selfplay', 'sft', 'eval'], 'stages.sft.batchSize': 1 }, start: true });
+    ids.push(r.id);
+  }
+  for (const id of ids) await expect.poll(async () => (await api.runs.get({ runId: id })).status, { timeout: 180_000 }).toBe('completed');
+  await api.runs.update({ runId: ids[0]!, tags: ['baseline'] });
+  await api.runs.update({ runId: ids[1]!, tags: ['baseline'] });
+
+  // the run view: rename, add a tag, write notes; headline numbers say what they are
+  await go(`#/run/${ids[2]}`);
+  await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', 'completed');
+  await page.getByTestId('run-name').click();
+  await page.getByTestId('run-name-input').fill('sft, lr default');
+  await page.getByTestId('run-name-input').press('Enter');
+  await expect(page.getByTestId('run-name')).toHaveText('sft, lr default');
+  await page.getByTestId('add-tag').fill('candidate');
+  await page.getByTestId('add-tag').press('Enter');
+  await expect(page.getByTestId('run-tag')).toHaveText(['candidate ✕']);
+  await page.getByText('notes (none)').click();
+  await page.getByTestId('run-notes').fill('third seed; compare with the baseline pair');
+  await page.getByTestId('run-notes').blur();
+  await expect.poll(async () => (await api.runs.get({ runId: ids[2]! })).notes).toBe('third seed; compare with the baseline pair');
+  await expect(page.getByTestId('headline-success')).toContainText('(eval)');
+  await expect(page.getByTestId('headline-wm')).toContainText(/n\/a \(0 well-formed turns\)|%/);
+  await shot(page, 'run-view-labels', { docs: true });
+  await page.getByRole('tab', { name: 'Samples' }).click();
+  await expect(page.getByTestId('stage-sample').first()).toBeVisible();
+  await shot(page, 'run-view-samples', { docs: true });
+
+  // the run table: tags column, Pass@2 column (k kept apart), grouped by tag with mean ± sd
+  await go('#/runs');
+  await expect(page.getByTestId('runs-table')).toContainText('sft, lr default');
+  await expect(page.getByTestId('runs-table')).toContainText('Pass@2');
+  // a config column from the column picker (config values that differ from the defaults)
+  const table = page.getByTestId('runs-table');
+  await table.getByRole('button', { name: /Columns/ }).click();
+  await table.getByRole('dialog', { name: 'Column picker' }).getByLabel('seeds.base', { exact: true }).check();
+  await page.keyboard.press('Escape');
+  await page.getByRole('heading', { name: 'Runs' }).click();
+  await expect(table.locator('th', { hasText: 'seeds.base' })).toBeVisible();
+  await page.getByTestId('group-by').selectOption('tag');
+  const groups = page.getByTestId('run-group');
+  await expect(groups).toHaveCount(2);
+  await expect(groups.nth(0)).toContainText('baseline');
+  await expect(groups.nth(0)).toContainText('n=2');
+  await shot(page, 'runs-grouped', { docs: true });
+  expect(consoleProblems).toEqual([]);
 });

@@ -33,6 +33,8 @@ describe('headline numbers', () => {
     expect(keyMetrics({ 'eval/success': 0.5, 'rollout/success': 0.9 })).toMatchObject({ success: 0.5, successSource: 'eval' });
     expect(keyMetrics({ 'rollout/success': 0.9, 'rl/passAt1': 0.2, 'rl/passAt4': 0.4 })).toMatchObject({ success: 0.9, successSource: 'rollout', passSource: 'rl', k: 4 });
     expect(keyMetrics({ 'rollout/wmPredictionCellAccuracy': 0.7, 'rollout/wmTurns': 3 })).toMatchObject({ wmSource: 'rollout', wmTurns: 3 });
+    // an evaluation with 0 well-formed turns decides: n/a, not the training rollouts' number
+    expect(fmtWmAccuracy(keyMetrics({ 'eval/wmTurns': 0, 'rollout/wmPredictionCellAccuracy': 0.7, 'rollout/wmTurns': 3 }), fmtPct)).toBe('n/a (0 well-formed turns)');
   });
 });
 

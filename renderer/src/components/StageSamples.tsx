@@ -8,6 +8,9 @@ import { ErrorBanner } from './widgets.js';
 
 type Sample = ApiResponse<'runs.samples'>['samples'][number];
 
+/** Replies wrap (a run of repeated tags is one long word) and scroll past 18 lines. */
+const PRE = { whiteSpace: 'pre-wrap', overflowWrap: 'anywhere', maxHeight: '24em', overflow: 'auto' } as const;
+
 export function StageSamples({ client, runId, active }: { client: Client; runId: string; active: boolean }): ReactElement {
   const [samples, setSamples] = useState<Sample[] | null>(null);
   const [total, setTotal] = useState(0);
@@ -36,8 +39,8 @@ export function StageSamples({ client, runId, active }: { client: Client; runId:
           </div>
           <details><summary className="muted">prompt</summary><pre className="block">{s.prompt}</pre></details>
           <div className="grid-2">
-            <div><div className="faint">model wrote ({s.generated.length} characters)</div><pre className="block" data-testid="sample-generated">{s.generated || '(nothing)'}</pre></div>
-            <div><div className="faint">target ({s.target.length} characters)</div><pre className="block">{s.target}</pre></div>
+            <div style={{ minWidth: 0 }}><div className="faint">model wrote ({s.generated.length} characters)</div><pre className="block" style={PRE} data-testid="sample-generated">{s.generated || '(nothing)'}</pre></div>
+            <div style={{ minWidth: 0 }}><div className="faint">target ({s.target.length} characters)</div><pre className="block" style={PRE}>{s.target}</pre></div>
           </div>
         </div>
       ))}

@@ -40,7 +40,9 @@ export function keyMetrics(latest: Record<string, number>): KeyMetrics {
   const k = kEval ?? kRl;
   const success = firstOf(latest, ['eval/success', 'rollout/success']);
   const pass1 = firstOf(latest, ['eval/passAt1', 'rl/passAt1']);
-  const wm = firstOf(latest, ['eval/wmPredictionCellAccuracy', 'rollout/wmPredictionCellAccuracy']);
+  // an evaluation that ran decides (its accuracy, or n/a over its 0 well-formed turns); training rollouts fill in otherwise
+  const evalRan = latest['eval/wmTurns'] !== undefined;
+  const wm = firstOf(latest, evalRan ? ['eval/wmPredictionCellAccuracy'] : ['eval/wmPredictionCellAccuracy', 'rollout/wmPredictionCellAccuracy']);
   // the turn count of the same source as the accuracy shown, else of the source that has one
   const wmTurns = firstOf(latest, wm ? [`${sourceOf(wm.name)}/wmTurns`] : ['eval/wmTurns', 'rollout/wmTurns']);
   // runs from before wmTurns was logged: every turn a format error means no turn was scored

@@ -69,9 +69,10 @@ export default function RunsView({ client, project, navigate }: RunsViewProps) {
   // Pass@k columns, one per k present; config columns, one per config value set in some run
   const ks = useMemo(() => [...new Set(rows.flatMap((r) => Object.keys(r.passAt).map(Number)))].sort((a, b) => a - b), [rows]);
   const paramPaths = useMemo(() => [...new Set((runs ?? []).flatMap((r) => Object.keys(r.params ?? {})))].sort(), [runs]);
-  // shown at first: config values that differ between the runs (at most 4); the others are in the column picker
-  const varying = useMemo(() => paramPaths.filter((p) => new Set((runs ?? []).map((r) => JSON.stringify(r.params?.[p] ?? null))).size > 1).slice(0, 4), [paramPaths, runs]);
+  // config columns are in the column picker (hidden until chosen: a sweep's own columns do not crowd the table); so are tags until a run has one
+  const anyTags = useMemo(() => (runs ?? []).some((r) => (r.tags?.length ?? 0) > 0), [runs]);
   const groups = useMemo(() => (groupBy === 'none' ? [] : groupRuns(rows, groupBy)), [rows, groupBy]);
+  const hiddenParam = useCallback((id: string) => id.startsWith('param:') || (id === 'tags' && !anyTags), [anyTags]);
 
   const columns = useMemo(() => [
     col.accessor('name', {
@@ -142,7 +143,8 @@ export default function RunsView({ client, project, navigate }: RunsViewProps) {
           onRowOpen={(r) => navigate({ view: 'run', runId: r.id })}
           storageKey="spa-workbench.runs-table"
           initialSorting={[{ id: 'createdAt', desc: true }]}
-          initialHidden={['id', 'attempts', 'size', 'template', 'progress', 'notes', ...paramPaths.filter((p) => !varying.includes(p)).map((p) => `param:${p}`)]}
+          initialHidden={['id', 'attempts', 'size', 'template', 'progress', 'notes']}
+          hiddenUnlessChosen={hiddenParam}
           height="calc(100vh - 230px)"
           filterPlaceholder="Filter runs (name, method, env…)"
           emptyText={<>No runs yet. <a onClick={() => navigate({ view: 'new-run' })}>Create the first one.</a></>}
