@@ -411,7 +411,7 @@ export const apiContract = {
     create: method(z.object({ path: PathString, name: z.string().min(1).max(200).optional() }).strict(), ProjectInfoSchema,
       'Create a new project folder (must be empty or absent) and open it.'),
     open: method(z.object({ path: PathString }).strict(), ProjectInfoSchema,
-      'Open an existing project folder (takes its lock; refuses if another process holds it).'),
+      'Open an existing project folder (takes its lock). When another process holds it: serve and the app open it read-only, to watch (ProjectInfo.readOnly, holder); the CLI refuses.'),
     recent: method(Empty, z.object({ projects: z.array(RecentProjectSchema) }),
       'Recently opened projects, newest first.'),
     info: method(Empty, z.object({ project: ProjectInfoSchema.nullable() }),
