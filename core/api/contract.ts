@@ -96,7 +96,8 @@ export const RunSummarySchema = z.object({
   latest: z.record(z.string(), z.number()),       // latest value of each metric name (key metrics for the table)
   tags: z.array(z.string()).optional(),           // the user's labels (runs.update), e.g. "baseline", "lr-sweep"
   notes: z.string().optional(),                   // the user's free-text notes (runs.update)
-  params: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])).optional(), // config leaves that differ from the defaults (core/engine/config-params.ts)
+  // config leaves that differ from the defaults, by dotted path (core/engine/config-params.ts)
+  params: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])).optional(),
 });
 export type RunSummary = z.infer<typeof RunSummarySchema>;
 
@@ -411,7 +412,8 @@ export const apiContract = {
     create: method(z.object({ path: PathString, name: z.string().min(1).max(200).optional() }).strict(), ProjectInfoSchema,
       'Create a new project folder (must be empty or absent) and open it.'),
     open: method(z.object({ path: PathString }).strict(), ProjectInfoSchema,
-      'Open an existing project folder (takes its lock). When another process holds it: serve and the app open it read-only, to watch (ProjectInfo.readOnly, holder); the CLI refuses.'),
+      'Open an existing project folder (takes its lock). When another process holds it: serve and the app open it read-only, '
+      + 'to watch (ProjectInfo.readOnly, holder); the CLI refuses.'),
     recent: method(Empty, z.object({ projects: z.array(RecentProjectSchema) }),
       'Recently opened projects, newest first.'),
     info: method(Empty, z.object({ project: ProjectInfoSchema.nullable() }),

@@ -142,7 +142,8 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('status'), runId: z.string(), time: z.number(), status: RunStatusSchema, reason: z.string().optional() }),
   z.object({ type: z.literal('stage'), runId: z.string(), time: z.number(), stage: z.string(), status: StageStatusSchema, reason: z.string().optional() }),
   z.object({
-    type: z.literal('progress'), runId: z.string(), time: z.number(), stage: z.string(), done: z.number(), total: z.number(), etaSeconds: z.number().nullable(), message: z.string().optional(),
+    type: z.literal('progress'), runId: z.string(), time: z.number(), stage: z.string(), done: z.number(), total: z.number(),
+    etaSeconds: z.number().nullable(), message: z.string().optional(),
     runEtaSeconds: z.number().nullable().optional(), unestimatedStages: z.number().int().optional(),   // whole run, added by the host (core/engine/run-eta.ts)
   }),
   z.object({ type: z.literal('metric'), runId: z.string(), time: z.number(), point: MetricPointSchema }),

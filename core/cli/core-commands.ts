@@ -115,7 +115,8 @@ async function openForReading(dir: string): Promise<RunReader> {
 function readOnlyNote(info: { holder?: { pid: number; host: string; purpose: string; canStop: boolean } | null }): string {
   const h = info.holder;
   if (!h) return 'the project is open read-only';
-  return `process ${h.pid} on ${h.host} (${h.purpose}) holds the project: serving it read-only, following its runs live from the files${h.canStop ? '; Stop in the UI asks that process to stop, like `spa-workbench stop`' : ''}`;
+  const stop = h.canStop ? '; Stop in the UI asks that process to stop, like `spa-workbench stop`' : '';
+  return `process ${h.pid} on ${h.host} (${h.purpose}) holds the project: serving it read-only, following its runs live from the files${stop}`;
 }
 
 function runNotFound(runId: string, project: string, count: number): never {
@@ -139,7 +140,8 @@ function table(rows: string[][]): string {
 function runRow(r: RunSummary): string[] {
   const done = r.stages.filter((s) => s.status === 'completed').length;
   const name = r.name.length > 40 ? `${r.name.slice(0, 39)}…` : r.name;
-  return [r.id, name, r.status, r.method, r.env, r.size, `${done}/${r.stages.length}`, new Date(r.createdAt).toISOString().slice(0, 16).replace('T', ' '), duration(r.durationMs), (r.tags ?? []).join(',')];
+  const created = new Date(r.createdAt).toISOString().slice(0, 16).replace('T', ' ');
+  return [r.id, name, r.status, r.method, r.env, r.size, `${done}/${r.stages.length}`, created, duration(r.durationMs), (r.tags ?? []).join(',')];
 }
 
 /** The run's headline numbers for the terminal, each labelled by where it comes from (the final eval, or training rollouts). */
@@ -148,7 +150,8 @@ export function finalMetricLines(latest: Record<string, number>): string[] {
   const lines: string[] = [];
   for (const source of ['eval', 'rollout'] as const) {
     const label = source === 'eval' ? 'final evaluation' : 'training rollouts (no evaluation ran)';
-    const ks = Object.keys(latest).map((k) => new RegExp(`^${source}/passAt(\\d+)$`).exec(k)).filter((m): m is RegExpExecArray => m !== null).map((m) => Number(m[1])).sort((a, b) => a - b);
+    const ks = Object.keys(latest).map((k) => new RegExp(`^${source}/passAt(\\d+)$`).exec(k)).filter((m): m is RegExpExecArray => m !== null)
+      .map((m) => Number(m[1])).sort((a, b) => a - b);
     const parts: string[] = [];
     if (latest[`${source}/success`] !== undefined) parts.push(`success ${pct(latest[`${source}/success`]!)}`);
     for (const k of ks) parts.push(`Pass@${k} ${pct(latest[`${source}/passAt${k}`]!)}`);
@@ -182,7 +185,8 @@ export function progressReporter(stream: Pick<NodeJS.WriteStream, 'write' | 'isT
       }
       else if (ev.type === 'progress') {
         const pct = ev.total > 0 ? Math.min(100, Math.round((100 * ev.done) / ev.total)) : 0;
-        const whole = ev.runEtaSeconds !== undefined ? formatRunEta({ seconds: ev.runEtaSeconds ?? null, unestimated: ev.unestimatedStages ?? 0 }, duration) : '';
+        const whole = ev.runEtaSeconds !== undefined
+          ? formatRunEta({ seconds: ev.runEtaSeconds ?? null, unestimated: ev.unestimatedStages ?? 0 }, duration) : '';
         const eta = `${ev.etaSeconds !== null ? ` ETA ${duration(ev.etaSeconds * 1000)}` : ''}${whole ? ` · ${whole}` : ''}`;
         if (tty) {
           const width = Math.max(10, Math.min(40, (stream.columns ?? 80) - 50 - (whole ? whole.length + 3 : 0)));
@@ -320,7 +324,12 @@ function openBrowser(url: string): boolean {
   } catch { return false; }
 }
 
-interface ServeOpts { port?: string; token?: string; newToken?: boolean; host: string; allowRemote?: boolean; project?: string; open: boolean; createProject?: boolean; startRun?: { preset: string; size: SizeArg } }
+interface UpdateOpts { project: string; name?: string; tags?: string; addTag: string[]; removeTag: string[]; notes?: string; json?: boolean }
+
+interface ServeOpts {
+  port?: string; token?: string; newToken?: boolean; host: string; allowRemote?: boolean; project?: string; open: boolean;
+  createProject?: boolean; startRun?: { preset: string; size: SizeArg };
+}
 
 /** Builds the renderer (vite) when dist-renderer/ is missing, so `start` works straight after `npm ci`. */
 function ensureRendererBuilt(): void {
@@ -376,7 +385,8 @@ async function serve(opts: ServeOpts): Promise<void> {
   }
   const remembered = rememberedLink(linkKey);
   const token = chooseToken(linkKey, opts.token, opts.newToken === true);
-  const listen = (p: number) => startServer({ dispatcher: d, host: opts.host, port: p, token, allowRemote: opts.allowRemote, log: (l) => process.stderr.write(`${l}\n`) });
+  const log = (l: string) => process.stderr.write(`${l}\n`);
+  const listen = (p: number) => startServer({ dispatcher: d, host: opts.host, port: p, token, allowRemote: opts.allowRemote, log });
   let server;
   try {
     if (!explicitPort && remembered && remembered.port > 0) {
@@ -391,7 +401,9 @@ async function serve(opts: ServeOpts): Promise<void> {
   if (!built) process.stdout.write('note: the UI is not built yet; run `npm run build:renderer` (the page says so too)\n');
   if (opts.project) process.stdout.write(`project: ${path.resolve(opts.project)}\n`);
   process.stdout.write(`the link stays valid across restarts (token remembered in ${SERVE_LINKS_FILE} of ${workbenchHome()}; --new-token replaces it)\n`);
-  if (opts.open) process.stdout.write(openBrowser(url) ? 'opening it in your browser...\n' : 'open that URL in a browser (no display found to open one here)\n');
+  if (opts.open) {
+    process.stdout.write(openBrowser(url) ? 'opening it in your browser...\n' : 'open that URL in a browser (no display found to open one here)\n');
+  }
   process.stdout.write('Ctrl-C stops the server (active runs are stopped first).\n');
   // One progress line for the run this command started or resumed, with the whole run's ETA.
   const followed = openRunId && api && (await api.runs.get({ runId: openRunId })).status !== 'completed' ? openRunId : null;
@@ -630,15 +642,17 @@ export function registerCoreCommands(program: Command): void {
     .option('--remove-tag <tag>', 'remove a tag (repeatable)', collect, [])
     .option('--notes <text>', 'replace the notes ("" clears them)')
     .option('--json', 'print the updated run as JSON')
-    .action(async (runId: string, o: { project: string; name?: string; tags?: string; addTag: string[]; removeTag: string[]; notes?: string; json?: boolean }) => {
-      if (o.name === undefined && o.tags === undefined && !o.addTag.length && !o.removeTag.length && o.notes === undefined) fail('nothing to change: give --name, --tags, --add-tag, --remove-tag or --notes');
+    .action(async (runId: string, o: UpdateOpts) => {
+      const tagsChanged = o.tags !== undefined || o.addTag.length > 0 || o.removeTag.length > 0;
+      if (o.name === undefined && !tagsChanged && o.notes === undefined) fail('nothing to change: give --name, --tags, --add-tag, --remove-tag or --notes');
       const { d, api } = await openProject(o.project, false, 'cli');
       try {
         const current = await api.runs.get({ runId });
         let tags = o.tags !== undefined ? o.tags.split(',').map((t) => t.trim()).filter(Boolean) : (current.tags ?? []);
         tags = [...tags, ...o.addTag].filter((t) => !o.removeTag.includes(t));
-        const changed = o.tags !== undefined || o.addTag.length > 0 || o.removeTag.length > 0;
-        const r = await api.runs.update({ runId, ...(o.name !== undefined ? { name: o.name } : {}), ...(changed ? { tags } : {}), ...(o.notes !== undefined ? { notes: o.notes } : {}) });
+        const r = await api.runs.update({
+          runId, ...(o.name !== undefined ? { name: o.name } : {}), ...(tagsChanged ? { tags } : {}), ...(o.notes !== undefined ? { notes: o.notes } : {}),
+        });
         if (o.json) process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
         else process.stdout.write(`${r.id}: ${r.name}${r.tags?.length ? `  [${r.tags.join(', ')}]` : ''}${r.notes ? `\nnotes: ${r.notes}` : ''}\n`);
       } catch (err) { process.stderr.write(`error: ${describeError(err)}\n`); process.exitCode = 1; } finally { await d.dispose(); }

@@ -15,7 +15,9 @@ export interface ServeLink { token: string; port: number }
 
 /** Problem with a user-given token, or null when it is fine. */
 export function checkToken(token: string): string | null {
-  return TOKEN_PATTERN.test(token) ? null : `--token: expected 16 to 128 characters of A-Z, a-z, 0-9, "_" or "-", received ${token.length} character(s)${/[^A-Za-z0-9_-]/.test(token) ? ' with other characters' : ''}`;
+  if (TOKEN_PATTERN.test(token)) return null;
+  const other = /[^A-Za-z0-9_-]/.test(token) ? ' with other characters' : '';
+  return `--token: expected 16 to 128 characters of A-Z, a-z, 0-9, "_" or "-", received ${token.length} character(s)${other}`;
 }
 
 function linksFile(): string { return path.join(workbenchHome(), SERVE_LINKS_FILE); }

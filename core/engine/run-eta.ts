@@ -27,7 +27,8 @@ function stageSeconds(s: StageState): number | null {
 export function estimateRunEta(run: RunLike, history: ReadonlyArray<RunLike>, now = Date.now()): RunEta {
   const comparable = history.filter((h) => h.id !== run.id && h.preset === run.preset && h.size === run.size && h.method === run.method && h.env === run.env);
   const pastSeconds = (name: string): number | null => {
-    const xs = comparable.map((h) => h.stages.find((s) => s.name === name)).filter((s): s is StageState => !!s).map(stageSeconds).filter((x): x is number => x !== null);
+    const xs = comparable.map((h) => h.stages.find((s) => s.name === name)).filter((s): s is StageState => !!s)
+      .map(stageSeconds).filter((x): x is number => x !== null);
     return xs.length ? median(xs) : null;
   };
   let seconds = 0;

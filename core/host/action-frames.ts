@@ -12,7 +12,9 @@ const sameBoard = (a: Board, b: Board) => JSON.stringify(a.cells) === JSON.strin
 
 export function actionFrames(episode: EpisodeRecord): { turns: TurnActionFrames[] } {
   let env;
-  try { env = createEnv(episode.env, episode.envConfig); } catch { return { turns: episode.turns.map((t) => ({ turn: t.turn, actions: t.actionsExecuted, boards: null })) }; }
+  try { env = createEnv(episode.env, episode.envConfig); } catch {
+    return { turns: episode.turns.map((t) => ({ turn: t.turn, actions: t.actionsExecuted, boards: null })) };
+  }
   env.reset({ seed: episode.seed });
   let inSync = sameBoard(env.board(), episode.turns[0]?.stateBefore.board ?? episode.initialState.board);
   const turns: TurnActionFrames[] = [];

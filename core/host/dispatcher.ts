@@ -88,7 +88,9 @@ const WRITE_METHODS = new Set(['runs.create', 'runs.start', 'runs.resume', 'runs
 
 function readOnlyError(store: ProjectStore, method: string): WorkbenchError {
   const h = store.lockHolder!;
-  return new WorkbenchError('ReadOnly', `${method}: the project is open read-only, to watch: process ${h.pid} on ${h.host} (${h.purpose ?? 'workbench'}) holds it. Make changes there, or open the project again after it exits`, {
+  const who = `process ${h.pid} on ${h.host} (${h.purpose ?? 'workbench'})`;
+  const message = `${method}: the project is open read-only, to watch: ${who} holds it. Make changes there, or open the project again after it exits`;
+  return new WorkbenchError('ReadOnly', message, {
     where: method, expected: 'a project this process holds', received: `held by process ${h.pid} (${h.purpose ?? 'workbench'})`,
   });
 }
@@ -471,7 +473,11 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     'rollouts.query': (req) => { const s = need('rollouts.query'); needRun(s, req.runId, 'rollouts.query'); return runData(s, req.runId).queryRollouts(req); },
     'rollouts.facets': (req) => { const s = need('rollouts.facets'); needRun(s, req.runId, 'rollouts.facets'); return runData(s, req.runId).facets(); },
     'rollouts.get': (req) => { const s = need('rollouts.get'); needRun(s, req.runId, 'rollouts.get'); return runData(s, req.runId).getEpisode(req.id); },
-    'rollouts.actionFrames': (req) => { const s = need('rollouts.actionFrames'); needRun(s, req.runId, 'rollouts.actionFrames'); return actionFrames(runData(s, req.runId).getEpisode(req.id)); },
+    'rollouts.actionFrames': (req) => {
+      const s = need('rollouts.actionFrames');
+      needRun(s, req.runId, 'rollouts.actionFrames');
+      return actionFrames(runData(s, req.runId).getEpisode(req.id));
+    },
     'datasets.query': (req) => { const s = need('datasets.query'); needRun(s, req.runId, 'datasets.query'); return runData(s, req.runId).datasetPage(req.split, req.offset, req.limit); },
     'datasets.stats': (req) => { const s = need('datasets.stats'); needRun(s, req.runId, 'datasets.stats'); return { stats: runData(s, req.runId).datasetStats() }; },
     'metrics.names': (req) => {

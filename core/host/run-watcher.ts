@@ -111,7 +111,9 @@ export class RunWatcher {
   private withEta(event: Extract<RunEvent, { type: 'progress' }>, summary: RunSummary): RunEvent {
     const stage = summary.stages.find((s) => s.name === event.stage);
     let eta = event.etaSeconds;
-    if (eta === null && stage?.startedAt && event.done > 0 && event.total > event.done) eta = ((event.time - stage.startedAt) / 1000) * (event.total - event.done) / event.done;
+    if (eta === null && stage?.startedAt && event.done > 0 && event.total > event.done) {
+      eta = ((event.time - stage.startedAt) / 1000) * (event.total - event.done) / event.done;
+    }
     const now = { ...summary, progress: { stage: event.stage, done: event.done, total: event.total, etaSeconds: eta ?? null } };
     const whole = estimateRunEta(now, this.o.store.listRuns(), event.time);
     return { ...event, etaSeconds: eta ?? null, runEtaSeconds: whole.seconds, unestimatedStages: whole.unestimated };
@@ -139,16 +141,20 @@ export class RunWatcher {
     if (!r) throw new WorkbenchError('NotFound', `run ${JSON.stringify(runId)} not found`, { where: 'runs.stop runId' });
     if (!ACTIVE.has(r.status)) throw conflict(`run ${runId} is ${r.status}: nothing to stop`, 'runs.stop', { received: r.status });
     if (!holderCanStop(holder) || !liveLockHolder(store.dir)) {
-      throw conflict(`run ${runId} runs in process ${holder.pid} on ${holder.host} (${holder.purpose ?? 'workbench'}); stop it there (its window, or Ctrl-C in its terminal)`, 'runs.stop', { received: holder.purpose ?? 'workbench' });
+      const where = `process ${holder.pid} on ${holder.host} (${holder.purpose ?? 'workbench'})`;
+      const message = `run ${runId} runs in ${where}; stop it there (its window, or Ctrl-C in its terminal)`;
+      throw conflict(message, 'runs.stop', { received: holder.purpose ?? 'workbench' });
     }
     process.kill(holder.pid, 'SIGINT');
-    this.o.onRunEvent(runId, { type: 'log', runId, time: Date.now(), level: 'info', message: `asked process ${holder.pid} (${holder.purpose}) to stop the run after its current step` });
+    const message = `asked process ${holder.pid} (${holder.purpose}) to stop the run after its current step`;
+    this.o.onRunEvent(runId, { type: 'log', runId, time: Date.now(), level: 'info', message });
     return r;
   }
 
   private readOnly(where: string): WorkbenchError {
     const h = this.o.store.lockHolder!;
-    return new WorkbenchError('ReadOnly', `${where}: the project is open read-only, to watch: process ${h.pid} on ${h.host} (${h.purpose ?? 'workbench'}) holds it`, { where });
+    const who = `process ${h.pid} on ${h.host} (${h.purpose ?? 'workbench'})`;
+    return new WorkbenchError('ReadOnly', `${where}: the project is open read-only, to watch: ${who} holds it`, { where });
   }
 }
 

@@ -10,7 +10,9 @@ export type StartupAction =
   | { kind: 'open'; runId: string; why: string };             // finished (or not the demo): show it
 
 /** `runs`: the project's runs in any order. */
-export function startupRunAction(runs: ReadonlyArray<Pick<RunSummary, 'id' | 'preset' | 'size' | 'status' | 'createdAt'>>, preset: string, size: string): StartupAction {
+type RunLike = Pick<RunSummary, 'id' | 'preset' | 'size' | 'status' | 'createdAt'>;
+
+export function startupRunAction(runs: ReadonlyArray<RunLike>, preset: string, size: string): StartupAction {
   if (runs.length === 0) return { kind: 'create' };
   const newest = [...runs].sort((a, b) => b.createdAt - a.createdAt);
   const demo = newest.find((r) => r.preset === preset && r.size === size);
@@ -29,6 +31,9 @@ export function describeStartup(action: StartupAction, preset: string, size: str
     case 'create': return `started a ${preset} run (${size}) on the new project`;
     case 'start': return `started run ${action.runId} (created earlier, never started)`;
     case 'resume': return `resumed the unfinished run ${action.runId}`;
-    case 'open': return `no run started: ${action.why}; opening ${action.runId}. Start another with \`spa-workbench run ${preset} --size ${size} --project ${project}\` or from New run in the UI`;
+    case 'open': {
+      const another = `\`spa-workbench run ${preset} --size ${size} --project ${project}\``;
+      return `no run started: ${action.why}; opening ${action.runId}. Start another with ${another} or from New run in the UI`;
+    }
   }
 }

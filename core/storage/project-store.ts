@@ -29,7 +29,10 @@ export interface WorkbenchData {
 class ReadOnlyAdapter implements Adapter<WorkbenchData> {
   constructor(private readonly initial: WorkbenchData) {}
   async read(): Promise<WorkbenchData | null> { return this.initial; }
-  write(): Promise<void> { return Promise.reject(new WorkbenchError('ReadOnly', 'the project is open read-only (another process holds it); nothing can be written', { where: 'workbench.json' })); }
+  write(): Promise<void> {
+    const message = 'the project is open read-only (another process holds it); nothing can be written';
+    return Promise.reject(new WorkbenchError('ReadOnly', message, { where: 'workbench.json' }));
+  }
 }
 
 class AtomicJsonAdapter implements Adapter<WorkbenchData> {
@@ -253,7 +256,10 @@ export class ProjectStore {
     return {
       id: this.data.project.id, name: this.data.project.name, path: this.dir, createdAt: this.data.project.createdAt,
       schemaVersion: this.data.schemaVersion, runCount: this.data.runs.length, readOnly: this.readOnly, warnings: [...this.warnings],
-      holder: this.holder ? { pid: this.holder.pid, host: this.holder.host, purpose: this.holder.purpose ?? 'workbench', startedAt: this.holder.startedAt, canStop: holderCanStop(this.holder) } : null,
+      holder: this.holder ? {
+        pid: this.holder.pid, host: this.holder.host, purpose: this.holder.purpose ?? 'workbench', startedAt: this.holder.startedAt,
+        canStop: holderCanStop(this.holder),
+      } : null,
     };
   }
 
@@ -334,7 +340,9 @@ export class ProjectStore {
 
   private assertOpen(): void {
     if (this.holder) {
-      throw new WorkbenchError('ReadOnly', `project ${this.dir} is open read-only: process ${this.holder.pid} on ${this.holder.host} (${this.holder.purpose ?? 'workbench'}) holds it; make changes there, or after it exits`, { where: 'project store' });
+      const who = `process ${this.holder.pid} on ${this.holder.host} (${this.holder.purpose ?? 'workbench'})`;
+      const message = `project ${this.dir} is open read-only: ${who} holds it; make changes there, or after it exits`;
+      throw new WorkbenchError('ReadOnly', message, { where: 'project store' });
     }
     if (this.closed) throw new WorkbenchError('NoProject', `project ${this.dir} is closed`, { where: 'project store' });
   }

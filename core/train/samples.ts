@@ -23,7 +23,9 @@ export function sampleEvery(totalSteps: number, count = 4): number {
 }
 
 /** Generate one greedy reply to `messages` (the conversation up to the user turn) and store it beside `target`. */
-export async function writeSample(ctx: StageContext, runtime: ModelRuntime, o: { step: number; messages: ChatMessage[]; target: string; maxNewTokens: number; maxContextTokens: number }): Promise<StageSample> {
+export interface SampleRequest { step: number; messages: ChatMessage[]; target: string; maxNewTokens: number; maxContextTokens: number }
+
+export async function writeSample(ctx: StageContext, runtime: ModelRuntime, o: SampleRequest): Promise<StageSample> {
   const prefix = o.target.startsWith('<think>') ? '<think>' : '';
   const prompt = runtime.encodePrompt(o.messages, prefix, Math.max(1, o.maxContextTokens - o.maxNewTokens));
   const [out] = await runtime.generate([prompt], { maxNewTokens: o.maxNewTokens, temperature: 0, topP: 1, topK: 0, seed: 0 });

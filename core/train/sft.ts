@@ -66,7 +66,8 @@ export const sftStage: StageDefinition = {
     if (state?.checkpoint && existsSync(join(state.checkpoint, 'config.json'))) {
       runtime = await loadRuntime(state.checkpoint, { valueHead: false, resume: true });
       from = state.checkpoint;
-      ctx.log('info', state.batch ? `sft: resuming in epoch ${(state.epoch ?? 0) + 1} after batch ${state.batch} (step ${state.step}) from ${from}` : `sft: resuming after epoch ${state.epoch} from ${from}`);
+      const at = state.batch ? `in epoch ${(state.epoch ?? 0) + 1} after batch ${state.batch} (step ${state.step})` : `after epoch ${state.epoch}`;
+      ctx.log('info', `sft: resuming ${at} from ${from}`);
     } else {
       ({ runtime, from } = await loadStartingModel(ctx, { valueHead: false }));
     }
@@ -114,7 +115,10 @@ export const sftStage: StageDefinition = {
         ctx.progress(step, totalSteps, `SFT epoch ${epoch}/${section.epochs}, step ${step}/${totalSteps}`);
         if (sampleRow && (step % every === 0 || step === totalSteps)) {
           // what the model writes now for a held-out prompt, beside the corrected reply it learns (samples/sft.jsonl)
-          await writeSample(ctx, runtime, { step, messages: sampleRow.messages.slice(0, -1), target: sampleRow.messages[sampleRow.messages.length - 1]!.content, maxNewTokens: limits.maxNewTokens, maxContextTokens: limits.maxContextTokens });
+          await writeSample(ctx, runtime, {
+            step, messages: sampleRow.messages.slice(0, -1), target: sampleRow.messages[sampleRow.messages.length - 1]!.content,
+            maxNewTokens: limits.maxNewTokens, maxContextTokens: limits.maxContextTokens,
+          });
         }
       }
       const valLoss = val.length > 0 ? validationLoss(runtime, val, section.batchSize) : Number.NaN;

@@ -33,7 +33,10 @@ export function backendLogLines(summary: string): Array<['info' | 'debug', strin
   backendShown = summary;
   const at = summary.indexOf('; not used: ');
   if (at < 0) return [['info', summary]];
-  return [['info', `${summary.slice(0, at)} (other backends not available: see the debug line)`], ['debug', `backends not used: ${summary.slice(at + '; not used: '.length)}`]];
+  return [
+    ['info', `${summary.slice(0, at)} (other backends not available: see the debug line)`],
+    ['debug', `backends not used: ${summary.slice(at + '; not used: '.length)}`],
+  ];
 }
 
 /** Load the model a stage starts from (a fresh preset model when there is nothing earlier). */
