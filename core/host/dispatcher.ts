@@ -280,7 +280,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     },
     'projects.open': async (req) => {
       const abs = path.resolve(req.path);
-      if (session && session.store.dir === abs) return session.store.info();
+      // the same project again: as it is, unless it was watched read-only and its holder has exited (then take it over)
+      if (session && session.store.dir === abs && !(session.store.readOnly && !liveLockHolder(abs))) return session.store.info();
       if (session) await closeSession('projects.open');
       const holder = options.watchWhenLocked ? liveLockHolder(abs) : null;
       const store = holder && fs.existsSync(path.join(abs, 'workbench.json'))

@@ -54,6 +54,12 @@ describe('a project held by another process', () => {
     // reads work: past metrics from the files
     const { series } = await watcher.api.metrics.query({ runIds: [run.id], names: ['diag/step'] });
     expect(series[0]!.y.length).toBeGreaterThan(2);
+    // the holder exits: the watcher says so, and opening the project again takes it over, writable
+    await owner.dispose();
+    await waitFor('the holder-gone notice', async () => (await watcher.api.projects.info()).project?.warnings.some((w) => /no longer holds the project/.test(w)), 30_000);
+    const reopened = await watcher.api.projects.open({ path: dir });
+    expect(reopened.readOnly).toBe(false);
+    await watcher.api.runs.update({ runId: run.id, tags: ['watched'] });
   }, 90_000);
 
   it('without watchWhenLocked (the CLI), opening a held project is still refused', async () => {
