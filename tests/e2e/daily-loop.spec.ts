@@ -6,7 +6,7 @@
 import { expect, test } from '@playwright/test';
 import { test as wbTest } from './helpers.js';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -52,7 +52,7 @@ test('a run launched from the terminal is watched live, read-only, in the browse
   const run = cli(['run', 'diagnostic', '--size', 'quick', '--project', project, '--name', 'terminal run',
     '--set', 'stages.diag-wait.steps=4000', '--set', 'stages.diag-wait.delayMs=30'], home);
   cleanup.push(run);
-  await expect.poll(() => existsSync(join(project, 'runs')) && readdirSync(join(project, 'runs')).length > 0 && runJson(project).status === 'running', { timeout: 60_000 }).toBe(true);
+  await expect.poll(() => { try { return runJson(project).status; } catch { return 'not yet'; } }, { timeout: 60_000 }).toBe('running');
   const runId = runJson(project).id;
 
   const serve = cli(['serve', '--project', project, '--port', '0', '--no-open'], home);
@@ -82,7 +82,19 @@ test('a run launched from the terminal is watched live, read-only, in the browse
   expect(run.output()).toContain('stopping after the current step');
   serve.ctrlC();
   expect(await serve.exited).toBe(0);
-  expect(problems).toEqual([]);
+  await expect(page.getByTestId('connection-state')).toBeVisible();          // the tab notices the server is gone
+
+  // the server again, now the only user of the project: the same link (token and port remembered),
+  // and the open tab reconnects by itself, no longer read-only
+  const again = cli(['serve', '--project', project, '--no-open'], home);
+  cleanup.push(again);
+  expect((await urlOf(again)).split('#')[0]).toBe(url.split('#')[0]);
+  await expect(page.getByTestId('statusbar')).toContainText('open', { timeout: 30_000 });
+  await expect(page.getByTestId('read-only-banner')).toHaveCount(0, { timeout: 30_000 });
+  await expect(page.getByTestId('resume-run')).toBeVisible();
+  again.ctrlC();
+  expect(await again.exited).toBe(0);
+  expect(problems.filter((p) => !/WebSocket|ERR_CONNECTION_REFUSED|ConnectionLost/.test(p))).toEqual([]);
 });
 
 test('start --run opens the browser on its run; Ctrl-C stops it gracefully; a second start resumes it', async ({ page }) => {

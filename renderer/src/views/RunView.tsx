@@ -67,6 +67,16 @@ export default function RunView({ client, navigate, runId, theme }: RunViewProps
   useEffect(() => { setRun(null); setProgress({}); setLog([]); setOverlay([]); load(); }, [load]);
   useEffect(() => { client.runs.list({ limit: 100000 }).then((r) => setAllRuns(r.runs), () => {}); }, [client, runId]);
   useEffect(() => { client.projects.info().then((r) => setProject(r.project), () => {}); }, [client, runId]);
+  // the project (read-only or not) and the run again after a reconnect: a restarted server may hold the project now
+  const wasClosed = useRef(false);
+  useEffect(() => client.onConnection((state) => {
+    if (state !== 'open') { wasClosed.current = true; return; }
+    if (!wasClosed.current) return;
+    wasClosed.current = false;
+    if (state !== 'open') return;
+    client.projects.info().then((r) => setProject(r.project), () => {});
+    load();
+  }), [client, runId, load]);
 
   const addLog = useCallback((lines: Array<Omit<LogLine, 'key'>>) => {
     if (lines.length === 0) return;
