@@ -44,3 +44,25 @@ describe('in-stage resume', () => {
     expect(steps(second.runDir, 'rwml', 'rwml/predictionReward')).toEqual([1, 2, 3]);
   }, 120_000);
 });
+
+describe('self-play resume', () => {
+  it('a stop keeps the finished rollout batches; the resumed stage plays the rest and gives the same games as an uninterrupted run', async () => {
+    const overrides: RunConfigInput = { backend: 'cpu', stages: { plan: { order: ['selfplay'] }, selfplay: { games: 12, policy: 'model' }, rollout: { batchSize: 4 } } };
+    const whole = await runPreset(tempProject(), 'sft-only', 'w', overrides);
+    expect(whole.outcome.status).toBe('completed');
+    const project = tempProject();
+    const controller = new AbortController();
+    // the first progress event comes after the first batch of 4 games: stop there (the second batch is cut short)
+    const first = await runPreset(project, 'sft-only', 'r', overrides, { signal: controller.signal, onEvent: (e) => { if (e.type === 'progress' && e.stage === 'selfplay') controller.abort(); } });
+    expect(first.outcome.status).toBe('stopped');
+    expect(JSON.parse(readFileSync(join(first.runDir, 'stages', 'selfplay', 'state.json'), 'utf8'))).toMatchObject({ done: 4 });
+    const second = await runPreset(project, 'sft-only', 'r', overrides);
+    expect(second.outcome.status).toBe('completed');
+    expect(second.events.some((e) => e.type === 'log' && /self-play: resuming after 4 of 12 games/.test(e.message))).toBe(true);
+    const games = (dir: string) => (readJsonl(join(dir, 'rollouts', 'selfplay.jsonl')) as Array<{ id: string; seed: number; turns: Array<{ response: string }> }>)
+      .map((e) => ({ id: e.id, seed: e.seed, responses: e.turns.map((t) => t.response) }));
+    expect(games(second.runDir)).toHaveLength(12);
+    expect(games(second.runDir)).toEqual(games(whole.runDir));
+    expect(readFileSync(join(second.runDir, 'datasets', 'sft-train.jsonl'), 'utf8')).toBe(readFileSync(join(whole.runDir, 'datasets', 'sft-train.jsonl'), 'utf8'));
+  }, 120_000);
+});
