@@ -12,6 +12,8 @@ import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createDispatcher, type Dispatcher } from '../core/host/dispatcher.js';
+import { describeStartup, startupRunAction } from '../core/host/startup-run.js';
+import type { RunSummary } from '../core/api/contract.js';
 import { toApiError } from '../core/api/errors.js';
 import { BRIDGE_CHANNELS, type MenuCommand } from './bridge.js';
 import { ElectronUtilityLauncher } from './engine-launcher.js';
@@ -47,6 +49,7 @@ function projectArg(args: string[]): string | null {
 
 function main(): void {
   let win: BrowserWindow | null = null;
+  let startRunId: string | null = null;          // the run `start --run` created or resumed: the window opens on it
   let dispatcher: Dispatcher | null = null;
   let disposeIpc: (() => void) | null = null;
 
@@ -123,7 +126,8 @@ function main(): void {
       if (!win || win.isDestroyed()) void dialog.showMessageBox({ type: 'error', title: 'Engine stopped', message });
     });
     // templates.perplexity in a utilityProcess of the bundled entry: no ELECTRON_RUN_AS_NODE (the fuse is off), no bin/ needed
-    dispatcher = createDispatcher({ host: 'electron', launcher, perplexityLauncher: utilityPerplexityLauncher(path.join(here, 'template-perplexity.js')) });
+    dispatcher = createDispatcher({ host: 'electron', launcher, watchWhenLocked: true,
+      perplexityLauncher: utilityPerplexityLauncher(path.join(here, 'template-perplexity.js')) });
 
     disposeIpc = registerIpcHandlers(ipcMain, {
       dispatcher,
@@ -146,10 +150,21 @@ function main(): void {
     // `spa-workbench start --run PRESET` hands the main job to the app: SPA_START_RUN=preset:size.
     const startRun = process.env.SPA_START_RUN;
     if (argProject && startRun) {
-      const [preset, size] = startRun.split(':');
+      const [preset = 'spa', size = 'quick'] = startRun.split(':');
       try {
-        const run = await dispatcher.call('runs.create', { preset, ...(size ? { size } : {}) }) as { id: string };
-        await dispatcher.call('runs.start', { runId: run.id });
+        // Only when the project has no runs yet; an unfinished one is resumed, a finished one opened.
+        const { runs } = await dispatcher.call('runs.list', { limit: 100000 }) as { runs: RunSummary[] };
+        const action = startupRunAction(runs, preset, size);
+        if (action.kind === 'create') {
+          const run = await dispatcher.call('runs.create', { preset, size }) as { id: string };
+          await dispatcher.call('runs.start', { runId: run.id });
+          startRunId = run.id;
+        } else {
+          if (action.kind === 'start') await dispatcher.call('runs.start', { runId: action.runId });
+          if (action.kind === 'resume') await dispatcher.call('runs.resume', { runId: action.runId });
+          startRunId = action.runId;
+        }
+        console.log(describeStartup(action, preset, size, argProject));
       } catch (err) {
         void dialog.showMessageBox({ type: 'error', title: 'Could not start the run', message: toApiError(err).message });
       }
@@ -198,7 +213,7 @@ function main(): void {
     });
     w.webContents.on('unresponsive', () => console.warn('renderer unresponsive'));
     w.on('closed', () => { if (win === w) win = null; });
-    void w.loadURL(devServerUrl ?? `${APP_ORIGIN}/index.html`);
+    void w.loadURL(`${devServerUrl ?? `${APP_ORIGIN}/index.html`}${startRunId ? `#/run/${encodeURIComponent(startRunId)}` : ''}`);
     return w;
   }
 

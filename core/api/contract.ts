@@ -34,8 +34,12 @@ export const ProjectInfoSchema = z.object({
   createdAt: z.number(),             // ms since epoch
   schemaVersion: z.number().int(),
   runCount: z.number().int(),
-  readOnly: z.boolean(),             // true when another process holds the lock (not used yet: open fails instead)
+  readOnly: z.boolean(),             // true when another process holds the lock: opened to watch, following its runs from the files
   warnings: z.array(z.string()),     // recoveries done on open (moved-aside files, torn lines, runs marked failed)
+  holder: z.object({                 // who holds the lock of a read-only project
+    pid: z.number().int(), host: z.string(), purpose: z.string(), startedAt: z.number(),
+    canStop: z.boolean(),            // runs.stop reaches it (a `run`/`study run` on this machine, as `spa-workbench stop` does)
+  }).nullable().optional(),
 });
 export type ProjectInfo = z.infer<typeof ProjectInfoSchema>;
 
@@ -67,6 +71,8 @@ export const RunProgressSchema = z.object({
   total: z.number(),
   etaSeconds: z.number().nullable(),
   message: z.string().optional(),
+  runEtaSeconds: z.number().nullable().optional(),  // whole run: this stage's ETA + the usual time of the stages to come (core/engine/run-eta.ts)
+  unestimatedStages: z.number().int().optional(),   // stages to come with no estimate (never finished in a comparable run)
 });
 
 /** One row of the run table (kept in workbench.json's run index). */
@@ -88,6 +94,10 @@ export const RunSummarySchema = z.object({
   stages: z.array(StageStateSchema),
   progress: RunProgressSchema.nullable(),
   latest: z.record(z.string(), z.number()),       // latest value of each metric name (key metrics for the table)
+  tags: z.array(z.string()).optional(),           // the user's labels (runs.update), e.g. "baseline", "lr-sweep"
+  notes: z.string().optional(),                   // the user's free-text notes (runs.update)
+  // config leaves that differ from the defaults, by dotted path (core/engine/config-params.ts)
+  params: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])).optional(),
 });
 export type RunSummary = z.infer<typeof RunSummarySchema>;
 
@@ -425,7 +435,8 @@ export const apiContract = {
     create: method(z.object({ path: PathString, name: z.string().min(1).max(200).optional() }).strict(), ProjectInfoSchema,
       'Create a new project folder (must be empty or absent) and open it.'),
     open: method(z.object({ path: PathString }).strict(), ProjectInfoSchema,
-      'Open an existing project folder (takes its lock; refuses if another process holds it).'),
+      'Open an existing project folder (takes its lock). When another process holds it: serve and the app open it read-only, '
+      + 'to watch (ProjectInfo.readOnly, holder); the CLI refuses.'),
     recent: method(Empty, z.object({ projects: z.array(RecentProjectSchema) }),
       'Recently opened projects, newest first.'),
     info: method(Empty, z.object({ project: ProjectInfoSchema.nullable() }),
@@ -466,6 +477,18 @@ export const apiContract = {
     configSchema: method(Empty, z.object({ schema: JsonObject, defaults: RunConfigSchema }),
       'JSON Schema of RunConfig (for generating the new-run form) and the default config.'),
     presets: method(Empty, z.object({ presets: z.array(PresetInfoSchema) }), 'Method presets.'),
+    samples: method(z.object({ runId: RunId, stage: z.string().optional(), offset: Offset, limit: pageLimit(50, 1000) }).strict(), z.object({
+      samples: z.array(z.object({
+        stage: z.string(), step: z.number(), time: z.number(), prompt: z.string(), target: z.string(), generated: z.string(), wellFormed: z.boolean(),
+      })),
+      total: z.number().int(),
+    }), 'Sample generations written during long stages (samples/<stage>.jsonl): the model\'s reply to a held-out prompt beside the target, newest first.'),
+    update: method(z.object({
+      runId: RunId,
+      name: z.string().trim().min(1).max(200).optional(),                       // display name
+      tags: z.array(z.string().trim().min(1).max(50).regex(/^[^,]+$/, 'a tag without commas')).max(50).optional(), // replaces the tags
+      notes: z.string().max(20_000).optional(),                                 // replaces the notes
+    }).strict(), RunSummarySchema, 'Rename a run, set its tags or notes (also while it runs).'),
   },
   envs: {
     list: method(Empty, z.object({ envs: z.array(EnvInfoSchema) }), 'Registered environments.'),
@@ -514,6 +537,9 @@ export const apiContract = {
       'Filter and page episode summaries from the rollout index (never loads episode files).'),
     facets: method(z.object({ runId: RunId }).strict(), RolloutFacetsSchema, 'Stages with episode counts and step ranges.'),
     get: method(z.object({ runId: RunId, id: z.string().min(1) }).strict(), EpisodeRecordSchema, 'One full episode.'),
+    actionFrames: method(z.object({ runId: RunId, id: z.string().min(1) }).strict(), z.object({
+      turns: z.array(z.object({ turn: z.number().int(), actions: z.array(z.string()), boards: z.array(BoardSchema).nullable() })),
+    }), 'The board after each executed action of each turn (a multi-action turn as several replay frames); null for a turn that does not replay.'),
   },
   datasets: {
     query: method(z.object({

@@ -141,7 +141,11 @@ export type StageStatus = z.infer<typeof StageStatusSchema>;
 export const RunEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('status'), runId: z.string(), time: z.number(), status: RunStatusSchema, reason: z.string().optional() }),
   z.object({ type: z.literal('stage'), runId: z.string(), time: z.number(), stage: z.string(), status: StageStatusSchema, reason: z.string().optional() }),
-  z.object({ type: z.literal('progress'), runId: z.string(), time: z.number(), stage: z.string(), done: z.number(), total: z.number(), etaSeconds: z.number().nullable(), message: z.string().optional() }),
+  z.object({
+    type: z.literal('progress'), runId: z.string(), time: z.number(), stage: z.string(), done: z.number(), total: z.number(),
+    etaSeconds: z.number().nullable(), message: z.string().optional(),
+    runEtaSeconds: z.number().nullable().optional(), unestimatedStages: z.number().int().optional(),   // whole run, added by the host (core/engine/run-eta.ts)
+  }),
   z.object({ type: z.literal('metric'), runId: z.string(), time: z.number(), point: MetricPointSchema }),
   z.object({ type: z.literal('episode'), runId: z.string(), time: z.number(), summary: EpisodeSummarySchema }),
   z.object({ type: z.literal('checkpoint'), runId: z.string(), time: z.number(), stage: z.string(), step: z.number(), path: z.string() }),

@@ -7,6 +7,7 @@ import { registerModelCommands } from './model-commands.js';
 import { registerStudyCommands } from './study-commands.js';
 import { registerTemplateCommands } from './template-commands.js';
 import { registerDoctorCommand } from './doctor-command.js';
+import { suggestUnknownOptions } from './option-suggest.js';
 
 // `spa-workbench … | head` closes the pipe early: drop further output instead of crashing with
 // EPIPE. The command itself carries on (a `run` keeps its engine and finishes its run cleanly).
@@ -31,5 +32,6 @@ registerModelCommands(program);  // model info|generate|score|init (core/cli/mod
 registerStudyCommands(program);  // study ... (core/cli/study-commands.ts)
 registerTemplateCommands(program); // template perplexity|checkpoints (core/cli/template-commands.ts)
 registerDoctorCommand(program);    // doctor --project DIR [--repair] [--json] (core/cli/doctor-command.ts)
+suggestUnknownOptions(program);    // "(Did you mean --project?)" before "required option missing" (core/cli/option-suggest.ts)
 
 await program.parseAsync(process.argv);

@@ -88,6 +88,11 @@ channel.onMessage((msg) => {
   }
 });
 
+// An interrupt is the host's to handle (it sends `stop`, and kills after a second Ctrl-C): under
+// Electron, or a Node host whose engine shares the terminal's process group, the terminal's SIGINT
+// would otherwise end the engine mid-step and leave the run failed instead of stopped.
+process.on('SIGINT', () => undefined);
+
 process.on('uncaughtException', (err) => {
   process.stderr.write(`engine-process: uncaught exception: ${err?.stack ?? String(err)}\n`);
   process.exit(70);

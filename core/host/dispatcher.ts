@@ -16,6 +16,7 @@ import { NodeProcessLauncher } from '../engine/node-launcher.js';
 import { RunHost } from '../engine/run-host.js';
 import { PerplexityRunner } from './template-perplexity-child.js';
 import { RenderPool } from './render-pool.js';
+import { RunWatcher } from './run-watcher.js';
 import type { DispatcherOptions, Handler, HostContext, Session } from './handlers/context.js';
 import { projectHandlers } from './handlers/projects.js';
 import { runHandlers } from './handlers/runs.js';
@@ -44,6 +45,18 @@ export interface Dispatcher {
 }
 
 type Handlers = { [M in ApiMethodName]: Handler<M> };
+
+/** Methods that change a project: refused while it is open read-only (watched). */
+const WRITE_METHODS = new Set(['runs.create', 'runs.start', 'runs.resume', 'runs.delete', 'runs.update', 'templates.save', 'studies.start', 'studies.stop']);
+
+function readOnlyError(store: ProjectStore, method: string): WorkbenchError {
+  const h = store.lockHolder!;
+  const who = `process ${h.pid} on ${h.host} (${h.purpose ?? 'workbench'})`;
+  const message = `${method}: the project is open read-only, to watch: ${who} holds it. Make changes there, or open the project again after it exits`;
+  return new WorkbenchError('ReadOnly', message, {
+    where: method, expected: 'a project this process holds', received: `held by process ${h.pid} (${h.purpose ?? 'workbench'})`,
+  });
+}
 
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const launcher = options.launcher ?? new NodeProcessLauncher();
@@ -78,6 +91,22 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   };
 
   async function openSession(store: ProjectStore): Promise<void> {
+    if (store.lockHolder) {
+      // Another process holds the project: follow its runs from the files, write nothing.
+      const runs = new RunWatcher({ store, onRunEvent: emitRun, onProjectEvent: emitProject, watched: () => [...runListeners.keys()] });
+      const studies = new StudyHost({ store, runs, api: () => api, onProjectEvent: emitProject, host: options.host, ...options.studyHooks });
+      session = { store, runs, studies, data: new Map() };
+      emitProject({ type: 'project', time: Date.now(), project: store.info() });
+      return;
+    }
+    if (store.readOnly) {
+      // Another process holds the project: follow its runs from the files, write nothing.
+      const runs = new RunWatcher({ store, onRunEvent: emitRun, onProjectEvent: emitProject, watched: () => [...runListeners.keys()] });
+      const studies = new StudyHost({ store, runs, api: () => api, onProjectEvent: emitProject, host: options.host, ...options.studyHooks });
+      session = { store, runs, studies, data: new Map() };
+      emitProject({ type: 'project', time: Date.now(), project: store.info() });
+      return;
+    }
     const heapMb = Number(process.env.SPA_WORKBENCH_ENGINE_HEAP_MB);   // engine heap limit, e.g. 8192 for big models
     const runs = new RunHost({
       store, launcher, ...(Number.isFinite(heapMb) && heapMb > 0 ? { maxOldSpaceMb: heapMb } : {}), ...options.runHost,
@@ -101,6 +130,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const studying = session.studies.activeNames();
     if (studying.length) throw conflict(`${where}: study ${studying.join(', ')} is running; stop it first (studies.stop)`, where, { received: `${studying.length} running study(ies)` });
     await session.store.flush().catch(() => undefined);
+    if (session.runs instanceof RunWatcher) await session.runs.dispose();
+    if (session.runs instanceof RunWatcher) await session.runs.dispose();
     session.store.close();
     session = null;
     emitProject({ type: 'project', time: Date.now(), project: null });
@@ -139,6 +170,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
     const parsed = spec.request.safeParse(params);
     if (!parsed.success) throw validationError(method, parsed.error, params);
+    if (session?.store.lockHolder && WRITE_METHODS.has(method)) throw readOnlyError(session.store, method);
+    if (session?.store.readOnly && WRITE_METHODS.has(method)) throw readOnlyError(session.store, method);
     const handler = (handlers as unknown as Record<string, (r: unknown) => unknown>)[method]!;
     const result = await handler(parsed.data);
     const out = spec.response.safeParse(result);

@@ -225,3 +225,11 @@ export function acquireProjectLock(projectDir: string, purpose = 'workbench host
 function sleepMs(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
+
+/** The live holder of a project's lock: a running process on this machine, or any process on another one (null: no lock, or a stale one). */
+export function liveLockHolder(projectDir: string): LockInfo | null {
+  const current = readLock(path.join(projectDir, LOCK_FILE));
+  if (!current) return null;
+  const state = holderState(current);
+  return state === 'alive' || state === 'other-host' ? current : null;
+}

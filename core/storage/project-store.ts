@@ -3,6 +3,7 @@
 // index; runs/<id>/ folders (run.json is the source of truth, the index is a cache rebuilt from
 // them when missing or corrupt); templates/<name>@<hash>.json immutable template versions.
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Low, type Adapter } from 'lowdb';
@@ -10,7 +11,7 @@ import type { ProjectInfo, RunSummary, TemplateVersion, TemplateVersionMeta } fr
 import { RunSummarySchema, TemplateVersionSchema } from '../api/contract.js';
 import { WorkbenchError } from '../api/errors.js';
 import { isReadOnlyError, moveAside, readJsonOrMoveAside, writeFileAtomic, writeJsonAtomicSync } from './atomic.js';
-import { acquireProjectLock, type ProjectLock } from './lock.js';
+import { acquireProjectLock, type LockInfo, type ProjectLock } from './lock.js';
 import { CURRENT_SCHEMA_VERSION, migrate } from './migrations.js';
 import { readRunRecord, type RunRecord } from './run-files.js';
 import { cleanTempLeftovers } from './temp-files.js';
@@ -25,6 +26,16 @@ export interface WorkbenchData {
 }
 
 /** lowdb adapter: atomic whole-file writes (temp + fsync + rename), serialised; strict reads. */
+/** lowdb adapter of a read-only project: writing is a bug (the dispatcher refuses writes first). */
+class ReadOnlyAdapter implements Adapter<WorkbenchData> {
+  constructor(private readonly initial: WorkbenchData) {}
+  async read(): Promise<WorkbenchData | null> { return this.initial; }
+  write(): Promise<void> {
+    const message = 'the project is open read-only (another process holds it); nothing can be written';
+    return Promise.reject(new WorkbenchError('ReadOnly', message, { where: 'workbench.json' }));
+  }
+}
+
 class AtomicJsonAdapter implements Adapter<WorkbenchData> {
   private queue: Promise<void> = Promise.resolve();
   constructor(private readonly file: string, private readonly initial: WorkbenchData) {}
@@ -93,7 +104,61 @@ export class ProjectStore {
   readonly damagedRuns: DamagedRun[] = [];
   private closed = false;
 
-  private constructor(readonly dir: string, readonly lock: ProjectLock, private readonly db: Low<WorkbenchData>, readonly readOnly = false) {}
+  /** Set when opened read-only (another process holds the lock): who holds it. */
+  private holder: LockInfo | null = null;
+  /** Read-only: run.json modification times seen by refresh(). */
+  private readonly seen = new Map<string, number>();
+
+  private constructor(readonly dir: string, readonly lock: ProjectLock, private readonly db: Low<WorkbenchData>,
+    /** Opened on a read-only filesystem (listing and reading only). */
+    private readonly readOnlyFs = false) {}
+
+  get readOnly(): boolean { return this.readOnlyFs || this.holder !== null; }
+  get lockHolder(): LockInfo | null { return this.holder; }
+
+  /**
+   * Open a project that another process holds, to watch it: nothing is written, moved aside or
+   * locked. The run index is built from the run folders' run.json (refresh() re-reads changed ones).
+   */
+  static async openReadOnly(dir: string, holder: LockInfo): Promise<ProjectStore> {
+    const abs = path.resolve(dir);
+    const file = path.join(abs, WORKBENCH_JSON);
+    let raw: Record<string, unknown> | null = null;
+    try { raw = validateWorkbench(JSON.parse(fs.readFileSync(file, 'utf8'))); } catch { raw = null; }
+    const project = (raw?.project as WorkbenchData['project'] | undefined) ?? { id: 'unknown', name: path.basename(abs), createdAt: 0 };
+    const data: WorkbenchData = {
+      schemaVersion: typeof raw?.schemaVersion === 'number' ? raw.schemaVersion : CURRENT_SCHEMA_VERSION,
+      project, runs: [], templates: (raw?.templates as WorkbenchData['templates'] | undefined) ?? {},
+    };
+    const lock: ProjectLock = { file: path.join(abs, '.workbench.lock'), info: holder, tookOver: null, release: () => undefined };
+    const store = new ProjectStore(abs, lock, new Low(new ReadOnlyAdapter(data), data));
+    store.holder = holder;
+    store.refresh();
+    return store;
+  }
+
+  /** Read-only: re-read the run.json files that changed since the last call; returns the ids of changed, added or removed runs. */
+  refresh(): string[] {
+    const runsDir = path.join(this.dir, 'runs');
+    const ids = fs.existsSync(runsDir) ? fs.readdirSync(runsDir) : [];
+    const changed: string[] = [];
+    const byId = new Map(this.data.runs.map((r) => [r.id, r]));
+    for (const id of ids) {
+      let mtime: number;
+      try { mtime = fs.statSync(path.join(runsDir, id, 'run.json')).mtimeMs; } catch { continue; }
+      if (this.seen.get(id) === mtime) continue;
+      try {
+        const summary = RunSummarySchema.safeParse(JSON.parse(fs.readFileSync(path.join(runsDir, id, 'run.json'), 'utf8')));
+        if (!summary.success) continue;
+        byId.set(id, summary.data);
+        this.seen.set(id, mtime);
+        changed.push(id);
+      } catch { /* being replaced: the next refresh reads it */ }
+    }
+    for (const id of [...byId.keys()]) if (!ids.includes(id)) { byId.delete(id); this.seen.delete(id); changed.push(id); }
+    if (changed.length) this.data.runs = [...byId.values()].sort((a, b) => a.createdAt - b.createdAt);
+    return changed;
+  }
 
   get data(): WorkbenchData { return this.db.data; }
 
@@ -311,6 +376,10 @@ export class ProjectStore {
     return {
       id: this.data.project.id, name: this.data.project.name, path: this.dir, createdAt: this.data.project.createdAt,
       schemaVersion: this.data.schemaVersion, runCount: this.data.runs.length, readOnly: this.readOnly, warnings: [...this.warnings],
+      holder: this.holder ? {
+        pid: this.holder.pid, host: this.holder.host, purpose: this.holder.purpose ?? 'workbench', startedAt: this.holder.startedAt,
+        canStop: holderCanStop(this.holder),
+      } : null,
     };
   }
 
@@ -335,6 +404,9 @@ export class ProjectStore {
 
   /** Full run record from run.json (source of truth). */
   readRun(runId: string): RunRecord | null {
+    if (this.readOnly) {   // never move a file aside in another process's project
+      try { return JSON.parse(fs.readFileSync(path.join(this.runDir(runId), 'run.json'), 'utf8')) as RunRecord; } catch { return null; }
+    }
     const r = readRunRecord(this.runDir(runId));
     if (r.status === 'ok') return r.value;
     if (r.status === 'corrupt') {
@@ -395,6 +467,11 @@ export class ProjectStore {
   get isClosed(): boolean { return this.closed; }
 
   private assertOpen(): void {
+    if (this.holder) {
+      const who = `process ${this.holder.pid} on ${this.holder.host} (${this.holder.purpose ?? 'workbench'})`;
+      const message = `project ${this.dir} is open read-only: ${who} holds it; make changes there, or after it exits`;
+      throw new WorkbenchError('ReadOnly', message, { where: 'project store' });
+    }
     if (this.closed) throw new WorkbenchError('NoProject', `project ${this.dir} is closed`, { where: 'project store' });
   }
 
@@ -443,6 +520,11 @@ function movedText(movedTo: string | null): string {
 /** Files `<name>.corrupt-*` in a folder (what earlier opens moved aside). */
 export function movedAsideFiles(dir: string, name: string): string[] {
   try { return fs.readdirSync(dir).filter((f) => f.startsWith(`${name}.corrupt-`)).sort(); } catch { return []; }
+}
+
+/** Can this process stop the holder's runs, the way `spa-workbench stop` does (SIGINT to a CLI run on this machine)? */
+export function holderCanStop(holder: LockInfo): boolean {
+  return holder.host === os.hostname() && (holder.purpose === 'cli run' || holder.purpose === 'cli study run');
 }
 
 function metaOf(v: TemplateVersion): TemplateVersionMeta {

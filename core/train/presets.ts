@@ -55,7 +55,10 @@ export const SIZE_SETTINGS: Record<PresetSize, RunConfigInput> = {
     stages: {
       rollout: { maxTurns: 2, maxNewTokens: 12, maxContextTokens: 1024, batchSize: 8 },
       bootstrap: { games: 2, steps: 1, batchSize: 2, maxLength: 1024 },
-      selfplay: { games: 2 },
+      // A micro model trained for seconds cannot write a well-formed world-model turn (240–546 characters, while
+      // replies are capped at 12 tokens here), so its self-play would keep 0 rows: smoke self-play uses the
+      // random-action generator (well-formed turns, real states), and a smoke run shows a dataset, SFT and boards.
+      selfplay: { games: 4, policy: 'random' },
       sft: { epochs: 1, batchSize: 4, maxLength: 1024 },
       rl: { steps: 1, groups: 1, groupSize: 2, miniBatchSize: 4, passAtKEvery: 1, passAtKPuzzles: 1 },
       rwml: { steps: 1, examples: 1, groupSize: 2, maxNewTokens: 12 },

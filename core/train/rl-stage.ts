@@ -138,6 +138,9 @@ export const rlStage: StageDefinition = {
       const cell = (pick: (t: TurnRecord) => TurnRecord['wm']['observation']) => { const s = turns.map(pick).filter((x) => x !== null); return s.length ? s.reduce((a, x) => a + (x!.parsed ? x!.cellAccuracy : 0), 0) / s.length : Number.NaN; };
       values['rollout/wmObservationCellAccuracy'] = cell((t) => t.wm.observation);
       values['rollout/wmPredictionCellAccuracy'] = cell((t) => t.wm.prediction);
+      // turns whose prediction parsed: with none, the accuracies above are undefined (not 0) and left out
+      values['rollout/wmTurns'] = turns.filter((t) => t.wm.prediction?.parsed).length;
+      if (values['rollout/wmTurns'] === 0) { delete values['rollout/wmObservationCellAccuracy']; delete values['rollout/wmPredictionCellAccuracy']; }
       for (const key of Object.keys(values)) if (!Number.isFinite(values[key]!)) delete values[key]; // e.g. explained variance when returns do not vary
       ctx.metric(step + 1, values, { episodes: episodesSeen });
       ctx.progress(step + 1, section.steps, `RL step ${step + 1}/${section.steps}: success ${(rollout['rollout/success']! * 100).toFixed(0)}%`);

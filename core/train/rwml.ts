@@ -8,6 +8,7 @@
 // GRPO over the samples of each example, KL (k3) to the starting model. Examples the model already
 // gets right in every sample are subsampled (keepCorrectFraction).
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { StageDefinition } from '../api/stage.js';
 import type { RwmlSection } from '../api/run-config.js';
 import { createRng, Rng } from '../util/rng.js';
@@ -19,7 +20,7 @@ import { runTemplate, sessionFactory } from './episodes.js';
 import { grpoAdvantages } from './groups.js';
 import { elapsedSeconds, loadStartingModel, meanStats, startingCheckpoint, writeCheckpoint } from './stage-utils.js';
 import { breathe } from './breathe.js';
-import { loadRuntime, type TrainRow } from './runtime.js';
+import { loadRuntime, useBackend, type ModelRuntime, type TrainRow } from './runtime.js';
 
 type Embedder = (texts: string[]) => Promise<number[][]>;
 
@@ -43,6 +44,9 @@ function cosine(a: number[], b: number[]): number {
   return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
 }
 
+/** Steps between saved states (a checkpoint each time: cheap for the tiny models, a few seconds for 1.5B). */
+const SAVE_EVERY = 10;
+
 export const rwmlStage: StageDefinition = {
   name: 'rwml',
   title: 'RWML: GRPO on next-state prediction',
@@ -53,16 +57,33 @@ export const rwmlStage: StageDefinition = {
     const template = runTemplate(ctx.config, ctx.runDir);
     if (template.responseFormat !== 'world-model') throw new Error(`rwml: the run's template must use the world-model response format (the reward reads <prediction>); template ${template.name} uses ${template.responseFormat}`);
     const embed = section.similarity === 'embedding' ? await loadEmbedder(section) : null;
-    const { runtime, from } = await loadStartingModel(ctx, { valueHead: false });
+    // Resume: state.json names the step to run next and the checkpoint written when it was saved
+    // (every SAVE_EVERY steps and at a stop). The sampling streams restart from seeds derived from that step.
+    const state = ctx.loadState() as { nextStep?: number; checkpoint?: string } | null;
+    const resuming = !!state?.checkpoint && existsSync(join(state.checkpoint, 'config.json')) && (state.nextStep ?? 0) > 0;
+    let runtime: ModelRuntime;
+    let from: string;
+    if (resuming) {
+      await useBackend(ctx.config);
+      runtime = await loadRuntime(state!.checkpoint!, { valueHead: false, resume: true });
+      from = state!.checkpoint!;
+      ctx.log('info', `rwml: resuming at step ${state!.nextStep} from ${from}`);
+    } else ({ runtime, from } = await loadStartingModel(ctx, { valueHead: false }));
+    const firstStep = resuming ? state!.nextStep! : 0;
     const start = startingCheckpoint(ctx);
     const reference = section.klCoef > 0 && start ? await loadRuntime(start, { valueHead: false, trainable: false }) : null;
     runtime.ensureOptimizer(0);
-    const rng = new Rng(ctx.config.seeds.base + 77);
-    const subsample = createRng(ctx.config.seeds.base + 78);
+    const rng = new Rng(ctx.config.seeds.base + 77 + firstStep * 7919);
+    const subsample = createRng(ctx.config.seeds.base + 78 + firstStep * 7919);
     const makeSession = sessionFactory(ctx.config, template, limits);
     const seedBase = ctx.config.seeds.selfplayStart + 500_000; // disjoint from self-play games, RL and eval
     let checkpoint = from;
-    for (let step = 0; step < section.steps; step++) {
+    const save = async (nextStep: number) => {
+      checkpoint = await writeCheckpoint(ctx, runtime, 'rwml-latest', nextStep, {}, from);
+      ctx.saveState({ nextStep, checkpoint });
+    };
+    let done = firstStep;
+    for (let step = firstStep; step < section.steps; step++) {
       await breathe();
       if (ctx.signal.aborted) break;
       // 1. example states: a few random moves into a fresh puzzle
@@ -116,7 +137,10 @@ export const rwmlStage: StageDefinition = {
       const accuracy = rewards.reduce((a, c) => a + c, 0) / Math.max(1, rewards.length);
       ctx.metric(step + 1, { ...meanStats(stats), 'rwml/predictionReward': accuracy, 'rwml/keptExamples': keepGroup.filter(Boolean).length });
       ctx.progress(step + 1, section.steps, `RWML step ${step + 1}/${section.steps}: prediction reward ${(accuracy * 100).toFixed(0)}%`);
+      done = step + 1;
+      if (done % SAVE_EVERY === 0 && done < section.steps) await save(done);
     }
+    if (ctx.signal.aborted && done > firstStep) await save(done);   // a stop keeps the steps done since the last save
     if (!ctx.signal.aborted) checkpoint = await writeCheckpoint(ctx, runtime, `rwml-${section.steps}`, section.steps, {}, from);
     runtime.dispose();
     reference?.dispose();

@@ -33,10 +33,26 @@ export function startingCheckpoint(ctx: StageContext): string | null {
   return null;
 }
 
+let backendShown: string | null = null;   // the backend summary already logged by this engine process
+
+/**
+ * The backend line for the log: once per engine process (not at every stage start), the backend
+ * and its features at info, the backends not taken and why (often long) at debug.
+ */
+export function backendLogLines(summary: string): Array<['info' | 'debug', string]> {
+  if (summary === backendShown) return [];
+  backendShown = summary;
+  const at = summary.indexOf('; not used: ');
+  if (at < 0) return [['info', summary]];
+  return [
+    ['info', `${summary.slice(0, at)} (other backends not available: see the debug line)`],
+    ['debug', `backends not used: ${summary.slice(at + '; not used: '.length)}`],
+  ];
+}
+
 /** Load the model a stage starts from (a fresh preset model when there is nothing earlier). */
 export async function loadStartingModel(ctx: StageContext, opts: { valueHead: boolean; seed?: number }): Promise<{ runtime: ModelRuntime; from: string }> {
-  const summary = await useBackend(ctx.config);
-  ctx.log('info', summary);
+  for (const [level, line] of backendLogLines(await useBackend(ctx.config))) ctx.log(level, line);
   const dir = startingCheckpoint(ctx);
   if (dir) return { runtime: await loadRuntime(dir, { valueHead: opts.valueHead }), from: dir };
   return { runtime: createRuntime(ctx.config, { seed: opts.seed ?? ctx.config.seeds.base, valueHead: opts.valueHead }), from: `fresh ${ctx.config.model.preset} model (seed ${opts.seed ?? ctx.config.seeds.base})` };

@@ -178,7 +178,7 @@ export function App({ client }: { client: Client }) {
       <header className="topbar">
         <div className="brand"><img src="./icon.svg" alt="" />SPA Workbench</div>
         <span className="project" data-testid="current-project" title={projectPath}>
-          {project ? <>{project.name} <span className="faint">— {project.path}</span></> : <span className="faint">no project open</span>}
+          {project ? <>{project.name}{project.readOnly ? <span className="badge" data-testid="read-only-badge" style={{ marginLeft: 6 }}>read-only</span> : null} <span className="faint">— {project.path}</span></> : <span className="faint">no project open</span>}
         </span>
         <span className="spacer" />
         {connection !== 'open' && <span className={connection === 'closed' ? 'bad' : 'warn'} data-testid="connection-state">{connection === 'closed' ? 'disconnected — retrying…' : 'connecting…'}</span>}
@@ -207,6 +207,15 @@ export function App({ client }: { client: Client }) {
             <div className="details">{n.message}</div>
           </div>
         ))}
+        {project?.readOnly && (
+          <div className="banner info" role="status" data-testid="read-only-banner">
+            <div className="title">Watching read-only{project.holder ? `: process ${project.holder.pid} (${project.holder.purpose}) on ${project.holder.host} holds this project` : ''}</div>
+            <div className="details">
+              Its runs update live from the project files. Changes (new runs, resume, rename, templates) are made in that process.
+              {project.holder?.canStop ? ' Stop on a running run asks it to stop after the current step, as `spa-workbench stop` does.' : ' Stop its runs there (its window, or Ctrl-C in its terminal).'}
+            </div>
+          </div>
+        )}
         <ErrorBanner error={error} onDismiss={() => setError(null)} />
         {renderView()}
       </main>

@@ -1,5 +1,7 @@
 // projects.*: create, open, close and list project folders (one open project per host).
+import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { liveLockHolder } from '../../storage/lock.js';
 import { conflict, WorkbenchError } from '../../api/errors.js';
 import { runDoctor } from '../../storage/doctor.js';
 import { ProjectStore } from '../../storage/project-store.js';
@@ -30,7 +32,8 @@ export function projectHandlers(ctx: HostContext) {
     'projects.open': async (req) => {
       const abs = path.resolve(req.path);
       const session = ctx.session();
-      if (session && session.store.dir === abs) return session.store.info();
+      // the same project again: as it is, unless it was watched read-only and its holder has exited (then take it over)
+      if (session && session.store.dir === abs && !(session.store.lockHolder && !liveLockHolder(abs))) return session.store.info();
       if (session) {
         // Open (and so validate) the new project before closing the open one: a bad path must
         // leave the current project open (as projects.create does).
@@ -39,7 +42,10 @@ export function projectHandlers(ctx: HostContext) {
         if (active.length) throw conflict(`projects.open: ${active.length} run(s) are still active (${active.join(', ')}); stop them first`,
           'projects.open', { received: `${active.length} active run(s)` });
       }
-      const store = await ProjectStore.open(abs, { purpose: ctx.options.lockPurpose ?? ctx.options.host });
+      const holder = ctx.options.watchWhenLocked ? liveLockHolder(abs) : null;
+      const store = holder && fs.existsSync(path.join(abs, 'workbench.json'))
+        ? await ProjectStore.openReadOnly(abs, holder)
+        : await ProjectStore.open(abs, { purpose: ctx.options.lockPurpose ?? ctx.options.host });
       try {
         await ctx.closeSession('projects.open');
       } catch (err) {
