@@ -31,6 +31,7 @@ import { findStudyRuns, readStudySpec, studyTable, tableCsv, tableMarkdown, type
 import { StudyHost, type StudyHostOptions } from '../engine/study-host.js';
 import { findCheckpoint, latestCheckpoint, listRunCheckpoints, TemplatePerplexityError } from '../eval/template-perplexity.js';
 import { PerplexityRunner } from './template-perplexity-child.js';
+import { inspectHandlers } from './inspect-handlers.js';
 import type { ProcessLauncher } from '../engine/launcher.js';
 import { NodeProcessLauncher } from '../engine/node-launcher.js';
 import { isActiveStatus, RunHost, summaryOf, type RunHostOptions } from '../engine/run-host.js';
@@ -228,6 +229,13 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       throw err;
     }
   };
+
+  const inspect = inspectHandlers({
+    projectDir: (where) => need(where).store.dir,
+    runInfo: (runId, where) => { const s = need(where); needRun(s, runId, where); return runInfo(s, runId); },
+    runData: (runId, where) => { const s = need(where); needRun(s, runId, where); return runData(s, runId); },
+    resolveRunTemplate: (ref) => { const { version } = resolveTemplate(session, ref); return { source: version.source, hash: version.hash }; },
+  });
 
   const handlers: Handlers = {
     // ── projects ──
@@ -430,7 +438,6 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     },
 
     // ── rollouts, datasets, metrics, evals ──
-    'rollouts.query': (req) => { const s = need('rollouts.query'); needRun(s, req.runId, 'rollouts.query'); return runData(s, req.runId).queryRollouts(req); },
     'rollouts.facets': (req) => { const s = need('rollouts.facets'); needRun(s, req.runId, 'rollouts.facets'); return runData(s, req.runId).facets(); },
     'rollouts.get': (req) => { const s = need('rollouts.get'); needRun(s, req.runId, 'rollouts.get'); return runData(s, req.runId).getEpisode(req.id); },
     'datasets.query': (req) => { const s = need('datasets.query'); needRun(s, req.runId, 'datasets.query'); return runData(s, req.runId).datasetPage(req.split, req.offset, req.limit); },
@@ -467,6 +474,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       paths: { home: workbenchHome(), project: session?.store.dir ?? null, cwd: process.cwd() },
       electronAvailable: electronBinary() !== null,
     }),
+    ...inspect.handlers,   // rollouts.query (all filters), inspect.*, probe.turn: core/host/inspect-handlers.ts
   };
 
   async function call(method: string, params?: unknown): Promise<unknown> {
@@ -517,6 +525,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     projectPath: () => session?.store.dir ?? null,
     async dispose(opts = {}) {
       perplexityRunner.killAll();
+      inspect.dispose();
       if (!session) return;
       await session.studies.dispose();
       await session.runs.dispose(opts);
