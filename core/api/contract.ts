@@ -445,6 +445,7 @@ export const ProbeActionResultSchema = z.object({
   predictedBoard: BoardSchema.nullable(),
   trueNext: z.object({ text: z.string(), board: BoardSchema }),
   score: WmScoreSchema.nullable(),
+  stepResponse: z.string(),                       // the full turn with your action as its answer: append it to history to step on with your action
 });
 export type ProbeActionResult = z.infer<typeof ProbeActionResultSchema>;
 

@@ -6,6 +6,7 @@ import { registerEnvCommands } from './env-commands.js';
 import { registerModelCommands } from './model-commands.js';
 import { registerStudyCommands } from './study-commands.js';
 import { registerTemplateCommands } from './template-commands.js';
+import { registerProbeCommands } from './probe-commands.js';
 
 // `spa-workbench … | head` closes the pipe early: drop further output instead of crashing with
 // EPIPE. The command itself carries on (a `run` keeps its engine and finishes its run cleanly).
@@ -29,5 +30,6 @@ registerEnvCommands(program);    // env list|render|run|solve|play (core/cli/env
 registerModelCommands(program);  // model info|generate|score|init (core/cli/model-commands.ts)
 registerStudyCommands(program);  // study ... (core/cli/study-commands.ts)
 registerTemplateCommands(program); // template perplexity|checkpoints (core/cli/template-commands.ts)
+registerProbeCommands(program);    // probe: the world-model probe (core/cli/probe-commands.ts)
 
 await program.parseAsync(process.argv);
