@@ -137,7 +137,8 @@ export default function TraceView({ api, projectPath, runId, episodeId, navigate
       const id = rows[next]!.id;
       setSelected(id);
       navigate({ view: 'trace', runId, episodeId: id, filters });
-      document.querySelector(`[data-episode-id="${CSS.escape(id)}"]`)?.scrollIntoView({ block: 'nearest' });
+      const row = [...document.querySelectorAll<HTMLElement>('tr[data-episode-id]')].find((el) => el.dataset.episodeId === id);
+      row?.scrollIntoView?.({ block: 'nearest' });
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
