@@ -87,7 +87,11 @@ test('configure a run with field validation, start it and watch progress advance
   const cards = page.getByTestId('charts').locator('.chart-card');
   await expect(cards).toHaveCount(2);
   const over = cards.nth(0).locator('.u-over');
-  const box = (await over.boundingBox())!;
+  // the chart re-creates its canvas when the completed run's last metrics arrive: wait for a laid-out overlay
+  await expect(over).toBeVisible();
+  let box = await over.boundingBox();
+  await expect.poll(async () => (box = await over.boundingBox()) !== null && box.width > 0).toBe(true);
+  if (!box) throw new Error('chart overlay has no box');
   await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.5);
   await expect(cards.nth(1).locator('.chart-legend .mono')).toContainText('step');
   await page.mouse.move(box.x + box.width * 0.2, box.y + box.height * 0.5);
