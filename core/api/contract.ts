@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import {
   ApiErrorSchema, BoardSchema, EpisodeRecordSchema, EpisodeSummarySchema, RunEventSchema,
-  RunStatusSchema, StageStatusSchema,
+  RunStatusSchema, StageStatusSchema, TurnRecordSchema, WmScoreSchema,
 } from './records.js';
 import { EnvConfigSchema, MethodSchema, RunConfigSchema, TemplateRefSchema } from './run-config.js';
 
@@ -253,6 +253,10 @@ export type TemplatePerplexity = z.infer<typeof TemplatePerplexitySchema>;
 
 // ───────────────────────────── rollouts, datasets, metrics, evals ─────────────────────────────
 
+/** Columns the trace list sorts by (rollouts.query sortBy). "wm" is the mean world-model cell accuracy. */
+export const RolloutSortKeySchema = z.enum(['index', 'id', 'step', 'seed', 'group', 'sample', 'success', 'reward', 'turns', 'formatErrors', 'invalidActions', 'wm']);
+export type RolloutSortKey = z.infer<typeof RolloutSortKeySchema>;
+
 export const RolloutQuerySchema = z.object({
   runId: RunId,
   stage: z.string().optional(),
@@ -263,6 +267,12 @@ export const RolloutQuerySchema = z.object({
   seed: z.number().int().optional(),
   formatErrors: z.enum(['any', 'none', 'some']).default('any'),
   sort: z.enum(['index', 'reward-asc', 'reward-desc']).default('index'),
+  group: z.number().int().optional(),             // one PPO group (episodes sharing a puzzle at a step)
+  sortBy: RolloutSortKeySchema.optional(),        // any column (overrides sort); ties keep index order
+  order: z.enum(['asc', 'desc']).default('asc'),
+  search: z.string().min(1).max(500).optional(),  // case-insensitive text in any turn's response (reads episode files)
+  wmMin: z.number().min(0).max(1).optional(),     // mean world-model cell accuracy of the episode, inclusive bounds;
+  wmMax: z.number().min(0).max(1).optional(),     // episodes with nothing scored never match a bound
   offset: Offset,
   limit: pageLimit(50, 1000),
 }).strict();
@@ -419,6 +429,75 @@ export const DoctorReportSchema = z.object({
   notes: z.array(z.string()),
 });
 export type DoctorReportWire = z.infer<typeof DoctorReportSchema>;
+
+// ───────────────────────────── inspection (issue 12: trace, charts, probe) ─────────────────────────────
+
+/** The template a run was created with: its pinned <run>/template.json, or the preset for older runs. */
+export const RunTemplateSchema = z.object({
+  runId: z.string(),
+  pinned: z.boolean(),                            // true: read from <run>/template.json; false: resolved from the preset name
+  name: z.string(),
+  hash: z.string(),                               // content hash of the template the run used
+  recordedHash: z.string().nullable(),            // the hash in the run's summary (differs from hash only if the file was edited)
+  responseFormat: z.enum(['plain', 'world-model']),
+  source: z.string(),                             // the template text (JSON), for the editor
+  env: z.object({ id: z.string(), options: JsonObject }),
+});
+export type RunTemplate = z.infer<typeof RunTemplateSchema>;
+
+/** One sample of system.jsonl: the engine process and its machine, every few seconds while a run runs. */
+export const SystemSampleSchema = z.object({
+  time: z.number(),                               // ms since epoch
+  stage: z.string().nullable(),                   // the stage running then
+  cpuPercent: z.number(),                         // engine process CPU, % of one core (200 = two cores busy)
+  rssMb: z.number(),                              // engine process resident memory
+  heapMb: z.number(),                             // V8 heap in use
+  memUsedMb: z.number(),                          // machine memory in use (total − available)
+  memTotalMb: z.number(),
+  loadAvg: z.number(),                            // 1-minute load average (0 on Windows)
+  gpuPercent: z.number().optional(),              // first GPU's utilisation (nvidia-smi), where present
+  gpuMemMb: z.number().optional(),
+  gpuMemTotalMb: z.number().optional(),
+});
+export type SystemSample = z.infer<typeof SystemSampleSchema>;
+
+export const HistogramSchema = z.object({
+  edges: z.array(z.number()),                     // bins + 1 edges, ascending
+  counts: z.array(z.number().int()),              // tokens per bin
+  count: z.number().int(), mean: z.number(), min: z.number(), max: z.number(),
+});
+export type Histogram = z.infer<typeof HistogramSchema>;
+export const TokenFieldSchema = z.enum(['advantages', 'logprobs', 'entropies', 'values']);
+export type TokenField = z.infer<typeof TokenFieldSchema>;
+
+/** The model's answer to an action you chose: its <prediction> for that action against the truth. */
+export const ProbeActionResultSchema = z.object({
+  actions: z.array(z.string()),
+  text: z.string(),                               // what the model wrote (the forced prefix, then its generation)
+  prediction: z.string().nullable(),              // the text inside <prediction>…</prediction>
+  predictedBoard: BoardSchema.nullable(),
+  trueNext: z.object({ text: z.string(), board: BoardSchema }),
+  score: WmScoreSchema.nullable(),
+  stepResponse: z.string(),                       // the full turn with your action as its answer: append it to history to step on with your action
+});
+export type ProbeActionResult = z.infer<typeof ProbeActionResultSchema>;
+
+export const ProbeResultSchema = z.object({
+  runId: z.string(),
+  checkpoint: z.string(),
+  env: z.object({ id: z.string(), options: JsonObject }),
+  seed: z.number().int(),
+  turnIndex: z.number().int(),                    // the turn the model wrote (0-based) = history length
+  messages: z.array(ChatMessageSchema),           // the whole conversation the model saw for this turn
+  turn: TurnRecordSchema,                         // the model's turn: response, parsed boards against the truth, scores
+  actionGiven: ProbeActionResultSchema.nullable(),
+  legalActions: z.array(z.string()),              // before the turn
+  done: z.boolean(),                              // the episode ended with the model's own actions
+  history: z.array(z.string()),                   // responses applied before this turn (send back, plus one, to step on)
+  backend: z.string(),
+  wallSeconds: z.number(),
+});
+export type ProbeResult = z.infer<typeof ProbeResultSchema>;
 
 // ───────────────────────────── the method table ─────────────────────────────
 
@@ -585,6 +664,35 @@ export const apiContract = {
   },
   system: {
     info: method(Empty, SystemInfoSchema, 'Host, versions, compute backends and paths.'),
+  },
+  inspect: {
+    runTemplate: method(z.object({ runId: RunId }).strict(), RunTemplateSchema,
+      "The template a run used (its pinned template.json) with its hash, for opening it in the editor."),
+    systemMetrics: method(z.object({ runId: RunId, maxPoints: z.number().int().min(2).max(100_000).default(2000) }).strict(),
+      z.object({ samples: z.array(SystemSampleSchema), total: z.number().int() }),
+      'CPU, memory and GPU samples the engine recorded while the run ran (system.jsonl), evenly thinned to maxPoints.'),
+    tokenHistograms: method(z.object({
+      runId: RunId, stage: z.string().default('rl'), fields: z.array(TokenFieldSchema).min(1).default(['advantages', 'logprobs']),
+      bins: z.number().int().min(2).max(200).default(24),
+    }).strict(), z.object({
+      steps: z.array(z.object({ step: z.number().int(), episodes: z.number().int(), histograms: z.record(z.string(), HistogramSchema.nullable()) })),
+      range: z.record(z.string(), z.tuple([z.number(), z.number()]).nullable()), // per field, shared by every step (comparable bins)
+    }), 'Histograms of the per-token statistics stored with RL episodes, per step (same bins across steps).'),
+  },
+  probe: {
+    turn: method(z.object({
+      runId: RunId,
+      checkpoint: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/, 'a checkpoint folder name (see templates.checkpoints)').optional(), // default: the latest
+      seed: z.number().int().optional(),                          // a puzzle of the run's env...
+      episodeId: z.string().min(1).optional(),                    // ...or a saved episode: its seed, and its responses before `turn` as history
+      turn: z.number().int().nonnegative().default(0),            // with episodeId: the turn to probe
+      history: z.array(z.string().max(100_000)).max(100).optional(), // responses already applied (each executes its <answer>)
+      actions: z.array(z.string().min(1)).max(20).optional(),      // an action of your choice: the model predicts its next state
+      temperature: z.number().min(0).max(5).default(0),           // 0 = greedy
+      sampleSeed: z.number().int().default(0),
+      timeoutSeconds: z.number().int().min(1).max(3600).default(300),
+    }).strict(), ProbeResultSchema,
+      'World-model probe: the model writes its turn on a puzzle (its observation and prediction against the truth), and predicts the next state for an action you give; computed in a child process.'),
   },
 } as const;
 

@@ -8,6 +8,7 @@ import { registerStudyCommands } from './study-commands.js';
 import { registerTemplateCommands } from './template-commands.js';
 import { registerDoctorCommand } from './doctor-command.js';
 import { suggestUnknownOptions } from './option-suggest.js';
+import { registerProbeCommands } from './probe-commands.js';
 
 // `spa-workbench … | head` closes the pipe early: drop further output instead of crashing with
 // EPIPE. The command itself carries on (a `run` keeps its engine and finishes its run cleanly).
@@ -33,5 +34,6 @@ registerStudyCommands(program);  // study ... (core/cli/study-commands.ts)
 registerTemplateCommands(program); // template perplexity|checkpoints (core/cli/template-commands.ts)
 registerDoctorCommand(program);    // doctor --project DIR [--repair] [--json] (core/cli/doctor-command.ts)
 suggestUnknownOptions(program);    // "(Did you mean --project?)" before "required option missing" (core/cli/option-suggest.ts)
+registerProbeCommands(program);    // probe: the world-model probe (core/cli/probe-commands.ts)
 
 await program.parseAsync(process.argv);

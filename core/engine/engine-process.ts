@@ -6,6 +6,7 @@ import type { RunEvent } from '../api/records.js';
 import type { EngineMessage, HostMessage, RunOutcome } from './protocol.js';
 import { executeRun } from './runner.js';
 import { loadStage } from './stages.js';
+import { startSystemSampler } from './system-sampler.js';
 
 interface ParentChannel {
   send(message: EngineMessage): void;
@@ -71,10 +72,12 @@ channel.onMessage((msg) => {
         break;
       }
       channel.send({ type: 'reply', requestId: msg.requestId, result: { accepted: true, pid: process.pid } });
+      let stageNow: string | null = null;   // for the system samples (system.jsonl)
+      startSystemSampler(msg.runDir, () => stageNow);
       running = executeRun({
         runId: msg.runId, runDir: msg.runDir, config: msg.config, stages: msg.stages, attempt: msg.attempt,
         signal: controller.signal,
-        send: (event: RunEvent) => channel.send({ type: 'event', event }),
+        send: (event: RunEvent) => { if (event.type === 'stage' && event.status === 'running') stageNow = event.stage; channel.send({ type: 'event', event }); },
         loadStage,
       }).catch((err): RunOutcome => {
         channel.send({ type: 'event', event: { type: 'log', runId: msg.runId, time: Date.now(), level: 'error', message: toApiError(err).message } });

@@ -17,6 +17,8 @@ import { RunHost } from '../engine/run-host.js';
 import { PerplexityRunner } from './template-perplexity-child.js';
 import { RenderPool } from './render-pool.js';
 import { RunWatcher } from './run-watcher.js';
+import { inspectHandlers } from './inspect-handlers.js';
+import { resolveTemplate } from './handlers/context.js';
 import type { DispatcherOptions, Handler, HostContext, Session } from './handlers/context.js';
 import { projectHandlers } from './handlers/projects.js';
 import { runHandlers } from './handlers/runs.js';
@@ -148,6 +150,12 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   // templates.perplexity runs TF.js in a child process (never on this event loop)
   const perplexityRunner = new PerplexityRunner(options.perplexityLauncher);
   const renderPool = new RenderPool(options.renderTimeoutMs);   // envs.render / templates.preview off the event loop
+  const inspect = inspectHandlers({
+    projectDir: (where) => need(where).store.dir,
+    runInfo: (runId, where) => { const s = need(where); needRun(s, runId, where); return runInfo(s, runId); },
+    runData: (runId, where) => { const s = need(where); needRun(s, runId, where); return runData(s, runId); },
+    resolveRunTemplate: (ref) => { const { version } = resolveTemplate(session, ref); return { source: version.source, hash: version.hash }; },
+  });
   const handlers: Handlers = {
     ...projectHandlers(ctx),
     ...runHandlers(ctx),
@@ -156,6 +164,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     ...runDataHandlers(ctx),
     ...studyHandlers(ctx),
     ...systemHandlers(ctx),
+    ...inspect.handlers,   // rollouts.query (all filters), inspect.*, probe.turn: core/host/inspect-handlers.ts
   };
 
   async function call(method: string, params?: unknown): Promise<unknown> {
@@ -209,6 +218,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     async dispose(opts = {}) {
       perplexityRunner.killAll();
       renderPool.dispose();
+      inspect.dispose();
       if (!session) return;
       await session.studies.dispose();
       await session.runs.dispose(opts);

@@ -290,6 +290,7 @@ export class EpisodeSession {
       initialState: this.initial,
       turns: this.turnRecords(),
       time: meta.time ?? Date.now(),
+      system: this.systemMessage(),
     };
   }
 }

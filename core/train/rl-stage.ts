@@ -22,6 +22,7 @@ import { elapsedSeconds, loadStartingModel, meanStats, startingCheckpoint, write
 import { breathe } from './breathe.js';
 import { loadRuntime, type ModelRuntime, type TrainRow } from './runtime.js';
 import { createRng, shuffleInPlace } from '../util/rng.js';
+import { attachTokenStats } from './token-stats.js';
 
 /** Reward of one turn under the section's shaping (names in docs/metrics.md). */
 export function shapedTurnReward(turn: TurnRecord, section: RlSection): { reward: number; wm: number } {
@@ -89,7 +90,6 @@ export const rlStage: StageDefinition = {
       const deps = rolloutDeps(ctx.config, policy, limits, { runId: ctx.runId, stage: 'rl', step, runDir: ctx.runDir }, { signal: ctx.signal });
       const results: RolloutResult[] = await playEpisodes(specs, limits, ctx.config.seeds.base * 1_000_003 + step * 7_919, deps);
       if (ctx.signal.aborted) break;
-      for (const r of results) ctx.episode(`rl-${String(step).padStart(6, '0')}`, r.record);
       episodesSeen += results.length;
       // 2. rewards and group filter
       const shaped = results.map((r) => r.record.turns.map((t) => shapedTurnReward(t, section)));
@@ -112,6 +112,10 @@ export const rlStage: StageDefinition = {
         rows = built.rows;
         Object.assign(charts, { 'charts/advantageMean': built.advantageMean, 'charts/advantageStd': built.advantageStd });
       }
+      // the episodes are written with per-token stats of the turns used in the update (core/train/token-stats.ts)
+      attachTokenStats(results.map((r) => r.record), samples, { ...stats, values: ppo ? stats.values : null, advantages: rows.map((r) => r.arrays.advantages!) },
+        (id) => policy.tokenizer.decode([id]));
+      for (const r of results) ctx.episode(`rl-${String(step).padStart(6, '0')}`, r.record);
       // 4. updates
       const updateStats: Array<Record<string, number>> = [];
       for (let epoch = 0; epoch < section.ppoEpochs && rows.length > 0; epoch++) {

@@ -20,6 +20,7 @@ import StudiesView from './views/StudiesView.js';
 type ViewModule = { default: ComponentType<ViewProps> };
 const seeingViews = import.meta.glob<ViewModule>([
   './views/TraceView.tsx', './views/ReplayView.tsx', './views/TemplatesView.tsx', './views/DatasetView.tsx',
+  './views/ProbeView.tsx',
 ]);
 function lazyView(file: string): LazyExoticComponent<ComponentType<ViewProps>> | null {
   const loader = seeingViews[`./views/${file}.tsx`];
@@ -29,6 +30,7 @@ const TraceView = lazyView('TraceView');
 const ReplayView = lazyView('ReplayView');
 const TemplatesView = lazyView('TemplatesView');
 const DatasetView = lazyView('DatasetView');
+const ProbeView = lazyView('ProbeView');
 
 /** An engine exit the user must hear about (a crash, a kill, OOM) — not a normal end of a run. */
 export function isAbnormalExit(e: { code: number | null; signal: string | null; reason: string }): boolean {
@@ -153,6 +155,7 @@ export function App({ client }: { client: Client }) {
       case 'replay': return seeing(ReplayView, 'Replay');
       case 'templates': return seeing(TemplatesView, 'Template editor');
       case 'datasets': return seeing(DatasetView, 'Dataset browser');
+      case 'probe': return seeing(ProbeView, 'World-model probe');
     }
   };
   const seeing = (View: LazyExoticComponent<ComponentType<ViewProps>> | null, title: string) => {
@@ -166,6 +169,7 @@ export function App({ client }: { client: Client }) {
       case 'trace': return lastRunId ? { view: 'trace', runId: lastRunId } : { view: 'trace' };
       case 'replay': return lastRunId ? { view: 'replay', runId: lastRunId } : { view: 'replay' };
       case 'datasets': return lastRunId ? { view: 'datasets', runId: lastRunId } : { view: 'datasets' };
+      case 'probe': return lastRunId ? { view: 'probe', runId: lastRunId } : { view: 'probe' };
       case 'compare': return { view: 'compare', runIds: route.view === 'compare' ? route.runIds : [] };
       default: return parseRoute(`#/${view}`);
     }

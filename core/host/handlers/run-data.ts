@@ -4,7 +4,6 @@ import { defineHandlers, type HostContext } from './context.js';
 
 export function runDataHandlers(ctx: HostContext) {
   return defineHandlers({
-    'rollouts.query': (req) => { const s = ctx.need('rollouts.query'); ctx.needRun(s, req.runId, 'rollouts.query'); return ctx.runData(s, req.runId).queryRollouts(req); },
     'rollouts.facets': (req) => { const s = ctx.need('rollouts.facets'); ctx.needRun(s, req.runId, 'rollouts.facets'); return ctx.runData(s, req.runId).facets(); },
     'rollouts.get': (req) => { const s = ctx.need('rollouts.get'); ctx.needRun(s, req.runId, 'rollouts.get'); return ctx.runData(s, req.runId).getEpisode(req.id); },
     'rollouts.actionFrames': (req) => {
