@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { registerCoreCommands } from './core-commands.js';
 import { registerEnvCommands } from './env-commands.js';
+import { registerInteropCommands } from './interop-commands.js';
 import { registerModelCommands } from './model-commands.js';
 import { registerStudyCommands } from './study-commands.js';
 import { registerTemplateCommands } from './template-commands.js';
@@ -29,5 +30,6 @@ registerEnvCommands(program);    // env list|render|run|solve|play (core/cli/env
 registerModelCommands(program);  // model info|generate|score|init (core/cli/model-commands.ts)
 registerStudyCommands(program);  // study ... (core/cli/study-commands.ts)
 registerTemplateCommands(program); // template perplexity|checkpoints (core/cli/template-commands.ts)
+registerInteropCommands(program);  // import; export --to spa-ragen (core/cli/interop-commands.ts)
 
 await program.parseAsync(process.argv);

@@ -34,6 +34,7 @@ import { PerplexityRunner } from './template-perplexity-child.js';
 import type { ProcessLauncher } from '../engine/launcher.js';
 import { NodeProcessLauncher } from '../engine/node-launcher.js';
 import { isActiveStatus, RunHost, summaryOf, type RunHostOptions } from '../engine/run-host.js';
+import { interopHandlers } from './interop-handlers.js';
 
 export interface DispatcherOptions {
   host: SystemInfo['host'];
@@ -462,6 +463,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       const table = studyTable(findStudyRuns([s.store.dir], spec.name), spec.methods, spec.envs);
       return { name: spec.name, methods: spec.methods, envs: spec.envs, ks: table.ks, cells: table.cells, markdown: tableMarkdown(table, spec.methods, spec.envs), csv: tableCsv(table) };
     },
+    ...interopHandlers({ need, needRun, emitProject }),   // runs.exportBundle, runs.import (core/host/interop-handlers.ts)
     'system.info': () => ({
       host: options.host, versions: versions(), backends: detectBackends(),
       paths: { home: workbenchHome(), project: session?.store.dir ?? null, cwd: process.cwd() },
