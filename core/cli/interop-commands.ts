@@ -18,14 +18,16 @@ export const EXPORT_TARGETS = ['spa-ragen'] as const;
 
 /** `export RUN --to spa-ragen --out DIR`: reads the run folder (no project lock needed) and writes the bundle. */
 export function exportTo(target: string, project: string, runId: string, out: string, model?: string): void {
-  if (!(EXPORT_TARGETS as readonly string[]).includes(target)) throw new Error(`--to: expected ${EXPORT_TARGETS.join(' | ')}, received ${JSON.stringify(target)}`);
+  if (!(EXPORT_TARGETS as readonly string[]).includes(target)) throw new Error(`--to: expected ${EXPORT_TARGETS.join(' | ')}, received ` +
+    `${JSON.stringify(target)}`);
   const runDir = path.join(path.resolve(project), 'runs', runId);
   if (!/^[\w.-]+$/.test(runId) || !fs.existsSync(path.join(runDir, 'run.json'))) {
     throw new Error(`run ${JSON.stringify(runId)} not found in ${project} (list runs with: spa-workbench list --project ${project})`);
   }
   const target_ = path.resolve(out);
   const projectAbs = path.resolve(project);
-  if (target_ === projectAbs || target_.startsWith(projectAbs + path.sep)) throw new Error(`--out: ${target_} is inside the project folder; choose a folder outside it`);
+  if (target_ === projectAbs || target_.startsWith(projectAbs + path.sep)) throw new Error(`--out: ${target_} is inside the project folder; choose a ` +
+    `folder outside it`);
   const r = exportSpaRagenBundle({ runDir, out, ...(model ? { model } : {}) });
   process.stdout.write(`wrote SPA/RAGEN bundle ${r.dir} (${r.files.length} files)\n  model: ${r.model.path} (${r.model.note})\n`);
   for (const w of r.warnings) process.stdout.write(`  note: ${w}\n`);
@@ -34,7 +36,8 @@ export function exportTo(target: string, project: string, runId: string, out: st
 
 export function registerInteropCommands(program: Command): void {
   program.command('import')
-    .description('import a finished SPA/RAGEN run (recorder JSONL, raw_trajectories_*.json, wm_*.parquet, verl file-logger JSONL, W&B val/generations table) as a read-only run')
+    .description('import a finished SPA/RAGEN run (recorder JSONL, raw_trajectories_*.json, wm_*.parquet, verl file-logger JSONL, W&B val/generations ' +
+      'table) as a read-only run')
     .argument('<dir>', 'the run\'s output folder, or one file')
     .requiredOption('--project <dir>', 'project folder (created when missing)')
     .option('--name <name>', 'display name of the imported run')

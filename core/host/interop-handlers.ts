@@ -27,7 +27,8 @@ export function interopHandlers(ctx: InteropContext): InteropHandlers {
       const out = path.resolve(req.out);
       const project = path.resolve(s.store.dir);
       if (out === project || out.startsWith(project + path.sep)) {
-        throw new WorkbenchError('ValidationError', `${where}: ${out} is inside the project folder ${project}; choose a folder outside it`, { where: `${where} out`, expected: 'a folder outside the project', received: out });
+        throw new WorkbenchError('ValidationError', `${where}: ${out} is inside the project folder ${project}; choose a folder outside it`,
+          { where: `${where} out`, expected: 'a folder outside the project', received: out });
       }
       return exportSpaRagenBundle({ runDir: s.store.runDir(req.runId), out, ...(req.model ? { model: req.model } : {}) });
     },
@@ -37,7 +38,8 @@ export function interopHandlers(ctx: InteropContext): InteropHandlers {
       const source = path.resolve(req.path);
       const runs = path.join(path.resolve(s.store.dir), 'runs');
       if (source === runs || source.startsWith(runs + path.sep)) {
-        throw new WorkbenchError('ValidationError', `${where}: ${source} is a run folder of this project; import from a SPA/RAGEN output folder`, { where: `${where} path`, received: source });
+        throw new WorkbenchError('ValidationError', `${where}: ${source} is a run folder of this project; import from a SPA/RAGEN output folder`,
+          { where: `${where} path`, received: source });
       }
       const r = await importRagenRun({ projectDir: s.store.dir, source, ...(req.name ? { name: req.name } : {}) });
       const summary = summaryOf(r.record);

@@ -24,15 +24,19 @@ export const INTEROP_RESOURCES = fileURLToPath(new URL('../../resources/interop/
 
 /** The stack SPA's release was run with (SPA README; RAGEN and verl commits read from the repositories). */
 export const PINNED_STACK = {
-  spa: { repo: 'https://github.com/shiqichen17/SPA', commit: '3848e68', date: '2025-11-01', note: 'clone inside the RAGEN checkout (SPA README, "Repository Setup")' },
-  ragen: { repo: 'https://github.com/RAGEN-AI/RAGEN', commit: '5eb79b8', date: '2025-09-06', note: 'RAGEN v1; SPA configs use its keys (rollout_filter_ratio/type), renamed in RAGEN-2' },
-  verl: { repo: 'https://github.com/volcengine/verl', commit: '1e47e412', date: '2025-05-04', note: 'the submodule RAGEN 5eb79b8 pins; no "file" logger before verl 0.6' },
+  spa: { repo: 'https://github.com/shiqichen17/SPA', commit: '3848e68', date: '2025-11-01',
+    note: 'clone inside the RAGEN checkout (SPA README, "Repository Setup")' },
+  ragen: { repo: 'https://github.com/RAGEN-AI/RAGEN', commit: '5eb79b8', date: '2025-09-06',
+    note: 'RAGEN v1; SPA configs use its keys (rollout_filter_ratio/type), renamed in RAGEN-2' },
+  verl: { repo: 'https://github.com/volcengine/verl', commit: '1e47e412', date: '2025-05-04',
+    note: 'the submodule RAGEN 5eb79b8 pins; no "file" logger before verl 0.6' },
   python: '3.12 (the flash-attn wheel SPA names is cp312)',
   torch: '2.6.0+cu124',
   vllm: '0.8.5.post1',
   'flash-attn': '2.7.3 (flash_attn-2.7.3+cu12torch2.6cxx11abiFALSE)',
   baseModel: 'Qwen/Qwen2.5-1.5B-Instruct (SPA default model_path)',
-  verified: 'Formats only: the parquet read back by pyarrow and pandas, the Hydra file by omegaconf, the env renderer and recorder by Python, in the workbench tests. The recipe itself was not run by the workbench (no GPU).',
+  verified: 'Formats only: the parquet read back by pyarrow and pandas, the Hydra file by omegaconf, the env renderer and recorder by Python, in the ' +
+    'workbench tests. The recipe itself was not run by the workbench (no GPU).',
 };
 
 export interface ExportOptions {
@@ -42,7 +46,12 @@ export interface ExportOptions {
   now?: number;
 }
 
-export interface ExportResult { dir: string; files: string[]; warnings: string[]; model: { path: string; kind: 'checkpoint' | 'hf-folder' | 'base'; note: string } }
+export interface ExportResult {
+  dir: string;
+  files: string[];
+  warnings: string[];
+  model: { path: string; kind: 'checkpoint' | 'hf-folder' | 'base'; note: string };
+}
 
 const RAGEN_ENV: Record<string, { type: string; tag: string }> = {
   sokoban: { type: 'workbench_sokoban', tag: 'WorkbenchSokoban' },
@@ -57,7 +66,10 @@ export function stateFormatFor(template: PromptTemplate): string {
   let last = 0;
   for (const m of src.matchAll(/\{\{-?\s*([a-z_]+)\s*-?\}\}|\{%/g)) {
     if (m[0] === '{%' || !PY_VARIABLES.has(m[1]!)) {
-      throw new WorkbenchError('ValidationError', `export --to spa-ragen: the template's state part uses ${m[0] === '{%' ? 'a Liquid tag' : `{{ ${m[1]} }}`}, which the RAGEN env cannot render; it supports {{ ${[...PY_VARIABLES].join(' }}, {{ ')} }} joined by plain text`, {
+      throw new WorkbenchError('ValidationError',
+        `export --to spa-ragen: the template's state part uses ` +
+          `${m[0] === '{%' ? 'a Liquid tag' : `{{ ${m[1]} }}`}, which the RAGEN env cannot render; ` +
+          `it supports {{ ${[...PY_VARIABLES].join(' }}, {{ ')} }} joined by plain text`, {
         where: 'template.parts.state', expected: 'grid, spa_coordinates, coordinate_listing, relations, json, rows, cols', received: src.slice(0, 120),
       });
     }
@@ -75,14 +87,16 @@ export function modelReference(runDir: string, config: RunConfig, override?: str
   if (override) return { path: override, kind: 'hf-folder', note: 'given with --model' };
   if (config.model.source === 'hf-folder' && config.model.path) {
     const ckDir = path.join(runDir, 'checkpoints');
-    const policies = fs.existsSync(ckDir) ? fs.readdirSync(ckDir).filter((d) => fs.existsSync(path.join(ckDir, d, 'config.json')) && !d.includes('critic')).sort() : [];
+    const policies = fs.existsSync(ckDir) ? fs.readdirSync(ckDir).filter((d) => fs.existsSync(path.join(ckDir, d,
+      'config.json')) && !d.includes('critic')).sort() : [];
     const latest = policies.length ? path.join(ckDir, policies[policies.length - 1]!) : null;
     if (latest) return { path: latest, kind: 'checkpoint', note: `the run's latest policy checkpoint (HF safetensors folder) of ${config.model.path}` };
     return { path: config.model.path, kind: 'hf-folder', note: 'the run\'s base model folder (the run wrote no checkpoint)' };
   }
   return {
     path: 'Qwen/Qwen2.5-1.5B-Instruct', kind: 'base',
-    note: `the run used the workbench's ${config.model.source === 'preset' ? `"${config.model.preset}" preset (a from-scratch character-level model that verl cannot load)` : 'own checkpoint format'}; the bundle names SPA's base model instead`,
+    note: `the run used the workbench's ${config.model.source === 'preset' ? `"${config.model.preset}" preset (a from-scratch character-level model`
+      + ' that verl cannot load)' : 'own checkpoint format'}; the bundle names SPA's base model instead`,
   };
 }
 
@@ -90,7 +104,9 @@ export function modelReference(runDir: string, config: RunConfig, override?: str
 export function hydraConfig(config: RunConfig, template: PromptTemplate, experiment: string, modelPath: string): Record<string, unknown> {
   const env = RAGEN_ENV[config.env.id];
   if (!env) {
-    throw new WorkbenchError('ValidationError', `export --to spa-ragen: env ${config.env.id} has no RAGEN v1 counterpart (Sudoku entered RAGEN only in Dec 2025, RAGEN-2); export a Sokoban or FrozenLake run`, {
+    throw new WorkbenchError('ValidationError',
+      `export --to spa-ragen: env ${config.env.id} has no RAGEN v1 counterpart (Sudoku entered RAGEN only in Dec 2025, RAGEN-2); export a Sokoban or ` +
+        `FrozenLake run`, {
       where: 'config.env.id', expected: 'sokoban or frozenlake', received: config.env.id,
     });
   }
@@ -104,7 +120,8 @@ export function hydraConfig(config: RunConfig, template: PromptTemplate, experim
   const groups = num(rl.groups, 4);
   const valGroups = num(evalSection.puzzles, 16);
   const envConfig: Record<string, unknown> = config.env.id === 'sokoban'
-    ? { dim_x: num(options.height, 6), dim_y: num(options.width, 6), num_boxes: num(options.numBoxes, 1), max_steps: num(options.maxSteps, 100), search_depth: num(options.searchDepth, 100) }
+    ? { dim_x: num(options.height, 6), dim_y: num(options.width, 6), num_boxes: num(options.numBoxes, 1), max_steps: num(options.maxSteps, 100),
+      search_depth: num(options.searchDepth, 100) }
     : { size: num(options.size, 4), p: num(options.p, 0.8), is_slippery: options.isSlippery !== false };
   envConfig.state_format = stateFormatFor(template);
   const maxActionsPerGame = num(rollout.maxActionsPerGame, config.env.id === 'sudoku' ? 50 : 10);
@@ -301,7 +318,10 @@ for split in ('train', 'val'):
     print(split, len(df), 'rows ->', f'wm_{split}.parquet', file=sys.stderr)
 `;
 
-function readme(o: { runId: string; runName: string; experiment: string; configName: string; env: string; model: ExportResult['model']; rows: { train: number; val: number }; stateFormat: string; warnings: string[] }): string {
+function readme(o: {
+  runId: string; runName: string; experiment: string; configName: string; env: string; model: ExportResult['model'];
+  rows: { train: number; val: number };
+  stateFormat: string; warnings: string[] }): string {
   return `# ${o.runName} — SPA/RAGEN bundle
 
 Exported by SPA Workbench from run \`${o.runId}\` (${o.env}). Runs the same experiment at scale with SPA's
@@ -336,7 +356,8 @@ Outputs: \`outputs/sft/global_step_*\` (HF folders), \`outputs/ppo/global_step_*
 \`outputs/workbench_rollouts/val_step*.jsonl\` (recorder). Bring the run back: \`spa-workbench import outputs --project <P>\`.
 
 ## Model
-${o.model.kind === 'base' ? 'Base model' : 'Model'}: \`${o.model.path}\` — ${o.model.note}. Override with \`--model\` or \`MODEL_PATH\` (a local HF folder for clusters without hub access).
+${o.model.kind === 'base' ? 'Base model' : 'Model'}: \`${o.model.path}\` — ${o.model.note}. Override with \`--model\` or \`MODEL_PATH\` (a local HF ` +
+  `folder for clusters without hub access).
 
 ## What differs from the workbench run
 - Puzzles come from RAGEN's generator (gym-sokoban), not the workbench's, so the same seed gives a different level; the text of a state
@@ -364,15 +385,18 @@ function runTemplateOf(runDir: string, config: RunConfig): PromptTemplate {
 /** Write the bundle; throws a ValidationError naming what cannot be exported. */
 export function exportSpaRagenBundle(opts: ExportOptions): ExportResult {
   const read = readRunRecord(opts.runDir);
-  if (read.status !== 'ok') throw new WorkbenchError('NotFound', `export: no readable run.json in ${opts.runDir}`, { where: 'runDir', expected: 'a run folder' });
+  if (read.status !== 'ok') throw new WorkbenchError('NotFound', `export: no readable run.json in ${opts.runDir}`, { where: 'runDir',
+    expected: 'a run folder' });
   const run = read.value;
-  if (run.status === 'imported') throw new WorkbenchError('ValidationError', `export: run ${run.id} was imported from SPA/RAGEN; export the original run`, { where: 'runId', received: run.status });
+  if (run.status === 'imported') throw new WorkbenchError('ValidationError',
+    `export: run ${run.id} was imported from SPA/RAGEN; export the original run`, { where: 'runId', received: run.status });
   const config = run.config;
   const template = runTemplateOf(opts.runDir, config);
   const warnings: string[] = [];
   const out = path.resolve(opts.out);
   if (fs.existsSync(out) && (!fs.statSync(out).isDirectory() || fs.readdirSync(out).length > 0)) {
-    throw new WorkbenchError('Conflict', `export: ${out} exists and is not an empty folder; choose a new folder`, { where: '--out', expected: 'a new or empty folder', received: out });
+    throw new WorkbenchError('Conflict', `export: ${out} exists and is not an empty folder; choose a new folder`, { where: '--out',
+      expected: 'a new or empty folder', received: out });
   }
   const slug = `${run.name}`.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_|_$/g, '').slice(0, 40) || 'run';
   const configName = `workbench_${slug}`;
@@ -389,7 +413,8 @@ export function exportSpaRagenBundle(opts: ExportOptions): ExportResult {
     r.rows.forEach((row, i) => {
       const messages = row.messages as { role: string; content: string }[] | undefined;
       if (!Array.isArray(messages) || messages.length < 2 || messages[messages.length - 1]!.role !== 'assistant') {
-        throw new WorkbenchError('CorruptData', `export: ${sftFile(split)} row ${i + 1} has no messages ending with the assistant turn`, { where: `${sftFile(split)}:${i + 1} messages` });
+        throw new WorkbenchError('CorruptData', `export: ${sftFile(split)} row ${i + 1} has no messages ending with the assistant turn`,
+          { where: `${sftFile(split)}:${i + 1} messages` });
       }
       rows[split].push({
         data_source: config.env.id, prompt: messages.slice(0, -1).map((m) => ({ role: m.role, content: m.content })),
@@ -405,7 +430,8 @@ export function exportSpaRagenBundle(opts: ExportOptions): ExportResult {
   const unknown = unknownRagenKeys(cfg);
   if (unknown.length) throw new Error(`export: the Hydra config has keys RAGEN does not know: ${unknown.join(', ')} (a bug in the exporter)`);
   const rl = sectionOf(config, 'rl');
-  const stateFormat = String((cfg.custom_envs as Record<string, { env_config: { state_format: string } }>)[RAGEN_ENV[config.env.id]!.tag]!.env_config.state_format);
+  const stateFormat = String((cfg.custom_envs as Record<string,
+    { env_config: { state_format: string } }>)[RAGEN_ENV[config.env.id]!.tag]!.env_config.state_format);
 
   const tmp = path.join(path.dirname(out), `.${path.basename(out)}.tmp-${randomBytes(3).toString('hex')}`);
   const files: string[] = [];
@@ -421,7 +447,8 @@ export function exportSpaRagenBundle(opts: ExportOptions): ExportResult {
       write(`data/wm_${split}.jsonl`, rows[split].map((r) => JSON.stringify(r)).join('\n') + (rows[split].length ? '\n' : ''));
     }
     write('data/to_parquet.py', TO_PARQUET);
-    write(`config/${configName}.yaml`, `# SPA Workbench run ${run.id}: the run's settings on RAGEN v1 keys (checked against them at export)\n${YAML.stringify(cfg, { lineWidth: 0 })}`);
+    write(`config/${configName}.yaml`,
+      `# SPA Workbench run ${run.id}: the run's settings on RAGEN v1 keys (checked against them at export)\n${YAML.stringify(cfg, { lineWidth: 0 })}`);
     write('launch.sh', launchScript(experiment, configName, sftOverrides(config), hasSft, rl.advantage === 'turn-then-token'), 0o755);
     write('slurm.sbatch', SLURM(experiment), 0o755);
     write('env.sh', ENV_SH);
@@ -430,9 +457,12 @@ export function exportSpaRagenBundle(opts: ExportOptions): ExportResult {
     write('model.txt', `${model.path}\n`);
     write('model.json', `${JSON.stringify(model, null, 2)}\n`);
     write('stack.json', `${JSON.stringify(PINNED_STACK, null, 2)}\n`);
-    write('README.md', readme({ runId: run.id, runName: run.name, experiment, configName, env: config.env.id, model, rows: { train: rows.train.length, val: rows.val.length }, stateFormat, warnings }));
+    write('README.md', readme({ runId: run.id, runName: run.name, experiment, configName, env: config.env.id, model, rows: { train: rows.train.length,
+      val: rows.val.length }, stateFormat, warnings }));
     const manifest = files.map((rel) => ({ file: rel, sha256: createHash('sha256').update(fs.readFileSync(path.join(tmp, rel))).digest('hex') }));
-    write('bundle.json', `${JSON.stringify({ format: 'spa-workbench.spa-ragen-bundle', version: 1, runId: run.id, exportedAt: new Date(opts.now ?? Date.now()).toISOString(), files: manifest }, null, 2)}\n`);
+    const exportedAt = new Date(opts.now ?? Date.now()).toISOString();
+    const bundleInfo = { format: 'spa-workbench.spa-ragen-bundle', version: 1, runId: run.id, exportedAt, files: manifest };
+    write('bundle.json', `${JSON.stringify(bundleInfo, null, 2)}\n`);
     if (fs.existsSync(out)) fs.rmdirSync(out);
     fs.renameSync(tmp, out);
   } catch (err) {

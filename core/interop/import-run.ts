@@ -19,7 +19,8 @@ import { appendJsonl } from '../storage/jsonl.js';
 import { writeJsonAtomicSync } from '../storage/atomic.js';
 import { EVENTS_FILE, METRICS_FILE, ROLLOUT_INDEX, SFT_STATS, sftFile, writeRunRecord, type RunRecord } from '../storage/run-files.js';
 import { readParquetRows } from './parquet.js';
-import { episodeFromChat, episodeFromRecorderLine, envFromRagen, importError, RECORDER_FORMAT, splitDecodedChat, type ChatMessageIn } from './ragen-episodes.js';
+import { episodeFromChat, episodeFromRecorderLine, envFromRagen, importError, RECORDER_FORMAT, splitDecodedChat,
+  type ChatMessageIn } from './ragen-episodes.js';
 
 export type ImportSourceKind = 'recorder' | 'raw-trajectories' | 'wandb-table' | 'sft-parquet' | 'metrics' | 'config';
 
@@ -96,11 +97,13 @@ interface Collected {
   warnings: string[];
 }
 
-function wandbEpisodes(rel: string, columns: unknown[], data: unknown[][], firstLine: (r: number) => number, runId: string, time: number, c: Collected, env: string | null): number {
+function wandbEpisodes(rel: string, columns: unknown[], data: unknown[][], firstLine: (r: number) => number, runId: string, time: number,
+  c: Collected, env: string | null): number {
   const names = columns.map(String);
   const stepCol = names.indexOf('step');
   const outputs = names.map((n, i) => ({ n, i })).filter(({ n }) => /^output_\d+$/.test(n));
-  if (stepCol < 0 || outputs.length === 0) throw importError(rel, firstLine(-1), 'columns', 'not a RAGEN val/generations table: expected the columns step, input_1, output_1, score_1, …', 'step, output_i', names.slice(0, 6));
+  if (stepCol < 0 || outputs.length === 0) throw importError(rel, firstLine(-1), 'columns',
+    'not a RAGEN val/generations table: expected the columns step, input_1, output_1, score_1, …', 'step, output_i', names.slice(0, 6));
   let count = 0;
   data.forEach((row, r) => {
     if (!Array.isArray(row)) throw importError(rel, firstLine(r), `data[${r}]`, 'expected a row (list of cells)', 'array', row);
@@ -142,7 +145,8 @@ async function readSource(file: string, rel: string, runId: string, time: number
     if (isObject(first) && 'step' in first && isObject(first.data)) {
       const mtime = fs.statSync(file).mtimeMs;
       for (const { line, value } of lines) {
-        if (!isObject(value) || typeof value.step !== 'number') throw importError(rel, line, 'step', 'expected {"step": <number>, "data": {...}} (verl file logger)', 'number', isObject(value) ? value.step : value);
+        if (!isObject(value) || typeof value.step !== 'number') throw importError(rel, line, 'step',
+          'expected {"step": <number>, "data": {...}} (verl file logger)', 'number', isObject(value) ? value.step : value);
         if (!isObject(value.data)) throw importError(rel, line, 'data', 'expected an object of metric values', 'object', value.data);
         const values: Record<string, number> = {};
         for (const [k, v] of Object.entries(value.data)) if (typeof v === 'number' && Number.isFinite(v)) values[k] = v;
@@ -156,14 +160,16 @@ async function readSource(file: string, rel: string, runId: string, time: number
   }
   if (/^raw_trajectories.*\.json$/.test(base)) {
     let value: unknown;
-    try { value = JSON.parse(fs.readFileSync(file, 'utf8')); } catch (err) { throw importError(rel, 0, '', `not valid JSON (${(err as Error).message})`, 'a JSON list'); }
+    try { value = JSON.parse(fs.readFileSync(file, 'utf8')); } catch (err) { throw importError(rel, 0, '',
+      `not valid JSON (${(err as Error).message})`, 'a JSON list'); }
     if (!Array.isArray(value)) throw importError(rel, 0, '', 'expected a JSON list of {id, messages_list}', 'array', typeof value);
     value.forEach((item, i) => {
       if (!isObject(item)) throw importError(rel, 0, `[${i}]`, 'expected {id, messages_list}', 'object', item);
       const list = item.messages_list;
       if (!Array.isArray(list)) throw importError(rel, 0, `[${i}].messages_list`, 'expected a list of {role, content}', 'array', list);
       list.forEach((m, j) => {
-        if (!isObject(m) || typeof m.role !== 'string' || typeof m.content !== 'string') throw importError(rel, 0, `[${i}].messages_list[${j}]`, 'expected {role, content} strings', '{role, content}', m);
+        if (!isObject(m) || typeof m.role !== 'string' || typeof m.content !== 'string') throw importError(rel, 0, `[${i}].messages_list[${j}]`,
+          'expected {role, content} strings', '{role, content}', m);
       });
       const id = typeof item.id === 'number' || typeof item.id === 'string' ? String(item.id) : String(i);
       c.episodes.push(episodeFromChat(list as ChatMessageIn[], { file: rel, line: 0, field: `[${i}].messages_list` }, {
@@ -176,7 +182,8 @@ async function readSource(file: string, rel: string, runId: string, time: number
   if (/^wm_(train|val)\.parquet$/.test(base)) {
     const split = base.includes('train') ? 'train' : 'val';
     let rows: Record<string, unknown>[];
-    try { rows = await readParquetRows(new Uint8Array(fs.readFileSync(file))); } catch (err) { throw importError(rel, 0, '', `not a readable parquet file (${(err as Error).message})`, 'parquet'); }
+    try { rows = await readParquetRows(new Uint8Array(fs.readFileSync(file))); } catch (err) { throw importError(rel, 0, '',
+      `not a readable parquet file (${(err as Error).message})`, 'parquet'); }
     rows.forEach((row, i) => {
       const prompt = row.prompt;
       if (!Array.isArray(prompt) || prompt.some((m) => !isObject(m) || typeof m.role !== 'string' || typeof m.content !== 'string')) {
@@ -205,7 +212,8 @@ async function readSource(file: string, rel: string, runId: string, time: number
       return;
     }
     let value: unknown;
-    try { value = JSON.parse(fs.readFileSync(file, 'utf8')); } catch (err) { throw importError(rel, 0, '', `not valid JSON (${(err as Error).message})`, 'JSON'); }
+    try { value = JSON.parse(fs.readFileSync(file, 'utf8')); } catch (err) { throw importError(rel, 0, '',
+      `not valid JSON (${(err as Error).message})`, 'JSON'); }
     if (isObject(value) && Array.isArray(value.columns) && Array.isArray(value.data)) {
       const n = wandbEpisodes(rel, value.columns, value.data as unknown[][], () => 0, runId, time, c, null);
       c.sources.push({ file: rel, kind: 'wandb-table', count: n });
@@ -236,13 +244,15 @@ function newImportId(name: string, now: number): string {
   const d = new Date(now);
   const p = (n: number) => String(n).padStart(2, '0');
   const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 32) || 'run';
-  return `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}-imported-${slug}-${randomBytes(2).toString('hex')}`;
+  const stamp = `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}`;
+  return `${stamp}-imported-${slug}-${randomBytes(2).toString('hex')}`;
 }
 
 /** Read, validate and write the run; returns its record (the caller adds it to the project index). */
 export async function importRagenRun(opts: ImportOptions): Promise<ImportResult> {
   const source = path.resolve(opts.source);
-  if (!fs.existsSync(source)) throw new WorkbenchError('NotFound', `import: ${source} does not exist`, { where: 'import path', expected: 'a SPA/RAGEN run folder or file', received: source });
+  if (!fs.existsSync(source)) throw new WorkbenchError('NotFound', `import: ${source} does not exist`, { where: 'import path',
+    expected: 'a SPA/RAGEN run folder or file', received: source });
   const now = opts.now ?? Date.now();
   const isDir = fs.statSync(source).isDirectory();
   const name = opts.name ?? `RAGEN · ${path.basename(source)}`;
@@ -252,7 +262,9 @@ export async function importRagenRun(opts: ImportOptions): Promise<ImportResult>
   const c: Collected = { episodes: [], metrics: [], sft: { train: [], val: [] }, config: null, configFile: null, sources: [], skipped: [], warnings: [] };
   for (const f of files) await readSource(f, path.relative(root, f) || path.basename(f), runId, now, c);
   if (c.episodes.length === 0 && c.metrics.length === 0 && c.sft.train.length + c.sft.val.length === 0) {
-    throw new WorkbenchError('ValidationError', `import: nothing importable in ${source}; looked for recorder *.jsonl, raw_trajectories_*.json, wm_*.parquet, verl file-logger *.jsonl and W&B val/generations tables (.json/.csv)${c.skipped.length ? `; skipped: ${c.skipped.slice(0, 8).join(', ')}` : ''}`, {
+    throw new WorkbenchError('ValidationError',
+      `import: nothing importable in ${source}; looked for recorder *.jsonl, raw_trajectories_*.json, wm_*.parquet, verl file-logger *.jsonl and W&B ` +
+        `val/generations tables (.json/.csv)${c.skipped.length ? `; skipped: ${c.skipped.slice(0, 8).join(', ')}` : ''}`, {
       where: 'import path', expected: 'SPA/RAGEN run files', received: `${files.length} file(s)`,
     });
   }
@@ -272,11 +284,13 @@ export async function importRagenRun(opts: ImportOptions): Promise<ImportResult>
   const mode = at(cfg, 'ctx_manager.mode');
   const worldModel = typeof mode === 'string' ? mode.includes('worldmodel') : c.episodes.some((e) => e.turns.some((t) => t.parsed.observation !== null));
   const modelPath = at(cfg, 'model_path') ?? at(cfg, 'actor_rollout_ref.model.path');
-  if (typeof mode === 'string' && mode.startsWith('${')) c.warnings.push(`ctx_manager.mode is the unresolved ${mode}; the method was guessed from the responses`);
+  if (typeof mode === 'string' && mode.startsWith('${')) c.warnings.push(`ctx_manager.mode is the unresolved ${mode}; the method was guessed from the ` +
+    `responses`);
   const config = RunConfigSchema.parse({
     name, method: worldModel ? 'spa' : 'vanilla-rl', size: 'custom', env: { id: env, options: {} },
     ...(typeof modelPath === 'string' ? { model: { source: 'hf-folder', path: modelPath } } : {}),
-    stages: { imported: { from: 'SPA/RAGEN', source, configFile: c.configFile, ragenConfig: cfg ?? {}, files: c.sources.map((s) => `${s.kind}: ${s.file} (${s.count})`) } },
+    stages: { imported: { from: 'SPA/RAGEN', source, configFile: c.configFile, ragenConfig: cfg ?? {},
+      files: c.sources.map((s) => `${s.kind}: ${s.file} (${s.count})`) } },
   });
   const latest: Record<string, number> = {};
   for (const p of [...c.metrics].sort((a, b) => a.step - b.step)) Object.assign(latest, p.values);
@@ -284,7 +298,8 @@ export async function importRagenRun(opts: ImportOptions): Promise<ImportResult>
   const record: RunRecord = {
     id: runId, name, method: config.method, env, size: 'custom', preset: null, templateHash: null, status: 'imported', reason: null,
     createdAt: now, startedAt: null, finishedAt: now, durationMs: 0, attempts: 0,
-    stages: [{ name: 'import', title: 'Imported from SPA/RAGEN', status: 'completed', startedAt: now, finishedAt: now, reason: null, done: c.episodes.length, total: c.episodes.length }],
+    stages: [{ name: 'import', title: 'Imported from SPA/RAGEN', status: 'completed', startedAt: now, finishedAt: now, reason: null,
+      done: c.episodes.length, total: c.episodes.length }],
     progress: null, latest, config, versions: { importedFrom: source, importer: 'spa-workbench core/interop' },
   };
 
@@ -306,7 +321,8 @@ export async function importRagenRun(opts: ImportOptions): Promise<ImportResult>
     }
     if (c.metrics.length) appendJsonl(path.join(tmp, METRICS_FILE), c.metrics);
     for (const split of ['train', 'val'] as const) if (c.sft[split].length) appendJsonl(path.join(tmp, sftFile(split)), c.sft[split]);
-    if (c.sft.train.length + c.sft.val.length) writeJsonAtomicSync(path.join(tmp, SFT_STATS), { train: c.sft.train.length, val: c.sft.val.length, dropped: {} });
+    if (c.sft.train.length + c.sft.val.length) writeJsonAtomicSync(path.join(tmp, SFT_STATS), { train: c.sft.train.length, val: c.sft.val.length,
+      dropped: {} });
     const summary = c.sources.map((s) => `${s.kind} ${s.file} (${s.count})`).join('; ');
     appendJsonl(path.join(tmp, EVENTS_FILE), [
       { type: 'log', runId, time: now, level: 'info', message: `imported from ${source}: ${summary}` },

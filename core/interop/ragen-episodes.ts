@@ -118,7 +118,8 @@ export function episodeFromRecorderLine(value: unknown, file: string, line: numb
   if (value.format !== RECORDER_FORMAT) throw importError(file, line, 'format', `expected "${RECORDER_FORMAT}"`, RECORDER_FORMAT, value.format);
   if (value.version !== 1) throw importError(file, line, 'version', 'unsupported recorder version', '1', value.version);
   const env = envFromRagen(value.env_type, value.tag);
-  if (!env) throw importError(file, line, 'env_type', 'neither env_type nor tag names a Sokoban or FrozenLake env', 'sokoban | frozen_lake | workbench_*', value.env_type ?? value.tag);
+  if (!env) throw importError(file, line, 'env_type', 'neither env_type nor tag names a Sokoban or FrozenLake env',
+    'sokoban | frozen_lake | workbench_*', value.env_type ?? value.tag);
   const step = value.step;
   if (typeof step !== 'number' || !Number.isInteger(step)) throw importError(file, line, 'step', 'expected an integer step', 'integer', step);
   const history = value.history;
@@ -127,10 +128,13 @@ export function episodeFromRecorderLine(value: unknown, file: string, line: numb
     if (!isObject(h)) throw importError(file, line, `history[${i}]`, 'expected an object', 'object', h);
     if (typeof h.state !== 'string') throw importError(file, line, `history[${i}].state`, 'expected the state text (a string)', 'string', h.state);
     if (i < history.length - 1) {
-      if (typeof h.reward !== 'number') throw importError(file, line, `history[${i}].reward`, 'expected a number (every entry but the last is a played turn)', 'number', h.reward);
-      if (!Array.isArray(h.actions) || h.actions.some((a) => typeof a !== 'string')) throw importError(file, line, `history[${i}].actions`, 'expected a list of action names', 'string[]', h.actions);
+      if (typeof h.reward !== 'number') throw importError(file, line, `history[${i}].reward`,
+        'expected a number (every entry but the last is a played turn)', 'number', h.reward);
+      if (!Array.isArray(h.actions) || h.actions.some((a) => typeof a !== 'string')) throw importError(file, line, `history[${i}].actions`,
+        'expected a list of action names', 'string[]', h.actions);
       const response = h.llm_raw_response ?? h.llm_response;
-      if (typeof response !== 'string') throw importError(file, line, `history[${i}].llm_raw_response`, 'expected the model response (a string)', 'string', response);
+      if (typeof response !== 'string') throw importError(file, line, `history[${i}].llm_raw_response`, 'expected the model response (a string)',
+        'string', response);
     }
   });
   const entries = history as Array<Record<string, unknown>>;
@@ -173,13 +177,15 @@ const TURN_STATE = /Turn (\d+):\nState:\n([\s\S]*?)\nYou have (\d+) actions? lef
 const REWARD = /^Reward:\n(-?[\d.eE+-]+)/;
 
 /** The turns of a RAGEN chat: per assistant message, the state shown before it and the reward after it. */
-export function episodeFromChat(messages: ChatMessageIn[], where: { file: string; line: number; field: string }, meta: Omit<EpisodeMetaInput, 'success' | 'penalty' | 'terminated' | 'truncated' | 'env' | 'envConfig'> & { env: string | null }): EpisodeRecord {
+export function episodeFromChat(messages: ChatMessageIn[], where: { file: string; line: number; field: string }, meta: Omit<EpisodeMetaInput,
+  'success' | 'penalty' | 'terminated' | 'truncated' | 'env' | 'envConfig'> & { env: string | null }): EpisodeRecord {
   const states: { state: string; actionsLeft: number; messageIndex: number }[] = [];
   messages.forEach((m, i) => {
     if (m.role !== 'user') return;
     for (const hit of m.content.matchAll(TURN_STATE)) states.push({ state: hit[2]!, actionsLeft: Number(hit[3]), messageIndex: i });
   });
-  if (states.length === 0) throw importError(where.file, where.line, where.field, 'no "Turn k:\\nState:\\n…\\nYou have N actions left" block in the user messages; not a RAGEN chat', 'a RAGEN multi-turn chat');
+  if (states.length === 0) throw importError(where.file, where.line, where.field,
+    'no "Turn k:\\nState:\\n…\\nYou have N actions left" block in the user messages; not a RAGEN chat', 'a RAGEN multi-turn chat');
   const env = meta.env ?? (states[0]!.state.includes('#') ? 'sokoban' : 'frozenlake');
   const assistants = messages.map((m, i) => ({ m, i })).filter(({ m }) => m.role === 'assistant');
   if (assistants.length === 0) throw importError(where.file, where.line, where.field, 'the chat has no assistant message', 'at least one assistant turn');
