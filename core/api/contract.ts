@@ -499,6 +499,24 @@ export const ProbeResultSchema = z.object({
 });
 export type ProbeResult = z.infer<typeof ProbeResultSchema>;
 
+// ───────────────────────────── interop: SPA/RAGEN (core/interop) ─────────────────────────────
+
+export const ExportBundleResultSchema = z.object({
+  dir: z.string(),                                // absolute bundle folder
+  files: z.array(z.string()),                     // files written, relative to dir
+  warnings: z.array(z.string()),                  // what the bundle could not carry over (e.g. a tiny preset model)
+  model: z.object({ path: z.string(), kind: z.enum(['checkpoint', 'hf-folder', 'base']), note: z.string() }),
+});
+export type ExportBundleResult = z.infer<typeof ExportBundleResultSchema>;
+
+export const ImportRunResultSchema = z.object({
+  run: RunSummarySchema,                          // the new read-only run (status "imported")
+  sources: z.array(z.object({ file: z.string(), kind: z.string(), count: z.number().int() })), // files read, with episodes/rows/lines each
+  skipped: z.array(z.string()),                   // files looked at and left out, with the reason
+  warnings: z.array(z.string()),
+});
+export type ImportRunResult = z.infer<typeof ImportRunResultSchema>;
+
 // ───────────────────────────── the method table ─────────────────────────────
 
 function method<Req extends z.ZodType, Res extends z.ZodType>(request: Req, response: Res, doc: string) {
@@ -568,6 +586,12 @@ export const apiContract = {
       tags: z.array(z.string().trim().min(1).max(50).regex(/^[^,]+$/, 'a tag without commas')).max(50).optional(), // replaces the tags
       notes: z.string().max(20_000).optional(),                                 // replaces the notes
     }).strict(), RunSummarySchema, 'Rename a run, set its tags or notes (also while it runs).'),
+    exportBundle: method(z.object({
+      runId: RunId, to: z.literal('spa-ragen').default('spa-ragen'), out: PathString, model: PathString.optional(),
+    }).strict(), ExportBundleResultSchema,
+      'Export a run as a SPA/RAGEN bundle (SFT parquet, Hydra config, RAGEN env, launch script) into a new folder.'),
+    import: method(z.object({ path: PathString, name: z.string().min(1).max(200).optional() }).strict(), ImportRunResultSchema,
+      'Import a finished SPA/RAGEN run (recorder JSONL, stage-1 files, verl metrics, W&B table) as a read-only run.'),
   },
   envs: {
     list: method(Empty, z.object({ envs: z.array(EnvInfoSchema) }), 'Registered environments.'),

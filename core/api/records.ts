@@ -150,7 +150,7 @@ export const MetricPointSchema = z.object({
 });
 export type MetricPoint = z.infer<typeof MetricPointSchema>;
 
-export const RunStatusSchema = z.enum(['created', 'queued', 'running', 'stopping', 'stopped', 'completed', 'failed']);
+export const RunStatusSchema = z.enum(['created', 'queued', 'running', 'stopping', 'stopped', 'completed', 'failed', 'imported']); // imported: read-only, from SPA/RAGEN (core/interop)
 export type RunStatus = z.infer<typeof RunStatusSchema>;
 
 export const StageStatusSchema = z.enum(['pending', 'running', 'completed', 'failed', 'stopped', 'skipped']);

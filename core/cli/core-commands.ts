@@ -632,7 +632,13 @@ export function registerCoreCommands(program: Command): void {
     .requiredOption('--project <dir>', 'project folder')
     .requiredOption('--out <file|dir>', 'output file, or a folder (ending in /) for everything')
     .option('--format <format>', 'json | csv | jsonl (default: from the file extension; into a folder: just <run-id>.<format>)')
-    .action(async (runId: string, o: { project: string; out: string; format?: string }) => {
+    .option('--to <target>', 'spa-ragen: a bundle that runs the experiment with SPA/RAGEN on verl (core/cli/interop-commands.ts)')
+    .option('--model <path>', 'with --to: the model the bundle trains (default: the run\'s checkpoint, or the named base model)')
+    .action(async (runId: string, o: { project: string; out: string; format?: string; to?: string; model?: string }) => {
+      if (o.to !== undefined) {
+        try { (await import('./interop-commands.js')).exportTo(o.to, o.project, runId, o.out, o.model); } catch (err) { fail(describeError(err)); }
+        return;
+      }
       if (o.format !== undefined && !['json', 'csv', 'jsonl'].includes(o.format)) fail(`--format: expected json, csv or jsonl, received ${JSON.stringify(o.format)}`);
       const reader = await openForReading(o.project);
       try {

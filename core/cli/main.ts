@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { registerCoreCommands } from './core-commands.js';
 import { registerEnvCommands } from './env-commands.js';
+import { registerInteropCommands } from './interop-commands.js';
 import { registerModelCommands } from './model-commands.js';
 import { registerStudyCommands } from './study-commands.js';
 import { registerTemplateCommands } from './template-commands.js';
@@ -33,7 +34,8 @@ registerModelCommands(program);  // model info|generate|score|init (core/cli/mod
 registerStudyCommands(program);  // study ... (core/cli/study-commands.ts)
 registerTemplateCommands(program); // template perplexity|checkpoints (core/cli/template-commands.ts)
 registerDoctorCommand(program);    // doctor --project DIR [--repair] [--json] (core/cli/doctor-command.ts)
-suggestUnknownOptions(program);    // "(Did you mean --project?)" before "required option missing" (core/cli/option-suggest.ts)
 registerProbeCommands(program);    // probe: the world-model probe (core/cli/probe-commands.ts)
+registerInteropCommands(program);  // import; export --to spa-ragen (core/cli/interop-commands.ts)
+suggestUnknownOptions(program);    // "(Did you mean --project?)" before "required option missing" (core/cli/option-suggest.ts)
 
 await program.parseAsync(process.argv);

@@ -27,6 +27,7 @@ import { templateHandlers } from './handlers/templates.js';
 import { runDataHandlers } from './handlers/run-data.js';
 import { studyHandlers } from './handlers/studies.js';
 import { systemHandlers } from './handlers/system.js';
+import { interopHandlers } from './interop-handlers.js';
 
 export type { DispatcherOptions } from './handlers/context.js';
 
@@ -165,6 +166,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     ...studyHandlers(ctx),
     ...systemHandlers(ctx),
     ...inspect.handlers,   // rollouts.query (all filters), inspect.*, probe.turn: core/host/inspect-handlers.ts
+    ...interopHandlers({ need, needRun, emitProject }),   // runs.exportBundle, runs.import (core/host/interop-handlers.ts)
   };
 
   async function call(method: string, params?: unknown): Promise<unknown> {
