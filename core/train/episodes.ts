@@ -11,6 +11,7 @@ import { assertTemplate, type PromptTemplate } from '../prompts/template.js';
 import type { ModelRuntime } from './runtime.js';
 import type { EpisodeSpec, RolloutDeps, TextPolicy } from './rollout.js';
 import { resolveTemplate } from '../prompts/tiny-templates.js';
+import { stageSection } from './plan.js';
 
 /**
  * The run's template. `runs.create` pins the resolved version (a preset or a template saved in the
@@ -35,9 +36,17 @@ export function runTemplate(config: RunConfig, runDir?: string): PromptTemplate 
   return resolveTemplate(config.template.preset, config.template.responseFormat);
 }
 
+/**
+ * Sessions of a run's env and template. The format rule comes from the rl section and holds in
+ * every stage that plays episodes (self-play, RL, evaluation): a reply that fails the format check
+ * executes no action unless rl.executeOnFormatError, and rl.formatCheck picks the tags checked.
+ */
 export function sessionFactory(config: RunConfig, template: PromptTemplate, limits: RolloutSection) {
+  const rl = stageSection(config, 'rl');
   return (spec: EpisodeSpec): EpisodeSession => new EpisodeSession(createEnv(config.env.id, config.env.options), template, {
     seed: spec.seed,
+    executeOnFormatError: rl.executeOnFormatError,
+    ...(rl.formatCheck ? { formatCheck: rl.formatCheck } : {}),
     ...(limits.maxTurns ? { maxTurns: limits.maxTurns } : {}),
     ...(limits.maxActionsPerTurn ? { maxActionsPerTurn: limits.maxActionsPerTurn } : {}),
     ...(limits.maxActionsPerGame ? { maxActionsPerGame: limits.maxActionsPerGame } : {}),
