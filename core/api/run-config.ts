@@ -109,7 +109,7 @@ export const SftSectionSchema = z.object({
   batchSize: z.number().int().positive().default(8),           // rows per step (reference global batch: 16)
   weightDecay: z.number().min(0).default(0.01),                // AdamW weight decay (reference: 0.01)
   gradClip: z.number().positive().default(1),                  // clip by global norm (reference: 1.0)
-  maskStateSpans: z.boolean().default(false),                  // ablation: exclude observation/prediction contents from the loss (released code)
+  maskStateSpans: z.boolean().default(false),                  // the paper's ablation: exclude observation/prediction contents from the loss
   maxLength: z.number().int().positive().default(1024),        // tokens per row; longer prompts lose their oldest turns
 }).strict();
 export type SftSection = z.infer<typeof SftSectionSchema>;

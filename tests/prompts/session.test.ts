@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { EpisodeRecordSchema, TurnRecordSchema } from '../../core/api/records.js';
 import { createEnv, Rng } from '../../core/envs/index.js';
-import { EpisodeSession, getTemplatePreset, randomWellFormedResponse, replaceWithGroundTruth } from '../../core/prompts/index.js';
+import { EpisodeSession, getTemplatePreset, randomWellFormedResponse } from '../../core/prompts/index.js';
+import { replaceStates } from '../../core/train/selfplay-data.js';
 
 const LEVEL = '#######\n#@ $ .#\n#######'; // Right, Right, Right solves it (push the box twice)
 
@@ -128,9 +129,7 @@ describe('EpisodeSession', () => {
           expect(t.flags.invalidAction).toBe(false);
           expect(t.wm.observation!.exact).toBe(true);
           expect(t.wm.prediction!.exact).toBe(true);
-          const gt = replaceWithGroundTruth(t.response, t.stateBefore.text, t.stateAfter.text);
-          expect(gt.ok).toBe(true);
-          expect(gt.corrected).toBe(t.response);
+          expect(replaceStates(t.response, t.stateBefore.text, t.stateAfter.text)).toBe(t.response);
         }
         expect(EpisodeRecordSchema.safeParse(s.toEpisodeRecord({ id: 'a', runId: 'b', stage: 'selfplay' })).success).toBe(true);
       }
