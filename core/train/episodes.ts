@@ -74,6 +74,24 @@ export function rolloutDeps(config: RunConfig, runtime: ModelRuntime, limits: Ro
 }
 
 /**
+ * A bootstrap turn that reads the state but does not know the dynamics: random legal actions,
+ * <observation> = the TRUE current state, <prediction> = a counterfactual, the true state after
+ * *other* random actions from the same state (drawn independently of the answer). The base learns
+ * the format, to copy the state (state estimation) and what successor states look like, p(s'|s),
+ * but not p(s'|s, a): that is what the methods then differ on (audit B2; the decoy version below
+ * taught the base not to copy the state).
+ */
+export function groundedBootstrapResponse(session: EpisodeSession, rng: Rng): string {
+  const reply = randomWellFormedResponse(session, rng);
+  if (session.responseFormat === 'plain') return reply;
+  const legal = session.legalActions();
+  const limit = Math.max(1, Math.min(session.maxActionsPerTurn, session.actionsLeft()));
+  const other = Array.from({ length: 1 + rng.int(limit) }, () => legal[rng.int(legal.length)]!);
+  const counterfactual = session.simulate(other).text;
+  return reply.replace(/<prediction>[\s\S]*?<\/prediction>/, `<prediction>\n${counterfactual}\n</prediction>`);
+}
+
+/**
  * A random-action turn whose observation and prediction are well formed but *ungrounded*: the
  * state text of an unrelated decoy puzzle (another seed, a few random moves). Bootstrap data:
  * the base learns the format, the state syntax and the actions, but not the world model.

@@ -67,10 +67,10 @@ export const SIZE_SETTINGS: Record<Size, RunConfigInput> = {
     stages: {
       rollout: { maxTurns: 3, maxNewTokens: 600, maxContextTokens: 2048, batchSize: 16 },
       // maxNewTokens 600: character-level world-model replies are 240–546 characters (tests/train/bootstrap-layout.test.ts).
-      // Bootstrap: 150 steps left the base unable to write one complete world-model turn (self-play kept 0 of 72);
-      // 300 / 375 / 450 steps kept 19% / 38% / 60% (probe, docs/results/README.md). ~15–30 min on this CPU, cached per project
-      // and shared by a study's methods.
-      bootstrap: { games: 600, steps: 450, batchSize: 8, lr: 3e-3, decoyPool: 8 },
+      // Bootstrap: true observations, counterfactual predictions and copy drills (audit B2); the gate says whether the base
+      // can read a state. The old decoy bootstrap needed ~450 steps for the format (docs/results/README.md). Cached per project
+      // and shared by a study's methods; resumable every 50 steps.
+      bootstrap: { games: 600, steps: 450, batchSize: 8, lr: 3e-3 },
       selfplay: { games: 24 },
       // SFT lr 3e-4: at 2e-3 the 450-step base lost the format after SFT (format errors 0.94 at RL step 0);
       // at 3e-4 they were 0.48 with held-out Pass@1 19% (docs/results/README.md, validation runs).
