@@ -401,7 +401,10 @@ export const StudyTableSchema = z.object({
     method: z.string(), env: z.string(), runs: z.number().int(), completed: z.number().int(),
     passAt: z.record(z.string(), IntervalSchema),  // "1", "4", ... → mean with 95% interval
     success: z.number().nullable(), wallSeconds: z.number(),
+    atOrBelowChance: z.boolean().optional(),     // Pass@1 ≤ the chance row's on the same puzzles
   })),
+  // chance (well-formed random policy) and oracle rows per env, on the same puzzles and protocol (core/eval/reference.ts)
+  references: z.array(z.object({ env: z.string(), kind: z.enum(['chance', 'oracle']), label: z.string(), how: z.string(), puzzles: z.number().int(), passAt: z.record(z.string(), z.number()) })).optional(),
   markdown: z.string(),                          // the paper's layout: rows methods, columns envs
   csv: z.string(),
 });

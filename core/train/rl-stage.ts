@@ -1,8 +1,9 @@
 // RL stage: PPO with a critic (default) or GRPO. Each step plays `groups` puzzles × `groupSize`
 // episodes from the RL seed range (groups share a seed), computes per-turn rewards (env reward and
 // penalties, plus the online world-model reward 0.5·obs + 0.5·pred for well-formatted turns when
-// worldModelReward > 0, plus a format bonus), keeps the groups with the largest reward spread,
-// builds rows (ppo.ts / grpo.ts) and takes ppoEpochs passes of minibatch updates. Pass@k on
+// worldModelReward > 0, scored by entity F1 as VAGEN, plus a format bonus), keeps the groups with
+// the largest reward spread, builds rows (ppo.ts / grpo.ts) and updates (rlUpdate: policy and value
+// losses as separate steps with their own lr and clip; updatesPerStep 1 = the release's one update). Pass@k on
 // held-out seeds is tracked every passAtKEvery steps (eval/rl-step-<n>.json, metrics rl/passAt<k>).
 // Resumable: the latest weights and the next step are saved after every step.
 import { existsSync } from 'node:fs';
@@ -20,16 +21,25 @@ import { buildPpoRows, samplingStats, turnSamples } from './ppo.js';
 import { buildGrpoRows } from './grpo.js';
 import { elapsedSeconds, loadStartingModel, meanStats, startingCheckpoint, writeCheckpoint } from './stage-utils.js';
 import { breathe } from './breathe.js';
-import { loadRuntime, type ModelRuntime, type TrainRow } from './runtime.js';
+import { loadRuntime, ModelRuntime, type TrainRow } from './runtime.js';
+import { AdamW } from '../model/optim.js';
 import { createRng, shuffleInPlace } from '../util/rng.js';
 import { attachTokenStats } from './token-stats.js';
+
+/** Score of one written state for the online world-model reward (VAGEN scores entities: F1 of player/box/hole positions). */
+export function worldModelStateScore(score: TurnRecord['wm']['observation'], kind: RlSection['worldModelScore']): number {
+  if (!score || !score.parsed) return 0;
+  if (kind === 'exact') return score.exact ? 1 : 0;
+  if (kind === 'cell-accuracy') return score.cellAccuracy;
+  return score.meanF1;
+}
 
 /** Reward of one turn under the section's shaping (names in docs/metrics.md). */
 export function shapedTurnReward(turn: TurnRecord, section: RlSection): { reward: number; wm: number } {
   const wellFormed = !turn.flags.formatError;
   let wm = 0;
   if (section.worldModelReward > 0 && wellFormed) {
-    const score = (s: TurnRecord['wm']['observation']) => (s && s.parsed ? s.cellAccuracy : 0);
+    const score = (s: TurnRecord['wm']['observation']) => worldModelStateScore(s, section.worldModelScore);
     wm = 0.5 * score(turn.wm.observation) + 0.5 * score(turn.wm.prediction);
   }
   return { reward: turn.reward + section.worldModelReward * wm + (wellFormed ? section.formatBonus : 0), wm };
@@ -41,6 +51,68 @@ async function loadCritic(ctx: StageContext, resumeFrom: string | undefined, sta
   if (start) return loadRuntime(start, { valueHead: true });
   return (await loadStartingModel(ctx, { valueHead: true })).runtime;
 }
+
+/**
+ * The minibatches of one RL step, as row indexes: `updatesPerStep` > 0 splits the shuffled kept
+ * batch into that many equal updates (the release: 1 update over the whole filtered batch);
+ * 0 = minibatches of miniBatchSize rows. Repeated for ppoEpochs passes.
+ */
+export function updateBatches(rowCount: number, section: Pick<RlSection, 'updatesPerStep' | 'miniBatchSize' | 'ppoEpochs'>, seed: number): number[][] {
+  const out: number[][] = [];
+  if (rowCount === 0) return out;
+  const size = section.updatesPerStep > 0 ? Math.ceil(rowCount / section.updatesPerStep) : section.miniBatchSize;
+  for (let epoch = 0; epoch < section.ppoEpochs; epoch++) {
+    const order = shuffleInPlace(Array.from({ length: rowCount }, (_, i) => i), createRng(seed + epoch));
+    for (let b = 0; b < order.length; b += size) out.push(order.slice(b, b + size));
+  }
+  return out;
+}
+
+/** An AdamW with the section's betas (runtime.ensureOptimizer uses 0.95 for β2, the SFT setting); keeps resumed moments. */
+export function ensureRlOptimizer(runtime: ModelRuntime, betas: readonly [number, number]): AdamW {
+  if (!runtime.optimizer) {
+    const names = runtime.model.trainableNames();
+    const vars = runtime.model.trainableVariables();
+    runtime.optimizer = new AdamW(names.map((name, i) => ({ name, variable: vars[i]! })), { beta1: betas[0], beta2: betas[1], weightDecay: 0 });
+    if (runtime.restoredOptimizerState) {
+      runtime.optimizer.setState(runtime.restoredOptimizerState);
+      runtime.restoredOptimizerState = null;
+    }
+  }
+  return runtime.optimizer;
+}
+
+/** What one update needs of a model (a ModelRuntime; a fake in tests). */
+export interface Trainable { trainStep(lossName: string, rows: TrainRow[], params: Record<string, unknown>, lr: number, gradClip: number): Record<string, number> }
+
+/**
+ * One RL update. PPO with a separate critic: the policy loss at lr, the value loss on the critic at
+ * criticLr. PPO with a shared trunk: the same two losses as two steps on one model, the value step
+ * through `valueOptimizer` (its own AdamW moments) at criticLr, so each has its own learning rate and
+ * its own gradient clip (one clip over both let early value gradients shrink the policy step; audit B4).
+ * GRPO: the policy loss only.
+ */
+export function rlUpdate(policy: Trainable, critic: Trainable | null, valueOptimizer: Trainable | null, batch: TrainRow[], lossParams: Record<string, unknown>, section: RlSection): Record<string, number> {
+  if (section.algorithm !== 'ppo') return policy.trainStep('grpo', batch, lossParams, section.lr, section.gradClip);
+  const valueModel = critic ?? valueOptimizer;
+  if (!valueModel) throw new Error('rlUpdate: PPO needs a critic or a value optimizer over the shared trunk');
+  const policyStats = policy.trainStep('ppo-policy', batch, lossParams, section.lr, section.gradClip);
+  const valueStats = valueModel.trainStep('value', batch, lossParams, section.criticLr, section.gradClip);
+  return { ...policyStats, 'losses/value': valueStats['losses/value']!, 'charts/valueGradNorm': valueStats['charts/gradNorm']! };
+}
+
+/**
+ * The value step's handle on a shared-trunk model: the same weights (the policy's CausalLM), its own
+ * AdamW (betas of the section), so value and policy keep separate moments. Dispose with
+ * disposeValueView (never dispose the model through it). Its moments restart on resume.
+ */
+export function sharedTrunkValueView(policy: ModelRuntime, betas: readonly [number, number]): ModelRuntime {
+  const view = new ModelRuntime(policy.model, policy.tokenizer);
+  ensureRlOptimizer(view, betas);
+  return view;
+}
+
+export function disposeValueView(view: ModelRuntime | null): void { view?.optimizer?.dispose(); }
 
 async function trackPassAtK(ctx: StageContext, runtime: ModelRuntime, section: RlSection, step: number): Promise<void> {
   const evalSection = stageSection(ctx.config, 'eval');
@@ -75,8 +147,9 @@ export const rlStage: StageDefinition = {
     const reference = section.klCoef > 0 ? (start ? await loadRuntime(start, { valueHead: false, trainable: false }) : null) : null;
     if (section.klCoef > 0 && !reference) ctx.log('warn', 'rl: klCoef > 0 but there is no starting checkpoint to act as the frozen reference; KL is skipped');
     const klCoef = reference ? section.klCoef : 0;
-    policy.ensureOptimizer(0);
-    critic?.ensureOptimizer(0);
+    ensureRlOptimizer(policy, section.adamBetas);
+    if (critic) ensureRlOptimizer(critic, section.adamBetas);
+    const valueView = ppo && !critic ? sharedTrunkValueView(policy, section.adamBetas) : null;
     const lossParams = { clipLow: section.clipLow, clipHigh: section.clipHigh, dualClip: section.dualClip, valueClip: section.valueClip, entropyCoef: section.entropyCoef, valueCoef: section.valueCoef, klCoef, klEstimator: section.klEstimator };
     const firstStep = state?.nextStep ?? 0;
     if (firstStep === 0 && section.passAtKEvery > 0) await trackPassAtK(ctx, policy, section, 0);
@@ -118,20 +191,10 @@ export const rlStage: StageDefinition = {
       for (const r of results) ctx.episode(`rl-${String(step).padStart(6, '0')}`, r.record);
       // 4. updates
       const updateStats: Array<Record<string, number>> = [];
-      for (let epoch = 0; epoch < section.ppoEpochs && rows.length > 0; epoch++) {
-        const order = shuffleInPlace(rows.map((_, i) => i), createRng(ctx.config.seeds.base + step * 101 + epoch));
-        for (let b = 0; b < order.length; b += section.miniBatchSize) {
-          await breathe();
-          if (ctx.signal.aborted) break;
-          const batch = order.slice(b, b + section.miniBatchSize).map((i) => rows[i]!);
-          if (!ppo) updateStats.push(policy.trainStep('grpo', batch, lossParams, section.lr, section.gradClip));
-          else if (!critic) updateStats.push(policy.trainStep('ppo', batch, lossParams, section.lr, section.gradClip));
-          else {
-            const policyStats = policy.trainStep('ppo-policy', batch, lossParams, section.lr, section.gradClip);
-            const valueStats = critic.trainStep('value', batch, lossParams, section.criticLr, section.gradClip);
-            updateStats.push({ ...policyStats, 'losses/value': valueStats['losses/value']! });
-          }
-        }
+      for (const indexes of updateBatches(rows.length, section, ctx.config.seeds.base + step * 101)) {
+        await breathe();
+        if (ctx.signal.aborted) break;
+        updateStats.push(rlUpdate(policy, critic, valueView, indexes.map((i) => rows[i]!), lossParams, section));
       }
       const rollout = rolloutMetrics(results);
       const wmRewards = shaped.flatMap((turns) => turns.map((t) => t.wm));
@@ -155,6 +218,7 @@ export const rlStage: StageDefinition = {
       ctx.saveState({ nextStep: step + 1, checkpoint, ...(criticDir ? { critic: criticDir } : {}) });
       if (milestone) await trackPassAtK(ctx, policy, section, step + 1);
     }
+    disposeValueView(valueView);
     policy.dispose();
     critic?.dispose();
     reference?.dispose();

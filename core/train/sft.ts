@@ -1,7 +1,7 @@
 // SFT stage: finetune on the self-play rows (datasets/sft-train.jsonl). Loss on the model's own
 // turn only (the last assistant message of each row and its end token); by default it covers the
 // true-state spans (the paper's version); `maskStateSpans` drops the observation/prediction
-// contents from the loss (the released code's behaviour, an ablation). Cosine schedule with
+// contents from the loss (the paper's ablation; the released code ends up close to it). Cosine schedule with
 // warmup, validation loss each epoch (games never seen in training), a checkpoint per epoch, and
 // state perplexity on the validation rows before and after. Resumes after the last finished epoch.
 import { existsSync } from 'node:fs';
@@ -21,11 +21,22 @@ import { sampleEvery, writeSample } from './samples.js';
 
 interface Row { id: string; episodeId: string; messages: ChatMessage[] }
 
-function toTrainRows(runtime: ModelRuntime, rows: Row[], maxLength: number, maskStateSpans: boolean): TrainRow[] {
+/** The forced start of every reply at generation (EpisodeSession.generationPrefix). */
+export const GENERATION_PREFIX = '<think>';
+
+/**
+ * A training chat tokenised as generation saw it: the forced `<think>` of each assistant reply
+ * is encoded on its own (with BPE, `<think><observation>` encoded whole can merge `><`; audit B9).
+ */
+export function formatTrainingChat(runtime: Pick<ModelRuntime, 'tokenizer'>, messages: ChatMessage[]) {
+  return formatChat(messages, runtime.tokenizer, { generationPrefix: GENERATION_PREFIX });
+}
+
+export function toTrainRows(runtime: ModelRuntime, rows: Array<{ messages: ChatMessage[] }>, maxLength: number, maskStateSpans: boolean): TrainRow[] {
   const out: TrainRow[] = [];
   for (const row of rows) {
     const { messages } = runtime.formatForTraining(row.messages, maxLength);
-    const chat = formatChat(messages, runtime.tokenizer);
+    const chat = formatTrainingChat(runtime, messages);
     if (chat.ids.length > runtime.maxContext) continue;
     out.push({ ids: chat.ids, arrays: { lossMask: sftLossMask(chat, messages, runtime.tokenizer, { maskStateSpans }) } });
   }
