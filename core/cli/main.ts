@@ -10,6 +10,7 @@ import { registerTemplateCommands } from './template-commands.js';
 import { registerDoctorCommand } from './doctor-command.js';
 import { suggestUnknownOptions } from './option-suggest.js';
 import { registerProbeCommands } from './probe-commands.js';
+import { registerBaseCommands } from './base-commands.js';
 
 // `spa-workbench … | head` closes the pipe early: drop further output instead of crashing with
 // EPIPE. The command itself carries on (a `run` keeps its engine and finishes its run cleanly).
@@ -36,6 +37,7 @@ registerTemplateCommands(program); // template perplexity|checkpoints (core/cli/
 registerDoctorCommand(program);    // doctor --project DIR [--repair] [--json] (core/cli/doctor-command.ts)
 registerProbeCommands(program);    // probe: the world-model probe (core/cli/probe-commands.ts)
 registerInteropCommands(program);  // import; export --to spa-ragen (core/cli/interop-commands.ts)
+registerBaseCommands(program);     // base build|ship|show: the shipped bases (core/cli/base-commands.ts)
 suggestUnknownOptions(program);    // "(Did you mean --project?)" before "required option missing" (core/cli/option-suggest.ts)
 
 await program.parseAsync(process.argv);

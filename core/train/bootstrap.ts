@@ -11,7 +11,7 @@
 // vs the counterfactual) is printed and stored in bootstrap/gate.json and the checkpoint. The
 // checkpoint is cached per (env, templates, model, seed, settings) under <project>/cache/bootstrap/
 // so the runs of a study share it.
-import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import type { StageDefinition } from '../api/stage.js';
@@ -26,6 +26,7 @@ import { templateHash, type PromptTemplate } from '../prompts/template.js';
 import { assistantMask } from './sft-mask.js';
 import { checkpointProblems, elapsedSeconds, loadStartingModel, writeCheckpoint } from './stage-utils.js';
 import { breathe } from './breathe.js';
+import { baseDescriptor, findShippedBase } from './shipped-base.js';
 import { loadRuntime, saveRuntime, type ModelRuntime, type TrainRow } from './runtime.js';
 import type { EpisodeSession } from '../prompts/session.js';
 import type { RunConfig } from '../api/run-config.js';
@@ -38,21 +39,38 @@ export const bootstrapStage: StageDefinition = {
     const started = Date.now();
     const section = stageSection(ctx.config, 'bootstrap');
     const limits = stageSection(ctx.config, 'rollout');
-    const names = [...new Set([...section.templates, ctx.config.template.preset])];
-    // the run's own template is its pinned template.json (a saved template runs too); the key
-    // carries its content hash only when it is not the built-in of that name, so cached bases of
-    // built-in templates stay valid
-    const own = runTemplate(ctx.config, ctx.runDir);
+    const { names, own, templates } = bootstrapTemplates(ctx.config, ctx.runDir);
+    // the key carries the run template's content hash only when it is not the built-in of that name,
+    // so cached bases of built-in templates stay valid
     let builtIn: PromptTemplate | null = null;
     try { builtIn = builtinTemplate(ctx.config.template.preset, ctx.config.template.responseFormat); } catch { builtIn = null; }
     const customHash = builtIn && templateHash(builtIn) === templateHash(own) ? undefined : templateHash(own);
-    const templates = names.map((n) => (n === ctx.config.template.preset ? own : n));
     // the cache key holds what the base depends on: env, templates, model, seed, the bootstrap
     // settings and the rollout limits that shape its games (not sampling settings)
     const shape = { maxTurns: limits.maxTurns, maxActionsPerTurn: limits.maxActionsPerTurn, maxActionsPerGame: limits.maxActionsPerGame };
-    const key = createHash('sha256').update(JSON.stringify({ env: ctx.config.env, templates: names, customTemplate: customHash, model: ctx.config.model, seed: ctx.config.seeds.base, selfplayStart: ctx.config.seeds.selfplayStart, section, limits: shape })).digest('hex').slice(0, 16);
+    // (the run's response format enters the key only when it is not its built-in template's own, e.g. tiny-spa in the plain
+    // format, so such a base is not mistaken for the world-model one; `shipped` does not change the base)
+    let defaultFormat: string | null = null;
+    try { defaultFormat = builtinTemplate(ctx.config.template.preset).responseFormat; } catch { defaultFormat = null; }
+    const ownFormat = defaultFormat !== null && defaultFormat !== own.responseFormat ? own.responseFormat : undefined;
+    const keySection = { ...section, shipped: undefined };
+    const key = createHash('sha256').update(JSON.stringify({ env: ctx.config.env, templates: names, customTemplate: customHash, ownFormat, model: ctx.config.model, seed: ctx.config.seeds.base, selfplayStart: ctx.config.seeds.selfplayStart, section: keySection, limits: shape })).digest('hex').slice(0, 16);
     const cacheDir = ctx.cacheDir('bootstrap', key);
     const target = join(ctx.runDir, 'checkpoints', 'bootstrap');
+    // the shipped base (resources/bases/<env>) when this run's base would be the same one: copied in, no training
+    if (section.shipped) {
+      const found = await findShippedBase(baseDescriptor(ctx.config, templates.map((t) => (typeof t === 'string' ? builtinTemplate(t) : t))));
+      if (found.kind === 'match') {
+        rmSync(target, { recursive: true, force: true });
+        cpSync(found.dir, target, { recursive: true });
+        const gate = found.record.gate as BootstrapGate | null;
+        if (gate) ctx.writeJson('bootstrap/gate.json', gate);
+        ctx.log('info', `bootstrap: using the shipped base ${found.dir} (content ${found.record.contentHash.slice(0, 12)}…; ${gate ? gateLine(gate) : 'no gate recorded'})`);
+        ctx.checkpoint(section.steps, target);
+        return { checkpoint: target, cached: true, shipped: found.dir, contentHash: found.record.contentHash, ...(gate ? { gatePassed: gate.passed } : {}), wallSeconds: elapsedSeconds(started) };
+      }
+      if (found.kind === 'mismatch') ctx.log('info', `bootstrap: the shipped base ${found.dir} does not fit this run (${found.differs.join('; ')}); training a base`);
+    }
     const cacheProblems = section.cache && existsSync(cacheDir) ? await checkpointProblems(cacheDir) : null;
     if (cacheProblems && cacheProblems.length > 0) {
       // a damaged cache is moved aside (kept for inspection) and rebuilt, never reused
@@ -128,6 +146,17 @@ export const bootstrapStage: StageDefinition = {
     };
   },
 };
+
+/**
+ * The templates a run's bootstrap trains on: stages.bootstrap.templates plus the run's own, which is
+ * its pinned template.json (a saved template runs too) in the run's response format.
+ */
+export function bootstrapTemplates(config: RunConfig, runDir?: string): { names: string[]; own: PromptTemplate; templates: Array<string | PromptTemplate> } {
+  const section = stageSection(config, 'bootstrap');
+  const names = [...new Set([...section.templates, config.template.preset])];
+  const own = runTemplate(config, runDir);
+  return { names, own, templates: names.map((n) => (n === config.template.preset ? own : n)) };
+}
 
 export interface BootstrapData {
   rows: TrainRow[];

@@ -1,0 +1,128 @@
+// spa-workbench base build|ship|show: the shipped bases (core/train/shipped-base.ts).
+//   build  trains a base (a run of the vanilla-rl preset whose plan is the bootstrap stage only, at
+//          the given size, with the study's env options) and writes resources/bases/<env>/
+//   ship   writes the shipped base from a finished bootstrap run (e.g. one resumed by hand)
+//   show   lists the shipped bases, checks their hashes and prints their gate
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Command } from 'commander';
+import { RunConfigSchema, type RunConfig } from '../api/run-config.js';
+import { bootstrapTemplates, gateLine, type BootstrapGate } from '../train/bootstrap.js';
+import { builtinTemplate } from '../prompts/resolve-template.js';
+import { contentHash, SHIPPED_BASE_FORMAT, shipBase, shippedBasesDir, type ShippedBaseRecord } from '../train/shipped-base.js';
+import { readManifest, verifyCheckpoint } from '../model/checkpoint.js';
+import { workbenchHome } from '../storage/home.js';
+
+function fail(message: string): never {
+  process.stderr.write(`error: ${message}\n`);
+  process.exit(1);
+}
+
+function collect(value: string, previous: string[] = []): string[] { return [...previous, value]; }
+
+const CLI = fileURLToPath(new URL('../../bin/spa-workbench.mjs', import.meta.url));
+
+/** Runs the CLI in a child process (progress on stderr) and returns the final run JSON it prints. */
+function runCli(args: string[]): Promise<{ code: number; run: { id: string; dir: string; status: string } | null }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args, '--json'], { stdio: ['inherit', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => { out += chunk.toString('utf8'); });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      let run = null;
+      try { run = JSON.parse(out.slice(out.indexOf('{'))) as { id: string; dir: string; status: string }; } catch { run = null; }
+      resolve({ code: code ?? 1, run });
+    });
+  });
+}
+
+/** The shipped base from a finished bootstrap run folder. */
+async function shipFromRun(runDir: string, out: string, command: string): Promise<ShippedBaseRecord> {
+  const runFile = path.join(runDir, 'run.json');
+  if (!fs.existsSync(runFile)) fail(`${runDir}: not a run folder (no run.json)`);
+  const info = JSON.parse(fs.readFileSync(runFile, 'utf8')) as { id: string; config: unknown; stages: Array<{ name: string; status: string; startedAt?: number; finishedAt?: number }> };
+  const stage = info.stages.find((s) => s.name === 'bootstrap');
+  if (!stage || stage.status !== 'completed') fail(`${runDir}: its bootstrap stage is ${stage ? stage.status : 'missing'}; finish it first (spa-workbench resume ${info.id} --project ...)`);
+  const checkpoint = path.join(runDir, 'checkpoints', 'bootstrap');
+  if (!fs.existsSync(path.join(checkpoint, 'config.json'))) fail(`${checkpoint}: no bootstrap checkpoint`);
+  const config: RunConfig = RunConfigSchema.parse(info.config);
+  const gateFile = path.join(runDir, 'bootstrap', 'gate.json');
+  const gate = fs.existsSync(gateFile) ? JSON.parse(fs.readFileSync(gateFile, 'utf8')) as Record<string, unknown> : null;
+  const { templates } = bootstrapTemplates(config, runDir);
+  const trainSeconds = stage.startedAt && stage.finishedAt ? Math.round((stage.finishedAt - stage.startedAt) / 1000) : null;
+  return shipBase({ checkpoint, out, config, templates: templates.map((t) => (typeof t === 'string' ? builtinTemplate(t) : t)), command, gate, trainSeconds, sourceRun: info.id });
+}
+
+function printRecord(dir: string, record: ShippedBaseRecord): void {
+  const gate = record.gate as BootstrapGate | null;
+  process.stdout.write(`${dir}: ${record.env}, content ${record.contentHash.slice(0, 16)}…, match key ${record.matchKey}\n`);
+  process.stdout.write(`  command: ${record.command}\n`);
+  process.stdout.write(`  data seeds: games ${record.dataSeeds.games.join('–')}, drills ${record.dataSeeds.drills.join('–')}, gate ${record.dataSeeds.gate.join('–')}\n`);
+  process.stdout.write(`  ${gate ? gateLine(gate) : 'no gate recorded'}\n`);
+  if (record.trainSeconds !== null) process.stdout.write(`  trained in ${(record.trainSeconds / 60).toFixed(1)} min (run ${record.sourceRun})\n`);
+}
+
+export function registerBaseCommands(program: Command): void {
+  const base = program.command('base').description('the shipped bases (resources/bases/<env>): build, ship from a run, show');
+
+  base.command('build')
+    .description('train the base of an env (a bootstrap-only run of the vanilla-rl preset with the study\'s env options) and write resources/bases/<env>/')
+    .requiredOption('--env <id>', 'environment id (frozenlake, sokoban, sudoku)')
+    .option('--size <size>', 'preset size whose model and bootstrap settings the base uses', 'quick')
+    .option('--project <dir>', 'project folder for the training run', '')
+    .option('--set <key=value>', 'extra config override (repeatable), e.g. --set stages.bootstrap.steps=1200', collect, [])
+    .option('--out <dir>', 'destination (default: resources/bases/<env>)')
+    .option('--resume <runId>', 'resume a stopped build run of --project instead of starting one')
+    .action(async (o: { env: string; size: string; project: string; set: string[]; out?: string; resume?: string }) => {
+      const project = o.project || path.join(workbenchHome(), 'base-builds', o.env);
+      const out = o.out ?? path.join(shippedBasesDir(), o.env);
+      const sets = [`env.id=${o.env}`, 'stages.plan.order=["bootstrap"]', 'stages.bootstrap.shipped=false', ...o.set];
+      const args = o.resume
+        ? ['resume', o.resume, '--project', project]
+        : ['run', 'vanilla-rl', '--size', o.size, '--project', project, '--name', `base-${o.env}`, ...sets.flatMap((s) => ['--set', s])];
+      process.stderr.write(`training the ${o.env} base: spa-workbench ${args.join(' ')}\n`);
+      const { code, run } = await runCli(args);
+      if (code !== 0 || !run) fail(`the base run did not complete (exit ${code}${run ? `, ${run.id} ${run.status}` : ''}); resume with: spa-workbench base build --env ${o.env} --project ${project} --resume <runId>`);
+      const command = `spa-workbench base build --env ${o.env} --size ${o.size}${o.set.map((s) => ` --set '${s}'`).join('')}`;
+      const record = await shipFromRun(run.dir, out, command);
+      printRecord(out, record);
+    });
+
+  base.command('ship')
+    .description('write the shipped base from a finished bootstrap run (its checkpoint as F16, its config, gate and data seeds)')
+    .requiredOption('--project <dir>', 'project folder of the run')
+    .requiredOption('--run <id>', 'run id')
+    .requiredOption('--command <text>', 'the command that reproduces the base (recorded in the manifest)')
+    .option('--out <dir>', 'destination (default: resources/bases/<env of the run>)')
+    .action(async (o: { project: string; run: string; command: string; out?: string }) => {
+      const runDir = path.join(path.resolve(o.project), 'runs', o.run);
+      const env = (JSON.parse(fs.readFileSync(path.join(runDir, 'run.json'), 'utf8')) as { config: { env: { id: string } } }).config.env.id;
+      const out = o.out ?? path.join(shippedBasesDir(), env);
+      printRecord(out, await shipFromRun(runDir, out, o.command));
+    });
+
+  base.command('show')
+    .description('list the shipped bases, check their files against manifest.json and print their gate')
+    .option('--dir <dir>', 'folder of the bases (default: resources/bases)')
+    .action(async (o: { dir?: string }) => {
+      const root = o.dir ?? shippedBasesDir();
+      const envs = fs.existsSync(root) ? fs.readdirSync(root).filter((e) => fs.existsSync(path.join(root, e, 'manifest.json'))) : [];
+      if (envs.length === 0) { process.stdout.write(`no shipped bases in ${root}\n`); return; }
+      let bad = 0;
+      for (const env of envs) {
+        const dir = path.join(root, env);
+        const manifest = await readManifest(dir);
+        const record = (manifest?.extra as { shippedBase?: ShippedBaseRecord } | undefined)?.shippedBase;
+        if (!manifest || record?.format !== SHIPPED_BASE_FORMAT) { process.stdout.write(`${dir}: no shipped-base record\n`); bad++; continue; }
+        const problems = await verifyCheckpoint(dir);
+        if (problems.length === 0 && contentHash(manifest) !== record.contentHash) problems.push('content hash differs from the recorded one');
+        printRecord(dir, record);
+        process.stdout.write(problems.length ? `  DAMAGED: ${problems.join('; ')}\n` : '  files intact\n');
+        if (problems.length) bad++;
+      }
+      if (bad) process.exit(1);
+    });
+}
