@@ -179,6 +179,7 @@ export const EvalSectionSchema = z.object({
   temperature: z.number().min(0).default(1),                   // sampling temperature (reference: 1)
   perplexityRows: z.number().int().nonnegative().default(32),  // rows used for state perplexity (0 = skip)
   templates: z.array(z.string()).default(['tiny-raw-grid', 'tiny-spa']), // templates compared by state perplexity (raw grid vs grid + coordinates)
+  worldModelTurns: z.number().int().nonnegative().default(0),  // first turns of eval puzzles on which the world model is compared with the base's (0 = skip)
 }).strict();
 export type EvalSection = z.infer<typeof EvalSectionSchema>;
 

@@ -12,6 +12,7 @@ import { builtinTemplate } from '../prompts/resolve-template.js';
 import { elapsedSeconds, loadStartingModel } from '../train/stage-utils.js';
 import type { ModelRuntime } from '../train/runtime.js';
 import { summaryMetrics } from '../train/summary.js';
+import { versusBaseLines, worldModelVersusBase } from '../train/bootstrap.js';
 
 /** Perplexity of the true initial state text, per template, on the first evaluation puzzles. */
 export function statePerplexityByTemplate(config: RunConfig, runtime: ModelRuntime, templates: string[], rows: number): Record<string, { perplexity: number; tokens: number }> {
@@ -55,11 +56,19 @@ export const evalStage: StageDefinition = {
     if (ctx.signal.aborted) { runtime.dispose(); return {}; }
     const perplexity = section.perplexityRows > 0 ? statePerplexityByTemplate(ctx.config, runtime, section.templates, section.perplexityRows) : {};
     const metrics = summaryMetrics(summary);
+    // the world model beside the base's, on the same puzzles (stages.eval.worldModelTurns)
+    const versusBase = await worldModelVersusBase(ctx, runtime, section.worldModelTurns);
+    if (versusBase) {
+      for (const line of versusBaseLines(versusBase)) ctx.log('info', line);
+      Object.assign(metrics, { 'eval/wmCheck/observationExact': versusBase.model.observationExact, 'eval/wmCheck/predictionExact': versusBase.model.predictionExact,
+        'eval/wmCheck/baseObservationExact': versusBase.base.observationExact, 'eval/wmCheck/basePredictionExact': versusBase.base.predictionExact });
+    }
     for (const [name, p] of Object.entries(perplexity)) if (Number.isFinite(p.perplexity)) metrics[`eval/statePerplexity/${name}`] = p.perplexity;
     ctx.metric(0, metrics, { episodes: summary.episodes });
     const result = {
       kind: 'eval', stage: 'eval', step: 0, model: from, method: ctx.config.method, env: ctx.config.env, template: ctx.config.template,
-      temperature: section.temperature, k: section.k, ...summary, statePerplexity: perplexity, wallSeconds: elapsedSeconds(started),
+      temperature: section.temperature, k: section.k, ...summary, statePerplexity: perplexity, ...(versusBase ? { worldModelVersusBase: versusBase } : {}),
+      wallSeconds: elapsedSeconds(started),
     };
     ctx.writeJson('eval/final.json', result);
     runtime.dispose();

@@ -30,6 +30,7 @@ import { baseDescriptor, findShippedBase } from './shipped-base.js';
 import { loadRuntime, saveRuntime, type ModelRuntime, type TrainRow } from './runtime.js';
 import type { EpisodeSession } from '../prompts/session.js';
 import type { RunConfig } from '../api/run-config.js';
+import type { StageContext } from '../api/stage.js';
 import type { Tokenizer } from '../model/tokenizer.js';
 
 export const bootstrapStage: StageDefinition = {
@@ -252,23 +253,36 @@ export function gateLine(g: BootstrapGate): string {
 /** Prediction exact may exceed the counterfactual's by this much before the base counts as knowing the dynamics (sampling noise at ~50 turns). */
 const PREDICTION_MARGIN = 0.1;
 
+/** World-model accuracy of a model's first turns on held-out puzzles (the gate, and the eval's comparison with the base). */
+export interface WorldModelCheck {
+  turns: number;                        // turns generated (first turns of fresh puzzles)
+  seedStart: number;                    // puzzle seeds seedStart … seedStart + turns - 1
+  observationExact: number;             // <observation> equals the true state
+  keepRate: number;                     // share of replies the self-play structural filter keeps
+  predictionExact: number;              // <prediction> equals the true next state, all turns
+  predictionExactChanged: number;       // the same, on turns that changed the state
+  counterfactualExactChanged: number;   // a counterfactual (other random actions) on those turns
+  changedTurns: number;
+}
+
 /**
- * The gate: the base writes the first turn of `gateTurns` held-out puzzles (seeds 2,900,000…, apart
- * from bootstrap, self-play, RL and eval) in each world-model template at the rollout temperature.
+ * The model writes the first turn of `turns` puzzles (seeds from `seedStart`) in each world-model
+ * template at the rollout temperature, with sampling seeds fixed by config.seeds.base, so two
+ * models checked with the same arguments see the same puzzles. Null when no template is world-model.
  */
-export async function bootstrapGate(config: RunConfig, runtime: ModelRuntime, templates: Array<string | PromptTemplate>): Promise<BootstrapGate | null> {
-  const section = stageSection(config, 'bootstrap');
+export async function worldModelCheck(config: RunConfig, runtime: ModelRuntime, templates: Array<string | PromptTemplate>, turns: number, seedStart: number, signal?: AbortSignal): Promise<WorldModelCheck | null> {
   const limits = stageSection(config, 'rollout');
   const wm = templates.map((t) => (typeof t === 'string' ? builtinTemplate(t) : t)).filter((t) => t.responseFormat === 'world-model');
-  if (wm.length === 0) return null;
+  if (wm.length === 0 || turns === 0) return null;
   const rng = new Rng(config.seeds.base + 29);
   const sessions: EpisodeSession[] = [];
-  for (let i = 0; i < section.gateTurns; i++) sessions.push(sessionFactory(config, wm[i % wm.length]!, limits)({ seed: 2_900_000 + i, group: i, sample: 0, id: `gate-${i}` }));
+  for (let i = 0; i < turns; i++) sessions.push(sessionFactory(config, wm[i % wm.length]!, limits)({ seed: seedStart + i, group: i, sample: 0, id: `wm-check-${i}` }));
   const policy = modelPolicy(runtime);
   const maxPrompt = Math.max(16, limits.maxContextTokens - limits.maxNewTokens);
-  let observationExact = 0, kept = 0, changed = 0, predicted = 0, counterfactual = 0;
+  let observationExact = 0, kept = 0, changed = 0, predicted = 0, predictedAll = 0, counterfactual = 0;
   for (let b = 0; b < sessions.length; b += limits.batchSize) {
     await breathe();
+    if (signal?.aborted) return null;
     const batch = sessions.slice(b, b + limits.batchSize);
     const prompts = batch.map((s) => policy.encodePrompt(s.messages(), s.generationPrefix(), maxPrompt));
     const out = await policy.generate(prompts, { maxNewTokens: limits.maxNewTokens, temperature: limits.temperature, topP: limits.topP, topK: limits.topK, seed: config.seeds.base * 7 + b });
@@ -280,6 +294,7 @@ export async function bootstrapGate(config: RunConfig, runtime: ModelRuntime, te
       const counterfactualState = s.simulate(other).text; // other random actions from the same state (the episode is not disturbed)
       const turn = s.applyResponse(reply);
       if (turn.wm.observation?.exact) observationExact++;
+      if (turn.wm.prediction?.exact) predictedAll++;
       if (turn.stateAfter.text !== turn.stateBefore.text) {
         changed++;
         if (turn.wm.prediction?.exact) predicted++;
@@ -288,9 +303,23 @@ export async function bootstrapGate(config: RunConfig, runtime: ModelRuntime, te
     });
   }
   const n = sessions.length;
-  const g: BootstrapGate = {
-    turns: n, observationExact: observationExact / n, keepRate: kept / n,
+  return {
+    turns: n, seedStart, observationExact: observationExact / n, keepRate: kept / n, predictionExact: predictedAll / n,
     predictionExactChanged: changed ? predicted / changed : 0, counterfactualExactChanged: changed ? counterfactual / changed : 0, changedTurns: changed,
+  };
+}
+
+/**
+ * The gate: the base writes the first turn of `gateTurns` held-out puzzles (seeds 2,900,000…, apart
+ * from bootstrap, self-play, RL and eval) in each world-model template at the rollout temperature.
+ */
+export async function bootstrapGate(config: RunConfig, runtime: ModelRuntime, templates: Array<string | PromptTemplate>): Promise<BootstrapGate | null> {
+  const section = stageSection(config, 'bootstrap');
+  const c = await worldModelCheck(config, runtime, templates, section.gateTurns, 2_900_000);
+  if (!c) return null;
+  const g: BootstrapGate = {
+    turns: c.turns, observationExact: c.observationExact, keepRate: c.keepRate,
+    predictionExactChanged: c.predictionExactChanged, counterfactualExactChanged: c.counterfactualExactChanged, changedTurns: c.changedTurns,
     thresholds: { observationExact: section.gateObservationExact, keepRate: section.gateKeepRate, predictionMargin: PREDICTION_MARGIN },
     passed: false, failures: [],
   };
@@ -300,3 +329,38 @@ export async function bootstrapGate(config: RunConfig, runtime: ModelRuntime, te
   g.passed = g.failures.length === 0;
   return g;
 }
+
+/** The eval's world-model comparison: the final model and the run's base, same puzzles, same sampling seeds. */
+export interface WorldModelVersusBase { model: WorldModelCheck; base: WorldModelCheck; baseCheckpoint: string; template: string }
+
+/**
+ * The final model's and the base's (checkpoints/bootstrap of the run) world-model check on the
+ * first turns of `turns` evaluation puzzles in the run's own template. Null when the run has no
+ * base checkpoint or its template is not in the world-model format.
+ */
+export async function worldModelVersusBase(ctx: StageContext, runtime: ModelRuntime, turns: number): Promise<WorldModelVersusBase | null> {
+  const baseDir = join(ctx.runDir, 'checkpoints', 'bootstrap');
+  const own = runTemplate(ctx.config, ctx.runDir);
+  if (turns === 0 || own.responseFormat !== 'world-model' || !existsSync(join(baseDir, 'config.json'))) return null;
+  const model = await worldModelCheck(ctx.config, runtime, [own], turns, ctx.config.seeds.evalStart, ctx.signal);
+  if (!model) return null;
+  const baseRuntime = await loadRuntime(baseDir, { valueHead: false });
+  try {
+    const base = await worldModelCheck(ctx.config, baseRuntime, [own], turns, ctx.config.seeds.evalStart, ctx.signal);
+    return base ? { model, base, baseCheckpoint: baseDir, template: own.name } : null;
+  } finally {
+    baseRuntime.dispose();
+  }
+}
+
+export function versusBaseLines(v: WorldModelVersusBase): string[] {
+  const f = (x: number) => `${(100 * x).toFixed(0)}%`.padStart(5);
+  const row = (name: string, c: WorldModelCheck) => `${name.padEnd(12)} ${f(c.observationExact)}       ${f(c.predictionExact)}      ${f(c.predictionExactChanged)} (${c.changedTurns})   ${f(c.keepRate)}`;
+  return [
+    `world model on the first turns of ${v.model.turns} eval puzzles (seeds ${v.model.seedStart}…), template ${v.template}:`,
+    '             observation  prediction  on changed turns  kept',
+    row('this model', v.model),
+    row('base', v.base),
+  ];
+}
+
