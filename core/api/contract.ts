@@ -22,7 +22,7 @@ const Offset = z.number().int().nonnegative().default(0);
 const pageLimit = (def: number, max: number) => z.number().int().positive().max(max).default(def);
 const JsonObject = z.record(z.string(), z.unknown());
 
-export const SizeSchema = z.enum(['smoke', 'quick', 'paper', 'custom']);
+export const SizeSchema = z.enum(['smoke', 'quick', 'standard', 'paper', 'custom']);
 export type Size = z.infer<typeof SizeSchema>;
 
 // ───────────────────────────── projects ─────────────────────────────
@@ -680,7 +680,7 @@ export const apiContract = {
       methods: z.array(z.string().min(1)).min(1).max(100).optional(),   // method presets (runs.presets ids)
       envs: z.array(z.string().min(1)).min(1).max(100).optional(),      // env ids (envs.list)
       seeds: z.array(z.number().int()).min(1).max(1000).optional(),      // run seeds (seeds.base)
-      size: z.enum(['smoke', 'quick', 'paper']).optional(),
+      size: z.enum(['smoke', 'quick', 'standard', 'paper']).optional(),
       set: z.record(z.string(), z.unknown()).optional(),                 // dotted-path overrides for every run, like `--set`
     }).strict(), StudySummarySchema,
       'Start a study (a grid of runs methods × envs × seeds, run one after another), or resume an existing one by name: completed runs are skipped, stopped or failed ones resumed. With only a name, the saved grid is used.'),

@@ -31,7 +31,7 @@ async function createInProcessClient(d: Dispatcher): Promise<WorkbenchClient> {
   return (await import('../host/in-process.js')).createInProcessClient(d);
 }
 
-const SIZES = ['smoke', 'quick', 'paper', 'custom'] as const;
+const SIZES = ['smoke', 'quick', 'standard', 'paper', 'custom'] as const;
 type SizeArg = (typeof SIZES)[number];
 
 function fail(message: string, code = 1): never {

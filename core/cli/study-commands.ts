@@ -24,7 +24,7 @@ function list(value: string, what: string): string[] {
 
 function collect(value: string, previous: string[] = []): string[] { return [...previous, value]; }
 
-const STUDY_SIZES = ['smoke', 'quick', 'paper'];
+const STUDY_SIZES = ['smoke', 'quick', 'standard', 'paper'];
 
 /** What a grid file held for the fields parseStudySpec checks (its message says only what is expected). */
 function describeSpecValues(raw: unknown): string {
@@ -93,7 +93,7 @@ export function registerStudyCommands(program: Command): void {
     .option('--methods <list>', 'comma-separated method presets, e.g. vanilla-rl,state-estimation-rl,spa')
     .option('--envs <list>', 'comma-separated env ids, e.g. frozenlake,sokoban,sudoku')
     .option('--seeds <list>', 'comma-separated run seeds', '0')
-    .option('--size <size>', 'preset size: smoke | quick | paper', 'quick')
+    .option('--size <size>', 'preset size: smoke | quick | standard | paper', 'quick')
     .option('--name <name>', 'study name', 'study')
     .option('--set <key=value>', 'override a config value of every run by dotted path, e.g. --set stages.bootstrap.steps=150 (repeatable)', collect, [])
     .action(async (o: { project: string; grid?: string; methods?: string; envs?: string; seeds: string; size: string; name: string; set: string[] }) => {

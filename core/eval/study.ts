@@ -24,7 +24,7 @@ export interface StudySpec {
   methods: string[];          // preset ids
   envs: string[];             // env ids
   seeds: number[];            // run seeds (seeds.base)
-  size: 'smoke' | 'quick' | 'paper';
+  size: 'smoke' | 'quick' | 'standard' | 'paper';
   set?: Record<string, unknown>; // dotted-path overrides for every run
 }
 
@@ -35,7 +35,7 @@ export function parseStudySpec(raw: unknown, where: string): StudySpec {
   if (typeof o.name !== 'string' || !/^[A-Za-z0-9._-]+$/.test(o.name)) problems.push('name: letters, digits, ".", "_" or "-"');
   for (const key of ['methods', 'envs'] as const) if (!Array.isArray(o[key]) || o[key]!.length === 0 || !o[key]!.every((x) => typeof x === 'string')) problems.push(`${key}: a non-empty array of strings`);
   if (!Array.isArray(o.seeds) || o.seeds.length === 0 || !o.seeds.every((x) => Number.isInteger(x))) problems.push('seeds: a non-empty array of integers');
-  if (!['smoke', 'quick', 'paper'].includes(String(o.size))) problems.push('size: smoke | quick | paper');
+  if (!['smoke', 'quick', 'standard', 'paper'].includes(String(o.size))) problems.push('size: smoke | quick | standard | paper');
   if (problems.length) throw new Error(`${where}: invalid study: ${problems.join('; ')}`);
   return { name: o.name!, methods: o.methods!, envs: o.envs!, seeds: o.seeds!, size: o.size!, ...(o.set ? { set: o.set } : {}) };
 }

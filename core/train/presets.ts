@@ -1,7 +1,10 @@
 // Method presets and their sizes. A preset is a RunConfig input: the method, its template and
 // response format, and stage settings per size:
 //   smoke  seconds on one CPU core; used by the tests (a micro model, a handful of games)
-//   quick  minutes per method on a 2-core CPU with the tiny model, after a 15–30 min bootstrap cached per project (the reproduction study)
+//   quick     the main job (npm start): a few minutes per method on a 2-core CPU with the tiny model, from the shipped base
+//             (resources/bases/<env>, core/train/shipped-base.ts) when there is one, else after a ~35 min bootstrap cached per project
+//   standard  the study size (docs/results/spa-cpu-v1/DESIGN.md): the same model and base as quick, more self-play, SFT, RL
+//             and the study's final evaluation (128 puzzles × 8 samples); under an hour per method on 2 cores
 //   paper  the reference settings (arXiv 2510.15047, 4 GPUs, a 1.5B model): set model.path to a
 //          local Qwen2.5 folder (model.source = 'hf-folder') to run them as published
 // The stage plan of a method lives in planStages (core/train/plan.ts).
@@ -10,7 +13,7 @@ import type { Size } from '../api/contract.js';
 
 /** The sizes a method preset defines ('custom' is a config that came from no preset). */
 export type PresetSize = Exclude<Size, 'custom'>;
-export const SIZES: PresetSize[] = ['smoke', 'quick', 'paper'];
+export const SIZES: PresetSize[] = ['smoke', 'quick', 'standard', 'paper'];
 
 /** A method preset: one row of the table below, registered for every size by core/engine/presets.ts. */
 export interface MethodPreset {
@@ -28,6 +31,7 @@ const rawPlain = { preset: '@vanilla', responseFormat: 'plain' } as const;
 const TEMPLATE_BY_SIZE: Record<PresetSize, Record<string, string>> = {
   smoke: { '@spa': 'tiny-spa', '@vanilla': 'tiny-vanilla', '@random-coordinates': 'tiny-random-coordinates' },
   quick: { '@spa': 'tiny-spa', '@vanilla': 'tiny-vanilla', '@random-coordinates': 'tiny-random-coordinates' },
+  standard: { '@spa': 'tiny-spa', '@vanilla': 'tiny-vanilla', '@random-coordinates': 'tiny-random-coordinates' },
   paper: { '@spa': 'spa', '@vanilla': 'vanilla', '@random-coordinates': 'random-coordinates' },
 };
 
@@ -48,6 +52,15 @@ export const PRESET_DEFINITIONS: MethodPreset[] = [
   { id: 'spa-sft-epochs-6', title: 'SPA, 6 SFT epochs', method: 'spa', description: 'Ablation: number of SFT epochs (6).', base: { method: 'spa', template: coordinates, stages: { sft: { epochs: 6 } } } },
 ];
 
+// quick and standard share the model, the rollout shape and the bootstrap, so one base (shipped or cached) serves both.
+const TINY_MODEL: RunConfigInput['model'] = { source: 'preset', preset: 'tiny', overrides: { hidden_size: 64, intermediate_size: 176, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 4, max_position_embeddings: 2048 } };
+// maxNewTokens 600: character-level world-model replies are 240–546 characters (tests/train/bootstrap-layout.test.ts).
+const TINY_ROLLOUT = { maxTurns: 3, maxNewTokens: 600, maxContextTokens: 2048, batchSize: 16 };
+// Bootstrap: true observations, counterfactual predictions and copy drills (audit B2); the gate says whether the base can
+// read a state. 900 steps (~35 min on 2 cores) pass FrozenLake's gate; the result is shipped (resources/bases/frozenlake),
+// else cached per project and shared by a study's methods; resumable every 50 steps.
+const TINY_BOOTSTRAP = { games: 600, steps: 900, batchSize: 8, lr: 3e-3 };
+
 /** Stage settings and model per size (merged under the preset's own fragment). */
 export const SIZE_SETTINGS: Record<PresetSize, RunConfigInput> = {
   smoke: {
@@ -67,23 +80,35 @@ export const SIZE_SETTINGS: Record<PresetSize, RunConfigInput> = {
     },
   },
   quick: {
-    // Sized for a shared 2-core CPU: a 2-layer width-64 character model (~0.1M parameters).
+    // The main job (npm start), sized for a shared 2-core CPU: a 2-layer width-64 character model (~0.1M parameters)
+    // from the shipped base; measured wall times per stage in docs/results/spa-cpu-v1/README.md.
     size: 'quick',
-    model: { source: 'preset', preset: 'tiny', overrides: { hidden_size: 64, intermediate_size: 176, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 4, max_position_embeddings: 2048 } },
+    model: TINY_MODEL,
     stages: {
-      rollout: { maxTurns: 3, maxNewTokens: 600, maxContextTokens: 2048, batchSize: 16 },
-      // maxNewTokens 600: character-level world-model replies are 240–546 characters (tests/train/bootstrap-layout.test.ts).
-      // Bootstrap: true observations, counterfactual predictions and copy drills (audit B2); the gate says whether the base
-      // can read a state. The old decoy bootstrap needed ~450 steps for the format (docs/results/README.md). Cached per project
-      // and shared by a study's methods; resumable every 50 steps.
-      bootstrap: { games: 600, steps: 450, batchSize: 8, lr: 3e-3 },
+      rollout: TINY_ROLLOUT,
+      bootstrap: TINY_BOOTSTRAP,
       selfplay: { games: 24 },
       // SFT lr 3e-4: at 2e-3 the 450-step base lost the format after SFT (format errors 0.94 at RL step 0);
       // at 3e-4 they were 0.48 with held-out Pass@1 19% (docs/results/README.md, validation runs).
       sft: { epochs: 2, batchSize: 8, lr: 3e-4, maxLength: 2048 },
       rl: { steps: 3, groups: 2, groupSize: 4, miniBatchSize: 8, passAtKEvery: 3, passAtKPuzzles: 4, lr: 2e-4, criticLr: 1e-3 },
       rwml: { steps: 3, examples: 4, groupSize: 4, maxNewTokens: 600 },
-      eval: { puzzles: 8, samples: 4, k: [1, 4], perplexityRows: 8 },
+      eval: { puzzles: 8, samples: 4, k: [1, 4], perplexityRows: 8, worldModelTurns: 32 },
+    },
+  },
+  standard: {
+    // The study size (docs/results/spa-cpu-v1/DESIGN.md): quick's model, rollout shape and base (the shipped base serves
+    // both), more self-play and SFT, RL long enough to move, and the design's final evaluation (128 puzzles × 8 samples).
+    size: 'standard',
+    model: TINY_MODEL,
+    stages: {
+      rollout: TINY_ROLLOUT,
+      bootstrap: TINY_BOOTSTRAP,
+      selfplay: { games: 128 },
+      sft: { epochs: 3, batchSize: 8, lr: 1e-3, maxLength: 2048 },
+      rl: { steps: 30, groups: 4, groupSize: 8, miniBatchSize: 16, passAtKEvery: 10, passAtKPuzzles: 32, lr: 2e-4, criticLr: 1e-3 },
+      rwml: { steps: 20, examples: 16, groupSize: 4, maxNewTokens: 600 },
+      eval: { puzzles: 128, samples: 8, k: [1, 8], perplexityRows: 32, worldModelTurns: 64 },
     },
   },
   paper: {

@@ -1,0 +1,43 @@
+// The preset sizes: `standard` (the study size) exists for every method preset, shares quick's
+// model, rollout shape and bootstrap (so one shipped base serves both), and evaluates as the
+// pre-registered design says (128 puzzles × 8 samples, Pass@1 and Pass@8).
+import { describe, expect, it } from 'vitest';
+import { RunConfigSchema } from '../../core/api/run-config.js';
+import { PRESET_DEFINITIONS, presetConfig, SIZES } from '../../core/train/presets.js';
+import { stageSection } from '../../core/train/plan.js';
+import { bootstrapTemplates } from '../../core/train/bootstrap.js';
+import { builtinTemplate } from '../../core/prompts/resolve-template.js';
+import { baseDescriptor, descriptorKey } from '../../core/train/shipped-base.js';
+import { getPreset } from '../../core/engine/presets.js';
+
+function resolved(preset: string, size: 'quick' | 'standard') {
+  return RunConfigSchema.parse(presetConfig(preset, size, { env: { id: 'frozenlake' } }));
+}
+function key(preset: string, size: 'quick' | 'standard'): string {
+  const config = resolved(preset, size);
+  return descriptorKey(baseDescriptor(config, bootstrapTemplates(config).templates.map((t) => (typeof t === 'string' ? builtinTemplate(t) : t))));
+}
+
+describe('sizes', () => {
+  it('standard is a size of every method preset, registered for runs and studies', () => {
+    expect(SIZES).toContain('standard');
+    for (const def of PRESET_DEFINITIONS) {
+      const config = resolved(def.id, 'standard');
+      expect(config.size).toBe('standard');
+      expect(getPreset(def.id)!.sizes).toContain('standard');
+    }
+  });
+  it('quick and standard share one base: the study arms of both sizes match the same descriptor', () => {
+    const keys = new Set(['vanilla-rl', 'state-estimation-rl', 'spa', 'spa-mask-state-spans'].flatMap((p) => [key(p, 'quick'), key(p, 'standard')]));
+    expect(keys.size).toBe(1);
+  });
+  it('standard evaluates as the design says and trains more than quick', () => {
+    const q = resolved('spa', 'quick'), s = resolved('spa', 'standard');
+    const evalS = stageSection(s, 'eval');
+    expect([evalS.puzzles, evalS.samples, evalS.k]).toEqual([128, 8, [1, 8]]);
+    expect(stageSection(s, 'rollout').maxTurns).toBe(3); // the turn budget of the design's chance/oracle rows
+    expect(stageSection(s, 'selfplay').games).toBeGreaterThan(stageSection(q, 'selfplay').games);
+    expect(stageSection(s, 'rl').steps * stageSection(s, 'rl').groups * stageSection(s, 'rl').groupSize)
+      .toBeGreaterThan(stageSection(q, 'rl').steps * stageSection(q, 'rl').groups * stageSection(q, 'rl').groupSize);
+  });
+});
