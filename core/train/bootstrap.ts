@@ -66,7 +66,7 @@ export const bootstrapStage: StageDefinition = {
         cpSync(found.dir, target, { recursive: true });
         const gate = found.record.gate as BootstrapGate | null;
         if (gate) ctx.writeJson('bootstrap/gate.json', gate);
-        ctx.log('info', `bootstrap: using the shipped base ${found.dir} (content ${found.record.contentHash.slice(0, 12)}…; ${gate ? gateLine(gate) : 'no gate recorded'})`);
+        ctx.log(gate && !gate.passed ? 'warn' : 'info', `bootstrap: using the shipped base ${found.dir} (content ${found.record.contentHash.slice(0, 12)}…; ${gate ? gateLine(gate) : 'no gate recorded'})`);
         ctx.checkpoint(section.steps, target);
         return { checkpoint: target, cached: true, shipped: found.dir, contentHash: found.record.contentHash, ...(gate ? { gatePassed: gate.passed } : {}), wallSeconds: elapsedSeconds(started) };
       }

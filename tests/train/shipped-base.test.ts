@@ -54,6 +54,9 @@ describe('shipped base', () => {
     const used = await runPreset(project, 'spa', 'uses', { ...ONLY_BOOTSTRAP, seeds: { base: 1 } });
     expect(used.outcome.status).toBe('completed');
     expect(used.events.some((e) => e.type === 'log' && /bootstrap: using the shipped base .*frozenlake .*bootstrap gate (PASSED|FAILED)/.test(e.message))).toBe(true);
+    // a shipped base whose gate failed is used with a warning, not silently
+    const usedLine = used.events.find((e) => e.type === 'log' && /bootstrap: using the shipped base/.test(e.message));
+    expect(usedLine && usedLine.type === 'log' && usedLine.level).toBe((stored.gate as { passed: boolean }).passed ? 'info' : 'warn');
     expect(used.events.some((e) => e.type === 'metric' && e.point.stage === 'bootstrap' && 'losses/bootstrap' in e.point.values)).toBe(false);
     expect(existsSync(join(used.runDir, 'checkpoints', 'bootstrap', 'model.safetensors'))).toBe(true);
     expect(existsSync(join(used.runDir, 'bootstrap', 'gate.json'))).toBe(true);
