@@ -60,7 +60,7 @@ function printRecord(dir: string, record: ShippedBaseRecord): void {
   const gate = record.gate as BootstrapGate | null;
   process.stdout.write(`${dir}: ${record.env}, content ${record.contentHash.slice(0, 16)}…, match key ${record.matchKey}\n`);
   process.stdout.write(`  command: ${record.command}\n`);
-  process.stdout.write(`  data seeds: games ${record.dataSeeds.games.join('–')}, drills ${record.dataSeeds.drills.join('–')}, gate ${record.dataSeeds.gate.join('–')}\n`);
+  process.stdout.write(`  data seeds: games ${record.dataSeeds.games.join('–')}, drills ${record.dataSeeds.drills[1] < record.dataSeeds.drills[0] ? 'none' : record.dataSeeds.drills.join('–')}, gate ${record.dataSeeds.gate.join('–')}\n`);
   process.stdout.write(`  ${gate ? gateLine(gate) : 'no gate recorded'}\n`);
   if (record.trainSeconds !== null) process.stdout.write(`  trained in ${(record.trainSeconds / 60).toFixed(1)} min (run ${record.sourceRun})\n`);
 }
