@@ -2,7 +2,7 @@
 // a Transport. Two transports exist: the Electron preload bridge (ipc-transport.ts) and the
 // WebSocket of `serve` (ws-transport.ts). Views only ever see WorkbenchClient.
 import type {
-  ApiMethodName, EventTopic, Unsubscribe, WorkbenchClient, WorkbenchEvent,
+  ApiMethodName, ApiNamespace, EventTopic, Unsubscribe, WorkbenchClient, WorkbenchEvent,
 } from '../../../core/api/contract.js';
 
 export type ConnectionState = 'connecting' | 'open' | 'closed';
@@ -24,7 +24,14 @@ export interface ClientExtras {
 
 export type Client = WorkbenchClient & ClientExtras;
 
-const NAMESPACES = new Set(['projects', 'runs', 'envs', 'templates', 'rollouts', 'datasets', 'metrics', 'evals', 'studies', 'system']);
+/** Every namespace of the contract; the type check below fails when the contract gains one not listed here. */
+export const API_NAMESPACES = [
+  'projects', 'runs', 'envs', 'templates', 'rollouts', 'datasets', 'metrics', 'evals', 'studies', 'system', 'inspect', 'probe',
+] as const satisfies ReadonlyArray<ApiNamespace>;
+type UnlistedNamespace = Exclude<ApiNamespace, (typeof API_NAMESPACES)[number]>;
+const everyNamespaceListed: [UnlistedNamespace] extends [never] ? true : UnlistedNamespace = true;
+void everyNamespaceListed;
+const NAMESPACES = new Set<string>(API_NAMESPACES);
 
 /**
  * Build the nested typed API object (`client.runs.create(...)`) on top of a transport.
