@@ -8,8 +8,7 @@ import type { WorkbenchClient } from '../../core/api/contract.js';
 import type { RunStatus } from '../../core/api/records.js';
 import { expect, expectNoSidewaysScroll, openApp, setTheme, shot, test } from './helpers.js';
 
-async function finishedRun(api: WorkbenchClient, name: string, seed: number): Promise<string> {
-  const run = await api.runs.create({ preset: 'vanilla-rl', size: 'smoke', name, set: { 'seeds.base': seed }, start: true });
+async function waitDone(api: WorkbenchClient, run: { id: string; status: RunStatus }, name: string): Promise<string> {
   const deadline = Date.now() + 300_000;
   let status: RunStatus = run.status;
   while (Date.now() < deadline) {
@@ -21,9 +20,15 @@ async function finishedRun(api: WorkbenchClient, name: string, seed: number): Pr
   return run.id;
 }
 
+async function finishedRun(api: WorkbenchClient, name: string, seed: number): Promise<string> {
+  return waitDone(api, await api.runs.create({ preset: 'vanilla-rl', size: 'smoke', name, set: { 'seeds.base': seed }, start: true }), name);
+}
+
 test('charts: smoothing default, stage marks, log scale, view state in the URL, pinned charts; System and Tokens tabs', async ({ workbench, consoleProblems, browser }) => {
   test.setTimeout(420_000);
   const { page, api, go } = workbench;
+  // a run that lasts ~20 s (mostly waiting) so that the engine records a few system samples (every 5 s)
+  const waitRun = await api.runs.create({ preset: 'diagnostic', size: 'quick', name: 'system samples', set: { 'stages.diag-wait.steps': 400, 'stages.diag-wait.delayMs': 50 }, start: true });
   const a = await finishedRun(api, 'charts run a', 1);
   const b = await finishedRun(api, 'charts run b', 2);
   await setTheme(page, 'light');
@@ -88,18 +93,19 @@ test('charts: smoothing default, stage marks, log scale, view state in the URL, 
   await expect(page.getByTestId('log-scale')).toBeChecked();
 
   // ── System tab: CPU and memory over the run's time; no GPU chart on this machine ──
-  await go(`#/run/${encodeURIComponent(a)}?tab=system`);
+  const w = await waitDone(api, waitRun, 'system samples');
+  await go(`#/run/${encodeURIComponent(w)}?tab=system`);
   await expect(page.getByTestId('system-panel')).toBeVisible();
-  await expect(page.getByTestId('chart-engine CPU (% of one core)')).toBeVisible();
+  await expect(page.getByTestId('chart-engine CPU (% of one core)').locator('canvas')).toBeVisible();
   await expect(page.getByTestId('chart-engine memory (MB)')).toBeVisible();
-  const samples = await api.inspect.systemMetrics({ runId: a, maxPoints: 2000 });
-  expect(samples.total).toBeGreaterThan(0);
+  const samples = await api.inspect.systemMetrics({ runId: w, maxPoints: 2000 });
+  expect(samples.total).toBeGreaterThan(1);
   if (!samples.samples.some((s) => s.gpuPercent !== undefined)) await expect(page.getByTestId('chart-GPU utilisation (%)')).toHaveCount(0);
   await expectNoSidewaysScroll(page);
   await shot(page, 'run-system', { docs: true });
 
   // ── Tokens tab: histograms of the RL episodes' per-token statistics ──
-  await page.getByRole('tab', { name: 'Tokens' }).click();
+  await go(`#/run/${encodeURIComponent(a)}?tab=tokens`);
   await expect(page.getByTestId('tokens-panel')).toBeVisible();
   await expect(page.getByTestId('token-histogram')).toBeVisible();
   const hist = await api.inspect.tokenHistograms({ runId: a, stage: 'rl', fields: ['advantages', 'logprobs'], bins: 30 });

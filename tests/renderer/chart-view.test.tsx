@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { cleanup, render, screen, waitFor } from '@testing-library/react';
 import {
-  DEFAULT_SMOOTHING, DEFAULT_VIEW, SMOOTHING_MIN_POINTS, StageAxis, defaultSmoothing, formatValue, loadPinned, paramsToView, savePinned,
+  DEFAULT_SMOOTHING, DEFAULT_VIEW, SMOOTHING_MIN_POINTS, StageAxis, defaultSmoothing, formatValue, loadPinned, logTicks, paramsToView, savePinned,
   tickLabels, timeSpans, togglePinned, viewToParams, type ChartViewState,
 } from '../../renderer/src/charts/chart-view.js';
 import { forLogScale, stagesInRange } from '../../renderer/src/charts/MetricChart.js';
@@ -46,6 +46,16 @@ describe('tick labels', () => {
     const big = [123456.1, 123456.2, 123456.3];
     expect(new Set(tickLabels(big)).size).toBe(3);
     expect(tickLabels([2, 2])).toEqual(['2', '2']);
+  });
+
+  it('leaves the ticks a log axis does not label blank, never "null"', () => {
+    const splits = [0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1];
+    const kept = logTicks(splits);                       // four decades: 1-2-5 multiples
+    expect(kept.filter((v) => v !== null)).toEqual(splits);
+    const wide = logTicks([1e-6, 3e-6, 1e-5, 1e-3, 4e-3, 1]);   // six decades: powers of ten only
+    expect(wide).toEqual([1e-6, null, 1e-5, 1e-3, null, 1]);
+    expect(tickLabels(wide)).toEqual(['1e-6', '', '1e-5', '0.001', '', '1']);
+    expect(tickLabels([null, 4.8395, null, 4.84, 4.8405]).filter((l) => l !== '')).toEqual(['4.8395', '4.8400', '4.8405']);
   });
 });
 

@@ -9,7 +9,7 @@ import { cssVar } from '../theme/theme.js';
 import type { PrepareResponse } from './downsample.js';
 import { sharedDownsampler, type Downsampler } from './downsampler.js';
 import { downloadDataUrl } from '../components/download.js';
-import { formatValue, tickLabels, type StageSpan } from './chart-view.js';
+import { formatValue, logTicks, tickLabels, type StageSpan } from './chart-view.js';
 
 export { formatValue };
 
@@ -79,6 +79,7 @@ function drawStageMarks(u: uPlot, spans: StageSpan[], color: string): void {
   ctx.setLineDash([4 * devicePixelRatio, 3 * devicePixelRatio]);
   ctx.font = `${10 * devicePixelRatio}px system-ui, sans-serif`;
   ctx.textBaseline = 'top';
+  ctx.textAlign = 'left';          // uPlot leaves the y axis's alignment on the context
   spans.forEach((sp, i) => {
     const { begin, end } = bounds[i]!;
     if (end < min || begin > max) return;                          // not in view (zoomed)
@@ -207,6 +208,8 @@ export function MetricChart(props: MetricChartProps) {
           uSeries.push({ label: s.label, stroke: s.color, width: 1.5, spanGaps: true, points: { size: 5, stroke: s.color, fill: s.color } });
         }
       });
+      // a log axis labels and grids only some of uPlot's 1..9 × 10^k splits (chart-view.ts logTicks)
+      const logFilter = log ? { filter: (_u: uPlot, splits: number[]) => logTicks(splits) } : {};
       const markColor = cssVar('--fg-muted', cssVar('--chart-axis', '#666'));
       const opts: uPlot.Options = {
         width: plotWidth + 60,
@@ -231,7 +234,8 @@ export function MetricChart(props: MetricChartProps) {
         axes: [
           { stroke: axis, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 }, label: xLabel, labelSize: 18, labelFont: '11px system-ui, sans-serif', font: '11px system-ui, sans-serif', size: 36,
             values: (_u, vals) => tickLabels(vals), ...(isIntegerAxis(xLabel) ? { incrs: INTEGER_INCRS } : {}) },
-          { stroke: axis, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 }, font: '11px system-ui, sans-serif', size: 56, values: (_u, vals) => tickLabels(vals) },
+          { stroke: axis, grid: { stroke: grid, width: 1, ...logFilter }, ticks: { stroke: grid, width: 1, ...logFilter }, font: '11px system-ui, sans-serif', size: 56,
+            values: (_u, vals) => tickLabels(vals), ...logFilter },
         ],
         cursor: {
           ...(syncKey ? { sync: { key: syncKey, setSeries: false } } : {}),

@@ -23,27 +23,52 @@ export function formatValue(v: number | null | undefined): string {
   return String(Number(v.toPrecision(4)));
 }
 
-const hasRepeats = (labels: string[]) => labels.some((l, i) => i > 0 && l === labels[i - 1]);
+/** Labels repeat when two neighbouring non-blank labels are equal (blank = a tick the axis left unlabelled). */
+const hasRepeats = (labels: string[]) => {
+  const shown = labels.filter((l) => l !== '');
+  return shown.some((l, i) => i > 0 && l === shown[i - 1]);
+};
 
 /**
  * Axis tick labels with no label repeated: the compact form when it tells the ticks apart, else
  * as many decimals as the tick spacing needs (ticks 4.8395, 4.84, 4.8405 read "4.8395",
- * "4.8400", "4.8405", not "4.84" three times).
+ * "4.8400", "4.8405", not "4.84" three times). A tick without a value (null, as uPlot passes for
+ * the unlabelled ticks of a log axis) gets an empty label.
  */
-export function tickLabels(vals: number[]): string[] {
-  const compact = vals.map((v) => formatValue(v));
+export function tickLabels(vals: ReadonlyArray<number | null>): string[] {
+  const finite = (v: number | null): v is number => v !== null && Number.isFinite(v);
+  const compact = vals.map((v) => (finite(v) ? formatValue(v) : ''));
   if (!hasRepeats(compact)) return compact;
+  const xs = vals.filter(finite);
   let spacing = Infinity;
-  for (let i = 1; i < vals.length; i++) {
-    const d = Math.abs(vals[i]! - vals[i - 1]!);
+  for (let i = 1; i < xs.length; i++) {
+    const d = Math.abs(xs[i]! - xs[i - 1]!);
     if (d > 0 && d < spacing) spacing = d;
   }
   if (!Number.isFinite(spacing)) return compact;          // every tick the same value: nothing to tell apart
   for (let decimals = Math.max(0, Math.ceil(-Math.log10(spacing) - 1e-9)); decimals <= 15; decimals++) {
-    const fixed = vals.map((v) => (Number.isFinite(v) ? v.toFixed(decimals) : '–'));
+    const fixed = vals.map((v) => (finite(v) ? v.toFixed(decimals) : ''));
     if (!hasRepeats(fixed)) return fixed;
   }
-  return vals.map((v) => String(v));
+  return vals.map((v) => (finite(v) ? String(v) : ''));
+}
+
+/**
+ * The ticks a log axis labels: every one within two decades, only 1-2-5 multiples within
+ * four, only powers of ten beyond (uPlot proposes 1..9 × 10^k, too dense on a 200 px chart).
+ */
+export function logTicks(splits: ReadonlyArray<number>): Array<number | null> {
+  const pos = splits.filter((v) => v > 0);
+  if (pos.length < 2) return [...splits];
+  const decades = Math.log10(Math.max(...pos) / Math.min(...pos));
+  const mantissa = (v: number) => Math.round(v / 10 ** Math.floor(Math.log10(v) + 1e-9));
+  const keep = (v: number) => {
+    if (!(v > 0)) return false;
+    if (decades <= 2) return true;
+    const m = mantissa(v);
+    return decades <= 4 ? m === 1 || m === 2 || m === 5 : m === 1;
+  };
+  return splits.map((v) => (keep(v) ? v : null));
 }
 
 /** One stage's stretch of the x axis in a run: where its first and last points are. */

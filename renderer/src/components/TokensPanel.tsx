@@ -25,7 +25,7 @@ export function fieldsWithData(steps: Steps): TokenField[] {
 
 /** One histogram as SVG bars: bins on x (the shared edges), tokens per bin on y. */
 export function HistogramBars(props: { histogram: Histogram; color: string; width?: number; height?: number; label: string }) {
-  const { histogram: h, color, width = 640, height = 220, label } = props;
+  const { histogram: h, color, width = 500, height = 230, label } = props;
   const padL = 44, padB = 34, padT = 8, padR = 8;
   const plotW = width - padL - padR;
   const plotH = height - padT - padB;
@@ -41,7 +41,7 @@ export function HistogramBars(props: { histogram: Histogram; color: string; widt
       <line x1={padL} y1={padT + plotH} x2={padL + plotW} y2={padT + plotH} stroke="var(--chart-axis, #888)" />
       <line x1={padL} y1={padT} x2={padL} y2={padT + plotH} stroke="var(--chart-axis, #888)" />
       {[0, 0.5, 1].map((f) => (
-        <text key={f} x={padL - 4} y={padT + plotH - f * plotH + 4} textAnchor="end" fontSize="10" fill="var(--fg-muted)">{formatValue(Math.round(f * maxCount))}</text>
+        <text key={f} x={padL - 4} y={padT + plotH - f * plotH + 4} textAnchor="end" fontSize="11" fill="var(--fg-muted)">{formatValue(Math.round(f * maxCount))}</text>
       ))}
       {h.counts.map((c, i) => {
         const barH = (c / maxCount) * plotH;
@@ -55,7 +55,7 @@ export function HistogramBars(props: { histogram: Histogram; color: string; widt
         <line x1={xOf(h.mean)} x2={xOf(h.mean)} y1={padT} y2={padT + plotH} stroke="var(--fg)" strokeDasharray="4 3"><title>{`mean ${formatValue(h.mean)}`}</title></line>
       )}
       {ticks.map((v, i) => (
-        <text key={i} x={xOf(v)} y={padT + plotH + 14} textAnchor={i === 0 ? 'start' : i === ticks.length - 1 ? 'end' : 'middle'} fontSize="10" fill="var(--fg-muted)">{formatValue(v)}</text>
+        <text key={i} x={xOf(v)} y={padT + plotH + 14} textAnchor={i === 0 ? 'start' : i === ticks.length - 1 ? 'end' : 'middle'} fontSize="11" fill="var(--fg-muted)">{formatValue(v)}</text>
       ))}
       <text x={padL + plotW / 2} y={height - 4} textAnchor="middle" fontSize="11" fill="var(--fg-muted)">{label}</text>
     </svg>
