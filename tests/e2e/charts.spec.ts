@@ -21,7 +21,8 @@ async function waitDone(api: WorkbenchClient, run: { id: string; status: RunStat
 }
 
 async function finishedRun(api: WorkbenchClient, name: string, seed: number): Promise<string> {
-  return waitDone(api, await api.runs.create({ preset: 'vanilla-rl', size: 'smoke', name, set: { 'seeds.base': seed }, start: true }), name);
+  // three RL steps: the Tokens tab has steps to pick from
+  return waitDone(api, await api.runs.create({ preset: 'vanilla-rl', size: 'smoke', name, set: { 'seeds.base': seed, 'stages.rl.steps': 3 }, start: true }), name);
 }
 
 test('charts: smoothing default, stage marks, log scale, view state in the URL, pinned charts; System and Tokens tabs', async ({ workbench, consoleProblems, browser }) => {
@@ -112,6 +113,11 @@ test('charts: smoothing default, stage marks, log scale, view state in the URL, 
   expect(hist.steps.length).toBeGreaterThan(0);
   await page.getByTestId('tokens-field').selectOption('logprobs');
   await expect(page.getByTestId('tokens-summary')).toContainText(`${hist.steps[hist.steps.length - 1]!.histograms['logprobs']!.count.toLocaleString('en-US')} tokens`);
+  expect(hist.steps.length).toBeGreaterThan(1);
+  const firstStep = hist.steps[0]!;
+  await page.getByTestId('tokens-step').fill('0');                                    // the first RL step
+  await expect(page.getByTestId('tokens-step-value')).toHaveText(String(firstStep.step));
+  await expect(page.getByTestId('tokens-summary')).toContainText(`${firstStep.histograms['logprobs']!.count.toLocaleString('en-US')} tokens from ${firstStep.episodes} episodes`);
   expect(page.url()).toContain('tab=tokens');
   await expectNoSidewaysScroll(page);
   await shot(page, 'run-tokens', { docs: true });

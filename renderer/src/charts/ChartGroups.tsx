@@ -56,7 +56,9 @@ export function ChartGroups(props: ChartGroupsProps) {
   const pinnedCharts = pinned.map((n) => props.charts.find((c) => c.name === n)).filter((c): c is ChartSpec => c !== undefined);
   const groups = groupCharts(props.charts.filter((c) => !pinned.includes(c.name)));
   const [open, setOpen] = useState<Record<string, boolean>>({});
-  const isOpen = (g: string) => open[g] ?? (OPEN_BY_DEFAULT.has(g) || groups.length <= 2);
+  // none of the usual groups (e.g. an imported verl run: actor/, critic/, timing_s/): open them all
+  const noneUsual = !groups.some((g) => OPEN_BY_DEFAULT.has(g.group));
+  const isOpen = (g: string) => open[g] ?? (OPEN_BY_DEFAULT.has(g) || groups.length <= 2 || noneUsual);
   const chart = (c: ChartSpec) => (
     <MetricChart key={c.name} title={c.name} series={c.series} xLabel={props.xLabel} smoothing={props.smoothing} syncKey={props.syncKey} theme={props.theme}
       log={props.log ?? false} {...(props.stageSpans ? { stageSpans: props.stageSpans } : {})}

@@ -16,7 +16,7 @@ function FolderInput(props: { value: string; onChange(v: string): void; onEnter(
     if (path) props.onChange(path);
   };
   return (
-    <label className="field">
+    <label className="field interop-field">
       <span className="label">{props.label}</span>
       <div className="row">
         <input type="text" className="grow mono" value={props.value} onChange={(e) => props.onChange(e.target.value)} placeholder={props.placeholder}
@@ -25,6 +25,12 @@ function FolderInput(props: { value: string; onChange(v: string): void; onEnter(
       </div>
     </label>
   );
+}
+
+/** The bundle's warnings less the one that repeats the model note (shown above them). */
+export function otherWarnings(r: ExportBundleResult): string[] {
+  const note = r.model.note.trim().replace(/\.$/, '');
+  return r.warnings.filter((w) => !(note && w.includes(note)));
 }
 
 const emptyPath = (what: string, expected: string) => ({ name: 'InputError', message: `Enter ${what}.`, details: { expected, received: 'nothing' } });
@@ -60,14 +66,14 @@ export function ExportBundlePanel(props: { client: Client; runId: string; onClos
       {result && (
         <div data-testid="export-result" style={{ marginTop: 10 }}>
           <div className="banner info"><div className="title">Bundle written to <span className="mono">{result.dir}</span></div></div>
-          <div className="field"><span className="label">Model ({result.model.kind})</span>
+          <div className="field" style={{ marginTop: 8 }}><span className="label">Model for the cluster ({result.model.kind === 'base' ? 'a named base model' : result.model.kind})</span>
             <div className="mono" data-testid="export-model-path">{result.model.path}</div>
             <div className="muted" data-testid="export-model-note">{result.model.note}</div>
           </div>
-          {result.warnings.length > 0 && (
+          {otherWarnings(result).length > 0 && (
             <div className="banner warn" data-testid="export-warnings">
-              <div className="title">Not carried over ({result.warnings.length})</div>
-              <ul style={{ margin: '4px 0 0 18px', padding: 0 }}>{result.warnings.map((w) => <li key={w}>{w}</li>)}</ul>
+              <div className="title">Not carried over ({otherWarnings(result).length})</div>
+              <ul style={{ margin: '4px 0 0 18px', padding: 0 }}>{otherWarnings(result).map((w) => <li key={w}>{w}</li>)}</ul>
             </div>
           )}
           <details open>
@@ -101,7 +107,7 @@ export function ImportRunPanel(props: { client: Client; onImported(result: Impor
       </p>
       <FolderInput value={path} onChange={setPath} onEnter={() => void submit()} testId="import-path" label="SPA/RAGEN output folder"
         placeholder="/data/ragen/outputs/exp1" pickTitle="Import: choose a SPA/RAGEN output folder" busy={busy} />
-      <label className="field">
+      <label className="field interop-field">
         <span className="label">Name (optional)</span>
         <input type="text" value={name} onChange={(e) => setName(e.target.value)} placeholder="the folder name" data-testid="import-name" aria-label="Imported run name" />
       </label>

@@ -220,7 +220,7 @@ export default function RunView({ client, navigate, runId, theme, params }: RunV
       <div className="row" style={{ marginBottom: 8 }}>
         <RunTitle client={client} run={run} readOnly={readOnly} onChanged={onLabelsChanged} onError={setError} />
         <StatusBadge status={run.status} />
-        {isImported && <span className="badge imported" data-testid="imported-badge" title="Imported from a SPA/RAGEN run folder: read-only, nothing to start, stop or resume">imported · read-only</span>}
+        {isImported && <span className="badge" data-testid="imported-badge" title="Imported from a SPA/RAGEN run folder: nothing to start, stop or resume">read-only · from SPA/RAGEN</span>}
         {wholeEta && <span className="muted" data-testid="run-eta" title="This stage's ETA plus the median time each stage to come took in earlier runs of the same preset, size, method and env">{fmtRunEta(wholeEta)}</span>}
         <span className="muted">{run.method} · {run.env} · {run.size}{run.preset ? ` · preset ${run.preset}` : ''}</span>
         <span className="grow" />
