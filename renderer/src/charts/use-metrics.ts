@@ -9,8 +9,8 @@ import { StageAxis, type StageSpan } from './chart-view.js';
 export type XMode = 'step' | 'time' | 'episodes';
 export const X_LABELS: Record<XMode, string> = { step: 'step', time: 'wall time (s)', episodes: 'episodes' };
 /** The x label when every stage is shown: steps and episodes restart per stage, so stages are laid end to end. */
-export function xLabelOf(mode: XMode, stage: string | undefined): string {
-  return mode === 'time' || stage ? X_LABELS[mode] : `${X_LABELS[mode]} (stages end to end)`;
+export function xLabelOf(mode: XMode, stage: string | undefined, stagesShown = 2): string {
+  return mode === 'time' || stage || stagesShown < 2 ? X_LABELS[mode] : `${X_LABELS[mode]} (stages end to end)`;
 }
 
 export interface Points { x: number[]; y: number[] }

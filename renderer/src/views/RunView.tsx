@@ -315,7 +315,7 @@ export default function RunView({ client, navigate, runId, theme, params }: RunV
           <ErrorBanner error={metrics.error} title="Metrics" />
           {metrics.loading ? <div className="muted">Loading metrics…</div>
             : charts.length === 0 ? <div className="empty-state">{active ? 'Waiting for the first metrics…' : 'No metrics logged.'}</div> : (
-              <ChartGroups testId="charts" charts={charts} xLabel={xLabelOf(xMode, stage || undefined)} smoothing={smoothing} syncKey={`run-${runId}`} theme={theme}
+              <ChartGroups testId="charts" charts={charts} xLabel={xLabelOf(xMode, stage || undefined, stageSpans.length)} smoothing={smoothing} syncKey={`run-${runId}`} theme={theme}
                 log={logScale} stageSpans={stageSpans} pinned={pinned} onTogglePin={togglePin} />
             )}
         </div>
