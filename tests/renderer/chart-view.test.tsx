@@ -174,19 +174,3 @@ describe('Tokens tab', () => {
     await waitFor(() => expect(screen.getByTestId('tokens-empty').textContent).toMatch(/stored with RL \(PPO\) episodes only/));
   });
 });
-
-describe('renderer client', () => {
-  it('reaches every namespace of the contract (inspect.* and probe.* were undefined in the UI)', async () => {
-    const { apiContract } = await import('../../core/api/contract.js');
-    const { createClient } = await import('../../renderer/src/api/client.js');
-    const calls: string[] = [];
-    const client = createClient({ kind: 'ws', call: async (m: string) => { calls.push(m); return {}; }, subscribe: () => () => {}, close: () => {} } as never);
-    for (const [ns, methods] of Object.entries(apiContract)) {
-      const namespace = (client as unknown as Record<string, Record<string, (p?: unknown) => Promise<unknown>> | undefined>)[ns];
-      expect(namespace, `client.${ns}`).toBeDefined();
-      const first = Object.keys(methods)[0]!;
-      await namespace![first]!({});
-      expect(calls[calls.length - 1]).toBe(`${ns}.${first}`);
-    }
-  });
-});
