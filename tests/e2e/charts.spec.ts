@@ -33,7 +33,7 @@ test('charts: smoothing default, stage marks, log scale, view state in the URL, 
   const a = await finishedRun(api, 'charts run a', 1);
   const b = await finishedRun(api, 'charts run b', 2);
   await setTheme(page, 'light');
-  await page.evaluate(() => localStorage.removeItem('spa-workbench.pinned-charts'));
+  await page.evaluate(() => (globalThis as unknown as { localStorage: { removeItem(k: string): void } }).localStorage.removeItem('spa-workbench.pinned-charts'));
 
   await go(`#/run/${encodeURIComponent(a)}`);
   await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', 'completed');
