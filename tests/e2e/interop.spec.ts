@@ -77,7 +77,8 @@ test('export a run as a SPA/RAGEN bundle, import a SPA/RAGEN run folder as a rea
   await shot(page, 'interop-imported-run', { docs: true });
 
   await page.getByRole('tab', { name: 'System' }).click();
-  await expect(page.getByTestId('system-empty')).toContainText('runs before this version did not record them');
+  await expect(page.getByTestId('system-empty')).toContainText('an imported SPA/RAGEN run brings none');
+  await expect(page.getByTestId('run-time')).toContainText('imported');
 
   // ── its episodes in the trace inspector ──
   const episodes = await api.rollouts.query({ runId: imported!.id, limit: 5 });

@@ -38,7 +38,7 @@ export function systemCharts(samples: SystemSample[]): SystemChart[] {
   return charts;
 }
 
-export function SystemPanel(props: { client: Client; runId: string; active: boolean; theme: string }) {
+export function SystemPanel(props: { client: Client; runId: string; active: boolean; theme: string; imported?: boolean }) {
   const { client, runId, active, theme } = props;
   const [samples, setSamples] = useState<SystemSample[] | null>(null);
   const [total, setTotal] = useState(0);
@@ -66,7 +66,9 @@ export function SystemPanel(props: { client: Client; runId: string; active: bool
   if (samples.length === 0) {
     return (
       <div className="empty-state" data-testid="system-empty">
-        No system samples: runs before this version did not record them (the engine writes system.jsonl every few seconds while a run runs).
+        {props.imported
+          ? 'No system samples: an imported SPA/RAGEN run brings none (the workbench records them only for the runs its engine runs).'
+          : 'No system samples: runs before this version did not record them (the engine writes system.jsonl every few seconds while a run runs).'}
       </div>
     );
   }

@@ -270,7 +270,9 @@ export default function RunView({ client, navigate, runId, theme, params }: RunV
         <span title={`world-model prediction cell accuracy over well-formed turns${km.wmSource ? `; ${src(km.wmSource)!.long}` : ''}${km.wmTurns !== null ? ` (${km.wmTurns} turns)` : ''}`} data-testid="headline-wm">
           WM accuracy{km.wmSource ? <span className="faint"> ({src(km.wmSource)!.short})</span> : null} <strong>{fmtWmAccuracy(km, fmtPct)}</strong>
         </span>
-        <span className="muted" data-testid="run-time">created {fmtDate(run.createdAt)} · ran {fmtDuration(ranMs)} · attempts {run.attempts}</span>
+        {isImported
+          ? <span className="muted" data-testid="run-time">imported {fmtDate(run.createdAt)} from a SPA/RAGEN run folder</span>
+          : <span className="muted" data-testid="run-time">created {fmtDate(run.createdAt)} · ran {fmtDuration(ranMs)} · attempts {run.attempts}</span>}
       </div>
 
       <Tabs<RunTab> tabs={[{ id: 'charts', label: `Charts (${metrics.names.length})` }, { id: 'log', label: `Log (${log.length})` }, { id: 'samples', label: 'Samples' },
@@ -323,7 +325,7 @@ export default function RunView({ client, navigate, runId, theme, params }: RunV
 
       {tab === 'samples' && <StageSamples client={client} runId={runId} active={active} />}
 
-      {tab === 'system' && <SystemPanel client={client} runId={runId} active={active} theme={theme} />}
+      {tab === 'system' && <SystemPanel client={client} runId={runId} active={active} theme={theme} imported={isImported} />}
 
       {tab === 'tokens' && <TokensPanel client={client} runId={runId} stages={run.stages.map((s) => s.name)} active={active} theme={theme} />}
 
