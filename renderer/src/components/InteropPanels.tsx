@@ -65,7 +65,10 @@ export function ExportBundlePanel(props: { client: Client; runId: string; onClos
       <ErrorBanner error={error} onDismiss={() => setError(null)} />
       {result && (
         <div data-testid="export-result" style={{ marginTop: 10 }}>
-          <div className="banner info"><div className="title">Bundle written to <span className="mono">{result.dir}</span></div></div>
+          <div className="banner info">
+            <div className="title">Bundle written to <span className="mono">{result.dir}</span></div>
+            <div className="details" data-testid="export-next">On the cluster: <span className="mono">{result.dir}/launch.sh --ragen /path/to/RAGEN --gpus N</span> (SFT, then PPO from the SFT checkpoint; see README.md in the bundle)</div>
+          </div>
           <div className="field" style={{ marginTop: 8 }}><span className="label">Model for the cluster ({result.model.kind === 'base' ? 'a named base model' : result.model.kind})</span>
             <div className="mono" data-testid="export-model-path">{result.model.path}</div>
             <div className="muted" data-testid="export-model-note">{result.model.note}</div>
