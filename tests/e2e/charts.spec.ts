@@ -42,6 +42,7 @@ test('charts: smoothing default, stage marks, log scale, view state in the URL, 
   const lr = page.getByTestId('chart-charts/lr');
   await expect(lr.locator('canvas')).toBeVisible();
 
+
   // ── a smoke run logs a few points: smoothing starts off ("auto"), so markers sit on the raw values ──
   await expect(page.getByTestId('smoothing-value')).toHaveText('0.00');
   await expect(page.getByTestId('smoothing-auto')).toBeVisible();
@@ -66,6 +67,19 @@ test('charts: smoothing default, stage marks, log scale, view state in the URL, 
   expect(query).toContain('filter=charts/');
   await expect(page.getByTestId('smoothing-value')).toHaveText('0.30');
   await expect(page.getByTestId('chart-rl/success')).toHaveCount(0);          // filtered out
+  // the cursor read-out gives the logged value first, the smoothed one beside it
+  const lrCard = page.getByTestId('chart-charts/lr');
+  await lrCard.scrollIntoViewIfNeeded();
+  await expect(lrCard).toHaveAttribute('data-log', '1');
+  const readout = lrCard.locator('.chart-legend .mono');
+  await expect.poll(async () => {
+    const over = lrCard.locator('.u-over');
+    const box = (await over.boundingBox())!;
+    await over.hover({ position: { x: box.width / 2, y: box.height / 2 } });
+    await over.hover({ position: { x: box.width - 3, y: box.height / 2 } });
+    return (await readout.textContent()) ?? '';
+  }).toMatch(/charts run a: [-0-9.e]+ \(smoothed [-0-9.e]+\)/);
+  await shot(page, 'charts-log-readout', { docs: true });
 
   // ── pin a chart: it moves to the top, and stays pinned after a reload ──
   const gradNorm = page.getByTestId('chart-charts/gradNorm');

@@ -48,13 +48,18 @@ describe('tick labels', () => {
     expect(tickLabels([2, 2])).toEqual(['2', '2']);
   });
 
-  it('leaves the ticks a log axis does not label blank, never "null"', () => {
-    const splits = [0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1];
-    const kept = logTicks(splits);                       // four decades: 1-2-5 multiples
-    expect(kept.filter((v) => v !== null)).toEqual(splits);
-    const wide = logTicks([1e-6, 3e-6, 1e-5, 1e-3, 4e-3, 1]);   // six decades: powers of ten only
-    expect(wide).toEqual([1e-6, null, 1e-5, 1e-3, null, 1]);
-    expect(tickLabels(wide)).toEqual(['1e-6', '', '1e-5', '0.001', '', '1']);
+  it('labels a log axis only as densely as the chart has room for, never "null"', () => {
+    const decade = (k: number) => [1, 2, 3, 4, 5, 6, 7, 8, 9].map((m) => Number((m * 10 ** k).toPrecision(12)));
+    const oneDecade = [...decade(-1), 1];                                   // 0.1 … 1: ten splits
+    expect(logTicks(oneDecade, 12)).toEqual(oneDecade);                     // room for all
+    expect(logTicks(oneDecade, 6).filter((v) => v !== null)).toEqual([0.1, 0.2, 0.5, 1]);
+    const four = [...decade(-4), ...decade(-3), ...decade(-2), ...decade(-1), 1];
+    expect(logTicks(four, 6).filter((v) => v !== null)).toEqual([1e-4, 1e-3, 1e-2, 1e-1, 1]);
+    const wide = Array.from({ length: 16 }, (_, i) => Number((10 ** (i - 17)).toPrecision(12)));   // 1e-17 … 1e-2
+    const kept = logTicks(wide, 6).filter((v): v is number => v !== null);
+    expect(kept.length).toBeLessThanOrEqual(6);
+    expect(kept.length).toBeGreaterThanOrEqual(3);
+    expect(tickLabels(logTicks([1e-6, 3e-6, 1e-5, 1e-3, 4e-3, 1], 4))).toEqual(['1e-6', '', '1e-5', '0.001', '', '1']);
     expect(tickLabels([null, 4.8395, null, 4.84, 4.8405]).filter((l) => l !== '')).toEqual(['4.8395', '4.8400', '4.8405']);
   });
 });

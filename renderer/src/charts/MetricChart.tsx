@@ -209,7 +209,7 @@ export function MetricChart(props: MetricChartProps) {
         }
       });
       // a log axis labels and grids only some of uPlot's 1..9 × 10^k splits (chart-view.ts logTicks)
-      const logFilter = log ? { filter: (_u: uPlot, splits: number[]) => logTicks(splits) } : {};
+      const logFilter = log ? { filter: (u: uPlot, splits: number[]) => logTicks(splits, Math.floor(u.bbox.height / devicePixelRatio / 18)) } : {};
       const markColor = cssVar('--fg-muted', cssVar('--chart-axis', '#666'));
       const opts: uPlot.Options = {
         width: plotWidth + 60,

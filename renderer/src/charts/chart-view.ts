@@ -54,21 +54,25 @@ export function tickLabels(vals: ReadonlyArray<number | null>): string[] {
 }
 
 /**
- * The ticks a log axis labels: every one within two decades, only 1-2-5 multiples within
- * four, only powers of ten beyond (uPlot proposes 1..9 × 10^k, too dense on a 200 px chart).
+ * The ticks a log axis labels (and grids), out of uPlot's 1..9 × 10^k splits: the densest of
+ * "all", "1-2-5 multiples", "powers of ten", "every n-th power of ten" that fits `maxLabels`
+ * (the plot's height over a label's height), so labels never pile up on a short chart.
  */
-export function logTicks(splits: ReadonlyArray<number>): Array<number | null> {
+export function logTicks(splits: ReadonlyArray<number>, maxLabels = 8): Array<number | null> {
+  const exponent = (v: number) => Math.floor(Math.log10(v) + 1e-9);
+  const mantissa = (v: number) => Math.round(v / 10 ** exponent(v));
+  const levels: Array<(v: number) => boolean> = [
+    () => true,
+    (v) => [1, 2, 5].includes(mantissa(v)),
+    (v) => mantissa(v) === 1,
+  ];
   const pos = splits.filter((v) => v > 0);
-  if (pos.length < 2) return [...splits];
-  const decades = Math.log10(Math.max(...pos) / Math.min(...pos));
-  const mantissa = (v: number) => Math.round(v / 10 ** Math.floor(Math.log10(v) + 1e-9));
-  const keep = (v: number) => {
-    if (!(v > 0)) return false;
-    if (decades <= 2) return true;
-    const m = mantissa(v);
-    return decades <= 4 ? m === 1 || m === 2 || m === 5 : m === 1;
-  };
-  return splits.map((v) => (keep(v) ? v : null));
+  for (const keep of levels) {
+    if (pos.filter(keep).length <= Math.max(2, maxLabels)) return splits.map((v) => (v > 0 && keep(v) ? v : null));
+  }
+  const decades = pos.filter((v) => mantissa(v) === 1);
+  const every = Math.ceil(decades.length / Math.max(2, maxLabels));
+  return splits.map((v) => (v > 0 && mantissa(v) === 1 && exponent(v) % every === 0 ? v : null));
 }
 
 /** One stage's stretch of the x axis in a run: where its first and last points are. */
