@@ -254,7 +254,20 @@ export type TemplatePerplexity = z.infer<typeof TemplatePerplexitySchema>;
 // ───────────────────────────── rollouts, datasets, metrics, evals ─────────────────────────────
 
 /** Columns the trace list sorts by (rollouts.query sortBy). "wm" is the mean world-model cell accuracy. */
-export const RolloutSortKeySchema = z.enum(['index', 'id', 'step', 'seed', 'group', 'sample', 'success', 'reward', 'turns', 'formatErrors', 'invalidActions', 'wm']);
+export const RolloutSortKeySchema = z.enum([
+  'index',
+  'id',
+  'step',
+  'seed',
+  'group',
+  'sample',
+  'success',
+  'reward',
+  'turns',
+  'formatErrors',
+  'invalidActions',
+  'wm',
+]);
 export type RolloutSortKey = z.infer<typeof RolloutSortKeySchema>;
 
 export const RolloutQuerySchema = z.object({
@@ -361,7 +374,8 @@ export type SystemInfo = z.infer<typeof SystemInfoSchema>;
 
 export const IntervalSchema = z.object({ mean: z.number(), low: z.number(), high: z.number(), level: z.number(), method: z.string() });
 
-export const StudyNameSchema = z.string().regex(/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/, 'a study name: letters, digits, ".", "_" or "-" (not starting with "."), at most 200 characters');
+export const StudyNameSchema = z.string().regex(/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/, 'a study name: letters, digits, ".", "_" or "-" (not ' +
+  'starting with "."), at most 200 characters');
 
 /** pending: never started (or nothing recorded); running: its runner is executing the grid; stopped: stopped or interrupted (start again to resume); completed: every run completed; failed: a run or the runner failed. */
 export const StudyStatusSchema = z.enum(['pending', 'running', 'stopped', 'completed', 'failed']);
@@ -628,7 +642,8 @@ export const apiContract = {
       'Checkpoints of a run, oldest first, and the latest policy checkpoint (the default of templates.perplexity).'),
     perplexity: method(z.object({
       runId: RunId,
-      checkpoint: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/, 'a checkpoint folder name (see templates.checkpoints)').optional(), // default: the latest
+      checkpoint: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/, 'a checkpoint folder name (see ' +
+        'templates.checkpoints)').optional(), // default: the latest
       source: z.string().min(1).max(1_000_000).optional(),       // unsaved text from the editor...
       name: Id.optional(), hash: z.string().min(1).optional(),   // ...or a saved/preset template
       env: EnvConfigSchema,
@@ -683,7 +698,8 @@ export const apiContract = {
       size: z.enum(['smoke', 'quick', 'paper']).optional(),
       set: z.record(z.string(), z.unknown()).optional(),                 // dotted-path overrides for every run, like `--set`
     }).strict(), StudySummarySchema,
-      'Start a study (a grid of runs methods × envs × seeds, run one after another), or resume an existing one by name: completed runs are skipped, stopped or failed ones resumed. With only a name, the saved grid is used.'),
+      'Start a study (a grid of runs methods × envs × seeds, run one after another), or resume an existing one by name: completed runs are ' +
+        'skipped, stopped or failed ones resumed. With only a name, the saved grid is used.'),
     stop: method(z.object({ name: StudyNameSchema }).strict(), StudySummarySchema,
       'Stop a running study: its current run is asked to stop and no further run is started (studies.start resumes it).'),
     table: method(z.object({ name: StudyNameSchema }).strict(), StudyTableSchema,
@@ -709,7 +725,8 @@ export const apiContract = {
   probe: {
     turn: method(z.object({
       runId: RunId,
-      checkpoint: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/, 'a checkpoint folder name (see templates.checkpoints)').optional(), // default: the latest
+      checkpoint: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/, 'a checkpoint folder name (see ' +
+        'templates.checkpoints)').optional(), // default: the latest
       seed: z.number().int().optional(),                          // a puzzle of the run's env...
       episodeId: z.string().min(1).optional(),                    // ...or a saved episode: its seed, and its responses before `turn` as history
       turn: z.number().int().nonnegative().default(0),            // with episodeId: the turn to probe
@@ -719,7 +736,8 @@ export const apiContract = {
       sampleSeed: z.number().int().default(0),
       timeoutSeconds: z.number().int().min(1).max(3600).default(300),
     }).strict(), ProbeResultSchema,
-      'World-model probe: the model writes its turn on a puzzle (its observation and prediction against the truth), and predicts the next state for an action you give; computed in a child process.'),
+      'World-model probe: the model writes its turn on a puzzle (its observation and prediction against the truth), and predicts the next state ' +
+        'for an action you give; computed in a child process.'),
   },
 } as const;
 

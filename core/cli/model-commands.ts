@@ -53,8 +53,13 @@ function checkVocabulary(tokenizer: import('../model/tokenizer-common.js').Token
     if (id === unk && piece !== unkText && !bad.has(piece)) bad.set(piece, offsets[k]![0]);
   });
   if (bad.size === 0) return;
-  const list = [...bad].slice(0, 10).map(([ch, at]) => `${JSON.stringify(ch)} (U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}) at index ${at}`).join(', ');
-  fail(`${flag}: ${bad.size} character${bad.size === 1 ? '' : 's'} outside the model's ${tokenizer.kind === 'char' ? 'character ' : ''}vocabulary: ${list}${bad.size > 10 ? ', …' : ''}; expected text the tokenizer knows (the character tokenizer covers printable ASCII, newline, tab and a few symbols such as √ × → ·); replace or remove them`);
+  const list = [...bad]
+    .slice(0, 10)
+    .map(([ch, at]) => `${JSON.stringify(ch)} (U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}) at index ${at}`)
+    .join(', ');
+  fail(`${flag}: ${bad.size} character${bad.size === 1 ? '' : 's'} outside the ` +
+    `model's ${tokenizer.kind === 'char' ? 'character ' : ''}vocabulary: ${list}${bad.size > 10 ? ', …' : ''}; expected text the tokenizer knows ` +
+      `(the character tokenizer covers printable ASCII, newline, tab and a few symbols such as √ × → ·); replace or remove them`);
 }
 
 function round(x: number, digits = 4): number {
@@ -83,7 +88,9 @@ function checkOut(outArg: string, force: boolean | undefined): string {
     // --force replaces the whole folder: never do that to anything but a model folder (a project, a home folder…).
     const foreign = entries.filter((e) => !e.isFile() || !MODEL_FILE.test(e.name)).map((e) => (e.isDirectory() ? `${e.name}/` : e.name));
     if (entries.length > 0 && (foreign.length > 0 || !entries.some((e) => e.name === 'config.json' || e.name === 'manifest.json'))) {
-      fail(`--out: ${out} is not a model folder${foreign.length ? ` (it holds ${foreign.slice(0, 5).join(', ')}${foreign.length > 5 ? ', …' : ''})` : ' (no config.json)'}; --force only replaces a model folder, because everything in it is deleted. Choose a new folder`);
+      fail(`--out: ${out} is not a model ` +
+        `folder${foreign.length ? ` (it holds ${foreign.slice(0, 5).join(', ')}${foreign.length > 5 ? ', …' : ''})` : ' (no config.json)'}; ` +
+          `--force only replaces a model folder, because everything in it is deleted. Choose a new folder`);
     }
   }
   return out;
@@ -122,12 +129,16 @@ export function registerModelCommands(program: Command): void {
       if (flags.json) { console.log(JSON.stringify(summary, null, 2)); return; }
       console.log(`${path}`);
       console.log(`  Qwen2ForCausalLM, ${(info.parameterCount / 1e6).toFixed(3)}M parameters`);
-      console.log(`  layers ${c.num_hidden_layers}, hidden ${c.hidden_size}, MLP ${c.intermediate_size}, heads ${c.num_attention_heads} (kv ${c.num_key_value_heads}), vocab ${c.vocab_size}, context ${c.max_position_embeddings}, rope_theta ${c.rope_theta}`);
+      console.log(`  layers ${c.num_hidden_layers}, hidden ${c.hidden_size}, MLP ${c.intermediate_size}, heads ${c.num_attention_heads} ` +
+        `(kv ${c.num_key_value_heads}), vocab ${c.vocab_size}, context ${c.max_position_embeddings}, rope_theta ${c.rope_theta}`);
       console.log(`  tied embeddings ${c.tie_word_embeddings}, attention bias ${c.attention_bias}, value head ${c.value_head}`);
-      console.log(`  weights: ${info.weightFiles.join(', ')} (${Object.entries(info.dtypes).map(([d, n]) => `${n} ${d}`).join(', ')}; ${(info.weightBytes / 1e6).toFixed(2)} MB)`);
-      console.log(tokenizer ? `  tokenizer: ${tokenizer.kind}, ${tokenizer.vocabSize} tokens, chat style ${tokenizer.chatStyle}` : '  tokenizer: none (no tokenizer.json)');
+      console.log(`  weights: ${info.weightFiles.join(', ')} ` +
+        `(${Object.entries(info.dtypes).map(([d, n]) => `${n} ${d}`).join(', ')}; ${(info.weightBytes / 1e6).toFixed(2)} MB)`);
+      console.log(tokenizer ? `  tokenizer: ${tokenizer.kind}, ${tokenizer.vocabSize} tokens, chat ` +
+        `style ${tokenizer.chatStyle}` : '  tokenizer: none (no tokenizer.json)');
       if (info.generation) console.log(`  generation defaults: ${JSON.stringify(info.generation)}`);
-      if (manifest) console.log(`  checkpoint: stage ${manifest.stage}, step ${manifest.step}, parent ${manifest.parent ?? '-'}, created ${manifest.created}, sha256 ${manifest.weights.sha256.slice(0, 16)}…`);
+      if (manifest) console.log(`  checkpoint: stage ${manifest.stage}, step ${manifest.step}, parent ${manifest.parent ?? '-'}, ` +
+        `created ${manifest.created}, sha256 ${manifest.weights.sha256.slice(0, 16)}…`);
     }));
 
   model.command('init')
@@ -160,7 +171,8 @@ export function registerModelCommands(program: Command): void {
       m.dispose();
       if (flags.json) { console.log(JSON.stringify(manifest, null, 2)); return; }
       console.log(summary.summary);
-      console.log(`wrote ${out}: preset ${flags.preset}, ${(manifest.weights.parameters / 1e6).toFixed(3)}M parameters, vocab ${tokenizer.vocabSize} (character tokenizer, ${style} chat), sha256 ${manifest.weights.sha256.slice(0, 16)}…`);
+      console.log(`wrote ${out}: preset ${flags.preset}, ${(manifest.weights.parameters / 1e6).toFixed(3)}M parameters, ` +
+        `vocab ${tokenizer.vocabSize} (character tokenizer, ${style} chat), sha256 ${manifest.weights.sha256.slice(0, 16)}…`);
     }));
 
   model.command('generate')
@@ -193,21 +205,40 @@ export function registerModelCommands(program: Command): void {
       const { model: m, tokenizer, info } = await loadCheckpoint(dir, { optimizer: false });
       const defaults = info.generation ?? {};
       const maxNewTokens = intFlag('--max-new-tokens', flags.maxNewTokens, defaults.maxNewTokens ?? 64, 1);
-      const temperature = numberFlag('--temperature', flags.temperature, defaults.doSample === false ? 0 : defaults.temperature ?? 1, (n) => n >= 0, 'a number >= 0');
+      const temperature = numberFlag(
+        '--temperature',
+        flags.temperature,
+        defaults.doSample === false ? 0 : (defaults.temperature ?? 1),
+        (n) => n >= 0,
+        'a number >= 0',
+      );
       const topK = intFlag('--top-k', flags.topK, defaults.topK ?? 0, 0);
       const topP = numberFlag('--top-p', flags.topP, defaults.topP ?? 1, (n) => n > 0 && n <= 1, 'a number in (0, 1]');
       try {
         checkVocabulary(tokenizer, flags.prompt, '--prompt');
         if (flags.system !== undefined) checkVocabulary(tokenizer, flags.system, '--system');
         const promptIds = flags.chat
-          ? formatChat([...(flags.system !== undefined ? [{ role: 'system', content: flags.system }] : []), { role: 'user', content: flags.prompt }], tokenizer, { addGenerationPrompt: true }).ids
+          ? formatChat(
+              [...(flags.system !== undefined ? [{ role: 'system', content: flags.system }] : []), { role: 'user', content: flags.prompt }],
+              tokenizer,
+              { addGenerationPrompt: true },
+            ).ids
           : tokenizer.encode(flags.prompt);
         if (promptIds.length === 0) fail('--prompt: the prompt is empty');
         if (promptIds.length + maxNewTokens > m.config.max_position_embeddings) {
-          fail(`--prompt: ${promptIds.length} prompt tokens + --max-new-tokens ${maxNewTokens} exceed the model's context of ${m.config.max_position_embeddings} tokens`);
+          fail(`--prompt: ${promptIds.length} prompt tokens + --max-new-tokens ${maxNewTokens} exceed the model's context ` +
+            `of ${m.config.max_position_embeddings} tokens`);
         }
         const started = performance.now();
-        const [result] = generate(m, tokenizer, [promptIds], { maxNewTokens, temperature, topK, topP, seed, stop: flags.stop, stopTokenIds: tokenizer.stopTokenIds });
+        const [result] = generate(m, tokenizer, [promptIds], {
+          maxNewTokens,
+          temperature,
+          topK,
+          topP,
+          seed,
+          stop: flags.stop,
+          stopTokenIds: tokenizer.stopTokenIds,
+        });
         const seconds = (performance.now() - started) / 1000;
         if (flags.json) {
           console.log(JSON.stringify({
@@ -218,7 +249,8 @@ export function registerModelCommands(program: Command): void {
           }, null, 2));
         } else {
           console.log(result.text);
-          console.error(`[${result.tokens.length} tokens, ${result.finishReason}, ${(result.tokens.length / seconds).toFixed(1)} tokens/s on ${summary.backend}; temperature ${temperature}, top-k ${topK}, top-p ${topP}, seed ${seed}]`);
+          console.error(`[${result.tokens.length} tokens, ${result.finishReason}, ${(result.tokens.length / seconds).toFixed(1)} tokens/s ` +
+            `on ${summary.backend}; temperature ${temperature}, top-k ${topK}, top-p ${topP}, seed ${seed}]`);
         }
       } finally {
         m.dispose();
@@ -241,14 +273,27 @@ export function registerModelCommands(program: Command): void {
         checkVocabulary(tokenizer, flags.text, '--text');
         const ids = tokenizer.encode(flags.text);
         if (ids.length < 2) fail(`--text: needs at least 2 tokens to score (the first token has no prefix), got ${ids.length}`);
-        if (ids.length > m.config.max_position_embeddings) fail(`--text: ${ids.length} tokens exceed the model's context of ${m.config.max_position_embeddings}`);
+        if (ids.length > m.config.max_position_embeddings) fail(`--text: ${ids.length} tokens exceed the model's context ` +
+          `of ${m.config.max_position_embeddings}`);
         const logprobs = tokenScores(m, [ids]).logprobs[0]!.map((x, i) => (i === 0 ? null : x));   // the first token has no prefix
         const scored = logprobs.slice(1) as number[];
         const total = scored.reduce((a, b) => a + b, 0);
-        const tokens = ids.map((id, i) => ({ id, token: tokenizer.decode([id]), piece: tokenizer.idToToken(id) ?? null, logprob: logprobs[i] === null ? null : round(logprobs[i]!, 5) }));
-        const result = { model: dir, tokens, totalLogprob: round(total, 5), meanLogprob: round(total / scored.length, 5), perplexity: round(Math.exp(-total / scored.length), 4) };
+        const tokens = ids.map((id, i) => ({
+          id,
+          token: tokenizer.decode([id]),
+          piece: tokenizer.idToToken(id) ?? null,
+          logprob: logprobs[i] === null ? null : round(logprobs[i]!, 5),
+        }));
+        const result = {
+          model: dir,
+          tokens,
+          totalLogprob: round(total, 5),
+          meanLogprob: round(total / scored.length, 5),
+          perplexity: round(Math.exp(-total / scored.length), 4),
+        };
         if (flags.json) { console.log(JSON.stringify(result, null, 2)); return; }
-        for (const t of tokens) console.log(`${String(t.id).padStart(7)}  ${JSON.stringify(t.piece ?? t.token).padEnd(16)} ${t.logprob === null ? '      -' : t.logprob.toFixed(4)}`);
+        for (const t of tokens) console.log(`${String(t.id).padStart(7)} ` +
+          ` ${JSON.stringify(t.piece ?? t.token).padEnd(16)} ${t.logprob === null ? '      -' : t.logprob.toFixed(4)}`);
         console.log(`total ${result.totalLogprob}, mean ${result.meanLogprob}, perplexity ${result.perplexity} over ${scored.length} tokens`);
       } finally {
         m.dispose();
@@ -282,7 +327,9 @@ export function registerModelCommands(program: Command): void {
           },
         });
         if (flags.json) { console.log(JSON.stringify(manifest, null, 2)); return; }
-        console.log(`wrote ${out}: ${(manifest.weights.parameters / 1e6).toFixed(3)}M parameters as ${dtype}${flags.mergeLora ? ', LoRA merged' : ''}, ${(manifest.weights.bytes / 1e6).toFixed(2)} MB, sha256 ${manifest.weights.sha256.slice(0, 16)}…`);
+        console.log(`wrote ${out}: ${(manifest.weights.parameters / 1e6).toFixed(3)}M parameters ` +
+          `as ${dtype}${flags.mergeLora ? ', LoRA merged' : ''}, ${(manifest.weights.bytes / 1e6).toFixed(2)} MB, ` +
+            `sha256 ${manifest.weights.sha256.slice(0, 16)}…`);
       } finally {
         loaded.model.dispose();
       }

@@ -51,8 +51,17 @@ export function makeWaitStage(name: string): StageDefinition {
 }
 
 function board(rows: number, cols: number, player: [number, number]): Board {
-  const cells = Array.from({ length: rows }, (_, r) => Array.from({ length: cols }, (_, c) =>
-    (r === 0 || c === 0 || r === rows - 1 || c === cols - 1 ? 'wall' : r === player[0] && c === player[1] ? 'player' : 'floor') as Board['cells'][number][number]));
+  const cells = Array.from({ length: rows }, (_, r) =>
+    Array.from(
+      { length: cols },
+      (_, c) =>
+        (r === 0 || c === 0 || r === rows - 1 || c === cols - 1
+          ? 'wall'
+          : r === player[0] && c === player[1]
+            ? 'player'
+            : 'floor') as Board['cells'][number][number],
+    ),
+  );
   return { env: 'diagnostic', rows, cols, cells };
 }
 

@@ -16,7 +16,8 @@ interface ParentChannel {
 
 function parentChannel(): ParentChannel {
   // Electron utilityProcess: process.parentPort (MessagePortMain-like).
-  const port = (process as unknown as { parentPort?: { postMessage(m: unknown): void; on(e: 'message', l: (ev: { data: unknown }) => void): void } }).parentPort;
+  const port = (process as unknown as { parentPort?: { postMessage(m: unknown): void; on(e: 'message', l: (ev: { data: unknown }) => void): void } })
+    .parentPort;
   if (port) {
     return {
       send: (m) => port.postMessage(m),
@@ -68,7 +69,8 @@ channel.onMessage((msg) => {
       break;
     case 'start': {
       if (running) {
-        channel.send({ type: 'error', requestId: msg.requestId, error: { name: 'Conflict', message: 'this engine process is already running a run', details: { where: 'engine start' } } });
+        channel.send({ type: 'error', requestId: msg.requestId, error: { name: 'Conflict', message: 'this engine process is already ' +
+          'running a run', details: { where: 'engine start' } } });
         break;
       }
       channel.send({ type: 'reply', requestId: msg.requestId, result: { accepted: true, pid: process.pid } });

@@ -79,7 +79,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   };
 
   const need = (where: string): Session => {
-    if (!session) throw new WorkbenchError('NoProject', `${where}: no project is open; open or create one first (projects.open / projects.create)`, { where, expected: 'an open project', received: 'none' });
+    if (!session) throw new WorkbenchError('NoProject', `${where}: no project is open; open or create one first (projects.open / ` +
+      `projects.create)`, { where, expected: 'an open project', received: 'none' });
     return session;
   };
   const needRun = (s: Session, runId: string, where: string): RunSummary => {
@@ -119,7 +120,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const studies = new StudyHost({ store, runs, api: () => api, onProjectEvent: emitProject, host: options.host, ...options.studyHooks });
     session = { store, runs, studies, data: new Map() };
     const recovered = runs.recoverInterrupted();
-    for (const name of studies.recoverInterrupted()) store.warnings.push(`study ${name} was running when the previous host exited; marked stopped (start it again to resume)`);
+    for (const name of studies.recoverInterrupted()) store.warnings.push(`study ${name} was running when the previous host exited; marked stopped ` +
+      `(start it again to resume)`);
     for (const id of recovered) store.warnings.push(`run ${id} was active when the previous host exited; marked failed (resume it to continue)`);
     addRecent(store.dir, store.data.project.name);
     emitProject({ type: 'project', time: Date.now(), project: store.info() });
@@ -129,9 +131,11 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     if (!session) return false;
     await session.runs.settleFinishing();
     const active = session.runs.activeIds();
-    if (active.length) throw conflict(`${where}: ${active.length} run(s) are still active (${active.join(', ')}); stop them first`, where, { received: `${active.length} active run(s)` });
+    if (active.length) throw conflict(`${where}: ${active.length} run(s) are still active (${active.join(', ')}); ` +
+      `stop them first`, where, { received: `${active.length} active run(s)` });
     const studying = session.studies.activeNames();
-    if (studying.length) throw conflict(`${where}: study ${studying.join(', ')} is running; stop it first (studies.stop)`, where, { received: `${studying.length} running study(ies)` });
+    if (studying.length) throw conflict(`${where}: study ${studying.join(', ')} is running; stop it first ` +
+      `(studies.stop)`, where, { received: `${studying.length} running study(ies)` });
     await session.store.flush().catch(() => undefined);
     if (session.runs instanceof RunWatcher) await session.runs.dispose();
     if (session.runs instanceof RunWatcher) await session.runs.dispose();
@@ -188,7 +192,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const out = spec.response.safeParse(result);
     if (!out.success) {
       const i = out.error.issues[0];
-      throw new WorkbenchError('InternalError', `${method}: the response does not match the contract at ${i?.path.join('.') || '(root)'}: ${i?.message} (a bug or a file written by another version)`, {
+      throw new WorkbenchError('InternalError', `${method}: the response does not match the contract ` +
+        `at ${i?.path.join('.') || '(root)'}: ${i?.message} (a bug or a file written by another version)`, {
         where: `${method} response`, issues: out.error.issues.slice(0, 20).map((x) => ({ path: x.path.join('.'), message: x.message })),
       });
     }

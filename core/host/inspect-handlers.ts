@@ -61,7 +61,8 @@ export function inspectHandlers(deps: InspectDeps): { handlers: { [M in InspectM
       const project = deps.projectDir(where);
       deps.runInfo(req.runId, where);
       if ((req.seed === undefined) === (req.episodeId === undefined)) {
-        throw new WorkbenchError('ValidationError', `${where}: give a puzzle seed or a saved episode (episodeId), not ${req.seed === undefined ? 'neither' : 'both'}`, {
+        throw new WorkbenchError('ValidationError', `${where}: give a puzzle seed or a saved episode (episodeId), ` +
+          `not ${req.seed === undefined ? 'neither' : 'both'}`, {
           where, expected: '{ seed } or { episodeId, turn }', received: req.seed === undefined ? 'neither' : 'both',
         });
       }

@@ -38,7 +38,8 @@ export class ProbeRunner {
 
   async run(project: string, request: Record<string, unknown>, timeoutMs: number, where = 'probe.turn'): Promise<Record<string, unknown>> {
     if (this.runningSince !== null) {
-      throw new WorkbenchError('Conflict', `${where}: another probe is running (started ${Math.round((Date.now() - this.runningSince) / 1000)} s ago); wait for it to finish`, {
+      throw new WorkbenchError('Conflict', `${where}: another probe is running (started ${Math.round((Date.now() - this.runningSince) / 1000)} s ` +
+        `ago); wait for it to finish`, {
         where, expected: 'one probe at a time', received: 'a second request while one runs',
       });
     }
@@ -49,7 +50,12 @@ export class ProbeRunner {
   private spawnOnce(project: string, request: Record<string, unknown>, timeoutMs: number, where: string): Promise<Record<string, unknown>> {
     const args = probeArgs(project);
     return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, args, { cwd: repoRoot, env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' }, stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
+      const child = spawn(process.execPath, args, {
+        cwd: repoRoot,
+        env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
+        stdio: ['pipe', 'pipe', 'pipe'],
+        windowsHide: true,
+      });
       this.children.add(child);
       let stdout = '';
       const tail: string[] = [];
@@ -89,7 +95,13 @@ export class ProbeRunner {
         const e = out?.error as { name?: unknown; message?: unknown; details?: Record<string, unknown> } | undefined;
         if (e && typeof e.message === 'string') {
           const name = typeof e.name === 'string' && KNOWN.has(e.name) ? e.name : 'InternalError';
-          reject(new WorkbenchError(name, `${where}: ${e.message}`, { ...(e.details ?? {}), where: `${where} ${typeof e.details?.where === 'string' ? e.details.where : ''}`.trim(), stderrTail }));
+          reject(
+            new WorkbenchError(name, `${where}: ${e.message}`, {
+              ...(e.details ?? {}),
+              where: `${where} ${typeof e.details?.where === 'string' ? e.details.where : ''}`.trim(),
+              stderrTail,
+            }),
+          );
           return;
         }
         const how = spawnError ? `could not start (${spawnError.message})` : signal ? `was killed by ${signal}` : `exited with code ${code}`;

@@ -98,7 +98,8 @@ export class PerplexityRunner {
 
   async run(req: PerplexityChildRequest, where = 'templates.perplexity'): Promise<Record<string, unknown>> {
     if (this.runningSince !== null) {
-      throw new WorkbenchError('Conflict', `${where}: another perplexity computation is running (started ${Math.round((Date.now() - this.runningSince) / 1000)} s ago); wait for it to finish`, {
+      throw new WorkbenchError('Conflict', `${where}: another perplexity computation is running ` +
+        `(started ${Math.round((Date.now() - this.runningSince) / 1000)} s ago); wait for it to finish`, {
         where, expected: 'one computation at a time', received: 'a second request while one runs',
       });
     }
@@ -150,7 +151,8 @@ export class PerplexityRunner {
         if (partial.trim()) tail.push(partial);
         const stderrTail = tail.slice(-STDERR_LINES);
         if (timedOut) {
-          reject(new WorkbenchError('Timeout', `${where}: no result within ${Math.round(req.timeoutMs / 1000)} s; the computation was stopped (try fewer samples or a larger timeoutSeconds)`, {
+          reject(new WorkbenchError('Timeout', `${where}: no result within ${Math.round(req.timeoutMs / 1000)} s; the computation was stopped (try ` +
+            `fewer samples or a larger timeoutSeconds)`, {
             where, expected: `a result within ${Math.round(req.timeoutMs / 1000)} s`, received: 'no result', stderrTail,
           }));
           return;
@@ -160,7 +162,13 @@ export class PerplexityRunner {
         const e = out?.error as { name?: unknown; message?: unknown; details?: Record<string, unknown> } | undefined;
         if (e && typeof e.message === 'string') {
           const name = typeof e.name === 'string' && KNOWN.has(e.name) ? e.name : 'InternalError';
-          reject(new WorkbenchError(name, `${where}: ${e.message}`, { ...(e.details ?? {}), where: `${where} ${typeof e.details?.where === 'string' ? e.details.where : ''}`.trim(), stderrTail }));
+          reject(
+            new WorkbenchError(name, `${where}: ${e.message}`, {
+              ...(e.details ?? {}),
+              where: `${where} ${typeof e.details?.where === 'string' ? e.details.where : ''}`.trim(),
+              stderrTail,
+            }),
+          );
           return;
         }
         const how = spawnError ? `could not start (${spawnError.message})` : signal ? `was killed by ${signal}` : `exited with code ${code}`;

@@ -17,7 +17,8 @@ export function projectHandlers(ctx: HostContext) {
       if (session) {
         await session.runs.settleFinishing();
         const active = session.runs.activeIds();
-        if (active.length) throw conflict(`projects.create: ${active.length} run(s) are still active (${active.join(', ')}); stop them first`, 'projects.create', { received: `${active.length} active run(s)` });
+        if (active.length) throw conflict(`projects.create: ${active.length} run(s) are still active (${active.join(', ')}); ` +
+          `stop them first`, 'projects.create', { received: `${active.length} active run(s)` });
       }
       const store = await ProjectStore.create(req.path, { name: req.name, purpose: ctx.options.lockPurpose ?? ctx.options.host });
       try {

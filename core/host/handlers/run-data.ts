@@ -16,7 +16,12 @@ export function runDataHandlers(ctx: HostContext) {
     'metrics.names': (req) => {
       const s = ctx.need('metrics.names');
       const names = new Set<string>(); const stages = new Set<string>();
-      for (const id of req.runIds) { ctx.needRun(s, id, 'metrics.names'); const r = ctx.runData(s, id).metricNames(); r.names.forEach((n) => names.add(n)); r.stages.forEach((x) => stages.add(x)); }
+      for (const id of req.runIds) {
+        ctx.needRun(s, id, 'metrics.names');
+        const r = ctx.runData(s, id).metricNames();
+        r.names.forEach((n) => names.add(n));
+        r.stages.forEach((x) => stages.add(x));
+      }
       return { names: [...names].sort(), stages: [...stages] };
     },
     'metrics.query': (req) => {
