@@ -377,7 +377,10 @@ export const IntervalSchema = z.object({ mean: z.number(), low: z.number(), high
 export const StudyNameSchema = z.string().regex(/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/, 'a study name: letters, digits, ".", "_" or "-" (not ' +
   'starting with "."), at most 200 characters');
 
-/** pending: never started (or nothing recorded); running: its runner is executing the grid; stopped: stopped or interrupted (start again to resume); completed: every run completed; failed: a run or the runner failed. */
+/**
+ * pending: never started (or nothing recorded); running: its runner is executing the grid; stopped: stopped or interrupted (start again to resume);
+ * completed: every run completed; failed: a run or the runner failed.
+ */
 export const StudyStatusSchema = z.enum(['pending', 'running', 'stopped', 'completed', 'failed']);
 export type StudyStatus = z.infer<typeof StudyStatusSchema>;
 
@@ -418,7 +421,10 @@ export const StudyTableSchema = z.object({
     atOrBelowChance: z.boolean().optional(),     // Pass@1 ≤ the chance row's on the same puzzles
   })),
   // chance (well-formed random policy) and oracle rows per env, on the same puzzles and protocol (core/eval/reference.ts)
-  references: z.array(z.object({ env: z.string(), kind: z.enum(['chance', 'oracle']), label: z.string(), how: z.string(), puzzles: z.number().int(), passAt: z.record(z.string(), z.number()) })).optional(),
+  references: z.array(z.object({
+    env: z.string(), kind: z.enum(['chance', 'oracle']), label: z.string(), how: z.string(), puzzles: z.number().int(),
+    passAt: z.record(z.string(), z.number()),
+  })).optional(),
   markdown: z.string(),                          // the paper's layout: rows methods, columns envs
   csv: z.string(),
 });
@@ -799,8 +805,11 @@ export const ProjectEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('runs-changed'), time: z.number(), runIds: z.array(z.string()) }),          // created / deleted / summary changed
   z.object({ type: z.literal('run-status'), time: z.number(), runId: z.string(), status: RunStatusSchema, reason: z.string().nullable() }),
   z.object({ type: z.literal('templates-changed'), time: z.number(), name: z.string() }),
-  z.object({ type: z.literal('engine-exit'), time: z.number(), runId: z.string(), code: z.number().nullable(), signal: z.string().nullable(), reason: z.string() }),
-  z.object({ type: z.literal('study-changed'), time: z.number(), name: z.string(), status: StudyStatusSchema, progress: StudyProgressSchema }), // started, next run, stopped, finished
+  z.object({
+    type: z.literal('engine-exit'), time: z.number(), runId: z.string(), code: z.number().nullable(), signal: z.string().nullable(), reason: z.string(),
+  }),
+  // started, next run, stopped, finished
+  z.object({ type: z.literal('study-changed'), time: z.number(), name: z.string(), status: StudyStatusSchema, progress: StudyProgressSchema }),
 ]);
 export type ProjectEvent = z.infer<typeof ProjectEventSchema>;
 
