@@ -169,7 +169,10 @@ export function finalMetricLines(latest: Record<string, number>): string[] {
   return lines;
 }
 
-/** Progress display: a redrawn bar on a terminal, plain lines otherwise. An info line already shown (each stage's engine reports its backend) is not repeated. */
+/**
+ * Progress display: a redrawn bar on a terminal, plain lines otherwise. An info line already shown (each stage's engine reports its backend)
+ * is not repeated.
+ */
 export function progressReporter(stream: Pick<NodeJS.WriteStream, 'write' | 'isTTY' | 'columns'>) {
   const tty = stream.isTTY === true;
   const shownInfo = new Set<string>();
@@ -251,7 +254,10 @@ function collect(value: string, previous: string[] = []): string[] { return [...
  * stage sections and env options, see resolveRunConfig), the model folder and the template name.
  * Empty when the config is fine.
  */
-export async function checkRunRequest(req: { preset?: string; config?: Record<string, unknown>; size?: SizeArg; set?: Record<string, unknown>; name?: string }, projectDir?: string): Promise<string[]> {
+export async function checkRunRequest(
+  req: { preset?: string; config?: Record<string, unknown>; size?: SizeArg; set?: Record<string, unknown>; name?: string },
+  projectDir?: string,
+): Promise<string[]> {
   const { resolveRunConfig } = await import('../engine/config.js');
   const r = resolveRunConfig(req);
   if (!r.ok || !r.config) return r.issues.map((i) => `${i.path}: ${i.message}`);
@@ -498,7 +504,10 @@ export function registerCoreCommands(program: Command): void {
     .option('--set <key=value>', 'override a config value by dotted path, e.g. --set stages.rl.steps=10 (repeatable)', collect, [])
     .option('--name <name>', 'display name of the run')
     .option('--json', 'print the final run as JSON (progress goes to stderr)')
-    .action(async (target: string | undefined, o: { project: string; preset?: string; config?: string; size?: string; set: string[]; name?: string; json?: boolean }) => {
+    .action(async (
+      target: string | undefined,
+      o: { project: string; preset?: string; config?: string; size?: string; set: string[]; name?: string; json?: boolean },
+    ) => {
       if (o.size !== undefined && !SIZES.includes(o.size as SizeArg)) fail(`--size: expected one of ${SIZES.join(', ')}, received ${JSON.stringify(o.size)}`);
       let set: Record<string, unknown>;
       try { set = parseSetArgs(o.set); } catch (err) { fail((err as Error).message); }
@@ -554,7 +563,11 @@ export function registerCoreCommands(program: Command): void {
       const d = await createDispatcher({ host: 'cli' });
       const { presets } = await (await createInProcessClient(d)).runs.presets();
       if (o.json) process.stdout.write(`${JSON.stringify(presets, null, 2)}\n`);
-      else process.stdout.write(`${table([['PRESET', 'METHOD', 'SIZES', 'STAGES', 'DESCRIPTION'], ...presets.map((p) => [p.id, p.method, p.sizes.join(','), p.stages.join('→'), p.description.length > 70 ? `${p.description.slice(0, 69)}…` : p.description])])}\n`);
+      else {
+        const short = (text: string) => (text.length > 70 ? `${text.slice(0, 69)}…` : text);
+        const rows = presets.map((p) => [p.id, p.method, p.sizes.join(','), p.stages.join('→'), short(p.description)]);
+        process.stdout.write(`${table([['PRESET', 'METHOD', 'SIZES', 'STAGES', 'DESCRIPTION'], ...rows])}\n`);
+      }
       await d.dispose();
     });
 

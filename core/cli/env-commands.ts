@@ -264,7 +264,9 @@ export function registerEnvCommands(program: Command): void {
           const r = e.step(line);
           total += r.reward;
           const why = typeof r.info.reason === 'string' ? ` (${r.info.reason})` : '';
-          console.log(`${r.info.actionIsValid ? '' : `unknown action ${JSON.stringify(line)}; `}${r.info.actionIsValid && r.info.actionIsEffective === false ? `no effect${why}; ` : ''}reward ${r.reward} (total ${Math.round(total * 1e6) / 1e6})`);
+          const unknown = r.info.actionIsValid ? '' : `unknown action ${JSON.stringify(line)}; `;
+          const noEffect = r.info.actionIsValid && r.info.actionIsEffective === false ? `no effect${why}; ` : '';
+          console.log(`${unknown}${noEffect}reward ${r.reward} (total ${Math.round(total * 1e6) / 1e6})`);
           console.log(renderState(template, e));
           if (r.terminated || r.truncated) {
             over = true;

@@ -77,7 +77,14 @@ interface ScoreFlags { model: string; text: string; json?: boolean; backend?: st
 interface ExportFlags { model: string; out: string; dtype?: string; mergeLora?: boolean; force?: boolean; backend?: string; json?: boolean }
 
 /** Files a model folder holds (ours or a Hugging Face one); --force replaces only folders made of these. */
-const MODEL_FILE = /^(?:[\w.-]+\.safetensors|model\.safetensors\.index\.json|(?:config|generation_config|manifest|tokenizer|tokenizer_config|special_tokens_map|added_tokens|optimizer|adapter_config|vocab|chat_template|preprocessor_config)\.json|chat_template\.jinja|merges\.txt|README\.md|LICENSE(?:\.\w+)?|\.gitattributes)$/;
+const MODEL_JSON = [
+  'config', 'generation_config', 'manifest', 'tokenizer', 'tokenizer_config', 'special_tokens_map', 'added_tokens', 'optimizer', 'adapter_config', 'vocab',
+  'chat_template', 'preprocessor_config',
+].join('|');
+const MODEL_FILE = new RegExp(
+  '^(?:[\\w.-]+\\.safetensors|model\\.safetensors\\.index\\.json|' +
+    `(?:${MODEL_JSON})\\.json|chat_template\\.jinja|merges\\.txt|README\\.md|LICENSE(?:\\.\\w+)?|\\.gitattributes)$`,
+);
 
 function checkOut(outArg: string, force: boolean | undefined): string {
   const out = resolve(outArg);
@@ -122,9 +129,19 @@ export function registerModelCommands(program: Command): void {
           rope_theta: c.rope_theta, tie_word_embeddings: c.tie_word_embeddings, attention_bias: c.attention_bias, value_head: c.value_head,
         },
         weights: { files: info.weightFiles, sharded: info.sharded, dtypes: info.dtypes, bytes: info.weightBytes },
-        tokenizer: tokenizer ? { kind: tokenizer.kind, vocabSize: tokenizer.vocabSize, chatStyle: tokenizer.chatStyle, eosTokenId: tokenizer.eosTokenId, padTokenId: tokenizer.padTokenId } : null,
+        tokenizer: tokenizer
+          ? {
+            kind: tokenizer.kind, vocabSize: tokenizer.vocabSize, chatStyle: tokenizer.chatStyle,
+            eosTokenId: tokenizer.eosTokenId, padTokenId: tokenizer.padTokenId,
+          }
+          : null,
         generation: info.generation,
-        manifest: manifest ? { stage: manifest.stage, step: manifest.step, parent: manifest.parent, created: manifest.created, metrics: manifest.metrics, sha256: manifest.weights.sha256, lora: manifest.lora } : null,
+        manifest: manifest
+          ? {
+            stage: manifest.stage, step: manifest.step, parent: manifest.parent, created: manifest.created, metrics: manifest.metrics,
+            sha256: manifest.weights.sha256, lora: manifest.lora,
+          }
+          : null,
       };
       if (flags.json) { console.log(JSON.stringify(summary, null, 2)); return; }
       console.log(`${path}`);
@@ -242,7 +259,8 @@ export function registerModelCommands(program: Command): void {
         const seconds = (performance.now() - started) / 1000;
         if (flags.json) {
           console.log(JSON.stringify({
-            model: dir, backend: summary.backend, prompt: flags.prompt, promptTokens: promptIds.length, sampling: { maxNewTokens, temperature, topK, topP, seed },
+            model: dir, backend: summary.backend, prompt: flags.prompt, promptTokens: promptIds.length,
+            sampling: { maxNewTokens, temperature, topK, topP, seed },
             text: result.text, tokens: result.tokens,
             logprobs: result.logprobs.map((x) => round(x)), finishReason: result.finishReason,
             seconds: round(seconds, 3), tokensPerSecond: round(result.tokens.length / seconds, 1),

@@ -160,7 +160,8 @@ export function registerStudyCommands(program: Command): void {
     .option('--out <dir>', 'output folder (default <first project>/studies/<name>)')
     .action((o: { project: string[]; name: string; methods?: string; envs?: string; out?: string }) => {
       if (o.project.length === 0) fail('--project: give at least one project folder');
-      const specs = o.methods && o.envs ? [] : o.project.map((p) => path.join(path.resolve(p), 'studies', o.name, 'spec.json')).filter((p) => fs.existsSync(p)).map((p) => {
+      const specFiles = o.project.map((p) => path.join(path.resolve(p), 'studies', o.name, 'spec.json')).filter((p) => fs.existsSync(p));
+      const specs = o.methods && o.envs ? [] : specFiles.map((p) => {
         try { return parseStudySpec(JSON.parse(fs.readFileSync(p, 'utf8')), p); } catch (err) { return fail(`${p}: ${(err as Error).message}; pass ` +
           `--methods and --envs to build the table without it`); }
       });

@@ -96,7 +96,8 @@ export function registerTemplateCommands(program: Command): void {
           `rows, seeds ${r.seedStart}…${r.seedStart + r.samples - 1})\n`);
         process.stdout.write(`template ${r.template.name}@${r.template.hash.slice(0, 12)} (${r.template.from}) ` +
           `on ${r.env.id}${Object.keys(r.env.options).length ? ` ${JSON.stringify(r.env.options)}` : ''}\n`);
-        process.stdout.write(`checkpoint ${r.checkpoint.name}${r.checkpoint.stage ? ` (stage ${r.checkpoint.stage}, step ${r.checkpoint.step})` : ''} of run ${r.runId}; context ${r.maxContext} tokens, longest row ${r.longestRow}\n`);
+        const stage = r.checkpoint.stage ? ` (stage ${r.checkpoint.stage}, step ${r.checkpoint.step})` : '';
+        process.stdout.write(`checkpoint ${r.checkpoint.name}${stage} of run ${r.runId}; context ${r.maxContext} tokens, longest row ${r.longestRow}\n`);
         process.stdout.write(`backend ${r.backend}, ${r.wallSeconds.toFixed(2)} s\n`);
       } catch (err) {
         report(err, flags.json);
