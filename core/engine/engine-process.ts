@@ -79,7 +79,10 @@ channel.onMessage((msg) => {
       running = executeRun({
         runId: msg.runId, runDir: msg.runDir, config: msg.config, stages: msg.stages, attempt: msg.attempt,
         signal: controller.signal,
-        send: (event: RunEvent) => { if (event.type === 'stage' && event.status === 'running') stageNow = event.stage; channel.send({ type: 'event', event }); },
+        send: (event: RunEvent) => {
+          if (event.type === 'stage' && event.status === 'running') stageNow = event.stage;
+          channel.send({ type: 'event', event });
+        },
         loadStage,
       }).catch((err): RunOutcome => {
         channel.send({ type: 'event', event: { type: 'log', runId: msg.runId, time: Date.now(), level: 'error', message: toApiError(err).message } });
