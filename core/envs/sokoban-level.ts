@@ -221,7 +221,8 @@ export function parseSokobanGrid(text: string, where = 'Sokoban grid'): SokobanL
         case '√': boxes.push(i); targets[i] = true; break;
         case 'P': player = i; break;
         case 'S': player = i; targets[i] = true; break;
-        default: throw new EnvError('unexpected symbol', { where: `${where} row ${r + 1} column ${c + 1}`, expected: 'one of # _ O X √ P S', received: show(ch) });
+        default:
+          throw new EnvError('unexpected symbol', { where: `${where} row ${r + 1} column ${c + 1}`, expected: 'one of # _ O X √ P S', received: show(ch) });
       }
     });
   });
