@@ -14,7 +14,9 @@ import type { ModelRuntime } from '../train/runtime.js';
 import { summaryMetrics } from '../train/summary.js';
 
 /** Perplexity of the true initial state text, per template, on the first evaluation puzzles. */
-export function statePerplexityByTemplate(config: RunConfig, runtime: ModelRuntime, templates: string[], rows: number): Record<string, { perplexity: number; tokens: number }> {
+export function statePerplexityByTemplate(
+  config: RunConfig, runtime: ModelRuntime, templates: string[], rows: number,
+): Record<string, { perplexity: number; tokens: number }> {
   const out: Record<string, { perplexity: number; tokens: number }> = {};
   const limits = stageSection(config, 'rollout');
   for (const name of templates) {

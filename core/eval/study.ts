@@ -179,7 +179,10 @@ export const SMALL_N_PUZZLES = 20;
  * and puzzles with replacement and averages the cells present, so both the seed-to-seed and the
  * puzzle-to-puzzle variation enter the interval (pooled puzzles counted once per seed understate it).
  */
-export function twoWayBootstrap(values: Array<{ runSeed: number; puzzle: number; value: number }>, opts: { resamples?: number; level?: number; seed?: number } = {}): Interval {
+export function twoWayBootstrap(
+  values: Array<{ runSeed: number; puzzle: number; value: number }>,
+  opts: { resamples?: number; level?: number; seed?: number } = {},
+): Interval {
   const level = opts.level ?? 0.95;
   if (values.length === 0) return { mean: Number.NaN, low: Number.NaN, high: Number.NaN, level, method: 'two-way bootstrap' };
   const seeds = [...new Set(values.map((v) => v.runSeed))];
@@ -319,7 +322,11 @@ function fmtInterval(i: Interval | undefined): string { return i ? `${pct(i.mean
  * Markdown in the paper's layout: rows = methods, columns = envs, cell = Pass@1 / Pass@k (95% CI);
  * then the chance and oracle rows on the same puzzles, the paired differences and the notes.
  */
-export function tableMarkdown(table: { cells: TableCell[]; ks: number[]; references?: ReferenceRow[]; differences?: PairedDifference[]; notes?: string[] }, methods: string[], envs: string[]): string {
+export function tableMarkdown(
+  table: { cells: TableCell[]; ks: number[]; references?: ReferenceRow[]; differences?: PairedDifference[]; notes?: string[] },
+  methods: string[],
+  envs: string[],
+): string {
   const kMax = table.ks.length ? Math.max(...table.ks) : 1;
   const header = `| method | ${envs.map((e) => `${e} Pass@1 / Pass@${kMax}`).join(' | ')} |`;
   const lines = [header, `|---|${envs.map(() => '---').join('|')}|`];
@@ -401,7 +408,9 @@ export function studyCurves(runs: RunRef[], methods: string[], envs: string[], o
 }
 
 /** Write table.md, table.csv, curves and study.json into <outDir>. */
-export function writeStudyReport(projects: string[], spec: Pick<StudySpec, 'name' | 'methods' | 'envs'>, outDir: string): { markdown: string; files: string[] } {
+export function writeStudyReport(
+  projects: string[], spec: Pick<StudySpec, 'name' | 'methods' | 'envs'>, outDir: string,
+): { markdown: string; files: string[] } {
   mkdirSync(outDir, { recursive: true });
   const runs = findStudyRuns(projects, spec.name);
   const table = studyTable(runs, spec.methods, spec.envs);

@@ -188,12 +188,16 @@ function templateIssues(issues: Array<{ part?: string; message: string; line?: n
 }
 
 /** Raw text, a saved version (name, name@hash) or a preset (including the tiny-* ones). */
-export function resolveTemplateInput(project: string, input: TemplateInput): { template: PromptTemplate; name: string; hash: string; from: 'text' | 'saved' | 'preset' } {
+export function resolveTemplateInput(
+  project: string, input: TemplateInput,
+): { template: PromptTemplate; name: string; hash: string; from: 'text' | 'saved' | 'preset' } {
   if ('source' in input) {
     const r = validateTemplate(input.source);
     if (!r.ok) {
       const first = r.issues[0]!;
-      fail('ValidationError', `the template does not validate: ${first.part ? `${first.part}: ` : ''}${first.line ? `line ${first.line} column ${first.column}: ` : ''}${first.message}${r.issues.length > 1 ? ` (and ${r.issues.length - 1} more)` : ''}`, {
+      const at = `${first.part ? `${first.part}: ` : ''}${first.line ? `line ${first.line} column ${first.column}: ` : ''}`;
+      const more = r.issues.length > 1 ? ` (and ${r.issues.length - 1} more)` : '';
+      fail('ValidationError', `the template does not validate: ${at}${first.message}${more}`, {
         where: 'template source', expected: 'a valid template (JSON with name, ' +
           'responseFormat, parts)', received: `${r.issues.length} problem(s)`, issues: templateIssues(r.issues),
       });
