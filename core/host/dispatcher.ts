@@ -179,7 +179,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       const names = apiMethodNames();
       const ns = typeof method === 'string' ? method.split('.')[0] : '';
       const near = names.filter((n) => n.startsWith(`${ns}.`));
-      throw new WorkbenchError('NotFound', `unknown API method ${describeValue(method)}; ${near.length ? `methods of ${ns}: ${near.join(', ')}` : `namespaces: ${[...new Set(names.map((n) => n.split('.')[0]))].join(', ')}`}`, {
+      const known = near.length ? `methods of ${ns}: ${near.join(', ')}` : `namespaces: ${[...new Set(names.map((n) => n.split('.')[0]))].join(', ')}`;
+      throw new WorkbenchError('NotFound', `unknown API method ${describeValue(method)}; ${known}`, {
         where: 'method', expected: 'a method name such as "runs.list"', received: describeValue(method),
       });
     }

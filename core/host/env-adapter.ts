@@ -125,7 +125,9 @@ export function previewTemplate(
   }
 }
 
-export function renderPuzzle(template: PromptTemplate, env: { id: string; options: Record<string, unknown> }, seed: number, responseFormat: 'plain' | 'world-model'): RenderedPuzzle {
+export function renderPuzzle(
+  template: PromptTemplate, env: { id: string; options: Record<string, unknown> }, seed: number, responseFormat: 'plain' | 'world-model',
+): RenderedPuzzle {
   let p: ReturnType<typeof previewPrompt>;
   try { p = previewPrompt(template, env.id, env.options, seed, { responseFormat }); } catch (err) { throw asApiError(err, 'envs.render'); }
   const d = describeEnv(env.id);

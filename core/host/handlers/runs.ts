@@ -96,9 +96,17 @@ export function runHandlers(ctx: HostContext) {
       return { runs: withParams(s.store, runs.slice(req.offset, req.offset + req.limit)), total: runs.length };
     },
     'runs.get': (req) => { const s = ctx.need('runs.get'); ctx.needRun(s, req.runId, 'runs.get'); return ctx.runInfo(s, req.runId); },
-    'runs.start': async (req) => { const s = ctx.need('runs.start'); ctx.needRun(s, req.runId, 'runs.start'); return s.runs.start(req.runId, { resume: false }); },
+    'runs.start': async (req) => {
+      const s = ctx.need('runs.start');
+      ctx.needRun(s, req.runId, 'runs.start');
+      return s.runs.start(req.runId, { resume: false });
+    },
     'runs.stop': async (req) => { const s = ctx.need('runs.stop'); ctx.needRun(s, req.runId, 'runs.stop'); return s.runs.stop(req.runId); },
-    'runs.resume': async (req) => { const s = ctx.need('runs.resume'); ctx.needRun(s, req.runId, 'runs.resume'); return s.runs.start(req.runId, { resume: true }); },
+    'runs.resume': async (req) => {
+      const s = ctx.need('runs.resume');
+      ctx.needRun(s, req.runId, 'runs.resume');
+      return s.runs.start(req.runId, { resume: true });
+    },
     'runs.delete': async (req) => {
       const s = ctx.need('runs.delete');
       const r = ctx.needRun(s, req.runId, 'runs.delete');

@@ -56,7 +56,9 @@ export function templateHandlers(ctx: HostContext, perplexityRunner: PerplexityR
     'templates.preview': (req) => {
       let source: string;
       if (req.source !== undefined) source = req.source;
-      else if (req.name !== undefined) source = resolveTemplate(ctx.session(), { preset: req.name, hash: req.hash, responseFormat: req.responseFormat }).version.source;
+      else if (req.name !== undefined) {
+        source = resolveTemplate(ctx.session(), { preset: req.name, hash: req.hash, responseFormat: req.responseFormat }).version.source;
+      }
       else throw new WorkbenchError('ValidationError', 'templates.preview: give the template text (source) or a ' +
         'template name', { where: 'templates.preview', expected: '{ source } or { name }', received: 'neither' });
       const checked = adapter.checkTemplateSource(source);
