@@ -323,5 +323,6 @@ export function randomWellFormedResponse(session: EpisodeSession, rng: Rng): str
   if (session.responseFormat === 'plain') {
     return `<think>${reasoning}</think><answer>${actions.join(' || ')}</answer>`;
   }
-  return `<think><observation>\n${session.stateText()}\n</observation>\n${reasoning}\n<prediction>\n${next.text}\n</prediction></think><answer>${actions.join(' || ')}</answer>`;
+  return `<think><observation>\n${session.stateText()}\n</observation>\n${reasoning}\n` +
+    `<prediction>\n${next.text}\n</prediction></think><answer>${actions.join(' || ')}</answer>`;
 }
