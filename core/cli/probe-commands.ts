@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { apiContract, type ProbeResult } from '../api/contract.js';
-import { usageFail as fail } from './action.js';
+import { reportCommandError, usageFail as fail } from './action.js';
 
 interface ProbeFlags {
   project: string; run?: string; checkpoint?: string; seed?: string; episode?: string; turn?: string; history?: string;
@@ -24,15 +24,6 @@ function intFlag(name: string, text: string | undefined, min: number): number | 
   if (text.trim() === '' || !Number.isSafeInteger(n) || n < min) fail(`${name}: expected an integer${min === 0 ? ' ≥ 0' : ''}, ` +
     `received ${JSON.stringify(text)}`);
   return n;
-}
-
-function report(err: unknown, json: boolean | undefined): void {
-  const e = err as Error & { code?: string; details?: Record<string, unknown> };
-  const name = e?.name === 'UsageError' ? 'ValidationError' : typeof e?.code === 'string' && /^[A-Z]/.test(e.code) ? e.code : (e?.name ?? 'Error');
-  const message = e?.message ?? String(err);
-  if (json) process.stdout.write(`${JSON.stringify({ error: { name, message, details: e?.details ?? { where: 'probe' } } }, null, 2)}\n`);
-  process.stderr.write(`error: ${message}\n`);
-  process.exitCode = 1;
 }
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
@@ -126,7 +117,7 @@ export function registerProbeCommands(program: Command): void {
         const r = await probeTurn({ project: flags.project, ...request, ...(flags.backend !== undefined ? { backend: flags.backend } : {}) });
         process.stdout.write(flags.json ? `${JSON.stringify(r, null, 2)}\n` : describeProbe(r));
       } catch (err) {
-        report(err, flags.json);
+        reportCommandError(err, flags.json, 'probe');
       }
     });
 }

@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { usageFail as fail } from './action.js';
+import { reportCommandError, usageFail as fail } from './action.js';
 
 interface PerplexityFlags {
   project: string; run: string; checkpoint?: string; env: string; config?: string; template?: string; templateFile?: string;
@@ -41,22 +41,6 @@ function readTemplateFile(file: string): string {
   try { return readFileSync(file === '-' ? 0 : file, 'utf8'); } catch (e) {
     return fail(`--template-file: cannot read ${file === '-' ? 'standard input' : resolve(file)}: ${(e as Error).message}`);
   }
-}
-
-/** One failure, printed for people (stderr) and, with --json, for programs (stdout). */
-function report(err: unknown, json: boolean | undefined): void {
-  const e = err as Error & { code?: string; details?: Record<string, unknown> };
-  const name = e?.name === 'UsageError' ? 'ValidationError' : typeof e?.code === 'string' && /^[A-Z]/.test(e.code) ? e.code : (e?.name ?? 'Error');
-  const message = e?.message ?? String(err);
-  if (json) process.stdout.write(`${JSON.stringify({ error: { name, message, details: e?.details ?? { where: 'template perplexity' } } }, null, 2)}\n`);
-  const issues = Array.isArray(e?.details?.issues)
-    ? (e.details.issues as Array<{ path: string; message: string }>)
-        .slice(0, 10)
-        .map((i) => `\n  - ${i.path}: ${i.message}`)
-        .join('')
-    : '';
-  process.stderr.write(`error: ${message}${issues}\n`);
-  process.exitCode = 1;
 }
 
 function fmt(x: number, digits = 4): string { return Number.isFinite(x) ? x.toFixed(digits) : String(x); }
@@ -100,7 +84,7 @@ export function registerTemplateCommands(program: Command): void {
         process.stdout.write(`checkpoint ${r.checkpoint.name}${stage} of run ${r.runId}; context ${r.maxContext} tokens, longest row ${r.longestRow}\n`);
         process.stdout.write(`backend ${r.backend}, ${r.wallSeconds.toFixed(2)} s\n`);
       } catch (err) {
-        report(err, flags.json);
+        reportCommandError(err, flags.json, 'template perplexity');
       }
     });
 
@@ -119,7 +103,7 @@ export function registerTemplateCommands(program: Command): void {
         for (const c of list) process.stdout.write(`${c.name === latest ? '*' : ' '} ${c.name.padEnd(24)} ${(c.stage ?? '?').padEnd(10)} ` +
           `step ${String(c.step ?? '?').padStart(6)}  ${c.created ?? ''}${c.role === 'critic' ? '  (critic)' : ''}\n`);
       } catch (err) {
-        report(err, flags.json);
+        reportCommandError(err, flags.json, 'template perplexity');
       }
     });
 }
