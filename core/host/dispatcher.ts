@@ -49,11 +49,18 @@ export interface Dispatcher {
 
 type Handlers = { [M in ApiMethodName]: Handler<M> };
 
-/** Methods that change a project: refused while it is open read-only (watched). */
+/** Methods that change a project: refused while it is open read-only (watched, or a folder that cannot be written). */
 const WRITE_METHODS = new Set(['runs.create', 'runs.start', 'runs.resume', 'runs.delete', 'runs.update', 'templates.save', 'studies.start', 'studies.stop']);
 
 function readOnlyError(store: ProjectStore, method: string): WorkbenchError {
-  const h = store.lockHolder!;
+  const h = store.lockHolder;
+  if (!h) {
+    // opened read-only without a holder: the folder cannot be written (a read-only file system, no permission)
+    return new WorkbenchError('ReadOnly', `${method}: the project is open read-only: its folder cannot be written. ` +
+      'Make it writable (or copy it somewhere writable) and open it again', {
+      where: method, expected: 'a project folder this process can write', received: 'a folder that cannot be written',
+    });
+  }
   const who = `process ${h.pid} on ${h.host} (${h.purpose ?? 'workbench'})`;
   const message = `${method}: the project is open read-only, to watch: ${who} holds it. Make changes there, or open the project again after it exits`;
   return new WorkbenchError('ReadOnly', message, {
@@ -95,16 +102,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   };
 
   async function openSession(store: ProjectStore): Promise<void> {
-    if (store.lockHolder) {
-      // Another process holds the project: follow its runs from the files, write nothing.
-      const runs = new RunWatcher({ store, onRunEvent: emitRun, onProjectEvent: emitProject, watched: () => [...runListeners.keys()] });
-      const studies = new StudyHost({ store, runs, api: () => api, onProjectEvent: emitProject, host: options.host, ...options.studyHooks });
-      session = { store, runs, studies, data: new Map() };
-      emitProject({ type: 'project', time: Date.now(), project: store.info() });
-      return;
-    }
     if (store.readOnly) {
-      // Another process holds the project: follow its runs from the files, write nothing.
+      // Another process holds the project, or its folder cannot be written: follow its runs from the files, write nothing.
       const runs = new RunWatcher({ store, onRunEvent: emitRun, onProjectEvent: emitProject, watched: () => [...runListeners.keys()] });
       const studies = new StudyHost({ store, runs, api: () => api, onProjectEvent: emitProject, host: options.host, ...options.studyHooks });
       session = { store, runs, studies, data: new Map() };
@@ -186,7 +185,6 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
     const parsed = spec.request.safeParse(params);
     if (!parsed.success) throw validationError(method, parsed.error, params);
-    if (session?.store.lockHolder && WRITE_METHODS.has(method)) throw readOnlyError(session.store, method);
     if (session?.store.readOnly && WRITE_METHODS.has(method)) throw readOnlyError(session.store, method);
     const handler = (handlers as unknown as Record<string, (r: unknown) => unknown>)[method]!;
     const result = await handler(parsed.data);
