@@ -1,25 +1,21 @@
 // projects.create and projects.open switch the host to another project through one path
 // (core/host/handlers/projects.ts, switchTo): refused while a run of the open project is active,
 // with nothing created on disk, and the open project stays open and usable.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createDispatcher, type Dispatcher } from '../../core/host/dispatcher.js';
 import { createInProcessClient } from '../../core/host/in-process.js';
 import { diagConfig, isolateHome, tempDir, waitFor } from './helpers.js';
 
-const dispatchers: Dispatcher[] = [];
-afterEach(async () => { for (const d of dispatchers.splice(0)) await d.dispose(); });
-function client() {
-  isolateHome();
-  const d = createDispatcher({ host: 'in-process' });
-  dispatchers.push(d);
-  return createInProcessClient(d);
-}
-
 describe('switching projects while a run is active', () => {
+  let host: Dispatcher | null = null;
+  afterAll(() => host?.dispose());
+
   it('projects.create and projects.open refuse with Conflict, create nothing, and keep the open project', async () => {
-    const api = client();
+    isolateHome();
+    host = createDispatcher({ host: 'in-process' });
+    const api = createInProcessClient(host);
     const dir = tempDir();
     await api.projects.create({ path: dir });
     const run = await api.runs.create({ config: diagConfig({ 'diag-wait': { steps: 100_000, delayMs: 50 } }) });
