@@ -338,9 +338,16 @@ function exportRun(info: RunInfo, out: string, format: 'json' | 'csv' | 'jsonl' 
   return written;
 }
 
+/** How each platform opens a URL in the default browser; xdg-open elsewhere. */
+const BROWSER_OPENERS: Partial<Record<NodeJS.Platform, { cmd: string; args: (url: string) => string[] }>> = {
+  darwin: { cmd: 'open', args: (url) => [url] },
+  win32: { cmd: 'cmd', args: (url) => ['/c', 'start', '', url] },
+};
+
 function openBrowser(url: string): boolean {
-  const cmd = process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'cmd' : 'xdg-open';
-  const args = process.platform === 'win32' ? ['/c', 'start', '', url] : [url];
+  const opener = BROWSER_OPENERS[process.platform] ?? { cmd: 'xdg-open', args: (u: string) => [u] };
+  const cmd = opener.cmd;
+  const args = opener.args(url);
   if (process.platform === 'linux' && !process.env.DISPLAY && !process.env.WAYLAND_DISPLAY) return false;
   try {
     const child = spawn(cmd, args, { stdio: 'ignore', detached: true });
