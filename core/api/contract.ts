@@ -17,6 +17,8 @@ import { EnvConfigSchema, MethodSchema, RunConfigSchema, TemplateRefSchema } fro
 const Empty = z.object({}).strict().default({});
 const Id = z.string().min(1).max(200);
 const RunId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'a run id: letters, digits, ".", "_" or "-", at most 128 characters');
+/** A checkpoint folder name under runs/<run>/checkpoints/. */
+const CheckpointName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/, 'a checkpoint folder name (see templates.checkpoints)');
 const PathString = z.string().min(1).max(4096).refine((p) => !p.includes('\u0000'), 'a path cannot contain a NUL character');
 const Offset = z.number().int().nonnegative().default(0);
 const pageLimit = (def: number, max: number) => z.number().int().positive().max(max).default(def);
@@ -374,8 +376,10 @@ export type SystemInfo = z.infer<typeof SystemInfoSchema>;
 
 export const IntervalSchema = z.object({ mean: z.number(), low: z.number(), high: z.number(), level: z.number(), method: z.string() });
 
-export const StudyNameSchema = z.string().regex(/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/, 'a study name: letters, digits, ".", "_" or "-" (not ' +
-  'starting with "."), at most 200 characters');
+export const StudyNameSchema = z.string().regex(
+  /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/,
+  'a study name: letters, digits, ".", "_" or "-" (not starting with "."), at most 200 characters',
+);
 
 /**
  * pending: never started (or nothing recorded); running: its runner is executing the grid; stopped: stopped or interrupted (start again to resume);
@@ -648,8 +652,7 @@ export const apiContract = {
       'Checkpoints of a run, oldest first, and the latest policy checkpoint (the default of templates.perplexity).'),
     perplexity: method(z.object({
       runId: RunId,
-      checkpoint: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/, 'a checkpoint folder name (see ' +
-        'templates.checkpoints)').optional(), // default: the latest
+      checkpoint: CheckpointName.optional(), // default: the latest
       source: z.string().min(1).max(1_000_000).optional(),       // unsaved text from the editor...
       name: Id.optional(), hash: z.string().min(1).optional(),   // ...or a saved/preset template
       env: EnvConfigSchema,
@@ -731,8 +734,7 @@ export const apiContract = {
   probe: {
     turn: method(z.object({
       runId: RunId,
-      checkpoint: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/, 'a checkpoint folder name (see ' +
-        'templates.checkpoints)').optional(), // default: the latest
+      checkpoint: CheckpointName.optional(), // default: the latest
       seed: z.number().int().optional(),                          // a puzzle of the run's env...
       episodeId: z.string().min(1).optional(),                    // ...or a saved episode: its seed, and its responses before `turn` as history
       turn: z.number().int().nonnegative().default(0),            // with episodeId: the turn to probe
