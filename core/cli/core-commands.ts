@@ -616,8 +616,8 @@ export function registerCoreCommands(program: Command): void {
         }
         if (holder.purpose === 'cli run' || holder.purpose === 'cli study run') {
           process.kill(holder.pid, 'SIGINT');
-          process.stdout.write(`asked process ${holder.pid} to stop ` +
-            `run ${runId}${holder.purpose === 'cli study run' ? ' (its study stops too; run the same `study run` again to resume it)' : ''}\n`);
+          const study = holder.purpose === 'cli study run' ? ' (its study stops too; run the same `study run` again to resume it)' : '';
+          process.stdout.write(`asked process ${holder.pid} to stop run ${runId}${study}\n`);
           return;
         }
         fail(`the project is open in process ${holder.pid} (${holder.purpose ?? 'workbench'}); stop the run from that window or its UI`);

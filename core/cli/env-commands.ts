@@ -190,8 +190,9 @@ export function registerEnvCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(run((flags: EnvFlags & { actions: string }) => {
       const template = loadTemplate(flags.template);
-      if (splitActions(flags.env, flags.actions).length === 0) fail(`--actions: expected at least one action, e.g. "Up,Up,Left" (Sudoku: "1,1,3 ` +
-        `2,4,1"), received ${JSON.stringify(flags.actions)}`);
+      if (splitActions(flags.env, flags.actions).length === 0) {
+        fail(`--actions: expected at least one action, e.g. "Up,Up,Left" (Sudoku: "1,1,3 2,4,1"), received ${JSON.stringify(flags.actions)}`);
+      }
       const { env: e, seed } = makeEnv(flags);
       const steps: unknown[] = [];
       const initial = { step: 0, observation: e.gridText(), stateText: renderState(template, e) };
@@ -211,8 +212,8 @@ export function registerEnvCommands(program: Command): void {
           state: e.getState(),
         });
         if (!flags.json) {
-          console.log(`step ${i + 1}: ${action} → ` +
-            `reward ${r.reward}${r.terminated ? ' terminated' : ''}${r.truncated ? ' truncated' : ''} ${JSON.stringify(r.info)}`);
+          const ended = `${r.terminated ? ' terminated' : ''}${r.truncated ? ' truncated' : ''}`;
+          console.log(`step ${i + 1}: ${action} → reward ${r.reward}${ended} ${JSON.stringify(r.info)}`);
           console.log(renderState(template, e));
         }
         if (r.terminated || r.truncated) break;
@@ -231,8 +232,11 @@ export function registerEnvCommands(program: Command): void {
       if (flags.json) console.log(JSON.stringify({ env: e.id, seed, grid: e.gridText(), ...solution, length: solution.actions.length }, null, 2));
       else {
         console.log(e.gridText());
-        console.log(solution.solved ? `plan (${solution.actions.length} ` +
-          `moves${solution.optimal ? ', optimal' : ''}): ${solution.actions.join(e.id === 'sudoku' ? ' ' : ',')}` : 'no plan found');
+        console.log(
+          solution.solved
+            ? `plan (${solution.actions.length} moves${solution.optimal ? ', optimal' : ''}): ${solution.actions.join(e.id === 'sudoku' ? ' ' : ',')}`
+            : 'no plan found',
+        );
         if (solution.note) console.log(solution.note);
       }
     }));

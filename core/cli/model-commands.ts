@@ -57,9 +57,10 @@ function checkVocabulary(tokenizer: import('../model/tokenizer-common.js').Token
     .slice(0, 10)
     .map(([ch, at]) => `${JSON.stringify(ch)} (U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}) at index ${at}`)
     .join(', ');
-  fail(`${flag}: ${bad.size} character${bad.size === 1 ? '' : 's'} outside the ` +
-    `model's ${tokenizer.kind === 'char' ? 'character ' : ''}vocabulary: ${list}${bad.size > 10 ? ', …' : ''}; expected text the tokenizer knows ` +
-      `(the character tokenizer covers printable ASCII, newline, tab and a few symbols such as √ × → ·); replace or remove them`);
+  const vocabulary = `the model's ${tokenizer.kind === 'char' ? 'character ' : ''}vocabulary`;
+  fail(`${flag}: ${bad.size} character${bad.size === 1 ? '' : 's'} outside ${vocabulary}: ${list}${bad.size > 10 ? ', …' : ''}; ` +
+    'expected text the tokenizer knows (the character tokenizer covers printable ASCII, newline, tab and a few symbols such as √ × → ·); ' +
+    'replace or remove them');
 }
 
 function round(x: number, digits = 4): number {
@@ -95,9 +96,9 @@ function checkOut(outArg: string, force: boolean | undefined): string {
     // --force replaces the whole folder: never do that to anything but a model folder (a project, a home folder…).
     const foreign = entries.filter((e) => !e.isFile() || !MODEL_FILE.test(e.name)).map((e) => (e.isDirectory() ? `${e.name}/` : e.name));
     if (entries.length > 0 && (foreign.length > 0 || !entries.some((e) => e.name === 'config.json' || e.name === 'manifest.json'))) {
-      fail(`--out: ${out} is not a model ` +
-        `folder${foreign.length ? ` (it holds ${foreign.slice(0, 5).join(', ')}${foreign.length > 5 ? ', …' : ''})` : ' (no config.json)'}; ` +
-          `--force only replaces a model folder, because everything in it is deleted. Choose a new folder`);
+      const holds = foreign.length ? ` (it holds ${foreign.slice(0, 5).join(', ')}${foreign.length > 5 ? ', …' : ''})` : ' (no config.json)';
+      fail(`--out: ${out} is not a model folder${holds}; --force only replaces a model folder, because everything in it is deleted. ` +
+        'Choose a new folder');
     }
   }
   return out;
@@ -151,8 +152,11 @@ export function registerModelCommands(program: Command): void {
       console.log(`  tied embeddings ${c.tie_word_embeddings}, attention bias ${c.attention_bias}, value head ${c.value_head}`);
       console.log(`  weights: ${info.weightFiles.join(', ')} ` +
         `(${Object.entries(info.dtypes).map(([d, n]) => `${n} ${d}`).join(', ')}; ${(info.weightBytes / 1e6).toFixed(2)} MB)`);
-      console.log(tokenizer ? `  tokenizer: ${tokenizer.kind}, ${tokenizer.vocabSize} tokens, chat ` +
-        `style ${tokenizer.chatStyle}` : '  tokenizer: none (no tokenizer.json)');
+      console.log(
+        tokenizer
+          ? `  tokenizer: ${tokenizer.kind}, ${tokenizer.vocabSize} tokens, chat style ${tokenizer.chatStyle}`
+          : '  tokenizer: none (no tokenizer.json)',
+      );
       if (info.generation) console.log(`  generation defaults: ${JSON.stringify(info.generation)}`);
       if (manifest) console.log(`  checkpoint: stage ${manifest.stage}, step ${manifest.step}, parent ${manifest.parent ?? '-'}, ` +
         `created ${manifest.created}, sha256 ${manifest.weights.sha256.slice(0, 16)}…`);
@@ -310,8 +314,10 @@ export function registerModelCommands(program: Command): void {
           perplexity: round(Math.exp(-total / scored.length), 4),
         };
         if (flags.json) { console.log(JSON.stringify(result, null, 2)); return; }
-        for (const t of tokens) console.log(`${String(t.id).padStart(7)} ` +
-          ` ${JSON.stringify(t.piece ?? t.token).padEnd(16)} ${t.logprob === null ? '      -' : t.logprob.toFixed(4)}`);
+        for (const t of tokens) {
+          const logprob = t.logprob === null ? '      -' : t.logprob.toFixed(4);
+          console.log(`${String(t.id).padStart(7)}  ${JSON.stringify(t.piece ?? t.token).padEnd(16)} ${logprob}`);
+        }
         console.log(`total ${result.totalLogprob}, mean ${result.meanLogprob}, perplexity ${result.perplexity} over ${scored.length} tokens`);
       } finally {
         m.dispose();
@@ -345,9 +351,8 @@ export function registerModelCommands(program: Command): void {
           },
         });
         if (flags.json) { console.log(JSON.stringify(manifest, null, 2)); return; }
-        console.log(`wrote ${out}: ${(manifest.weights.parameters / 1e6).toFixed(3)}M parameters ` +
-          `as ${dtype}${flags.mergeLora ? ', LoRA merged' : ''}, ${(manifest.weights.bytes / 1e6).toFixed(2)} MB, ` +
-            `sha256 ${manifest.weights.sha256.slice(0, 16)}…`);
+        console.log(`wrote ${out}: ${(manifest.weights.parameters / 1e6).toFixed(3)}M parameters as ${dtype}${flags.mergeLora ? ', LoRA merged' : ''}, ` +
+          `${(manifest.weights.bytes / 1e6).toFixed(2)} MB, sha256 ${manifest.weights.sha256.slice(0, 16)}…`);
       } finally {
         loaded.model.dispose();
       }

@@ -116,8 +116,11 @@ export function registerStudyCommands(program: Command): void {
         if (Object.keys(set).length) spec.set = { ...(spec.set ?? {}), ...set };
       } else {
         if (!o.methods || !o.envs) fail('give --grid FILE, or --methods and --envs (and optionally --seeds, --size, --name)');
-        const seeds = list(o.seeds, '--seeds').map((s) => { const n = Number(s); if (!Number.isInteger(n)) fail(`--seeds: expected integers, ` +
-          `received ${JSON.stringify(s)}`); return n; });
+        const seeds = list(o.seeds, '--seeds').map((s) => {
+          const n = Number(s);
+          if (!Number.isInteger(n)) fail(`--seeds: expected integers, received ${JSON.stringify(s)}`);
+          return n;
+        });
         if (!STUDY_SIZES.includes(o.size)) fail(`--size: expected one of ${STUDY_SIZES.join(', ')}, received ${JSON.stringify(o.size)}`);
         if (!/^[A-Za-z0-9._-]+$/.test(o.name)) fail(`--name: expected letters, digits, ".", "_" or "-" (it names a folder under studies/), ` +
           `received ${JSON.stringify(o.name)}`);
