@@ -69,8 +69,11 @@ channel.onMessage((msg) => {
       break;
     case 'start': {
       if (running) {
-        channel.send({ type: 'error', requestId: msg.requestId, error: { name: 'Conflict', message: 'this engine process is already ' +
-          'running a run', details: { where: 'engine start' } } });
+        channel.send({
+          type: 'error',
+          requestId: msg.requestId,
+          error: { name: 'Conflict', message: 'this engine process is already running a run', details: { where: 'engine start' } },
+        });
         break;
       }
       channel.send({ type: 'reply', requestId: msg.requestId, result: { accepted: true, pid: process.pid } });

@@ -96,12 +96,16 @@ export class RunHost {
     const where = opts.resume ? 'runs.resume' : 'runs.start';
     if (opts.resume) {
       if (!['stopped', 'failed', 'created'].includes(record.status)) {
-        throw conflict(`run ${runId} is ${record.status}; only a stopped or failed run ` +
-          `can be resumed`, where, { expected: 'status stopped or failed', received: record.status });
+        throw conflict(`run ${runId} is ${record.status}; only a stopped or failed run can be resumed`, where, {
+          expected: 'status stopped or failed',
+          received: record.status,
+        });
       }
     } else if (record.status !== 'created') {
-      throw conflict(`run ${runId} is ${record.status}; start a created run, or resume a ` +
-        `stopped/failed one`, where, { expected: 'status created', received: record.status });
+      throw conflict(`run ${runId} is ${record.status}; start a created run, or resume a stopped/failed one`, where, {
+        expected: 'status created',
+        received: record.status,
+      });
     }
     const runDir = this.store.runDir(runId);
     const now = Date.now();

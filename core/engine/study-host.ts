@@ -127,8 +127,10 @@ export class StudyHost {
    */
   start(spec: StudySpec): StudySummary {
     if (this.disposed) throw new WorkbenchError('Unavailable', 'the study runner is shutting down', { where: 'studies.start' });
-    if (this.active.has(spec.name)) throw conflict(`study ${spec.name} is already running; stop it first (studies.stop) or wait for ` +
-      `it to finish`, 'studies.start', { received: 'running' });
+    if (this.active.has(spec.name))
+      throw conflict(`study ${spec.name} is already running; stop it first (studies.stop) or wait for it to finish`, 'studies.start', {
+        received: 'running',
+      });
     writeStudySpec(this.dir, spec);
     const now = Date.now();
     this.writeState(spec.name, { status: 'running', reason: null, startedAt: now, finishedAt: null, currentRunId: null, host: this.o.host, updatedAt: now });
@@ -144,8 +146,10 @@ export class StudyHost {
     const entry = this.active.get(name);
     if (!entry) {
       const s = this.summary(name);   // NotFound for unknown studies
-      throw conflict(`study ${name} is not running (it is ${s.status}); start ` +
-        `it to resume`, 'studies.stop', { expected: 'a running study', received: s.status });
+      throw conflict(`study ${name} is not running (it is ${s.status}); start it to resume`, 'studies.stop', {
+        expected: 'a running study',
+        received: s.status,
+      });
     }
     entry.stopRequested = true;
     const runId = entry.currentRunId;
@@ -235,8 +239,10 @@ export class StudyHost {
     let status: StudyStatus;
     let reason: string | null;
     if (error) { status = 'failed'; reason = `the study runner failed: ${error}`; }
-    else if (entry.stopRequested) { status = 'stopped'; reason = this.disposed ? 'stopped: the host is shutting down; start it ' +
-      'again to resume' : 'stopped on request; start it again to resume'; }
+    else if (entry.stopRequested) {
+      status = 'stopped';
+      reason = `${this.disposed ? 'stopped: the host is shutting down' : 'stopped on request'}; start it again to resume`;
+    }
     else if (stoppedBy) { status = 'stopped'; reason = `${stoppedBy}; start the study again to resume`; }
     else if (failures.length) { status = 'failed'; reason = `${failures.length} of ${cells.length} run(s) failed (start the study again to resume ` +
       `them): ${failures.join(' | ').slice(0, 1000)}`; }
