@@ -28,8 +28,10 @@ const DC = [-1, 0, 1, 0];
 
 export const FROZEN_LAKE_OPTIONS: OptionSpec[] = [
   { name: 'size', type: 'integer', default: 4, min: 2, max: 16, doc: 'side of the square map' },
-  { name: 'p', type: 'number', default: 0.8, min: 0.05, max: 1, doc: 'probability that a tile is frozen (else a hole); maps are resampled until a ' +
-    'path exists' },
+  {
+    name: 'p', type: 'number', default: 0.8, min: 0.05, max: 1,
+    doc: 'probability that a tile is frozen (else a hole); maps are resampled until a path exists',
+  },
   { name: 'isSlippery', type: 'boolean', default: true, doc: 'moves may slip to a perpendicular direction' },
   { name: 'successRate', type: 'number', default: 1 / 3, min: 0, max: 1, doc: 'probability that a slippery move goes the intended way (Gymnasium: 1/3)' },
   { name: 'randomStartGoal', type: 'boolean', default: false, doc: 'RAGEN variant: start and goal at random distinct frozen cells instead of the corners' },
@@ -97,8 +99,12 @@ export function generateFrozenLakeMap(rng: Rng, size: number, p: number, randomS
     const map = cells.map((row) => row.join(''));
     if (hasPath(map)) return map;
   }
-  throw new EnvError('could not generate a FrozenLake map ' +
-    'with a path', { where: `frozenlake size ${size}`, expected: 'a map with a path from S to G', received: `none with p = ${p}`, hint: 'raise p' });
+  throw new EnvError('could not generate a FrozenLake map with a path', {
+    where: `frozenlake size ${size}`,
+    expected: 'a map with a path from S to G',
+    received: `none with p = ${p}`,
+    hint: 'raise p',
+  });
 }
 
 export function checkMap(map: string[], where = 'frozenlake option "map"'): void {

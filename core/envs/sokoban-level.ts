@@ -144,8 +144,11 @@ export function parseXsb(text: string, index = 0, where = 'XSB level'): SokobanL
         case '.': targets[i] = true; break;
         case ' ': case '-': case '_': break;
         default:
-          throw new EnvError('unexpected character', { where: `${where} line ${lineNo(r)} ` +
-            `column ${c + 1}`, expected: 'one of # @ + $ * . space - _', received: show(ch) });
+          throw new EnvError('unexpected character', {
+            where: `${where} line ${lineNo(r)} column ${c + 1}`,
+            expected: 'one of # @ + $ * . space - _',
+            received: show(ch),
+          });
       }
     }
   }
@@ -186,8 +189,11 @@ export function parseXsb(text: string, index = 0, where = 'XSB level'): SokobanL
   for (let i = 0; i < n; i++) {
     if (!inside[i] && !walls[i]) {
       if (targets[i] || boxes.includes(i)) {
-        throw new EnvError('box or goal outside the walls', { where: `${where} line ${lineNo(Math.floor(i / width))} ` +
-          `column ${(i % width) + 1}`, expected: 'boxes and goals inside the area the player can reach', received: 'a box or goal cut off by walls' });
+        throw new EnvError('box or goal outside the walls', {
+          where: `${where} line ${lineNo(Math.floor(i / width))} column ${(i % width) + 1}`,
+          expected: 'boxes and goals inside the area the player can reach',
+          received: 'a box or goal cut off by walls',
+        });
       }
       walls[i] = true;
     }

@@ -28,12 +28,16 @@ export const SUDOKU_CLUES: Record<number, Record<string, number>> = {
 
 export const SUDOKU_OPTIONS: OptionSpec[] = [
   { name: 'size', type: 'enum', values: [4, 9], default: 4, doc: 'side of the board: 4 (2x2 boxes) or 9 (3x3 boxes)' },
-  { name: 'difficulty', type: 'enum', values: ['easy', 'medium', 'hard'], default: 'easy', doc: 'clue count: 4x4 easy 10, medium 9, hard 6; 9x9 ' +
-    'easy 40, medium 32, hard 28' },
+  {
+    name: 'difficulty', type: 'enum', values: ['easy', 'medium', 'hard'], default: 'easy',
+    doc: 'clue count: 4x4 easy 10, medium 9, hard 6; 9x9 easy 40, medium 32, hard 28',
+  },
   { name: 'clues', type: 'integer', default: null, min: 0, max: 81, nullable: true, doc: 'explicit number of clues (overrides difficulty)' },
   { name: 'maxGenerationAttempts', type: 'integer', default: 20, min: 1, max: 200, doc: 'solutions tried before a clue count is reported as unreachable' },
-  { name: 'puzzle', type: 'string', default: null, nullable: true, doc: 'explicit puzzle: 16 or 81 cells of digits and . or 0 (spaces, | and ' +
-    'newlines ignored)' },
+  {
+    name: 'puzzle', type: 'string', default: null, nullable: true,
+    doc: 'explicit puzzle: 16 or 81 cells of digits and . or 0 (spaces, | and newlines ignored)',
+  },
   { name: 'maxSteps', type: 'integer', default: 100, min: 1, max: 100_000, nullable: true, doc: 'truncate the episode after this many moves (null: never)' },
 ];
 
@@ -55,14 +59,21 @@ export interface SudokuState {
 export function parseSudokuText(text: string, where = 'sudoku puzzle'): { size: number; cells: number[] } {
   const chars = [...text].filter((ch) => !/[\s|]/.test(ch));
   const size = chars.length === 16 ? 4 : chars.length === 81 ? 9 : 0;
-  if (size === 0) throw new EnvError('wrong number of cells', { where, expected: '16 (4x4) or 81 (9x9) cells of ' +
-    'digits and . or 0', received: `${chars.length} cells` });
+  if (size === 0)
+    throw new EnvError('wrong number of cells', {
+      where,
+      expected: '16 (4x4) or 81 (9x9) cells of digits and . or 0',
+      received: `${chars.length} cells`,
+    });
   const cells = chars.map((ch, i) => {
     if (ch === '.' || ch === '0' || ch === '_') return 0;
     const v = Number(ch);
     if (!Number.isInteger(v) || v < 1 || v > size) {
-      throw new EnvError('invalid cell', { where: `${where} cell ${i + 1} (row ${Math.floor(i / size) + 1}, ` +
-        `column ${(i % size) + 1})`, expected: `a digit 1..${size} or .`, received: show(ch) });
+      throw new EnvError('invalid cell', {
+        where: `${where} cell ${i + 1} (row ${Math.floor(i / size) + 1}, column ${(i % size) + 1})`,
+        expected: `a digit 1..${size} or .`,
+        received: show(ch),
+      });
     }
     return v;
   });
@@ -144,8 +155,12 @@ export class SudokuEnv implements Env<string, SudokuState> {
     if (o.puzzle !== null) {
       const { size, cells } = parseSudokuText(o.puzzle as string, 'sudoku option "puzzle"');
       const clash = givenConflict(cells, size);
-      if (clash) throw new EnvError('givens conflict', { where: 'sudoku option "puzzle"', expected: 'each digit at most once per row, ' +
-        'column and box', received: clash });
+      if (clash)
+        throw new EnvError('givens conflict', {
+          where: 'sudoku option "puzzle"',
+          expected: 'each digit at most once per row, column and box',
+          received: clash,
+        });
       if (solveSudoku(cells, size) === null) {
         throw new EnvError('puzzle has no solution', { where: 'sudoku option "puzzle"', expected: 'a solvable puzzle', received: sudokuLine(cells, size) });
       }
@@ -332,9 +347,9 @@ export const sudokuDefinition: EnvDefinition = {
   options: SUDOKU_OPTIONS,
   actions: [],
   actionPattern: 'row,col,value (one-based)',
-  instruction: 'You are solving a Sudoku puzzle. Fill the empty cells so that every row, every column and every box contains each digit exactly ' +
-    'once. A move is row,col,value with one-based row and column, e.g. 1,3,4 writes 4 in row 1, column 3. Moves that break a rule or change a ' +
-      'given digit leave the board unchanged.',
+  instruction: 'You are solving a Sudoku puzzle. Fill the empty cells so that every row, every column and every box contains each digit exactly once. ' +
+    'A move is row,col,value with one-based row and column, e.g. 1,3,4 writes 4 in row 1, column 3. ' +
+    'Moves that break a rule or change a given digit leave the board unchanged.',
   legend: '.: empty cell, a digit: a filled cell, |: start of a row',
   budget: { maxTurns: 5, maxActionsPerTurn: 5, maxActionsPerGame: 50 },
   create: (options) => new SudokuEnv(options),
@@ -364,8 +379,8 @@ export const sudokuDefinition: EnvDefinition = {
       }
     }
     const done = work.every((v, i) => v === solution[i]);
-    return { solved: done, actions, optimal: done, note: `backtracking solver; ${unique ? 'unique solution' : 'several solutions'}; one move per ` +
-      `cell to fill` };
+    const note = `backtracking solver; ${unique ? 'unique solution' : 'several solutions'}; one move per cell to fill`;
+    return { solved: done, actions, optimal: done, note };
   },
   levelOptions: (text) => ({ puzzle: text }),
 };
