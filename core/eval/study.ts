@@ -215,8 +215,8 @@ export function clusteredPassAtK(cells: ClusterValue[], k: number, opts: { seed?
   const puzzles = new Set(cells.map((c) => c.puzzle)).size;
   if (puzzles >= SMALL_N_PUZZLES || !Number.isFinite(boot.mean)) return boot;
   const wilson = wilsonInterval(boot.mean * puzzles, puzzles);
-  return { ...boot, low: Math.min(boot.low, wilson.low), high: Math.max(boot.high, wilson.high), method: `${boot.method}, widened to Wilson ` +
-    `over ${puzzles} puzzles (small n)` };
+  const method = `${boot.method}, widened to Wilson over ${puzzles} puzzles (small n)`;
+  return { ...boot, low: Math.min(boot.low, wilson.low), high: Math.max(boot.high, wilson.high), method };
 }
 
 interface RunEval { run: RunRef; eval: EvalFile; config: RunConfigLike | null }
@@ -345,8 +345,10 @@ export function tableMarkdown(
     lines.push(`| *${label}* | ${refs.map((r) => (r ? `${pct(r.passAt['1']!)} / ${pct(r.passAt[String(kMax)] ?? Number.NaN)}` : '–')).join(' | ')} |`);
   }
   const refs = (table.references ?? []).filter((r) => r.kind === 'chance' || r.kind === 'oracle');
-  if (refs.length) lines.push('', `Reference rows on the same puzzles and ` +
-    `protocol: ${[...new Set(refs.map((r) => `${r.env} ${r.kind}: ${r.how}`))].join('; ')}.`);
+  if (refs.length) {
+    const how = [...new Set(refs.map((r) => `${r.env} ${r.kind}: ${r.how}`))].join('; ');
+    lines.push('', `Reference rows on the same puzzles and protocol: ${how}.`);
+  }
   if (table.differences?.length) {
     lines.push('', '| paired difference (a − b) | env | k | mean [95% CI] | (seed, puzzle) cells |', '|---|---|---|---|---|');
     for (const d of table.differences) {

@@ -107,8 +107,11 @@ export function runFolder(project: string, runId: string): string {
     });
   }
   if (!RUN_ID.test(runId)) {
-    fail('ValidationError', `run id ${JSON.stringify(runId)} is not a run id`, { where: 'runId', expected: 'letters, digits, ".", "_" or "-" (at ' +
-      'most 128 characters)', received: JSON.stringify(runId) });
+    fail('ValidationError', `run id ${JSON.stringify(runId)} is not a run id`, {
+      where: 'runId',
+      expected: 'letters, digits, ".", "_" or "-" (at most 128 characters)',
+      received: JSON.stringify(runId),
+    });
   }
   const dir = view.runDir(runId);
   if (!dir) {
@@ -198,8 +201,10 @@ export function resolveTemplateInput(
       const at = `${first.part ? `${first.part}: ` : ''}${first.line ? `line ${first.line} column ${first.column}: ` : ''}`;
       const more = r.issues.length > 1 ? ` (and ${r.issues.length - 1} more)` : '';
       fail('ValidationError', `the template does not validate: ${at}${first.message}${more}`, {
-        where: 'template source', expected: 'a valid template (JSON with name, ' +
-          'responseFormat, parts)', received: `${r.issues.length} problem(s)`, issues: templateIssues(r.issues),
+        where: 'template source',
+        expected: 'a valid template (JSON with name, responseFormat, parts)',
+        received: `${r.issues.length} problem(s)`,
+        issues: templateIssues(r.issues),
       });
     }
     return { template: r.template, name: r.template.name, hash: r.hash, from: 'text' };
@@ -249,8 +254,10 @@ export function templatePerplexityRows(template: PromptTemplate, env: { id: stri
     } catch (err) {
       if (err instanceof TemplateError) {
         fail('ValidationError', `template ${JSON.stringify(template.name)} does not render for ${env.id} (seed ${seed}): ${err.message}`, {
-          where: `template (${env.id}, seed ${seed})`, expected: 'a template whose parts render with the ' +
-            'env\'s variables', received: err.issues[0]?.message ?? err.message, issues: templateIssues(err.issues),
+          where: `template (${env.id}, seed ${seed})`,
+          expected: "a template whose parts render with the env's variables",
+          received: err.issues[0]?.message ?? err.message,
+          issues: templateIssues(err.issues),
         });
       }
       const e = err as Error & { details?: Record<string, unknown> };
@@ -275,15 +282,22 @@ export async function templatePerplexity(opts: TemplatePerplexityOptions): Promi
   const started = performance.now();
   const samples = opts.samples ?? 8;
   if (!Number.isInteger(samples) || samples < 1 || samples > MAX_SAMPLES) {
-    fail('ValidationError', `samples: expected an integer from 1 to ${MAX_SAMPLES}, ` +
-      `received ${String(samples)}`, { where: 'samples', expected: `1 … ${MAX_SAMPLES}`, received: String(samples) });
+    fail('ValidationError', `samples: expected an integer from 1 to ${MAX_SAMPLES}, received ${String(samples)}`, {
+      where: 'samples',
+      expected: `1 … ${MAX_SAMPLES}`,
+      received: String(samples),
+    });
   }
   const runDir = runFolder(opts.project, opts.runId);
   const checkpoint = findCheckpoint(opts.project, opts.runId, opts.checkpoint);
   const runConfig = readRunConfig(opts.project, runDir);
   const seedStart = opts.seedStart ?? runConfig?.evalStart ?? 0;
-  if (!Number.isSafeInteger(seedStart)) fail('ValidationError', `seedStart: expected an integer, ` +
-    `received ${String(seedStart)}`, { where: 'seedStart', expected: 'an integer', received: String(seedStart) });
+  if (!Number.isSafeInteger(seedStart))
+    fail('ValidationError', `seedStart: expected an integer, received ${String(seedStart)}`, {
+      where: 'seedStart',
+      expected: 'an integer',
+      received: String(seedStart),
+    });
   const resolved = resolveTemplateInput(opts.project, opts.template);
   const envOptions = opts.env.options ?? {};
   const rows = templatePerplexityRows(resolved.template, { id: opts.env.id, options: envOptions }, Array.from({ length: samples }, (_, i) => seedStart + i));
@@ -298,9 +312,11 @@ export async function templatePerplexity(opts: TemplatePerplexityOptions): Promi
   try {
     runtime = await loadRuntime(checkpoint.dir, { valueHead: false, trainable: false });
   } catch (err) {
-    fail('CorruptData', `checkpoint ${checkpoint.name} of run ${opts.runId} could not be ` +
-      `loaded: ${(err as Error).message}`, { where: checkpoint.dir, expected: 'a checkpoint folder (config.json, ' +
-        'model.safetensors, tokenizer)', received: (err as Error).message });
+    fail('CorruptData', `checkpoint ${checkpoint.name} of run ${opts.runId} could not be loaded: ${(err as Error).message}`, {
+      where: checkpoint.dir,
+      expected: 'a checkpoint folder (config.json, model.safetensors, tokenizer)',
+      received: (err as Error).message,
+    });
   }
   try {
     const maxContext = runtime.maxContext;
