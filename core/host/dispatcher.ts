@@ -86,8 +86,12 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   };
 
   const need = (where: string): Session => {
-    if (!session) throw new WorkbenchError('NoProject', `${where}: no project is open; open or create one first (projects.open / ` +
-      `projects.create)`, { where, expected: 'an open project', received: 'none' });
+    if (!session)
+      throw new WorkbenchError('NoProject', `${where}: no project is open; open or create one first (projects.open / projects.create)`, {
+        where,
+        expected: 'an open project',
+        received: 'none',
+      });
     return session;
   };
   const needRun = (s: Session, runId: string, where: string): RunSummary => {
@@ -130,11 +134,15 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     if (!session) return false;
     await session.runs.settleFinishing();
     const active = session.runs.activeIds();
-    if (active.length) throw conflict(`${where}: ${active.length} run(s) are still active (${active.join(', ')}); ` +
-      `stop them first`, where, { received: `${active.length} active run(s)` });
+    if (active.length)
+      throw conflict(`${where}: ${active.length} run(s) are still active (${active.join(', ')}); stop them first`, where, {
+        received: `${active.length} active run(s)`,
+      });
     const studying = session.studies.activeNames();
-    if (studying.length) throw conflict(`${where}: study ${studying.join(', ')} is running; stop it first ` +
-      `(studies.stop)`, where, { received: `${studying.length} running study(ies)` });
+    if (studying.length)
+      throw conflict(`${where}: study ${studying.join(', ')} is running; stop it first (studies.stop)`, where, {
+        received: `${studying.length} running study(ies)`,
+      });
     await session.store.flush().catch(() => undefined);
     if (session.runs instanceof RunWatcher) await session.runs.dispose();
     if (session.runs instanceof RunWatcher) await session.runs.dispose();

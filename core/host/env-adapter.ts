@@ -95,8 +95,12 @@ export function checkTemplateSource(source: string, name?: string): CheckedTempl
 
 export function parseStoredTemplate(version: TemplateVersion): PromptTemplate {
   const r = checkTemplateSource(version.source);
-  if (!r.ok) throw new WorkbenchError('CorruptData', `template ${version.name}@${version.hash.slice(0, 12)} no longer ` +
-    `validates: ${r.diagnostics[0]?.message}`, { where: `templates/${version.name}@${version.hash}.json` });
+  if (!r.ok)
+    throw new WorkbenchError(
+      'CorruptData',
+      `template ${version.name}@${version.hash.slice(0, 12)} no longer validates: ${r.diagnostics[0]?.message}`,
+      { where: `templates/${version.name}@${version.hash}.json` },
+    );
   return r.template;
 }
 

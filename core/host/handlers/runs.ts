@@ -44,8 +44,11 @@ export function runHandlers(ctx: HostContext) {
     'runs.create': async (req) => {
       const s = ctx.need('runs.create');
       if (req.preset === undefined && req.config === undefined) {
-        throw new WorkbenchError('ValidationError', 'runs.create: give a preset, a ' +
-          'config, or both', { where: 'runs.create', expected: '{ preset } or { config }', received: 'neither' });
+        throw new WorkbenchError('ValidationError', 'runs.create: give a preset, a config, or both', {
+          where: 'runs.create',
+          expected: '{ preset } or { config }',
+          received: 'neither',
+        });
       }
       const { config, stages } = resolveOrThrow(req, 'runs.create');
       const id = newRunId(config);
@@ -110,8 +113,8 @@ export function runHandlers(ctx: HostContext) {
     'runs.delete': async (req) => {
       const s = ctx.need('runs.delete');
       const r = ctx.needRun(s, req.runId, 'runs.delete');
-      if (s.runs.isActive(req.runId) || isActiveStatus(r.status)) throw conflict(`run ${req.runId} is ${r.status}; stop it ` +
-        `before deleting`, 'runs.delete', { received: r.status });
+      if (s.runs.isActive(req.runId) || isActiveStatus(r.status))
+        throw conflict(`run ${req.runId} is ${r.status}; stop it before deleting`, 'runs.delete', { received: r.status });
       fs.rmSync(s.store.runDir(req.runId), { recursive: true, force: true });
       s.data.delete(req.runId);
       const deleted = s.store.removeRun(req.runId);

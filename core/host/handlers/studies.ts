@@ -15,15 +15,22 @@ function validateStudy(s: Session, req: ApiRequestParsed<'studies.start'>): Stud
   };
   let stored: StudySpec | null = null;
   try { stored = readStudySpec(s.store.dir, req.name); } catch (err) {
-    throw new WorkbenchError('CorruptData', `${where}: study ${req.name} exists but its spec.json does not parse (${(err as Error).message}); fix ` +
-      `or remove it, or use another name`, { where: `${where} name` });
+    throw new WorkbenchError(
+      'CorruptData',
+      `${where}: study ${req.name} exists but its spec.json does not parse (${(err as Error).message}); fix or remove it, or use another name`,
+      { where: `${where} name` },
+    );
   }
   const methods = req.methods ?? stored?.methods;
   const envs = req.envs ?? stored?.envs;
   if (!methods || !envs) {
     const missing = [!methods && 'methods', !envs && 'envs'].filter(Boolean).join(' and ');
-    bad(missing.split(' ')[0]!, `study ${JSON.stringify(req.name)} does not exist yet; give ${missing} (and seeds, size) ` +
-      `to create it`, 'methods and envs for a new study', undefined);
+    bad(
+      missing.split(' ')[0]!,
+      `study ${JSON.stringify(req.name)} does not exist yet; give ${missing} (and seeds, size) to create it`,
+      'methods and envs for a new study',
+      undefined,
+    );
   }
   const seeds = req.seeds ?? stored?.seeds ?? [0];
   const size = req.size ?? stored?.size ?? 'quick';
@@ -33,8 +40,13 @@ function validateStudy(s: Session, req: ApiRequestParsed<'studies.start'>): Stud
   const checkList = (field: 'methods' | 'envs' | 'seeds', values: ReadonlyArray<string | number>, valid: ReadonlyArray<string> | null, what: string) => {
     values.forEach((v, i) => {
       if (values.indexOf(v) !== i) bad(`${field}[${i}]`, `${field}: ${JSON.stringify(v)} appears more than once`, `distinct ${field}`, v);
-      if (valid && !valid.includes(String(v))) bad(`${field}[${i}]`, `unknown ${what} ${JSON.stringify(v)} in ${field}; ` +
-        `valid ${field}: ${valid.join(', ')}`, `one of ${valid.join(', ')}`, v);
+      if (valid && !valid.includes(String(v)))
+        bad(
+          `${field}[${i}]`,
+          `unknown ${what} ${JSON.stringify(v)} in ${field}; valid ${field}: ${valid.join(', ')}`,
+          `one of ${valid.join(', ')}`,
+          v,
+        );
     });
   };
   checkList('methods', methods!, presets.map((p) => p.id), 'method preset');

@@ -58,9 +58,12 @@ export function templateHandlers(ctx: HostContext, perplexityRunner: PerplexityR
       if (req.source !== undefined) source = req.source;
       else if (req.name !== undefined) {
         source = resolveTemplate(ctx.session(), { preset: req.name, hash: req.hash, responseFormat: req.responseFormat }).version.source;
-      }
-      else throw new WorkbenchError('ValidationError', 'templates.preview: give the template text (source) or a ' +
-        'template name', { where: 'templates.preview', expected: '{ source } or { name }', received: 'neither' });
+      } else
+        throw new WorkbenchError('ValidationError', 'templates.preview: give the template text (source) or a template name', {
+          where: 'templates.preview',
+          expected: '{ source } or { name }',
+          received: 'neither',
+        });
       const checked = adapter.checkTemplateSource(source);
       if (!checked.ok) return { ok: false, diagnostics: checked.diagnostics, hash: null, stateText: null, prompt: null, messages: [], board: null };
       return renderPool.preview({ template: checked.template, env: { id: req.env.id, options: req.env.options }, seed: req.seed,
