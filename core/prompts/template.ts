@@ -187,8 +187,8 @@ const INSTRUCTION = [
   '{{ env.legend }}',
   'Your available actions are:',
   '{{ actions_text }}',
-  'You can take up to {{ max_actions_per_turn }} action(s) at a time, separated by the action separator " || ", and up to {{ max_actions_per_game ' +
-    '}} actions in the whole game.',
+  'You can take up to {{ max_actions_per_turn }} action(s) at a time, separated by the action separator " || ", ' +
+    'and up to {{ max_actions_per_game }} actions in the whole game.',
   '{% if response_format == "world-model" %}In <observation>, describe the current state; in <prediction>, describe the state after your actions. ' +
     'Use the same format as the state you are given.\n{% endif %}',
 ].join('\n');
@@ -204,14 +204,20 @@ function preset(name: string, description: string, state: string, responseFormat
 
 const PRESETS: PromptTemplate[] = [
   preset('raw-grid', 'The raw symbol grid only (the state as RAGEN renders it).', '{{ grid }}'),
-  preset('spa', 'SPA state estimation: the grid followed by the released coordinate line (Sokoban/FrozenLake zero-based, Sudoku one-based empty ' +
-    'positions).', '{{ grid }}\n{{ spa_coordinates }}'),
+  preset(
+    'spa',
+    'SPA state estimation: the grid followed by the released coordinate line (Sokoban/FrozenLake zero-based, Sudoku one-based empty positions).',
+    '{{ grid }}\n{{ spa_coordinates }}',
+  ),
   preset('coordinates', 'Coordinate listing by entity kind only (Walls / Targets / Boxes / Player), no grid.', '{{ coordinate_listing }}'),
   preset('grid-coordinates', 'The grid followed by the coordinate listing by kind.', '{{ grid }}\n{{ coordinate_listing }}'),
   preset('relations', 'The grid followed by each entity\'s position relative to the player (above/below/left/right/same).', '{{ grid }}\n{{ relations }}'),
   preset('json', 'The state as one line of JSON (grid rows and positions by kind).', '{{ json }}'),
-  preset('random-coordinates', 'Ablation: the grid followed by a well-formed but wrong coordinate line (random positions, seeded by ' +
-    'the state).', '{{ grid }}\n{{ random_coordinates }}'),
+  preset(
+    'random-coordinates',
+    'Ablation: the grid followed by a well-formed but wrong coordinate line (random positions, seeded by the state).',
+    '{{ grid }}\n{{ random_coordinates }}',
+  ),
   preset('vanilla', 'Vanilla RL baseline: the raw grid with the plain <think>/<answer> response format.', '{{ grid }}', 'plain'),
 ];
 
