@@ -449,8 +449,9 @@ export class ProjectStore {
     if (r.status === 'ok') return r.value;
     if (r.status === 'corrupt') throw new WorkbenchError('CorruptData',
       `templates/${name}@${meta.hash}.json could not be read (${r.error}); ${movedText(r.movedTo)}`, { where: `templates/${name}@${meta.hash}.json` });
-    throw new WorkbenchError('NotFound', `templates/${name}@${meta.hash}.json is missing on disk although the ` +
-      `index lists it`, { where: `templates/${name}@${meta.hash}.json` });
+    throw new WorkbenchError('NotFound', `templates/${name}@${meta.hash}.json is missing on disk although the index lists it`, {
+      where: `templates/${name}@${meta.hash}.json`,
+    });
   }
 
   /** Save an immutable version; identical content (same hash) returns the existing one. */

@@ -184,8 +184,11 @@ export class RunData {
   getEpisode(id: string): EpisodeRecord {
     this.summaries();
     const i = this.byId.get(id);
-    if (i === undefined) throw new WorkbenchError('NotFound', `episode ${JSON.stringify(id)} not found in run ${this.runId} (not in ` +
-      `rollouts/index.jsonl)`, { where: 'rollouts.get id', received: id });
+    if (i === undefined)
+      throw new WorkbenchError('NotFound', `episode ${JSON.stringify(id)} not found in run ${this.runId} (not in rollouts/index.jsonl)`, {
+        where: 'rollouts.get id',
+        received: id,
+      });
     const s = this.index.rows[i]!;
     const file = insideRun(this.dir, s.file, 'rollout index file');
     let raw: unknown;
@@ -223,8 +226,12 @@ export class RunData {
     const v = readJsonIfExists(path.join(this.dir, SFT_STATS));
     if (v === null) return null;
     const r = DatasetStatsSchema.safeParse(v);
-    if (!r.success) throw new WorkbenchError('CorruptData', `${SFT_STATS} does not match the expected ` +
-      `shape: ${r.error.issues[0]?.path.join('.')}: ${r.error.issues[0]?.message}`, { where: SFT_STATS });
+    if (!r.success)
+      throw new WorkbenchError(
+        'CorruptData',
+        `${SFT_STATS} does not match the expected shape: ${r.error.issues[0]?.path.join('.')}: ${r.error.issues[0]?.message}`,
+        { where: SFT_STATS },
+      );
     return r.data;
   }
 
