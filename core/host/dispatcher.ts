@@ -167,6 +167,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     runInfo: (runId, where) => { const s = need(where); needRun(s, runId, where); return runInfo(s, runId); },
     runData: (runId, where) => { const s = need(where); needRun(s, runId, where); return runData(s, runId); },
     resolveRunTemplate: (ref) => { const { version } = resolveTemplate(session, ref); return { source: version.source, hash: version.hash }; },
+    ...(options.probeLauncher ? { probeLauncher: options.probeLauncher } : {}),
   });
   const handlers: Handlers = {
     ...projectHandlers(ctx),
