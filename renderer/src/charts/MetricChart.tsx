@@ -35,6 +35,7 @@ export interface MetricChartProps {
   stageSpans?: StageSpan[]; // stages on the x axis: a dashed line where each one after the first begins
   pinned?: boolean;
   onTogglePin?: () => void;
+  highlightX?: number | null; // a solid line at this x (e.g. the step picked beside the chart)
 }
 
 /** `#rrggbb` / `#rgb` → rgba with alpha; other colour syntaxes are returned as they are. */
@@ -103,6 +104,23 @@ export function stagesInRange(spans: StageSpan[], series: Array<{ x: number[] }>
   return hit.length >= 2 ? hit : [];
 }
 
+/** A solid vertical line at x (when in view). */
+function drawHighlight(u: uPlot, x: number | null, color: string): void {
+  const min = u.scales['x']?.min;
+  const max = u.scales['x']?.max;
+  if (x === null || min === undefined || max === undefined || x < min || x > max) return;
+  const px = Math.round(u.valToPos(x, 'x', true));
+  const ctx = u.ctx;
+  ctx.save();
+  ctx.strokeStyle = color;
+  ctx.lineWidth = 2 * devicePixelRatio;
+  ctx.beginPath();
+  ctx.moveTo(px, u.bbox.top);
+  ctx.lineTo(px, u.bbox.top + u.bbox.height);
+  ctx.stroke();
+  ctx.restore();
+}
+
 /** Tick spacings for an x axis of whole numbers (steps, episodes): no 1.25-step ticks. */
 const INTEGER_INCRS = Array.from({ length: 16 }, (_, e) => [1, 2, 5].map((m) => m * 10 ** e)).flat();
 
@@ -126,6 +144,11 @@ export function MetricChart(props: MetricChartProps) {
   const [pointInfo, setPointInfo] = useState('');
   const [logDropped, setLogDropped] = useState(0);
   const spansRef = useRef<StageSpan[]>(props.stageSpans ?? []);
+  const highlightRef = useRef<number | null>(props.highlightX ?? null);
+  useEffect(() => {
+    highlightRef.current = props.highlightX ?? null;
+    plotRef.current?.redraw(false, false);
+  }, [props.highlightX]);
   const spansKey = JSON.stringify(props.stageSpans ?? []);
   useEffect(() => {
     spansRef.current = props.stageSpans ?? [];
@@ -250,7 +273,7 @@ export function MetricChart(props: MetricChartProps) {
           },
         },
         hooks: {
-          draw: [(u) => drawStageMarks(u, spansRef.current, markColor)],
+          draw: [(u) => { drawStageMarks(u, spansRef.current, markColor); drawHighlight(u, highlightRef.current, cssVar('--accent', '#2563eb')); }],
           setSelect: [(u) => {
             if (u.select.width < 4) return;
             const min = u.posToVal(u.select.left, 'x');

@@ -141,7 +141,7 @@ export function TokensPanel(props: { client: Client; runId: string; stages: stri
         </div>
         <div>
           {meanSeries.filter((m) => m.name === shownField).map((m) => (
-            <MetricChart key={m.name} title={`mean ${m.name} per RL step`} series={m.series} xLabel="step" smoothing={0} theme={theme} testId="tokens-mean-chart" />
+            <MetricChart key={m.name} title={`mean ${m.name} per RL step`} series={m.series} xLabel="step" smoothing={0} theme={theme} testId="tokens-mean-chart" highlightX={current?.step ?? null} />
           ))}
         </div>
       </div>
