@@ -40,18 +40,22 @@ function nativeBackend(name: 'tensorflow-gpu' | 'tensorflow', pkg: string): Back
   const dir = packageDir(pkg);
   if (!dir) return { name, available: false, detail: `${pkg} is not installed (optional dependency)` };
   const binding = findBinding(dir);
-  if (!binding) return { name, available: false, detail: `${pkg} is installed but its native binding was not downloaded (run its install script with internet access; see README)` };
-  return { name, available: true, detail: `${pkg} ${packageVersion(pkg) ?? ''} (${path.relative(repoRoot, binding)}); loads only if its libtensorflow${name === 'tensorflow-gpu' ? ' and CUDA 11.2 / cuDNN 8.1' : ''} can load` };
+  if (!binding) return { name, available: false, detail: `${pkg} is installed but its native binding was not downloaded (run its install script ` +
+    `with internet access; see README)` };
+  return { name, available: true, detail: `${pkg} ${packageVersion(pkg) ?? ''} (${path.relative(repoRoot, binding)}); loads only if its ` +
+    `libtensorflow${name === 'tensorflow-gpu' ? ' and CUDA 11.2 / cuDNN 8.1' : ''} can load` };
 }
 
 export function detectBackends(): BackendInfo[] {
   const wasmDir = packageDir('@tensorflow/tfjs-backend-wasm');
-  const wasmFile = wasmDir && ['dist/tfjs-backend-wasm-simd.wasm', 'dist/tfjs-backend-wasm.wasm'].map((f) => path.join(wasmDir, f)).find((f) => fs.existsSync(f));
+  const wasmFile =
+    wasmDir && ['dist/tfjs-backend-wasm-simd.wasm', 'dist/tfjs-backend-wasm.wasm'].map((f) => path.join(wasmDir, f)).find((f) => fs.existsSync(f));
   return [
     nativeBackend('tensorflow-gpu', '@tensorflow/tfjs-node-gpu'),
     nativeBackend('tensorflow', '@tensorflow/tfjs-node'),
     wasmFile
-      ? { name: 'wasm', available: true, detail: `@tensorflow/tfjs-backend-wasm ${packageVersion('@tensorflow/tfjs-backend-wasm') ?? ''} (${path.basename(wasmFile)})` }
+      ? { name: 'wasm', available: true, detail: `@tensorflow/tfjs-backend-wasm ${packageVersion('@tensorflow/tfjs-backend-wasm') ?? ''} ` +
+        `(${path.basename(wasmFile)})` }
       : { name: 'wasm', available: false, detail: '@tensorflow/tfjs-backend-wasm or its .wasm files are missing' },
     { name: 'cpu', available: packageDir('@tensorflow/tfjs-backend-cpu') !== null, detail: 'pure JavaScript; always works, slowest' },
   ];
