@@ -95,7 +95,7 @@ export const BootstrapSectionSchema = z.object({
   gateTurns: z.number().int().nonnegative().default(50),       // held-out turns for the gate (0 = no gate)
   gateObservationExact: z.number().min(0).max(1).default(0.8), // gate: observation exact match on held-out turns ≥ this
   gateKeepRate: z.number().min(0).max(1).default(0.7),         // gate: share of generated world-model turns self-play would keep ≥ this
-  shipped: z.boolean().default(true),                          // use the shipped base (resources/bases/<env>) when env, templates, model and these settings match it
+  shipped: z.boolean().default(true),                          // use the shipped base (resources/bases/<env>) when env, templates, model, settings match
 }).strict();
 export type BootstrapSection = z.infer<typeof BootstrapSectionSchema>;
 

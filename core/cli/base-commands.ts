@@ -43,9 +43,12 @@ function runCli(args: string[]): Promise<{ code: number; run: { id: string; dir:
 async function shipFromRun(runDir: string, out: string, command: string): Promise<ShippedBaseRecord> {
   const runFile = path.join(runDir, 'run.json');
   if (!fs.existsSync(runFile)) fail(`${runDir}: not a run folder (no run.json)`);
-  const info = JSON.parse(fs.readFileSync(runFile, 'utf8')) as { id: string; config: unknown; stages: Array<{ name: string; status: string; startedAt?: number; finishedAt?: number }> };
+  type StageInfo = { name: string; status: string; startedAt?: number; finishedAt?: number };
+  const info = JSON.parse(fs.readFileSync(runFile, 'utf8')) as { id: string; config: unknown; stages: StageInfo[] };
   const stage = info.stages.find((s) => s.name === 'bootstrap');
-  if (!stage || stage.status !== 'completed') fail(`${runDir}: its bootstrap stage is ${stage ? stage.status : 'missing'}; finish it first (spa-workbench resume ${info.id} --project ...)`);
+  if (!stage || stage.status !== 'completed') {
+    fail(`${runDir}: its bootstrap stage is ${stage ? stage.status : 'missing'}; finish it first (spa-workbench resume ${info.id} --project ...)`);
+  }
   const checkpoint = path.join(runDir, 'checkpoints', 'bootstrap');
   if (!fs.existsSync(path.join(checkpoint, 'config.json'))) fail(`${checkpoint}: no bootstrap checkpoint`);
   const config: RunConfig = RunConfigSchema.parse(info.config);
@@ -53,14 +56,16 @@ async function shipFromRun(runDir: string, out: string, command: string): Promis
   const gate = fs.existsSync(gateFile) ? JSON.parse(fs.readFileSync(gateFile, 'utf8')) as Record<string, unknown> : null;
   const { templates } = bootstrapTemplates(config, runDir);
   const trainSeconds = stage.startedAt && stage.finishedAt ? Math.round((stage.finishedAt - stage.startedAt) / 1000) : null;
-  return shipBase({ checkpoint, out, config, templates: templates.map((t) => (typeof t === 'string' ? builtinTemplate(t) : t)), command, gate, trainSeconds, sourceRun: info.id });
+  const resolved = templates.map((t) => (typeof t === 'string' ? builtinTemplate(t) : t));
+  return shipBase({ checkpoint, out, config, templates: resolved, command, gate, trainSeconds, sourceRun: info.id });
 }
 
 function printRecord(dir: string, record: ShippedBaseRecord): void {
   const gate = record.gate as BootstrapGate | null;
   process.stdout.write(`${dir}: ${record.env}, content ${record.contentHash.slice(0, 16)}…, match key ${record.matchKey}\n`);
   process.stdout.write(`  command: ${record.command}\n`);
-  process.stdout.write(`  data seeds: games ${record.dataSeeds.games.join('–')}, drills ${record.dataSeeds.drills[1] < record.dataSeeds.drills[0] ? 'none' : record.dataSeeds.drills.join('–')}, gate ${record.dataSeeds.gate.join('–')}\n`);
+  const { games, drills, gate: gateSeeds } = record.dataSeeds;
+  process.stdout.write(`  data seeds: games ${games.join('–')}, drills ${drills[1] < drills[0] ? 'none' : drills.join('–')}, gate ${gateSeeds.join('–')}\n`);
   process.stdout.write(`  ${gate ? gateLine(gate) : 'no gate recorded'}\n`);
   if (record.trainSeconds !== null) process.stdout.write(`  trained in ${(record.trainSeconds / 60).toFixed(1)} min (run ${record.sourceRun})\n`);
 }
@@ -85,7 +90,10 @@ export function registerBaseCommands(program: Command): void {
         : ['run', 'vanilla-rl', '--size', o.size, '--project', project, '--name', `base-${o.env}`, ...sets.flatMap((s) => ['--set', s])];
       process.stderr.write(`training the ${o.env} base: spa-workbench ${args.join(' ')}\n`);
       const { code, run } = await runCli(args);
-      if (code !== 0 || !run) fail(`the base run did not complete (exit ${code}${run ? `, ${run.id} ${run.status}` : ''}); resume with: spa-workbench base build --env ${o.env} --project ${project} --resume <runId>`);
+      if (code !== 0 || !run) {
+        const resume = `spa-workbench base build --env ${o.env} --project ${project} --resume <runId>`;
+        fail(`the base run did not complete (exit ${code}${run ? `, ${run.id} ${run.status}` : ''}); resume with: ${resume}`);
+      }
       const command = `spa-workbench base build --env ${o.env} --size ${o.size}${o.set.map((s) => ` --set '${s}'`).join('')}`;
       const record = await shipFromRun(run.dir, out, command);
       printRecord(out, record);

@@ -71,7 +71,8 @@ export const evalStage: StageDefinition = {
     const versusBase = await worldModelVersusBase(ctx, runtime, section.worldModelTurns);
     if (versusBase) {
       for (const line of versusBaseLines(versusBase)) ctx.log('info', line);
-      Object.assign(metrics, { 'eval/wmCheck/observationExact': versusBase.model.observationExact, 'eval/wmCheck/predictionExact': versusBase.model.predictionExact,
+      Object.assign(metrics, {
+        'eval/wmCheck/observationExact': versusBase.model.observationExact, 'eval/wmCheck/predictionExact': versusBase.model.predictionExact,
         'eval/wmCheck/baseObservationExact': versusBase.base.observationExact, 'eval/wmCheck/basePredictionExact': versusBase.base.predictionExact });
     }
     for (const [name, p] of Object.entries(perplexity)) if (Number.isFinite(p.perplexity)) metrics[`eval/statePerplexity/${name}`] = p.perplexity;

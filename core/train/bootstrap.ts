@@ -55,7 +55,11 @@ export const bootstrapStage: StageDefinition = {
     try { defaultFormat = builtinTemplate(ctx.config.template.preset).responseFormat; } catch { defaultFormat = null; }
     const ownFormat = defaultFormat !== null && defaultFormat !== own.responseFormat ? own.responseFormat : undefined;
     const keySection = { ...section, shipped: undefined };
-    const key = createHash('sha256').update(JSON.stringify({ env: ctx.config.env, templates: names, customTemplate: customHash, ownFormat, model: ctx.config.model, seed: ctx.config.seeds.base, selfplayStart: ctx.config.seeds.selfplayStart, section: keySection, limits: shape })).digest('hex').slice(0, 16);
+    const keyParts = {
+      env: ctx.config.env, templates: names, customTemplate: customHash, ownFormat, model: ctx.config.model, seed: ctx.config.seeds.base,
+      selfplayStart: ctx.config.seeds.selfplayStart, section: keySection, limits: shape,
+    };
+    const key = createHash('sha256').update(JSON.stringify(keyParts)).digest('hex').slice(0, 16);
     const cacheDir = ctx.cacheDir('bootstrap', key);
     const target = join(ctx.runDir, 'checkpoints', 'bootstrap');
     // the shipped base (resources/bases/<env>) when this run's base would be the same one: copied in, no training
@@ -66,11 +70,15 @@ export const bootstrapStage: StageDefinition = {
         cpSync(found.dir, target, { recursive: true });
         const gate = found.record.gate as BootstrapGate | null;
         if (gate) ctx.writeJson('bootstrap/gate.json', gate);
-        ctx.log(gate && !gate.passed ? 'warn' : 'info', `bootstrap: using the shipped base ${found.dir} (content ${found.record.contentHash.slice(0, 12)}…; ${gate ? gateLine(gate) : 'no gate recorded'})`);
+        const content = found.record.contentHash.slice(0, 12);
+        ctx.log(gate && !gate.passed ? 'warn' : 'info', `bootstrap: using the shipped base ${found.dir} (content ${content}…; ${gate ? gateLine(gate) : 'no gate recorded'})`);
         ctx.checkpoint(section.steps, target);
-        return { checkpoint: target, cached: true, shipped: found.dir, contentHash: found.record.contentHash, ...(gate ? { gatePassed: gate.passed } : {}), wallSeconds: elapsedSeconds(started) };
+        const gatePassed = gate ? { gatePassed: gate.passed } : {};
+        return { checkpoint: target, cached: true, shipped: found.dir, contentHash: found.record.contentHash, ...gatePassed, wallSeconds: elapsedSeconds(started) };
       }
-      if (found.kind === 'mismatch') ctx.log('info', `bootstrap: the shipped base ${found.dir} does not fit this run (${found.differs.join('; ')}); training a base`);
+      if (found.kind === 'mismatch') {
+        ctx.log('info', `bootstrap: the shipped base ${found.dir} does not fit this run (${found.differs.join('; ')}); training a base`);
+      }
     }
     const cacheProblems = section.cache && existsSync(cacheDir) ? await checkpointProblems(cacheDir) : null;
     if (cacheProblems && cacheProblems.length > 0) {
@@ -270,13 +278,17 @@ export interface WorldModelCheck {
  * template at the rollout temperature, with sampling seeds fixed by config.seeds.base, so two
  * models checked with the same arguments see the same puzzles. Null when no template is world-model.
  */
-export async function worldModelCheck(config: RunConfig, runtime: ModelRuntime, templates: Array<string | PromptTemplate>, turns: number, seedStart: number, signal?: AbortSignal): Promise<WorldModelCheck | null> {
+export async function worldModelCheck(
+  config: RunConfig, runtime: ModelRuntime, templates: Array<string | PromptTemplate>, turns: number, seedStart: number, signal?: AbortSignal,
+): Promise<WorldModelCheck | null> {
   const limits = stageSection(config, 'rollout');
   const wm = templates.map((t) => (typeof t === 'string' ? builtinTemplate(t) : t)).filter((t) => t.responseFormat === 'world-model');
   if (wm.length === 0 || turns === 0) return null;
   const rng = new Rng(config.seeds.base + 29);
   const sessions: EpisodeSession[] = [];
-  for (let i = 0; i < turns; i++) sessions.push(sessionFactory(config, wm[i % wm.length]!, limits)({ seed: seedStart + i, group: i, sample: 0, id: `wm-check-${i}` }));
+  for (let i = 0; i < turns; i++) {
+    sessions.push(sessionFactory(config, wm[i % wm.length]!, limits)({ seed: seedStart + i, group: i, sample: 0, id: `wm-check-${i}` }));
+  }
   const policy = modelPolicy(runtime);
   const maxPrompt = Math.max(16, limits.maxContextTokens - limits.maxNewTokens);
   let observationExact = 0, kept = 0, changed = 0, predicted = 0, predictedAll = 0, counterfactual = 0;
@@ -285,7 +297,8 @@ export async function worldModelCheck(config: RunConfig, runtime: ModelRuntime, 
     if (signal?.aborted) return null;
     const batch = sessions.slice(b, b + limits.batchSize);
     const prompts = batch.map((s) => policy.encodePrompt(s.messages(), s.generationPrefix(), maxPrompt));
-    const out = await policy.generate(prompts, { maxNewTokens: limits.maxNewTokens, temperature: limits.temperature, topP: limits.topP, topK: limits.topK, seed: config.seeds.base * 7 + b });
+    const sampling = { maxNewTokens: limits.maxNewTokens, temperature: limits.temperature, topP: limits.topP, topK: limits.topK };
+    const out = await policy.generate(prompts, { ...sampling, seed: config.seeds.base * 7 + b });
     batch.forEach((s, i) => {
       const reply = s.generationPrefix() + out[i]!.text;
       if (structuralProblem(reply) === null) kept++;
@@ -355,7 +368,8 @@ export async function worldModelVersusBase(ctx: StageContext, runtime: ModelRunt
 
 export function versusBaseLines(v: WorldModelVersusBase): string[] {
   const f = (x: number) => `${(100 * x).toFixed(0)}%`.padStart(5);
-  const row = (name: string, c: WorldModelCheck) => `${name.padEnd(12)} ${f(c.observationExact)}       ${f(c.predictionExact)}      ${f(c.predictionExactChanged)} (${c.changedTurns})   ${f(c.keepRate)}`;
+  const row = (name: string, c: WorldModelCheck) =>
+    `${name.padEnd(12)} ${f(c.observationExact)}       ${f(c.predictionExact)}      ${f(c.predictionExactChanged)} (${c.changedTurns})   ${f(c.keepRate)}`;
   return [
     `world model on the first turns of ${v.model.turns} eval puzzles (seeds ${v.model.seedStart}…), template ${v.template}:`,
     '             observation  prediction  on changed turns  kept',

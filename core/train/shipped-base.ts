@@ -59,7 +59,8 @@ export function baseDescriptor(config: RunConfig, templates: PromptTemplate[]): 
   const { criticMode: _critic, ...model } = config.model;
   return {
     env: { id: config.env.id, options: sortKeys(config.env.options) as Record<string, unknown> },
-    templates: templates.map((t) => ({ name: t.name, responseFormat: t.responseFormat, hash: templateHash(t) })).sort((a, b) => (a.name + a.responseFormat).localeCompare(b.name + b.responseFormat)),
+    templates: templates.map((t) => ({ name: t.name, responseFormat: t.responseFormat, hash: templateHash(t) }))
+      .sort((a, b) => (a.name + a.responseFormat).localeCompare(b.name + b.responseFormat)),
     model: sortKeys(model) as Record<string, unknown>,
     bootstrap: sortKeys(Object.fromEntries(Object.entries(section).filter(([k]) => !NOT_IN_DESCRIPTOR.has(k)))) as Record<string, unknown>,
     rollout: { maxTurns: limits.maxTurns, maxActionsPerTurn: limits.maxActionsPerTurn, maxActionsPerGame: limits.maxActionsPerGame },
@@ -72,7 +73,8 @@ export function descriptorKey(d: BaseDescriptor): string {
 
 function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
-  if (value && typeof value === 'object') return Object.fromEntries(Object.keys(value as object).sort().map((k) => [k, sortKeys((value as Record<string, unknown>)[k])]));
+  if (!value || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.keys(value as object).sort().map((k) => [k, sortKeys((value as Record<string, unknown>)[k])]));
   return value;
 }
 
@@ -136,17 +138,25 @@ export function contentHash(manifest: CheckpointManifest): string {
 export async function findShippedBase(want: BaseDescriptor, root = shippedBasesDir()): Promise<ShippedBaseLookup> {
   const dir = join(root, want.env.id);
   if (!existsSync(join(dir, 'manifest.json'))) return { kind: 'none', dir };
-  const hint = `restore it (git checkout -- ${dir}), rebuild it (spa-workbench base build --env ${want.env.id}), or train a base for this run with --set stages.bootstrap.shipped=false`;
+  const hint = `restore it (git checkout -- ${dir}), rebuild it (spa-workbench base build --env ${want.env.id}), `
+    + 'or train a base for this run with --set stages.bootstrap.shipped=false';
   let manifest: CheckpointManifest | null;
-  try { manifest = await readManifest(dir); } catch (err) { throw new ShippedBaseError(`the shipped base ${dir} is damaged: ${(err as Error).message}; ${hint}`); }
+  try {
+    manifest = await readManifest(dir);
+  } catch (err) {
+    throw new ShippedBaseError(`the shipped base ${dir} is damaged: ${(err as Error).message}; ${hint}`);
+  }
   const record = (manifest?.extra as { shippedBase?: ShippedBaseRecord } | undefined)?.shippedBase;
   if (!manifest || !record || record.format !== SHIPPED_BASE_FORMAT || !record.match) {
-    throw new ShippedBaseError(`the shipped base ${dir} is damaged: ${join(dir, 'manifest.json')} has no extra.shippedBase record of format ${SHIPPED_BASE_FORMAT}; ${hint}`);
+    const what = `${join(dir, 'manifest.json')} has no extra.shippedBase record of format ${SHIPPED_BASE_FORMAT}`;
+    throw new ShippedBaseError(`the shipped base ${dir} is damaged: ${what}; ${hint}`);
   }
   const differs = descriptorDifferences(want, record.match);
   if (differs.length > 0) return { kind: 'mismatch', dir, differs };
   const problems = await verifyCheckpoint(dir);
-  if (problems.length === 0 && contentHash(manifest) !== record.contentHash) problems.push(`content hash ${contentHash(manifest).slice(0, 12)}… differs from the recorded ${String(record.contentHash).slice(0, 12)}…`);
+  if (problems.length === 0 && contentHash(manifest) !== record.contentHash) {
+    problems.push(`content hash ${contentHash(manifest).slice(0, 12)}… differs from the recorded ${String(record.contentHash).slice(0, 12)}…`);
+  }
   if (problems.length > 0) throw new ShippedBaseError(`the shipped base ${dir} is damaged and was not used: ${problems.join('; ')}; ${hint}`);
   return { kind: 'match', dir, record };
 }
@@ -168,17 +178,26 @@ export interface ShipOptions {
 export async function shipBase(o: ShipOptions): Promise<ShippedBaseRecord> {
   const section = stageSection(o.config, 'bootstrap');
   const match = baseDescriptor(o.config, o.templates);
-  const drills = section.observation === 'true' && o.templates.some((t) => t.responseFormat === 'world-model') ? Math.round(section.copyDrills * section.games) : 0;
+  const hasWorldModel = o.templates.some((t) => t.responseFormat === 'world-model');
+  const drills = section.observation === 'true' && hasWorldModel ? Math.round(section.copyDrills * section.games) : 0;
   const start = o.config.seeds.selfplayStart;
   const loaded = await loadCheckpoint(o.checkpoint, { optimizer: false });
   let record: ShippedBaseRecord;
   try {
     const partial = {
-      format: SHIPPED_BASE_FORMAT as typeof SHIPPED_BASE_FORMAT, version: 1 as const, env: o.config.env.id, command: o.command, match, matchKey: descriptorKey(match), config: o.config,
-      dataSeeds: { games: [start - section.games, start - 1] as [number, number], drills: [start - section.games - drills, start - section.games - 1] as [number, number], gate: [2_900_000, 2_900_000 + section.gateTurns - 1] as [number, number] },
+      format: SHIPPED_BASE_FORMAT as typeof SHIPPED_BASE_FORMAT, version: 1 as const, env: o.config.env.id, command: o.command,
+      match, matchKey: descriptorKey(match), config: o.config,
+      dataSeeds: {
+        games: [start - section.games, start - 1] as [number, number],
+        drills: [start - section.games - drills, start - section.games - 1] as [number, number],
+        gate: [2_900_000, 2_900_000 + section.gateTurns - 1] as [number, number],
+      },
       gate: o.gate, trainSeconds: o.trainSeconds, sourceRun: o.sourceRun, contentHash: '',
     };
-    const manifest = await saveCheckpoint(o.out, { model: loaded.model, tokenizer: loaded.tokenizer, dtype: 'F16', manifest: { step: section.steps, stage: 'bootstrap', parent: null, extra: { shippedBase: partial } } });
+    const manifest = await saveCheckpoint(o.out, {
+      model: loaded.model, tokenizer: loaded.tokenizer, dtype: 'F16',
+      manifest: { step: section.steps, stage: 'bootstrap', parent: null, extra: { shippedBase: partial } },
+    });
     record = { ...partial, contentHash: contentHash(manifest) };
     // manifest.json is not among its own hashed files: the content hash goes in after the files are final
     const path = join(o.out, 'manifest.json');
