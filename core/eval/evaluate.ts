@@ -14,7 +14,7 @@ import type { ModelRuntime } from '../train/runtime.js';
 import { summaryMetrics } from '../train/summary.js';
 
 /** Perplexity of the true initial state text, per template, on the first evaluation puzzles. */
-export function statePerplexityByTemplate(config: RunConfig, runtime: ModelRuntime, templates: string[], rows: number): Record<string, { perplexity: number; tokens: number }> {
+export async function statePerplexityByTemplate(config: RunConfig, runtime: ModelRuntime, templates: string[], rows: number): Promise<Record<string, { perplexity: number; tokens: number }>> {
   const out: Record<string, { perplexity: number; tokens: number }> = {};
   const limits = stageSection(config, 'rollout');
   for (const name of templates) {
@@ -33,7 +33,7 @@ export function statePerplexityByTemplate(config: RunConfig, runtime: ModelRunti
     }
     for (let i = 0; i < batch.length; i += 8) {
       const part = batch.slice(i, i + 8);
-      const stats = runtime.tokenStats(part, false);
+      const stats = await runtime.tokenStats(part, false);
       part.forEach((row, b) => { for (let t = row.from; t < row.ids.length; t++) { nll -= stats[b]!.logprobs[t]!; tokens++; } });
     }
     out[name] = { perplexity: tokens === 0 ? Number.NaN : Math.exp(nll / tokens), tokens };
@@ -53,7 +53,7 @@ export const evalStage: StageDefinition = {
     ctx.log('info', `evaluating ${from} on ${section.puzzles} held-out puzzles × ${section.samples} samples (seeds ${ctx.config.seeds.evalStart}…)`);
     const { summary } = await evaluateModel(ctx, runtime, { puzzles: section.puzzles, samples: section.samples, k: section.k, temperature: section.temperature, stage: 'eval', step: 0, file: 'eval' });
     if (ctx.signal.aborted) { runtime.dispose(); return {}; }
-    const perplexity = section.perplexityRows > 0 ? statePerplexityByTemplate(ctx.config, runtime, section.templates, section.perplexityRows) : {};
+    const perplexity = section.perplexityRows > 0 ? await statePerplexityByTemplate(ctx.config, runtime, section.templates, section.perplexityRows) : {};
     const metrics = summaryMetrics(summary);
     for (const [name, p] of Object.entries(perplexity)) if (Number.isFinite(p.perplexity)) metrics[`eval/statePerplexity/${name}`] = p.perplexity;
     ctx.metric(0, metrics, { episodes: summary.episodes });

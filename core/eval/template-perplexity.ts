@@ -295,7 +295,7 @@ export async function templatePerplexity(opts: TemplatePerplexityOptions): Promi
         });
       }
     }
-    const result = statePerplexity(runtime, rows, maxContext);
+    const result = await statePerplexity(runtime, rows, maxContext);
     if (result.rows !== rows.length || result.tokens === 0 || !Number.isFinite(result.perplexity)) {
       fail('ValidationError', `only ${result.rows} of ${rows.length} rows could be scored (${result.tokens} state tokens); the state text must be non-empty and fit the context`, {
         where: 'template', expected: `${rows.length} scored rows`, received: `${result.rows} rows, ${result.tokens} tokens`,

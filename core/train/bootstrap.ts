@@ -74,7 +74,7 @@ export const bootstrapStage: StageDefinition = {
       const batch: TrainRow[] = [];
       for (let b = 0; b < section.batchSize; b++) { batch.push(rows[order[cursor % order.length]!]!); cursor++; }
       const lr = learningRate(step, { lr: section.lr, warmupSteps, totalSteps: section.steps, kind: 'cosine' });
-      const stats = runtime.trainStep('sft', batch, {}, lr, 1);
+      const stats = await runtime.trainStep('sft', batch, {}, lr, 1);
       ctx.metric(step, { 'losses/bootstrap': stats['losses/sft'] ?? stats['losses/total']!, 'charts/lr': lr, 'charts/gradNorm': stats['charts/gradNorm']! });
       ctx.progress(step + 1, section.steps, `bootstrap step ${step + 1}/${section.steps}`);
     }

@@ -100,7 +100,7 @@ export const rlStage: StageDefinition = {
       const kept = new Set(filter.keptGroups);
       const samples = turnSamples(results, (e) => kept.has(groups[e]!));
       // 3. rows with old log-probs / values (and reference log-probs for KL)
-      const stats = samplingStats(policy, samples, { critic: ppo ? (critic ?? policy) : undefined, reference, batchSize: section.miniBatchSize });
+      const stats = await samplingStats(policy, samples, { critic: ppo ? (critic ?? policy) : undefined, reference, batchSize: section.miniBatchSize });
       let rows: TrainRow[];
       const charts: Record<string, number> = { 'charts/keptGroups': filter.keptGroups.length };
       if (ppo) {
@@ -120,11 +120,11 @@ export const rlStage: StageDefinition = {
           await breathe();
           if (ctx.signal.aborted) break;
           const batch = order.slice(b, b + section.miniBatchSize).map((i) => rows[i]!);
-          if (!ppo) updateStats.push(policy.trainStep('grpo', batch, lossParams, section.lr, section.gradClip));
-          else if (!critic) updateStats.push(policy.trainStep('ppo', batch, lossParams, section.lr, section.gradClip));
+          if (!ppo) updateStats.push(await policy.trainStep('grpo', batch, lossParams, section.lr, section.gradClip));
+          else if (!critic) updateStats.push(await policy.trainStep('ppo', batch, lossParams, section.lr, section.gradClip));
           else {
-            const policyStats = policy.trainStep('ppo-policy', batch, lossParams, section.lr, section.gradClip);
-            const valueStats = critic.trainStep('value', batch, lossParams, section.criticLr, section.gradClip);
+            const policyStats = await policy.trainStep('ppo-policy', batch, lossParams, section.lr, section.gradClip);
+            const valueStats = await critic.trainStep('value', batch, lossParams, section.criticLr, section.gradClip);
             updateStats.push({ ...policyStats, 'losses/value': valueStats['losses/value']! });
           }
         }

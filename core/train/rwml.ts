@@ -105,14 +105,14 @@ export const rwmlStage: StageDefinition = {
       const advantages = grpoAdvantages(rewards, groups);
       const rows: TrainRow[] = [];
       const samples = generated.map((g, i) => ({ ids: [...flatPrompts[i]!, ...g.ids], start: flatPrompts[i]!.length, i })).filter((s) => keepGroup[groups[s.i]!] && s.ids.length > s.start && s.ids.length <= runtime.maxContext);
-      const old = runtime.tokenStats(samples, false);
-      const ref = reference ? reference.tokenStats(samples, false) : null;
+      const old = await runtime.tokenStats(samples, false);
+      const ref = reference ? await reference.tokenStats(samples, false) : null;
       samples.forEach((s, k) => {
         const mask = s.ids.map((_, t) => (t >= s.start ? 1 : 0));
         rows.push({ ids: s.ids, arrays: { lossMask: mask, oldLogprobs: old[k]!.logprobs, advantages: mask.map((m) => m * advantages[s.i]!), ...(ref ? { refLogprobs: ref[k]!.logprobs } : {}) } });
       });
       const stats: Array<Record<string, number>> = [];
-      for (let b = 0; b < rows.length; b += 8) stats.push(runtime.trainStep('grpo', rows.slice(b, b + 8), { clipLow: 0.2, clipHigh: 0.28, dualClip: 3, entropyCoef: 0, klCoef: reference ? section.klCoef : 0, klEstimator: 'k3' }, section.lr, 1));
+      for (let b = 0; b < rows.length; b += 8) stats.push(await runtime.trainStep('grpo', rows.slice(b, b + 8), { clipLow: 0.2, clipHigh: 0.28, dualClip: 3, entropyCoef: 0, klCoef: reference ? section.klCoef : 0, klEstimator: 'k3' }, section.lr, 1));
       const accuracy = rewards.reduce((a, c) => a + c, 0) / Math.max(1, rewards.length);
       ctx.metric(step + 1, { ...meanStats(stats), 'rwml/predictionReward': accuracy, 'rwml/keptExamples': keepGroup.filter(Boolean).length });
       ctx.progress(step + 1, section.steps, `RWML step ${step + 1}/${section.steps}: prediction reward ${(accuracy * 100).toFixed(0)}%`);

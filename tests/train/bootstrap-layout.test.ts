@@ -25,11 +25,11 @@ function quickConfig(env: string, games: number): RunConfig {
 
 describe('bootstrap rows match the rollout layout (quick size)', () => {
   for (const env of ['sokoban', 'frozenlake', 'sudoku']) {
-    it(`${env}: each turn's rollout prompt + reply + end-of-turn is exactly a slice of the row; replies fit maxNewTokens`, () => {
+    it(`${env}: each turn's rollout prompt + reply + end-of-turn is exactly a slice of the row; replies fit maxNewTokens`, async () => {
       const config = quickConfig(env, 120);
       const limits = stageSection(config, 'rollout');
       const section = stageSection(config, 'bootstrap');
-      const runtime = createRuntime(config, { seed: 0, valueHead: false });
+      const runtime = await createRuntime(config, { seed: 0, valueHead: false });
       const tok = runtime.tokenizer;
       const imEnd = tok.tokenToId('<|im_end|>')!;
       const templates = [...new Set([...section.templates, config.template.preset])];
@@ -72,12 +72,12 @@ describe('bootstrap rows match the rollout layout (quick size)', () => {
     });
   }
 
-  it('the bootstrap states are ungrounded: decoys from the pool, never the puzzle in the prompt', () => {
+  it('the bootstrap states are ungrounded: decoys from the pool, never the puzzle in the prompt', async () => {
     for (const env of ['sokoban', 'frozenlake', 'sudoku']) {
       const config = quickConfig(env, 60);
       const section = stageSection(config, 'bootstrap');
       expect(section.decoyPool).toBeGreaterThan(0);
-      const runtime = createRuntime(config, { seed: 0, valueHead: false });
+      const runtime = await createRuntime(config, { seed: 0, valueHead: false });
       const data = bootstrapRows(config, runtime.tokenizer, runtime.maxContext, [...new Set([...section.templates, config.template.preset])]);
       const observations = new Set<string>();
       let turns = 0, grounded = 0;
@@ -100,7 +100,7 @@ describe('bootstrap rows match the rollout layout (quick size)', () => {
   it('a rollout that writes the bootstrap replies reproduces the bootstrap row token for token', async () => {
     const config = quickConfig('sokoban', 2);
     const limits = stageSection(config, 'rollout');
-    const runtime = createRuntime(config, { seed: 0, valueHead: false });
+    const runtime = await createRuntime(config, { seed: 0, valueHead: false });
     const section = stageSection(config, 'bootstrap');
     const data = bootstrapRows(config, runtime.tokenizer, runtime.maxContext, [...new Set([...section.templates, config.template.preset])]);
     const chat = data.chats[1]!; // tiny-spa: world-model format
