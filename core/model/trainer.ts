@@ -347,9 +347,11 @@ export function lossOutputGradients(lossName: string, params: Record<string, unk
     }
     const maskArray = batch.attentionMask ?? batch.inputIds.map((r) => r.map(() => 1));
     const attentionMask = toTensor('attentionMask', maskArray, B, T) as tf.Tensor2D;
-    const xs = keys.map((k) => tf.tensor2d(outputs[k]!, [B, T]));
-    const f = (...args: tf.Tensor[]): tf.Scalar => {
-      const byKey = Object.fromEntries(keys.map((k, i) => [k, args[i] as tf.Tensor2D]));
+    // Variables, not tf.grads: a loss may read an output only for its stats (sft: entropies), and
+    // variableGrads leaves such an output out (gradient 0) where tf.grads throws.
+    const xs = keys.map((k) => tf.variable(tf.tensor2d(outputs[k]!, [B, T]), true));
+    const f = (): tf.Scalar => {
+      const byKey = Object.fromEntries(keys.map((k, i) => [k, xs[i] as tf.Tensor as tf.Tensor2D]));
       const lossOutputs: LossOutputs = { logprobs: byKey.logprobs ?? tf.zeros([B, T]), entropies: byKey.entropies ?? tf.zeros([B, T]), values: byKey.values ?? null };
       const { loss, stats } = spec.fn({ outputs: lossOutputs, batch: named, attentionMask, params });
       if (loss.rank !== 0) throw new Error(`loss '${lossName}' returned a tensor of shape [${loss.shape.join(', ')}], expected a scalar`);
@@ -358,8 +360,12 @@ export function lossOutputGradients(lossName: string, params: Record<string, unk
       return loss;
     };
     if (!xs.length) throw new Error(`loss '${lossName}': no model outputs to differentiate`);
-    const gs = tf.grads(f)(xs);
-    keys.forEach((k, i) => { grads[k] = (gs[i] ? gs[i]!.dataSync() : new Float32Array(B * T)) as Float32Array; });
+    try {
+      const { grads: gs } = tf.variableGrads(f, xs);
+      keys.forEach((k, i) => { const g = gs[xs[i]!.name]; grads[k] = (g ? g.dataSync() : new Float32Array(B * T)) as Float32Array; });
+    } finally {
+      for (const x of xs) x.dispose();
+    }
   });
   if (!Number.isFinite(lossValue)) {
     throw new Error(`loss '${lossName}' is ${lossValue} (not finite): check the learning rate and the batch (empty masks, extreme advantages)`);

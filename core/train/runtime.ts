@@ -36,6 +36,7 @@ export interface ComputeChoice {
 }
 
 let chosen: ComputeChoice | null = null;
+let chosenKey = '';
 
 /** The compute backend of this process (set by useBackend; null before). */
 export function currentCompute(): ComputeChoice | null { return chosen; }
@@ -50,7 +51,8 @@ export async function chooseCompute(configBackend: string | undefined, opts: { l
   const env = opts.ignoreEnv ? undefined : process.env.SPA_BACKEND?.trim();
   const requested = env ? parseRequest(env, 'environment variable SPA_BACKEND') : parseRequest(configBackend ?? 'auto', 'run config "backend"');
   const source: ComputeChoice['source'] = requested === 'auto' ? 'auto' : env ? 'env:SPA_BACKEND' : 'config';
-  if (chosen && chosen.requested === requested && chosen.source === source) return chosen;
+  const key = `${requested}|${source}|${process.env.SPA_PYTHON ?? ''}`;
+  if (chosen && chosenKey === key) return chosen;
   let torch: TorchProbe | null = null;
   let backend: ComputeBackend;
   let tfjs: BackendReport;
@@ -77,6 +79,7 @@ export async function chooseCompute(configBackend: string | undefined, opts: { l
     : tfjs.summary.replace(/^TF\.js backend: /, 'TF.js ').replace(/; not used: .*$/, '');
   const summary = `Compute backend: ${what} [${how}]${notTaken.length ? `; not used: ${notTaken.join('; ')}` : ''}`;
   chosen = { backend, requested, source, torch, tfjs, summary };
+  chosenKey = key;
   opts.log?.(summary);
   return chosen;
 }
