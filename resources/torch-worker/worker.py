@@ -26,6 +26,23 @@ import traceback
 PROTOCOL_VERSION = 1
 MIN_TORCH = (1, 13)
 
+def _cpu_threads():
+    """SPA_TORCH_THREADS, else every core this process may run on (some torch builds start with 1)."""
+    n = int(os.environ.get("SPA_TORCH_THREADS", "0") or 0)
+    if n > 0:
+        return n
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+THREADS = _cpu_threads()
+# One pool size for OpenMP and the BLAS behind torch, set before torch starts them (unset, OpenBLAS
+# adds a thread per core on top of torch's pool and oversubscribes the cores).
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, str(THREADS))
+
 _out = None   # frames only (set by main: the real stdout; fd 1 then points at stderr)
 _in = None
 
@@ -340,8 +357,7 @@ def sample(row, gen, temperature, top_k, top_p):
 # ---------------------------------------------------------------- the worker
 class Worker:
     def __init__(self, threads):
-        if threads > 0:
-            torch.set_num_threads(threads)
+        torch.set_num_threads(threads)
         if torch.cuda.is_available():
             self.device = torch.device("cuda")
             bf16 = getattr(torch.cuda, "is_bf16_supported", lambda: False)()
@@ -581,8 +597,7 @@ def main():
     os.dup2(2, 1)                          # anything printed (torch warnings, user code) goes to stderr
     sys.stdout = sys.stderr
     _in = os.fdopen(os.dup(0), "rb")
-    threads = int(os.environ.get("SPA_TORCH_THREADS", "0") or 0)
-    worker = Worker(threads)
+    worker = Worker(THREADS)
     while True:
         try:
             header, arrays = read_frame()

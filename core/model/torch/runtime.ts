@@ -20,7 +20,7 @@ import { TorchWorker, type TorchProbe, type WireArray } from './worker-client.js
 
 export interface TorchStartOptions {
   probe: TorchProbe;
-  /** Intra-op CPU threads (0 = all cores, torch's default). */
+  /** Intra-op CPU threads (default: SPA_TORCH_THREADS, else all cores). */
   threads?: number;
   log?: (line: string) => void;
 }

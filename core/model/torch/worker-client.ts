@@ -160,7 +160,7 @@ export class FrameReader {
 
 export interface WorkerOptions {
   python: string;
-  /** Intra-op threads on the CPU (0: torch's default, all cores). */
+  /** Intra-op threads on the CPU (default: SPA_TORCH_THREADS, else every core the process may use). */
   threads?: number;
   log?: (line: string) => void;
 }
@@ -179,7 +179,7 @@ export class TorchWorker {
     const script = workerScript();
     this.child = spawn(opts.python, ['-u', script], {
       stdio: ['pipe', 'pipe', 'pipe'],
-      env: { ...process.env, SPA_TORCH_THREADS: String(opts.threads ?? 0), PYTHONUNBUFFERED: '1' },
+      env: { ...process.env, ...(opts.threads !== undefined ? { SPA_TORCH_THREADS: String(opts.threads) } : {}), PYTHONUNBUFFERED: '1' },
     });
     this.child.stdout!.on('data', (chunk: Buffer) => {
       let replies: Reply[];
