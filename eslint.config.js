@@ -26,9 +26,10 @@ export const CORE_LAYERS = {
   train: ['api', 'envs', 'prompts', 'model', 'storage'],     // stages, rollouts, RL math, episode statistics (Pass@k, collapse)
   eval: ['api', 'envs', 'prompts', 'model', 'storage', 'train'],
   engine: ['api', 'envs', 'storage', 'train', 'eval'],       // run host, study host, runner, stage registry
-  host: ['api', 'envs', 'prompts', 'storage', 'engine', 'eval'], // dispatcher, env adapter, rpc server, in-process client
+  interop: ['api', 'envs', 'prompts', 'storage'],           // SPA/RAGEN export bundles and run import (core/interop)
+  host: ['api', 'envs', 'prompts', 'storage', 'engine', 'eval', 'interop'], // dispatcher, env adapter, rpc server, in-process client
   server: ['api', 'host'],                                   // HTTP + WebSocket host
-  cli: ['api', 'envs', 'prompts', 'model', 'storage', 'train', 'eval', 'engine', 'host', 'server'],
+  cli: ['api', 'envs', 'prompts', 'model', 'storage', 'train', 'eval', 'engine', 'host', 'server', 'interop'],
 };
 const TFJS_FOLDERS = new Set(['model', 'train']);
 const PURE_FOLDERS = new Set(['util', 'envs', 'prompts']);

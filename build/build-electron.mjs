@@ -3,6 +3,9 @@
 //   main.js            electron/main.ts (ESM; lowdb 7 is ESM-only) + the core it hosts
 //   engine-process.js  core/engine/engine-process.ts, the utilityProcess entry (ESM, with chunks
 //                      for the lazily loaded stages)
+//   render-worker.js   core/host/render-worker.ts, the worker thread of envs.render / templates.preview
+//   template-perplexity.js  core/cli/perplexity-entry.ts, the templates.perplexity utilityProcess
+//                      (so the packaged app needs neither bin/ nor ELECTRON_RUN_AS_NODE)
 //   preload.cjs        electron/preload.ts as ONE CommonJS file (a sandboxed preload cannot
 //                      require anything but 'electron')
 // npm packages stay external for main/engine (resolved from node_modules, unpacked from asar
@@ -49,7 +52,10 @@ const sourceUrlPlugin = {
 
 const mainBuild = {
   absWorkingDir: root,
-  entryPoints: { main: 'electron/main.ts', 'engine-process': 'core/engine/engine-process.ts' },
+  entryPoints: {
+    main: 'electron/main.ts', 'engine-process': 'core/engine/engine-process.ts', 'render-worker': 'core/host/render-worker.ts',
+    'template-perplexity': 'core/cli/perplexity-entry.ts',
+  },
   outdir: out,
   bundle: true,
   splitting: true,

@@ -12,18 +12,22 @@ import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createDispatcher, type Dispatcher } from '../core/host/dispatcher.js';
+import { describeStartup, startupRunAction } from '../core/host/startup-run.js';
+import type { RunSummary } from '../core/api/contract.js';
 import { toApiError } from '../core/api/errors.js';
 import { BRIDGE_CHANNELS, type MenuCommand } from './bridge.js';
 import { ElectronUtilityLauncher } from './engine-launcher.js';
 import { registerIpcHandlers } from './ipc-host.js';
 import {
-  APP_ORIGIN, APP_SCHEME, CONTENT_SECURITY_POLICY, isTrustedOrigin, mimeType, resolveAppPath,
+  APP_ORIGIN, APP_SCHEME, appResponseHeaders, devServerUrlFor, isTrustedOrigin, mimeType, resolveAppPath,
 } from './security.js';
+import { utilityPerplexityLauncher } from './perplexity-launcher.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));        // dist-electron/
 const appRoot = path.resolve(here, '..');
 const rendererDir = path.join(appRoot, 'dist-renderer');
-const devServerUrl = process.env['SPA_WORKBENCH_DEV_URL'] ?? null;  // e.g. http://localhost:5173 (npm run dev:renderer)
+// e.g. http://localhost:5173 (npm run dev:renderer); ignored in a packaged app (see devServerUrlFor)
+const devServerUrl = devServerUrlFor(process.env['SPA_WORKBENCH_DEV_URL'], app.isPackaged);
 
 crashReporter.start({ uploadToServer: false });                      // local crash dumps only
 
@@ -45,6 +49,7 @@ function projectArg(args: string[]): string | null {
 
 function main(): void {
   let win: BrowserWindow | null = null;
+  let startRunId: string | null = null;          // the run `start --run` created or resumed: the window opens on it
   let dispatcher: Dispatcher | null = null;
   let disposeIpc: (() => void) | null = null;
 
@@ -101,12 +106,13 @@ function main(): void {
     // The renderer build, served from app://bundle/ with the CSP header.
     protocol.handle(APP_SCHEME, async (request) => {
       const rel = resolveAppPath(request.url);
-      if (!rel) return new Response('not found', { status: 404 });
+      const notFound = (text: string) => new Response(text, { status: 404, headers: appResponseHeaders('text/plain; charset=utf-8') });
+      if (!rel) return notFound('not found');
       try {
         const body = await readFile(path.join(rendererDir, rel));
-        return new Response(body, { headers: { 'content-type': mimeType(rel), 'content-security-policy': CONTENT_SECURITY_POLICY, 'x-content-type-options': 'nosniff' } });
+        return new Response(body, { headers: appResponseHeaders(mimeType(rel)) });
       } catch {
-        return new Response(`not found: ${rel}`, { status: 404 });
+        return notFound(`not found: ${rel}`);
       }
     });
 
@@ -119,7 +125,9 @@ function main(): void {
       // without one, tell the user with a native dialog.
       if (!win || win.isDestroyed()) void dialog.showMessageBox({ type: 'error', title: 'Engine stopped', message });
     });
-    dispatcher = createDispatcher({ host: 'electron', launcher });
+    // templates.perplexity in a utilityProcess of the bundled entry: no ELECTRON_RUN_AS_NODE (the fuse is off), no bin/ needed
+    dispatcher = createDispatcher({ host: 'electron', launcher, watchWhenLocked: true,
+      perplexityLauncher: utilityPerplexityLauncher(path.join(here, 'template-perplexity.js')) });
 
     disposeIpc = registerIpcHandlers(ipcMain, {
       dispatcher,
@@ -142,10 +150,21 @@ function main(): void {
     // `spa-workbench start --run PRESET` hands the main job to the app: SPA_START_RUN=preset:size.
     const startRun = process.env.SPA_START_RUN;
     if (argProject && startRun) {
-      const [preset, size] = startRun.split(':');
+      const [preset = 'spa', size = 'quick'] = startRun.split(':');
       try {
-        const run = await dispatcher.call('runs.create', { preset, ...(size ? { size } : {}) }) as { id: string };
-        await dispatcher.call('runs.start', { runId: run.id });
+        // Only when the project has no runs yet; an unfinished one is resumed, a finished one opened.
+        const { runs } = await dispatcher.call('runs.list', { limit: 100000 }) as { runs: RunSummary[] };
+        const action = startupRunAction(runs, preset, size);
+        if (action.kind === 'create') {
+          const run = await dispatcher.call('runs.create', { preset, size }) as { id: string };
+          await dispatcher.call('runs.start', { runId: run.id });
+          startRunId = run.id;
+        } else {
+          if (action.kind === 'start') await dispatcher.call('runs.start', { runId: action.runId });
+          if (action.kind === 'resume') await dispatcher.call('runs.resume', { runId: action.runId });
+          startRunId = action.runId;
+        }
+        console.log(describeStartup(action, preset, size, argProject));
       } catch (err) {
         void dialog.showMessageBox({ type: 'error', title: 'Could not start the run', message: toApiError(err).message });
       }
@@ -194,7 +213,7 @@ function main(): void {
     });
     w.webContents.on('unresponsive', () => console.warn('renderer unresponsive'));
     w.on('closed', () => { if (win === w) win = null; });
-    void w.loadURL(devServerUrl ?? `${APP_ORIGIN}/index.html`);
+    void w.loadURL(`${devServerUrl ?? `${APP_ORIGIN}/index.html`}${startRunId ? `#/run/${encodeURIComponent(startRunId)}` : ''}`);
     return w;
   }
 

@@ -76,3 +76,24 @@ export function mimeType(path: string): string {
   const ext = path.slice(path.lastIndexOf('.') + 1).toLowerCase();
   return MIME[ext] ?? 'application/octet-stream';
 }
+
+/**
+ * The renderer's dev server (SPA_WORKBENCH_DEV_URL, e.g. http://localhost:5173 from
+ * `npm run dev:renderer`), honoured only in an unpackaged app and only on a loopback http(s)
+ * address: a packaged app always loads its own bundle, whatever the environment says, so no
+ * environment variable can hand the full API to another page.
+ */
+export function devServerUrlFor(value: string | undefined | null, isPackaged: boolean): string | null {
+  if (isPackaged || !value) return null;
+  let u: URL;
+  try { u = new URL(value); } catch { return null; }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return null;
+  const host = u.hostname.replace(/^\[|\]$/g, '');
+  const loopback = host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+  return loopback ? u.origin : null;
+}
+
+/** Headers of every app:// response, errors included: the CSP and no MIME sniffing. */
+export function appResponseHeaders(contentType: string): Record<string, string> {
+  return { 'content-type': contentType, 'content-security-policy': CONTENT_SECURITY_POLICY, 'x-content-type-options': 'nosniff' };
+}

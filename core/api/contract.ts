@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import {
   ApiErrorSchema, BoardSchema, EpisodeRecordSchema, EpisodeSummarySchema, RunEventSchema,
-  RunStatusSchema, StageStatusSchema,
+  RunStatusSchema, StageStatusSchema, TurnRecordSchema, WmScoreSchema,
 } from './records.js';
 import { EnvConfigSchema, MethodSchema, RunConfigSchema, TemplateRefSchema } from './run-config.js';
 
@@ -17,7 +17,7 @@ import { EnvConfigSchema, MethodSchema, RunConfigSchema, TemplateRefSchema } fro
 const Empty = z.object({}).strict().default({});
 const Id = z.string().min(1).max(200);
 const RunId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'a run id: letters, digits, ".", "_" or "-", at most 128 characters');
-const PathString = z.string().min(1).max(4096);
+const PathString = z.string().min(1).max(4096).refine((p) => !p.includes('\u0000'), 'a path cannot contain a NUL character');
 const Offset = z.number().int().nonnegative().default(0);
 const pageLimit = (def: number, max: number) => z.number().int().positive().max(max).default(def);
 const JsonObject = z.record(z.string(), z.unknown());
@@ -34,8 +34,12 @@ export const ProjectInfoSchema = z.object({
   createdAt: z.number(),             // ms since epoch
   schemaVersion: z.number().int(),
   runCount: z.number().int(),
-  readOnly: z.boolean(),             // true when another process holds the lock (not used yet: open fails instead)
+  readOnly: z.boolean(),             // true when another process holds the lock: opened to watch, following its runs from the files
   warnings: z.array(z.string()),     // recoveries done on open (moved-aside files, torn lines, runs marked failed)
+  holder: z.object({                 // who holds the lock of a read-only project
+    pid: z.number().int(), host: z.string(), purpose: z.string(), startedAt: z.number(),
+    canStop: z.boolean(),            // runs.stop reaches it (a `run`/`study run` on this machine, as `spa-workbench stop` does)
+  }).nullable().optional(),
 });
 export type ProjectInfo = z.infer<typeof ProjectInfoSchema>;
 
@@ -67,6 +71,8 @@ export const RunProgressSchema = z.object({
   total: z.number(),
   etaSeconds: z.number().nullable(),
   message: z.string().optional(),
+  runEtaSeconds: z.number().nullable().optional(),  // whole run: this stage's ETA + the usual time of the stages to come (core/engine/run-eta.ts)
+  unestimatedStages: z.number().int().optional(),   // stages to come with no estimate (never finished in a comparable run)
 });
 
 /** One row of the run table (kept in workbench.json's run index). */
@@ -88,6 +94,10 @@ export const RunSummarySchema = z.object({
   stages: z.array(StageStateSchema),
   progress: RunProgressSchema.nullable(),
   latest: z.record(z.string(), z.number()),       // latest value of each metric name (key metrics for the table)
+  tags: z.array(z.string()).optional(),           // the user's labels (runs.update), e.g. "baseline", "lr-sweep"
+  notes: z.string().optional(),                   // the user's free-text notes (runs.update)
+  // config leaves that differ from the defaults, by dotted path (core/engine/config-params.ts)
+  params: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])).optional(),
 });
 export type RunSummary = z.infer<typeof RunSummarySchema>;
 
@@ -243,6 +253,10 @@ export type TemplatePerplexity = z.infer<typeof TemplatePerplexitySchema>;
 
 // ───────────────────────────── rollouts, datasets, metrics, evals ─────────────────────────────
 
+/** Columns the trace list sorts by (rollouts.query sortBy). "wm" is the mean world-model cell accuracy. */
+export const RolloutSortKeySchema = z.enum(['index', 'id', 'step', 'seed', 'group', 'sample', 'success', 'reward', 'turns', 'formatErrors', 'invalidActions', 'wm']);
+export type RolloutSortKey = z.infer<typeof RolloutSortKeySchema>;
+
 export const RolloutQuerySchema = z.object({
   runId: RunId,
   stage: z.string().optional(),
@@ -253,6 +267,12 @@ export const RolloutQuerySchema = z.object({
   seed: z.number().int().optional(),
   formatErrors: z.enum(['any', 'none', 'some']).default('any'),
   sort: z.enum(['index', 'reward-asc', 'reward-desc']).default('index'),
+  group: z.number().int().optional(),             // one PPO group (episodes sharing a puzzle at a step)
+  sortBy: RolloutSortKeySchema.optional(),        // any column (overrides sort); ties keep index order
+  order: z.enum(['asc', 'desc']).default('asc'),
+  search: z.string().min(1).max(500).optional(),  // case-insensitive text in any turn's response (reads episode files)
+  wmMin: z.number().min(0).max(1).optional(),     // mean world-model cell accuracy of the episode, inclusive bounds;
+  wmMax: z.number().min(0).max(1).optional(),     // episodes with nothing scored never match a bound
   offset: Offset,
   limit: pageLimit(50, 1000),
 }).strict();
@@ -381,11 +401,124 @@ export const StudyTableSchema = z.object({
     method: z.string(), env: z.string(), runs: z.number().int(), completed: z.number().int(),
     passAt: z.record(z.string(), IntervalSchema),  // "1", "4", ... → mean with 95% interval
     success: z.number().nullable(), wallSeconds: z.number(),
+    atOrBelowChance: z.boolean().optional(),     // Pass@1 ≤ the chance row's on the same puzzles
   })),
+  // chance (well-formed random policy) and oracle rows per env, on the same puzzles and protocol (core/eval/reference.ts)
+  references: z.array(z.object({ env: z.string(), kind: z.enum(['chance', 'oracle']), label: z.string(), how: z.string(), puzzles: z.number().int(), passAt: z.record(z.string(), z.number()) })).optional(),
   markdown: z.string(),                          // the paper's layout: rows methods, columns envs
   csv: z.string(),
 });
 export type StudyTable = z.infer<typeof StudyTableSchema>;
+
+/** projects.doctor: what a project check found and (with repair) did; see core/storage/doctor.ts. */
+export const DoctorReportSchema = z.object({
+  project: z.string(),
+  examinedAt: z.number(),
+  repair: z.boolean(),
+  lock: z.object({ state: z.string(), holder: z.record(z.string(), z.unknown()).nullable(), file: z.string(), removed: z.boolean() }).nullable(),
+  runs: z.object({
+    total: z.number().int(),
+    damaged: z.array(z.object({ id: z.string(), problem: z.string(), detail: z.string(), movedAside: z.array(z.string()), repair: z.string().nullable(),
+      repaired: z.boolean() })),
+  }),
+  movedAside: z.array(z.object({ path: z.string(), bytes: z.number(), modifiedAt: z.number() })),
+  tempLeftovers: z.array(z.object({ relPath: z.string(), kind: z.string(), pid: z.number(), bytes: z.number(), stale: z.boolean(), action: z.string(),
+    done: z.boolean() })),
+  stageMarkers: z.array(z.object({ path: z.string(), problem: z.string() })),
+  streams: z.array(z.object({ path: z.string(), badLines: z.number().int(), tornLast: z.boolean() })),
+  workbenchJson: z.enum(['ok', 'missing', 'damaged']),
+  repairs: z.array(z.string()),
+  problems: z.number().int(),
+  notes: z.array(z.string()),
+});
+export type DoctorReportWire = z.infer<typeof DoctorReportSchema>;
+
+// ───────────────────────────── inspection (issue 12: trace, charts, probe) ─────────────────────────────
+
+/** The template a run was created with: its pinned <run>/template.json, or the preset for older runs. */
+export const RunTemplateSchema = z.object({
+  runId: z.string(),
+  pinned: z.boolean(),                            // true: read from <run>/template.json; false: resolved from the preset name
+  name: z.string(),
+  hash: z.string(),                               // content hash of the template the run used
+  recordedHash: z.string().nullable(),            // the hash in the run's summary (differs from hash only if the file was edited)
+  responseFormat: z.enum(['plain', 'world-model']),
+  source: z.string(),                             // the template text (JSON), for the editor
+  env: z.object({ id: z.string(), options: JsonObject }),
+});
+export type RunTemplate = z.infer<typeof RunTemplateSchema>;
+
+/** One sample of system.jsonl: the engine process and its machine, every few seconds while a run runs. */
+export const SystemSampleSchema = z.object({
+  time: z.number(),                               // ms since epoch
+  stage: z.string().nullable(),                   // the stage running then
+  cpuPercent: z.number(),                         // engine process CPU, % of one core (200 = two cores busy)
+  rssMb: z.number(),                              // engine process resident memory
+  heapMb: z.number(),                             // V8 heap in use
+  memUsedMb: z.number(),                          // machine memory in use (total − available)
+  memTotalMb: z.number(),
+  loadAvg: z.number(),                            // 1-minute load average (0 on Windows)
+  gpuPercent: z.number().optional(),              // first GPU's utilisation (nvidia-smi), where present
+  gpuMemMb: z.number().optional(),
+  gpuMemTotalMb: z.number().optional(),
+});
+export type SystemSample = z.infer<typeof SystemSampleSchema>;
+
+export const HistogramSchema = z.object({
+  edges: z.array(z.number()),                     // bins + 1 edges, ascending
+  counts: z.array(z.number().int()),              // tokens per bin
+  count: z.number().int(), mean: z.number(), min: z.number(), max: z.number(),
+});
+export type Histogram = z.infer<typeof HistogramSchema>;
+export const TokenFieldSchema = z.enum(['advantages', 'logprobs', 'entropies', 'values']);
+export type TokenField = z.infer<typeof TokenFieldSchema>;
+
+/** The model's answer to an action you chose: its <prediction> for that action against the truth. */
+export const ProbeActionResultSchema = z.object({
+  actions: z.array(z.string()),
+  text: z.string(),                               // what the model wrote (the forced prefix, then its generation)
+  prediction: z.string().nullable(),              // the text inside <prediction>…</prediction>
+  predictedBoard: BoardSchema.nullable(),
+  trueNext: z.object({ text: z.string(), board: BoardSchema }),
+  score: WmScoreSchema.nullable(),
+  stepResponse: z.string(),                       // the full turn with your action as its answer: append it to history to step on with your action
+});
+export type ProbeActionResult = z.infer<typeof ProbeActionResultSchema>;
+
+export const ProbeResultSchema = z.object({
+  runId: z.string(),
+  checkpoint: z.string(),
+  env: z.object({ id: z.string(), options: JsonObject }),
+  seed: z.number().int(),
+  turnIndex: z.number().int(),                    // the turn the model wrote (0-based) = history length
+  messages: z.array(ChatMessageSchema),           // the whole conversation the model saw for this turn
+  turn: TurnRecordSchema,                         // the model's turn: response, parsed boards against the truth, scores
+  actionGiven: ProbeActionResultSchema.nullable(),
+  legalActions: z.array(z.string()),              // before the turn
+  done: z.boolean(),                              // the episode ended with the model's own actions
+  history: z.array(z.string()),                   // responses applied before this turn (send back, plus one, to step on)
+  backend: z.string(),
+  wallSeconds: z.number(),
+});
+export type ProbeResult = z.infer<typeof ProbeResultSchema>;
+
+// ───────────────────────────── interop: SPA/RAGEN (core/interop) ─────────────────────────────
+
+export const ExportBundleResultSchema = z.object({
+  dir: z.string(),                                // absolute bundle folder
+  files: z.array(z.string()),                     // files written, relative to dir
+  warnings: z.array(z.string()),                  // what the bundle could not carry over (e.g. a tiny preset model)
+  model: z.object({ path: z.string(), kind: z.enum(['checkpoint', 'hf-folder', 'base']), note: z.string() }),
+});
+export type ExportBundleResult = z.infer<typeof ExportBundleResultSchema>;
+
+export const ImportRunResultSchema = z.object({
+  run: RunSummarySchema,                          // the new read-only run (status "imported")
+  sources: z.array(z.object({ file: z.string(), kind: z.string(), count: z.number().int() })), // files read, with episodes/rows/lines each
+  skipped: z.array(z.string()),                   // files looked at and left out, with the reason
+  warnings: z.array(z.string()),
+});
+export type ImportRunResult = z.infer<typeof ImportRunResultSchema>;
 
 // ───────────────────────────── the method table ─────────────────────────────
 
@@ -402,13 +535,16 @@ export const apiContract = {
     create: method(z.object({ path: PathString, name: z.string().min(1).max(200).optional() }).strict(), ProjectInfoSchema,
       'Create a new project folder (must be empty or absent) and open it.'),
     open: method(z.object({ path: PathString }).strict(), ProjectInfoSchema,
-      'Open an existing project folder (takes its lock; refuses if another process holds it).'),
+      'Open an existing project folder (takes its lock). When another process holds it: serve and the app open it read-only, '
+      + 'to watch (ProjectInfo.readOnly, holder); the CLI refuses.'),
     recent: method(Empty, z.object({ projects: z.array(RecentProjectSchema) }),
       'Recently opened projects, newest first.'),
     info: method(Empty, z.object({ project: ProjectInfoSchema.nullable() }),
       'The open project, or null.'),
     close: method(Empty, z.object({ closed: z.boolean() }),
       'Close the open project (stops nothing: refuses while runs are active).'),
+    doctor: method(z.object({ path: PathString.optional(), repair: z.boolean().default(false) }).strict(), DoctorReportSchema,
+      'Check a project (default: the open one): damaged runs, moved-aside files, stale locks, temp leftovers; repair fixes what is safe, never deletes data.'),
   },
   runs: {
     create: method(z.object({
@@ -441,6 +577,24 @@ export const apiContract = {
     configSchema: method(Empty, z.object({ schema: JsonObject, defaults: RunConfigSchema }),
       'JSON Schema of RunConfig (for generating the new-run form) and the default config.'),
     presets: method(Empty, z.object({ presets: z.array(PresetInfoSchema) }), 'Method presets.'),
+    samples: method(z.object({ runId: RunId, stage: z.string().optional(), offset: Offset, limit: pageLimit(50, 1000) }).strict(), z.object({
+      samples: z.array(z.object({
+        stage: z.string(), step: z.number(), time: z.number(), prompt: z.string(), target: z.string(), generated: z.string(), wellFormed: z.boolean(),
+      })),
+      total: z.number().int(),
+    }), 'Sample generations written during long stages (samples/<stage>.jsonl): the model\'s reply to a held-out prompt beside the target, newest first.'),
+    update: method(z.object({
+      runId: RunId,
+      name: z.string().trim().min(1).max(200).optional(),                       // display name
+      tags: z.array(z.string().trim().min(1).max(50).regex(/^[^,]+$/, 'a tag without commas')).max(50).optional(), // replaces the tags
+      notes: z.string().max(20_000).optional(),                                 // replaces the notes
+    }).strict(), RunSummarySchema, 'Rename a run, set its tags or notes (also while it runs).'),
+    exportBundle: method(z.object({
+      runId: RunId, to: z.literal('spa-ragen').default('spa-ragen'), out: PathString, model: PathString.optional(),
+    }).strict(), ExportBundleResultSchema,
+      'Export a run as a SPA/RAGEN bundle (SFT parquet, Hydra config, RAGEN env, launch script) into a new folder.'),
+    import: method(z.object({ path: PathString, name: z.string().min(1).max(200).optional() }).strict(), ImportRunResultSchema,
+      'Import a finished SPA/RAGEN run (recorder JSONL, stage-1 files, verl metrics, W&B table) as a read-only run.'),
   },
   envs: {
     list: method(Empty, z.object({ envs: z.array(EnvInfoSchema) }), 'Registered environments.'),
@@ -489,6 +643,9 @@ export const apiContract = {
       'Filter and page episode summaries from the rollout index (never loads episode files).'),
     facets: method(z.object({ runId: RunId }).strict(), RolloutFacetsSchema, 'Stages with episode counts and step ranges.'),
     get: method(z.object({ runId: RunId, id: z.string().min(1) }).strict(), EpisodeRecordSchema, 'One full episode.'),
+    actionFrames: method(z.object({ runId: RunId, id: z.string().min(1) }).strict(), z.object({
+      turns: z.array(z.object({ turn: z.number().int(), actions: z.array(z.string()), boards: z.array(BoardSchema).nullable() })),
+    }), 'The board after each executed action of each turn (a multi-action turn as several replay frames); null for a turn that does not replay.'),
   },
   datasets: {
     query: method(z.object({
@@ -535,6 +692,35 @@ export const apiContract = {
   system: {
     info: method(Empty, SystemInfoSchema, 'Host, versions, compute backends and paths.'),
   },
+  inspect: {
+    runTemplate: method(z.object({ runId: RunId }).strict(), RunTemplateSchema,
+      "The template a run used (its pinned template.json) with its hash, for opening it in the editor."),
+    systemMetrics: method(z.object({ runId: RunId, maxPoints: z.number().int().min(2).max(100_000).default(2000) }).strict(),
+      z.object({ samples: z.array(SystemSampleSchema), total: z.number().int() }),
+      'CPU, memory and GPU samples the engine recorded while the run ran (system.jsonl), evenly thinned to maxPoints.'),
+    tokenHistograms: method(z.object({
+      runId: RunId, stage: z.string().default('rl'), fields: z.array(TokenFieldSchema).min(1).default(['advantages', 'logprobs']),
+      bins: z.number().int().min(2).max(200).default(24),
+    }).strict(), z.object({
+      steps: z.array(z.object({ step: z.number().int(), episodes: z.number().int(), histograms: z.record(z.string(), HistogramSchema.nullable()) })),
+      range: z.record(z.string(), z.tuple([z.number(), z.number()]).nullable()), // per field, shared by every step (comparable bins)
+    }), 'Histograms of the per-token statistics stored with RL episodes, per step (same bins across steps).'),
+  },
+  probe: {
+    turn: method(z.object({
+      runId: RunId,
+      checkpoint: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/, 'a checkpoint folder name (see templates.checkpoints)').optional(), // default: the latest
+      seed: z.number().int().optional(),                          // a puzzle of the run's env...
+      episodeId: z.string().min(1).optional(),                    // ...or a saved episode: its seed, and its responses before `turn` as history
+      turn: z.number().int().nonnegative().default(0),            // with episodeId: the turn to probe
+      history: z.array(z.string().max(100_000)).max(100).optional(), // responses already applied (each executes its <answer>)
+      actions: z.array(z.string().min(1)).max(20).optional(),      // an action of your choice: the model predicts its next state
+      temperature: z.number().min(0).max(5).default(0),           // 0 = greedy
+      sampleSeed: z.number().int().default(0),
+      timeoutSeconds: z.number().int().min(1).max(3600).default(300),
+    }).strict(), ProbeResultSchema,
+      'World-model probe: the model writes its turn on a puzzle (its observation and prediction against the truth), and predicts the next state for an action you give; computed in a child process.'),
+  },
 } as const;
 
 // ───────────────────────────── derived types ─────────────────────────────
@@ -579,7 +765,10 @@ export function apiMethodNames(): ApiMethodName[] {
 export function methodSpec(name: string): Spec | undefined {
   const dot = name.indexOf('.');
   if (dot < 0) return undefined;
-  const ns = (apiContract as Record<string, Record<string, Spec>>)[name.slice(0, dot)];
+  const nsName = name.slice(0, dot);
+  // own keys only: "__proto__.toString" or "constructor.name" are unknown methods, not Object's members
+  if (!Object.prototype.hasOwnProperty.call(apiContract, nsName)) return undefined;
+  const ns = (apiContract as Record<string, Record<string, Spec>>)[nsName];
   if (!ns || !Object.prototype.hasOwnProperty.call(ns, name.slice(dot + 1))) return undefined;
   return ns[name.slice(dot + 1)];
 }

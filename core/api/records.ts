@@ -53,6 +53,22 @@ export const StateSnapshotSchema = z.object({
 });
 export type StateSnapshot = z.infer<typeof StateSnapshotSchema>;
 
+/**
+ * Per-token statistics of one RL turn's response, stored with RL episodes (core/train/rl-stage.ts).
+ * Bounded: at most TOKEN_STATS_MAX tokens per turn (the rest counted in `dropped`), numbers rounded
+ * to 4 significant digits; see docs/project-format.md for the size this adds.
+ */
+export const TOKEN_STATS_MAX = 512;
+export const TokenStatsSchema = z.object({
+  tokens: z.array(z.string()),                       // decoded text of each response token, in order
+  logprobs: z.array(z.number()),                     // log-probability under the policy at the update (temperature 1)
+  entropies: z.array(z.number()),                    // entropy (nats) of the distribution that produced the token
+  values: z.array(z.number()).nullable(),            // critic value estimate (PPO); null for GRPO
+  advantages: z.array(z.number()).nullable(),        // advantage used in the update; null when the group was filtered out
+  dropped: z.number().int().nonnegative(),           // response tokens past TOKEN_STATS_MAX, not stored
+});
+export type TokenStats = z.infer<typeof TokenStatsSchema>;
+
 /** One assistant turn of an episode. */
 export const TurnRecordSchema = z.object({
   turn: z.number().int().nonnegative(),        // zero-based turn index
@@ -73,6 +89,7 @@ export const TurnRecordSchema = z.object({
   }),
   tokens: z.object({ prompt: z.number().int(), response: z.number().int() }),
   done: z.boolean(),
+  tokenStats: TokenStatsSchema.optional(),     // RL episodes only (older runs: absent)
 });
 export type TurnRecord = z.infer<typeof TurnRecordSchema>;
 
@@ -99,6 +116,7 @@ export const EpisodeRecordSchema = z.object({
   initialState: StateSnapshotSchema,
   turns: z.array(TurnRecordSchema),
   time: z.number(),              // ms since epoch when the episode finished
+  system: z.string().optional(), // the system message the model saw (episodes written before it was stored: absent)
 });
 export type EpisodeRecord = z.infer<typeof EpisodeRecordSchema>;
 
@@ -118,6 +136,7 @@ export const EpisodeSummarySchema = z.object({
   file: z.string(),              // rollouts/<file>.jsonl relative to the run folder
   offset: z.number().int(),      // byte offset of the line
   length: z.number().int(),      // byte length of the line (without newline)
+  wmAccuracy: z.number().nullable().optional(), // filled by rollouts.query: mean world-model cell accuracy (null: nothing scored)
 });
 export type EpisodeSummary = z.infer<typeof EpisodeSummarySchema>;
 
@@ -131,7 +150,7 @@ export const MetricPointSchema = z.object({
 });
 export type MetricPoint = z.infer<typeof MetricPointSchema>;
 
-export const RunStatusSchema = z.enum(['created', 'queued', 'running', 'stopping', 'stopped', 'completed', 'failed']);
+export const RunStatusSchema = z.enum(['created', 'queued', 'running', 'stopping', 'stopped', 'completed', 'failed', 'imported']); // imported: read-only, from SPA/RAGEN (core/interop)
 export type RunStatus = z.infer<typeof RunStatusSchema>;
 
 export const StageStatusSchema = z.enum(['pending', 'running', 'completed', 'failed', 'stopped', 'skipped']);
@@ -141,7 +160,11 @@ export type StageStatus = z.infer<typeof StageStatusSchema>;
 export const RunEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('status'), runId: z.string(), time: z.number(), status: RunStatusSchema, reason: z.string().optional() }),
   z.object({ type: z.literal('stage'), runId: z.string(), time: z.number(), stage: z.string(), status: StageStatusSchema, reason: z.string().optional() }),
-  z.object({ type: z.literal('progress'), runId: z.string(), time: z.number(), stage: z.string(), done: z.number(), total: z.number(), etaSeconds: z.number().nullable(), message: z.string().optional() }),
+  z.object({
+    type: z.literal('progress'), runId: z.string(), time: z.number(), stage: z.string(), done: z.number(), total: z.number(),
+    etaSeconds: z.number().nullable(), message: z.string().optional(),
+    runEtaSeconds: z.number().nullable().optional(), unestimatedStages: z.number().int().optional(),   // whole run, added by the host (core/engine/run-eta.ts)
+  }),
   z.object({ type: z.literal('metric'), runId: z.string(), time: z.number(), point: MetricPointSchema }),
   z.object({ type: z.literal('episode'), runId: z.string(), time: z.number(), summary: EpisodeSummarySchema }),
   z.object({ type: z.literal('checkpoint'), runId: z.string(), time: z.number(), stage: z.string(), step: z.number(), path: z.string() }),

@@ -85,7 +85,13 @@ export const BootstrapSectionSchema = z.object({
   maxLength: z.number().int().positive().default(2048),        // tokens per game row (later turns are cut)
   turns: z.number().int().positive().optional(),              // turns per bootstrap game (default: the rollout/env budget); fewer = shorter, cheaper rows
   cache: z.boolean().default(true),                            // share the checkpoint per (env, templates, model, seed) under <project>/cache/
-  decoyPool: z.number().int().nonnegative().default(0),        // ungrounded states come from this many unrelated decoy puzzles (0 = a fresh decoy per turn); a small pool makes the state syntax learnable by a tiny model
+  decoyPool: z.number().int().nonnegative().default(0),        // observation 'decoy' only: states come from this many unrelated decoy puzzles (0 = a fresh decoy per turn)
+  observation: z.enum(['true', 'decoy']).default('true'),      // true: <observation> = the true state, <prediction> = a counterfactual (the state after other random actions); decoy: the old anti-grounded data (audit B2)
+  copyDrills: z.number().min(0).max(1).default(0.2),           // share of extra short rows that copy a state into <observation> (teaches copying)
+  saveEvery: z.number().int().nonnegative().default(50),       // save the state every N steps so a stopped bootstrap resumes (0 = only at the end)
+  gateTurns: z.number().int().nonnegative().default(50),       // held-out turns for the gate (0 = no gate)
+  gateObservationExact: z.number().min(0).max(1).default(0.8), // gate: observation exact match on held-out turns ≥ this
+  gateKeepRate: z.number().min(0).max(1).default(0.7),         // gate: share of generated world-model turns self-play would keep ≥ this
 }).strict();
 export type BootstrapSection = z.infer<typeof BootstrapSectionSchema>;
 
@@ -104,7 +110,7 @@ export const SftSectionSchema = z.object({
   batchSize: z.number().int().positive().default(8),           // rows per step (reference global batch: 16)
   weightDecay: z.number().min(0).default(0.01),                // AdamW weight decay (reference: 0.01)
   gradClip: z.number().positive().default(1),                  // clip by global norm (reference: 1.0)
-  maskStateSpans: z.boolean().default(false),                  // ablation: exclude observation/prediction contents from the loss (released code)
+  maskStateSpans: z.boolean().default(false),                  // the paper's ablation: exclude observation/prediction contents from the loss
   maxLength: z.number().int().positive().default(1024),        // tokens per row; longer prompts lose their oldest turns
 }).strict();
 export type SftSection = z.infer<typeof SftSectionSchema>;
@@ -137,6 +143,12 @@ export const RlSectionSchema = z.object({
   formatBonus: z.number().default(0),                          // reward added to every well-formatted turn (VAGEN's format bonus)
   passAtKEvery: z.number().int().nonnegative().default(10),    // track Pass@k on held-out seeds every N steps (0 = off)
   passAtKPuzzles: z.number().int().positive().default(8),      // puzzles for the tracked Pass@k
+  // Format rule and update layout (fidelity audit B4/B5/B6/B10):
+  executeOnFormatError: z.boolean().default(false),            // execute the actions of a reply that fails the format check (RAGEN: false, nothing runs)
+  formatCheck: z.enum(['plain', 'world-model']).nullable().default(null), // tags a reply must have: plain = think/answer (the release's PPO), null = the template's format
+  worldModelScore: z.enum(['entity-f1', 'exact', 'cell-accuracy']).default('entity-f1'), // online-wm-rl score of a state (VAGEN: entity F1); cell accuracy pays ~0.7 for any grid
+  updatesPerStep: z.number().int().nonnegative().default(0),   // optimizer updates per RL step over the kept batch (release: 1); 0 = minibatches of miniBatchSize
+  adamBetas: z.tuple([z.number().min(0).lt(1), z.number().min(0).lt(1)]).default([0.9, 0.999]), // AdamW betas of actor and critic (release: 0.9, 0.999)
 }).strict();
 export type RlSection = z.infer<typeof RlSectionSchema>;
 
@@ -151,6 +163,12 @@ export const RwmlSectionSchema = z.object({
   klCoef: z.number().min(0).default(0.01),                     // KL to the starting model (k3)
   lr: z.number().positive().default(1e-4),                     // learning rate
   maxNewTokens: z.number().int().positive().default(96),       // prediction length limit
+  clipLow: z.number().min(0).default(0.2),                     // GRPO ratio floor 1 − clipLow
+  clipHigh: z.number().min(0).default(0.28),                   // GRPO ratio ceiling 1 + clipHigh
+  dualClip: z.number().gt(1).nullable().default(3),            // dual-clip bound (null = off)
+  entropyCoef: z.number().min(0).default(0),                   // entropy bonus
+  miniBatchSize: z.number().int().positive().default(8),       // prediction rows per optimizer step
+  gradClip: z.number().positive().default(1),                  // clip by global norm
 }).strict();
 export type RwmlSection = z.infer<typeof RwmlSectionSchema>;
 

@@ -8,12 +8,20 @@ import type { Command } from 'commander';
 import type { RunInfo, RunSummary, WorkbenchClient, WorkbenchEvent } from '../api/contract.js';
 import type { Dispatcher } from '../host/dispatcher.js';
 import type { EpisodeRecord, MetricPoint } from '../api/records.js';
+import { EpisodeRecordSchema, RunEventSchema } from '../api/records.js';
 import { WorkbenchError } from '../api/errors.js';
 import { electronBinary, repoRoot } from '../host/system-info.js';
 import { parseSetArgs } from '../engine/config.js';
 import { readJsonl } from '../storage/jsonl.js';
 import { LOCK_FILE, pidAlive } from '../storage/lock.js';
-import { EVENTS_FILE, METRICS_FILE, ROLLOUT_INDEX } from '../storage/run-files.js';
+import { EVENTS_FILE, insideRun, METRICS_FILE, ROLLOUT_INDEX } from '../storage/run-files.js';
+import { checkMetricPoint, checkSummary } from '../storage/run-data.js';
+import { onInterrupt } from './interrupt.js';
+import { describeJsonError } from './json-error.js';
+import { checkToken, chooseToken, rememberedLink, rememberLink, SERVE_LINKS_FILE } from './serve-link.js';
+import { describeStartup, startupRunAction } from '../host/startup-run.js';
+import { formatRunEta } from '../engine/run-eta.js';
+import { workbenchHome } from '../storage/home.js';
 
 // The dispatcher and the server load lazily, so `--help` and other areas' commands stay quick.
 async function createDispatcher(...args: Parameters<typeof import('../host/dispatcher.js').createDispatcher>): Promise<Dispatcher> {
@@ -105,6 +113,14 @@ async function openForReading(dir: string): Promise<RunReader> {
   };
 }
 
+/** What a read-only (watched) project means, for the terminal. */
+function readOnlyNote(info: { holder?: { pid: number; host: string; purpose: string; canStop: boolean } | null }): string {
+  const h = info.holder;
+  if (!h) return 'the project is open read-only';
+  const stop = h.canStop ? '; Stop in the UI asks that process to stop, like `spa-workbench stop`' : '';
+  return `process ${h.pid} on ${h.host} (${h.purpose}) holds the project: serving it read-only, following its runs live from the files${stop}`;
+}
+
 function runNotFound(runId: string, project: string, count: number): never {
   const error = new Error(`run ${JSON.stringify(runId)} not found in ${project} (${count} run${count === 1 ? '' : 's'}; list them with: spa-workbench list --project ${project})`);
   error.name = 'NotFound';
@@ -125,7 +141,30 @@ function table(rows: string[][]): string {
 
 function runRow(r: RunSummary): string[] {
   const done = r.stages.filter((s) => s.status === 'completed').length;
-  return [r.id, r.status, r.method, r.env, r.size, `${done}/${r.stages.length}`, new Date(r.createdAt).toISOString().slice(0, 16).replace('T', ' '), duration(r.durationMs)];
+  const name = r.name.length > 40 ? `${r.name.slice(0, 39)}…` : r.name;
+  const created = new Date(r.createdAt).toISOString().slice(0, 16).replace('T', ' ');
+  return [r.id, name, r.status, r.method, r.env, r.size, `${done}/${r.stages.length}`, created, duration(r.durationMs), (r.tags ?? []).join(',')];
+}
+
+/** The run's headline numbers for the terminal, each labelled by where it comes from (the final eval, or training rollouts). */
+export function finalMetricLines(latest: Record<string, number>): string[] {
+  const pct = (v: number) => `${(100 * v).toFixed(1)}%`;
+  const lines: string[] = [];
+  for (const source of ['eval', 'rollout'] as const) {
+    const label = source === 'eval' ? 'final evaluation' : 'training rollouts (no evaluation ran)';
+    const ks = Object.keys(latest).map((k) => new RegExp(`^${source}/passAt(\\d+)$`).exec(k)).filter((m): m is RegExpExecArray => m !== null)
+      .map((m) => Number(m[1])).sort((a, b) => a - b);
+    const parts: string[] = [];
+    if (latest[`${source}/success`] !== undefined) parts.push(`success ${pct(latest[`${source}/success`]!)}`);
+    for (const k of ks) parts.push(`Pass@${k} ${pct(latest[`${source}/passAt${k}`]!)}`);
+    if (latest[`${source}/formatErrorRate`] !== undefined) parts.push(`format errors ${pct(latest[`${source}/formatErrorRate`]!)}`);
+    const wm = latest[`${source}/wmPredictionCellAccuracy`];
+    const turns = latest[`${source}/wmTurns`];
+    if (turns === 0 || (wm === undefined && latest[`${source}/formatErrorRate`] === 1)) parts.push('WM accuracy n/a (0 well-formed turns)');
+    else if (wm !== undefined) parts.push(`WM accuracy ${pct(wm)}${turns !== undefined ? ` over ${turns} turns` : ''}`);
+    if (parts.length) { lines.push(`  ${label}: ${parts.join(', ')}`); break; }   // the evaluation when there is one
+  }
+  return lines;
 }
 
 /** Progress display: a redrawn bar on a terminal, plain lines otherwise. An info line already shown (each stage's engine reports its backend) is not repeated. */
@@ -148,9 +187,11 @@ export function progressReporter(stream: Pick<NodeJS.WriteStream, 'write' | 'isT
       }
       else if (ev.type === 'progress') {
         const pct = ev.total > 0 ? Math.min(100, Math.round((100 * ev.done) / ev.total)) : 0;
-        const eta = ev.etaSeconds !== null ? ` ETA ${duration(ev.etaSeconds * 1000)}` : '';
+        const whole = ev.runEtaSeconds !== undefined
+          ? formatRunEta({ seconds: ev.runEtaSeconds ?? null, unestimated: ev.unestimatedStages ?? 0 }, duration) : '';
+        const eta = `${ev.etaSeconds !== null ? ` ETA ${duration(ev.etaSeconds * 1000)}` : ''}${whole ? ` · ${whole}` : ''}`;
         if (tty) {
-          const width = Math.max(10, Math.min(40, (stream.columns ?? 80) - 50));
+          const width = Math.max(10, Math.min(40, (stream.columns ?? 80) - 50 - (whole ? whole.length + 3 : 0)));
           const filled = Math.round((width * pct) / 100);
           stream.write(`\r\x1b[2K${ev.stage} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${String(pct).padStart(3)}% ${ev.done}/${ev.total}${eta}`);
           barShown = true;
@@ -170,20 +211,16 @@ async function follow(d: Dispatcher, api: WorkbenchClient, runId: string, begin:
   const out = json ? process.stderr : process.stdout;
   const reporter = progressReporter(out);
   const unsubscribe = api.subscribe({ kind: 'run', runId }, (e) => reporter.event(e));
-  let interrupts = 0;
   let finished = false;
-  const onSigint = () => {
-    if (finished) return;                      // the run is over: let the cleanup finish and exit normally
-    interrupts++;
-    if (interrupts === 1) {
+  onInterrupt({
+    stop: () => {
+      if (finished) return;                    // the run is over: let the cleanup finish and exit normally
+      reporter.done();
       out.write('\nstopping after the current step (Ctrl-C again to kill the engine)...\n');
       void api.runs.stop({ runId }).catch(() => undefined);
-    } else {
-      void d.dispose({ kill: true }).finally(() => process.exit(130));
-    }
-  };
-  process.on('SIGINT', onSigint);
-  process.on('SIGTERM', onSigint);
+    },
+    kill: () => { if (!finished) void d.dispose({ kill: true }).finally(() => process.exit(130)); },
+  });
   try {
     await begin();
     await d.waitForRun(runId);
@@ -196,6 +233,8 @@ async function follow(d: Dispatcher, api: WorkbenchClient, runId: string, begin:
   if (json) process.stdout.write(`${JSON.stringify(info, null, 2)}\n`);
   else {
     out.write(`${info.id}: ${info.status}${info.reason ? ` (${info.reason})` : ''} in ${duration(info.durationMs)}\n`);
+    const metrics = finalMetricLines(info.latest);
+    if (metrics.length) out.write(`final metrics:\n${metrics.join('\n')}\n`);
     out.write(`folder: ${info.dir}\n`);
     if (info.status === 'failed' || info.status === 'stopped') out.write(`resume with: spa-workbench resume ${info.id} --project ${path.dirname(path.dirname(info.dir))}\n`);
   }
@@ -243,15 +282,29 @@ function metricsCsv(points: MetricPoint[]): string {
 }
 
 function exportRun(info: RunInfo, out: string, format: 'json' | 'csv' | 'jsonl' | undefined): string[] {
-  const metrics = readJsonl<MetricPoint>(path.join(info.dir, METRICS_FILE)).rows;
-  const events = readJsonl(path.join(info.dir, EVENTS_FILE)).rows;
+  // rows of the wrong shape (valid JSON, but not a metric point / event / episode) are skipped and counted, like torn lines
+  const skipped = (what: string) => process.stderr.write(`export: skipped ${what}\n`);
+  const read = <T>(file: string, check: (v: unknown) => T): T[] => {
+    const r = readJsonl<T>(path.join(info.dir, file), check);
+    const first = r.skipped[0];
+    if (first) skipped(`${r.skipped.length} unreadable or ill-shaped line(s) of ${file} (first: line ${first.line}: ${first.reason.slice(0, 120)})`);
+    return r.rows;
+  };
+  const metrics = read<MetricPoint>(METRICS_FILE, checkMetricPoint);
+  const events = read(EVENTS_FILE, (v) => RunEventSchema.parse(v));
   const episodeLines = (): string => {
-    const index = readJsonl<{ file: string; offset: number; length: number }>(path.join(info.dir, ROLLOUT_INDEX)).rows;
-    const files = [...new Set(index.map((i) => i.file))];
-    return files.map((f) => readJsonl<EpisodeRecord>(path.join(info.dir, f)).rows.map((r) => JSON.stringify(r)).join('\n')).filter(Boolean).join('\n');
+    const index = read(ROLLOUT_INDEX, checkSummary);
+    const files = [...new Set(index.map((i) => i.file))].filter((f) => { try { insideRun(info.dir, f); return true; } catch { return false; } });
+    return files.map((f) => read<EpisodeRecord>(f, (v) => EpisodeRecordSchema.parse(v)).map((r) => JSON.stringify(r)).join('\n')).filter(Boolean).join('\n');
+  };
+  const evalFile = (f: string): unknown => {
+    try { return JSON.parse(fs.readFileSync(path.join(info.dir, 'eval', f), 'utf8')) as unknown; } catch (err) {
+      skipped(`eval/${f}: ${(err as Error).message}`);
+      return null;
+    }
   };
   const evals = fs.existsSync(path.join(info.dir, 'eval'))
-    ? Object.fromEntries(fs.readdirSync(path.join(info.dir, 'eval')).filter((f) => f.endsWith('.json')).map((f) => [f.slice(0, -5), JSON.parse(fs.readFileSync(path.join(info.dir, 'eval', f), 'utf8')) as unknown]))
+    ? Object.fromEntries(fs.readdirSync(path.join(info.dir, 'eval')).filter((f) => f.endsWith('.json')).map((f) => [f.slice(0, -5), evalFile(f)]))
     : {};
   const isDir = out.endsWith('/') || out.endsWith(path.sep) || (fs.existsSync(out) && fs.statSync(out).isDirectory()) || (!format && !path.extname(out));
   const written: string[] = [];
@@ -286,7 +339,12 @@ function openBrowser(url: string): boolean {
   } catch { return false; }
 }
 
-interface ServeOpts { port: string; host: string; allowRemote?: boolean; project?: string; open: boolean; createProject?: boolean; startRun?: { preset: string; size: SizeArg } }
+interface UpdateOpts { project: string; name?: string; tags?: string; addTag: string[]; removeTag: string[]; notes?: string; json?: boolean }
+
+interface ServeOpts {
+  port?: string; token?: string; newToken?: boolean; host: string; allowRemote?: boolean; project?: string; open: boolean;
+  createProject?: boolean; startRun?: { preset: string; size: SizeArg };
+}
 
 /** Builds the renderer (vite) when dist-renderer/ is missing, so `start` works straight after `npm ci`. */
 function ensureRendererBuilt(): void {
@@ -298,12 +356,17 @@ function ensureRendererBuilt(): void {
 }
 
 async function serve(opts: ServeOpts): Promise<void> {
-  const port = Number(opts.port);
+  const explicitPort = opts.port !== undefined;
+  const port = Number(opts.port ?? 0);
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port: expected an integer 0..65535 (0 = any free port), received ${JSON.stringify(opts.port)}`);
-  const d = await createDispatcher({ host: 'serve', lockPurpose: 'serve' });
+  if (opts.token !== undefined) { const bad = checkToken(opts.token); if (bad) fail(bad); }
+  const d = await createDispatcher({ host: 'serve', lockPurpose: 'serve', watchWhenLocked: true });
   const { startServer } = await import('../server/server.js');
+  let openRunId: string | null = null;
+  let api: WorkbenchClient | null = null;
+  const linkKey = opts.project ? path.resolve(opts.project) : '';
   if (opts.project) {
-    const api = await createInProcessClient(d);
+    api = await createInProcessClient(d);
     const abs = path.resolve(opts.project);
     if (!opts.createProject && !fs.existsSync(abs)) {
       await d.dispose();
@@ -313,44 +376,78 @@ async function serve(opts: ServeOpts): Promise<void> {
       if (fs.existsSync(path.join(abs, 'workbench.json')) || !opts.createProject) await api.projects.open({ path: abs });
       else await api.projects.create({ path: abs });
     } catch (err) { await d.dispose(); fail(describeError(err)); }
-    if (opts.startRun) {
+    const info = (await api.projects.info()).project;
+    if (info?.readOnly) process.stdout.write(`note: ${readOnlyNote(info)}\n`);
+    if (opts.startRun && !info?.readOnly) {
       try {
-        const run = await api.runs.create({ preset: opts.startRun.preset, size: opts.startRun.size });
-        await api.runs.start({ runId: run.id });
-        process.stdout.write(`started run ${run.id} (${opts.startRun.preset}, ${opts.startRun.size}): ${run.stages.map((st) => st.name).join(' → ')}\n`);
+        const { runs } = await api.runs.list({ limit: 10_000 });
+        const action = startupRunAction(runs, opts.startRun.preset, opts.startRun.size);
+        if (action.kind === 'create') {
+          const run = await api.runs.create({ preset: opts.startRun.preset, size: opts.startRun.size });
+          await api.runs.start({ runId: run.id });
+          openRunId = run.id;
+          process.stdout.write(`started run ${run.id} (${opts.startRun.preset}, ${opts.startRun.size}): ${run.stages.map((st) => st.name).join(' → ')}\n`);
+        } else {
+          if (action.kind === 'start') await api.runs.start({ runId: action.runId });
+          if (action.kind === 'resume') await api.runs.resume({ runId: action.runId });
+          openRunId = action.runId;
+          process.stdout.write(`${describeStartup(action, opts.startRun.preset, opts.startRun.size, opts.project)}\n`);
+        }
       } catch (err) { await d.dispose(); fail(describeError(err)); }
+    } else if (opts.startRun) {
+      openRunId = (await api.runs.list({ limit: 1 })).runs[0]?.id ?? null;
     }
   }
+  const remembered = rememberedLink(linkKey);
+  const token = chooseToken(linkKey, opts.token, opts.newToken === true);
+  const log = (l: string) => process.stderr.write(`${l}\n`);
+  const listen = (p: number) => startServer({ dispatcher: d, host: opts.host, port: p, token, allowRemote: opts.allowRemote, log });
   let server;
   try {
-    server = await startServer({ dispatcher: d, host: opts.host, port, allowRemote: opts.allowRemote, log: (l) => process.stderr.write(`${l}\n`) });
+    if (!explicitPort && remembered && remembered.port > 0) {
+      // the port of the last serve of this project, so open tabs reconnect; any free one when it is taken
+      server = await listen(remembered.port).catch(() => listen(0));
+    } else server = await listen(port);
   } catch (err) { await d.dispose(); fail(describeError(err)); }
+  rememberLink(linkKey, { token, port: server.port });
+  const url = openRunId ? `${server.url}#/run/${encodeURIComponent(openRunId)}` : server.url;
   const built = fs.existsSync(path.join(repoRoot, 'dist-renderer', 'index.html'));
-  process.stdout.write(`SPA Workbench (browser mode) at:\n  ${server.url}\n`);
+  process.stdout.write(`SPA Workbench (browser mode) at:\n  ${url}\n`);
   if (!built) process.stdout.write('note: the UI is not built yet; run `npm run build:renderer` (the page says so too)\n');
   if (opts.project) process.stdout.write(`project: ${path.resolve(opts.project)}\n`);
-  if (opts.open) process.stdout.write(openBrowser(server.url) ? 'opening it in your browser...\n' : 'open that URL in a browser (no display found to open one here)\n');
+  process.stdout.write(`the link stays valid across restarts (token remembered in ${SERVE_LINKS_FILE} of ${workbenchHome()}; --new-token replaces it)\n`);
+  if (opts.open) {
+    process.stdout.write(openBrowser(url) ? 'opening it in your browser...\n' : 'open that URL in a browser (no display found to open one here)\n');
+  }
   process.stdout.write('Ctrl-C stops the server (active runs are stopped first).\n');
-  let closing = false;
-  const shutdown = () => {
-    if (closing) process.exit(130);
-    closing = true;
-    process.stdout.write('\nstopping...\n');
-    void server.close().then(() => d.dispose()).finally(() => process.exit(0));
-  };
-  process.on('SIGINT', shutdown);
-  process.on('SIGTERM', shutdown);
+  // One progress line for the run this command started or resumed, with the whole run's ETA.
+  const followed = openRunId && api && (await api.runs.get({ runId: openRunId })).status !== 'completed' ? openRunId : null;
+  let unsubscribe: (() => void) | null = null;
+  if (followed && api) {
+    const reporter = progressReporter(process.stdout);
+    unsubscribe = api.subscribe({ kind: 'run', runId: followed }, (e) => reporter.event(e));
+  }
+  onInterrupt({
+    stop: () => {
+      unsubscribe?.();
+      process.stdout.write('\nstopping (active runs stop after their current step; Ctrl-C again to kill them)...\n');
+      void server.close().then(() => d.dispose()).finally(() => process.exit(0));
+    },
+    kill: () => { void d.dispose({ kill: true }).finally(() => process.exit(130)); },
+  });
 }
 
 export function registerCoreCommands(program: Command): void {
   program.command('start')
     .description('open the workbench on a local project: the desktop app when the Electron binary is installed, otherwise browser mode')
     .option('--project <dir>', 'project folder (created when missing)', path.join('projects', 'default'))
-    .option('--port <n>', 'browser mode: port (0 = any free port)', '0')
+    .option('--port <n>', 'browser mode: port (default: the one the last serve of this project used, else any free port; 0 = any free port)')
+    .option('--token <token>', 'browser mode: access token (default: the one remembered for this project, so links survive restarts)')
+    .option('--new-token', 'browser mode: replace the remembered access token')
     .option('--no-open', 'browser mode: do not open a browser')
     .option('--run <preset>', 'also create and start a run from this preset (e.g. spa) on the project')
     .option('--size <size>', `size of the --run preset: ${SIZES.join(' | ')}`, 'quick')
-    .action(async (o: { project: string; port: string; open: boolean; run?: string; size: string }) => {
+    .action(async (o: { project: string; port?: string; token?: string; newToken?: boolean; open: boolean; run?: string; size: string }) => {
       if (!SIZES.includes(o.size as SizeArg)) fail(`--size: expected one of ${SIZES.join(', ')}, received ${JSON.stringify(o.size)}`);
       const startRun = o.run ? { preset: o.run, size: o.size as SizeArg } : undefined;
       if (startRun) {
@@ -370,13 +467,15 @@ export function registerCoreCommands(program: Command): void {
         const env = startRun ? { ...process.env, SPA_START_RUN: `${startRun.preset}:${startRun.size}` } : process.env;
         const child = spawn(electron, [repoRoot, abs], { stdio: 'inherit', env });
         child.on('exit', (code) => process.exit(code ?? 0));
+        // Ctrl-C reaches the app too (same terminal): it stops its runs and quits; wait for it.
+        onInterrupt({ stop: () => undefined, kill: () => { child.kill('SIGKILL'); process.exit(130); } });
         return;
       }
       process.stdout.write(electron
         ? 'Electron is installed but the desktop app is not built (npm run build:electron): using browser mode.\n'
         : 'Electron binary not installed (see README: npm run install-electron): using browser mode.\n');
       ensureRendererBuilt();
-      await serve({ port: o.port, host: '127.0.0.1', project: o.project, open: o.open, createProject: true, startRun });
+      await serve({ port: o.port, token: o.token, newToken: o.newToken, host: '127.0.0.1', project: o.project, open: o.open, createProject: true, startRun });
     });
 
   program.command('run')
@@ -396,7 +495,8 @@ export function registerCoreCommands(program: Command): void {
       const readConfig = (file: string): Record<string, unknown> => {
         if (!fs.existsSync(file)) fail(`config file ${file} not found`);
         let value: unknown;
-        try { value = JSON.parse(fs.readFileSync(file, 'utf8')); } catch (err) { fail(`${file}: not valid JSON (${(err as Error).message})`); }
+        const text = fs.readFileSync(file, 'utf8');
+        try { value = JSON.parse(text); } catch (err) { fail(`${file}: not valid JSON at ${describeJsonError(text, err)}`); }
         if (!value || typeof value !== 'object' || Array.isArray(value)) fail(`${file}: expected a JSON object (a RunConfig), received ${Array.isArray(value) ? 'an array' : JSON.stringify(value)}`);
         return value as Record<string, unknown>;
       };
@@ -495,7 +595,7 @@ export function registerCoreCommands(program: Command): void {
         const runs = await reader.list();
         if (o.json) process.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
         else if (runs.length === 0) process.stdout.write('no runs yet: spa-workbench run <preset> --project ' + o.project + '\n');
-        else process.stdout.write(`${table([['ID', 'STATUS', 'METHOD', 'ENV', 'SIZE', 'STAGES', 'CREATED', 'TIME'], ...runs.map(runRow)])}\n`);
+        else process.stdout.write(`${table([['ID', 'NAME', 'STATUS', 'METHOD', 'ENV', 'SIZE', 'STAGES', 'CREATED', 'TIME', 'TAGS'], ...runs.map(runRow)])}\n`);
       } finally { await reader.close(); }
     });
 
@@ -515,6 +615,8 @@ export function registerCoreCommands(program: Command): void {
           `method:   ${r.method}   env: ${r.env}   size: ${r.size}   preset: ${r.preset ?? '-'}   template: ${r.templateHash?.slice(0, 12) ?? '-'}`,
           `created:  ${new Date(r.createdAt).toISOString()}   attempts: ${r.attempts}   time: ${duration(r.durationMs)}`,
           `folder:   ${r.dir}`,
+          ...(r.tags?.length ? [`tags:     ${r.tags.join(', ')}`] : []),
+          ...(r.notes ? [`notes:    ${r.notes.split('\n').join('\n          ')}`] : []),
           'stages:',
           ...r.stages.map((s) => `  ${s.status.padEnd(9)} ${s.name}${s.total ? ` ${s.done}/${s.total}` : ''}${s.reason ? ` — ${s.reason}` : ''}`),
         ];
@@ -530,7 +632,13 @@ export function registerCoreCommands(program: Command): void {
     .requiredOption('--project <dir>', 'project folder')
     .requiredOption('--out <file|dir>', 'output file, or a folder (ending in /) for everything')
     .option('--format <format>', 'json | csv | jsonl (default: from the file extension; into a folder: just <run-id>.<format>)')
-    .action(async (runId: string, o: { project: string; out: string; format?: string }) => {
+    .option('--to <target>', 'spa-ragen: a bundle that runs the experiment with SPA/RAGEN on verl (core/cli/interop-commands.ts)')
+    .option('--model <path>', 'with --to: the model the bundle trains (default: the run\'s checkpoint, or the named base model)')
+    .action(async (runId: string, o: { project: string; out: string; format?: string; to?: string; model?: string }) => {
+      if (o.to !== undefined) {
+        try { (await import('./interop-commands.js')).exportTo(o.to, o.project, runId, o.out, o.model); } catch (err) { fail(describeError(err)); }
+        return;
+      }
       if (o.format !== undefined && !['json', 'csv', 'jsonl'].includes(o.format)) fail(`--format: expected json, csv or jsonl, received ${JSON.stringify(o.format)}`);
       const reader = await openForReading(o.project);
       try {
@@ -545,9 +653,37 @@ export function registerCoreCommands(program: Command): void {
       } catch (err) { process.stderr.write(`error: ${describeError(err)}\n`); process.exitCode = 1; } finally { await reader.close(); }
     });
 
+  program.command('update')
+    .description('rename a run, set its tags or its notes (the UI does the same)')
+    .argument('<run>', 'run id')
+    .requiredOption('--project <dir>', 'project folder')
+    .option('--name <name>', 'new display name')
+    .option('--tags <a,b,...>', 'replace the tags (comma-separated; "" clears them)')
+    .option('--add-tag <tag>', 'add a tag (repeatable)', collect, [])
+    .option('--remove-tag <tag>', 'remove a tag (repeatable)', collect, [])
+    .option('--notes <text>', 'replace the notes ("" clears them)')
+    .option('--json', 'print the updated run as JSON')
+    .action(async (runId: string, o: UpdateOpts) => {
+      const tagsChanged = o.tags !== undefined || o.addTag.length > 0 || o.removeTag.length > 0;
+      if (o.name === undefined && !tagsChanged && o.notes === undefined) fail('nothing to change: give --name, --tags, --add-tag, --remove-tag or --notes');
+      const { d, api } = await openProject(o.project, false, 'cli');
+      try {
+        const current = await api.runs.get({ runId });
+        let tags = o.tags !== undefined ? o.tags.split(',').map((t) => t.trim()).filter(Boolean) : (current.tags ?? []);
+        tags = [...tags, ...o.addTag].filter((t) => !o.removeTag.includes(t));
+        const r = await api.runs.update({
+          runId, ...(o.name !== undefined ? { name: o.name } : {}), ...(tagsChanged ? { tags } : {}), ...(o.notes !== undefined ? { notes: o.notes } : {}),
+        });
+        if (o.json) process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
+        else process.stdout.write(`${r.id}: ${r.name}${r.tags?.length ? `  [${r.tags.join(', ')}]` : ''}${r.notes ? `\nnotes: ${r.notes}` : ''}\n`);
+      } catch (err) { process.stderr.write(`error: ${describeError(err)}\n`); process.exitCode = 1; } finally { await d.dispose(); }
+    });
+
   program.command('serve')
     .description('browser mode: serve the UI and the API on 127.0.0.1 with an access token (for headless machines: use an SSH tunnel)')
-    .option('--port <n>', 'port (0 = any free port)', '0')
+    .option('--port <n>', 'port (default: the one the last serve of this project used, else any free port; 0 = any free port)')
+    .option('--token <token>', 'access token, 16-128 characters of A-Z a-z 0-9 _ - (default: the one remembered for this project, so links survive restarts)')
+    .option('--new-token', 'replace the remembered access token with a new random one')
     .option('--host <address>', 'interface to bind', '127.0.0.1')
     .option('--allow-remote', 'allow binding a non-loopback interface (the token is still required)')
     .option('--project <dir>', 'open this project on start')

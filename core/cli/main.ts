@@ -3,9 +3,13 @@ import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { registerCoreCommands } from './core-commands.js';
 import { registerEnvCommands } from './env-commands.js';
+import { registerInteropCommands } from './interop-commands.js';
 import { registerModelCommands } from './model-commands.js';
 import { registerStudyCommands } from './study-commands.js';
 import { registerTemplateCommands } from './template-commands.js';
+import { registerDoctorCommand } from './doctor-command.js';
+import { suggestUnknownOptions } from './option-suggest.js';
+import { registerProbeCommands } from './probe-commands.js';
 
 // `spa-workbench … | head` closes the pipe early: drop further output instead of crashing with
 // EPIPE. The command itself carries on (a `run` keeps its engine and finishes its run cleanly).
@@ -29,5 +33,9 @@ registerEnvCommands(program);    // env list|render|run|solve|play (core/cli/env
 registerModelCommands(program);  // model info|generate|score|init (core/cli/model-commands.ts)
 registerStudyCommands(program);  // study ... (core/cli/study-commands.ts)
 registerTemplateCommands(program); // template perplexity|checkpoints (core/cli/template-commands.ts)
+registerDoctorCommand(program);    // doctor --project DIR [--repair] [--json] (core/cli/doctor-command.ts)
+registerProbeCommands(program);    // probe: the world-model probe (core/cli/probe-commands.ts)
+registerInteropCommands(program);  // import; export --to spa-ragen (core/cli/interop-commands.ts)
+suggestUnknownOptions(program);    // "(Did you mean --project?)" before "required option missing" (core/cli/option-suggest.ts)
 
 await program.parseAsync(process.argv);

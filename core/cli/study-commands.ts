@@ -2,6 +2,7 @@
 // and produce the comparison table (paper layout), CSV and PNG curves.
 //   study run   --methods a,b --envs x,y --seeds 0,1 --size quick --project DIR [--name N] | --grid FILE
 //   study table --name N --project DIR [--project DIR2 …] [--out DIR]
+import { describeJsonError } from './json-error.js';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Command } from 'commander';
@@ -101,7 +102,9 @@ export function registerStudyCommands(program: Command): void {
       let spec: StudySpec;
       if (o.grid) {
         let raw: unknown;
-        try { raw = JSON.parse(fs.readFileSync(o.grid, 'utf8')); } catch (err) { fail(`--grid ${o.grid}: ${(err as Error).message}`); }
+        const text = fs.existsSync(o.grid) ? fs.readFileSync(o.grid, 'utf8') : null;
+        if (text === null) fail(`--grid ${o.grid}: file not found`);
+        try { raw = JSON.parse(text); } catch (err) { fail(`--grid ${o.grid}: not valid JSON at ${describeJsonError(text, err)}`); }
         try { spec = parseStudySpec(raw, `--grid ${o.grid}`); } catch (err) { fail(`${(err as Error).message}${describeSpecValues(raw)}`); }
         if (Object.keys(set).length) spec.set = { ...(spec.set ?? {}), ...set };
       } else {

@@ -6,6 +6,14 @@ import { createEnv } from '../envs/index.js';
 import type { Size } from '../api/contract.js';
 import { getPreset, listPresets } from './presets.js';
 import { planStages } from './stages.js';
+import { presetEnvOptions } from '../train/presets.js';
+
+/** The preset env options of the run's env (set after `set`, so a study's env.id gets them too). */
+function applyPresetEnvOptions(merged: Record<string, unknown>): void {
+  const env = isPlainObject(merged.env) ? merged.env : {};
+  const id = typeof env.id === 'string' ? env.id : 'sokoban';
+  merged.env = { ...env, options: presetEnvOptions(id, isPlainObject(env.options) ? env.options : undefined) };
+}
 
 export interface ResolveRequest { preset?: string; config?: Record<string, unknown>; size?: Size; set?: Record<string, unknown>; name?: string }
 export interface ResolveResult { ok: boolean; config: RunConfig | null; stages: string[]; issues: { path: string; message: string }[] }
@@ -75,6 +83,7 @@ export function resolveRunConfig(req: ResolveRequest): ResolveResult {
     issues.push({ path: 'set', message: (err as Error).message });
     return { ok: false, config: null, stages: [], issues };
   }
+  if (req.preset !== undefined) applyPresetEnvOptions(merged);  // e.g. FrozenLake as RAGEN plays it (core/train/presets.ts)
   merged = JSON.parse(JSON.stringify(merged)) as Record<string, unknown>;   // plain JSON only
   const parsed = RunConfigSchema.safeParse(merged);
   if (!parsed.success) {

@@ -6,6 +6,7 @@ import type { RunEvent } from '../api/records.js';
 import type { EngineMessage, HostMessage, RunOutcome } from './protocol.js';
 import { executeRun } from './runner.js';
 import { loadStage } from './stages.js';
+import { startSystemSampler } from './system-sampler.js';
 
 interface ParentChannel {
   send(message: EngineMessage): void;
@@ -71,10 +72,12 @@ channel.onMessage((msg) => {
         break;
       }
       channel.send({ type: 'reply', requestId: msg.requestId, result: { accepted: true, pid: process.pid } });
+      let stageNow: string | null = null;   // for the system samples (system.jsonl)
+      startSystemSampler(msg.runDir, () => stageNow);
       running = executeRun({
         runId: msg.runId, runDir: msg.runDir, config: msg.config, stages: msg.stages, attempt: msg.attempt,
         signal: controller.signal,
-        send: (event: RunEvent) => channel.send({ type: 'event', event }),
+        send: (event: RunEvent) => { if (event.type === 'stage' && event.status === 'running') stageNow = event.stage; channel.send({ type: 'event', event }); },
         loadStage,
       }).catch((err): RunOutcome => {
         channel.send({ type: 'event', event: { type: 'log', runId: msg.runId, time: Date.now(), level: 'error', message: toApiError(err).message } });
@@ -87,6 +90,11 @@ channel.onMessage((msg) => {
       break;
   }
 });
+
+// An interrupt is the host's to handle (it sends `stop`, and kills after a second Ctrl-C): under
+// Electron, or a Node host whose engine shares the terminal's process group, the terminal's SIGINT
+// would otherwise end the engine mid-step and leave the run failed instead of stopped.
+process.on('SIGINT', () => undefined);
 
 process.on('uncaughtException', (err) => {
   process.stderr.write(`engine-process: uncaught exception: ${err?.stack ?? String(err)}\n`);

@@ -34,6 +34,11 @@ export class NodeProcessLauncher implements ProcessLauncher {
       env: { ...process.env, ...(options.env ?? {}), SPA_WORKBENCH_ENGINE: '1', SPA_WORKBENCH_RUN_ID: options.runId },
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       serialization: 'json',
+      // Its own process group (POSIX): a Ctrl-C in the terminal signals the terminal's foreground
+      // group, i.e. the host (CLI, serve), which stops the run gracefully through the channel; the
+      // engine is never interrupted mid-step by the terminal. It still exits when the host goes away
+      // (the IPC channel closes: engine-process.ts stops at the next step and exits).
+      detached: process.platform !== 'win32',
     });
     const tail: string[] = [];
     let partial = '';

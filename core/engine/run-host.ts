@@ -5,6 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ProjectEvent, RunSummary, StageState } from '../api/contract.js';
+import { estimateRunEta } from './run-eta.js';
 import { RunSummarySchema } from '../api/contract.js';
 import type { RunEvent, RunStatus } from '../api/records.js';
 import { conflict, WorkbenchError } from '../api/errors.js';
@@ -40,6 +41,8 @@ interface ActiveRun {
   stopRequested: boolean;
   killedAfterGrace: boolean;
   attemptStart: number;
+  /** This attempt's wall time is already in record.durationMs (added at the terminal status event). */
+  timeCounted?: boolean;
   flushTimer: ReturnType<typeof setTimeout> | null;
   exited: Promise<void>;
 }
@@ -219,6 +222,8 @@ export class RunHost {
         else if (['completed', 'stopped', 'failed'].includes(event.status)) {
           // Terminal: visible at once (the process exits right after; onExit finalises).
           run.outcome = { status: event.status as RunOutcome['status'], reason: event.reason };
+          // this attempt's time counts now, so what is shown on the terminal status is not "ran 0s"
+          if (!run.timeCounted) { r.durationMs += Math.max(0, event.time - run.attemptStart); run.timeCounted = true; }
           r.status = event.status;
           r.reason = event.reason ?? null;
           r.finishedAt = event.time;
@@ -244,7 +249,10 @@ export class RunHost {
         }
         if (s) { s.done = event.done; s.total = event.total; }
         r.progress = { stage: event.stage, done: event.done, total: event.total, etaSeconds: eta ?? null, ...(event.message !== undefined ? { message: event.message } : {}) };
-        forwarded = { ...event, etaSeconds: eta ?? null };
+        const whole = estimateRunEta(r, this.store.listRuns(), event.time);
+        r.progress.runEtaSeconds = whole.seconds;
+        r.progress.unestimatedStages = whole.unestimated;
+        forwarded = { ...event, etaSeconds: eta ?? null, runEtaSeconds: whole.seconds, unestimatedStages: whole.unestimated };
         break;
       }
       case 'metric':
@@ -285,7 +293,7 @@ export class RunHost {
     run.tracker.closeAll(how);
     this.active.delete(run.id);
     const r = run.record;
-    r.durationMs += Math.max(0, time - run.attemptStart);
+    if (!run.timeCounted) r.durationMs += Math.max(0, time - run.attemptStart);
     const hadOutcomeEvent = !!run.outcome && status === run.outcome.status && !run.killedAfterGrace;
     this.finalise(r, status, reason, time, !hadOutcomeEvent);
     void this.store.flush().catch(() => undefined);

@@ -3,11 +3,9 @@
 // skipped and their outputs handed to later stages. Events go to events.jsonl (status, stage,
 // progress, log, checkpoint: metrics and episodes have their own files) and to the host.
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import type { RunEvent } from '../api/records.js';
 import type { RunConfig } from '../api/run-config.js';
-import { readJsonIfExists, writeJsonAtomicSync } from '../storage/atomic.js';
-import { EVENTS_FILE, stageDoneFile, type StageDone } from '../storage/run-files.js';
+import { EVENTS_FILE, readStageDone as readDoneMarker, writeStageDone, type StageDone } from '../storage/run-files.js';
 import type { RunOutcome } from './protocol.js';
 import type { StageDefinition, StageOutput } from '../api/stage.js';
 import { createStageContext, RunWriters } from './stage-context.js';
@@ -26,8 +24,9 @@ export interface ExecuteOptions {
   loadStage: (name: string) => Promise<StageDefinition>;
 }
 
+/** A stage's completion marker for display (never throws: a marker that names a missing checkpoint still says "done"). */
 export function readStageDone(runDir: string, stage: string): StageDone | null {
-  try { return readJsonIfExists<StageDone>(path.join(runDir, stageDoneFile(stage))); } catch { return null; }
+  try { return readDoneMarker(runDir, stage, undefined, false); } catch { return null; }
 }
 
 export async function executeRun(o: ExecuteOptions): Promise<RunOutcome> {
@@ -43,7 +42,7 @@ export async function executeRun(o: ExecuteOptions): Promise<RunOutcome> {
   let current: string | null = null;
   try {
     for (const name of o.stages) {
-      const done = readStageDone(o.runDir, name);
+      const done = readDoneMarker(o.runDir, name, (message) => emit({ type: 'log', runId: o.runId, time: t(), level: 'warn', stage: name, message }));
       if (done) {
         previous[name] = done.output;
         emit({ type: 'log', runId: o.runId, time: t(), level: 'info', stage: name, message: `stage ${name} already completed (attempt ${done.attempt}); skipped` });
@@ -61,7 +60,7 @@ export async function executeRun(o: ExecuteOptions): Promise<RunOutcome> {
         break;
       }
       const marker: StageDone = { stage: name, completedAt: t(), attempt: o.attempt, output: output ?? {} };
-      writeJsonAtomicSync(path.join(o.runDir, stageDoneFile(name)), marker);
+      writeStageDone(o.runDir, marker);
       previous[name] = marker.output;
       emit({ type: 'stage', runId: o.runId, time: t(), stage: name, status: 'completed' });
       current = null;

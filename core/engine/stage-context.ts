@@ -1,13 +1,11 @@
 // StageContext as the engine process gives it to a stage: metrics → metrics.jsonl, episodes →
 // rollouts/<file>.jsonl + rollouts/index.jsonl (byte offsets), events → events.jsonl and the host,
 // atomic JSON writes inside the run folder, stage state for resume.
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import type { EpisodeSummary, MetricPoint, RunEvent } from '../api/records.js';
 import type { RunConfig } from '../api/run-config.js';
 import { readJsonIfExists, writeJsonAtomicSync } from '../storage/atomic.js';
 import { appendJsonl, JsonlWriter, readJsonl } from '../storage/jsonl.js';
-import { insideRun, METRICS_FILE, projectCacheDir, ROLLOUT_INDEX, stageStateFile } from '../storage/run-files.js';
+import { insideRun, METRICS_FILE, projectCacheDir, readStageState, ROLLOUT_INDEX, writeStageState } from '../storage/run-files.js';
 import type { StageContext, StageOutput } from '../api/stage.js';
 
 const PROGRESS_INTERVAL_MS = 250;
@@ -113,12 +111,10 @@ export function createStageContext(o: ContextOptions): StageContext {
       return projectCacheDir(o.runDir, kind, key);
     },
     saveState(state) {
-      writeJsonAtomicSync(path.join(o.runDir, stageStateFile(o.stage)), state);
+      writeStageState(o.runDir, o.stage, state);     // checkpoint folders stored relative to the project
     },
     loadState() {
-      const file = path.join(o.runDir, stageStateFile(o.stage));
-      if (!fs.existsSync(file)) return null;
-      return readJsonIfExists<Record<string, unknown>>(file);
+      return readStageState(o.runDir, o.stage, (message) => emit({ type: 'log', runId: o.runId, time: now(), level: 'warn', message, stage: o.stage }));
     },
   };
 }

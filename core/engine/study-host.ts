@@ -20,7 +20,7 @@ import { isActiveStatus, type RunHost } from './run-host.js';
 
 export interface StudyHostOptions {
   store: ProjectStore;
-  runs: RunHost;
+  runs: Pick<RunHost, 'isActive' | 'waitForExit'>;
   /** The dispatcher's API (runs.create / start / resume / stop / get). */
   api: () => WorkbenchApi;
   onProjectEvent(event: ProjectEvent): void;

@@ -33,7 +33,7 @@ export const FROZEN_LAKE_OPTIONS: OptionSpec[] = [
   { name: 'successRate', type: 'number', default: 1 / 3, min: 0, max: 1, doc: 'probability that a slippery move goes the intended way (Gymnasium: 1/3)' },
   { name: 'randomStartGoal', type: 'boolean', default: false, doc: 'RAGEN variant: start and goal at random distinct frozen cells instead of the corners' },
   { name: 'map', type: 'stringList', default: null, nullable: true, doc: 'explicit map, rows of S (start) F (frozen) H (hole) G (goal); overrides size and p' },
-  { name: 'maxSteps', type: 'integer', default: 100, min: 1, nullable: true, doc: 'truncate the episode after this many steps (null: never)' },
+  { name: 'maxSteps', type: 'integer', default: 100, min: 1, max: 100_000, nullable: true, doc: 'truncate the episode after this many steps (null: never)' },
 ];
 
 export interface FrozenLakeState {

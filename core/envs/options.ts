@@ -14,7 +14,13 @@ export interface OptionSpec {
   max?: number;
   values?: readonly (string | number)[];   // for 'enum'
   nullable?: boolean;                       // null is accepted (and means "not set")
+  /** Longest accepted text: characters of a 'string', rows of a 'stringList' (defaults below). */
+  maxLength?: number;
 }
+
+/** Defaults for text options without their own maxLength: a level file or map is far smaller. */
+export const MAX_STRING_CHARS = 1_000_000;
+export const MAX_LIST_ROWS = 1_000;
 
 export type ResolvedOptions = Record<string, unknown>;
 
@@ -31,6 +37,13 @@ function describe(spec: OptionSpec): string {
     case 'enum': return `one of ${spec.values!.map((v) => JSON.stringify(v)).join(', ')}`;
     case 'stringList': return `an array of strings (or one string with rows separated by newlines)${spec.nullable ? ' or null' : ''}`;
   }
+}
+
+function tooLong(envId: string, spec: OptionSpec, length: number, unit: string): never {
+  const limit = spec.type === 'stringList' && unit === 'rows' ? spec.maxLength ?? MAX_LIST_ROWS : spec.maxLength ?? MAX_STRING_CHARS;
+  throw new EnvError('option value too long', {
+    where: `env "${envId}" option "${spec.name}"`, expected: `at most ${limit} ${unit}`, received: `${length} ${unit}`, hint: spec.doc,
+  });
 }
 
 function coerce(envId: string, spec: OptionSpec, value: unknown): unknown {
@@ -60,16 +73,20 @@ function coerce(envId: string, spec: OptionSpec, value: unknown): unknown {
       return fail();
     case 'string':
       if (typeof value !== 'string') return fail();
+      if (value.length > (spec.maxLength ?? MAX_STRING_CHARS)) return tooLong(envId, spec, value.length, 'characters');
       return value;
     case 'enum': {
       const hit = spec.values!.find((v) => v === value || String(v) === String(value));
       if (hit === undefined) return fail();
       return hit;
     }
-    case 'stringList':
-      if (typeof value === 'string') return value.split(/\r?\n/).map((s) => s.trim()).filter((s) => s.length > 0);
-      if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) return fail();
-      return [...value];
+    case 'stringList': {
+      if (typeof value === 'string' && value.length > MAX_STRING_CHARS) return tooLong(envId, spec, value.length, 'characters');
+      const rows = typeof value === 'string' ? value.split(/\r?\n/).map((s) => s.trim()).filter((s) => s.length > 0) : value;
+      if (!Array.isArray(rows) || !rows.every((v) => typeof v === 'string')) return fail();
+      if (rows.length > (spec.maxLength ?? MAX_LIST_ROWS)) return tooLong(envId, spec, rows.length, 'rows');
+      return [...rows];
+    }
   }
 }
 

@@ -30,9 +30,9 @@ export const SUDOKU_OPTIONS: OptionSpec[] = [
   { name: 'size', type: 'enum', values: [4, 9], default: 4, doc: 'side of the board: 4 (2x2 boxes) or 9 (3x3 boxes)' },
   { name: 'difficulty', type: 'enum', values: ['easy', 'medium', 'hard'], default: 'easy', doc: 'clue count: 4x4 easy 10, medium 9, hard 6; 9x9 easy 40, medium 32, hard 28' },
   { name: 'clues', type: 'integer', default: null, min: 0, max: 81, nullable: true, doc: 'explicit number of clues (overrides difficulty)' },
-  { name: 'maxGenerationAttempts', type: 'integer', default: 20, min: 1, doc: 'solutions tried before a clue count is reported as unreachable' },
+  { name: 'maxGenerationAttempts', type: 'integer', default: 20, min: 1, max: 200, doc: 'solutions tried before a clue count is reported as unreachable' },
   { name: 'puzzle', type: 'string', default: null, nullable: true, doc: 'explicit puzzle: 16 or 81 cells of digits and . or 0 (spaces, | and newlines ignored)' },
-  { name: 'maxSteps', type: 'integer', default: 100, min: 1, nullable: true, doc: 'truncate the episode after this many moves (null: never)' },
+  { name: 'maxSteps', type: 'integer', default: 100, min: 1, max: 100_000, nullable: true, doc: 'truncate the episode after this many moves (null: never)' },
 ];
 
 export interface SudokuState {

@@ -1,15 +1,20 @@
 // Studies: a grid of runs (methods × envs × seeds) executed one after another in a project
 // through the WorkbenchApi (so every run is a normal, inspectable run), resumable (completed runs
 // are skipped, stopped or failed ones resumed), and a comparison in the paper's layout:
-// Pass@1 / Pass@k per env and method with 95% intervals (bootstrap over puzzles, pooled over
-// seeds), plus CSV and PNG curves (RL reward/success per step, Pass@k across RL steps).
+// Pass@1 / Pass@k per env and method with 95% intervals (two-way bootstrap over run seeds and
+// puzzles, widened to Wilson's at small n), chance and oracle rows on the same puzzles
+// (core/eval/reference.ts), paired per-(seed, puzzle) differences between methods, plus CSV and PNG
+// curves (RL reward/success per step, Pass@k across RL steps).
 //
 // A study's files live in <project>/studies/<name>/: spec.json (the grid), state.json (status,
 // current run, times; written by whichever host runs the study: the CLI or the API's study
 // runner, core/engine/study-host.ts) and the report (table.md, table.csv, PNGs, study.json).
 import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { passAtKWithInterval, type Interval } from '../train/pass-at-k.js';
+import { passAtK, wilsonInterval, type Interval } from '../train/pass-at-k.js';
+import { protocolOf, referenceRows, type ReferenceRow } from './reference.js';
+import { StageSectionSchemas } from '../api/run-config.js';
+import { createRng } from '../util/rng.js';
 import { lineChartPng, type Series } from './png-chart.js';
 import { readJsonl } from '../storage/jsonl.js';
 import { writeFileAtomicSync, writeJsonAtomicSync } from '../storage/atomic.js';
@@ -130,34 +135,157 @@ export function findStudyRuns(projects: string[], studyName?: string): RunRef[] 
   return out;
 }
 
-export interface TableCell { method: string; env: string; runs: number; completed: number; passAt: Record<string, Interval>; success: number | null; wallSeconds: number }
+export interface TableCell {
+  method: string; env: string; runs: number; completed: number; passAt: Record<string, Interval>; success: number | null; wallSeconds: number;
+  atOrBelowChance?: boolean;           // Pass@1 mean ≤ the chance row's Pass@1 on the same puzzles
+  puzzles?: number;                    // distinct eval puzzles
+  sharedPuzzles?: boolean;             // every run seed played the same eval puzzles
+}
 
-/** Pass@k per (method, env), pooling the puzzles of all completed seeds. */
-export function studyTable(runs: RunRef[], methods: string[], envs: string[]): { cells: TableCell[]; ks: number[] } {
+/** A paired comparison of two methods on the (run seed, puzzle) cells both played. */
+export interface PairedDifference { env: string; a: string; b: string; k: number; cells: number; diff: Interval; smallN: boolean }
+
+export interface StudyTableData { cells: TableCell[]; ks: number[]; references: ReferenceRow[]; differences: PairedDifference[]; notes: string[] }
+
+/** One (run seed, puzzle) cell of a method's evaluation: its pass@k estimate. */
+interface ClusterValue { runSeed: number; puzzle: number; n: number; c: number }
+
+/** Fewer puzzles than this: intervals are widened to Wilson's and differences say n is too small. */
+export const SMALL_N_PUZZLES = 20;
+
+/**
+ * Two-way (crossed) bootstrap of a mean over (run seed, puzzle) cells: each resample draws run seeds
+ * and puzzles with replacement and averages the cells present, so both the seed-to-seed and the
+ * puzzle-to-puzzle variation enter the interval (pooled puzzles counted once per seed understate it).
+ */
+export function twoWayBootstrap(values: Array<{ runSeed: number; puzzle: number; value: number }>, opts: { resamples?: number; level?: number; seed?: number } = {}): Interval {
+  const level = opts.level ?? 0.95;
+  if (values.length === 0) return { mean: Number.NaN, low: Number.NaN, high: Number.NaN, level, method: 'two-way bootstrap' };
+  const seeds = [...new Set(values.map((v) => v.runSeed))];
+  const puzzles = [...new Set(values.map((v) => v.puzzle))];
+  const at = new Map(values.map((v) => [`${v.runSeed}|${v.puzzle}`, v.value]));
+  const mean = values.reduce((a, v) => a + v.value, 0) / values.length;
+  const rng = createRng(opts.seed ?? 0);
+  const means: number[] = [];
+  for (let r = 0; r < (opts.resamples ?? 1000); r++) {
+    const S = seeds.map(() => seeds[Math.floor(rng() * seeds.length)]!);
+    const P = puzzles.map(() => puzzles[Math.floor(rng() * puzzles.length)]!);
+    let sum = 0, count = 0;
+    for (const s of S) for (const p of P) { const v = at.get(`${s}|${p}`); if (v !== undefined) { sum += v; count++; } }
+    if (count > 0) means.push(sum / count);
+  }
+  means.sort((x, y) => x - y);
+  const alpha = (1 - level) / 2;
+  const q = (x: number): number => means[Math.min(means.length - 1, Math.max(0, Math.floor(x * (means.length - 1))))]!;
+  return { mean, low: q(alpha), high: q(1 - alpha), level, method: `two-way bootstrap over ${seeds.length} run seed(s) x ${puzzles.length} puzzle(s)` };
+}
+
+/**
+ * Pass@k of a method over (run seed, puzzle) cells: the two-way bootstrap, widened to the Wilson
+ * interval over the distinct puzzles when there are fewer than SMALL_N_PUZZLES (so 2 puzzles that
+ * all failed give [0, 66%], not [0, 0]).
+ */
+export function clusteredPassAtK(cells: ClusterValue[], k: number, opts: { seed?: number } = {}): Interval {
+  const values = cells.map((c) => ({ runSeed: c.runSeed, puzzle: c.puzzle, value: passAtK(c.n, c.c, k) }));
+  const boot = twoWayBootstrap(values, { seed: opts.seed ?? 0 });
+  const puzzles = new Set(cells.map((c) => c.puzzle)).size;
+  if (puzzles >= SMALL_N_PUZZLES || !Number.isFinite(boot.mean)) return boot;
+  const wilson = wilsonInterval(boot.mean * puzzles, puzzles);
+  return { ...boot, low: Math.min(boot.low, wilson.low), high: Math.max(boot.high, wilson.high), method: `${boot.method}, widened to Wilson over ${puzzles} puzzles (small n)` };
+}
+
+interface RunEval { run: RunRef; eval: EvalFile; config: RunConfigLike | null }
+interface RunConfigLike { env?: { id?: string; options?: Record<string, unknown> }; seeds?: { evalStart?: number }; stages?: Record<string, unknown> }
+
+function runEvals(runs: RunRef[]): RunEval[] {
+  const out: RunEval[] = [];
+  for (const run of runs) {
+    const e = readJson<EvalFile>(join(run.dir, 'eval', 'final.json'));
+    if (!e || !Array.isArray(e.perPuzzle)) continue;
+    out.push({ run, eval: e, config: readJson<{ config?: RunConfigLike }>(join(run.dir, 'run.json'))?.config ?? null });
+  }
+  return out;
+}
+
+function clusters(evals: RunEval[]): ClusterValue[] {
+  return evals.flatMap((e) => e.eval.perPuzzle!.map((p) => ({ runSeed: e.run.seed, puzzle: p.seed, n: p.n, c: p.c })));
+}
+
+/** Chance and oracle rows for an env, on the puzzles and protocol of its first evaluated run. */
+export function studyReferences(evals: RunEval[], env: string, ks: number[]): ReferenceRow[] {
+  const first = evals.find((e) => e.run.env === env && e.config);
+  if (!first || !first.config) return [];
+  const config = first.config;
+  const rollout = StageSectionSchemas.rollout.safeParse(config.stages?.rollout ?? {});
+  const puzzleSeeds = [...new Set(first.eval.perPuzzle!.map((p) => p.seed))].sort((a, b) => a - b);
+  try {
+    return referenceRows({
+      envId: config.env?.id ?? env, envOptions: config.env?.options ?? {},
+      protocol: protocolOf(config.env?.id ?? env, rollout.success ? rollout.data : {}), seeds: puzzleSeeds, ks,
+    });
+  } catch {
+    return []; // an env without a solver or a config from an older version: no reference rows
+  }
+}
+
+/** Pass@k per (method, env) over (run seed, puzzle) clusters, chance and oracle rows, and paired differences. */
+export function studyTable(runs: RunRef[], methods: string[], envs: string[]): StudyTableData {
   const ks = new Set<number>();
   const cells: TableCell[] = [];
+  const notes: string[] = [];
+  const all = runEvals(runs);
+  for (const e of all) for (const k of e.eval.k ?? Object.keys(e.eval.passAtK ?? {}).map(Number)) ks.add(k);
+  const kList = [...ks].sort((a, b) => a - b);
+  const references = envs.flatMap((env) => studyReferences(all, env, kList));
+  const byCell = new Map<string, ClusterValue[]>();
   for (const method of methods) for (const env of envs) {
     const mine = runs.filter((r) => r.method === method && r.env === env);
-    const evals = mine.map((r) => readJson<EvalFile>(join(r.dir, 'eval', 'final.json'))).filter((e): e is EvalFile => e !== null && Array.isArray(e.perPuzzle));
-    const perPuzzle = evals.flatMap((e) => e.perPuzzle!);
-    const kList = evals.flatMap((e) => e.k ?? Object.keys(e.passAtK ?? {}).map(Number));
-    for (const k of kList) ks.add(k);
+    const evals = all.filter((e) => e.run.method === method && e.run.env === env);
+    const values = clusters(evals);
+    byCell.set(`${method}|${env}`, values);
     const passAt: Record<string, Interval> = {};
-    if (perPuzzle.length > 0) {
-      const minN = Math.min(...perPuzzle.map((p) => p.n));
-      for (const k of [...new Set(kList)]) if (k <= minN) passAt[String(k)] = passAtKWithInterval(perPuzzle, k, { seed: 0 });
+    if (values.length > 0) {
+      const minN = Math.min(...values.map((p) => p.n));
+      for (const k of kList) if (k <= minN) passAt[String(k)] = clusteredPassAtK(values, k);
     }
-    const successes = perPuzzle.reduce((a, p) => a + p.c, 0), samples = perPuzzle.reduce((a, p) => a + p.n, 0);
-    cells.push({ method, env, runs: mine.length, completed: evals.length, passAt, success: samples ? successes / samples : null, wallSeconds: mine.reduce((a, r) => a + r.durationMs / 1000, 0) });
+    const successes = values.reduce((a, p) => a + p.c, 0), samples = values.reduce((a, p) => a + p.n, 0);
+    const puzzleSets = evals.map((e) => e.eval.perPuzzle!.map((p) => p.seed).sort((a, b) => a - b).join(','));
+    const chance = references.find((r) => r.env === env && r.kind === 'chance')?.passAt['1'];
+    cells.push({
+      method, env, runs: mine.length, completed: evals.length, passAt, success: samples ? successes / samples : null, wallSeconds: mine.reduce((a, r) => a + r.durationMs / 1000, 0),
+      puzzles: new Set(values.map((v) => v.puzzle)).size, sharedPuzzles: evals.length > 1 && new Set(puzzleSets).size === 1,
+      ...(chance !== undefined && passAt['1'] ? { atOrBelowChance: passAt['1'].mean <= chance } : {}),
+    });
   }
-  return { cells, ks: [...ks].sort((a, b) => a - b) };
+  const differences: PairedDifference[] = [];
+  for (const env of envs) for (let i = 0; i < methods.length; i++) for (let j = i + 1; j < methods.length; j++) {
+    const a = byCell.get(`${methods[i]}|${env}`) ?? [], b = byCell.get(`${methods[j]}|${env}`) ?? [];
+    const other = new Map(b.map((v) => [`${v.runSeed}|${v.puzzle}`, v]));
+    const paired = a.filter((v) => other.has(`${v.runSeed}|${v.puzzle}`));
+    if (paired.length === 0) continue;
+    for (const k of kList) {
+      if (paired.some((v) => v.n < k || other.get(`${v.runSeed}|${v.puzzle}`)!.n < k)) continue;
+      const values = paired.map((v) => { const w = other.get(`${v.runSeed}|${v.puzzle}`)!; return { runSeed: v.runSeed, puzzle: v.puzzle, value: passAtK(v.n, v.c, k) - passAtK(w.n, w.c, k) }; });
+      const puzzles = new Set(paired.map((v) => v.puzzle)).size;
+      differences.push({ env, a: methods[i]!, b: methods[j]!, k, cells: paired.length, diff: twoWayBootstrap(values), smallN: puzzles < SMALL_N_PUZZLES });
+    }
+  }
+  for (const env of envs) {
+    const envCells = cells.filter((c) => c.env === env && c.completed > 0);
+    if (envCells.some((c) => c.sharedPuzzles)) notes.push(`${env}: every run seed is evaluated on the same held-out puzzles (seeds.evalStart); intervals resample run seeds and puzzles (two-way bootstrap), differences are paired per (run seed, puzzle).`);
+    if (envCells.some((c) => (c.puzzles ?? 0) < SMALL_N_PUZZLES)) notes.push(`${env}: fewer than ${SMALL_N_PUZZLES} puzzles: intervals are widened to Wilson's and paired differences are marked "n too small".`);
+  }
+  return { cells, ks: kList, references, differences, notes };
 }
 
 const pct = (v: number): string => (100 * v).toFixed(1);
 function fmtInterval(i: Interval | undefined): string { return i ? `${pct(i.mean)} [${pct(i.low)}, ${pct(i.high)}]` : '–'; }
 
-/** Markdown in the paper's layout: rows = methods, columns = envs, cell = Pass@1 / Pass@k (95% CI). */
-export function tableMarkdown(table: { cells: TableCell[]; ks: number[] }, methods: string[], envs: string[]): string {
+/**
+ * Markdown in the paper's layout: rows = methods, columns = envs, cell = Pass@1 / Pass@k (95% CI);
+ * then the chance and oracle rows on the same puzzles, the paired differences and the notes.
+ */
+export function tableMarkdown(table: { cells: TableCell[]; ks: number[]; references?: ReferenceRow[]; differences?: PairedDifference[]; notes?: string[] }, methods: string[], envs: string[]): string {
   const kMax = table.ks.length ? Math.max(...table.ks) : 1;
   const header = `| method | ${envs.map((e) => `${e} Pass@1 / Pass@${kMax}`).join(' | ')} |`;
   const lines = [header, `|---|${envs.map(() => '---').join('|')}|`];
@@ -165,19 +293,35 @@ export function tableMarkdown(table: { cells: TableCell[]; ks: number[] }, metho
     const row = envs.map((env) => {
       const c = table.cells.find((x) => x.method === method && x.env === env);
       if (!c || c.completed === 0) return c && c.runs > 0 ? '(not finished)' : '–';
-      return `${fmtInterval(c.passAt['1'])} / ${fmtInterval(c.passAt[String(kMax)])}`;
+      return `${fmtInterval(c.passAt['1'])} / ${fmtInterval(c.passAt[String(kMax)])}${c.atOrBelowChance ? ' (at or below chance)' : ''}`;
     });
     lines.push(`| ${method} | ${row.join(' | ')} |`);
   }
+  for (const kind of ['chance', 'oracle'] as const) {
+    const refs = envs.map((env) => table.references?.find((r) => r.env === env && r.kind === kind));
+    if (refs.every((r) => !r)) continue;
+    const label = refs.find((r) => r)!.label;
+    lines.push(`| *${label}* | ${refs.map((r) => (r ? `${pct(r.passAt['1']!)} / ${pct(r.passAt[String(kMax)] ?? Number.NaN)}` : '–')).join(' | ')} |`);
+  }
+  const refs = (table.references ?? []).filter((r) => r.kind === 'chance' || r.kind === 'oracle');
+  if (refs.length) lines.push('', `Reference rows on the same puzzles and protocol: ${[...new Set(refs.map((r) => `${r.env} ${r.kind}: ${r.how}`))].join('; ')}.`);
+  if (table.differences?.length) {
+    lines.push('', '| paired difference (a − b) | env | k | mean [95% CI] | (seed, puzzle) cells |', '|---|---|---|---|---|');
+    for (const d of table.differences) {
+      lines.push(`| ${d.a} − ${d.b} | ${d.env} | ${d.k} | ${d.smallN ? `${pct(d.diff.mean)} (n too small for an interval)` : fmtInterval(d.diff)} | ${d.cells} |`);
+    }
+  }
+  if (table.notes?.length) lines.push('', ...table.notes.map((n) => `- ${n}`));
   return lines.join('\n');
 }
 
-export function tableCsv(table: { cells: TableCell[]; ks: number[] }): string {
+export function tableCsv(table: { cells: TableCell[]; ks: number[]; references?: ReferenceRow[] }): string {
   const rows = [['method', 'env', 'runs', 'completed', 'k', 'mean', 'low', 'high', 'success', 'wallSeconds'].join(',')];
   for (const c of table.cells) for (const k of table.ks) {
     const i = c.passAt[String(k)];
     rows.push([c.method, c.env, c.runs, c.completed, k, i?.mean ?? '', i?.low ?? '', i?.high ?? '', c.success ?? '', c.wallSeconds.toFixed(0)].join(','));
   }
+  for (const r of table.references ?? []) for (const k of table.ks) rows.push([`reference:${r.kind}`, r.env, '', '', k, r.passAt[String(k)] ?? '', '', '', '', ''].join(','));
   return rows.join('\n') + '\n';
 }
 

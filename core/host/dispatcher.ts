@@ -15,6 +15,10 @@ import { StudyHost } from '../engine/study-host.js';
 import { NodeProcessLauncher } from '../engine/node-launcher.js';
 import { RunHost } from '../engine/run-host.js';
 import { PerplexityRunner } from './template-perplexity-child.js';
+import { RenderPool } from './render-pool.js';
+import { RunWatcher } from './run-watcher.js';
+import { inspectHandlers } from './inspect-handlers.js';
+import { resolveTemplate } from './handlers/context.js';
 import type { DispatcherOptions, Handler, HostContext, Session } from './handlers/context.js';
 import { projectHandlers } from './handlers/projects.js';
 import { runHandlers } from './handlers/runs.js';
@@ -23,6 +27,7 @@ import { templateHandlers } from './handlers/templates.js';
 import { runDataHandlers } from './handlers/run-data.js';
 import { studyHandlers } from './handlers/studies.js';
 import { systemHandlers } from './handlers/system.js';
+import { interopHandlers } from './interop-handlers.js';
 
 export type { DispatcherOptions } from './handlers/context.js';
 
@@ -43,6 +48,18 @@ export interface Dispatcher {
 }
 
 type Handlers = { [M in ApiMethodName]: Handler<M> };
+
+/** Methods that change a project: refused while it is open read-only (watched). */
+const WRITE_METHODS = new Set(['runs.create', 'runs.start', 'runs.resume', 'runs.delete', 'runs.update', 'templates.save', 'studies.start', 'studies.stop']);
+
+function readOnlyError(store: ProjectStore, method: string): WorkbenchError {
+  const h = store.lockHolder!;
+  const who = `process ${h.pid} on ${h.host} (${h.purpose ?? 'workbench'})`;
+  const message = `${method}: the project is open read-only, to watch: ${who} holds it. Make changes there, or open the project again after it exits`;
+  return new WorkbenchError('ReadOnly', message, {
+    where: method, expected: 'a project this process holds', received: `held by process ${h.pid} (${h.purpose ?? 'workbench'})`,
+  });
+}
 
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const launcher = options.launcher ?? new NodeProcessLauncher();
@@ -77,6 +94,22 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   };
 
   async function openSession(store: ProjectStore): Promise<void> {
+    if (store.lockHolder) {
+      // Another process holds the project: follow its runs from the files, write nothing.
+      const runs = new RunWatcher({ store, onRunEvent: emitRun, onProjectEvent: emitProject, watched: () => [...runListeners.keys()] });
+      const studies = new StudyHost({ store, runs, api: () => api, onProjectEvent: emitProject, host: options.host, ...options.studyHooks });
+      session = { store, runs, studies, data: new Map() };
+      emitProject({ type: 'project', time: Date.now(), project: store.info() });
+      return;
+    }
+    if (store.readOnly) {
+      // Another process holds the project: follow its runs from the files, write nothing.
+      const runs = new RunWatcher({ store, onRunEvent: emitRun, onProjectEvent: emitProject, watched: () => [...runListeners.keys()] });
+      const studies = new StudyHost({ store, runs, api: () => api, onProjectEvent: emitProject, host: options.host, ...options.studyHooks });
+      session = { store, runs, studies, data: new Map() };
+      emitProject({ type: 'project', time: Date.now(), project: store.info() });
+      return;
+    }
     const heapMb = Number(process.env.SPA_WORKBENCH_ENGINE_HEAP_MB);   // engine heap limit, e.g. 8192 for big models
     const runs = new RunHost({
       store, launcher, ...(Number.isFinite(heapMb) && heapMb > 0 ? { maxOldSpaceMb: heapMb } : {}), ...options.runHost,
@@ -100,6 +133,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const studying = session.studies.activeNames();
     if (studying.length) throw conflict(`${where}: study ${studying.join(', ')} is running; stop it first (studies.stop)`, where, { received: `${studying.length} running study(ies)` });
     await session.store.flush().catch(() => undefined);
+    if (session.runs instanceof RunWatcher) await session.runs.dispose();
+    if (session.runs instanceof RunWatcher) await session.runs.dispose();
     session.store.close();
     session = null;
     emitProject({ type: 'project', time: Date.now(), project: null });
@@ -114,15 +149,24 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
 
   const ctx: HostContext = { options, session: () => session, need, needRun, runData, runInfo, emitProject, openSession, closeSession };
   // templates.perplexity runs TF.js in a child process (never on this event loop)
-  const perplexityRunner = new PerplexityRunner();
+  const perplexityRunner = new PerplexityRunner(options.perplexityLauncher);
+  const renderPool = new RenderPool(options.renderTimeoutMs);   // envs.render / templates.preview off the event loop
+  const inspect = inspectHandlers({
+    projectDir: (where) => need(where).store.dir,
+    runInfo: (runId, where) => { const s = need(where); needRun(s, runId, where); return runInfo(s, runId); },
+    runData: (runId, where) => { const s = need(where); needRun(s, runId, where); return runData(s, runId); },
+    resolveRunTemplate: (ref) => { const { version } = resolveTemplate(session, ref); return { source: version.source, hash: version.hash }; },
+  });
   const handlers: Handlers = {
     ...projectHandlers(ctx),
     ...runHandlers(ctx),
-    ...envHandlers(ctx),
-    ...templateHandlers(ctx, perplexityRunner),
+    ...envHandlers(ctx, renderPool),
+    ...templateHandlers(ctx, perplexityRunner, renderPool),
     ...runDataHandlers(ctx),
     ...studyHandlers(ctx),
     ...systemHandlers(ctx),
+    ...inspect.handlers,   // rollouts.query (all filters), inspect.*, probe.turn: core/host/inspect-handlers.ts
+    ...interopHandlers({ need, needRun, emitProject }),   // runs.exportBundle, runs.import (core/host/interop-handlers.ts)
   };
 
   async function call(method: string, params?: unknown): Promise<unknown> {
@@ -137,6 +181,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
     const parsed = spec.request.safeParse(params);
     if (!parsed.success) throw validationError(method, parsed.error, params);
+    if (session?.store.lockHolder && WRITE_METHODS.has(method)) throw readOnlyError(session.store, method);
+    if (session?.store.readOnly && WRITE_METHODS.has(method)) throw readOnlyError(session.store, method);
     const handler = (handlers as unknown as Record<string, (r: unknown) => unknown>)[method]!;
     const result = await handler(parsed.data);
     const out = spec.response.safeParse(result);
@@ -173,6 +219,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     projectPath: () => session?.store.dir ?? null,
     async dispose(opts = {}) {
       perplexityRunner.killAll();
+      renderPool.dispose();
+      inspect.dispose();
       if (!session) return;
       await session.studies.dispose();
       await session.runs.dispose(opts);

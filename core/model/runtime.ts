@@ -36,6 +36,12 @@ export interface RuntimeManifest { stage: string; step: number; parent: string |
 /** AdamW hyper-parameters every backend uses (beta2 0.95 as is common for LMs). */
 export const RUNTIME_ADAMW = { beta1: 0.9, beta2: 0.95, eps: 1e-8 } as const;
 
+/** What a training step needs of a model (a ModelRuntime, a value view, a fake in tests). */
+export interface RuntimeTrainer {
+  trainStep(lossName: string, rows: TrainRow[], params: Record<string, unknown>, lr: number, gradClip: number, tokenBudget?: number): Promise<Record<string, number>>;
+  dispose(): Promise<void>;
+}
+
 export interface ModelRuntime {
   readonly info: RuntimeInfo;
   readonly config: ModelConfig;
@@ -49,8 +55,14 @@ export interface ModelRuntime {
   generate(prompts: number[][], opts: GenerateOptions): Promise<Generated[]>;
   /** No-grad per-token log-probabilities, entropies and values (values only with a value head). */
   tokenStats(rows: Array<{ ids: number[] }>, withValues: boolean, tokenBudget?: number): Promise<TokenStat[]>;
-  /** Create the optimizer (AdamW) with this weight decay if it does not exist yet. */
-  ensureOptimizer(weightDecay?: number): void;
+  /** Create the optimizer (AdamW, betas default RUNTIME_ADAMW's) if it does not exist yet; moments restored on resume are kept. */
+  ensureOptimizer(weightDecay?: number, betas?: readonly [number, number]): void;
+  /**
+   * A second optimizer over the same weights (its own AdamW moments, no weight decay), e.g. the value
+   * loss of PPO on a shared trunk at its own learning rate. Disposing it frees only its moments;
+   * they are not saved with checkpoints (they restart on resume).
+   */
+  valueView(betas: readonly [number, number]): RuntimeTrainer;
   /**
    * One optimizer step of a registered loss on rows: token-budget chunks, token-weighted mean,
    * global-norm clipping, AdamW. Returns the loss stats plus charts/gradNorm and charts/lr.
@@ -106,7 +118,8 @@ export class TfjsRuntime extends RuntimeBase implements ModelRuntime {
   /** AdamW moments read from a checkpoint being resumed; applied when the optimizer is created. */
   restoredOptimizerState: OptimizerState | null = null;
 
-  constructor(readonly model: CausalLM, tokenizer: Tokenizer, readonly info: RuntimeInfo) {
+  /** `ownsModel` false: a view that shares another runtime's model (dispose frees only its optimizer). */
+  constructor(readonly model: CausalLM, tokenizer: Tokenizer, readonly info: RuntimeInfo, private readonly ownsModel = true) {
     super(model.config, tokenizer);
   }
 
@@ -120,9 +133,10 @@ export class TfjsRuntime extends RuntimeBase implements ModelRuntime {
     return results.map((r) => ({ ids: r.tokens, text: r.text, logprobs: r.logprobs }));
   }
 
-  ensureOptimizer(weightDecay = 0.01): Trainer {
+  ensureOptimizer(weightDecay = 0.01, betas?: readonly [number, number]): Trainer {
     if (!this.trainer) {
-      this.trainer = new Trainer(this.model, { schedule: { lr: 0, kind: 'constant' }, ...RUNTIME_ADAMW, weightDecay });
+      const adam = { ...RUNTIME_ADAMW, ...(betas ? { beta1: betas[0], beta2: betas[1] } : {}) };
+      this.trainer = new Trainer(this.model, { schedule: { lr: 0, kind: 'constant' }, ...adam, weightDecay });
       if (this.restoredOptimizerState) {
         this.trainer.optimizer.setState(this.restoredOptimizerState);
         this.restoredOptimizerState = null;
@@ -165,5 +179,15 @@ export class TfjsRuntime extends RuntimeBase implements ModelRuntime {
     });
   }
 
-  async dispose(): Promise<void> { this.trainer?.dispose(); this.model.dispose(); }
+  valueView(betas: readonly [number, number]): TfjsRuntime {
+    const view = new TfjsRuntime(this.model, this.tokenizer, this.info, false);
+    view.ensureOptimizer(0, betas);
+    return view;
+  }
+
+  async dispose(): Promise<void> {
+    this.trainer?.dispose();
+    this.trainer = null;
+    if (this.ownsModel) this.model.dispose();
+  }
 }

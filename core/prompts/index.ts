@@ -12,8 +12,8 @@ export {
 } from './template.js';
 export { spaCoordinates, coordinateListing, relations, stateJson, randomCoordinates, stateVariables } from './state-text.js';
 export {
-  parseResponse, turnPenalty, replaceWithGroundTruth, stateSpans, findBlock, normalizeAction, FORMAT_PENALTY,
-  type ParseOptions, type GroundTruthResult,
+  parseResponse, turnPenalty, stateSpans, findBlock, normalizeAction, FORMAT_PENALTY,
+  type ParseOptions,
 } from './response.js';
 export { parseStateText, scoreWorldModel } from './world-model.js';
 export { EpisodeSession, renderState, randomWellFormedResponse, type ChatMessage, type SessionOptions, type EpisodeMeta } from './session.js';

@@ -123,30 +123,5 @@ export function stateSpans(text: string): { kind: 'observation' | 'prediction'; 
   return out.sort((a, b) => a.start - b.start);
 }
 
-export interface GroundTruthResult {
-  corrected: string;       // the response with observation/prediction contents replaced (as far as tags exist)
-  ok: boolean;             // both blocks found and replaced, in order
-  problems: string[];      // why not ok: missing or unclosed tags, wrong order
-}
-
-/**
- * Ground-truth replacement (SPA step 2): the content of <observation> becomes the true state
- * before the turn and the content of <prediction> the true state after its actions. Responses
- * without the tags are reported (ok = false), never silently passed.
- */
-export function replaceWithGroundTruth(response: string, trueStateText: string, trueNextStateText: string): GroundTruthResult {
-  const problems: string[] = [];
-  let corrected = response;
-  const observation = findBlock(corrected, 'observation');
-  const prediction = findBlock(corrected, 'prediction');
-  if (!observation) problems.push('missing <observation>…</observation>');
-  else if (!observation.closed) problems.push('unclosed <observation>');
-  if (!prediction) problems.push('missing <prediction>…</prediction>');
-  else if (!prediction.closed) problems.push('unclosed <prediction>');
-  if (observation && prediction && prediction.start < observation.start) problems.push('<prediction> comes before <observation>');
-  const replacements: { start: number; end: number; text: string }[] = [];
-  if (observation?.closed) replacements.push({ start: observation.innerStart, end: observation.innerEnd, text: `\n${trueStateText}\n` });
-  if (prediction?.closed) replacements.push({ start: prediction.innerStart, end: prediction.innerEnd, text: `\n${trueNextStateText}\n` });
-  for (const r of replacements.sort((a, b) => b.start - a.start)) corrected = corrected.slice(0, r.start) + r.text + corrected.slice(r.end);
-  return { corrected, ok: problems.length === 0, problems };
-}
+// Ground-truth replacement lives in the pipeline (core/train/selfplay-data.ts replaceStates), which keeps
+// the model's own layout around the state; the old copy here forced "\n<state>\n" and was removed (audit B11).

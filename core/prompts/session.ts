@@ -23,6 +23,8 @@ export interface SessionOptions {
   lengthLimit?: number;                   // "Max response length: N words (tokens)" (default 100)
   strict?: boolean;                       // strict response parsing (default false: tolerant)
   penalty?: number;                       // format / unknown-action penalty (default −0.1)
+  executeOnFormatError?: boolean;         // run the actions of a reply that fails the format check (default false, as RAGEN)
+  formatCheck?: ResponseFormat;           // tags a reply must have to be well formed (default: the response format)
 }
 
 export interface EpisodeMeta {
@@ -55,6 +57,8 @@ export class EpisodeSession {
   readonly lengthLimit: number;
   private readonly strict: boolean;
   private readonly penalty: number;
+  private readonly executeOnFormatError: boolean;
+  readonly formatCheck: ResponseFormat;
   private readonly turns: TurnRecord[] = [];
   private readonly userMessages: string[] = [];
   private readonly initial: StateSnapshot;
@@ -79,6 +83,8 @@ export class EpisodeSession {
     this.lengthLimit = opts.lengthLimit ?? 100;
     this.strict = opts.strict ?? false;
     this.penalty = opts.penalty ?? -0.1;
+    this.executeOnFormatError = opts.executeOnFormatError ?? false;
+    this.formatCheck = opts.formatCheck ?? this.responseFormat;
     for (const [name, v] of [['maxTurns', this.maxTurns], ['maxActionsPerTurn', this.maxActionsPerTurn], ['maxActionsPerGame', this.maxActionsPerGame]] as const) {
       if (!Number.isInteger(v) || v < 1) throw new Error(`EpisodeSession: ${name} expected a positive integer, received ${String(v)}`);
     }
@@ -199,9 +205,10 @@ export class EpisodeSession {
 
   /**
    * Apply one model reply. `responseText` may include the forced "<think>" or start after it
-   * (then the prefix is prepended). Parses it, executes the valid actions in order (at most
-   * maxActionsPerTurn and what is left of the game budget), adds the penalty for a format error
-   * or unknown action, and returns the turn's record.
+   * (then the prefix is prepended). Parses it (the format check uses `formatCheck`), executes the
+   * valid actions in order (at most maxActionsPerTurn and what is left of the game budget) unless
+   * the reply failed the format check (RAGEN executes nothing then; `executeOnFormatError` runs
+   * them anyway), adds the penalty for a format error or unknown action, and returns the turn's record.
    */
   applyResponse(responseText: string, tokens: { prompt?: number; response?: number } = {}): TurnRecord {
     if (this.done) throw new Error(`EpisodeSession.applyResponse: the episode is over (turn ${this.turns.length}); start a new session`);
@@ -210,14 +217,15 @@ export class EpisodeSession {
     const parsed: ParsedResponse = parseResponse(response, {
       legalActions: this.env.legalActions(),
       maxActionsPerTurn: Math.min(this.maxActionsPerTurn, this.actionsLeft()),
-      responseFormat: this.responseFormat,
+      responseFormat: this.formatCheck,
       strict: this.strict,
     });
     const stateBefore = this.snapshot();
     const executed: string[] = [];
     let reward = 0;
     let effective = false;
-    for (const action of parsed.actions) {
+    const toExecute = parsed.formatError && !this.executeOnFormatError ? [] : parsed.actions;
+    for (const action of toExecute) {
       const r = this.env.step(action);
       executed.push(action);
       reward += r.reward;
@@ -290,6 +298,7 @@ export class EpisodeSession {
       initialState: this.initial,
       turns: this.turnRecords(),
       time: meta.time ?? Date.now(),
+      system: this.systemMessage(),
     };
   }
 }

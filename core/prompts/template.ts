@@ -44,9 +44,36 @@ export class TemplateError extends Error {
 }
 
 // One Liquid engine: no filesystem (`templates: {}` makes {% include %} look in an empty map),
-// unknown filters are errors, only own properties are readable.
-const liquid = new Liquid({ templates: {}, strictFilters: true, ownPropertyOnly: true, cache: false });
+// unknown filters are errors, only own properties are readable. Limits keep one hostile or
+// mistaken template from freezing or exhausting the host (a prompt is a few kB and renders in
+// milliseconds; these are orders of magnitude above that):
+export const LIQUID_LIMITS = {
+  parseLimit: 512 * 1024,          // characters of one part's source
+  renderLimit: 3_000,              // milliseconds of one render call
+  memoryLimit: 1_000_000,          // Liquid's allocation units (about bytes: strings, ranges, arrays) per render
+} as const;
+const liquid = new Liquid({ templates: {}, strictFilters: true, ownPropertyOnly: true, cache: false, ...LIQUID_LIMITS });
+
+// Parsed parts by source text, least recently used first; bounded by the total source size (a
+// parsed template takes a multiple of its source in memory) as well as by count.
+const PARSE_CACHE_MAX_CHARS = 2 * 1024 * 1024;
+const PARSE_CACHE_MAX_ENTRIES = 500;
 const parsedCache = new Map<string, LiquidTemplate[]>();
+let parsedCacheChars = 0;
+
+function cacheParsed(source: string, parsed: LiquidTemplate[]): void {
+  if (source.length > PARSE_CACHE_MAX_CHARS / 4) return;   // a huge part is parsed each time, never pinned
+  parsedCache.set(source, parsed);
+  parsedCacheChars += source.length;
+  for (const key of parsedCache.keys()) {
+    if (parsedCacheChars <= PARSE_CACHE_MAX_CHARS && parsedCache.size <= PARSE_CACHE_MAX_ENTRIES) break;
+    parsedCache.delete(key);
+    parsedCacheChars -= key.length;
+  }
+}
+
+/** The parse cache's size, for tests and diagnostics. */
+export function parseCacheStats(): { entries: number; chars: number } { return { entries: parsedCache.size, chars: parsedCacheChars }; }
 
 function liquidIssue(part: string, error: unknown): TemplateIssue {
   const e = error as { message?: string; token?: { getPosition?: () => [number, number] } };
@@ -57,11 +84,10 @@ function liquidIssue(part: string, error: unknown): TemplateIssue {
 
 function parsePart(part: string, source: string): LiquidTemplate[] {
   const hit = parsedCache.get(source);
-  if (hit) return hit;
+  if (hit) { parsedCache.delete(source); parsedCache.set(source, hit); return hit; }   // most recently used last
   try {
     const parsed = liquid.parse(source);
-    if (parsedCache.size > 500) parsedCache.clear();
-    parsedCache.set(source, parsed);
+    cacheParsed(source, parsed);
     return parsed;
   } catch (error) {
     throw new TemplateError('template does not parse', [liquidIssue(part, error)]);

@@ -80,7 +80,9 @@ function cookieToken(header: string | undefined): string | null {
   if (!header) return null;
   for (const part of header.split(';')) {
     const [k, ...v] = part.trim().split('=');
-    if (k === TOKEN_COOKIE) return decodeURIComponent(v.join('='));
+    if (k !== TOKEN_COOKIE) continue;
+    // A malformed escape (%E0%A4%A) is a wrong token, not a crash: any local page can send one.
+    try { return decodeURIComponent(v.join('=')); } catch { return null; }
   }
   return null;
 }
@@ -118,7 +120,8 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     };
     if (!hostOk(req)) return deny(421, `wrong Host header ${JSON.stringify(req.headers.host)}: use the URL printed by spa-workbench serve`);
     if (req.method !== 'GET' && req.method !== 'HEAD') return deny(405, 'only GET and HEAD are served; the API is on the WebSocket at /api');
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    let url: URL;
+    try { url = new URL(req.url ?? '/', 'http://localhost'); } catch { return deny(400, 'bad request URL'); }
     const queryToken = url.searchParams.get('token');
     const ok = tokenEquals(queryToken, token) || tokenEquals(cookieToken(req.headers.cookie), token);
     if (!ok) {
@@ -148,10 +151,17 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   const sockets = new Set<WebSocket>();
   server.on('upgrade', (req, socket, head) => {
     const refuse = (status: number, text: string) => {
-      socket.write(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n${text}`);
-      socket.destroy();
+      // The same security headers (CSP included) as every HTTP response.
+      const extra = Object.entries(securityHeaders(host, port)).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+      const body = Buffer.from(text, 'utf8');
+      socket.write(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: text/plain; charset=utf-8\r\n${extra}`
+        + `Content-Length: ${body.length}\r\nConnection: close\r\n\r\n`);
+      socket.end(body);
+      setTimeout(() => socket.destroy(), 2000).unref();
     };
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    socket.on('error', () => socket.destroy());   // a client that resets mid-handshake is not our error
+    let url: URL;
+    try { url = new URL(req.url ?? '/', 'http://localhost'); } catch { return refuse(400, 'bad request URL'); }
     if (url.pathname !== API_PATH) return refuse(404, `the API WebSocket is at ${API_PATH}`);
     if (!hostOk(req)) return refuse(421, 'wrong Host header');
     const origin = req.headers.origin;

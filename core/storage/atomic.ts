@@ -57,6 +57,12 @@ export function writeJsonAtomicSync(file: string, value: unknown): void {
   writeFileAtomicSync(file, `${JSON.stringify(value, null, 2)}\n`);
 }
 
+/** Errors that mean "this file system (or folder) cannot be written": read-only mount, permissions. */
+export function isReadOnlyError(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException)?.code;
+  return code === 'EROFS' || code === 'EACCES' || code === 'EPERM';
+}
+
 /** `name.corrupt-<time>`: where a file that failed to parse is moved. */
 export function moveAside(file: string): string {
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
@@ -69,7 +75,7 @@ export function moveAside(file: string): string {
 export type JsonReadResult<T> =
   | { status: 'ok'; value: T }
   | { status: 'missing' }
-  | { status: 'corrupt'; movedTo: string; error: string };
+  | { status: 'corrupt'; movedTo: string | null; error: string };   // movedTo null: could not be moved (read-only)
 
 /**
  * Read a JSON file. Missing → `missing`. Unparseable (or rejected by `validate`, which should
@@ -88,7 +94,10 @@ export function readJsonOrMoveAside<T = unknown>(file: string, validate?: (value
     value = JSON.parse(text);
     if (validate) value = validate(value);
   } catch (err) {
-    const movedTo = moveAside(file);
+    let movedTo: string | null = null;
+    try { movedTo = moveAside(file); } catch (moveErr) {
+      if (!isReadOnlyError(moveErr)) throw moveErr;   // a read-only project: report it, leave the file where it is
+    }
     return { status: 'corrupt', movedTo, error: (err as Error).message };
   }
   return { status: 'ok', value: value as T };

@@ -45,8 +45,22 @@ function appendToFd(fd: number, rows: readonly unknown[]): LineSpan[] {
     offset += buf.length;
     parts.push(buf);
   }
-  // One write call: a crash leaves at most one torn line at the end.
-  fs.writeSync(fd, Buffer.concat(parts));
+  // One buffer: a crash leaves at most one torn line at the end. A short write (a full disk) is
+  // continued; if the disk refuses the rest, the file is cut back to where it was, so no half row
+  // stays behind to be read later, and the error is raised.
+  const buf = Buffer.concat(parts);
+  let written = 0;
+  try {
+    while (written < buf.length) {
+      const n = fs.writeSync(fd, buf, written, buf.length - written);
+      if (n <= 0) throw Object.assign(new Error(`no progress writing ${buf.length - written} bytes (disk full?)`), { code: 'ENOSPC' });
+      written += n;
+    }
+  } catch (err) {
+    try { fs.ftruncateSync(fd, size); } catch { /* the reader skips a torn line anyway */ }
+    const e = err as NodeJS.ErrnoException;
+    throw Object.assign(new Error(`could not append ${rows.length} row(s) (${buf.length} bytes) to a JSONL file: ${e.message}`), { code: e.code });
+  }
   return spans;
 }
 

@@ -1,7 +1,10 @@
 // One process owns a project at a time: a lock file `<project>/.workbench.lock` holding
-// { pid, host, startedAt, token }. Created atomically (write a temp file, then hard-link it to
-// the lock name, which fails if the lock exists), so a lock file is always complete. A lock whose
-// pid is dead on this host is stale and is taken over (and reported).
+// { pid, host, startedAt, token, procStart, bootId }. Created atomically (write a temp file, then
+// hard-link it to the lock name, which fails if the lock exists), so a lock file is always
+// complete. A lock whose holder is gone on this host (pid dead, or the pid now names a process
+// with another start time, or the lock is from another boot) is stale and is taken over (and
+// reported); the takeover itself is guarded by an O_EXCL `<lock>.takeover` file so that two
+// processes finding the same stale lock can never both end up holding the project.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -10,7 +13,13 @@ import { WorkbenchError } from '../api/errors.js';
 
 export const LOCK_FILE = '.workbench.lock';
 
-export interface LockInfo { pid: number; host: string; startedAt: number; token: string; purpose: string }
+export interface LockInfo {
+  pid: number; host: string; startedAt: number; token: string; purpose: string;
+  /** Start time of the holder process (clock ticks since boot, /proc/<pid>/stat field 22), where known. */
+  procStart?: number | null;
+  /** The kernel boot id (/proc/sys/kernel/random/boot_id), where known: a pid from another boot is never the holder. */
+  bootId?: string | null;
+}
 
 export interface ProjectLock {
   readonly file: string;
@@ -31,14 +40,60 @@ export function pidAlive(pid: number): boolean {
   }
 }
 
+/** Start time of a process (clock ticks since boot) from /proc/<pid>/stat; null where there is no /proc or no such process. */
+export function processStartTime(pid: number): number | null {
+  if (!Number.isInteger(pid) || pid <= 0) return null;
+  let text: string;
+  try { text = fs.readFileSync(`/proc/${pid}/stat`, 'utf8'); } catch { return null; }
+  // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so split after the last ')'
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  const start = Number(fields[19]);           // field 22 overall; fields[0] is field 3 (state)
+  return Number.isFinite(start) ? start : null;
+}
+
+let bootIdCache: string | null | undefined;
+export function bootId(): string | null {
+  if (bootIdCache === undefined) {
+    try { bootIdCache = fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() || null; } catch { bootIdCache = null; }
+  }
+  return bootIdCache;
+}
+
+export type HolderState = 'alive' | 'dead' | 'pid-reused' | 'other-boot' | 'other-host';
+
+/**
+ * Is the process that wrote this lock still running? A pid that is alive but belongs to a process
+ * started at another time (pid reuse, common after a container restart), or a lock from another
+ * boot, is not the holder.
+ */
+export function holderState(info: Pick<LockInfo, 'pid' | 'host' | 'procStart' | 'bootId'>): HolderState {
+  if (info.host !== os.hostname()) return 'other-host';
+  const boot = bootId();
+  if (info.bootId && boot && info.bootId !== boot) return 'other-boot';
+  if (!pidAlive(info.pid)) return 'dead';
+  if (typeof info.procStart === 'number') {
+    const now = processStartTime(info.pid);
+    if (now !== null && now !== info.procStart) return 'pid-reused';
+  }
+  return 'alive';
+}
+
 function readLock(file: string): LockInfo | null {
   try {
     const v = JSON.parse(fs.readFileSync(file, 'utf8')) as LockInfo;
-    if (typeof v.pid !== 'number' || typeof v.host !== 'string') return null;
+    if (!v || typeof v !== 'object' || typeof v.pid !== 'number' || typeof v.host !== 'string') return null;
     return v;
   } catch {
     return null;
   }
+}
+
+/** The lock file of a project as it is now, with its holder's state (for `doctor`); null when unlocked. */
+export function inspectProjectLock(projectDir: string): { file: string; info: LockInfo | null; state: HolderState | 'unreadable' } | null {
+  const file = path.join(projectDir, LOCK_FILE);
+  if (!fs.existsSync(file)) return null;
+  const info = readLock(file);
+  return { file, info, state: info ? holderState(info) : 'unreadable' };
 }
 
 const held = new Map<string, LockInfo>();   // locks held by this process, by file
@@ -68,14 +123,61 @@ function makeLock(file: string, info: LockInfo, tookOver: LockInfo | null): Proj
   };
 }
 
+const TAKEOVER_SUFFIX = '.takeover';
+
+/** Write `text` to `file`, removing a partial file if the write fails (a full disk). */
+function writeOrClean(file: string, text: string, flag = 'w'): void {
+  try { fs.writeFileSync(file, text, { flag }); } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') try { fs.unlinkSync(file); } catch { /* not created */ }
+    throw err;
+  }
+}
+
+/**
+ * Remove a stale lock, atomically with respect to other processes doing the same: only the holder
+ * of `<lock>.takeover` (created with O_EXCL) may delete the lock, and only after re-reading it
+ * under that guard and finding the same stale token. Returns true when the stale lock was removed.
+ */
+/** Test seam: runs after a stale lock was confirmed under the guard, before it is removed. */
+export const lockTestHooks: { beforeStaleRemoval?: () => void } = {};
+
+function removeStaleLock(file: string, stale: LockInfo): boolean {
+  const guard = file + TAKEOVER_SUFFIX;
+  const mine = JSON.stringify({ pid: process.pid, host: os.hostname(), procStart: processStartTime(process.pid), bootId: bootId(), startedAt: Date.now() });
+  try {
+    writeOrClean(guard, mine, 'wx');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    // Someone else is taking over. A guard left by a process that died mid-takeover is removed.
+    const other = readLock(guard);
+    if (other && holderState(other) !== 'alive') try { fs.unlinkSync(guard); } catch { /* raced: fine */ }
+    else if (!other) {
+      try { if (Date.now() - fs.statSync(guard).mtimeMs > 10_000) fs.unlinkSync(guard); } catch { /* gone */ }
+    }
+    return false;
+  }
+  try {
+    const again = readLock(file);
+    if (!again || again.token !== stale.token) return false;   // changed meanwhile: not ours to remove
+    lockTestHooks.beforeStaleRemoval?.();
+    fs.unlinkSync(file);
+    return true;
+  } finally {
+    try { fs.unlinkSync(guard); } catch { /* gone */ }
+  }
+}
+
 /** Take the lock of a project folder or throw Conflict saying who holds it. */
 export function acquireProjectLock(projectDir: string, purpose = 'workbench host'): ProjectLock {
   const file = path.join(projectDir, LOCK_FILE);
-  const info: LockInfo = { pid: process.pid, host: os.hostname(), startedAt: Date.now(), token: randomBytes(8).toString('hex'), purpose };
+  const info: LockInfo = {
+    pid: process.pid, host: os.hostname(), startedAt: Date.now(), token: randomBytes(8).toString('hex'), purpose,
+    procStart: processStartTime(process.pid), bootId: bootId(),
+  };
   let tookOver: LockInfo | null = null;
-  for (let attempt = 0; attempt < 3; attempt++) {
+  for (let attempt = 0; attempt < 20; attempt++) {
     const tmp = `${file}.${process.pid}-${info.token}.tmp`;
-    fs.writeFileSync(tmp, JSON.stringify(info));
+    writeOrClean(tmp, JSON.stringify(info));
     try {
       fs.linkSync(tmp, file);
       fs.unlinkSync(tmp);
@@ -86,7 +188,7 @@ export function acquireProjectLock(projectDir: string, purpose = 'workbench host
       if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'ENOSYS') {
         // File systems without hard links (FAT, some network shares): exclusive create instead.
         try {
-          fs.writeFileSync(file, JSON.stringify(info), { flag: 'wx' });
+          writeOrClean(file, JSON.stringify(info), 'wx');
           return makeLock(file, info, tookOver);
         } catch (e2) {
           if ((e2 as NodeJS.ErrnoException).code !== 'EEXIST') throw e2;
@@ -95,13 +197,16 @@ export function acquireProjectLock(projectDir: string, purpose = 'workbench host
     }
     const current = readLock(file);
     const sameHost = current?.host === os.hostname();
-    if (current && sameHost && current.pid !== process.pid && !pidAlive(current.pid)) {
-      // Stale: its process is gone. Remove it only if it is still the same lock, then retry.
-      const again = readLock(file);
-      if (again && again.token === current.token) { fs.unlinkSync(file); tookOver = current; continue; }
+    const state = current ? holderState(current) : null;
+    const mineAlready = current?.pid === process.pid && sameHost && held.has(file);
+    if (current && !mineAlready && (state === 'dead' || state === 'pid-reused' || state === 'other-boot')) {
+      // Stale: its process is gone (or the pid now names another process). Take it over atomically.
+      if (removeStaleLock(file, current)) tookOver = current;
+      else sleepMs(5 + attempt * 5);   // another process is taking over: let it finish, then look again
       continue;
     }
     if (!current) {
+      if (!fs.existsSync(file)) continue;   // released meanwhile
       // Unreadable lock file (hand-edited?): do not guess; tell the user what to do.
       throw new WorkbenchError('Conflict', `project ${projectDir} has an unreadable lock file ${file}; if no other SPA Workbench is using this project, delete that file and try again`, {
         where: file, expected: 'no lock, or a lock file {pid, host}', received: 'unreadable lock file',
@@ -114,4 +219,17 @@ export function acquireProjectLock(projectDir: string, purpose = 'workbench host
     });
   }
   throw new WorkbenchError('Conflict', `could not take the lock of ${projectDir} (it changed while trying)`, { where: file });
+}
+
+/** Block this thread for a few milliseconds (lock contention only; never on a hot path). */
+function sleepMs(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** The live holder of a project's lock: a running process on this machine, or any process on another one (null: no lock, or a stale one). */
+export function liveLockHolder(projectDir: string): LockInfo | null {
+  const current = readLock(path.join(projectDir, LOCK_FILE));
+  if (!current) return null;
+  const state = holderState(current);
+  return state === 'alive' || state === 'other-host' ? current : null;
 }

@@ -19,7 +19,7 @@ function validate(v: unknown): RecentEntry[] {
 
 export function readRecent(): { projects: (RecentEntry & { exists: boolean })[]; warning: string | null } {
   const r = readJsonOrMoveAside(recentFile(), validate);
-  const warning = r.status === 'corrupt' ? `recent projects list was unreadable (${r.error}); moved to ${r.movedTo}` : null;
+  const warning = r.status === 'corrupt' ? `recent projects list was unreadable (${r.error}); ${r.movedTo ? `moved to ${r.movedTo}` : 'left in place'}` : null;
   const list = r.status === 'ok' ? r.value : [];
   return { projects: list.map((e) => ({ ...e, exists: fs.existsSync(path.join(e.path, 'workbench.json')) })), warning };
 }

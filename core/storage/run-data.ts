@@ -8,7 +8,7 @@ import {
   type EpisodeRecord, type EpisodeSummary, type MetricPoint, type RunEvent,
 } from '../api/records.js';
 import type { DatasetStats, EvalResult, MetricSeries, SftRow } from '../api/contract.js';
-import { DatasetStatsSchema } from '../api/contract.js';
+import { DatasetStatsSchema, SftRowSchema } from '../api/contract.js';
 import { WorkbenchError } from '../api/errors.js';
 import { readJsonIfExists } from './atomic.js';
 import { downsampleMinMax } from './downsample.js';
@@ -18,13 +18,14 @@ import { EVENTS_FILE, insideRun, METRICS_FILE, ROLLOUT_INDEX, SFT_STATS, sftFile
 // Fast structural checks for the hot streams (tens of thousands of rows); zod only explains a failure.
 const num = (v: unknown) => typeof v === 'number';
 const str = (v: unknown) => typeof v === 'string';
-function checkMetricPoint(v: unknown): MetricPoint {
+/** Row validators of the run's JSONL streams (valid JSON of the wrong shape is skipped like a torn line). */
+export function checkMetricPoint(v: unknown): MetricPoint {
   const p = v as MetricPoint;
   if (p && typeof p === 'object' && str(p.stage) && num(p.step) && num(p.time) && (p.episodes === undefined || num(p.episodes))
     && p.values && typeof p.values === 'object' && Object.values(p.values).every(num)) return p;
   return MetricPointSchema.parse(v);
 }
-function checkSummary(v: unknown): EpisodeSummary {
+export function checkSummary(v: unknown): EpisodeSummary {
   const e = v as EpisodeSummary;
   if (e && typeof e === 'object' && str(e.id) && str(e.stage) && str(e.file) && Number.isInteger(e.step) && Number.isInteger(e.seed)
     && Number.isInteger(e.group) && Number.isInteger(e.sample) && typeof e.success === 'boolean' && num(e.totalReward)
@@ -210,7 +211,8 @@ export class RunData {
     const rows: SftRow[] = [];
     let skipped = 0;
     for (const span of spans.slice(offset, offset + limit)) {
-      try { rows.push(readLineAt<SftRow>(idx.file, span)); } catch { skipped++; }
+      // valid JSON of the wrong shape (a hand-edited or foreign file) is skipped like a torn line
+      try { rows.push(SftRowSchema.parse(readLineAt<SftRow>(idx.file, span))); } catch { skipped++; }
     }
     return { rows, total: spans.length, skipped };
   }

@@ -1,12 +1,17 @@
 // Bootstrap stage: the common starting point of every method when the model is a tiny one
 // trained from scratch (there is no pretrained base). It pretrains on random-policy games written
-// in each template/format the study uses (plain and world-model), whose observation and
-// prediction are well formed but *ungrounded* (the state text of an unrelated puzzle). The base
-// therefore knows the chat layout, the tags, the state syntax and the legal actions, but has no
-// world model of the game: that is what the methods then differ on. One row per game (all
-// assistant turns trained). The checkpoint is cached per (env, templates, model, seed, settings)
-// under <project>/cache/bootstrap/ so the runs of a study share it.
-import { cpSync, existsSync, mkdirSync } from 'node:fs';
+// in each template/format the study uses (plain and world-model). In world-model turns the
+// <observation> is the TRUE state and the <prediction> a counterfactual (the true state after other
+// random actions), plus short one-turn "copy drills": the base can read a state and knows what
+// successor states look like, p(s'|s), but not the effect of an action, p(s'|s, a); that is what
+// the methods then differ on. (`observation: 'decoy'` keeps the old data whose states came from
+// unrelated puzzles, which taught the base not to copy; audit B2.) One row per game (all assistant
+// turns trained). The state is saved every `saveEvery` steps and a stopped bootstrap resumes there.
+// After training, a gate on held-out turns (observation exact, self-play keep rate, prediction exact
+// vs the counterfactual) is printed and stored in bootstrap/gate.json and the checkpoint. The
+// checkpoint is cached per (env, templates, model, seed, settings) under <project>/cache/bootstrap/
+// so the runs of a study share it.
+import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import type { StageDefinition } from '../api/stage.js';
@@ -15,12 +20,13 @@ import { formatChat, type ChatMessage } from '../model/chat.js';
 import { learningRate } from '../model/optim.js';
 import { stageSection } from './plan.js';
 import { builtinTemplate } from '../prompts/resolve-template.js';
-import { runTemplate, sessionFactory, ungroundedResponse } from './episodes.js';
+import { groundedBootstrapResponse, modelPolicy, runTemplate, sessionFactory, ungroundedResponse } from './episodes.js';
+import { structuralProblem } from './selfplay-data.js';
 import { templateHash, type PromptTemplate } from '../prompts/template.js';
 import { assistantMask } from './sft-mask.js';
-import { elapsedSeconds, loadStartingModel, writeCheckpoint } from './stage-utils.js';
+import { checkpointProblems, elapsedSeconds, loadStartingModel, writeCheckpoint } from './stage-utils.js';
 import { breathe } from './breathe.js';
-import { saveRuntime, type TrainRow } from './runtime.js';
+import { loadRuntime, saveRuntime, type ModelRuntime, type TrainRow } from './runtime.js';
 import type { EpisodeSession } from '../prompts/session.js';
 import type { RunConfig } from '../api/run-config.js';
 import type { Tokenizer } from '../model/tokenizer.js';
@@ -47,14 +53,32 @@ export const bootstrapStage: StageDefinition = {
     const key = createHash('sha256').update(JSON.stringify({ env: ctx.config.env, templates: names, customTemplate: customHash, model: ctx.config.model, seed: ctx.config.seeds.base, selfplayStart: ctx.config.seeds.selfplayStart, section, limits: shape })).digest('hex').slice(0, 16);
     const cacheDir = ctx.cacheDir('bootstrap', key);
     const target = join(ctx.runDir, 'checkpoints', 'bootstrap');
-    if (section.cache && existsSync(join(cacheDir, 'config.json'))) {
+    const cacheProblems = section.cache && existsSync(cacheDir) ? await checkpointProblems(cacheDir) : null;
+    if (cacheProblems && cacheProblems.length > 0) {
+      // a damaged cache is moved aside (kept for inspection) and rebuilt, never reused
+      const aside = `${cacheDir}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+      renameSync(cacheDir, aside);
+      ctx.log('warn', `bootstrap: the cached base ${cacheDir} is damaged (${cacheProblems[0]}); moved to ${aside} and rebuilt`);
+    }
+    if (cacheProblems && cacheProblems.length === 0) {
       cpSync(cacheDir, target, { recursive: true });
       ctx.log('info', `bootstrap: reused the cached base ${cacheDir}`);
       ctx.checkpoint(section.steps, target);
-      return { checkpoint: target, cached: true, cacheKey: key, wallSeconds: elapsedSeconds(started) };
+      const cachedGate = existsSync(join(cacheDir, 'gate.json')) ? JSON.parse(readFileSync(join(cacheDir, 'gate.json'), 'utf8')) as BootstrapGate : null;
+      if (cachedGate) { ctx.writeJson('bootstrap/gate.json', cachedGate); ctx.log(cachedGate.passed ? 'info' : 'warn', gateLine(cachedGate)); }
+      return { checkpoint: target, cached: true, cacheKey: key, ...(cachedGate ? { gatePassed: cachedGate.passed } : {}), wallSeconds: elapsedSeconds(started) };
     }
 
-    const { runtime } = await loadStartingModel(ctx, { valueHead: false });
+    const saved = ctx.loadState() as { step?: number; checkpoint?: string } | null;
+    let runtime: ModelRuntime;
+    let firstStep = 0;
+    if (saved?.checkpoint && saved.step && existsSync(join(saved.checkpoint, 'config.json'))) {
+      runtime = await loadRuntime(saved.checkpoint, { valueHead: false, resume: true });
+      firstStep = saved.step;
+      ctx.log('info', `bootstrap: resuming at step ${firstStep} from ${saved.checkpoint}`);
+    } else {
+      ({ runtime } = await loadStartingModel(ctx, { valueHead: false }));
+    }
     // 1. random-policy games, alternating templates (each with its own response format)
     const data = bootstrapRows(ctx.config, runtime.tokenizer, runtime.maxContext, templates);
     if (ctx.signal.aborted) return {};
@@ -67,10 +91,14 @@ export const bootstrapStage: StageDefinition = {
     // 2. pretraining steps
     const order = shuffleInPlace(rows.map((_, i) => i), createRng(ctx.config.seeds.base + 1));
     const warmupSteps = Math.ceil(section.steps * 0.05);
-    let cursor = 0;
-    for (let step = 0; step < section.steps; step++) {
+    let cursor = firstStep * section.batchSize;
+    for (let step = firstStep; step < section.steps; step++) {
       await breathe();
       if (ctx.signal.aborted) { runtime.dispose(); return {}; }
+      if (step > firstStep && section.saveEvery > 0 && step % section.saveEvery === 0) {
+        const latest = await writeCheckpoint(ctx, runtime, 'bootstrap-latest', step, {}, null);
+        ctx.saveState({ step, checkpoint: latest });
+      }
       const batch: TrainRow[] = [];
       for (let b = 0; b < section.batchSize; b++) { batch.push(rows[order[cursor % order.length]!]!); cursor++; }
       const lr = learningRate(step, { lr: section.lr, warmupSteps, totalSteps: section.steps, kind: 'cosine' });
@@ -78,13 +106,26 @@ export const bootstrapStage: StageDefinition = {
       ctx.metric(step, { 'losses/bootstrap': stats['losses/sft'] ?? stats['losses/total']!, 'charts/lr': lr, 'charts/gradNorm': stats['charts/gradNorm']! });
       ctx.progress(step + 1, section.steps, `bootstrap step ${step + 1}/${section.steps}`);
     }
-    const checkpoint = await writeCheckpoint(ctx, runtime, 'bootstrap', section.steps, {}, null);
+    const trainSeconds = elapsedSeconds(started);
+    // 3. the gate, on held-out turns of the world-model templates
+    const gate = section.gateTurns > 0 ? await bootstrapGate(ctx.config, runtime, templates) : null;
+    if (ctx.signal.aborted) { runtime.dispose(); return {}; }
+    if (gate) {
+      ctx.writeJson('bootstrap/gate.json', gate);
+      ctx.log(gate.passed ? 'info' : 'warn', gateLine(gate));
+      ctx.metric(section.steps, { 'bootstrap/gateObservationExact': gate.observationExact, 'bootstrap/gateKeepRate': gate.keepRate, 'bootstrap/gatePredictionExact': gate.predictionExactChanged, 'bootstrap/gateCounterfactualExact': gate.counterfactualExactChanged });
+    }
+    const checkpoint = await writeCheckpoint(ctx, runtime, 'bootstrap', section.steps, gate ? { gateObservationExact: gate.observationExact, gateKeepRate: gate.keepRate } : {}, null);
     if (section.cache) {
       mkdirSync(dirname(cacheDir), { recursive: true });
-      await saveRuntime(runtime, cacheDir, { stage: 'bootstrap', cacheKey: key, runId: ctx.runId });
+      await saveRuntime(runtime, cacheDir, { stage: 'bootstrap', cacheKey: key, runId: ctx.runId, ...(gate ? { gate } : {}) });
+      if (gate) writeFileSync(join(cacheDir, 'gate.json'), JSON.stringify(gate, null, 2));
     }
     runtime.dispose();
-    return { checkpoint, cached: false, cacheKey: key, games: rows.length, tokens: tokensTotal, turns: data.turns, longestResponseTokens: data.longestResponseTokens, wallSeconds: elapsedSeconds(started) };
+    return {
+      checkpoint, cached: false, cacheKey: key, games: rows.length, drills: data.drills, tokens: tokensTotal, turns: data.turns, longestResponseTokens: data.longestResponseTokens,
+      trainSeconds, ...(gate ? { gatePassed: gate.passed } : {}), wallSeconds: elapsedSeconds(started),
+    };
   },
 };
 
@@ -97,6 +138,8 @@ export interface BootstrapData {
   turns: number | undefined;
   /** Longest assistant reply in tokens after the forced generation prefix: what rollout.maxNewTokens must cover. */
   longestResponseTokens: number;
+  /** One-turn copy-drill rows added after the games. */
+  drills: number;
 }
 
 /**
@@ -123,7 +166,7 @@ export function bootstrapRows(config: RunConfig, tokenizer: Tokenizer, maxContex
     const session: EpisodeSession = sessionFactory(config, template, { ...limits, ...(turns ? { maxTurns: turns } : {}) })({ seed: config.seeds.selfplayStart - 1 - g, group: g, sample: 0, id: `bootstrap-${g}` });
     const prefix = session.generationPrefix();
     while (!session.done) {
-      const reply = ungroundedResponse(session, config, rng, section.decoyPool);
+      const reply = section.observation === 'decoy' ? ungroundedResponse(session, config, rng, section.decoyPool) : groundedBootstrapResponse(session, rng);
       longestResponseTokens = Math.max(longestResponseTokens, tokenizer.encode(reply.startsWith(prefix) ? reply.slice(prefix.length) : reply).length);
       session.applyResponse(reply);
     }
@@ -139,5 +182,92 @@ export function bootstrapRows(config: RunConfig, tokenizer: Tokenizer, maxContex
     chats.push(messages);
     tokens += chat.ids.length;
   }
-  return { rows, chats, tokens, turns, longestResponseTokens };
+  // copy drills: one-turn rows of fresh puzzles in the world-model templates (the state to copy sits right before the reply)
+  const wmTemplates = templates.map((t) => (typeof t === 'string' ? builtinTemplate(t) : t)).filter((t) => t.responseFormat === 'world-model');
+  let drills = 0;
+  const drillCount = section.observation === 'true' && wmTemplates.length > 0 ? Math.round(section.copyDrills * section.games) : 0;
+  for (let d = 0; d < drillCount; d++) {
+    const template = wmTemplates[d % wmTemplates.length]!;
+    const session = sessionFactory(config, template, { ...limits, maxTurns: 1 })({ seed: config.seeds.selfplayStart - 1 - section.games - d, group: d, sample: 0, id: `drill-${d}` });
+    const prefix = session.generationPrefix();
+    session.applyResponse(groundedBootstrapResponse(session, rng));
+    const messages = session.messages().filter((_, i, all) => !(i === all.length - 1 && all[i]!.role === 'user'));
+    const chat = formatChat(messages, tokenizer, { generationPrefix: prefix });
+    if (chat.ids.length > limit) continue;
+    rows.push({ ids: chat.ids, arrays: { lossMask: assistantMask(chat) } });
+    chats.push(messages);
+    tokens += chat.ids.length;
+    drills++;
+  }
+  return { rows, chats, tokens, turns, longestResponseTokens, drills };
+}
+
+/** What the gate measured on held-out turns; `passed` = all three conditions. */
+export interface BootstrapGate {
+  turns: number;                        // held-out turns generated (first turns of fresh puzzles)
+  observationExact: number;             // <observation> equals the true state
+  keepRate: number;                     // share of replies the self-play structural filter keeps
+  predictionExactChanged: number;       // <prediction> equals the true next state, on turns that changed the state
+  counterfactualExactChanged: number;   // the same for the counterfactual (other random actions) on those turns
+  changedTurns: number;
+  thresholds: { observationExact: number; keepRate: number; predictionMargin: number };
+  passed: boolean;
+  failures: string[];
+}
+
+export function gateLine(g: BootstrapGate): string {
+  const f = (x: number) => (100 * x).toFixed(0) + '%';
+  return `bootstrap gate ${g.passed ? 'PASSED' : 'FAILED'} on ${g.turns} held-out turns: observation exact ${f(g.observationExact)} (≥ ${f(g.thresholds.observationExact)}), keep rate ${f(g.keepRate)} (≥ ${f(g.thresholds.keepRate)}), prediction exact on state-changing turns ${f(g.predictionExactChanged)} vs counterfactual ${f(g.counterfactualExactChanged)} (${g.changedTurns} turns; must be no better)${g.failures.length ? `; failed: ${g.failures.join('; ')}. Extend the bootstrap (stages.bootstrap.steps), not the methods` : ''}`;
+}
+
+/** Prediction exact may exceed the counterfactual's by this much before the base counts as knowing the dynamics (sampling noise at ~50 turns). */
+const PREDICTION_MARGIN = 0.1;
+
+/**
+ * The gate: the base writes the first turn of `gateTurns` held-out puzzles (seeds 2,900,000…, apart
+ * from bootstrap, self-play, RL and eval) in each world-model template at the rollout temperature.
+ */
+export async function bootstrapGate(config: RunConfig, runtime: ModelRuntime, templates: Array<string | PromptTemplate>): Promise<BootstrapGate | null> {
+  const section = stageSection(config, 'bootstrap');
+  const limits = stageSection(config, 'rollout');
+  const wm = templates.map((t) => (typeof t === 'string' ? builtinTemplate(t) : t)).filter((t) => t.responseFormat === 'world-model');
+  if (wm.length === 0) return null;
+  const rng = new Rng(config.seeds.base + 29);
+  const sessions: EpisodeSession[] = [];
+  for (let i = 0; i < section.gateTurns; i++) sessions.push(sessionFactory(config, wm[i % wm.length]!, limits)({ seed: 2_900_000 + i, group: i, sample: 0, id: `gate-${i}` }));
+  const policy = modelPolicy(runtime);
+  const maxPrompt = Math.max(16, limits.maxContextTokens - limits.maxNewTokens);
+  let observationExact = 0, kept = 0, changed = 0, predicted = 0, counterfactual = 0;
+  for (let b = 0; b < sessions.length; b += limits.batchSize) {
+    await breathe();
+    const batch = sessions.slice(b, b + limits.batchSize);
+    const prompts = batch.map((s) => policy.encodePrompt(s.messages(), s.generationPrefix(), maxPrompt));
+    const out = await policy.generate(prompts, { maxNewTokens: limits.maxNewTokens, temperature: limits.temperature, topP: limits.topP, topK: limits.topK, seed: config.seeds.base * 7 + b });
+    batch.forEach((s, i) => {
+      const reply = s.generationPrefix() + out[i]!.text;
+      if (structuralProblem(reply) === null) kept++;
+      const legal = s.legalActions();
+      const other = Array.from({ length: 1 + rng.int(Math.min(s.maxActionsPerTurn, s.actionsLeft())) }, () => legal[rng.int(legal.length)]!);
+      const counterfactualState = s.simulate(other).text; // other random actions from the same state (the episode is not disturbed)
+      const turn = s.applyResponse(reply);
+      if (turn.wm.observation?.exact) observationExact++;
+      if (turn.stateAfter.text !== turn.stateBefore.text) {
+        changed++;
+        if (turn.wm.prediction?.exact) predicted++;
+        if (counterfactualState === turn.stateAfter.text) counterfactual++;
+      }
+    });
+  }
+  const n = sessions.length;
+  const g: BootstrapGate = {
+    turns: n, observationExact: observationExact / n, keepRate: kept / n,
+    predictionExactChanged: changed ? predicted / changed : 0, counterfactualExactChanged: changed ? counterfactual / changed : 0, changedTurns: changed,
+    thresholds: { observationExact: section.gateObservationExact, keepRate: section.gateKeepRate, predictionMargin: PREDICTION_MARGIN },
+    passed: false, failures: [],
+  };
+  if (g.observationExact < section.gateObservationExact) g.failures.push('observation exact below threshold');
+  if (g.keepRate < section.gateKeepRate) g.failures.push('keep rate below threshold');
+  if (g.predictionExactChanged > g.counterfactualExactChanged + PREDICTION_MARGIN) g.failures.push('the base already predicts the effect of its actions');
+  g.passed = g.failures.length === 0;
+  return g;
 }

@@ -11,6 +11,7 @@ import type { ModelRuntime } from './runtime.js';
 import type { EpisodeSpec, RolloutDeps, TextPolicy } from './rollout.js';
 import { builtinTemplate } from '../prompts/resolve-template.js';
 import { readPinnedTemplate } from '../storage/run-files.js';
+import { stageSection } from './plan.js';
 
 /**
  * The run's template. `runs.create` pins the resolved version (a preset or a template saved in the
@@ -31,9 +32,17 @@ export function runTemplate(config: RunConfig, runDir?: string): PromptTemplate 
   return builtinTemplate(config.template.preset, config.template.responseFormat);
 }
 
+/**
+ * Sessions of a run's env and template. The format rule comes from the rl section and holds in
+ * every stage that plays episodes (self-play, RL, evaluation): a reply that fails the format check
+ * executes no action unless rl.executeOnFormatError, and rl.formatCheck picks the tags checked.
+ */
 export function sessionFactory(config: RunConfig, template: PromptTemplate, limits: RolloutSection) {
+  const rl = stageSection(config, 'rl');
   return (spec: EpisodeSpec): EpisodeSession => new EpisodeSession(createEnv(config.env.id, config.env.options), template, {
     seed: spec.seed,
+    executeOnFormatError: rl.executeOnFormatError,
+    ...(rl.formatCheck ? { formatCheck: rl.formatCheck } : {}),
     ...(limits.maxTurns ? { maxTurns: limits.maxTurns } : {}),
     ...(limits.maxActionsPerTurn ? { maxActionsPerTurn: limits.maxActionsPerTurn } : {}),
     ...(limits.maxActionsPerGame ? { maxActionsPerGame: limits.maxActionsPerGame } : {}),
@@ -58,6 +67,24 @@ export function rolloutDeps(config: RunConfig, runtime: ModelRuntime, limits: Ro
     ...(opts.random ? { writeResponse: (session: EpisodeSession) => randomWellFormedResponse(session, rng) } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
   };
+}
+
+/**
+ * A bootstrap turn that reads the state but does not know the dynamics: random legal actions,
+ * <observation> = the TRUE current state, <prediction> = a counterfactual, the true state after
+ * *other* random actions from the same state (drawn independently of the answer). The base learns
+ * the format, to copy the state (state estimation) and what successor states look like, p(s'|s),
+ * but not p(s'|s, a): that is what the methods then differ on (audit B2; the decoy version below
+ * taught the base not to copy the state).
+ */
+export function groundedBootstrapResponse(session: EpisodeSession, rng: Rng): string {
+  const reply = randomWellFormedResponse(session, rng);
+  if (session.responseFormat === 'plain') return reply;
+  const legal = session.legalActions();
+  const limit = Math.max(1, Math.min(session.maxActionsPerTurn, session.actionsLeft()));
+  const other = Array.from({ length: 1 + rng.int(limit) }, () => legal[rng.int(legal.length)]!);
+  const counterfactual = session.simulate(other).text;
+  return reply.replace(/<prediction>[\s\S]*?<\/prediction>/, `<prediction>\n${counterfactual}\n</prediction>`);
 }
 
 /**

@@ -11,7 +11,7 @@ export async function statePerplexity(runtime: ModelRuntime, rows: Array<{ messa
   const prepared: Array<{ ids: number[]; positions: number[] }> = [];
   for (const row of rows) {
     const { messages } = runtime.formatForTraining(row.messages, maxLength);
-    const chat = formatChat(messages, runtime.tokenizer);
+    const chat = formatChat(messages, runtime.tokenizer, { generationPrefix: '<think>' }); // as generation tokenised it (audit B9)
     const last = messages.length - 1;
     if (messages[last]?.role !== 'assistant') continue;
     const content = messages[last]!.content;

@@ -31,17 +31,17 @@ export function responseMask(sample: TurnSample): number[] {
 
 /** Old log-probabilities (and values / reference log-probabilities when given) of every sample. */
 export async function samplingStats(policy: ModelRuntime, samples: TurnSample[], opts: { critic?: ModelRuntime | null; reference?: ModelRuntime | null; batchSize: number }) {
-  const logprobs: number[][] = [], values: number[][] = [], refLogprobs: number[][] = [];
+  const logprobs: number[][] = [], values: number[][] = [], refLogprobs: number[][] = [], entropies: number[][] = [];
   for (let i = 0; i < samples.length; i += opts.batchSize) {
     const part = samples.slice(i, i + opts.batchSize);
     const sameModelValues = opts.critic === undefined || opts.critic === policy;
     const stats = await policy.tokenStats(part, sameModelValues);
-    stats.forEach((s) => { logprobs.push(s.logprobs); if (sameModelValues) values.push(s.values ?? s.logprobs.map(() => 0)); });
+    stats.forEach((s) => { logprobs.push(s.logprobs); entropies.push(s.entropies); if (sameModelValues) values.push(s.values ?? s.logprobs.map(() => 0)); });
     if (!sameModelValues && opts.critic) (await opts.critic.tokenStats(part, true)).forEach((s) => values.push(s.values ?? s.logprobs.map(() => 0)));
     if (!sameModelValues && !opts.critic) part.forEach((p) => values.push(p.ids.map(() => 0)));
     if (opts.reference) (await opts.reference.tokenStats(part, false)).forEach((s) => refLogprobs.push(s.logprobs));
   }
-  return { logprobs, values, refLogprobs: opts.reference ? refLogprobs : null };
+  return { logprobs, values, refLogprobs: opts.reference ? refLogprobs : null, entropies };
 }
 
 /** PPO rows: advantages/returns from GAE over each episode's model tokens. */

@@ -34,12 +34,13 @@ const TEMPLATE_BY_SIZE: Record<PresetSize, Record<string, string>> = {
 export const PRESET_DEFINITIONS: MethodPreset[] = [
   { id: 'vanilla-rl', title: 'Vanilla RL', method: 'vanilla-rl', description: 'PPO on the raw grid with the plain <think>/<answer> format (the paper\'s baseline).', base: { method: 'vanilla-rl', template: rawPlain } },
   { id: 'state-estimation-rl', title: 'State-estimation RL', method: 'state-estimation-rl', description: 'PPO with the coordinates template and the world-model format, no SFT.', base: { method: 'state-estimation-rl', template: coordinates } },
+  { id: 'state-estimation-rl-plain', title: 'State-estimation RL, plain format', method: 'state-estimation-rl', description: 'PPO with the coordinates template and the plain <think>/<answer> format, no SFT (the released run_baseline.sh).', base: { method: 'state-estimation-rl', template: { preset: '@spa', responseFormat: 'plain' } } },
   { id: 'spa', title: 'SPA', method: 'spa', description: 'Self-play, ground-truth replacement, SFT on the true states, then PPO (the paper\'s method).', base: { method: 'spa', template: coordinates } },
-  { id: 'online-wm-rl', title: 'Online world-model RL', method: 'online-wm-rl', description: 'VAGEN-style: PPO with a per-turn reward 0.5·score(observation) + 0.5·score(prediction) for well-formatted turns, no SFT.', base: { method: 'online-wm-rl', template: coordinates, stages: { rl: { worldModelReward: 1, formatBonus: 0.1 } } } },
+  { id: 'online-wm-rl', title: 'Online world-model RL', method: 'online-wm-rl', description: 'VAGEN-style: PPO with a per-turn reward 0.5·F1(observation) + 0.5·F1(prediction) (entity F1) and a format reward 0.5 for well-formatted turns, no SFT.', base: { method: 'online-wm-rl', template: coordinates, stages: { rl: { worldModelReward: 1, worldModelScore: 'entity-f1', formatBonus: 0.5 } } } },
   { id: 'rwml-rl', title: 'RWML + RL', method: 'rwml-rl', description: 'RWML-style GRPO on next-state prediction with a binarised similarity reward, then PPO.', base: { method: 'rwml-rl', template: coordinates } },
   { id: 'sft-only', title: 'SFT only', method: 'sft-only', description: 'Self-play SFT on the true states, no RL.', base: { method: 'sft-only', template: coordinates } },
   // ablations of SPA
-  { id: 'spa-mask-state-spans', title: 'SPA, state spans masked', method: 'spa', description: 'Ablation: the SFT loss skips the observation/prediction contents (the released code\'s behaviour).', base: { method: 'spa', template: coordinates, stages: { sft: { maskStateSpans: true } } } },
+  { id: 'spa-mask-state-spans', title: 'SPA, state spans masked', method: 'spa', description: 'The paper\'s ablation: the SFT loss skips the observation/prediction contents (tags kept), so SFT teaches format and actions but not states. The released code ends up close to this (placeholder tokens, masked off by one).', base: { method: 'spa', template: coordinates, stages: { sft: { maskStateSpans: true } } } },
   { id: 'spa-self-belief', title: 'SPA, self-belief states', method: 'spa', description: 'Ablation: no ground-truth replacement; SFT on the model\'s own states.', base: { method: 'spa', template: coordinates, stages: { selfplay: { groundTruthReplacement: false } } } },
   { id: 'spa-random-action', title: 'SPA, random-action data', method: 'spa', description: 'Ablation: self-play turns written by a random-action generator instead of the policy.', base: { method: 'spa', template: coordinates, stages: { selfplay: { policy: 'random' } } } },
   { id: 'spa-random-coordinates', title: 'SPA, random coordinates', method: 'spa', description: 'Ablation: the state text is well-formed but wrong coordinates.', base: { method: 'spa', template: { preset: '@random-coordinates', responseFormat: 'world-model' } } },
@@ -55,7 +56,10 @@ export const SIZE_SETTINGS: Record<PresetSize, RunConfigInput> = {
     stages: {
       rollout: { maxTurns: 2, maxNewTokens: 12, maxContextTokens: 1024, batchSize: 8 },
       bootstrap: { games: 2, steps: 1, batchSize: 2, maxLength: 1024 },
-      selfplay: { games: 2 },
+      // A micro model trained for seconds cannot write a well-formed world-model turn (240–546 characters, while
+      // replies are capped at 12 tokens here), so its self-play would keep 0 rows: smoke self-play uses the
+      // random-action generator (well-formed turns, real states), and a smoke run shows a dataset, SFT and boards.
+      selfplay: { games: 4, policy: 'random' },
       sft: { epochs: 1, batchSize: 4, maxLength: 1024 },
       rl: { steps: 1, groups: 1, groupSize: 2, miniBatchSize: 4, passAtKEvery: 1, passAtKPuzzles: 1 },
       rwml: { steps: 1, examples: 1, groupSize: 2, maxNewTokens: 12 },
@@ -69,10 +73,10 @@ export const SIZE_SETTINGS: Record<PresetSize, RunConfigInput> = {
     stages: {
       rollout: { maxTurns: 3, maxNewTokens: 600, maxContextTokens: 2048, batchSize: 16 },
       // maxNewTokens 600: character-level world-model replies are 240–546 characters (tests/train/bootstrap-layout.test.ts).
-      // Bootstrap: 150 steps left the base unable to write one complete world-model turn (self-play kept 0 of 72);
-      // 300 / 375 / 450 steps kept 19% / 38% / 60% (probe, docs/results/README.md). ~15–30 min on this CPU, cached per project
-      // and shared by a study's methods.
-      bootstrap: { games: 600, steps: 450, batchSize: 8, lr: 3e-3, decoyPool: 8 },
+      // Bootstrap: true observations, counterfactual predictions and copy drills (audit B2); the gate says whether the base
+      // can read a state. The old decoy bootstrap needed ~450 steps for the format (docs/results/README.md). Cached per project
+      // and shared by a study's methods; resumable every 50 steps.
+      bootstrap: { games: 600, steps: 450, batchSize: 8, lr: 3e-3 },
       selfplay: { games: 24 },
       // SFT lr 3e-4: at 2e-3 the 450-step base lost the format after SFT (format errors 0.94 at RL step 0);
       // at 3e-4 they were 0.48 with held-out Pass@1 19% (docs/results/README.md, validation runs).
@@ -84,20 +88,37 @@ export const SIZE_SETTINGS: Record<PresetSize, RunConfigInput> = {
   },
   paper: {
     size: 'paper',
-    model: { source: 'preset', preset: 'base' },
+    model: { source: 'preset', preset: 'base', criticMode: 'separate' },
     stages: {
       rollout: { maxNewTokens: 400, maxContextTokens: 2048, batchSize: 256, temperature: 1 },
       bootstrap: { games: 2000, steps: 2000, batchSize: 16, templates: ['vanilla', 'spa'] },
       selfplay: { games: 1280 },
       sft: { epochs: 5, lr: 1e-4, batchSize: 16, warmupFraction: 0.1, weightDecay: 0.01, gradClip: 1, maxLength: 2048 },
-      rl: { steps: 1000, groups: 32, groupSize: 8, keepGroupsFraction: 0.25, gamma: 1, lambda: 1, clipLow: 0.2, clipHigh: 0.28, dualClip: 3, valueClip: 0.5, entropyCoef: 0.001, klCoef: 0, lr: 1e-6, criticLr: 1e-5, miniBatchSize: 32, passAtKEvery: 50, passAtKPuzzles: 64 },
+      // one update per step over the filtered batch (ppo_mini_batch_size = the batch), AdamW (0.9, 0.999), separate critic at 1e-5
+      rl: { steps: 1000, groups: 32, groupSize: 8, keepGroupsFraction: 0.25, gamma: 1, lambda: 1, clipLow: 0.2, clipHigh: 0.28, dualClip: 3, valueClip: 0.5, entropyCoef: 0.001, klCoef: 0, lr: 1e-6, criticLr: 1e-5, miniBatchSize: 32, updatesPerStep: 1, adamBetas: [0.9, 0.999], passAtKEvery: 50, passAtKPuzzles: 64 },
       rwml: { steps: 200, examples: 64, groupSize: 8, klCoef: 0.01, lr: 1e-6 },
       eval: { puzzles: 128, samples: 8, k: [1, 8], temperature: 1, perplexityRows: 256, templates: ['raw-grid', 'spa'] },
     },
   },
 };
 
-/** The envs' own defaults are the study's settings (Sokoban 6x6 with 1 box, FrozenLake 4x4, Sudoku 4x4), so presets leave env.options empty. */
+/**
+ * Env options of the method presets where an env's own defaults are not the study's setting.
+ * Sokoban 6x6 with 1 box and Sudoku 4x4 are their envs' defaults. FrozenLake is played as RAGEN
+ * plays it: random start and goal (the corner map with Gymnasium's 1/3 success is solvable ~10% of
+ * the time even by an optimal agent under the 5-turn/10-action protocol), success rate 0.8
+ * (RAGEN's setting from 2025-10-26; oracle ~91%). Deterministic lakes (isSlippery false) are the
+ * mechanism check; Gymnasium's 1/3 is a robustness row (set env.options.successRate). Options the
+ * run sets itself win. Applied by presetEnvOptions when a preset run is resolved.
+ */
+export const PRESET_ENV_OPTIONS: Record<string, Record<string, unknown>> = {
+  frozenlake: { randomStartGoal: true, successRate: 0.8 },
+};
+
+/** A preset run's env options: PRESET_ENV_OPTIONS of its env under the options it sets itself. */
+export function presetEnvOptions(envId: string, options: Record<string, unknown> | undefined): Record<string, unknown> {
+  return { ...(PRESET_ENV_OPTIONS[envId] ?? {}), ...(options ?? {}) };
+}
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -131,5 +152,6 @@ export function presetConfig(id: string, size: PresetSize = 'quick', overrides: 
   const template = merged.template as { preset?: string } | undefined;
   if (template?.preset?.startsWith('@')) template.preset = TEMPLATE_BY_SIZE[size][template.preset] ?? template.preset.slice(1);
   if (!merged.name) merged.name = `${id} ${envId} ${size}`;
+  if (PRESET_ENV_OPTIONS[envId]) merged.env = { ...(merged.env as Record<string, unknown> | undefined), id: envId, options: presetEnvOptions(envId, (merged.env as { options?: Record<string, unknown> } | undefined)?.options) };
   return merged as RunConfigInput;
 }

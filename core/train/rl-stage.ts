@@ -1,8 +1,9 @@
 // RL stage: PPO with a critic (default) or GRPO. Each step plays `groups` puzzles × `groupSize`
 // episodes from the RL seed range (groups share a seed), computes per-turn rewards (env reward and
 // penalties, plus the online world-model reward 0.5·obs + 0.5·pred for well-formatted turns when
-// worldModelReward > 0, plus a format bonus), keeps the groups with the largest reward spread,
-// builds rows (ppo.ts / grpo.ts) and takes ppoEpochs passes of minibatch updates. Pass@k on
+// worldModelReward > 0, scored by entity F1 as VAGEN, plus a format bonus), keeps the groups with
+// the largest reward spread, builds rows (ppo.ts / grpo.ts) and updates (rlUpdate: policy and value
+// losses as separate steps with their own lr and clip; updatesPerStep 1 = the release's one update). Pass@k on
 // held-out seeds is tracked every passAtKEvery steps (eval/rl-step-<n>.json, metrics rl/passAt<k>).
 // Resumable: the latest weights and the next step are saved after every step.
 import { existsSync } from 'node:fs';
@@ -20,15 +21,24 @@ import { buildPpoRows, samplingStats, turnSamples } from './ppo.js';
 import { buildGrpoRows } from './grpo.js';
 import { elapsedSeconds, loadStartingModel, meanStats, startingCheckpoint, writeCheckpoint } from './stage-utils.js';
 import { breathe } from './breathe.js';
-import { loadRuntime, type ModelRuntime, type TrainRow } from './runtime.js';
+import { loadRuntime, type ModelRuntime, type RuntimeTrainer, type TrainRow } from './runtime.js';
 import { createRng, shuffleInPlace } from '../util/rng.js';
+import { attachTokenStats } from './token-stats.js';
+
+/** Score of one written state for the online world-model reward (VAGEN scores entities: F1 of player/box/hole positions). */
+export function worldModelStateScore(score: TurnRecord['wm']['observation'], kind: RlSection['worldModelScore']): number {
+  if (!score || !score.parsed) return 0;
+  if (kind === 'exact') return score.exact ? 1 : 0;
+  if (kind === 'cell-accuracy') return score.cellAccuracy;
+  return score.meanF1;
+}
 
 /** Reward of one turn under the section's shaping (names in docs/metrics.md). */
 export function shapedTurnReward(turn: TurnRecord, section: RlSection): { reward: number; wm: number } {
   const wellFormed = !turn.flags.formatError;
   let wm = 0;
   if (section.worldModelReward > 0 && wellFormed) {
-    const score = (s: TurnRecord['wm']['observation']) => (s && s.parsed ? s.cellAccuracy : 0);
+    const score = (s: TurnRecord['wm']['observation']) => worldModelStateScore(s, section.worldModelScore);
     wm = 0.5 * score(turn.wm.observation) + 0.5 * score(turn.wm.prediction);
   }
   return { reward: turn.reward + section.worldModelReward * wm + (wellFormed ? section.formatBonus : 0), wm };
@@ -40,6 +50,57 @@ async function loadCritic(ctx: StageContext, resumeFrom: string | undefined, sta
   if (start) return loadRuntime(start, { valueHead: true });
   return (await loadStartingModel(ctx, { valueHead: true })).runtime;
 }
+
+/**
+ * The minibatches of one RL step, as row indexes: `updatesPerStep` > 0 splits the shuffled kept
+ * batch into that many equal updates (the release: 1 update over the whole filtered batch);
+ * 0 = minibatches of miniBatchSize rows. Repeated for ppoEpochs passes.
+ */
+export function updateBatches(rowCount: number, section: Pick<RlSection, 'updatesPerStep' | 'miniBatchSize' | 'ppoEpochs'>, seed: number): number[][] {
+  const out: number[][] = [];
+  if (rowCount === 0) return out;
+  const size = section.updatesPerStep > 0 ? Math.ceil(rowCount / section.updatesPerStep) : section.miniBatchSize;
+  for (let epoch = 0; epoch < section.ppoEpochs; epoch++) {
+    const order = shuffleInPlace(Array.from({ length: rowCount }, (_, i) => i), createRng(seed + epoch));
+    for (let b = 0; b < order.length; b += size) out.push(order.slice(b, b + size));
+  }
+  return out;
+}
+
+/** The RL optimizer: AdamW with the section's betas and no weight decay (runtime.ensureOptimizer's default β2 0.95 is the SFT setting); keeps resumed moments. */
+export function ensureRlOptimizer(runtime: ModelRuntime, betas: readonly [number, number]): void {
+  runtime.ensureOptimizer(0, betas);
+}
+
+/** What one update needs of a model (a ModelRuntime; a fake in tests). */
+export interface Trainable { trainStep(lossName: string, rows: TrainRow[], params: Record<string, unknown>, lr: number, gradClip: number): Promise<Record<string, number>> }
+
+/**
+ * One RL update. PPO with a separate critic: the policy loss at lr, the value loss on the critic at
+ * criticLr. PPO with a shared trunk: the same two losses as two steps on one model, the value step
+ * through `valueOptimizer` (its own AdamW moments) at criticLr, so each has its own learning rate and
+ * its own gradient clip (one clip over both let early value gradients shrink the policy step; audit B4).
+ * GRPO: the policy loss only.
+ */
+export async function rlUpdate(policy: Trainable, critic: Trainable | null, valueOptimizer: Trainable | null, batch: TrainRow[], lossParams: Record<string, unknown>, section: RlSection): Promise<Record<string, number>> {
+  if (section.algorithm !== 'ppo') return policy.trainStep('grpo', batch, lossParams, section.lr, section.gradClip);
+  const valueModel = critic ?? valueOptimizer;
+  if (!valueModel) throw new Error('rlUpdate: PPO needs a critic or a value optimizer over the shared trunk');
+  const policyStats = await policy.trainStep('ppo-policy', batch, lossParams, section.lr, section.gradClip);
+  const valueStats = await valueModel.trainStep('value', batch, lossParams, section.criticLr, section.gradClip);
+  return { ...policyStats, 'losses/value': valueStats['losses/value']!, 'charts/valueGradNorm': valueStats['charts/gradNorm']! };
+}
+
+/**
+ * The value step's handle on a shared-trunk model: the same weights, its own AdamW (betas of the
+ * section), so value and policy keep separate moments (runtime.valueView, on every backend).
+ * Dispose with disposeValueView (it frees only the view's moments). Its moments restart on resume.
+ */
+export function sharedTrunkValueView(policy: ModelRuntime, betas: readonly [number, number]): RuntimeTrainer {
+  return policy.valueView(betas);
+}
+
+export async function disposeValueView(view: RuntimeTrainer | null): Promise<void> { await view?.dispose(); }
 
 async function trackPassAtK(ctx: StageContext, runtime: ModelRuntime, section: RlSection, step: number): Promise<void> {
   const evalSection = stageSection(ctx.config, 'eval');
@@ -74,8 +135,9 @@ export const rlStage: StageDefinition = {
     const reference = section.klCoef > 0 ? (start ? await loadRuntime(start, { valueHead: false, trainable: false }) : null) : null;
     if (section.klCoef > 0 && !reference) ctx.log('warn', 'rl: klCoef > 0 but there is no starting checkpoint to act as the frozen reference; KL is skipped');
     const klCoef = reference ? section.klCoef : 0;
-    policy.ensureOptimizer(0);
-    critic?.ensureOptimizer(0);
+    ensureRlOptimizer(policy, section.adamBetas);
+    if (critic) ensureRlOptimizer(critic, section.adamBetas);
+    const valueView = ppo && !critic ? sharedTrunkValueView(policy, section.adamBetas) : null;
     const lossParams = { clipLow: section.clipLow, clipHigh: section.clipHigh, dualClip: section.dualClip, valueClip: section.valueClip, entropyCoef: section.entropyCoef, valueCoef: section.valueCoef, klCoef, klEstimator: section.klEstimator };
     const firstStep = state?.nextStep ?? 0;
     if (firstStep === 0 && section.passAtKEvery > 0) await trackPassAtK(ctx, policy, section, 0);
@@ -89,7 +151,6 @@ export const rlStage: StageDefinition = {
       const deps = rolloutDeps(ctx.config, policy, limits, { runId: ctx.runId, stage: 'rl', step, runDir: ctx.runDir }, { signal: ctx.signal });
       const results: RolloutResult[] = await playEpisodes(specs, limits, ctx.config.seeds.base * 1_000_003 + step * 7_919, deps);
       if (ctx.signal.aborted) break;
-      for (const r of results) ctx.episode(`rl-${String(step).padStart(6, '0')}`, r.record);
       episodesSeen += results.length;
       // 2. rewards and group filter
       const shaped = results.map((r) => r.record.turns.map((t) => shapedTurnReward(t, section)));
@@ -112,22 +173,16 @@ export const rlStage: StageDefinition = {
         rows = built.rows;
         Object.assign(charts, { 'charts/advantageMean': built.advantageMean, 'charts/advantageStd': built.advantageStd });
       }
+      // the episodes are written with per-token stats of the turns used in the update (core/train/token-stats.ts)
+      attachTokenStats(results.map((r) => r.record), samples, { ...stats, values: ppo ? stats.values : null, advantages: rows.map((r) => r.arrays.advantages!) },
+        (id) => policy.tokenizer.decode([id]));
+      for (const r of results) ctx.episode(`rl-${String(step).padStart(6, '0')}`, r.record);
       // 4. updates
       const updateStats: Array<Record<string, number>> = [];
-      for (let epoch = 0; epoch < section.ppoEpochs && rows.length > 0; epoch++) {
-        const order = shuffleInPlace(rows.map((_, i) => i), createRng(ctx.config.seeds.base + step * 101 + epoch));
-        for (let b = 0; b < order.length; b += section.miniBatchSize) {
-          await breathe();
-          if (ctx.signal.aborted) break;
-          const batch = order.slice(b, b + section.miniBatchSize).map((i) => rows[i]!);
-          if (!ppo) updateStats.push(await policy.trainStep('grpo', batch, lossParams, section.lr, section.gradClip));
-          else if (!critic) updateStats.push(await policy.trainStep('ppo', batch, lossParams, section.lr, section.gradClip));
-          else {
-            const policyStats = await policy.trainStep('ppo-policy', batch, lossParams, section.lr, section.gradClip);
-            const valueStats = await critic.trainStep('value', batch, lossParams, section.criticLr, section.gradClip);
-            updateStats.push({ ...policyStats, 'losses/value': valueStats['losses/value']! });
-          }
-        }
+      for (const indexes of updateBatches(rows.length, section, ctx.config.seeds.base + step * 101)) {
+        await breathe();
+        if (ctx.signal.aborted) break;
+        updateStats.push(await rlUpdate(policy, critic, valueView, indexes.map((i) => rows[i]!), lossParams, section));
       }
       const rollout = rolloutMetrics(results);
       const wmRewards = shaped.flatMap((turns) => turns.map((t) => t.wm));
@@ -138,6 +193,9 @@ export const rlStage: StageDefinition = {
       const cell = (pick: (t: TurnRecord) => TurnRecord['wm']['observation']) => { const s = turns.map(pick).filter((x) => x !== null); return s.length ? s.reduce((a, x) => a + (x!.parsed ? x!.cellAccuracy : 0), 0) / s.length : Number.NaN; };
       values['rollout/wmObservationCellAccuracy'] = cell((t) => t.wm.observation);
       values['rollout/wmPredictionCellAccuracy'] = cell((t) => t.wm.prediction);
+      // turns whose prediction parsed: with none, the accuracies above are undefined (not 0) and left out
+      values['rollout/wmTurns'] = turns.filter((t) => t.wm.prediction?.parsed).length;
+      if (values['rollout/wmTurns'] === 0) { delete values['rollout/wmObservationCellAccuracy']; delete values['rollout/wmPredictionCellAccuracy']; }
       for (const key of Object.keys(values)) if (!Number.isFinite(values[key]!)) delete values[key]; // e.g. explained variance when returns do not vary
       ctx.metric(step + 1, values, { episodes: episodesSeen });
       ctx.progress(step + 1, section.steps, `RL step ${step + 1}/${section.steps}: success ${(rollout['rollout/success']! * 100).toFixed(0)}%`);
@@ -148,6 +206,7 @@ export const rlStage: StageDefinition = {
       ctx.saveState({ nextStep: step + 1, checkpoint, ...(criticDir ? { critic: criticDir } : {}) });
       if (milestone) await trackPassAtK(ctx, policy, section, step + 1);
     }
+    await disposeValueView(valueView);
     policy.dispose();
     critic?.dispose();
     reference?.dispose();

@@ -109,7 +109,7 @@ export function groupSpecs(prefix: string, seedStart: number, firstGroup: number
 }
 
 /** Rollout statistics for metrics (names in docs/metrics.md). */
-export function rolloutMetrics(results: RolloutResult[]): Record<string, number> {
+export function rolloutMetrics(results: ReadonlyArray<Pick<RolloutResult, 'record'>>): Record<string, number> {
   const eps = results.map((r) => r.record);
   const turns = eps.flatMap((e) => e.turns);
   const mean = (xs: number[]): number => (xs.length === 0 ? 0 : xs.reduce((a, c) => a + c, 0) / xs.length);

@@ -18,7 +18,7 @@ import { probeTorch, type TorchProbe } from '../model/torch/worker-client.js';
 import type { RunConfig } from '../api/run-config.js';
 import './losses.js';
 
-export type { ModelRuntime, GenerateOptions, Generated, TrainRow, TokenStat, RuntimeInfo } from '../model/runtime.js';
+export type { ModelRuntime, GenerateOptions, Generated, TrainRow, TokenStat, RuntimeInfo, RuntimeTrainer } from '../model/runtime.js';
 
 export type ComputeBackend = 'torch' | BackendName;
 export type ComputeRequest = 'auto' | ComputeBackend;

@@ -1,25 +1,34 @@
-// RWML-style world-model learning by RL (arXiv 2602.05842), before task RL. Examples are states
-// reached by a few random legal moves from puzzles of a separate seed range; the model writes its
-// usual turn, and the reward is a binarised similarity between its <prediction> and the true next
-// state after the actions it chose (computed without disturbing the episode):
+// RWML-style world-model learning by RL (arXiv 2602.05842), before task RL. Each step the current
+// policy plays `examples` episodes (a seed range of its own); from each, one turn whose actions were
+// executed gives an example (s≤t, a_t): the chat up to that turn's state, with the actions the
+// policy took written into the prompt. The model generates only the next state (the reply is forced
+// to start with `<prediction>` and stops at `</prediction>`), and the reward is a binarised
+// similarity between that text and the true next state the env produced:
 //   structured  cell accuracy of the parsed predicted board ≥ threshold (exact for grids at 1.0)
 //   embedding   cosine similarity of text embeddings from a local feature-extraction model
 //               (@huggingface/transformers, local files only) ≥ threshold
-// GRPO over the samples of each example, KL (k3) to the starting model. Examples the model already
-// gets right in every sample are subsampled (keepCorrectFraction).
+// GRPO over the samples of each example (the RL stage's row builder, buildGrpoRows), KL (k3) to the
+// starting model. Examples the model already gets right in every sample are subsampled
+// (keepCorrectFraction). Because the action is given, "copy the state after a no-op" is no shortcut:
+// the model is scored on the consequence of actions it did not choose for this prompt.
+// Resumable: the weights and the next step are saved after every step.
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { StageDefinition } from '../api/stage.js';
 import type { RwmlSection } from '../api/run-config.js';
-import { createRng, Rng } from '../util/rng.js';
-import { randomWellFormedResponse, type EpisodeSession } from '../prompts/session.js';
+import type { Board } from '../api/records.js';
+import type { ChatMessage } from '../model/chat.js';
 import { parseStateText, scoreWorldModel } from '../prompts/world-model.js';
-import { parseResponse } from '../prompts/response.js';
+import type { PromptTemplate } from '../prompts/template.js';
 import { stageSection } from './plan.js';
-import { runTemplate, sessionFactory } from './episodes.js';
-import { grpoAdvantages } from './groups.js';
+import { rolloutDeps, runTemplate, sessionFactory } from './episodes.js';
+import { groupSpecs, playEpisodes, type RolloutResult } from './rollout.js';
+import { buildGrpoRows } from './grpo.js';
+import { samplingStats, type TurnSample } from './ppo.js';
+import { createRng } from '../util/rng.js';
 import { elapsedSeconds, loadStartingModel, meanStats, startingCheckpoint, writeCheckpoint } from './stage-utils.js';
 import { breathe } from './breathe.js';
-import { loadRuntime, type TrainRow } from './runtime.js';
+import { loadRuntime, useBackend, type ModelRuntime, type TrainRow } from './runtime.js';
 
 type Embedder = (texts: string[]) => Promise<number[][]>;
 
@@ -43,6 +52,51 @@ function cosine(a: number[], b: number[]): number {
   return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
 }
 
+/** The forced start of an RWML reply: only the next state is generated. */
+export const RWML_PREFIX = '<prediction>\n';
+
+/** One RWML example: the prompt chat (its last user message names the actions taken) and the true next state. */
+export interface RwmlExample { messages: ChatMessage[]; actions: string[]; truthText: string; truthBoard: Board; episodeId: string; turn: number }
+
+/** The user line that gives the policy's actions (the prompt ends with it). */
+export function actionLine(actions: readonly string[]): string {
+  return `\nActions taken: ${actions.join(' || ')}\nWrite the state after them in <prediction></prediction>.`;
+}
+
+/**
+ * Examples from policy rollouts: per episode, one turn (drawn with `pick`) among those whose actions
+ * were executed; the chat is the system message, the episode's turns before it (the policy's own
+ * replies) and that turn's user message with the action line appended.
+ */
+export function rwmlExamples(results: RolloutResult[], systemMessage: string, pick: () => number): RwmlExample[] {
+  const out: RwmlExample[] = [];
+  for (const r of results) {
+    const turns = r.record.turns;
+    const usable = turns.map((t, i) => (t.actionsExecuted.length > 0 ? i : -1)).filter((i) => i >= 0);
+    if (usable.length === 0) continue;
+    const t = usable[Math.floor(pick() * usable.length)]!;
+    const messages: ChatMessage[] = [{ role: 'system', content: systemMessage }];
+    for (let i = 0; i < t; i++) messages.push({ role: 'user', content: turns[i]!.prompt }, { role: 'assistant', content: turns[i]!.response });
+    const turn = turns[t]!;
+    messages.push({ role: 'user', content: turn.prompt + actionLine(turn.actionsExecuted) });
+    out.push({ messages, actions: [...turn.actionsExecuted], truthText: turn.stateAfter.text, truthBoard: turn.stateAfter.board, episodeId: r.record.id, turn: t });
+  }
+  return out;
+}
+
+/** The predicted state text of a generated reply (after the forced prefix, before `</prediction>`). */
+export function predictedText(generated: string): string {
+  const end = generated.indexOf('</prediction>');
+  return (end >= 0 ? generated.slice(0, end) : generated).trim();
+}
+
+/** Binarised structured reward: the parsed prediction's cell accuracy ≥ threshold. */
+export function structuredReward(envId: string, text: string, template: PromptTemplate, truth: Board, threshold: number): number {
+  const board = parseStateText(envId, text, template, truth);
+  const score = scoreWorldModel(board, truth);
+  return score.parsed && score.cellAccuracy >= threshold ? 1 : 0;
+}
+
 export const rwmlStage: StageDefinition = {
   name: 'rwml',
   title: 'RWML: GRPO on next-state prediction',
@@ -51,76 +105,76 @@ export const rwmlStage: StageDefinition = {
     const section = stageSection(ctx.config, 'rwml');
     const limits = stageSection(ctx.config, 'rollout');
     const template = runTemplate(ctx.config, ctx.runDir);
-    if (template.responseFormat !== 'world-model') throw new Error(`rwml: the run's template must use the world-model response format (the reward reads <prediction>); template ${template.name} uses ${template.responseFormat}`);
     const embed = section.similarity === 'embedding' ? await loadEmbedder(section) : null;
-    const { runtime, from } = await loadStartingModel(ctx, { valueHead: false });
+    const state = ctx.loadState() as { nextStep?: number; checkpoint?: string } | null;
+    let runtime: ModelRuntime;
+    let from: string;
+    if (state?.checkpoint && existsSync(join(state.checkpoint, 'config.json'))) {
+      await useBackend(ctx.config);
+      runtime = await loadRuntime(state.checkpoint, { valueHead: false, resume: true });
+      from = state.checkpoint;
+      ctx.log('info', `rwml: resuming at step ${state.nextStep} from ${from}`);
+    } else {
+      ({ runtime, from } = await loadStartingModel(ctx, { valueHead: false }));
+    }
     const start = startingCheckpoint(ctx);
     const reference = section.klCoef > 0 && start ? await loadRuntime(start, { valueHead: false, trainable: false }) : null;
     runtime.ensureOptimizer(0);
-    const rng = new Rng(ctx.config.seeds.base + 77);
-    const subsample = createRng(ctx.config.seeds.base + 78);
-    const makeSession = sessionFactory(ctx.config, template, limits);
     const seedBase = ctx.config.seeds.selfplayStart + 500_000; // disjoint from self-play games, RL and eval
+    const systemMessage = sessionFactory(ctx.config, template, limits)({ seed: seedBase, group: 0, sample: 0, id: 'rwml-system' }).messages()[0]!.content;
+    const lossParams = { clipLow: section.clipLow, clipHigh: section.clipHigh, dualClip: section.dualClip, entropyCoef: section.entropyCoef, klCoef: reference ? section.klCoef : 0, klEstimator: 'k3' };
     let checkpoint = from;
-    for (let step = 0; step < section.steps; step++) {
+    const firstStep = state?.nextStep ?? 0;
+    for (let step = firstStep; step < section.steps; step++) {
       await breathe();
       if (ctx.signal.aborted) break;
-      // 1. example states: a few random moves into a fresh puzzle
-      const sessions: EpisodeSession[] = [];
-      for (let e = 0; e < section.examples; e++) {
-        const s = makeSession({ seed: seedBase + step * section.examples + e, group: e, sample: 0, id: `rwml-${step}-${e}` });
-        const warm = rng.int(2);
-        for (let w = 0; w < warm && !s.done; w++) s.applyResponse(randomWellFormedResponse(s, rng));
-        if (!s.done) sessions.push(s);
-      }
-      // 2. groupSize samples per example
-      const prompts = sessions.map((s) => runtime.encodePrompt(s.messages(), s.generationPrefix(), limits.maxContextTokens - section.maxNewTokens));
+      // 1. policy rollouts → (s≤t, a_t) examples
+      const specs = groupSpecs(`rwml-${String(step).padStart(6, '0')}`, seedBase + step * section.examples, 0, section.examples, 1);
+      const deps = rolloutDeps(ctx.config, runtime, limits, { runId: ctx.runId, stage: 'rwml', step, runDir: ctx.runDir }, { signal: ctx.signal, template });
+      const results = await playEpisodes(specs, limits, ctx.config.seeds.base * 31 + step * 7_919, deps);
+      if (ctx.signal.aborted) break;
+      const examples = rwmlExamples(results, systemMessage, createRng(ctx.config.seeds.base * 1_009 + step));
+      // 2. groupSize predictions per example: the reply starts at <prediction> and stops at </prediction>
+      const maxPrompt = Math.max(16, limits.maxContextTokens - section.maxNewTokens);
+      const prompts = examples.map((e) => runtime.encodePrompt(e.messages, RWML_PREFIX, maxPrompt));
       const flatPrompts = prompts.flatMap((p) => Array.from({ length: section.groupSize }, () => p));
-      const generated = await runtime.generate(flatPrompts, { maxNewTokens: section.maxNewTokens, temperature: limits.temperature, topP: limits.topP, topK: limits.topK, seed: ctx.config.seeds.base * 97 + step });
-      // 3. binarised similarity reward against the true next state of the chosen actions
-      const rewards: number[] = [], groups: number[] = [];
-      const predictions: Array<{ predicted: string | null; truth: string }> = [];
-      generated.forEach((g, i) => {
-        const session = sessions[Math.floor(i / section.groupSize)]!;
-        const parsed = parseResponse(session.generationPrefix() + g.text, { legalActions: session.legalActions(), maxActionsPerTurn: session.maxActionsPerTurn, responseFormat: 'world-model', strict: false });
-        const next = session.simulate(parsed.actions);
-        predictions.push({ predicted: parsed.formatError ? null : parsed.prediction, truth: next.text });
-        if (!embed) {
-          const board = parseStateText(ctx.config.env.id, parsed.prediction, template, next.board);
-          const score = scoreWorldModel(board, next.board);
-          rewards.push(!parsed.formatError && score.parsed && score.cellAccuracy >= section.threshold ? 1 : 0);
-        } else rewards.push(0);
-        groups.push(Math.floor(i / section.groupSize));
-      });
-      if (embed) {
-        const texts = predictions.flatMap((p) => [p.predicted ?? '', p.truth]);
-        const vectors = await embed(texts);
-        predictions.forEach((p, i) => { rewards[i] = p.predicted !== null && cosine(vectors[2 * i]!, vectors[2 * i + 1]!) >= section.threshold ? 1 : 0; });
+      const generated = flatPrompts.length === 0 ? [] : await runtime.generate(flatPrompts, { maxNewTokens: section.maxNewTokens, temperature: limits.temperature, topP: limits.topP, topK: limits.topK, seed: ctx.config.seeds.base * 97 + step, stop: ['</prediction>'] });
+      // 3. binarised similarity to the true next state
+      const groups = generated.map((_, i) => Math.floor(i / section.groupSize));
+      const texts = generated.map((g) => predictedText(g.text));
+      let rewards = texts.map((text, i) => (embed ? 0 : structuredReward(ctx.config.env.id, text, template, examples[groups[i]!]!.truthBoard, section.threshold)));
+      if (embed && texts.length > 0) {
+        const vectors = await embed(texts.flatMap((text, i) => [text, examples[groups[i]!]!.truthText]));
+        rewards = texts.map((text, i) => (text.length > 0 && cosine(vectors[2 * i]!, vectors[2 * i + 1]!) >= section.threshold ? 1 : 0));
       }
-      // 4. subsample examples already right in every sample; GRPO rows
-      const keepGroup = sessions.map((_, e) => {
+      // 4. subsample examples already right in every sample; GRPO rows (the RL stage's builder)
+      const subsample = createRng(ctx.config.seeds.base * 1_013 + step);
+      const keepGroup = examples.map((_, e) => {
         const rs = rewards.slice(e * section.groupSize, (e + 1) * section.groupSize);
         return rs.every((r) => r === 1) ? subsample() < section.keepCorrectFraction : true;
       });
-      const advantages = grpoAdvantages(rewards, groups);
-      const rows: TrainRow[] = [];
-      const samples = generated.map((g, i) => ({ ids: [...flatPrompts[i]!, ...g.ids], start: flatPrompts[i]!.length, i })).filter((s) => keepGroup[groups[s.i]!] && s.ids.length > s.start && s.ids.length <= runtime.maxContext);
-      const old = await runtime.tokenStats(samples, false);
-      const ref = reference ? await reference.tokenStats(samples, false) : null;
-      samples.forEach((s, k) => {
-        const mask = s.ids.map((_, t) => (t >= s.start ? 1 : 0));
-        rows.push({ ids: s.ids, arrays: { lossMask: mask, oldLogprobs: old[k]!.logprobs, advantages: mask.map((m) => m * advantages[s.i]!), ...(ref ? { refLogprobs: ref[k]!.logprobs } : {}) } });
-      });
-      const stats: Array<Record<string, number>> = [];
-      for (let b = 0; b < rows.length; b += 8) stats.push(await runtime.trainStep('grpo', rows.slice(b, b + 8), { clipLow: 0.2, clipHigh: 0.28, dualClip: 3, entropyCoef: 0, klCoef: reference ? section.klCoef : 0, klEstimator: 'k3' }, section.lr, 1));
+      const samples: TurnSample[] = generated
+        .map((g, i) => ({ episode: i, turn: 0, ids: [...flatPrompts[i]!, ...g.ids], responseStart: flatPrompts[i]!.length }))
+        .filter((s) => keepGroup[groups[s.episode]!] && s.ids.length > s.responseStart && s.ids.length <= runtime.maxContext);
+      const stats = await samplingStats(runtime, samples, { reference, batchSize: section.miniBatchSize });
+      const rows: TrainRow[] = buildGrpoRows(samples, rewards, groups, stats).rows;
+      const updates: Array<Record<string, number>> = [];
+      for (let b = 0; b < rows.length; b += section.miniBatchSize) {
+        await breathe();
+        if (ctx.signal.aborted) break;
+        updates.push(await runtime.trainStep('grpo', rows.slice(b, b + section.miniBatchSize), lossParams, section.lr, section.gradClip));
+      }
+      if (ctx.signal.aborted) break;
       const accuracy = rewards.reduce((a, c) => a + c, 0) / Math.max(1, rewards.length);
-      ctx.metric(step + 1, { ...meanStats(stats), 'rwml/predictionReward': accuracy, 'rwml/keptExamples': keepGroup.filter(Boolean).length });
+      ctx.metric(step + 1, { ...meanStats(updates), 'rwml/predictionReward': accuracy, 'rwml/examples': examples.length, 'rwml/keptExamples': keepGroup.filter(Boolean).length });
       ctx.progress(step + 1, section.steps, `RWML step ${step + 1}/${section.steps}: prediction reward ${(accuracy * 100).toFixed(0)}%`);
+      checkpoint = await writeCheckpoint(ctx, runtime, step + 1 === section.steps ? `rwml-${section.steps}` : 'rwml-latest', step + 1, { predictionReward: accuracy }, from);
+      ctx.saveState({ nextStep: step + 1, checkpoint });
     }
-    if (!ctx.signal.aborted) checkpoint = await writeCheckpoint(ctx, runtime, `rwml-${section.steps}`, section.steps, {}, from);
     runtime.dispose();
     reference?.dispose();
     if (ctx.signal.aborted) return {};
+    if (firstStep >= section.steps && state?.checkpoint) checkpoint = state.checkpoint;
     return { checkpoint, steps: section.steps, similarity: section.similarity, wallSeconds: elapsedSeconds(started) };
   },
 };

@@ -4,9 +4,12 @@
 // structural filter and ground-truth replacement (core/train/selfplay-data.ts); rows are split by
 // whole game and written to datasets/sft-{train,val}.jsonl with the original and corrected text
 // side by side, plus datasets/filter-report.json and datasets/sft-stats.json.
+import { join } from 'node:path';
+import type { EpisodeRecord } from '../api/records.js';
 import type { StageDefinition } from '../api/stage.js';
+import { readJsonl } from '../storage/jsonl.js';
 import { stageSection } from './plan.js';
-import { playEpisodes, groupSpecs, rolloutMetrics } from './rollout.js';
+import { playEpisodes, groupSpecs, rolloutMetrics, type RolloutResult } from './rollout.js';
 import { rolloutDeps, runTemplate, sessionFactory } from './episodes.js';
 import { buildSftRows } from './selfplay-data.js';
 import { splitByGame } from './split.js';
@@ -23,8 +26,33 @@ export const selfplayStage: StageDefinition = {
     ctx.log('info', `self-play with ${section.policy === 'random' ? 'the random-action generator' : `the policy from ${from}`} on ${section.games} games (seeds ${ctx.config.seeds.selfplayStart}…)`);
     const specs = groupSpecs('selfplay', ctx.config.seeds.selfplayStart, 0, section.games, 1);
     const deps = rolloutDeps(ctx.config, runtime, limits, { runId: ctx.runId, stage: 'selfplay', step: 0, runDir: ctx.runDir }, { random: section.policy === 'random', seed: ctx.config.seeds.base + 3, signal: ctx.signal });
-    deps.onTurn = (done, total) => ctx.progress(done, total, `self-play games ${done}/${total}`);
-    const results = await playEpisodes(specs, limits, ctx.config.seeds.base * 7 + 11, deps);
+    // One rollout batch at a time (the same batches and seeds as one playEpisodes call over all games). Each finished
+    // batch is kept in a partial file and counted in state.json, so a stop keeps the games already played.
+    const seed = ctx.config.seeds.base * 7 + 11;
+    const state = ctx.loadState() as { done?: number; file?: string } | null;
+    // (a stop between the append and the state write leaves one batch more in the file than counted: it is played again)
+    const kept = state?.file ? readJsonl<EpisodeRecord>(join(ctx.runDir, state.file)).rows.slice(0, state.done ?? 0) : [];
+    const resumed = state?.file && state.done && kept.length === state.done;
+    let done = resumed ? state.done! : 0;
+    // a fresh partial file each attempt, starting with the games kept, so an uncounted batch never lingers in it
+    const partial = `stages/selfplay/partial-${Date.now()}.jsonl`;
+    const results: Array<Pick<RolloutResult, 'record'>> = resumed ? kept.map((record) => ({ record })) : [];
+    if (resumed) {
+      ctx.appendJsonl(partial, kept);
+      ctx.saveState({ done, file: partial });
+      ctx.log('info', `self-play: resuming after ${done} of ${specs.length} games`);
+    }
+    else if (state?.done) ctx.log('warn', `self-play: the saved games (${kept.length} of ${state.done}) do not match its state; playing from the first game`);
+    for (let start = done; start < specs.length; start += limits.batchSize) {
+      if (ctx.signal.aborted) break;
+      const played = await playEpisodes(specs.slice(start, start + limits.batchSize), limits, seed + start * 7919, deps);
+      if (ctx.signal.aborted) break;                                   // a batch cut short is dropped, never kept half-played
+      ctx.appendJsonl(partial, played.map((r) => r.record));
+      results.push(...played);
+      done = start + played.length;
+      ctx.saveState({ done, file: partial });
+      ctx.progress(done, specs.length, `self-play games ${done}/${specs.length}`);
+    }
     if (ctx.signal.aborted) { runtime.dispose(); return {}; }
     for (const r of results) ctx.episode('selfplay', r.record);
     ctx.metric(0, rolloutMetrics(results), { episodes: results.length });

@@ -3,8 +3,11 @@
 // system, user or environment text. Two modes:
 //   paper           the true-state spans (observation and prediction contents) are trained on
 //                   (the paper's version: the model learns to write the true states)
-//   maskStateSpans  those contents are excluded (the released code's behaviour; an ablation);
-//                   the tags themselves, the reasoning and the answer stay in the loss.
+//   maskStateSpans  those contents are excluded (the paper's "state spans masked" ablation);
+//                   the tags themselves, the reasoning and the answer stay in the loss. The
+//                   released code comes close to it by another road: it swaps the states for
+//                   placeholder tokens and masks the token after each placeholder (off by one),
+//                   adds a double <think> and keeps no state text in the history.
 // Masks are aligned with chat.ids: mask[i] = 1 means token i is a target with loss.
 import { clearRanges, findTagContents, messageTokenRanges, roleMask } from '../model/chat.js';
 import type { ChatMessage, FormattedChat } from '../model/chat.js';

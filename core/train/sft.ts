@@ -1,7 +1,7 @@
 // SFT stage: finetune on the self-play rows (datasets/sft-train.jsonl). Loss on the model's own
 // turn only (the last assistant message of each row and its end token); by default it covers the
 // true-state spans (the paper's version); `maskStateSpans` drops the observation/prediction
-// contents from the loss (the released code's behaviour, an ablation). Cosine schedule with
+// contents from the loss (the paper's ablation; the released code ends up close to it). Cosine schedule with
 // warmup, validation loss each epoch (games never seen in training), a checkpoint per epoch, and
 // state perplexity on the validation rows before and after. Resumes after the last finished epoch.
 import { existsSync } from 'node:fs';
@@ -17,14 +17,26 @@ import { elapsedSeconds, loadStartingModel, mean, meanStats, writeCheckpoint } f
 import { breathe } from './breathe.js';
 import { loadRuntime, type ModelRuntime, type TrainRow } from './runtime.js';
 import { sftFile } from '../storage/run-files.js';
+import { sampleEvery, writeSample } from './samples.js';
 
 interface Row { id: string; episodeId: string; messages: ChatMessage[] }
 
-function toTrainRows(runtime: ModelRuntime, rows: Row[], maxLength: number, maskStateSpans: boolean): TrainRow[] {
+/** The forced start of every reply at generation (EpisodeSession.generationPrefix). */
+export const GENERATION_PREFIX = '<think>';
+
+/**
+ * A training chat tokenised as generation saw it: the forced `<think>` of each assistant reply
+ * is encoded on its own (with BPE, `<think><observation>` encoded whole can merge `><`; audit B9).
+ */
+export function formatTrainingChat(runtime: Pick<ModelRuntime, 'tokenizer'>, messages: ChatMessage[]) {
+  return formatChat(messages, runtime.tokenizer, { generationPrefix: GENERATION_PREFIX });
+}
+
+export function toTrainRows(runtime: ModelRuntime, rows: Array<{ messages: ChatMessage[] }>, maxLength: number, maskStateSpans: boolean): TrainRow[] {
   const out: TrainRow[] = [];
   for (const row of rows) {
     const { messages } = runtime.formatForTraining(row.messages, maxLength);
-    const chat = formatChat(messages, runtime.tokenizer);
+    const chat = formatTrainingChat(runtime, messages);
     if (chat.ids.length > runtime.maxContext) continue;
     out.push({ ids: chat.ids, arrays: { lossMask: sftLossMask(chat, messages, runtime.tokenizer, { maskStateSpans }) } });
   }
@@ -49,13 +61,15 @@ export const sftStage: StageDefinition = {
     const section = stageSection(ctx.config, 'sft');
     const trainRows = ctx.readJsonl<Row>(sftFile('train'));
     const valRows = ctx.readJsonl<Row>(sftFile('val'));
-    const state = ctx.loadState() as { epoch?: number; checkpoint?: string; step?: number } | null;
+    // epoch: epochs completed; batch: batches of the next epoch already trained (a stop mid-epoch saves them)
+    const state = ctx.loadState() as { epoch?: number; checkpoint?: string; step?: number; batch?: number } | null;
     let runtime: ModelRuntime;
     let from: string;
     if (state?.checkpoint && existsSync(join(state.checkpoint, 'config.json'))) {
       runtime = await loadRuntime(state.checkpoint, { valueHead: false, resume: true });
       from = state.checkpoint;
-      ctx.log('info', `sft: resuming after epoch ${state.epoch} from ${from}`);
+      const at = state.batch ? `in epoch ${(state.epoch ?? 0) + 1} after batch ${state.batch} (step ${state.step})` : `after epoch ${state.epoch}`;
+      ctx.log('info', `sft: resuming ${at} from ${from}`);
     } else {
       ({ runtime, from } = await loadStartingModel(ctx, { valueHead: false }));
     }
@@ -68,20 +82,32 @@ export const sftStage: StageDefinition = {
     const train = toTrainRows(runtime, trainRows, section.maxLength, section.maskStateSpans);
     const val = toTrainRows(runtime, valRows, section.maxLength, section.maskStateSpans);
     const pplRows = (valRows.length > 0 ? valRows : trainRows).slice(0, 32);
-    const pplBefore = state?.epoch ? null : await statePerplexity(runtime, pplRows, section.maxLength);
+    const pplBefore = state?.epoch || state?.batch ? null : await statePerplexity(runtime, pplRows, section.maxLength);
     if (pplBefore) ctx.metric(0, { 'sft/statePerplexityBefore': pplBefore.perplexity });
     const stepsPerEpoch = Math.max(1, Math.ceil(train.length / section.batchSize));
     const totalSteps = stepsPerEpoch * section.epochs;
     const warmupSteps = Math.round(totalSteps * section.warmupFraction);
     let step = state?.step ?? 0;
+    const limits = stageSection(ctx.config, 'rollout');
+    const sampleRow = [...valRows, ...trainRows].find((r) => r.messages.length > 1 && r.messages[r.messages.length - 1]!.role === 'assistant') ?? null;
+    const every = sampleEvery(totalSteps);
     let checkpoint = from;
     runtime.ensureOptimizer(section.weightDecay);
     for (let epoch = (state?.epoch ?? 0) + 1; epoch <= section.epochs; epoch++) {
       const order = shuffleInPlace(train.map((_, i) => i), createRng(ctx.config.seeds.base * 31 + epoch));
       const epochStats: Array<Record<string, number>> = [];
-      for (let b = 0; b < stepsPerEpoch; b++) {
+      const firstBatch = epoch === (state?.epoch ?? 0) + 1 ? Math.min(state?.batch ?? 0, stepsPerEpoch) : 0;
+      for (let b = firstBatch; b < stepsPerEpoch; b++) {
         await breathe();
-        if (ctx.signal.aborted) { runtime.dispose(); return {}; }
+        if (ctx.signal.aborted) {
+          // keep the steps done in this epoch: the same shuffled order resumes at batch b
+          if (b > firstBatch) {
+            checkpoint = await writeCheckpoint(ctx, runtime, 'sft-latest', step, {}, from);
+            ctx.saveState({ epoch: epoch - 1, batch: b, checkpoint, step });
+          }
+          runtime.dispose();
+          return {};
+        }
         const batch = order.slice(b * section.batchSize, (b + 1) * section.batchSize).map((i) => train[i]!);
         const lr = learningRate(step, { lr: section.lr, warmupSteps, totalSteps, kind: 'cosine' });
         const stats = await runtime.trainStep('sft', batch, {}, lr, section.gradClip);
@@ -89,6 +115,13 @@ export const sftStage: StageDefinition = {
         ctx.metric(step, { 'losses/sft': stats['losses/sft']!, 'charts/lr': lr, 'charts/gradNorm': stats['charts/gradNorm']! });
         step++;
         ctx.progress(step, totalSteps, `SFT epoch ${epoch}/${section.epochs}, step ${step}/${totalSteps}`);
+        if (sampleRow && (step % every === 0 || step === totalSteps)) {
+          // what the model writes now for a held-out prompt, beside the corrected reply it learns (samples/sft.jsonl)
+          await writeSample(ctx, runtime, {
+            step, messages: sampleRow.messages.slice(0, -1), target: sampleRow.messages[sampleRow.messages.length - 1]!.content,
+            maxNewTokens: limits.maxNewTokens, maxContextTokens: limits.maxContextTokens,
+          });
+        }
       }
       const valLoss = val.length > 0 ? await validationLoss(runtime, val, section.batchSize) : Number.NaN;
       const trainLoss = meanStats(epochStats)['losses/sft'] ?? Number.NaN;

@@ -1,18 +1,29 @@
 // Helpers shared by the pipeline's stages: which model a stage starts from, checkpoint paths,
 // and a small timer for wall-clock reporting.
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import type { StageContext } from '../api/stage.js';
+import { checkpointRef } from '../storage/run-files.js';
+import { verifyCheckpoint } from '../model/checkpoint.js';
 import { createRuntime, loadRuntime, saveRuntime, useBackend, type ModelRuntime } from './runtime.js';
 import { methodPlan } from './plan.js';
 
-/** The checkpoint folder a stage should start from: the latest earlier stage's output, else the base model. */
+/**
+ * The checkpoint folder a stage should start from: the latest earlier stage's output, else the base
+ * model. An earlier stage that names a checkpoint which is gone is an error (never a fresh model in
+ * its place: the run would silently train from random weights).
+ */
 export function startingCheckpoint(ctx: StageContext): string | null {
   const plan = methodPlan(ctx.config);
   const before = plan.slice(0, Math.max(0, plan.indexOf(ctx.stage)));
   for (let i = before.length - 1; i >= 0; i--) {
-    const out = ctx.previous[before[i]!];
-    if (out && typeof out.checkpoint === 'string' && existsSync(join(out.checkpoint, 'config.json'))) return out.checkpoint;
+    const stage = before[i]!;
+    const out = ctx.previous[stage];
+    if (!out || typeof out.checkpoint !== 'string' || out.checkpoint === '') continue;
+    if (existsSync(join(out.checkpoint, 'config.json'))) return out.checkpoint;
+    const ref = checkpointRef(ctx.runDir, out.checkpoint);
+    throw new Error(`stage ${ctx.stage} starts from the checkpoint of stage ${stage}, ${ref}, but that folder is missing or incomplete (no config.json). `
+      + `Restore it, or delete runs/${ctx.runId}/stages/${stage}/done.json to run stage ${stage} again; the run will not continue from a fresh model`);
   }
   const model = ctx.config.model;
   if (model.source !== 'preset') {
@@ -22,13 +33,39 @@ export function startingCheckpoint(ctx: StageContext): string | null {
   return null;
 }
 
+let backendShown: string | null = null;   // the backend summary already logged by this engine process
+
+/**
+ * The backend line for the log: once per engine process (not at every stage start), the backend
+ * and its features at info, the backends not taken and why (often long) at debug.
+ */
+export function backendLogLines(summary: string): Array<['info' | 'debug', string]> {
+  if (summary === backendShown) return [];
+  backendShown = summary;
+  const at = summary.indexOf('; not used: ');
+  if (at < 0) return [['info', summary]];
+  return [
+    ['info', `${summary.slice(0, at)} (other backends not available: see the debug line)`],
+    ['debug', `backends not used: ${summary.slice(at + '; not used: '.length)}`],
+  ];
+}
+
 /** Load the model a stage starts from (a fresh preset model when there is nothing earlier). */
 export async function loadStartingModel(ctx: StageContext, opts: { valueHead: boolean; seed?: number }): Promise<{ runtime: ModelRuntime; from: string }> {
-  const summary = await useBackend(ctx.config);
-  ctx.log('info', summary);
+  for (const [level, line] of backendLogLines(await useBackend(ctx.config))) ctx.log(level, line);
   const dir = startingCheckpoint(ctx);
   if (dir) return { runtime: await loadRuntime(dir, { valueHead: opts.valueHead }), from: dir };
   return { runtime: await createRuntime(ctx.config, { seed: opts.seed ?? ctx.config.seeds.base, valueHead: opts.valueHead }), from: `fresh ${ctx.config.model.preset} model (seed ${opts.seed ?? ctx.config.seeds.base})` };
+}
+
+/**
+ * Problems that make a stored checkpoint unusable (empty = intact): config.json missing, or files
+ * that do not match the hashes in manifest.json (a damaged cache must not be reused by every
+ * later run).
+ */
+export async function checkpointProblems(dir: string): Promise<string[]> {
+  if (!existsSync(join(dir, 'config.json'))) return [`${join(dir, 'config.json')}: missing`];
+  try { return await verifyCheckpoint(dir); } catch (err) { return [(err as Error).message]; }
 }
 
 export function checkpointDir(ctx: StageContext, name: string): string {
@@ -37,7 +74,9 @@ export function checkpointDir(ctx: StageContext, name: string): string {
 
 export async function writeCheckpoint(ctx: StageContext, runtime: ModelRuntime, name: string, step: number, metrics: Record<string, number> = {}, parent: string | null = null): Promise<string> {
   const dir = checkpointDir(ctx, name);
-  await saveRuntime(runtime, dir, { stage: ctx.stage, step, runId: ctx.runId, parent, metrics, config: ctx.config });
+  // the parent is stored relative to the project when it is one of its checkpoints (moved/copied projects)
+  const parentRef = parent && isAbsolute(parent) ? checkpointRef(ctx.runDir, parent) : parent;
+  await saveRuntime(runtime, dir, { stage: ctx.stage, step, runId: ctx.runId, parent: parentRef, metrics, config: ctx.config });
   ctx.checkpoint(step, dir);
   return dir;
 }

@@ -87,6 +87,12 @@ export function summaryMetrics(summary: EvalSummary, prefix = 'eval'): Record<st
     [`${prefix}/collapse/repeatedRunRate`]: summary.collapse.repeatedRunRate,
     [`${prefix}/collapse/inputDependence`]: summary.collapse.inputDependence,
   };
+  // Scored (well-formed) turns: with none, the world-model accuracies are not 0 but undefined, so they are left out.
+  out[`${prefix}/wmTurns`] = summary.wm.prediction.turns;
+  for (const side of ['Observation', 'Prediction'] as const) {
+    if (summary.wm[side === 'Observation' ? 'observation' : 'prediction'].turns > 0) continue;
+    for (const m of ['Exact', 'CellAccuracy', 'EntityF1']) delete out[`${prefix}/wm${side}${m}`];
+  }
   for (const [k, v] of Object.entries(summary.passAtK)) out[`${prefix}/passAt${k}`] = v.mean;
   for (const key of Object.keys(out)) if (!Number.isFinite(out[key]!)) delete out[key];
   return out;

@@ -20,6 +20,7 @@ import StudiesView from './views/StudiesView.js';
 type ViewModule = { default: ComponentType<ViewProps> };
 const seeingViews = import.meta.glob<ViewModule>([
   './views/TraceView.tsx', './views/ReplayView.tsx', './views/TemplatesView.tsx', './views/DatasetView.tsx',
+  './views/ProbeView.tsx',
 ]);
 function lazyView(file: string): LazyExoticComponent<ComponentType<ViewProps>> | null {
   const loader = seeingViews[`./views/${file}.tsx`];
@@ -29,6 +30,7 @@ const TraceView = lazyView('TraceView');
 const ReplayView = lazyView('ReplayView');
 const TemplatesView = lazyView('TemplatesView');
 const DatasetView = lazyView('DatasetView');
+const ProbeView = lazyView('ProbeView');
 
 /** An engine exit the user must hear about (a crash, a kill, OOM) — not a normal end of a run. */
 export function isAbnormalExit(e: { code: number | null; signal: string | null; reason: string }): boolean {
@@ -153,6 +155,7 @@ export function App({ client }: { client: Client }) {
       case 'replay': return seeing(ReplayView, 'Replay');
       case 'templates': return seeing(TemplatesView, 'Template editor');
       case 'datasets': return seeing(DatasetView, 'Dataset browser');
+      case 'probe': return seeing(ProbeView, 'World-model probe');
     }
   };
   const seeing = (View: LazyExoticComponent<ComponentType<ViewProps>> | null, title: string) => {
@@ -166,6 +169,7 @@ export function App({ client }: { client: Client }) {
       case 'trace': return lastRunId ? { view: 'trace', runId: lastRunId } : { view: 'trace' };
       case 'replay': return lastRunId ? { view: 'replay', runId: lastRunId } : { view: 'replay' };
       case 'datasets': return lastRunId ? { view: 'datasets', runId: lastRunId } : { view: 'datasets' };
+      case 'probe': return lastRunId ? { view: 'probe', runId: lastRunId } : { view: 'probe' };
       case 'compare': return { view: 'compare', runIds: route.view === 'compare' ? route.runIds : [] };
       default: return parseRoute(`#/${view}`);
     }
@@ -178,7 +182,7 @@ export function App({ client }: { client: Client }) {
       <header className="topbar">
         <div className="brand"><img src="./icon.svg" alt="" />SPA Workbench</div>
         <span className="project" data-testid="current-project" title={projectPath}>
-          {project ? <>{project.name} <span className="faint">— {project.path}</span></> : <span className="faint">no project open</span>}
+          {project ? <>{project.name}{project.readOnly ? <span className="badge" data-testid="read-only-badge" style={{ marginLeft: 6 }}>read-only</span> : null} <span className="faint">— {project.path}</span></> : <span className="faint">no project open</span>}
         </span>
         <span className="spacer" />
         {connection !== 'open' && <span className={connection === 'closed' ? 'bad' : 'warn'} data-testid="connection-state">{connection === 'closed' ? 'disconnected — retrying…' : 'connecting…'}</span>}
@@ -207,6 +211,15 @@ export function App({ client }: { client: Client }) {
             <div className="details">{n.message}</div>
           </div>
         ))}
+        {project?.readOnly && (
+          <div className="banner info" role="status" data-testid="read-only-banner">
+            <div className="title">Watching read-only{project.holder ? `: process ${project.holder.pid} (${project.holder.purpose}) on ${project.holder.host} holds this project` : ''}</div>
+            <div className="details">
+              Its runs update live from the project files. Changes (new runs, resume, rename, templates) are made in that process.
+              {project.holder?.canStop ? ' Stop on a running run asks it to stop after the current step, as `spa-workbench stop` does.' : ' Stop its runs there (its window, or Ctrl-C in its terminal).'}
+            </div>
+          </div>
+        )}
         <ErrorBanner error={error} onDismiss={() => setError(null)} />
         {renderView()}
       </main>

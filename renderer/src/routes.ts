@@ -9,10 +9,11 @@ export type Route =
   | { view: 'run'; runId: string }
   | { view: 'compare'; runIds: string[] }
   | { view: 'studies'; name?: string }
-  | { view: 'trace'; runId?: string; episodeId?: string }
+  | { view: 'trace'; runId?: string; episodeId?: string; filters?: Record<string, string> }
   | { view: 'replay'; runId?: string; episodeId?: string; otherRunId?: string }
   | { view: 'templates'; templateName?: string; runId?: string }
-  | { view: 'datasets'; runId?: string };
+  | { view: 'datasets'; runId?: string }
+  | { view: 'probe'; runId?: string; params?: Record<string, string> };
 
 export type RouteView = Route['view'];
 
@@ -27,6 +28,7 @@ export const NAV_SECTIONS: ReadonlyArray<{ view: RouteView; label: string; needs
   { view: 'replay', label: 'Replay', needsProject: true },
   { view: 'templates', label: 'Templates', needsProject: true },
   { view: 'datasets', label: 'Datasets', needsProject: true },
+  { view: 'probe', label: 'Probe', needsProject: true },
 ];
 
 const enc = encodeURIComponent;
@@ -41,7 +43,7 @@ export function formatRoute(route: Route): string {
     case 'run': return `#/run/${enc(route.runId)}`;
     case 'compare': return `#/compare/${route.runIds.map(enc).join(',')}`;
     case 'studies': return route.name ? `#/studies/${enc(route.name)}` : '#/studies';
-    case 'trace': return `#/trace${route.runId ? `/${enc(route.runId)}` : ''}${route.runId && route.episodeId ? `/${enc(route.episodeId)}` : ''}`;
+    case 'trace': return `#/trace${route.runId ? `/${enc(route.runId)}` : ''}${route.runId && route.episodeId ? `/${enc(route.episodeId)}` : ''}${queryString(route.filters)}`;
     case 'replay': {
       const q = route.otherRunId ? `?other=${enc(route.otherRunId)}` : '';
       return `#/replay${route.runId ? `/${enc(route.runId)}` : ''}${route.runId && route.episodeId ? `/${enc(route.episodeId)}` : ''}${q}`;
@@ -51,8 +53,21 @@ export function formatRoute(route: Route): string {
       return `#/templates${route.templateName ? `/${enc(route.templateName)}` : ''}${q}`;
     }
     case 'datasets': return `#/datasets${route.runId ? `/${enc(route.runId)}` : ''}`;
+    case 'probe': return `#/probe${route.runId ? `/${enc(route.runId)}` : ''}${queryString(route.params)}`;
   }
 }
+
+/** `?a=1&b=x` from a string map (empty values left out; keys sorted so equal state gives one URL). */
+function queryString(params: Record<string, string> | undefined): string {
+  const entries = Object.entries(params ?? {}).filter(([, v]) => v !== '').sort(([a], [b]) => a.localeCompare(b));
+  return entries.length ? `?${new URLSearchParams(entries).toString()}` : '';
+}
+
+const queryMap = (query: URLSearchParams): Record<string, string> | undefined => {
+  const out: Record<string, string> = {};
+  query.forEach((v, k) => { if (v !== '') out[k] = v; });
+  return Object.keys(out).length ? out : undefined;
+};
 
 /** Hash string → Route; anything unrecognised falls back to the projects page. */
 export function parseRoute(hash: string): Route {
@@ -67,7 +82,14 @@ export function parseRoute(hash: string): Route {
     case 'run': return a ? { view: 'run', runId: a } : { view: 'runs' };
     case 'compare': return { view: 'compare', runIds: (pathPart.split('/')[1] ?? '').split(',').filter(Boolean).map(dec) };
     case 'studies': return a ? { view: 'studies', name: a } : { view: 'studies' };
-    case 'trace': return a ? { view: 'trace', runId: a, ...(b ? { episodeId: b } : {}) } : { view: 'trace' };
+    case 'trace': {
+      const filters = queryMap(query);
+      return a ? { view: 'trace', runId: a, ...(b ? { episodeId: b } : {}), ...(filters ? { filters } : {}) } : { view: 'trace' };
+    }
+    case 'probe': {
+      const params = queryMap(query);
+      return { view: 'probe', ...(a ? { runId: a } : {}), ...(params ? { params } : {}) };
+    }
     case 'replay': {
       const other = query.get('other');
       return { view: 'replay', ...(a ? { runId: a } : {}), ...(a && b ? { episodeId: b } : {}), ...(other ? { otherRunId: other } : {}) };
@@ -85,7 +107,7 @@ export function parseRoute(hash: string): Route {
 export function routeRunId(route: Route): string | undefined {
   switch (route.view) {
     case 'run': case 'trace': case 'replay': return route.runId;
-    case 'templates': case 'datasets': return route.runId;
+    case 'templates': case 'datasets': case 'probe': return route.runId;
     case 'compare': return route.runIds[0];
     default: return undefined;
   }

@@ -370,7 +370,7 @@ class Worker:
             self.device, self.autocast = torch.device("cpu"), False
             self.device_name = "cpu (%d threads)" % torch.get_num_threads()
         self.model = None
-        self.opt = None          # {"m": {...}, "v": {...}, "step": int, "wd": float}
+        self.opts = {}           # slot -> {"m": {...}, "v": {...}, "step": int, "wd": float}; "main", plus "value" for a value view
         self.graph = None        # outputs of the last `forward`, kept for `backward`
 
     def hello(self, h, a):
@@ -401,7 +401,7 @@ class Worker:
             model.w[name] = t.to(self.device).clone().requires_grad_(bool(h.get("trainable", True)))
         if problems:
             raise ValueError("weights do not match the config: " + "; ".join(problems[:10]))
-        self.model, self.opt, self.graph = model, None, None
+        self.model, self.opts, self.graph = model, {}, None
         return {"parameters": sum(t.numel() for t in model.params())}, {}
 
     def _seg(self, a):
@@ -437,20 +437,24 @@ class Worker:
             p.grad = None
         return {}, {}
 
-    def _ensure_opt(self, wd):
-        if self.opt is None:
+    def _ensure_opt(self, wd, slot="main"):
+        if slot not in self.opts:
             names = self.model.names()
-            self.opt = {"m": {n: torch.zeros_like(self.model.w[n]) for n in names},
-                        "v": {n: torch.zeros_like(self.model.w[n]) for n in names}, "step": 0, "wd": wd}
-        return self.opt
+            self.opts[slot] = {"m": {n: torch.zeros_like(self.model.w[n]) for n in names},
+                               "v": {n: torch.zeros_like(self.model.w[n]) for n in names}, "step": 0, "wd": wd}
+        return self.opts[slot]
 
     def optimizer(self, h, a):
-        self._ensure_opt(float(h.get("weightDecay", 0.01)))["wd"] = float(h.get("weightDecay", 0.01))
+        self._ensure_opt(float(h.get("weightDecay", 0.01)), h.get("slot", "main"))["wd"] = float(h.get("weightDecay", 0.01))
+        return {}, {}
+
+    def drop_optimizer(self, h, a):
+        self.opts.pop(h.get("slot", "main"), None)
         return {}, {}
 
     def load_optimizer(self, h, a):
         tensors, meta = read_safetensors(h["path"])
-        opt = self._ensure_opt(float(h.get("weightDecay", 0.01)))
+        opt = self._ensure_opt(float(h.get("weightDecay", 0.01)), h.get("slot", "main"))
         problems = []
         for n in self.model.names():
             for slot, key in (("m", n + ".exp_avg"), ("v", n + ".exp_avg_sq")):
@@ -465,16 +469,18 @@ class Worker:
         return {"step": opt["step"]}, {}
 
     def apply(self, h, a):
-        """Gradients summed over chunks (each already times its token weight) / total weight, clipped, AdamW (core/model/optim.ts)."""
-        opt = self._ensure_opt(float(h.get("weightDecay", 0.01)))
+        """Gradients summed over chunks (each already times its token weight) / total weight, clipped, AdamW
+        (core/model/optim.ts). A weight the loss did not reach has no gradient and is left alone, moments included."""
+        opt = self._ensure_opt(float(h.get("weightDecay", 0.01)), h.get("slot", "main"))
         opt["wd"] = float(h.get("weightDecay", opt["wd"]))
-        names = self.model.names()
         total = float(h["totalWeight"])
         grads = {}
-        for n in names:
+        for n in self.model.names():
             g = self.model.w[n].grad
-            grads[n] = (g / total) if g is not None else torch.zeros_like(self.model.w[n])
+            if g is not None:
+                grads[n] = g / total
             self.model.w[n].grad = None
+        names = list(grads.keys())
         norm = math.sqrt(sum(float((g.double() ** 2).sum()) for g in grads.values()))
         if not math.isfinite(norm):
             raise ValueError("the gradient norm is %s (not finite): the step was not applied; check the learning rate and the batch" % norm)
@@ -578,13 +584,14 @@ class Worker:
     def save(self, h, a):
         write_safetensors(h["weights"], {n: self.model.w[n] for n in self.model.names()}, {"format": "pt"})
         out = {"optimizerStep": None}
-        if h.get("optimizer") and self.opt is not None:
+        opt = self.opts.get("main")
+        if h.get("optimizer") and opt is not None:
             state = {}
             for n in self.model.names():
-                state[n + ".exp_avg"] = self.opt["m"][n]
-                state[n + ".exp_avg_sq"] = self.opt["v"][n]
-            write_safetensors(h["optimizer"], state, {"format": "pt", "step": self.opt["step"]})
-            out["optimizerStep"] = self.opt["step"]
+                state[n + ".exp_avg"] = opt["m"][n]
+                state[n + ".exp_avg_sq"] = opt["v"][n]
+            write_safetensors(h["optimizer"], state, {"format": "pt", "step": opt["step"]})
+            out["optimizerStep"] = opt["step"]
         return out, {}
 
     def crash(self, h, a):   # tests: a worker that dies mid-request

@@ -92,8 +92,12 @@ test('app:// serves the renderer build with the strict CSP and nothing outside i
   expect(index.headers['content-security-policy']).toContain("script-src 'self'");
   expect(index.headers['content-security-policy']).not.toContain('unsafe-eval');
   expect(index.head).toContain('<!doctype html>');
-  const outside = (await main.request('fetch', { url: `${APP}/%2e%2e/%2e%2e/package.json` })).result as { status: number };
+  const outside = (await main.request('fetch', { url: `${APP}/%2e%2e/%2e%2e/package.json` })).result as { status: number; headers: Record<string, string> };
   expect(outside.status).toBe(404);
+  expect(outside.headers['content-security-policy']).toContain("default-src 'self'");   // a 404 carries the CSP too (issue 10)
+  const missing = (await main.request('fetch', { url: `${APP}/no-such-file.js` })).result as { status: number; headers: Record<string, string> };
+  expect(missing.status).toBe(404);
+  expect(missing.headers['content-security-policy']).toContain("default-src 'self'");
 });
 
 test('IPC: the app frame may call the API, any other frame is refused', async () => {

@@ -148,7 +148,7 @@ test('a smoke SPA run started from the form trains through every stage', async (
   await expect(page.getByTestId('stage-rl')).toHaveAttribute('data-stage-status', 'completed');
   await expect(page.getByTestId('charts').locator('canvas').first()).toBeVisible();
   // the final evaluation as number tiles: every metric name readable (long camelCase names wrap)
-  await expect(page.getByTestId('value-eval/wmObservationCellAccuracy')).toBeVisible();
+  await expect(page.getByTestId('value-eval/collapse/distinctResponseRatio')).toBeVisible();   // (no eval/wm… accuracies over 0 well-formed turns)
   expect(await clippedTexts(page, '[data-testid="charts"] .value-tile .value-name')).toEqual([]);
   expect(await clippedTexts(page, '[data-testid="stage-pipeline"] .stage-title')).toEqual([]);
   await expectNoSidewaysScroll(page);
@@ -256,7 +256,7 @@ test('the run table stays virtualised with 1500 runs', async ({ workbench }) => 
   const template = (await api.runs.list()).runs.find((r) => r.id === real.id)!;
   const many: RunSummary[] = Array.from({ length: 1500 }, (_, i) => ({
     ...template, id: `bulk-${String(i).padStart(4, '0')}`, name: `bulk run ${String(i).padStart(4, '0')}`,
-    createdAt: template.createdAt + i * 1000, latest: { 'eval/success': (i % 100) / 100, 'eval/passAt1': (i % 37) / 37 },
+    createdAt: template.createdAt + i * 1000, latest: { 'eval/success': (i % 100) / 100, 'eval/passAt1': (i % 37) / 37, 'eval/passAt4': (i % 41) / 41 },
   }));
   // Answer runs.list with 1500 runs by rewriting the server's reply on the real WebSocket.
   await page.routeWebSocket(/\/api\?token=/, (ws) => {
@@ -299,9 +299,9 @@ test('the run table stays virtualised with 1500 runs', async ({ workbench }) => 
   await table.getByRole('button', { name: 'Columns ▾' }).click();
   await expect(table.getByRole('dialog', { name: 'Column picker' })).toBeVisible();
   const picker = table.getByRole('dialog', { name: 'Column picker' });
-  await picker.getByLabel('Pass@k').uncheck();
+  await picker.getByLabel('Pass@4').uncheck();                 // one Pass@k column per k
   await picker.getByLabel('Size').check();
   await expect(table.locator('th', { hasText: 'Size' })).toBeVisible();
-  await expect(table.locator('th', { hasText: 'Pass@k' })).toHaveCount(0);
+  await expect(table.locator('th', { hasText: 'Pass@4' })).toHaveCount(0);
   await shotBothThemes(page, 'runs-table-1500', 'runs-table-1500-dark', { docs: true });
 });

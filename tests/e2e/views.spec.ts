@@ -93,14 +93,23 @@ test('trace inspector, replay, template editor and dataset browser on a real run
   await expect(page.getByTestId('trace-episode')).toHaveAttribute('data-episode-id', selfplay.id);
   await page.getByRole('button', { name: 'Replay ▶' }).click();
   await expect(page.getByTestId('replay-view')).toBeVisible();
-  const last = selfplay.turns.length;
+  // one frame per executed action (a multi-action turn is several frames), ending each turn on its stored state
+  const last = selfplay.turns.reduce((n, t) => n + Math.max(1, t.actionsExecuted.length), 0);
   await expect(page.getByTestId('replay-position')).toHaveText(`step 0 / ${last}`);
   expect(await drawnKinds(page, '[data-testid="replay-main"]')).toEqual(selfplay.turns[0]!.stateBefore.board.cells.flat());
   await shot(page, 'views-replay-step0', { docs: true });
-  for (let k = 1; k <= last; k++) {
-    await page.keyboard.press('ArrowRight');
-    await expect(page.getByTestId('replay-position')).toHaveText(`step ${k} / ${last}`);
-    expect(await drawnKinds(page, '[data-testid="replay-main"]')).toEqual(selfplay.turns[k - 1]!.stateAfter.board.cells.flat());
+  let k = 0;
+  for (const t of selfplay.turns) {
+    for (let a = 1; a <= Math.max(1, t.actionsExecuted.length); a++) {
+      await page.keyboard.press('ArrowRight');
+      k++;
+      await expect(page.getByTestId('replay-position')).toHaveText(`step ${k} / ${last}`);
+      if (a < t.actionsExecuted.length) {
+        await expect(page.getByTestId('replay-main')).toContainText(`action ${a} of ${t.actionsExecuted.length}`);
+        if (a === 1 && t.actionsExecuted.length > 1) await shot(page, 'views-replay-action-step', { docs: true });
+      }
+    }
+    expect(await drawnKinds(page, '[data-testid="replay-main"]')).toEqual(t.stateAfter.board.cells.flat());
   }
   await shot(page, 'views-replay-end');
   await page.keyboard.press('Home');

@@ -2,12 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { findStudyRuns, parseStudySpec, studyTable, tableMarkdown, writeStudyReport } from '../../core/eval/study.js';
+import { clusteredPassAtK, findStudyRuns, parseStudySpec, studyTable, tableMarkdown, twoWayBootstrap, writeStudyReport } from '../../core/eval/study.js';
+import { referenceRows } from '../../core/eval/reference.js';
 
-function fakeRun(project: string, id: string, name: string, perPuzzle: Array<{ seed: number; n: number; c: number }>, rewards: number[]): void {
+function fakeRun(project: string, id: string, name: string, perPuzzle: Array<{ seed: number; n: number; c: number }>, rewards: number[], config?: Record<string, unknown>): void {
   const dir = join(project, 'runs', id);
   mkdirSync(join(dir, 'eval'), { recursive: true });
-  writeFileSync(join(dir, 'run.json'), JSON.stringify({ name, status: 'completed', durationMs: 60_000 }));
+  writeFileSync(join(dir, 'run.json'), JSON.stringify({ name, status: 'completed', durationMs: 60_000, ...(config ? { config } : {}) }));
   writeFileSync(join(dir, 'eval', 'final.json'), JSON.stringify({ perPuzzle, k: [1, 4] }));
   writeFileSync(join(dir, 'metrics.jsonl'), rewards.map((r, step) => JSON.stringify({ stage: 'rl', step, time: 0, values: { 'rollout/success': r, 'rollout/reward': r } })).join('\n') + '\n');
 }
@@ -37,5 +38,48 @@ describe('study table', () => {
   });
   it('rejects a malformed study spec, naming the fields', () => {
     expect(() => parseStudySpec({ name: 'x', methods: [], envs: ['a'], seeds: [0], size: 'huge' }, 'grid.json')).toThrow(/grid.json: invalid study: methods: .*size: smoke \| quick \| paper/);
+  });
+
+  it('prints chance and oracle rows on the same puzzles and labels a method at or below chance', () => {
+    const project = mkdtempSync(join(tmpdir(), 'study-ref-'));
+    const config = { env: { id: 'frozenlake', options: { randomStartGoal: true, isSlippery: false } }, stages: { rollout: { maxTurns: 3 } } };
+    const puzzles = [3_000_000, 3_000_001, 3_000_002];
+    fakeRun(project, 'a', 'study:r:spa:frozenlake:s0', puzzles.map((seed) => ({ seed, n: 4, c: 4 })), [1], config);
+    fakeRun(project, 'b', 'study:r:vanilla-rl:frozenlake:s0', puzzles.map((seed) => ({ seed, n: 4, c: 0 })), [0], config);
+    const table = studyTable(findStudyRuns([project], 'r'), ['vanilla-rl', 'spa'], ['frozenlake']);
+    const expected = referenceRows({ envId: 'frozenlake', envOptions: config.env.options, protocol: { maxTurns: 3, maxActionsPerTurn: 5, maxActionsPerGame: 10 }, seeds: puzzles, ks: [1, 4] });
+    expect(table.references.map((r) => r.kind)).toEqual(['chance', 'oracle']);
+    expect(table.references[1]!.passAt['1']).toBe(1); // deterministic lake: the optimal policy always arrives
+    expect(table.references[0]!.passAt['1']).toBeCloseTo(expected[0]!.passAt['1']!, 12);
+    expect(table.references[0]!.passAt['1']).toBeGreaterThan(0);
+    expect(table.cells.find((c) => c.method === 'vanilla-rl')!.atOrBelowChance).toBe(true);
+    expect(table.cells.find((c) => c.method === 'spa')!.atOrBelowChance).toBe(false);
+    const md = tableMarkdown(table, ['vanilla-rl', 'spa'], ['frozenlake']);
+    expect(md).toContain('(at or below chance)');
+    expect(md).toMatch(/\| \*chance \(random, well-formed\)\* \| \d/);
+    expect(md).toContain('| *oracle (optimal)* | 100.0 / 100.0 |');
+    expect(md).toContain('spa'); // paired difference section
+    expect(table.differences.find((d) => d.a === 'vanilla-rl' && d.b === 'spa' && d.k === 1)!.diff.mean).toBe(-1);
+  });
+
+  it('no zero-width interval from a few puzzles that all failed; the two-way bootstrap counts seed and puzzle variation', () => {
+    const allFailed = clusteredPassAtK([{ runSeed: 0, puzzle: 1, n: 2, c: 0 }, { runSeed: 0, puzzle: 2, n: 2, c: 0 }], 1);
+    expect(allFailed.low).toBe(0);
+    expect(allFailed.high).toBeGreaterThan(0.5); // Wilson(0 of 2)
+    // two seeds that disagree completely: pooling puzzles hides it, the seed resampling does not
+    const values = [0, 1].flatMap((runSeed) => Array.from({ length: 30 }, (_, p) => ({ runSeed, puzzle: p, value: runSeed })));
+    const boot = twoWayBootstrap(values, { seed: 1 });
+    expect(boot.mean).toBeCloseTo(0.5);
+    expect(boot.low).toBeLessThan(0.1);
+    expect(boot.high).toBeGreaterThan(0.9);
+  });
+
+  it('notes shared eval puzzles across run seeds', () => {
+    const project = mkdtempSync(join(tmpdir(), 'study-shared-'));
+    fakeRun(project, 'a', 'study:s:spa:sokoban:s0', [{ seed: 5, n: 2, c: 1 }], [0]);
+    fakeRun(project, 'b', 'study:s:spa:sokoban:s1', [{ seed: 5, n: 2, c: 0 }], [0]);
+    const table = studyTable(findStudyRuns([project], 's'), ['spa'], ['sokoban']);
+    expect(table.cells[0]!.sharedPuzzles).toBe(true);
+    expect(table.notes.join(' ')).toMatch(/same held-out puzzles/);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseResponse, replaceWithGroundTruth, stateSpans, turnPenalty } from '../../core/prompts/index.js';
+import { parseResponse, stateSpans, turnPenalty } from '../../core/prompts/index.js';
 
 const LEGAL = ['Up', 'Down', 'Left', 'Right'];
 const wm = { legalActions: LEGAL, responseFormat: 'world-model' as const, maxActionsPerTurn: 5 };
@@ -83,26 +83,13 @@ describe('parseResponse', () => {
   });
 });
 
-describe('replaceWithGroundTruth', () => {
-  it('replaces observation and prediction contents with the true states', () => {
-    const r = replaceWithGroundTruth('<think><observation>wrong</observation> I push. <prediction>also wrong</prediction></think><answer>Up</answer>', '#P#', '#_#');
-    expect(r.ok).toBe(true);
-    expect(r.problems).toEqual([]);
-    expect(r.corrected).toBe('<think><observation>\n#P#\n</observation> I push. <prediction>\n#_#\n</prediction></think><answer>Up</answer>');
-    expect(stateSpans(r.corrected).map((s) => r.corrected.slice(s.start, s.end))).toEqual(['\n#P#\n', '\n#_#\n']);
+describe('ground-truth replacement has one home', () => {
+  it('core/prompts no longer exports the stale replaceWithGroundTruth copy (audit B11; use selfplay-data replaceStates)', async () => {
+    const prompts = await import('../../core/prompts/index.js');
+    expect(Object.keys(prompts)).not.toContain('replaceWithGroundTruth');
   });
-
-  it('reports responses without the tags instead of passing them', () => {
-    const none = replaceWithGroundTruth('<think>no state</think><answer>Up</answer>', 'A', 'B');
-    expect(none.ok).toBe(false);
-    expect(none.problems).toEqual(['missing <observation>…</observation>', 'missing <prediction>…</prediction>']);
-    expect(none.corrected).toBe('<think>no state</think><answer>Up</answer>');
-    const half = replaceWithGroundTruth('<think><observation>x</observation><prediction>y</think>', 'A', 'B');
-    expect(half.ok).toBe(false);
-    expect(half.problems).toEqual(['unclosed <prediction>']);
-    expect(half.corrected).toContain('<observation>\nA\n</observation>');
-    const order = replaceWithGroundTruth('<think><prediction>y</prediction><observation>x</observation></think>', 'A', 'B');
-    expect(order.ok).toBe(false);
-    expect(order.problems).toContain('<prediction> comes before <observation>');
+  it('stateSpans gives the observation and prediction contents', () => {
+    const text = '<think><observation>\n#P#\n</observation> I push. <prediction>\n#_#\n</prediction></think><answer>Up</answer>';
+    expect(stateSpans(text).map((s) => text.slice(s.start, s.end))).toEqual(['\n#P#\n', '\n#_#\n']);
   });
 });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { EpisodeRecordSchema, TurnRecordSchema } from '../../core/api/records.js';
 import { createEnv, Rng } from '../../core/envs/index.js';
-import { EpisodeSession, getTemplatePreset, randomWellFormedResponse, replaceWithGroundTruth } from '../../core/prompts/index.js';
+import { EpisodeSession, getTemplatePreset, randomWellFormedResponse } from '../../core/prompts/index.js';
+import { replaceStates } from '../../core/train/selfplay-data.js';
 
 const LEVEL = '#######\n#@ $ .#\n#######'; // Right, Right, Right solves it (push the box twice)
 
@@ -50,14 +51,36 @@ describe('EpisodeSession', () => {
     expect(record.totalReward).toBeCloseTo(10.7);
   });
 
-  it('format error or unknown action: −0.1 once per turn; valid actions still run', () => {
+  it('format error or unknown action: −0.1 once per turn; a reply that fails the format check executes nothing (RAGEN)', () => {
     const s = sokobanSession();
     const t = s.applyResponse('<think>no tags</think><answer>Right || Fly</answer>');
     expect(t.flags.formatError).toBe(true);     // world-model format needs observation and prediction
     expect(t.flags.invalidAction).toBe(true);
-    expect(t.actionsExecuted).toEqual(['Right']);
-    expect(t.reward).toBeCloseTo(-0.1 - 0.1);
+    expect(t.actionsExecuted).toEqual([]);
+    expect(t.stateAfter.text).toBe(t.stateBefore.text);
+    expect(t.reward).toBeCloseTo(-0.1);
     expect(t.observedBoard).toBeNull();
+    // a well-formed reply with an unknown action still runs its valid actions
+    const ok = sokobanSession().applyResponse('<think><observation>?</observation><prediction>?</prediction></think><answer>Right || Fly</answer>');
+    expect(ok.flags.formatError).toBe(false);
+    expect(ok.actionsExecuted).toEqual(['Right']);
+  });
+
+  it('executeOnFormatError runs the actions of a malformed reply (the old, laxer rule)', () => {
+    const s = new EpisodeSession(createEnv('sokoban'), getTemplatePreset('spa'), { seed: 0, executeOnFormatError: true });
+    const t = s.applyResponse('<think>no tags</think><answer>Right || Fly</answer>');
+    expect(t.flags.formatError).toBe(true);
+    expect(t.actionsExecuted.length).toBe(1);
+  });
+
+  it('formatCheck plain: a world-model session accepts think/answer replies and still scores states when present', () => {
+    const s = new EpisodeSession(createEnv('sokoban'), getTemplatePreset('spa'), { seed: 0, formatCheck: 'plain' });
+    const t = s.applyResponse('<think>no tags</think><answer>Right</answer>');
+    expect(t.flags.formatError).toBe(false);
+    expect(t.actionsExecuted.length).toBe(1);
+    const s2 = new EpisodeSession(createEnv('sokoban'), getTemplatePreset('spa'), { seed: 0, formatCheck: 'plain' });
+    const t2 = s2.applyResponse(`<think><observation>\n${s2.stateText()}\n</observation>x<prediction>?</prediction></think><answer>Right</answer>`);
+    expect(t2.wm.observation!.exact).toBe(true);
   });
 
   it('budgets: at most N per turn, the game budget ends the episode (truncated), max turns', () => {
@@ -106,9 +129,7 @@ describe('EpisodeSession', () => {
           expect(t.flags.invalidAction).toBe(false);
           expect(t.wm.observation!.exact).toBe(true);
           expect(t.wm.prediction!.exact).toBe(true);
-          const gt = replaceWithGroundTruth(t.response, t.stateBefore.text, t.stateAfter.text);
-          expect(gt.ok).toBe(true);
-          expect(gt.corrected).toBe(t.response);
+          expect(replaceStates(t.response, t.stateBefore.text, t.stateAfter.text)).toBe(t.response);
         }
         expect(EpisodeRecordSchema.safeParse(s.toEpisodeRecord({ id: 'a', runId: 'b', stage: 'selfplay' })).success).toBe(true);
       }

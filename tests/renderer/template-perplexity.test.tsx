@@ -37,6 +37,9 @@ function mockApi(perplexity: (req: Record<string, unknown>) => Promise<TemplateP
       get: vi.fn(async () => ({ id: 'r1', templateHash: 'other' })),
     },
     envs: { list: vi.fn(async () => ({ envs: [{ id: 'sokoban', title: 'Sokoban', description: '', actions: [], defaultOptions: {} }] })) },
+    inspect: {
+      runTemplate: vi.fn(async () => ({ runId: 'r1', pinned: true, name: 'mine', hash: 'runhash', recordedHash: 'runhash', responseFormat: 'world-model', source: SOURCE, env: { id: 'sokoban', options: {} } })),
+    },
     evals: { list: vi.fn(async () => ({ results: [{ id: 'final', stage: 'eval', step: 0, time: 1, result: { statePerplexity: { 'tiny-spa': { perplexity: 7.5, tokens: 10 } } } }] })) },
     templates: {
       list: vi.fn(async () => ({ templates: [{ name: 'mine', kind: 'saved', description: '', latestHash: 'bbbb', versionCount: 1 }] })),
@@ -94,6 +97,22 @@ describe('TemplatesView state perplexity panel', () => {
     // another edit: the shown number is marked stale
     view.dispatch({ changes: { from: 0, to: 0, insert: ' ' } });
     await waitFor(() => expect(screen.getByTestId('live-perplexity-stale')).toBeTruthy(), slow);
+  });
+
+  it("opens the run's own template with its hash; warns when the editor's template differs from the run's (issue 12, item 6)", async () => {
+    const { api } = mockApi(async (req) => result(req));
+    const preview = (api.templates.preview as unknown as ReturnType<typeof vi.fn>);
+    preview.mockImplementation(async (req: { source: string }) => ({ ok: true, diagnostics: [], hash: req.source === SOURCE ? 'runhash' : 'edited', stateText: 'S', prompt: 'P', messages: [], board: SAMPLE_BOARDS.sokoban }));
+    render(<TemplatesView api={api} projectPath="/p" runId="r1" navigate={() => {}} previewDelayMs={10} />);
+    await waitFor(() => expect(screen.getByTestId('run-template-banner').textContent).toContain('mine@runhash'), slow);
+    expect(api.inspect.runTemplate).toHaveBeenCalledWith({ runId: 'r1' });
+    expect(api.templates.get).not.toHaveBeenCalled();          // not the first preset: the run's pinned file
+    await waitFor(() => expect(editorView().state.doc.toString()).toBe(SOURCE), slow);
+    await waitFor(() => expect(preview).toHaveBeenCalled(), slow);
+    expect(screen.queryByTestId('perplexity-template-differs')).toBeNull();
+    const view = editorView();
+    view.dispatch({ changes: { from: 0, to: 0, insert: ' ' } });
+    await waitFor(() => expect(screen.getByTestId('perplexity-template-differs').textContent).toContain('differs from the template run r1 used (mine@runhash)'), slow);
   });
 
   it('shows a running state, then the error message and the process output on failure', async () => {

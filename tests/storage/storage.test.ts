@@ -119,7 +119,7 @@ for (let n = 1; ; n++) ${process.env.BREAK_ATOMIC ? 'fs.writeFileSync' : 'writeF
     fs.writeFileSync(file, '{"broken": ');
     const r = readJsonOrMoveAside(file);
     expect(r.status).toBe('corrupt');
-    if (r.status !== 'corrupt') return;
+    if (r.status !== 'corrupt' || !r.movedTo) throw new Error('expected a moved-aside file');
     expect(fs.existsSync(file)).toBe(false);
     expect(fs.readFileSync(r.movedTo, 'utf8')).toBe('{"broken": ');
     expect(path.basename(r.movedTo)).toMatch(/^c\.json\.corrupt-/);

@@ -34,7 +34,8 @@ describe('bootstrap rows match the rollout layout (quick size)', () => {
       const imEnd = tok.tokenToId('<|im_end|>')!;
       const templates = [...new Set([...section.templates, config.template.preset])];
       const data = bootstrapRows(config, tok, runtime.maxContext, templates);
-      expect(data.rows.length).toBe(120);
+      expect(data.rows.length).toBe(120 + data.drills);
+      expect(data.drills).toBe(Math.round(section.copyDrills * 120));
       expect(data.longestResponseTokens).toBeLessThanOrEqual(limits.maxNewTokens);
       const maxPrompt = limits.maxContextTokens - limits.maxNewTokens;
       let maxTurnsSeen = 0;
@@ -72,29 +73,62 @@ describe('bootstrap rows match the rollout layout (quick size)', () => {
     });
   }
 
-  it('the bootstrap states are ungrounded: decoys from the pool, never the puzzle in the prompt', async () => {
+  it('the bootstrap observation is the true state; the prediction is a counterfactual, not the effect of the answer (audit B2)', async () => {
     for (const env of ['sokoban', 'frozenlake', 'sudoku']) {
       const config = quickConfig(env, 60);
       const section = stageSection(config, 'bootstrap');
-      expect(section.decoyPool).toBeGreaterThan(0);
+      expect(section.observation).toBe('true');
       const runtime = await createRuntime(config, { seed: 0, valueHead: false });
       const data = bootstrapRows(config, runtime.tokenizer, runtime.maxContext, [...new Set([...section.templates, config.template.preset])]);
-      const observations = new Set<string>();
       let turns = 0, grounded = 0;
       for (const chat of data.chats) {
         chat.forEach((m, i) => {
           const match = m.role === 'assistant' ? /<observation>\n([\s\S]*?)\n<\/observation>/.exec(m.content) : null;
           if (!match) return;
           turns++;
-          observations.add(match[1]!);
           if (chat[i - 1]!.content.includes(match[1]!)) grounded++;   // the user message holds the true state
         });
       }
       expect(turns).toBeGreaterThan(0);
-      expect(observations.size).toBeLessThanOrEqual(section.decoyPool);
-      expect(grounded / turns).toBeLessThan(0.02);
+      expect(grounded).toBe(turns);
       runtime.dispose();
     }
+  });
+
+  it('counterfactual predictions: well formed, but they match the answer\'s true next state no more than chance would', async () => {
+    const { EpisodeSession } = await import('../../core/prompts/session.js');
+    const { groundedBootstrapResponse } = await import('../../core/train/episodes.js');
+    const { builtinTemplate } = await import('../../core/prompts/resolve-template.js');
+    const { createEnv } = await import('../../core/envs/index.js');
+    const { Rng } = await import('../../core/util/rng.js');
+    const rng = new Rng(3);
+    let changed = 0, matches = 0;
+    for (let seed = 0; seed < 40; seed++) {
+      const s = new EpisodeSession(createEnv('frozenlake', { randomStartGoal: true, isSlippery: false }), builtinTemplate('tiny-spa'), { seed, maxTurns: 1 });
+      const t = s.applyResponse(groundedBootstrapResponse(s, rng));
+      expect(t.flags.formatError).toBe(false);
+      expect(t.wm.observation!.exact).toBe(true);
+      if (t.stateAfter.text === t.stateBefore.text) continue;
+      changed++;
+      if (t.wm.prediction!.exact) matches++;
+    }
+    expect(changed).toBeGreaterThan(10);
+    expect(matches / changed).toBeLessThan(0.6);
+  });
+
+  it('observation "decoy" keeps the old anti-grounded data (states of unrelated puzzles from the pool)', async () => {
+    const config = RunConfigSchema.parse(mergeConfig(presetConfig('spa', 'quick', { env: { id: 'sokoban' } }) as Record<string, unknown>, { stages: { bootstrap: { games: 30, observation: 'decoy', decoyPool: 4 } } }));
+    const section = stageSection(config, 'bootstrap');
+    const runtime = await createRuntime(config, { seed: 0, valueHead: false });
+    const data = bootstrapRows(config, runtime.tokenizer, runtime.maxContext, [...new Set([...section.templates, config.template.preset])]);
+    expect(data.drills).toBe(0);
+    const observations = new Set<string>();
+    for (const chat of data.chats) for (const m of chat) {
+      const match = m.role === 'assistant' ? /<observation>\n([\s\S]*?)\n<\/observation>/.exec(m.content) : null;
+      if (match) observations.add(match[1]!);
+    }
+    expect(observations.size).toBeLessThanOrEqual(4);
+    runtime.dispose();
   });
 
   it('a rollout that writes the bootstrap replies reproduces the bootstrap row token for token', async () => {

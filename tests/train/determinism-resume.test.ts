@@ -44,4 +44,20 @@ describe('determinism and resume', () => {
     expect(rlSteps).toEqual([1, 2]);
     expect(existsSync(join(second.runDir, 'eval', 'final.json'))).toBe(true);
   }, 180_000);
+
+  it('a stopped RWML stage resumes at its next step', async () => {
+    const project = tempProject();
+    const controller = new AbortController();
+    const over = { env: { id: 'frozenlake' }, stages: { rwml: { steps: 2 }, rl: { passAtKEvery: 0 } } };
+    const first = await runPreset(project, 'rwml-rl', 'rwml-resume', over, {
+      signal: controller.signal,
+      onEvent: (e) => { if (e.type === 'progress' && e.stage === 'rwml' && e.done === 1) controller.abort(); },
+    });
+    expect(first.outcome.status).toBe('stopped');
+    const state = JSON.parse(readFileSync(join(first.runDir, 'stages', 'rwml', 'state.json'), 'utf8')) as { nextStep: number };
+    expect(state.nextStep).toBe(1);
+    const second = await runPreset(project, 'rwml-rl', 'rwml-resume', over);
+    expect(second.outcome.status).toBe('completed');
+    expect(second.events.some((e) => e.type === 'log' && /rwml: resuming at step 1/.test(e.message))).toBe(true);
+  }, 180_000);
 });

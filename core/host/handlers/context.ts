@@ -11,7 +11,9 @@ import type { RunHost } from '../../engine/run-host.js';
 import type { StudyHost, StudyHostOptions } from '../../engine/study-host.js';
 import type { ProcessLauncher } from '../../engine/launcher.js';
 import type { RunHostOptions } from '../../engine/run-host.js';
+import type { PerplexityLauncher } from '../template-perplexity-child.js';
 import * as adapter from '../env-adapter.js';
+import type { RunWatcher } from '../run-watcher.js';
 
 export interface DispatcherOptions {
   host: SystemInfo['host'];
@@ -20,12 +22,18 @@ export interface DispatcherOptions {
   runHost?: Pick<RunHostOptions, 'stopGraceMs' | 'startTimeoutMs' | 'flushIntervalMs' | 'maxOldSpaceMb'>;
   /** Written into the project lock (who holds it), e.g. "serve" or "cli run". */
   lockPurpose?: string;
+  /** Open a project that another live process holds read-only, to watch it (serve, the app), instead of refusing. */
+  watchWhenLocked?: boolean;
   /** Progress callbacks of the study runner (the CLI prints a line per run). */
   studyHooks?: Pick<StudyHostOptions, 'onRunStarting' | 'onRunEnded'>;
+  /** Time budget of one envs.render / templates.preview request in the render worker (ms; default 15 s). */
+  renderTimeoutMs?: number;
+  /** How the templates.perplexity child starts (default: the same Node binary; Electron: a utilityProcess). */
+  perplexityLauncher?: PerplexityLauncher;
 }
 
 /** An open project: its store, the hosts of its runs and studies, and cached run readers. */
-export interface Session { store: ProjectStore; runs: RunHost; studies: StudyHost; data: Map<string, RunData> }
+export interface Session { store: ProjectStore; runs: RunHost | RunWatcher; studies: StudyHost; data: Map<string, RunData> }
 
 export interface HostContext {
   readonly options: DispatcherOptions;

@@ -1,11 +1,16 @@
 // rollouts.*, datasets.*, metrics.*, evals.*: read a run's files (through core/storage/run-data.ts).
+import { actionFrames } from '../action-frames.js';
 import { defineHandlers, type HostContext } from './context.js';
 
 export function runDataHandlers(ctx: HostContext) {
   return defineHandlers({
-    'rollouts.query': (req) => { const s = ctx.need('rollouts.query'); ctx.needRun(s, req.runId, 'rollouts.query'); return ctx.runData(s, req.runId).queryRollouts(req); },
     'rollouts.facets': (req) => { const s = ctx.need('rollouts.facets'); ctx.needRun(s, req.runId, 'rollouts.facets'); return ctx.runData(s, req.runId).facets(); },
     'rollouts.get': (req) => { const s = ctx.need('rollouts.get'); ctx.needRun(s, req.runId, 'rollouts.get'); return ctx.runData(s, req.runId).getEpisode(req.id); },
+    'rollouts.actionFrames': (req) => {
+      const s = ctx.need('rollouts.actionFrames');
+      ctx.needRun(s, req.runId, 'rollouts.actionFrames');
+      return actionFrames(ctx.runData(s, req.runId).getEpisode(req.id));
+    },
     'datasets.query': (req) => { const s = ctx.need('datasets.query'); ctx.needRun(s, req.runId, 'datasets.query'); return ctx.runData(s, req.runId).datasetPage(req.split, req.offset, req.limit); },
     'datasets.stats': (req) => { const s = ctx.need('datasets.stats'); ctx.needRun(s, req.runId, 'datasets.stats'); return { stats: ctx.runData(s, req.runId).datasetStats() }; },
     'metrics.names': (req) => {

@@ -15,6 +15,9 @@ import { stageTitle } from '../../engine/stages.js';
 import { isActiveStatus, summaryOf } from '../../engine/run-host.js';
 import { versions } from '../system-info.js';
 import { defineHandlers, resolveTemplate, type HostContext } from './context.js';
+import { updateRun, withParams } from '../run-update.js';
+import { configParams } from '../../engine/config-params.js';
+import { readSamples } from '../run-samples.js';
 
 function newRunId(config: RunConfig): string {
   const d = new Date();
@@ -44,27 +47,35 @@ export function runHandlers(ctx: HostContext) {
       }
       const { config, stages } = resolveOrThrow(req, 'runs.create');
       const id = newRunId(config);
+      s.store.assertWritable('runs.create');
       const dir = s.store.runDir(id);
       fs.mkdirSync(dir, { recursive: true });
       let templateHash: string | null = null;
       const notes: string[] = [];
-      try {
-        const t = resolveTemplate(s, config.template);
-        templateHash = t.version.hash;
-        config.template.hash = t.version.hash;                 // pin the version in the resolved config
-        writeJsonAtomicSync(path.join(dir, 'template.json'), JSON.parse(t.version.source));
-      } catch (err) {
-        notes.push(`template not resolved at creation: ${(err as Error).message}`);
-      }
       const now = Date.now();
-      const record: RunRecord = {
-        id, name: config.name ?? `${config.method} · ${config.env.id}`, method: config.method, env: config.env.id, size: config.size,
-        preset: req.preset ?? null, templateHash, status: 'created', reason: null, createdAt: now, startedAt: null, finishedAt: null,
-        durationMs: 0, attempts: 0,
-        stages: stages.map((name) => ({ name, title: stageTitle(name), status: 'pending', startedAt: null, finishedAt: null, reason: null, done: 0, total: 0 })),
-        progress: null, latest: {}, config, versions: versions(),
-      };
-      writeRunRecord(dir, record);
+      let record: RunRecord;
+      try {   // a failure before run.json exists (a full disk) removes the new folder (nothing in it yet): no orphan run folder
+        try {
+          const t = resolveTemplate(s, config.template);
+          templateHash = t.version.hash;
+          config.template.hash = t.version.hash;                 // pin the version in the resolved config
+          writeJsonAtomicSync(path.join(dir, 'template.json'), JSON.parse(t.version.source));
+        } catch (err) {
+          notes.push(`template not resolved at creation: ${(err as Error).message}`);
+        }
+        record = {
+          id, name: config.name ?? `${config.method} · ${config.env.id}`, method: config.method, env: config.env.id, size: config.size,
+          preset: req.preset ?? null, templateHash, status: 'created', reason: null, createdAt: now, startedAt: null, finishedAt: null,
+          durationMs: 0, attempts: 0,
+          stages: stages.map((name) => ({ name, title: stageTitle(name), status: 'pending', startedAt: null, finishedAt: null, reason: null, done: 0,
+            total: 0 })),
+          progress: null, latest: {}, params: configParams(config), config, versions: versions(),
+        };
+        writeRunRecord(dir, record);
+      } catch (err) {
+        fs.rmSync(dir, { recursive: true, force: true });
+        throw err;
+      }
       for (const n of notes) appendJsonl(path.join(dir, EVENTS_FILE), [{ type: 'log', runId: id, time: now, level: 'warn', message: n }]);
       s.store.putRun(summaryOf(record));
       await s.store.flush();
@@ -80,7 +91,7 @@ export function runHandlers(ctx: HostContext) {
       const s = ctx.need('runs.list');
       let runs = [...s.store.listRuns()].reverse();
       if (req.status) runs = runs.filter((r) => req.status!.includes(r.status));
-      return { runs: runs.slice(req.offset, req.offset + req.limit), total: runs.length };
+      return { runs: withParams(s.store, runs.slice(req.offset, req.offset + req.limit)), total: runs.length };
     },
     'runs.get': (req) => { const s = ctx.need('runs.get'); ctx.needRun(s, req.runId, 'runs.get'); return ctx.runInfo(s, req.runId); },
     'runs.start': async (req) => { const s = ctx.need('runs.start'); ctx.needRun(s, req.runId, 'runs.start'); return s.runs.start(req.runId, { resume: false }); },
@@ -101,6 +112,18 @@ export function runHandlers(ctx: HostContext) {
       const s = ctx.need('runs.events');
       ctx.needRun(s, req.runId, 'runs.events');
       return ctx.runData(s, req.runId).readEvents(req.types, req.offset, req.limit);
+    },
+    'runs.samples': (req) => {
+      const s = ctx.need('runs.samples');
+      ctx.needRun(s, req.runId, 'runs.samples');
+      return readSamples(s.store.runDir(req.runId), req);
+    },
+    'runs.update': async (req) => {
+      const s = ctx.need('runs.update');
+      ctx.needRun(s, req.runId, 'runs.update');
+      const summary = await updateRun(s.store, s.runs.liveRecord(req.runId), req);
+      ctx.emitProject({ type: 'runs-changed', time: Date.now(), runIds: [req.runId] });
+      return summary;
     },
     'runs.configSchema': () => ({
       schema: z.toJSONSchema(RunConfigSchema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>,

@@ -70,7 +70,9 @@ export function studyHandlers(ctx: HostContext) {
       const spec = readStudySpec(s.store.dir, req.name);
       if (!spec) throw notFound(`study ${JSON.stringify(req.name)}`, 'name', 'see studies.list');
       const table = studyTable(findStudyRuns([s.store.dir], spec.name), spec.methods, spec.envs);
-      return { name: spec.name, methods: spec.methods, envs: spec.envs, ks: table.ks, cells: table.cells, markdown: tableMarkdown(table, spec.methods, spec.envs), csv: tableCsv(table) };
+      const references = table.references.map((r) => ({ env: r.env, kind: r.kind, label: r.label, how: r.how, puzzles: r.puzzles, passAt: r.passAt }));
+      return { name: spec.name, methods: spec.methods, envs: spec.envs, ks: table.ks, cells: table.cells, references, markdown: tableMarkdown(table, spec.methods, spec.envs),
+        csv: tableCsv(table) };
     },
   });
 }

@@ -6,6 +6,7 @@ import { findCheckpoint, latestCheckpoint, listRunCheckpoints, TemplatePerplexit
 import * as adapter from '../env-adapter.js';
 import type { PerplexityRunner } from '../template-perplexity-child.js';
 import { defineHandlers, resolveTemplate, type HostContext } from './context.js';
+import type { RenderPool } from '../render-pool.js';
 
 function perplexityErrors<T>(where: string, fn: () => T): T {
   try { return fn(); } catch (err) {
@@ -14,8 +15,8 @@ function perplexityErrors<T>(where: string, fn: () => T): T {
   }
 }
 
-/** `perplexityRunner` is the dispatcher's (it kills the children on dispose). */
-export function templateHandlers(ctx: HostContext, perplexityRunner: PerplexityRunner) {
+/** `perplexityRunner` and `renderPool` are the dispatcher's (it kills the children and the worker on dispose). */
+export function templateHandlers(ctx: HostContext, perplexityRunner: PerplexityRunner, renderPool: RenderPool) {
   return defineHandlers({
     'templates.list': () => {
       const presets = adapter.templatePresetItems();
@@ -56,7 +57,8 @@ export function templateHandlers(ctx: HostContext, perplexityRunner: PerplexityR
       else throw new WorkbenchError('ValidationError', 'templates.preview: give the template text (source) or a template name', { where: 'templates.preview', expected: '{ source } or { name }', received: 'neither' });
       const checked = adapter.checkTemplateSource(source);
       if (!checked.ok) return { ok: false, diagnostics: checked.diagnostics, hash: null, stateText: null, prompt: null, messages: [], board: null };
-      return adapter.previewTemplate(checked.template, { id: req.env.id, options: req.env.options }, req.seed, req.responseFormat);
+      return renderPool.preview({ template: checked.template, env: { id: req.env.id, options: req.env.options }, seed: req.seed,
+        responseFormat: req.responseFormat });
     },
     'templates.checkpoints': (req) => {
       const s = ctx.need('templates.checkpoints');

@@ -34,9 +34,11 @@ function grid(rows: number[][]): { data: Int32Array; shape: number[] } {
 
 export class TorchRuntime extends RuntimeBase implements ModelRuntime {
   private weightDecay: number | null = null;
+  private betas: readonly [number, number] = [RUNTIME_ADAMW.beta1, RUNTIME_ADAMW.beta2];
   private piecesSent = false;
 
-  private constructor(private readonly worker: TorchWorker, config: ModelConfig, tokenizer: Tokenizer, readonly info: RuntimeInfo) {
+  /** `slot`: which of the worker's optimizers this runtime steps ('main'; 'value' for a value view, which does not own the worker). */
+  private constructor(private readonly worker: TorchWorker, config: ModelConfig, tokenizer: Tokenizer, readonly info: RuntimeInfo, private readonly slot = 'main') {
     super(config, tokenizer);
   }
 
@@ -97,10 +99,17 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
     });
   }
 
-  ensureOptimizer(weightDecay = 0.01): void {
+  ensureOptimizer(weightDecay = 0.01, betas?: readonly [number, number]): void {
     if (this.weightDecay !== null) return;
     this.weightDecay = weightDecay;
-    void this.worker.request('optimizer', { weightDecay }).catch(() => undefined);   // a dead worker fails the next request with its reason
+    if (betas) this.betas = [betas[0], betas[1]];
+    void this.worker.request('optimizer', { weightDecay, slot: this.slot }).catch(() => undefined);   // a dead worker fails the next request with its reason
+  }
+
+  valueView(betas: readonly [number, number]): TorchRuntime {
+    const view = new TorchRuntime(this.worker, this.config, this.tokenizer, this.info, 'value');
+    view.ensureOptimizer(0, betas);
+    return view;
   }
 
   async generate(prompts: number[][], opts: GenerateOptions): Promise<Generated[]> {
@@ -188,7 +197,9 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
         for (const [k, g] of Object.entries(r.grads)) coef[k] = { data: (g as Float32Array).map((x) => x * w), shape: [B, T] };
         await this.worker.request('backward', {}, coef);
       }
-      const applied = await this.worker.request('apply', { lr, maxGradNorm: gradClip, totalWeight: total, ...RUNTIME_ADAMW, weightDecay: this.weightDecay ?? 0.01 });
+      const applied = await this.worker.request('apply', {
+        lr, maxGradNorm: gradClip, totalWeight: total, slot: this.slot, beta1: this.betas[0], beta2: this.betas[1], eps: RUNTIME_ADAMW.eps, weightDecay: this.weightDecay ?? 0.01,
+      });
       return { ...stats, 'losses/total': loss, 'charts/gradNorm': applied.header.gradNorm as number, 'charts/lr': lr };
     } catch (error) {
       await this.worker.request('discard').catch(() => undefined);
@@ -212,7 +223,7 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
         writeFiles: async (tmp) => {
           const r = await this.worker.request('save', { weights: join(tmp, 'model.safetensors'), optimizer: join(tmp, 'optimizer.safetensors') });
           const step = (r.header.optimizerStep ?? null) as number | null;
-          return { optimizerStep: step, optimizer: { ...RUNTIME_ADAMW, weightDecay: this.weightDecay ?? 0.01 } };
+          return { optimizerStep: step, optimizer: { beta1: this.betas[0], beta2: this.betas[1], eps: RUNTIME_ADAMW.eps, weightDecay: this.weightDecay ?? 0.01 } };
         },
       },
     });
@@ -221,5 +232,8 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
   /** Tests: the worker process, to kill it or feed it bad bytes. */
   get workerForTests(): TorchWorker { return this.worker; }
 
-  async dispose(): Promise<void> { await this.worker.close(); }
+  async dispose(): Promise<void> {
+    if (this.slot === 'main') await this.worker.close();
+    else await this.worker.request('drop_optimizer', { slot: this.slot }).catch(() => undefined);
+  }
 }

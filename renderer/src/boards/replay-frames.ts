@@ -16,9 +16,19 @@ export interface ReplayFrame {
   observation: Board | null;
   observationScore: WmScore | null;
   done: boolean;
+  /** Inside a multi-action turn: this frame is the state after action `index` (1-based) of `of`. */
+  actionStep?: { index: number; of: number };
 }
 
-export function episodeFrames(episode: EpisodeRecord): ReplayFrame[] {
+/** Boards after each executed action per turn (rollouts.actionFrames); null boards: the turn does not replay. */
+export type TurnActionBoards = ReadonlyArray<{ turn: number; boards: Board[] | null }>;
+
+/**
+ * With `perAction` (rollouts.actionFrames), a turn that executed k > 1 actions becomes k frames:
+ * the states after actions 1 … k-1 (no model overlay: the prediction is of the turn's end
+ * state), then the turn's end state as before.
+ */
+export function episodeFrames(episode: EpisodeRecord, perAction?: TurnActionBoards): ReplayFrame[] {
   const turns = [...episode.turns].sort((a, b) => a.turn - b.turn);
   const first = turns[0];
   const frames: ReplayFrame[] = [{
@@ -31,10 +41,21 @@ export function episodeFrames(episode: EpisodeRecord): ReplayFrame[] {
   }];
   let total = 0;
   turns.forEach((t, i) => {
+    const boards = perAction?.find((p) => p.turn === t.turn)?.boards ?? null;
+    const k = t.actionsExecuted.length;
+    if (boards && k > 1 && boards.length === k) {
+      for (let j = 0; j < k - 1; j++) {
+        frames.push({
+          index: frames.length, board: boards[j]!, turn: t.turn, actions: t.actionsExecuted, reward: null, cumulativeReward: total,
+          prediction: null, predictionScore: null, observation: null, observationScore: null, done: false, actionStep: { index: j + 1, of: k },
+        });
+      }
+    }
     total += t.reward;
     const next = turns[i + 1];
     frames.push({
-      index: i + 1,
+      ...(boards && k > 1 && boards.length === k ? { actionStep: { index: k, of: k } } : {}),
+      index: frames.length,
       board: t.stateAfter.board,
       turn: t.turn,
       actions: t.actionsExecuted,

@@ -22,6 +22,8 @@ export interface DataTableProps<T> {
   storageKey?: string;
   initialSorting?: SortingState;
   initialHidden?: string[];
+  /** Columns hidden until the user shows them (for columns that appear later, e.g. one per config value). */
+  hiddenUnlessChosen?: (columnId: string) => boolean;
   toolbar?: ReactNode;
   emptyText?: ReactNode;
   rowHeight?: number;
@@ -78,11 +80,18 @@ export function DataTable<T>(props: DataTableProps<T>) {
   }, [pickerOpen]);
 
   const terms = useMemo(() => filter.toLowerCase().split(/\s+/).filter(Boolean), [filter]);
+  // a column the user never toggled and that is hidden unless chosen stays hidden
+  const { hiddenUnlessChosen } = props;
+  const effectiveVisibility = useMemo<VisibilityState>(() => {
+    if (!hiddenUnlessChosen) return visibility;
+    const ids = columns.map((c) => (c as { id?: string; accessorKey?: string }).id ?? (c as { accessorKey?: string }).accessorKey).filter((id): id is string => !!id);
+    return { ...Object.fromEntries(ids.filter((id) => !(id in visibility) && hiddenUnlessChosen(id)).map((id) => [id, false])), ...visibility };
+  }, [columns, visibility, hiddenUnlessChosen]);
   const table = useReactTable({
     data,
     columns,
     getRowId: (row) => getRowId(row),
-    state: { sorting, columnVisibility: visibility, globalFilter: terms },
+    state: { sorting, columnVisibility: effectiveVisibility, globalFilter: terms },
     onSortingChange: setSorting,
     onColumnVisibilityChange: setVisibility,
     globalFilterFn: (row, _columnId, value: string[]) => matchesFilter(row, value),

@@ -18,6 +18,9 @@ export interface ReplayViewProps extends ViewProps {
 
 const SPEEDS = [0.5, 1, 2, 4];
 
+/** Episodes per page of the episode picker. */
+const LIST_PAGE = 200;
+
 export default function ReplayView({ api, projectPath, runId, episodeId, otherRunId: otherProp, navigate, route }: ReplayViewProps): ReactElement {
   const otherRunId = otherProp ?? (route?.view === 'replay' ? route.otherRunId : undefined);
   const [frame, setFrame] = useState(0);
@@ -27,9 +30,15 @@ export default function ReplayView({ api, projectPath, runId, episodeId, otherRu
   const [other, setOther] = useState<string | undefined>(otherRunId);
   useEffect(() => { setOther(otherRunId); }, [otherRunId]);
 
-  const list = useAsync(() => (runId ? api.rollouts.query({ runId, offset: 0, limit: 200 }) : null), [api, runId]);
+  // the episode list, a page at a time (a run can hold thousands of episodes)
+  const [listOffset, setListOffset] = useState(0);
+  useEffect(() => setListOffset(0), [runId]);
+  const list = useAsync(() => (runId ? api.rollouts.query({ runId, offset: listOffset, limit: LIST_PAGE }) : null), [api, runId, listOffset]);
+  const listTotal = list.status === 'ok' ? list.value.total : 0;
   const episode = useAsync(() => (runId && episodeId ? api.rollouts.get({ runId, id: episodeId }) : null), [api, runId, episodeId]);
   const mine = episode.status === 'ok' ? episode.value : null;
+  // boards after each action of multi-action turns (older hosts without the method: one frame per turn)
+  const perAction = useAsync(async () => (runId && episodeId ? (await api.rollouts.actionFrames({ runId, id: episodeId }).catch(() => null))?.turns ?? null : null), [api, runId, episodeId]);
 
   // the other run's episode on the same seed: same stage first, then any stage
   const match = useAsync(async () => {
@@ -40,9 +49,11 @@ export default function ReplayView({ api, projectPath, runId, episodeId, otherRu
     return { episode: await api.rollouts.get({ runId: other, id: found.id }) };
   }, [api, other, mine]);
 
-  const frames = useMemo(() => (mine ? episodeFrames(mine) : []), [mine]);
+  const mineActions = perAction.status === 'ok' ? perAction.value ?? undefined : undefined;
+  const frames = useMemo(() => (mine ? episodeFrames(mine, mineActions) : []), [mine, mineActions]);
   const otherEpisode = match.status === 'ok' && match.value ? match.value.episode : null;
-  const otherFrames = useMemo(() => (otherEpisode ? episodeFrames(otherEpisode) : []), [otherEpisode]);
+  const otherActions = useAsync(async () => (other && otherEpisode ? (await api.rollouts.actionFrames({ runId: other, id: otherEpisode.id }).catch(() => null))?.turns ?? null : null), [api, other, otherEpisode]);
+  const otherFrames = useMemo(() => (otherEpisode ? episodeFrames(otherEpisode, otherActions.status === 'ok' ? otherActions.value ?? undefined : undefined) : []), [otherEpisode, otherActions]);
   const count = Math.max(frames.length, otherFrames.length);
   const last = Math.max(0, count - 1);
 
@@ -118,6 +129,13 @@ export default function ReplayView({ api, projectPath, runId, episodeId, otherRu
                 <option key={e.id} value={e.id}>{e.id} · seed {e.seed} · {e.success ? 'success' : 'failure'}</option>
               ))}
             </select>
+            {listTotal > LIST_PAGE && (
+              <span className="row" style={{ gap: 4 }} data-testid="episode-pages">
+                <button type="button" className="btn small" disabled={listOffset === 0} onClick={() => setListOffset(Math.max(0, listOffset - LIST_PAGE))} aria-label="Previous episodes">‹</button>
+                <span className="faint">{listOffset + 1}–{Math.min(listTotal, listOffset + LIST_PAGE)} of {listTotal}</span>
+                <button type="button" className="btn small" disabled={listOffset + LIST_PAGE >= listTotal} onClick={() => setListOffset(listOffset + LIST_PAGE)} aria-label="Next episodes">›</button>
+              </span>
+            )}
           </label>
         )}
         {runId && <RunPicker api={api} value={other} onChange={pickOther} label="Side by side with" allowNone exclude={runId} />}
@@ -181,7 +199,9 @@ function ReplaySide({ title, episode, frames, frame, mode, testId }: {
   const ended = frame > frames.length - 1;
   const { overlay, highlight } = frameOverlay(current, mode);
   const score = mode === 'prediction' ? current.predictionScore : mode === 'observation' ? current.observationScore : null;
-  const caption = current.turn === null ? 'initial state' : `after turn ${current.turn + 1}`;
+  const caption = current.turn === null ? 'initial state'
+    : current.actionStep && current.actionStep.index < current.actionStep.of ? `turn ${current.turn + 1}, after action ${current.actionStep.index} of ${current.actionStep.of}`
+    : `after turn ${current.turn + 1}`;
   return (
     <div className="replay-side" data-testid={testId} data-frame={current.index}>
       <h3 className="mono">{title}</h3>
@@ -191,12 +211,15 @@ function ReplaySide({ title, episode, frames, frame, mode, testId }: {
         {ended && <div className="warn">episode ended at step {frames.length - 1}</div>}
         <div>seed {episode.seed} · {episode.success ? <span className="ok">success</span> : <span className="bad">failure</span>} · return {formatNumber(current.cumulativeReward, 2)}</div>
         {current.turn !== null && (
-          <div>actions <span className="mono">{current.actions.length > 0 ? current.actions.join(' → ') : '(none)'}</span> · reward {formatNumber(current.reward, 2)}{current.done ? ' · done' : ''}</div>
+          <div>actions <span className="mono">{current.actions.length > 0 ? current.actions.map((a, i) => (current.actionStep && i === current.actionStep.index - 1 ? `[${a}]` : a)).join(' → ') : '(none)'}</span>
+            {current.actionStep ? <span className="faint"> · action {current.actionStep.index} of {current.actionStep.of}</span> : null}
+            {current.reward !== null ? <> · reward {formatNumber(current.reward, 2)}</> : null}{current.done ? ' · done' : ''}</div>
         )}
         {mode !== 'none' && (
           <div>
             {mode === 'prediction' ? 'prediction' : 'observation'}:{' '}
-            {score === null ? (overlay ? 'not scored' : current.turn === null && mode === 'prediction' ? '— (initial state)' : 'none') :
+            {score === null ? (overlay ? 'not scored' : current.turn === null && mode === 'prediction' ? '— (initial state)'
+              : current.actionStep && current.actionStep.index < current.actionStep.of ? '— (made for the state after the whole turn)' : 'none') :
               !score.parsed ? <span className="bad">unparseable</span> :
                 score.exact ? <span className="ok">exact</span> : <span className="bad">{score.wrongCells.length} wrong cell{score.wrongCells.length === 1 ? '' : 's'}</span>}
           </div>

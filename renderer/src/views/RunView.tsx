@@ -2,13 +2,15 @@
 // metric (several runs overlaid, smoothing, x by step / time / episodes), the log pane,
 // stop / resume, links into the trace inspector, replay and dataset browser, and exports.
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import type { RunInfo, RunSummary, StageState, WorkbenchEvent } from '../../../core/api/contract.js';
+import type { ProjectInfo, RunInfo, RunSummary, StageState, WorkbenchEvent } from '../../../core/api/contract.js';
 import type { RunEvent } from '../../../core/api/records.js';
 import type { Client } from '../api/client.js';
 import type { Route } from '../routes.js';
 import { ErrorBanner, KeyValues, ProgressBar, StatusBadge, Tabs } from '../components/widgets.js';
 import { fmtDate, fmtDuration, fmtEta, fmtPct } from '../components/format.js';
-import { keyMetrics } from '../components/key-metrics.js';
+import { fmtWmAccuracy, keyMetrics, SOURCE_LABEL, type MetricSource } from '../components/key-metrics.js';
+import { RunTagsNotes, RunTitle } from '../components/RunLabels.js';
+import { StageSamples } from '../components/StageSamples.js';
 import { downloadText, toCsv } from '../components/download.js';
 import { flatten } from '../components/diff.js';
 import { type ChartSeries } from '../charts/MetricChart.js';
@@ -25,6 +27,7 @@ export interface RunViewProps {
 
 type LogLine = { key: number; time: number; level: string; text: string };
 type Progress = { done: number; total: number; etaSeconds: number | null; message?: string | undefined };
+type RunEtaState = { seconds: number | null; unestimated: number };
 
 const ACTIVE = new Set(['running', 'queued', 'stopping']);
 const MAX_LOG = 2000;
@@ -44,7 +47,7 @@ export default function RunView({ client, navigate, runId, theme }: RunViewProps
   const [error, setError] = useState<unknown>(null);
   const [progress, setProgress] = useState<Record<string, Progress>>({});
   const [log, setLog] = useState<LogLine[]>([]);
-  const [tab, setTab] = useState<'charts' | 'log' | 'config'>('charts');
+  const [tab, setTab] = useState<'charts' | 'log' | 'config' | 'samples'>('charts');
   const [xMode, setXMode] = useState<XMode>('step');
   const [smoothing, setSmoothing] = useState(0.6);
   const [stage, setStage] = useState('');
@@ -52,6 +55,8 @@ export default function RunView({ client, navigate, runId, theme }: RunViewProps
   const [overlay, setOverlay] = useState<string[]>([]);
   const [allRuns, setAllRuns] = useState<RunSummary[]>([]);
   const [busy, setBusy] = useState(false);
+  const [project, setProject] = useState<ProjectInfo | null>(null);
+  const [runEta, setRunEta] = useState<RunEtaState | null>(null);
   const logKey = useRef(0);
   const logRef = useRef<HTMLDivElement>(null);
   const refetchTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
@@ -61,6 +66,17 @@ export default function RunView({ client, navigate, runId, theme }: RunViewProps
   }, [client, runId]);
   useEffect(() => { setRun(null); setProgress({}); setLog([]); setOverlay([]); load(); }, [load]);
   useEffect(() => { client.runs.list({ limit: 100000 }).then((r) => setAllRuns(r.runs), () => {}); }, [client, runId]);
+  useEffect(() => { client.projects.info().then((r) => setProject(r.project), () => {}); }, [client, runId]);
+  // the project (read-only or not) and the run again after a reconnect: a restarted server may hold the project now
+  const wasClosed = useRef(false);
+  useEffect(() => client.onConnection((state) => {
+    if (state !== 'open') { wasClosed.current = true; return; }
+    if (!wasClosed.current) return;
+    wasClosed.current = false;
+    if (state !== 'open') return;
+    client.projects.info().then((r) => setProject(r.project), () => {});
+    load();
+  }), [client, runId, load]);
 
   const addLog = useCallback((lines: Array<Omit<LogLine, 'key'>>) => {
     if (lines.length === 0) return;
@@ -82,6 +98,7 @@ export default function RunView({ client, navigate, runId, theme }: RunViewProps
       const e = ev.event;
       if (e.type === 'progress') {
         setProgress((p) => ({ ...p, [e.stage]: { done: e.done, total: e.total, etaSeconds: e.etaSeconds, message: e.message } }));
+        if (e.runEtaSeconds !== undefined) setRunEta({ seconds: e.runEtaSeconds ?? null, unestimated: e.unestimatedStages ?? 0 });
         return;
       }
       const line = eventToLog(e);
@@ -161,18 +178,27 @@ export default function RunView({ client, navigate, runId, theme }: RunViewProps
     return <div><ErrorBanner error={error} />{!error && <div className="muted">Loading run…</div>}</div>;
   }
   const km = keyMetrics(run.latest);
+  const readOnly = project?.readOnly === true;
+  const canStop = !readOnly || project?.holder?.canStop === true;
+  const onLabelsChanged = (r: RunSummary) => setRun((cur) => (cur ? { ...cur, name: r.name, tags: r.tags, notes: r.notes } : cur));
+  const wholeEta = ACTIVE.has(run.status) ? runEta ?? (run.progress?.runEtaSeconds !== undefined ? { seconds: run.progress.runEtaSeconds ?? null, unestimated: run.progress.unestimatedStages ?? 0 } : null) : null;
+  // the attempts' summed time; a finished attempt whose time is not in yet counts from its start and end
+  const ranMs = run.status === 'running' && run.startedAt ? run.durationMs + Date.now() - run.startedAt
+    : run.durationMs > 0 ? run.durationMs : run.startedAt && run.finishedAt && run.finishedAt > run.startedAt ? run.finishedAt - run.startedAt : 0;
+  const src = (s: MetricSource | null) => (s ? SOURCE_LABEL[s] : null);
   const otherRuns = allRuns.filter((r) => r.id !== runId && !overlay.includes(r.id));
 
   return (
     <div data-testid="run-view" data-run-status={run.status}>
       <div className="row" style={{ marginBottom: 8 }}>
-        <h1 style={{ margin: 0 }} data-testid="run-name">{run.name}</h1>
+        <RunTitle client={client} run={run} readOnly={readOnly} onChanged={onLabelsChanged} onError={setError} />
         <StatusBadge status={run.status} />
+        {wholeEta && <span className="muted" data-testid="run-eta" title="This stage's ETA plus the median time each stage to come took in earlier runs of the same preset, size, method and env">{fmtRunEta(wholeEta)}</span>}
         <span className="muted">{run.method} · {run.env} · {run.size}{run.preset ? ` · preset ${run.preset}` : ''}</span>
         <span className="grow" />
-        {run.status === 'created' && <button className="btn primary" disabled={busy} onClick={() => void act(() => client.runs.start({ runId }))} data-testid="start-run">Start</button>}
-        {ACTIVE.has(run.status) && <button className="btn danger" disabled={busy || run.status === 'stopping'} onClick={() => void act(() => client.runs.stop({ runId }))} data-testid="stop-run">Stop</button>}
-        {(run.status === 'stopped' || run.status === 'failed') && <button className="btn primary" disabled={busy} onClick={() => void act(() => client.runs.resume({ runId }))} data-testid="resume-run">Resume</button>}
+        {run.status === 'created' && !readOnly && <button className="btn primary" disabled={busy} onClick={() => void act(() => client.runs.start({ runId }))} data-testid="start-run">Start</button>}
+        {ACTIVE.has(run.status) && canStop && <button className="btn danger" disabled={busy || run.status === 'stopping'} onClick={() => void act(() => client.runs.stop({ runId }))} data-testid="stop-run">Stop</button>}
+        {(run.status === 'stopped' || run.status === 'failed') && !readOnly && <button className="btn primary" disabled={busy} onClick={() => void act(() => client.runs.resume({ runId }))} data-testid="resume-run">Resume</button>}
       </div>
       <div className="row" style={{ marginBottom: 12, fontSize: 13 }}>
         <a onClick={() => navigate({ view: 'trace', runId })} data-testid="link-trace">Trace inspector</a>
@@ -186,6 +212,7 @@ export default function RunView({ client, navigate, runId, theme }: RunViewProps
         <button className="btn small" onClick={() => void exportEpisodesJsonl()}>Episodes JSONL</button>
         <button className="btn small" onClick={() => downloadText(`${runId}-config.json`, JSON.stringify(run.config, null, 2), 'application/json')}>Config JSON</button>
       </div>
+      <RunTagsNotes client={client} run={run} readOnly={readOnly} onChanged={onLabelsChanged} onError={setError} />
       <ErrorBanner error={error} onDismiss={() => setError(null)} />
       {run.reason && (run.status === 'failed' || run.status === 'stopped') && (
         <div className={`banner ${run.status === 'failed' ? 'error' : 'warn'}`} data-testid="run-reason">
@@ -200,14 +227,16 @@ export default function RunView({ client, navigate, runId, theme }: RunViewProps
       </div>
 
       <div className="row" style={{ margin: '12px 0', gap: 18, fontSize: 13 }}>
-        <span>Success <strong>{fmtPct(km.success)}</strong></span>
-        <span>Pass@1 <strong>{fmtPct(km.passAt1)}</strong></span>
-        <span>Pass@{km.k ?? 'k'} <strong>{fmtPct(km.passAtK)}</strong></span>
-        <span>WM accuracy <strong>{fmtPct(km.wmAccuracy)}</strong></span>
-        <span className="muted">created {fmtDate(run.createdAt)} · ran {fmtDuration(run.status === 'running' && run.startedAt ? run.durationMs + Date.now() - run.startedAt : run.durationMs)} · attempts {run.attempts}</span>
+        <span title={src(km.successSource)?.long} data-testid="headline-success">Success{km.successSource ? <span className="faint"> ({src(km.successSource)!.short})</span> : null} <strong>{fmtPct(km.success)}</strong></span>
+        <span title={src(km.passSource)?.long} data-testid="headline-pass1">Pass@1{km.passSource ? <span className="faint"> ({src(km.passSource)!.short})</span> : null} <strong>{fmtPct(km.passAt1)}</strong></span>
+        <span title={src(km.passSource)?.long}>Pass@{km.k ?? 'k'} <strong>{fmtPct(km.passAtK)}</strong></span>
+        <span title={`world-model prediction cell accuracy over well-formed turns${km.wmSource ? `; ${src(km.wmSource)!.long}` : ''}${km.wmTurns !== null ? ` (${km.wmTurns} turns)` : ''}`} data-testid="headline-wm">
+          WM accuracy{km.wmSource ? <span className="faint"> ({src(km.wmSource)!.short})</span> : null} <strong>{fmtWmAccuracy(km, fmtPct)}</strong>
+        </span>
+        <span className="muted" data-testid="run-time">created {fmtDate(run.createdAt)} · ran {fmtDuration(ranMs)} · attempts {run.attempts}</span>
       </div>
 
-      <Tabs tabs={[{ id: 'charts', label: `Charts (${metrics.names.length})` }, { id: 'log', label: `Log (${log.length})` }, { id: 'config', label: 'Config' }]} active={tab} onChange={setTab} />
+      <Tabs tabs={[{ id: 'charts', label: `Charts (${metrics.names.length})` }, { id: 'log', label: `Log (${log.length})` }, { id: 'samples', label: 'Samples' }, { id: 'config', label: 'Config' }]} active={tab} onChange={setTab} />
 
       {tab === 'charts' && (
         <div>
@@ -247,6 +276,8 @@ export default function RunView({ client, navigate, runId, theme }: RunViewProps
         </div>
       )}
 
+      {tab === 'samples' && <StageSamples client={client} runId={runId} active={active} />}
+
       {tab === 'log' && (
         <div className="logpane mono" ref={logRef} data-testid="log-pane">
           {log.length === 0 ? <span className="faint">No log lines yet.</span> : log.map((l) => (
@@ -283,6 +314,13 @@ export default function RunView({ client, navigate, runId, theme }: RunViewProps
       )}
     </div>
   );
+}
+
+/** "run ETA 4m10s", with the stages to come that have no estimate yet. */
+export function fmtRunEta(eta: RunEtaState): string {
+  const rest = eta.unestimated > 0 ? `${eta.unestimated} stage${eta.unestimated === 1 ? '' : 's'} not estimated${eta.seconds === null ? ' yet' : ''}` : '';
+  if (eta.seconds === null) return rest ? `run ETA: ${rest}` : '';
+  return `run ETA ${fmtDuration(eta.seconds * 1000)}${rest ? ` + ${rest}` : ''}`;
 }
 
 function StageCard({ stage, live }: { stage: StageState; live: Progress | undefined }) {

@@ -9,7 +9,8 @@ import type { Route } from '../routes.js';
 import { DataTable } from '../components/DataTable.js';
 import { ErrorBanner, ProgressBar, StatusBadge } from '../components/widgets.js';
 import { fmtDate, fmtDateShort, fmtDuration, fmtPct } from '../components/format.js';
-import { keyMetrics } from '../components/key-metrics.js';
+import { fmtWmAccuracy, keyMetrics } from '../components/key-metrics.js';
+import { groupRuns, passAtKs, RunGroupsTable, type GroupBy } from '../components/run-groups.js';
 import { downloadText, toCsv } from '../components/download.js';
 
 export interface RunsViewProps {
@@ -19,8 +20,9 @@ export interface RunsViewProps {
 }
 
 export type RunRow = RunSummary & {
-  success: number | null; passAt1: number | null; passAtK: number | null; k: number | null; wmAccuracy: number | null;
+  success: number | null; passAt1: number | null; passAtK: number | null; k: number | null; wmAccuracy: number | null; wmTurns: number | null;
   liveDurationMs: number;
+  passAt: Record<number, number>;                 // Pass@k by k (eval, else tracked during RL)
 };
 
 const ACTIVE = new Set(['running', 'queued', 'stopping']);
@@ -29,7 +31,7 @@ const STATUSES = ['all', 'running', 'completed', 'failed', 'stopped', 'created']
 export function toRow(r: RunSummary, now: number): RunRow {
   const km = keyMetrics(r.latest);
   const live = r.status === 'running' && r.startedAt ? r.durationMs + Math.max(0, now - r.startedAt) : r.durationMs;
-  return { ...r, ...km, liveDurationMs: live };
+  return { ...r, ...km, liveDurationMs: live, passAt: passAtKs(r.latest) };
 }
 
 const col = createColumnHelper<RunRow>();
@@ -41,6 +43,7 @@ export default function RunsView({ client, project, navigate }: RunsViewProps) {
   const [status, setStatus] = useState<(typeof STATUSES)[number]>('all');
   const [now, setNow] = useState(() => Date.now());
   const pendingRef = useRef<ReturnType<typeof setTimeout> | null>(null);
+  const [groupBy, setGroupBy] = useState<GroupBy>('none');
 
   const load = useCallback(() => {
     client.runs.list({ limit: 100000 }).then((r) => { setRuns(r.runs); setError(null); }, setError);
@@ -62,6 +65,14 @@ export default function RunsView({ client, project, navigate }: RunsViewProps) {
   }, [anyActive, load]);
 
   const rows = useMemo(() => (runs ?? []).filter((r) => status === 'all' || r.status === status).map((r) => toRow(r, now)), [runs, status, now]);
+
+  // Pass@k columns, one per k present; config columns, one per config value set in some run
+  const ks = useMemo(() => [...new Set(rows.flatMap((r) => Object.keys(r.passAt).map(Number)))].sort((a, b) => a - b), [rows]);
+  const paramPaths = useMemo(() => [...new Set((runs ?? []).flatMap((r) => Object.keys(r.params ?? {})))].sort(), [runs]);
+  // config columns are in the column picker (hidden until chosen: a sweep's own columns do not crowd the table); so are tags until a run has one
+  const anyTags = useMemo(() => (runs ?? []).some((r) => (r.tags?.length ?? 0) > 0), [runs]);
+  const groups = useMemo(() => (groupBy === 'none' ? [] : groupRuns(rows, groupBy)), [rows, groupBy]);
+  const hiddenParam = useCallback((id: string) => id.startsWith('param:') || (id === 'tags' && !anyTags), [anyTags]);
 
   const columns = useMemo(() => [
     col.accessor('name', {
@@ -90,13 +101,16 @@ export default function RunsView({ client, project, navigate }: RunsViewProps) {
     col.accessor((r) => r.templateHash?.slice(0, 10) ?? '', { id: 'template', header: 'Template', size: 110, cell: (c) => <span className="mono">{c.getValue() || '–'}</span> }),
     col.accessor('success', { header: 'Success', size: 78, meta: { numeric: true }, cell: (c) => fmtPct(c.getValue()), sortUndefined: 'last' }),
     col.accessor('passAt1', { header: 'Pass@1', size: 70, meta: { numeric: true }, cell: (c) => fmtPct(c.getValue()) }),
-    col.accessor('passAtK', { header: 'Pass@k', size: 92, meta: { numeric: true }, cell: (c) => (c.getValue() === null ? '–' : `${fmtPct(c.getValue())} (k=${c.row.original.k})`) }),
-    col.accessor('wmAccuracy', { header: 'WM accuracy', size: 96, meta: { numeric: true }, cell: (c) => fmtPct(c.getValue()) }),
+    ...ks.map((k) => col.accessor((r) => r.passAt[k] ?? null, { id: `passAt${k}`, header: `Pass@${k}`, size: 74, meta: { numeric: true }, cell: (c) => fmtPct(c.getValue()), sortUndefined: 'last' })),
+    col.accessor('wmAccuracy', { header: 'WM accuracy', size: 96, meta: { numeric: true }, cell: (c) => <span title={c.row.original.wmTurns === 0 ? 'no well-formed turns to score' : undefined}>{fmtWmAccuracy(c.row.original, fmtPct).replace(' (0 well-formed turns)', '')}</span> }),
+    col.accessor((r) => (r.tags ?? []).join(', '), { id: 'tags', header: 'Tags', size: 120, cell: (c) => <span data-testid="run-tags">{c.getValue()}</span> }),
+    col.accessor((r) => r.notes ?? '', { id: 'notes', header: 'Notes', size: 160, cell: (c) => <span title={c.getValue()}>{c.getValue().split('\n')[0]}</span> }),
+    ...paramPaths.map((p) => col.accessor((r) => r.params?.[p] ?? null, { id: `param:${p}`, header: p.replace(/^stages\./, ''), size: 96, cell: (c) => <span className="mono" title={p}>{c.getValue() === null ? '·' : String(c.getValue())}</span> })),
     col.accessor('createdAt', { header: 'Created', size: 100, meta: { filterText: (v: unknown) => fmtDate(v as number) }, cell: (c) => <span title={fmtDate(c.getValue())}>{fmtDateShort(c.getValue())}</span> }),
     col.accessor('liveDurationMs', { header: 'Duration', size: 76, meta: { numeric: true }, cell: (c) => fmtDuration(c.getValue()) }),
     col.accessor('attempts', { header: 'Attempts', size: 80, meta: { numeric: true } }),
     col.accessor('id', { header: 'Run id', size: 200, cell: (c) => <span className="mono">{c.getValue()}</span> }),
-  ], [navigate]);
+  ], [navigate, ks, paramPaths]);
 
   const selectedRuns = (runs ?? []).filter((r) => selected.has(r.id));
   const act = async (fn: (id: string) => Promise<unknown>, ids: string[]) => {
@@ -104,8 +118,9 @@ export default function RunsView({ client, project, navigate }: RunsViewProps) {
     load();
   };
   const exportCsv = () => {
-    const header = ['id', 'name', 'status', 'method', 'env', 'size', 'templateHash', 'success', 'passAt1', 'passAtK', 'k', 'wmAccuracy', 'createdAt', 'durationMs', 'reason'];
-    const data = rows.map((r) => [r.id, r.name, r.status, r.method, r.env, r.size, r.templateHash, r.success, r.passAt1, r.passAtK, r.k, r.wmAccuracy, new Date(r.createdAt).toISOString(), r.durationMs, r.reason]);
+    const header = ['id', 'name', 'status', 'method', 'env', 'size', 'templateHash', 'success', 'passAt1', ...ks.map((k) => `passAt${k}`), 'wmAccuracy', 'wmTurns', 'tags', 'notes', 'createdAt', 'durationMs', 'reason', ...paramPaths];
+    const data = rows.map((r) => [r.id, r.name, r.status, r.method, r.env, r.size, r.templateHash, r.success, r.passAt1, ...ks.map((k) => r.passAt[k] ?? null), r.wmTurns === 0 ? null : r.wmAccuracy, r.wmTurns,
+      (r.tags ?? []).join(';'), r.notes ?? '', new Date(r.createdAt).toISOString(), r.durationMs, r.reason, ...paramPaths.map((p) => r.params?.[p] ?? null)]);
     downloadText(`${project.name}-runs.csv`, toCsv(header, data), 'text/csv');
   };
 
@@ -116,6 +131,7 @@ export default function RunsView({ client, project, navigate }: RunsViewProps) {
         <button className="btn primary" onClick={() => navigate({ view: 'new-run' })} data-testid="new-run-button">+ New run</button>
       </div>
       <ErrorBanner error={error} onDismiss={() => setError(null)} />
+      {groups.length > 0 && <div className="card" style={{ marginBottom: 12 }}><h2>Grouped by {groupBy.replace(/^param:/, '')} <span className="faint">(mean ± sd over the runs that have the metric)</span></h2><RunGroupsTable groups={groups} onOpen={(ids) => navigate({ view: 'compare', runIds: ids })} /></div>}
       {runs === null ? <div className="muted">Loading runs…</div> : (
         <DataTable
           testId="runs-table"
@@ -127,7 +143,8 @@ export default function RunsView({ client, project, navigate }: RunsViewProps) {
           onRowOpen={(r) => navigate({ view: 'run', runId: r.id })}
           storageKey="spa-workbench.runs-table"
           initialSorting={[{ id: 'createdAt', desc: true }]}
-          initialHidden={['id', 'attempts', 'size', 'template', 'progress']}
+          initialHidden={['id', 'attempts', 'size', 'template', 'progress', 'notes']}
+          hiddenUnlessChosen={hiddenParam}
           height="calc(100vh - 230px)"
           filterPlaceholder="Filter runs (name, method, env…)"
           emptyText={<>No runs yet. <a onClick={() => navigate({ view: 'new-run' })}>Create the first one.</a></>}
@@ -145,6 +162,12 @@ export default function RunsView({ client, project, navigate }: RunsViewProps) {
                 void act((id) => client.runs.delete({ runId: id }), selectedRuns.map((r) => r.id)).then(() => setSelected(new Set()));
               }}>Delete</button>
             <button className="btn small" onClick={exportCsv} disabled={rows.length === 0} title="Export the table as CSV">CSV</button>
+            <select value={groupBy} onChange={(e) => setGroupBy(e.target.value as GroupBy)} aria-label="Group runs by" data-testid="group-by">
+              <option value="none">no grouping</option>
+              <option value="study">group by study</option><option value="method">group by method</option><option value="env">group by env</option>
+              <option value="preset">group by preset</option><option value="tag">group by tag</option>
+              {paramPaths.map((p) => <option key={p} value={`param:${p}`}>group by {p}</option>)}
+            </select>
           </>}
         />
       )}

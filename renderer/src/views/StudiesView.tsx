@@ -324,15 +324,31 @@ function StudyDetail({ study, table, navigate }: { study: StudySummary | undefin
                         <span title="Pass@1 with its 95% interval">{pct(p1?.mean)}{p1 && <span className="faint" style={{ fontSize: 11.5 }}> [{pct(p1.low)}, {pct(p1.high)}]</span>}</span>
                         {pk && <span title={`Pass@${kMax} with its 95% interval`}> / {pct(pk.mean)}<span className="faint" style={{ fontSize: 11.5 }}> [{pct(pk.low)}, {pct(pk.high)}]</span></span>}
                         <div className="faint" style={{ fontSize: 11.5 }}>{c.completed}/{c.runs} run{c.runs === 1 ? '' : 's'} · {fmtDuration(c.wallSeconds * 1000)}</div>
+                        {c.atOrBelowChance && <div className="faint" style={{ fontSize: 11.5 }} data-testid="study-below-chance">at or below chance</div>}
                       </td>
                     );
                   })}
                 </tr>
               ))}
+              {(['chance', 'oracle'] as const).map((kind) => {
+                const refs = table.envs.map((env) => table.references?.find((r) => r.env === env && r.kind === kind));
+                if (refs.every((r) => !r)) return null;
+                return (
+                  <tr key={kind} data-testid="study-reference-row" data-kind={kind}>
+                    <td><em>{refs.find((r) => r)!.label}</em></td>
+                    {refs.map((r, i) => (
+                      <td key={table.envs[i]} className="num faint" title={r?.how}>
+                        {r ? <>{pct(r.passAt['1'])}{kMax && kMax !== 1 ? <> / {pct(r.passAt[String(kMax)])}</> : null}</> : '–'}
+                      </td>
+                    ))}
+                  </tr>
+                );
+              })}
             </tbody>
           </table>
           <div className="faint" style={{ fontSize: 12, marginTop: 6 }}>
-            Pass@k: unbiased estimator over held-out puzzles, pooled over the seeds' completed runs; brackets: 95% bootstrap interval over puzzles.
+            Pass@k: unbiased estimator over held-out puzzles; brackets: 95% interval, a two-way bootstrap over run seeds and puzzles (widened to Wilson&apos;s below 20 puzzles).
+            Chance: a well-formed uniform random policy; oracle: the optimal policy; both on the same puzzles and turn protocol.
           </div>
         </>
       )}

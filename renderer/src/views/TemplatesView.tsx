@@ -55,11 +55,20 @@ export default function TemplatesView({ api, projectPath, runId, route, template
   const list = useAsync(() => (projectPath ? api.templates.list({}) : null), [api, projectPath, listVersion]);
   const envs = useAsync(() => (projectPath ? api.envs.list({}) : null), [api, projectPath]);
   const templates = list.status === 'ok' ? list.value.templates : [];
-  const name = routeName ?? templates[0]?.name;
+  // "Template" on a run opens the run's own template (its pinned template.json) with its hash (issue 12, item 6)
+  const fromRun = !!runId && !routeName;
+  const runTemplate = useAsync(() => (runId ? api.inspect.runTemplate({ runId }) : null), [api, runId]);
+  const runTpl = runTemplate.status === 'ok' ? runTemplate.value : null;
+  const name = routeName ?? (fromRun ? runTpl?.name : undefined) ?? (fromRun && runTemplate.status !== 'error' ? undefined : templates[0]?.name);
 
   const [loadHash, setLoadHash] = useState<string | undefined>(undefined);
   useEffect(() => { setLoadHash(undefined); }, [name]);
-  const loaded = useAsync(() => (name ? api.templates.get({ name, ...(loadHash ? { hash: loadHash } : {}) }) : null), [api, name, loadHash]);
+  const loaded = useAsync((): Promise<TemplateVersion> | null => {
+    if (fromRun && runTpl && !loadHash) {
+      return Promise.resolve({ name: runTpl.name, hash: runTpl.hash, source: runTpl.source, createdAt: 0, description: `the template of run ${runTpl.runId}`, parent: null });
+    }
+    return name ? api.templates.get({ name, ...(loadHash ? { hash: loadHash } : {}) }) : null;
+  }, [api, name, loadHash, fromRun, runTpl]);
   const [text, setText] = useState('');
   const [base, setBase] = useState<TemplateVersion | null>(null);
   useEffect(() => {
@@ -74,6 +83,12 @@ export default function TemplatesView({ api, projectPath, runId, route, template
   const seed = parseOptionalInt(seedText, 'seed');
   const [responseFormat, setResponseFormat] = useState<'world-model' | 'plain'>('world-model');
   const [optionsText, setOptionsText] = useState('');
+  useEffect(() => {   // the run's env, as the run played it
+    if (!fromRun || !runTpl) return;
+    setEnvId(runTpl.env.id);
+    setResponseFormat(runTpl.responseFormat);
+    setOptionsText(Object.keys(runTpl.env.options).length ? JSON.stringify(runTpl.env.options) : '');
+  }, [fromRun, runTpl]);
   const envOptions = useMemo(() => parseOptions(optionsText), [optionsText]);
   const envInfo = envList.find((e) => e.id === envId);
 
@@ -131,6 +146,14 @@ export default function TemplatesView({ api, projectPath, runId, route, template
 
   return (
     <div className="inspect-view templates-view" data-testid="templates-view">
+      {fromRun && runTpl && (
+        <div className="banner info" data-testid="run-template-banner">
+          The template of run <span className="mono">{runTpl.runId}</span>: <b>{runTpl.name}</b>@<span className="mono" title={runTpl.hash}>{runTpl.hash.slice(0, 12)}</span>
+          {runTpl.pinned ? ' (pinned in the run folder as template.json)' : ' (resolved from the preset: this run predates pinned templates)'}
+          {runTpl.recordedHash && runTpl.recordedHash !== runTpl.hash ? `; the run recorded ${runTpl.recordedHash.slice(0, 12)} at creation: template.json was edited since` : ''}
+        </div>
+      )}
+      {fromRun && runTemplate.status === 'error' && <div className="banner error">The run's template could not be read: {(runTemplate.error as Error)?.message ?? String(runTemplate.error)}</div>}
       <div className="inspect-header">
         <h1>Template editor</h1>
         <label className="field inspect-field">
@@ -230,6 +253,7 @@ export default function TemplatesView({ api, projectPath, runId, route, template
             </>
           )}
           <PerplexityPanel api={api} runId={runId} hash={base?.hash ?? null} dirty={dirty} text={text}
+            editorHash={preview.status === 'ok' && preview.forText === text ? preview.value?.hash ?? null : null}
             env={envId && !envOptions.error ? { id: envId, options: envOptions.value } : null} />
         </section>
       </div>
@@ -273,11 +297,14 @@ export function parseSamples(text: string): { value: number; error: string | nul
   return { value: Number(t), error: null };
 }
 
-function PerplexityPanel({ api, runId, hash, dirty, text, env }: {
+function PerplexityPanel({ api, runId, hash, dirty, text, env, editorHash }: {
   api: ViewProps['api']; runId?: string; hash: string | null; dirty: boolean; text: string;
-  env: { id: string; options: Record<string, unknown> } | null;
+  env: { id: string; options: Record<string, unknown> } | null; editorHash: string | null;
 }): ReactElement {
   const [run, setRun] = useState<string | undefined>(runId);
+  const runTemplate = useAsync(() => (run ? api.inspect.runTemplate({ runId: run }) : null), [api, run]);
+  const runTpl = runTemplate.status === 'ok' ? runTemplate.value : null;
+  const differs = runTpl !== null && editorHash !== null && editorHash !== runTpl.hash;
   const checkpoints = useAsync(() => (run ? api.templates.checkpoints({ runId: run }) : null), [api, run]);
   const [checkpoint, setCheckpoint] = useState('');                  // '' = the run's latest
   useEffect(() => { setCheckpoint(''); }, [run]);
@@ -381,6 +408,12 @@ function PerplexityPanel({ api, runId, hash, dirty, text, env }: {
           {(live.forText !== text || live.forEnv !== envKey) && (
             <div className="warn" data-testid="live-perplexity-stale">The editor text or the environment changed since: Compute again for the current text.</div>
           )}
+        </div>
+      )}
+      {differs && (
+        <div className="warn" data-testid="perplexity-template-differs">
+          The editor's template ({editorHash!.slice(0, 12)}) differs from the template run {run} used ({runTpl!.name}@{runTpl!.hash.slice(0, 12)}): the perplexity scores
+          this text under the run's checkpoint, not the run's own template.
         </div>
       )}
       <RecordedPerplexity api={api} run={run} hash={hash} dirty={dirty} />

@@ -1,0 +1,60 @@
+// The whole run's ETA: the running stage's own ETA (from its progress) plus, for each stage still
+// to come, the median time that stage took in the project's earlier completed runs of the same
+// preset, size, method and env. Stages never seen finished before are counted, not guessed: the
+// ETA then says "+ N stages not estimated" instead of inventing a number.
+import type { RunSummary, StageState } from '../api/contract.js';
+
+export interface RunEta {
+  /** Seconds until the last estimated stage ends; null when nothing is estimated yet. */
+  seconds: number | null;
+  /** Stages to come (including the running one) with no estimate. */
+  unestimated: number;
+}
+
+type RunLike = Pick<RunSummary, 'id' | 'preset' | 'size' | 'method' | 'env' | 'status' | 'stages' | 'progress'>;
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+function stageSeconds(s: StageState): number | null {
+  return s.status === 'completed' && s.startedAt !== null && s.finishedAt !== null && s.finishedAt >= s.startedAt ? (s.finishedAt - s.startedAt) / 1000 : null;
+}
+
+/** `history`: other runs of the project (any status; only completed stages of comparable runs count). */
+export function estimateRunEta(run: RunLike, history: ReadonlyArray<RunLike>, now = Date.now()): RunEta {
+  const comparable = history.filter((h) => h.id !== run.id && h.preset === run.preset && h.size === run.size && h.method === run.method && h.env === run.env);
+  const pastSeconds = (name: string): number | null => {
+    const xs = comparable.map((h) => h.stages.find((s) => s.name === name)).filter((s): s is StageState => !!s)
+      .map(stageSeconds).filter((x): x is number => x !== null);
+    return xs.length ? median(xs) : null;
+  };
+  let seconds = 0;
+  let estimated = 0;
+  let unestimated = 0;
+  for (const s of run.stages) {
+    if (s.status === 'completed' || s.status === 'skipped') continue;
+    const p = run.progress?.stage === s.name ? run.progress : null;
+    if (s.status === 'running' && p && (p.etaSeconds !== null || (p.total > 0 && p.done >= p.total))) {
+      seconds += p.etaSeconds ?? 0;                            // all steps done: only its wrap-up is left
+      estimated++;
+      continue;
+    }
+    const past = pastSeconds(s.name);
+    if (past === null) { unestimated++; continue; }
+    // a running stage without its own ETA yet: what is left of its usual time
+    const elapsed = s.status === 'running' && s.startedAt !== null ? Math.max(0, (now - s.startedAt) / 1000) : 0;
+    seconds += Math.max(0, past - elapsed);
+    estimated++;
+  }
+  return { seconds: estimated > 0 ? Math.round(seconds) : null, unestimated };
+}
+
+/** "ETA 4m10s", "ETA 4m10s + 2 stages not estimated", "2 stages not estimated yet", or "" when nothing is left. */
+export function formatRunEta(eta: RunEta, duration: (ms: number) => string): string {
+  const rest = eta.unestimated > 0 ? `${eta.unestimated} stage${eta.unestimated === 1 ? '' : 's'} not estimated${eta.seconds === null ? ' yet' : ''}` : '';
+  if (eta.seconds === null) return rest;
+  return `run ETA ${duration(eta.seconds * 1000)}${rest ? ` + ${rest}` : ''}`;
+}

@@ -1,0 +1,473 @@
+// Export a workbench run as a bundle that runs the same experiment at scale with SPA's released
+// recipe (RAGEN v1 + verl on Ray): the self-play SFT data in the release's parquet columns (and as
+// JSONL), a RAGEN env whose text state equals the run's template state, a Hydra config with the
+// run's settings on RAGEN's keys (checked against RAGEN_PPO_KEYS), env vars, a launch script
+// (SFT, then PPO from the SFT checkpoint) with GPU counts as arguments, a SLURM wrapper, a
+// pinned-stack manifest, the recorder that brings validation rollouts back, and a README.
+// The bundle is written to a temporary sibling folder and renamed into place when complete.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { createHash, randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import YAML from 'yaml';
+import type { RunConfig } from '../api/run-config.js';
+import { WorkbenchError } from '../api/errors.js';
+import { previewPrompt, TemplateSchema, type PromptTemplate } from '../prompts/index.js';
+import { builtinTemplate } from '../prompts/resolve-template.js';
+import { readJsonl } from '../storage/jsonl.js';
+import { readRunRecord, sftFile } from '../storage/run-files.js';
+import { writeSpaSftParquet, type SpaSftRow } from './parquet.js';
+import { isRagenPpoKey, isSpaSftKey, RAGEN_CUSTOM_ENV_KEYS, RAGEN_ENV_CONFIG_KEYS } from './ragen-keys.js';
+
+/** Where the shipped Python files live (resources/interop/ of the repository). */
+export const INTEROP_RESOURCES = fileURLToPath(new URL('../../resources/interop/', import.meta.url));
+
+/** The stack SPA's release was run with (SPA README; RAGEN and verl commits read from the repositories). */
+export const PINNED_STACK = {
+  spa: { repo: 'https://github.com/shiqichen17/SPA', commit: '3848e68', date: '2025-11-01',
+    note: 'clone inside the RAGEN checkout (SPA README, "Repository Setup")' },
+  ragen: { repo: 'https://github.com/RAGEN-AI/RAGEN', commit: '5eb79b8', date: '2025-09-06',
+    note: 'RAGEN v1; SPA configs use its keys (rollout_filter_ratio/type), renamed in RAGEN-2' },
+  verl: { repo: 'https://github.com/volcengine/verl', commit: '1e47e412', date: '2025-05-04',
+    note: 'the submodule RAGEN 5eb79b8 pins; no "file" logger before verl 0.6' },
+  python: '3.12 (the flash-attn wheel SPA names is cp312)',
+  torch: '2.6.0+cu124',
+  vllm: '0.8.5.post1',
+  'flash-attn': '2.7.3 (flash_attn-2.7.3+cu12torch2.6cxx11abiFALSE)',
+  baseModel: 'Qwen/Qwen2.5-1.5B-Instruct (SPA default model_path)',
+  verified: 'Formats only: the parquet read back by pyarrow and pandas, the Hydra file by omegaconf, the env renderer and recorder by Python, in the ' +
+    'workbench tests. The recipe itself was not run by the workbench (no GPU).',
+};
+
+export interface ExportOptions {
+  runDir: string;
+  out: string;                 // bundle folder (must not exist, or be empty)
+  model?: string;              // model for SFT/PPO: a local HF folder or hub id (default: see modelReference)
+  now?: number;
+}
+
+export interface ExportResult {
+  dir: string;
+  files: string[];
+  warnings: string[];
+  model: { path: string; kind: 'checkpoint' | 'hf-folder' | 'base'; note: string };
+}
+
+const RAGEN_ENV: Record<string, { type: string; tag: string }> = {
+  sokoban: { type: 'workbench_sokoban', tag: 'WorkbenchSokoban' },
+  frozenlake: { type: 'workbench_frozen_lake', tag: 'WorkbenchFrozenLake' },
+};
+const PY_VARIABLES = new Set(['grid', 'rows', 'cols', 'spa_coordinates', 'coordinate_listing', 'relations', 'json']);
+
+/** The template's state part as a Python format string for workbench_env.py; throws naming what cannot be carried over. */
+export function stateFormatFor(template: PromptTemplate): string {
+  const src = template.parts.state;
+  let out = '';
+  let last = 0;
+  for (const m of src.matchAll(/\{\{-?\s*([a-z_]+)\s*-?\}\}|\{%/g)) {
+    if (m[0] === '{%' || !PY_VARIABLES.has(m[1]!)) {
+      throw new WorkbenchError('ValidationError',
+        `export --to spa-ragen: the template's state part uses ` +
+          `${m[0] === '{%' ? 'a Liquid tag' : `{{ ${m[1]} }}`}, which the RAGEN env cannot render; ` +
+          `it supports {{ ${[...PY_VARIABLES].join(' }}, {{ ')} }} joined by plain text`, {
+        where: 'template.parts.state', expected: 'grid, spa_coordinates, coordinate_listing, relations, json, rows, cols', received: src.slice(0, 120),
+      });
+    }
+    out += src.slice(last, m.index).replace(/\{/g, '{{').replace(/\}/g, '}}') + `{${m[1]}}`;
+    last = m.index! + m[0].length;
+  }
+  return out + src.slice(last).replace(/\{/g, '{{').replace(/\}/g, '}}');
+}
+
+function sectionOf(config: RunConfig, name: string): Record<string, unknown> { return (config.stages[name] ?? {}) as Record<string, unknown>; }
+const num = (v: unknown, d: number): number => (typeof v === 'number' && Number.isFinite(v) ? v : d);
+
+/** The model the bundle trains: the run's own checkpoint when it ran on a real (HF) model, else the named base model. */
+export function modelReference(runDir: string, config: RunConfig, override?: string): ExportResult['model'] {
+  if (override) return { path: override, kind: 'hf-folder', note: 'given with --model' };
+  if (config.model.source === 'hf-folder' && config.model.path) {
+    const ckDir = path.join(runDir, 'checkpoints');
+    const policies = fs.existsSync(ckDir) ? fs.readdirSync(ckDir).filter((d) => fs.existsSync(path.join(ckDir, d,
+      'config.json')) && !d.includes('critic')).sort() : [];
+    const latest = policies.length ? path.join(ckDir, policies[policies.length - 1]!) : null;
+    if (latest) return { path: latest, kind: 'checkpoint', note: `the run's latest policy checkpoint (HF safetensors folder) of ${config.model.path}` };
+    return { path: config.model.path, kind: 'hf-folder', note: 'the run\'s base model folder (the run wrote no checkpoint)' };
+  }
+  return {
+    path: 'Qwen/Qwen2.5-1.5B-Instruct', kind: 'base',
+    note: `the run used the workbench's ${config.model.source === 'preset' ? `"${config.model.preset}" preset (a from-scratch character-level model`
+      + ' that verl cannot load)' : 'own checkpoint format'}; the bundle names SPA's base model instead`,
+  };
+}
+
+/** The Hydra config: `defaults: [base]` and the run's settings on RAGEN's keys. */
+export function hydraConfig(config: RunConfig, template: PromptTemplate, experiment: string, modelPath: string): Record<string, unknown> {
+  const env = RAGEN_ENV[config.env.id];
+  if (!env) {
+    throw new WorkbenchError('ValidationError',
+      `export --to spa-ragen: env ${config.env.id} has no RAGEN v1 counterpart (Sudoku entered RAGEN only in Dec 2025, RAGEN-2); export a Sokoban or ` +
+        `FrozenLake run`, {
+      where: 'config.env.id', expected: 'sokoban or frozenlake', received: config.env.id,
+    });
+  }
+  const rl = sectionOf(config, 'rl');
+  const rollout = sectionOf(config, 'rollout');
+  const evalSection = sectionOf(config, 'eval');
+  const options = config.env.options as Record<string, unknown>;
+  const preview = previewPrompt(template, config.env.id, options, 0);
+  const firstUser = preview.messages.find((m) => m.role === 'user')?.content ?? '';
+  const instruction = firstUser.split(/\nTurn 1:/)[0]!.trim();
+  const groups = num(rl.groups, 4);
+  const valGroups = num(evalSection.puzzles, 16);
+  const envConfig: Record<string, unknown> = config.env.id === 'sokoban'
+    ? { dim_x: num(options.height, 6), dim_y: num(options.width, 6), num_boxes: num(options.numBoxes, 1), max_steps: num(options.maxSteps, 100),
+      search_depth: num(options.searchDepth, 100) }
+    : { size: num(options.size, 4), p: num(options.p, 0.8), is_slippery: options.isSlippery !== false };
+  envConfig.state_format = stateFormatFor(template);
+  const maxActionsPerGame = num(rollout.maxActionsPerGame, config.env.id === 'sudoku' ? 50 : 10);
+  const advantage = rl.advantage === 'turn-then-token' ? 'gae' : (rl.algorithm === 'grpo' ? 'grpo' : 'gae');
+  return {
+    defaults: ['base'],
+    model_path: modelPath,
+    ppo_mini_batch_size: num(rl.miniBatchSize, 8),
+    micro_batch_size_per_gpu: 1,
+    seed: { train: config.seeds.rlStart, val: config.seeds.evalStart },
+    actor_rollout_ref: {
+      actor: {
+        entropy_coeff: num(rl.entropyCoef, 0.001), clip_ratio_low: num(rl.clipLow, 0.2), clip_ratio_high: num(rl.clipHigh, 0.28),
+        clip_ratio_c: rl.dualClip === null ? 1e9 : num(rl.dualClip, 3), use_kl_loss: num(rl.klCoef, 0) > 0, kl_loss_coef: num(rl.klCoef, 0),
+        kl_loss_type: rl.klEstimator === 'k1' ? 'kl' : 'low_var_kl', ppo_epochs: num(rl.ppoEpochs, 1), grad_clip: num(rl.gradClip, 1),
+        optim: { lr: num(rl.lr, 1e-6) },
+      },
+      rollout: {
+        response_length: num(rollout.maxNewTokens, 400), temperature: num(rollout.temperature, 1), top_p: num(rollout.topP, 1),
+        top_k: num(rollout.topK, 0) > 0 ? num(rollout.topK, 0) : -1,
+        rollout_filter_ratio: num(rl.keepGroupsFraction, 1), rollout_filter_type: 'std',
+        val_kwargs: { do_sample: true, temperature: num(evalSection.temperature, 1) },
+      },
+    },
+    critic: { optim: { lr: num(rl.criticLr, 1e-5) }, cliprange_value: rl.valueClip === null ? 1e9 : num(rl.valueClip, 0.5) },
+    algorithm: {
+      adv_estimator: advantage, gamma: num(rl.gamma, 1), lam: num(rl.lambda, 1), high_level_gamma: num(rl.turnGamma, 0.95),
+      kl_ctrl: { kl_coef: 0 },
+    },
+    agent_proxy: {
+      max_turn: num(rollout.maxTurns, 5), max_actions_per_turn: num(rollout.maxActionsPerTurn, 5), action_sep: '||', enable_think: true,
+    },
+    es_manager: {
+      format_penalty: -0.1,
+      train: { env_groups: groups, group_size: num(rl.groupSize, 4), env_configs: { tags: [env.tag], n_groups: [groups] } },
+      val: { env_groups: valGroups, group_size: num(evalSection.samples, 4), env_configs: { tags: [env.tag], n_groups: [valGroups] } },
+    },
+    custom_envs: {
+      [env.tag]: {
+        env_type: env.type, max_actions_per_traj: maxActionsPerGame, env_instruction: instruction, env_instruction_add_worldmodel: instruction,
+        max_tokens: 100, env_config: envConfig,
+      },
+    },
+    trainer: {
+      project_name: 'spa-workbench', experiment_name: experiment, total_training_steps: num(rl.steps, 20),
+      test_freq: num(rl.passAtKEvery, 10) > 0 ? num(rl.passAtKEvery, 10) : 10, save_freq: Math.max(1, Math.min(100, num(rl.steps, 20))),
+      logger: ['console', 'wandb'], val_before_train: true,
+    },
+  };
+}
+
+function flatKeys(obj: Record<string, unknown>, prefix = ''): string[] {
+  return Object.entries(obj).flatMap(([k, v]) => {
+    const key = prefix ? `${prefix}.${k}` : k;
+    return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length ? flatKeys(v as Record<string, unknown>, key) : [key];
+  });
+}
+
+/** Keys of a Hydra config that RAGEN/verl do not know (the defaults list and custom_envs checked by their own lists). */
+export function unknownRagenKeys(cfg: Record<string, unknown>): string[] {
+  const bad: string[] = [];
+  for (const key of flatKeys(cfg)) {
+    if (key === 'defaults') continue;
+    if (key.startsWith('custom_envs.')) {
+      const [, , field, sub] = key.split('.');
+      if (!RAGEN_CUSTOM_ENV_KEYS.includes(field!)) bad.push(key);
+      else if (field === 'env_config' && sub) {
+        const envType = String((cfg.custom_envs as Record<string, Record<string, unknown>>)[key.split('.')[1]!]?.env_type ?? '').replace(/^workbench_/, '');
+        if (sub !== 'state_format' && !(RAGEN_ENV_CONFIG_KEYS[envType] ?? []).includes(sub)) bad.push(key);
+      }
+      continue;
+    }
+    if (!isRagenPpoKey(key)) bad.push(key);
+  }
+  return bad;
+}
+
+const SFT_OVERRIDES = (lr: number, epochs: number, batch: number, maxLength: number) => [
+  'data.train_files=$DATA/wm_train.parquet', 'data.val_files=$DATA/wm_val.parquet', 'data.prompt_key=prompt', 'data.response_key=response',
+  `data.max_length=${maxLength}`, 'data.truncation=left', `data.train_batch_size=${batch}`, 'data.micro_batch_size_per_gpu=1',
+  `optim.lr=${lr}`, 'model.partial_pretrain=$MODEL_PATH', 'model.target_modules=all-linear', 'model.enable_gradient_checkpointing=False',
+  'trainer.default_local_dir=$OUT/sft', 'trainer.experiment_name=$EXPERIMENT-sft', 'trainer.project_name=spa-workbench-sft',
+  `trainer.total_epochs=${epochs}`, 'trainer.default_hdfs_dir=null', "trainer.logger=['console']",
+];
+
+/** The SFT launch overrides (key=value), each key checked against SPA's SFT trainer keys. */
+export function sftOverrides(config: RunConfig): string[] {
+  const sft = sectionOf(config, 'sft');
+  const list = SFT_OVERRIDES(num(sft.lr, 1e-4), num(sft.epochs, 5), num(sft.batchSize, 16), num(sft.maxLength, 2048));
+  const bad = list.map((o) => o.split('=')[0]!).filter((k) => !isSpaSftKey(k));
+  if (bad.length) throw new Error(`sftOverrides: keys unknown to SPA's sft_trainer.yaml: ${bad.join(', ')} (a bug in the exporter)`);
+  return list;
+}
+
+function launchScript(experiment: string, configName: string, sft: string[], hasSft: boolean, biLevel: boolean): string {
+  return `#!/usr/bin/env bash
+# SFT on the exported self-play data, then PPO from the SFT checkpoint, with SPA's recipe on RAGEN v1 + verl.
+# Usage: ./launch.sh --ragen <RAGEN checkout with SPA/ inside> [--gpus N] [--sft-gpus N] [--tp N] [--model PATH] [--out DIR] [--skip-sft]
+set -euo pipefail
+HERE="$(cd "$(dirname "\${BASH_SOURCE[0]}")" && pwd)"
+source "$HERE/env.sh"
+RAGEN=""; GPUS=1; SFT_GPUS=""; TP=""; OUT="$HERE/outputs"; SKIP_SFT=${hasSft ? 0 : 1}
+MODEL_PATH="\${MODEL_PATH:-$(cat "$HERE/model.txt")}"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --ragen) RAGEN="$2"; shift 2;;
+    --gpus) GPUS="$2"; shift 2;;
+    --sft-gpus) SFT_GPUS="$2"; shift 2;;
+    --tp) TP="$2"; shift 2;;
+    --model) MODEL_PATH="$2"; shift 2;;
+    --out) OUT="$2"; shift 2;;
+    --skip-sft) SKIP_SFT=1; shift;;
+    *) echo "launch.sh: unknown argument $1" >&2; exit 2;;
+  esac
+done
+[ -n "$RAGEN" ] || { echo "launch.sh: --ragen <RAGEN checkout> is required (see README.md)" >&2; exit 2; }
+[ -d "$RAGEN/SPA" ] || { echo "launch.sh: $RAGEN/SPA not found; clone SPA inside the RAGEN checkout (README.md)" >&2; exit 2; }
+SFT_GPUS="\${SFT_GPUS:-$GPUS}"; TP="\${TP:-$GPUS}"
+EXPERIMENT="${experiment}"; DATA="$HERE/data"
+mkdir -p "$OUT"
+bash "$HERE/install_env.sh" "$RAGEN"
+cp "$HERE/config/${configName}.yaml" "$RAGEN/SPA/config/${configName}.yaml"
+export PYTHONPATH="$HERE:\${PYTHONPATH:-}"          # ragen_recorder.py for the validation hook
+export SPA_WORKBENCH_RECORD_DIR="$OUT/workbench_rollouts"
+export CUDA_VISIBLE_DEVICES="\${CUDA_VISIBLE_DEVICES:-$(seq -s, 0 $((GPUS - 1)))}"
+
+cd "$RAGEN/SPA"
+if [ "$SKIP_SFT" = 0 ]; then
+  MODE=add_worldmodel torchrun --standalone --nnodes=1 --nproc_per_node="$SFT_GPUS" -m sft.spa_sft_trainer \\
+${sft.map((o) => `    ${o} \\`).join('\n')}
+    2>&1 | tee "$OUT/sft.log"
+  LAST=$(ls -d "$OUT"/sft/global_step_* | sort -t_ -k3 -n | tail -1)
+  [ -n "$LAST" ] || { echo "launch.sh: SFT wrote no global_step_* folder under $OUT/sft" >&2; exit 1; }
+  MODEL_PATH="$LAST"
+fi
+
+MODE=base python ../train.py --config-path=SPA/config --config-name ${configName} \\
+  model_path="$MODEL_PATH" \\
+  system.CUDA_VISIBLE_DEVICES="'$CUDA_VISIBLE_DEVICES'" \\
+  trainer.n_gpus_per_node="$GPUS" \\
+  actor_rollout_ref.rollout.tensor_model_parallel_size="$TP" \\
+  trainer.default_local_dir="$OUT/ppo" \\
+  trainer.experiment_name="$EXPERIMENT"${biLevel ? ' \\\n  +algorithm.bi_level_gae=True' : ''} \\
+  2>&1 | tee "$OUT/ppo.log"
+echo "done: checkpoints in $OUT/ppo, validation rollouts in $SPA_WORKBENCH_RECORD_DIR (spa-workbench import $OUT --project <P>)"
+`;
+}
+
+const SLURM = (experiment: string) => `#!/usr/bin/env bash
+# Optional SLURM wrapper: sbatch --gres=gpu:4 slurm.sbatch --ragen /path/to/RAGEN --gpus 4
+#SBATCH --job-name=${experiment.slice(0, 60)}
+#SBATCH --nodes=1
+#SBATCH --gres=gpu:4
+#SBATCH --cpus-per-task=32
+#SBATCH --mem=256G
+#SBATCH --time=48:00:00
+#SBATCH --output=%x-%j.out
+set -euo pipefail
+HERE="\${SLURM_SUBMIT_DIR:-$(cd "$(dirname "\${BASH_SOURCE[0]}")" && pwd)}"
+exec bash "$HERE/launch.sh" "$@"
+`;
+
+const ENV_SH = `# Environment the recipe reads (sourced by launch.sh).
+export MODEL=\${MODEL:-1.5B}                       # SPA configs read \${oc.env:MODEL}
+export RENDER_MODE=\${RENDER_MODE:-text_with_coordinates}  # read by no public code; kept because SPA's configs name it
+export MODE=\${MODE:-base}                         # ctx_manager.mode: add_worldmodel (SFT data) | base (PPO)
+export PYTHONHASHSEED=\${PYTHONHASHSEED:-10000}     # as SPA's train_ppo_sfted.sh
+export VLLM_ATTENTION_BACKEND=\${VLLM_ATTENTION_BACKEND:-XFORMERS}
+export WANDB_MODE=\${WANDB_MODE:-offline}          # set to online with WANDB_API_KEY to stream
+`;
+
+const INSTALL_ENV = `#!/usr/bin/env bash
+# Install the workbench env (workbench_env.py) into a RAGEN v1 checkout and add the recorder hook. Idempotent.
+set -euo pipefail
+HERE="$(cd "$(dirname "\${BASH_SOURCE[0]}")" && pwd)"
+RAGEN="$1"
+cp "$HERE/workbench_env.py" "$RAGEN/ragen/env/workbench_env.py"
+grep -q "_workbench_register" "$RAGEN/ragen/env/__init__.py" || cat >> "$RAGEN/ragen/env/__init__.py" <<'EOF'
+
+# SPA Workbench export: workbench_sokoban / workbench_frozen_lake (state text = the workbench template's)
+from .workbench_env import register as _workbench_register
+_workbench_register(REGISTERED_ENVS, REGISTERED_ENV_CONFIGS)
+EOF
+python "$HERE/ragen_recorder.py" patch "$RAGEN"
+`;
+
+const TO_PARQUET = `"""Rebuild wm_train.parquet / wm_val.parquet from the JSONL twins with pandas (if a parquet reader disagrees with ours)."""
+import sys
+import pandas as pd
+
+for split in ('train', 'val'):
+    df = pd.read_json(f'wm_{split}.jsonl', lines=True)   # prompt: list of {role, content}
+    df.to_parquet(f'wm_{split}.parquet', index=False)
+    print(split, len(df), 'rows ->', f'wm_{split}.parquet', file=sys.stderr)
+`;
+
+function readme(o: {
+  runId: string; runName: string; experiment: string; configName: string; env: string; model: ExportResult['model'];
+  rows: { train: number; val: number };
+  stateFormat: string; warnings: string[] }): string {
+  return `# ${o.runName} — SPA/RAGEN bundle
+
+Exported by SPA Workbench from run \`${o.runId}\` (${o.env}). Runs the same experiment at scale with SPA's
+released recipe on RAGEN v1 + verl (Ray): self-play SFT, then PPO from the SFT checkpoint.
+
+## Contents
+- \`data/wm_train.parquet\`, \`data/wm_val.parquet\` — the run's self-play SFT rows (${o.rows.train} train / ${o.rows.val} val) in the
+  release's columns: \`data_source, prompt (list of {role, content}), response, ability, reward_model, extra_info\`.
+  \`data/wm_*.jsonl\` hold the same rows; \`python data/to_parquet.py\` (in data/) rebuilds the parquet with pandas.
+  Written with hyparquet-writer; read back by pyarrow and pandas in the workbench's tests.
+- \`config/${o.configName}.yaml\` — Hydra config (\`defaults: [base]\`) with the run's settings on RAGEN's keys.
+- \`workbench_env.py\`, \`install_env.sh\` — env types \`workbench_sokoban\` / \`workbench_frozen_lake\`: RAGEN's envs with a text
+  render equal to the workbench template's state (format \`${JSON.stringify(o.stateFormat)}\`), so SFT rows and PPO prompts agree.
+- \`launch.sh\` (SFT then PPO; \`--gpus N --sft-gpus N --tp N\`), \`slurm.sbatch\`, \`env.sh\`.
+- \`stack.json\` — the pinned stack; \`model.txt\` / \`model.json\` — the model; \`ragen_recorder.py\` — validation rollouts → JSONL.
+
+## Setup (once)
+\`\`\`
+git clone https://github.com/RAGEN-AI/RAGEN && cd RAGEN && git checkout 5eb79b8 && git submodule update --init   # verl 1e47e412
+git clone https://github.com/shiqichen17/SPA && (cd SPA && git checkout 3848e68)
+pip install torch==2.6.0 --index-url https://download.pytorch.org/whl/cu124 && pip install vllm==0.8.5.post1   # then flash-attn 2.7.3 (stack.json)
+\`\`\`
+SPA's own scripts hard-code \`JAVA_HOME\` and cluster paths; \`launch.sh\` does not use them.
+
+## Run
+\`\`\`
+./launch.sh --ragen /path/to/RAGEN --gpus 4            # SFT on 4 GPUs, then PPO with tensor parallel 4
+sbatch --gres=gpu:4 slurm.sbatch --ragen /path/to/RAGEN --gpus 4
+\`\`\`
+Outputs: \`outputs/sft/global_step_*\` (HF folders), \`outputs/ppo/global_step_*\` (verl FSDP shards; convert with
+\`python scripts/model_merger.py --backend fsdp --hf_model_path <base> --local_dir outputs/ppo/global_step_N/actor --target_dir <out>\`),
+\`outputs/workbench_rollouts/val_step*.jsonl\` (recorder). Bring the run back: \`spa-workbench import outputs --project <P>\`.
+
+## Model
+${o.model.kind === 'base' ? 'Base model' : 'Model'}: \`${o.model.path}\` — ${o.model.note}. Override with \`--model\` or \`MODEL_PATH\` (a local HF ` +
+  `folder for clusters without hub access).
+
+## What differs from the workbench run
+- Puzzles come from RAGEN's generator (gym-sokoban), not the workbench's, so the same seed gives a different level; the text of a state
+  is the same function of the board.
+- PPO prompts are built by RAGEN's ctx_manager: the instruction is the template's, followed by RAGEN's symbol and action lines;
+  the turn lines are RAGEN's ("Turn k:\\nState:\\n…\\nYou have N actions left…").
+- SPA's released SFT masks the <observation>/<prediction> contents out of the loss (sft/spa_sft_trainer.py); the workbench's
+  default SFT trains on them (its \`maskStateSpans\` ablation matches the release).
+${o.warnings.map((w) => `- ${w}`).join('\n')}
+
+Not verified by the workbench: the recipe itself (no GPU where it was built). Verified: the formats, read back by pyarrow, pandas,
+omegaconf and Python.
+`;
+}
+
+function runTemplateOf(runDir: string, config: RunConfig): PromptTemplate {
+  const file = path.join(runDir, 'template.json');
+  if (fs.existsSync(file)) {
+    const parsed = TemplateSchema.safeParse(JSON.parse(fs.readFileSync(file, 'utf8')));
+    if (parsed.success) return parsed.data;
+  }
+  return builtinTemplate(config.template.preset, config.template.responseFormat);
+}
+
+/** Write the bundle; throws a ValidationError naming what cannot be exported. */
+export function exportSpaRagenBundle(opts: ExportOptions): ExportResult {
+  const read = readRunRecord(opts.runDir);
+  if (read.status !== 'ok') throw new WorkbenchError('NotFound', `export: no readable run.json in ${opts.runDir}`, { where: 'runDir',
+    expected: 'a run folder' });
+  const run = read.value;
+  if (run.status === 'imported') throw new WorkbenchError('ValidationError',
+    `export: run ${run.id} was imported from SPA/RAGEN; export the original run`, { where: 'runId', received: run.status });
+  const config = run.config;
+  const template = runTemplateOf(opts.runDir, config);
+  const warnings: string[] = [];
+  const out = path.resolve(opts.out);
+  if (fs.existsSync(out) && (!fs.statSync(out).isDirectory() || fs.readdirSync(out).length > 0)) {
+    throw new WorkbenchError('Conflict', `export: ${out} exists and is not an empty folder; choose a new folder`, { where: '--out',
+      expected: 'a new or empty folder', received: out });
+  }
+  const slug = `${run.name}`.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_|_$/g, '').slice(0, 40) || 'run';
+  const configName = `workbench_${slug}`;
+  const experiment = `workbench-${run.id}`.slice(0, 120);
+  const model = modelReference(opts.runDir, config, opts.model);
+  if (model.kind === 'base') warnings.push(`Model: ${model.note}.`);
+
+  // SFT rows: the conversation before each kept assistant turn, and the corrected response
+  const rows: Record<'train' | 'val', SpaSftRow[]> = { train: [], val: [] };
+  for (const split of ['train', 'val'] as const) {
+    const file = path.join(opts.runDir, sftFile(split));
+    if (!fs.existsSync(file)) continue;
+    const r = readJsonl<Record<string, unknown>>(file);
+    r.rows.forEach((row, i) => {
+      const messages = row.messages as { role: string; content: string }[] | undefined;
+      if (!Array.isArray(messages) || messages.length < 2 || messages[messages.length - 1]!.role !== 'assistant') {
+        throw new WorkbenchError('CorruptData', `export: ${sftFile(split)} row ${i + 1} has no messages ending with the assistant turn`,
+          { where: `${sftFile(split)}:${i + 1} messages` });
+      }
+      rows[split].push({
+        data_source: config.env.id, prompt: messages.slice(0, -1).map((m) => ({ role: m.role, content: m.content })),
+        response: messages[messages.length - 1]!.content, ability: 'bfs',
+        reward_model: "{'ground_truth': {'numbers': array([0, 0]), 'target': 0}}", extra_info: "{'index': 0, 'split': 'dummy'}",
+      });
+    });
+  }
+  const hasSft = rows.train.length > 0;
+  if (!hasSft) warnings.push('The run has no self-play SFT rows (its method has no self-play stage); launch.sh skips SFT and runs PPO from the model.');
+
+  const cfg = hydraConfig(config, template, experiment, model.path);
+  const unknown = unknownRagenKeys(cfg);
+  if (unknown.length) throw new Error(`export: the Hydra config has keys RAGEN does not know: ${unknown.join(', ')} (a bug in the exporter)`);
+  const rl = sectionOf(config, 'rl');
+  const stateFormat = String((cfg.custom_envs as Record<string,
+    { env_config: { state_format: string } }>)[RAGEN_ENV[config.env.id]!.tag]!.env_config.state_format);
+
+  const tmp = path.join(path.dirname(out), `.${path.basename(out)}.tmp-${randomBytes(3).toString('hex')}`);
+  const files: string[] = [];
+  const write = (rel: string, data: string | Uint8Array, mode = 0o644) => {
+    const f = path.join(tmp, rel);
+    fs.mkdirSync(path.dirname(f), { recursive: true });
+    fs.writeFileSync(f, data, { mode });
+    files.push(rel);
+  };
+  try {
+    for (const split of ['train', 'val'] as const) {
+      write(`data/wm_${split}.parquet`, writeSpaSftParquet(rows[split]));
+      write(`data/wm_${split}.jsonl`, rows[split].map((r) => JSON.stringify(r)).join('\n') + (rows[split].length ? '\n' : ''));
+    }
+    write('data/to_parquet.py', TO_PARQUET);
+    write(`config/${configName}.yaml`,
+      `# SPA Workbench run ${run.id}: the run's settings on RAGEN v1 keys (checked against them at export)\n${YAML.stringify(cfg, { lineWidth: 0 })}`);
+    write('launch.sh', launchScript(experiment, configName, sftOverrides(config), hasSft, rl.advantage === 'turn-then-token'), 0o755);
+    write('slurm.sbatch', SLURM(experiment), 0o755);
+    write('env.sh', ENV_SH);
+    write('install_env.sh', INSTALL_ENV, 0o755);
+    for (const py of ['workbench_env.py', 'ragen_recorder.py']) write(py, fs.readFileSync(path.join(INTEROP_RESOURCES, py)));
+    write('model.txt', `${model.path}\n`);
+    write('model.json', `${JSON.stringify(model, null, 2)}\n`);
+    write('stack.json', `${JSON.stringify(PINNED_STACK, null, 2)}\n`);
+    write('README.md', readme({ runId: run.id, runName: run.name, experiment, configName, env: config.env.id, model, rows: { train: rows.train.length,
+      val: rows.val.length }, stateFormat, warnings }));
+    const manifest = files.map((rel) => ({ file: rel, sha256: createHash('sha256').update(fs.readFileSync(path.join(tmp, rel))).digest('hex') }));
+    const exportedAt = new Date(opts.now ?? Date.now()).toISOString();
+    const bundleInfo = { format: 'spa-workbench.spa-ragen-bundle', version: 1, runId: run.id, exportedAt, files: manifest };
+    write('bundle.json', `${JSON.stringify(bundleInfo, null, 2)}\n`);
+    if (fs.existsSync(out)) fs.rmdirSync(out);
+    fs.renameSync(tmp, out);
+  } catch (err) {
+    fs.rmSync(tmp, { recursive: true, force: true });
+    throw err;
+  }
+  return { dir: out, files, warnings, model };
+}
