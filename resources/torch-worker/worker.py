@@ -16,11 +16,13 @@ values, the engine evaluates its registered loss on them (TypeScript) and sends 
 output) in `backward`; `apply` clips by global norm and takes an AdamW step identical to
 core/model/optim.ts. Device: CUDA (bf16 autocast, f32 master weights), Apple MPS, else CPU.
 """
+import ctypes
 import json
 import math
 import os
 import struct
 import sys
+import time
 import traceback
 
 PROTOCOL_VERSION = 1
@@ -62,6 +64,9 @@ def _version_tuple(v):
     return tuple(parts)
 
 
+if sys.byteorder != "little":
+    sys.stderr.write("SPA-WORKER-FATAL: the frame protocol is little-endian; this machine is %s-endian\n" % sys.byteorder)
+    sys.exit(3)
 if _version_tuple(torch.__version__) < MIN_TORCH:
     sys.stderr.write("SPA-WORKER-FATAL: torch %s is too old (need >= %d.%d)\n" % ((torch.__version__,) + MIN_TORCH))
     sys.exit(3)
@@ -112,6 +117,13 @@ def read_frame():
     return header, arrays
 
 
+def raw_bytes(t):
+    """The little-endian bytes of a CPU tensor, without numpy (torch 2.x does not need it installed)."""
+    t = t.contiguous()
+    n = t.numel() * t.element_size()
+    return ctypes.string_at(t.data_ptr(), n) if n else b""
+
+
 def write_frame(header, arrays=None):
     specs, blobs = [], []
     for name, t in (arrays or {}).items():
@@ -121,7 +133,7 @@ def write_frame(header, arrays=None):
         code = "i32" if t.dtype in (torch.int32, torch.int64) else "f32"
         t = t.to(torch.int32 if code == "i32" else torch.float32)
         specs.append({"name": name, "dtype": code, "shape": list(t.shape)})
-        blobs.append(t.numpy().tobytes() if t.numel() else b"")
+        blobs.append(raw_bytes(t))
     header = dict(header)
     header["arrays"] = specs
     raw = json.dumps(header).encode("utf-8")
@@ -163,7 +175,7 @@ def write_safetensors(path, tensors, metadata):
     header = {"__metadata__": {k: str(v) for k, v in metadata.items()}}
     offset, blobs = 0, []
     for name, t in tensors.items():
-        b = t.detach().to("cpu", torch.float32).contiguous().numpy().tobytes()
+        b = raw_bytes(t.detach().to("cpu", torch.float32))
         header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(b)]}
         offset += len(b)
         blobs.append(b)
@@ -262,13 +274,17 @@ class Qwen2:
         eps = c["rms_norm_eps"]
         x = F.embedding(ids.long(), w["model.embed_tokens.weight"])
         Tk = seg.shape[1]
-        qseg = seg[:, Tk - T:]
-        allowed = torch.ones(T, Tk, dtype=torch.bool, device=ids.device).tril(Tk - T).unsqueeze(0)
-        allowed = allowed & (qseg.unsqueeze(2) == seg.unsqueeze(1)) & (seg.unsqueeze(1) != 0)       # [B, T, Tk]
-        eye = torch.zeros(T, Tk, dtype=torch.bool, device=ids.device)
-        eye[torch.arange(T), torch.arange(Tk - T, Tk)] = True
-        allowed = allowed | (~allowed.any(-1, keepdim=True) & eye.unsqueeze(0))   # padding queries attend to themselves
-        bias = torch.zeros(allowed.shape, dtype=torch.float32, device=ids.device).masked_fill(~allowed, float("-inf")).unsqueeze(1)
+        if T == 1 and cache is not None:
+            # one new token per row (generation, one segment per row): it sees every real key before it
+            bias = torch.zeros(B, 1, 1, Tk, dtype=torch.float32, device=ids.device).masked_fill((seg == 0).view(B, 1, 1, Tk), float("-inf"))
+        else:
+            qseg = seg[:, Tk - T:]
+            allowed = torch.ones(T, Tk, dtype=torch.bool, device=ids.device).tril(Tk - T).unsqueeze(0)
+            allowed = allowed & (qseg.unsqueeze(2) == seg.unsqueeze(1)) & (seg.unsqueeze(1) != 0)       # [B, T, Tk]
+            eye = torch.zeros(T, Tk, dtype=torch.bool, device=ids.device)
+            eye[torch.arange(T), torch.arange(Tk - T, Tk)] = True
+            allowed = allowed | (~allowed.any(-1, keepdim=True) & eye.unsqueeze(0))   # padding queries attend to themselves
+            bias = torch.zeros(allowed.shape, dtype=torch.float32, device=ids.device).masked_fill(~allowed, float("-inf")).unsqueeze(1)
         bias_attr = c.get("attention_bias", True)
         for i in range(c["num_hidden_layers"]):
             p = "model.layers.%d." % i
@@ -334,24 +350,24 @@ class _Null:
 
 
 # ---------------------------------------------------------------- sampling (the semantics of core/model/generate.ts sampleToken)
-def sample(row, gen, temperature, top_k, top_p):
+def sample_batch(logits, gens, temperature, top_k, top_p):
+    """One token per row of logits [B, V] (float32, CPU): greedy at temperature 0, else top-k, then the
+    smallest top-p set, then a draw from the row's own generator (one uniform per row per step)."""
     if temperature <= 0:
-        return int(torch.argmax(row).item())
-    V = row.shape[0]
+        return torch.argmax(logits, dim=-1)
+    B, V = logits.shape
+    vals, ids = torch.sort(logits, dim=-1, descending=True, stable=True)
     if 0 < top_k < V:
-        vals, ids = torch.topk(row, top_k)
-    else:
-        vals, ids = torch.sort(row, descending=True)
-    weights = torch.exp((vals - vals.max()) / temperature).double()
+        vals, ids = vals[:, :top_k], ids[:, :top_k]
+    weights = torch.exp((vals - vals[:, :1]) / temperature).double()                 # [B, K], descending
     if top_p < 1:
-        probs = weights / weights.sum()
-        cum = torch.cumsum(probs, 0)
-        keep = int((cum < top_p).sum().item()) + 1
-        weights, ids = weights[:keep], ids[:keep]
-    u = torch.rand(1, generator=gen, dtype=torch.float64).item() * weights.sum().item()
-    cum = torch.cumsum(weights, 0)
-    j = int((cum < u).sum().item())
-    return int(ids[min(j, ids.shape[0] - 1)].item())
+        cum = torch.cumsum(weights / weights.sum(-1, keepdim=True), dim=-1)
+        before = torch.cat([torch.zeros(B, 1, dtype=cum.dtype), cum[:, :-1]], dim=1)
+        weights = weights * (before < top_p)                                             # keep until the mass reaches p
+    u = torch.tensor([torch.rand(1, generator=g, dtype=torch.float64).item() for g in gens], dtype=torch.float64)
+    cum = torch.cumsum(weights, dim=-1)
+    j = (cum < (u * cum[:, -1]).unsqueeze(1)).sum(-1).clamp(max=weights.shape[1] - 1)
+    return ids.gather(1, j.unsqueeze(1)).squeeze(1)
 
 
 # ---------------------------------------------------------------- the worker
@@ -540,15 +556,17 @@ class Worker:
             for step in range(steps):
                 hidden = self.model.trunk(cur_ids, seg, cache=cache, positions=cur_pos)
                 logits = self.model.lm_head(hidden[:, -1]).float().cpu()
-                logp = torch.log_softmax(logits, dim=-1)
+                picked = sample_batch(logits, gens, temperature, top_k, top_p)
+                picked_lp = torch.log_softmax(logits, dim=-1).gather(1, picked.unsqueeze(1)).squeeze(1).tolist()
+                picked = picked.tolist()
                 chosen = []
                 for b in range(B):
                     if done[b]:
                         chosen.append(pad)
                         continue
-                    tok = sample(logits[b], gens[b], temperature, top_k, top_p)
+                    tok = picked[b]
                     tokens[b].append(tok)
-                    logprobs[b].append(float(logp[b, tok]))
+                    logprobs[b].append(picked_lp[b])
                     chosen.append(tok)
                     if tok in stop_ids:
                         done[b] = True
@@ -594,8 +612,8 @@ class Worker:
             out["optimizerStep"] = opt["step"]
         return out, {}
 
-    def crash(self, h, a):   # tests: a worker that dies mid-request
-        os._exit(int(h.get("code", 9)))
+    def cpu(self, h, a):     # benchmarks: this process's CPU seconds
+        return {"seconds": time.process_time()}, {}
 
 
 def main():
