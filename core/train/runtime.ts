@@ -73,7 +73,9 @@ export async function chooseCompute(configBackend: string | undefined, opts: { l
   const notTaken: string[] = [];
   if (requested === 'auto' && torch && !torch.ok) notTaken.push(`torch: ${torch.reason}`);
   if (backend !== 'torch') notTaken.push(...tfjs.attempts.filter((a) => !a.ok).map((a) => `${a.name}: ${a.reason}`));
-  const how = requested === 'auto' ? 'auto' : `requested by ${source === 'config' ? 'the run config' : 'SPA_BACKEND'}`;
+  // auto without torch says so on the info line (the full reasons go to the debug line after "; not used: ")
+  const noTorch = requested === 'auto' && torch && !torch.ok ? ': no Python with torch found' : '';
+  const how = requested === 'auto' ? `auto${noTorch}` : `requested by ${source === 'config' ? 'the run config' : 'SPA_BACKEND'}`;
   const what = backend === 'torch'
     ? `torch (${torch!.python}, torch ${torch!.torch}, ${torch!.cuda ? `CUDA ${torch!.device}` : torch!.mps ? 'Apple MPS' : 'CPU, all cores'})`
     : tfjs.summary.replace(/^TF\.js backend: /, 'TF.js ').replace(/; not used: .*$/, '');

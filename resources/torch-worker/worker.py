@@ -341,6 +341,11 @@ class Qwen2:
             return out
 
 
+def _inference_mode():
+    """torch.inference_mode where it exists (faster than no_grad: no version counters), else no_grad."""
+    return torch.inference_mode() if hasattr(torch, "inference_mode") else torch.no_grad()
+
+
 class _Null:
     def __enter__(self):
         return self
@@ -425,7 +430,7 @@ class Worker:
 
     def stats(self, h, a):
         ids = a["ids"].to(self.device)
-        with torch.no_grad():
+        with _inference_mode():
             out = self.model.token_outputs(ids, self._seg(a), True, bool(h.get("values")))
         return {}, out
 
@@ -552,7 +557,7 @@ class Worker:
         positions = positions_from_segments(seg)
         next_pos = positions[:, -1] + 1
         cur_ids, cur_pos = ids, positions
-        with torch.no_grad(), self.model._ctx():
+        with _inference_mode(), self.model._ctx():
             for step in range(steps):
                 hidden = self.model.trunk(cur_ids, seg, cache=cache, positions=cur_pos)
                 logits = self.model.lm_head(hidden[:, -1]).float().cpu()

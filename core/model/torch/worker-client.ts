@@ -95,6 +95,9 @@ export function workerScript(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 6; i++) {
     const candidate = join(dir, 'resources', 'torch-worker', 'worker.py');
+    // Inside a packaged app the file is listed in app.asar but Python reads the unpacked copy (build/electron-builder.yml asarUnpack).
+    const unpacked = candidate.replace(/app\.asar([\\/])/, 'app.asar.unpacked$1');
+    if (unpacked !== candidate && existsSync(unpacked)) return unpacked;
     if (existsSync(candidate)) return candidate;
     dir = resolve(dir, '..');
   }
