@@ -2,7 +2,7 @@
 // a Transport. Two transports exist: the Electron preload bridge (ipc-transport.ts) and the
 // WebSocket of `serve` (ws-transport.ts). Views only ever see WorkbenchClient.
 import type {
-  ApiMethodName, EventTopic, Unsubscribe, WorkbenchClient, WorkbenchEvent,
+  ApiMethodName, ApiNamespace, EventTopic, Unsubscribe, WorkbenchClient, WorkbenchEvent,
 } from '../../../core/api/contract.js';
 
 export type ConnectionState = 'connecting' | 'open' | 'closed';
@@ -24,7 +24,13 @@ export interface ClientExtras {
 
 export type Client = WorkbenchClient & ClientExtras;
 
-const NAMESPACES = new Set(['projects', 'runs', 'envs', 'templates', 'rollouts', 'datasets', 'metrics', 'evals', 'studies', 'system']);
+// Every namespace of the contract, checked by the compiler: a namespace added to core/api/contract.ts
+// and missing here fails the type check (it would otherwise be `undefined` in the page).
+const NAMESPACE_TABLE: Record<ApiNamespace, true> = {
+  projects: true, runs: true, envs: true, templates: true, rollouts: true, datasets: true, metrics: true, evals: true, studies: true,
+  system: true, inspect: true, probe: true,
+};
+const NAMESPACES = new Set<string>(Object.keys(NAMESPACE_TABLE));
 
 /**
  * Build the nested typed API object (`client.runs.create(...)`) on top of a transport.
