@@ -24,9 +24,9 @@ import { groundedBootstrapResponse, modelPolicy, runTemplate, sessionFactory, un
 import { structuralProblem } from './selfplay-data.js';
 import { templateHash, type PromptTemplate } from '../prompts/template.js';
 import { assistantMask } from './sft-mask.js';
-import { checkpointProblems, elapsedSeconds, loadStartingModel, writeCheckpoint } from './stage-utils.js';
+import { checkpointProblems, elapsedSeconds, loadStartingModel, writeCheckpoint, resumeModel } from './stage-utils.js';
 import { breathe } from './breathe.js';
-import { loadRuntime, saveRuntime, type ModelRuntime, type TrainRow } from './runtime.js';
+import { saveRuntime, type ModelRuntime, type TrainRow } from './runtime.js';
 import type { EpisodeSession } from '../prompts/session.js';
 import type { RunConfig } from '../api/run-config.js';
 import type { Tokenizer } from '../model/tokenizer.js';
@@ -73,7 +73,7 @@ export const bootstrapStage: StageDefinition = {
     let runtime: ModelRuntime;
     let firstStep = 0;
     if (saved?.checkpoint && saved.step && existsSync(join(saved.checkpoint, 'config.json'))) {
-      runtime = await loadRuntime(saved.checkpoint, { valueHead: false, resume: true });
+      runtime = await resumeModel(ctx, saved.checkpoint, { valueHead: false });
       firstStep = saved.step;
       ctx.log('info', `bootstrap: resuming at step ${firstStep} from ${saved.checkpoint}`);
     } else {

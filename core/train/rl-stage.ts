@@ -19,7 +19,7 @@ import { rolloutDeps } from './episodes.js';
 import { filterGroupsBySpread } from './groups.js';
 import { buildPpoRows, samplingStats, turnSamples } from './ppo.js';
 import { buildGrpoRows } from './grpo.js';
-import { elapsedSeconds, loadStartingModel, meanStats, startingCheckpoint, writeCheckpoint } from './stage-utils.js';
+import { elapsedSeconds, loadStartingModel, meanStats, startingCheckpoint, writeCheckpoint, resumeModel } from './stage-utils.js';
 import { breathe } from './breathe.js';
 import { loadRuntime, type ModelRuntime, type RuntimeTrainer, type TrainRow } from './runtime.js';
 import { createRng, shuffleInPlace } from '../util/rng.js';
@@ -124,7 +124,7 @@ export const rlStage: StageDefinition = {
     let policy: ModelRuntime;
     let from: string;
     if (state?.checkpoint && existsSync(join(state.checkpoint, 'config.json'))) {
-      policy = await loadRuntime(state.checkpoint, { valueHead: ppo && !separateCritic, resume: true });
+      policy = await resumeModel(ctx, state.checkpoint, { valueHead: ppo && !separateCritic });
       from = state.checkpoint;
       ctx.log('info', `rl: resuming at step ${state.nextStep} from ${from} (weights and AdamW moments restored)`);
     } else {

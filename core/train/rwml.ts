@@ -26,9 +26,9 @@ import { groupSpecs, playEpisodes, type RolloutResult } from './rollout.js';
 import { buildGrpoRows } from './grpo.js';
 import { samplingStats, type TurnSample } from './ppo.js';
 import { createRng } from '../util/rng.js';
-import { elapsedSeconds, loadStartingModel, meanStats, startingCheckpoint, writeCheckpoint } from './stage-utils.js';
+import { elapsedSeconds, loadStartingModel, meanStats, startingCheckpoint, writeCheckpoint, resumeModel } from './stage-utils.js';
 import { breathe } from './breathe.js';
-import { loadRuntime, useBackend, type ModelRuntime, type TrainRow } from './runtime.js';
+import { loadRuntime, type ModelRuntime, type TrainRow } from './runtime.js';
 
 type Embedder = (texts: string[]) => Promise<number[][]>;
 
@@ -110,8 +110,7 @@ export const rwmlStage: StageDefinition = {
     let runtime: ModelRuntime;
     let from: string;
     if (state?.checkpoint && existsSync(join(state.checkpoint, 'config.json'))) {
-      await useBackend(ctx.config);
-      runtime = await loadRuntime(state.checkpoint, { valueHead: false, resume: true });
+      runtime = await resumeModel(ctx, state.checkpoint, { valueHead: false });
       from = state.checkpoint;
       ctx.log('info', `rwml: resuming at step ${state.nextStep} from ${from}`);
     } else {

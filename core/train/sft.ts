@@ -13,9 +13,9 @@ import { statePerplexity } from './perplexity.js';
 import { stageSection } from './plan.js';
 import { sftLossMask } from './sft-mask.js';
 import { createRng, shuffleInPlace } from '../util/rng.js';
-import { elapsedSeconds, loadStartingModel, mean, meanStats, writeCheckpoint } from './stage-utils.js';
+import { elapsedSeconds, loadStartingModel, mean, meanStats, writeCheckpoint, resumeModel } from './stage-utils.js';
 import { breathe } from './breathe.js';
-import { loadRuntime, type ModelRuntime, type TrainRow } from './runtime.js';
+import { type ModelRuntime, type TrainRow } from './runtime.js';
 import { sftFile } from '../storage/run-files.js';
 import { sampleEvery, writeSample } from './samples.js';
 
@@ -66,7 +66,7 @@ export const sftStage: StageDefinition = {
     let runtime: ModelRuntime;
     let from: string;
     if (state?.checkpoint && existsSync(join(state.checkpoint, 'config.json'))) {
-      runtime = await loadRuntime(state.checkpoint, { valueHead: false, resume: true });
+      runtime = await resumeModel(ctx, state.checkpoint, { valueHead: false });
       from = state.checkpoint;
       const at = state.batch ? `in epoch ${(state.epoch ?? 0) + 1} after batch ${state.batch} (step ${state.step})` : `after epoch ${state.epoch}`;
       ctx.log('info', `sft: resuming ${at} from ${from}`);

@@ -2,7 +2,7 @@
 // on a shared trunk with the value view's own AdamW (spa-random-action), PPO with a separate critic
 // (vanilla-rl, criticMode separate); each stage's checkpoint records the backend. (GRPO: the same
 // trainStep, covered in errors.test.ts and parity.test.ts; every method on torch: the CLI check in docs/compute.md.)
-// A torch request without torch fails the run with the reason.
+// A run stopped on wasm resumes on torch; a torch request without torch fails the run with the reason.
 import { afterEach, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -37,6 +37,26 @@ describe('smoke runs on the torch backend', () => {
       if (preset === 'spa-random-action') expect(existsSync(join(runDir, 'checkpoints', 'sft-epoch-1', 'model.safetensors'))).toBe(true);
     }, 180_000);
   }
+
+  it('a run stopped in RL on wasm resumes on torch from its checkpoint and AdamW state, and finishes', async () => {
+    const controller = new AbortController();
+    const over = { env: { id: 'frozenlake' }, stages: { rl: { steps: 2, passAtKEvery: 0 } } };
+    const first = await runPreset(project, 'vanilla-rl', 'cross-backend', { ...over, backend: 'wasm' }, {
+      signal: controller.signal,
+      onEvent: (e) => { if (e.type === 'progress' && e.stage === 'rl' && e.done === 1) controller.abort(); },
+    });
+    expect(first.outcome.status).toBe('stopped');
+    const latest = join(first.runDir, 'checkpoints', 'rl-latest');
+    expect(manifestCompute(first.runDir, 'rl-latest').backend).toBe('wasm');
+    expect((JSON.parse(readFileSync(join(latest, 'manifest.json'), 'utf8')) as { optimizerStep: number }).optimizerStep).toBeGreaterThan(0);
+    const second = await runPreset(project, 'vanilla-rl', 'cross-backend', { ...over, backend: 'torch' });
+    expect(second.outcome).toEqual({ status: 'completed' });
+    expect(second.events.some((e) => e.type === 'log' && /resuming at step 1 .*AdamW moments restored/.test(e.message))).toBe(true);
+    expect(manifestCompute(second.runDir, 'rl-2').backend).toBe('torch');
+    const rlSteps = (readJsonl(join(second.runDir, 'metrics.jsonl')) as Array<{ stage: string; step: number; values: Record<string, number> }>)
+      .filter((m) => m.stage === 'rl' && 'rollout/reward' in m.values).map((m) => m.step);
+    expect(rlSteps).toEqual([1, 2]);
+  }, 180_000);
 
   it('a torch run without torch fails with the reason', async () => {
     process.env.SPA_PYTHON = '/nonexistent/python3';
