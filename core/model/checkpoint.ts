@@ -241,7 +241,10 @@ export async function saveCheckpoint(dir: string, options: SaveCheckpointOptions
       stage: options.manifest.stage,
       metrics: options.manifest.metrics ?? {},
       created: new Date().toISOString(),
-      weights: { file: 'model.safetensors', sha256: weightsRecord.sha256, bytes: weightsRecord.bytes, dtype, parameters: model ? model.parameterCount() : external!.parameters },
+      weights: {
+        file: 'model.safetensors', sha256: weightsRecord.sha256, bytes: weightsRecord.bytes, dtype,
+        parameters: model ? model.parameterCount() : external!.parameters,
+      },
       files,
       lora,
       optimizerStep,

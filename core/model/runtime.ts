@@ -38,7 +38,9 @@ export const RUNTIME_ADAMW = { beta1: 0.9, beta2: 0.95, eps: 1e-8 } as const;
 
 /** What a training step needs of a model (a ModelRuntime, a value view, a fake in tests). */
 export interface RuntimeTrainer {
-  trainStep(lossName: string, rows: TrainRow[], params: Record<string, unknown>, lr: number, gradClip: number, tokenBudget?: number): Promise<Record<string, number>>;
+  trainStep(
+    lossName: string, rows: TrainRow[], params: Record<string, unknown>, lr: number, gradClip: number, tokenBudget?: number,
+  ): Promise<Record<string, number>>;
   dispose(): Promise<void>;
 }
 
@@ -67,7 +69,9 @@ export interface ModelRuntime {
    * One optimizer step of a registered loss on rows: token-budget chunks, token-weighted mean,
    * global-norm clipping, AdamW. Returns the loss stats plus charts/gradNorm and charts/lr.
    */
-  trainStep(lossName: string, rows: TrainRow[], params: Record<string, unknown>, lr: number, gradClip: number, tokenBudget?: number): Promise<Record<string, number>>;
+  trainStep(
+    lossName: string, rows: TrainRow[], params: Record<string, unknown>, lr: number, gradClip: number, tokenBudget?: number,
+  ): Promise<Record<string, number>>;
   /** Write a checkpoint (HF layout + optimizer state + manifest), atomically. */
   save(dir: string, manifest: RuntimeManifest): Promise<void>;
   dispose(): Promise<void>;
@@ -145,7 +149,9 @@ export class TfjsRuntime extends RuntimeBase implements ModelRuntime {
     return this.trainer;
   }
 
-  async trainStep(lossName: string, rows: TrainRow[], params: Record<string, unknown>, lr: number, gradClip: number, tokenBudget = DEFAULT_TOKEN_BUDGET): Promise<Record<string, number>> {
+  async trainStep(
+    lossName: string, rows: TrainRow[], params: Record<string, unknown>, lr: number, gradClip: number, tokenBudget = DEFAULT_TOKEN_BUDGET,
+  ): Promise<Record<string, number>> {
     const trainer = this.ensureOptimizer();
     const r = trainer.stepRows(lossName, rows, params, { lr, maxGradNorm: gradClip, tokenBudget, padTokenId: this.tokenizer.padTokenId });
     await Promise.resolve();
@@ -160,7 +166,8 @@ export class TfjsRuntime extends RuntimeBase implements ModelRuntime {
     for (let start = 0; start < rows.length; start += per) {
       const chunk = rows.slice(start, start + per);
       const batch = padRows(chunk.map((r) => ({ ids: r.ids, arrays: {} })), this.tokenizer.padTokenId);   // padded to the chunk's longest row
-      const s = tokenScores(this.model, batch.inputIds, { attentionMask: batch.attentionMask, values: withValues && this.config.value_head, chunkRows: chunk.length });
+      const values = withValues && this.config.value_head;
+      const s = tokenScores(this.model, batch.inputIds, { attentionMask: batch.attentionMask, values, chunkRows: chunk.length });
       chunk.forEach((r, k) => out.push({
         logprobs: s.logprobs[k]!.slice(0, r.ids.length), entropies: s.entropies[k]!.slice(0, r.ids.length),
         values: s.values ? s.values[k]!.slice(0, r.ids.length) : null,

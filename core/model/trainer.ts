@@ -101,13 +101,18 @@ export class Trainer {
    * One step on rows of different lengths (what the pipeline trains on): rows sorted by length
    * and packed into chunks of at most `tokenBudget` padded tokens, each padded to its longest row.
    */
-  stepRows(lossName: string, rows: TrainRow[], params: Record<string, unknown>, opts: { lr?: number; maxGradNorm?: number; tokenBudget?: number; padTokenId?: number } = {}): StepResult {
+  stepRows(
+    lossName: string, rows: TrainRow[], params: Record<string, unknown>,
+    opts: { lr?: number; maxGradNorm?: number; tokenBudget?: number; padTokenId?: number } = {},
+  ): StepResult {
     if (rows.length === 0) throw new Error('stepRows: no rows to train on');
     const chunks = chunkRows(rows, opts.tokenBudget ?? DEFAULT_TOKEN_BUDGET).map((c) => padRows(c, opts.padTokenId ?? 0));
     return this.runChunks(lossName, params, chunks, opts);
   }
 
-  private runChunks(lossName: string, params: Record<string, unknown>, chunks: TrainBatch[], opts: { accumulate?: boolean; lr?: number; maxGradNorm?: number }): StepResult {
+  private runChunks(
+    lossName: string, params: Record<string, unknown>, chunks: TrainBatch[], opts: { accumulate?: boolean; lr?: number; maxGradNorm?: number },
+  ): StepResult {
     try {
       for (const chunk of chunks) this.accumulateChunk(lossName, params, chunk);
     } catch (error) {
@@ -311,7 +316,9 @@ export function padRows(rows: TrainRow[], padTokenId: number): TrainBatch {
   for (const name of Object.keys(rows[0]?.arrays ?? {})) {
     batch[name] = rows.map((r, i) => {
       const a = r.arrays[name];
-      if (!a || a.length !== r.ids.length) throw new Error(`training row ${i}: array ${name} must have one value per token (${r.ids.length}); received ${a?.length ?? 'none'}`);
+      if (!a || a.length !== r.ids.length) {
+        throw new Error(`training row ${i}: array ${name} must have one value per token (${r.ids.length}); received ${a?.length ?? 'none'}`);
+      }
       return [...a, ...new Array<number>(T - a.length).fill(0)];
     });
   }
@@ -352,7 +359,9 @@ export function lossOutputGradients(lossName: string, params: Record<string, unk
     const xs = keys.map((k) => tf.variable(tf.tensor2d(outputs[k]!, [B, T]), true));
     const f = (): tf.Scalar => {
       const byKey = Object.fromEntries(keys.map((k, i) => [k, xs[i] as tf.Tensor as tf.Tensor2D]));
-      const lossOutputs: LossOutputs = { logprobs: byKey.logprobs ?? tf.zeros([B, T]), entropies: byKey.entropies ?? tf.zeros([B, T]), values: byKey.values ?? null };
+      const lossOutputs: LossOutputs = {
+        logprobs: byKey.logprobs ?? tf.zeros([B, T]), entropies: byKey.entropies ?? tf.zeros([B, T]), values: byKey.values ?? null,
+      };
       const { loss, stats } = spec.fn({ outputs: lossOutputs, batch: named, attentionMask, params });
       if (loss.rank !== 0) throw new Error(`loss '${lossName}' returned a tensor of shape [${loss.shape.join(', ')}], expected a scalar`);
       lossValue = loss.dataSync()[0]!;

@@ -47,7 +47,9 @@ function parseRequest(value: string, where: string): ComputeRequest {
 }
 
 /** Choose (once per request) and initialise the run's compute backend; returns the summary line. */
-export async function chooseCompute(configBackend: string | undefined, opts: { log?: (line: string) => void; ignoreEnv?: boolean } = {}): Promise<ComputeChoice> {
+export async function chooseCompute(
+  configBackend: string | undefined, opts: { log?: (line: string) => void; ignoreEnv?: boolean } = {},
+): Promise<ComputeChoice> {
   const env = opts.ignoreEnv ? undefined : process.env.SPA_BACKEND?.trim();
   const requested = env ? parseRequest(env, 'environment variable SPA_BACKEND') : parseRequest(configBackend ?? 'auto', 'run config "backend"');
   const source: ComputeChoice['source'] = requested === 'auto' ? 'auto' : env ? 'env:SPA_BACKEND' : 'config';

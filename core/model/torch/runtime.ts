@@ -15,7 +15,8 @@ import { getLoss } from '../losses.js';
 import { inspectHfFolder } from '../hf-load.js';
 import { readManifest, saveCheckpoint, verifyCheckpoint, CheckpointError } from '../checkpoint.js';
 import { chunkRows, padRows, lossTokens, lossOutputGradients, DEFAULT_TOKEN_BUDGET, type TrainBatch, type TrainRow } from '../trainer.js';
-import { RuntimeBase, RUNTIME_ADAMW, type Generated, type GenerateOptions, type ModelRuntime, type RuntimeInfo, type RuntimeManifest, type TokenStat } from '../runtime.js';
+import { RuntimeBase, RUNTIME_ADAMW } from '../runtime.js';
+import type { Generated, GenerateOptions, ModelRuntime, RuntimeInfo, RuntimeManifest, TokenStat } from '../runtime.js';
 import { TorchWorker, type TorchProbe, type WireArray } from './worker-client.js';
 
 export interface TorchStartOptions {
@@ -38,17 +39,22 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
   private piecesSent = false;
 
   /** `slot`: which of the worker's optimizers this runtime steps ('main'; 'value' for a value view, which does not own the worker). */
-  private constructor(private readonly worker: TorchWorker, config: ModelConfig, tokenizer: Tokenizer, readonly info: RuntimeInfo, private readonly slot = 'main') {
+  private constructor(
+    private readonly worker: TorchWorker, config: ModelConfig, tokenizer: Tokenizer, readonly info: RuntimeInfo, private readonly slot = 'main',
+  ) {
     super(config, tokenizer);
   }
 
-  private static async start(config: ModelConfig, tokenizer: Tokenizer, opts: TorchStartOptions, init: (w: TorchWorker) => Promise<unknown>): Promise<TorchRuntime> {
+  private static async start(
+    config: ModelConfig, tokenizer: Tokenizer, opts: TorchStartOptions, init: (w: TorchWorker) => Promise<unknown>,
+  ): Promise<TorchRuntime> {
     if (!opts.probe.ok) throw new Error(`backend 'torch' is not available: ${opts.probe.reason}`);
     const worker = new TorchWorker({ python: opts.probe.python, threads: opts.threads, log: opts.log });
     try {
       const hello = (await worker.request('hello')).header;
       await init(worker);
-      const info: RuntimeInfo = { backend: 'torch', device: `${String(hello.device)} · torch ${String(hello.torch)}, Python ${String(hello.python)} (${opts.probe.python})` };
+      const device = `${String(hello.device)} · torch ${String(hello.torch)}, Python ${String(hello.python)} (${opts.probe.python})`;
+      const info: RuntimeInfo = { backend: 'torch', device };
       return new TorchRuntime(worker, config, tokenizer, info);
     } catch (error) {
       await worker.close().catch(() => undefined);
@@ -57,7 +63,9 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
   }
 
   /** A worker holding these weights (a fresh preset model initialised in TypeScript, so both backends start from the same numbers). */
-  static async fromWeights(config: ModelConfig, tokenizer: Tokenizer, weights: Map<string, { shape: number[]; data: Float32Array }>, opts: TorchStartOptions): Promise<TorchRuntime> {
+  static async fromWeights(
+    config: ModelConfig, tokenizer: Tokenizer, weights: Map<string, { shape: number[]; data: Float32Array }>, opts: TorchStartOptions,
+  ): Promise<TorchRuntime> {
     return TorchRuntime.start(config, tokenizer, opts, async (worker) => {
       const arrays: Record<string, { data: WireArray; shape: number[] }> = {};
       for (const [name, w] of weights) arrays[name] = { data: w.data, shape: w.shape };
@@ -77,7 +85,8 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
       if (problems.length) throw new CheckpointError(`${dir}: checkpoint is damaged: ${problems.join('; ')}`);
     }
     if (existsSync(join(dir, 'adapter_config.json'))) {
-      throw new Error(`${dir} holds LoRA adapters: the torch backend does not train or load LoRA yet; merge them (spa-workbench model export --merge-lora) or use backend wasm`);
+      throw new Error(`${dir} holds LoRA adapters: the torch backend does not train or load LoRA yet; `
+        + 'merge them (spa-workbench model export --merge-lora) or use backend wasm');
     }
     const info = await inspectHfFolder(dir);
     const tokenizer = await loadTokenizer(dir);
@@ -171,7 +180,9 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
     return out;
   }
 
-  async trainStep(lossName: string, rows: TrainRow[], params: Record<string, unknown>, lr: number, gradClip: number, tokenBudget = DEFAULT_TOKEN_BUDGET): Promise<Record<string, number>> {
+  async trainStep(
+    lossName: string, rows: TrainRow[], params: Record<string, unknown>, lr: number, gradClip: number, tokenBudget = DEFAULT_TOKEN_BUDGET,
+  ): Promise<Record<string, number>> {
     if (rows.length === 0) throw new Error('trainStep: no rows to train on');
     this.ensureOptimizer();
     const spec = getLoss(lossName);
@@ -186,7 +197,8 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
         const chunk = chunks[i]!;
         const [B, T] = [chunk.inputIds.length, chunk.inputIds[0]!.length];
         const logits = spec.needs.logprobs || spec.needs.entropies;
-        const fwd = await this.worker.request('forward', { logits, values: spec.needs.values }, { ids: grid(chunk.inputIds), mask: grid(chunk.attentionMask!) });
+        const inputs = { ids: grid(chunk.inputIds), mask: grid(chunk.attentionMask!) };
+        const fwd = await this.worker.request('forward', { logits, values: spec.needs.values }, inputs);
         const outputs = { ...(logits ? { logprobs: fwd.arrays.logprobs as Float32Array, entropies: fwd.arrays.entropies as Float32Array } : {}),
           ...(spec.needs.values ? { values: fwd.arrays.values as Float32Array } : {}) };
         const r = lossOutputGradients(lossName, params, chunk, outputs);
@@ -198,7 +210,8 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
         await this.worker.request('backward', {}, coef);
       }
       const applied = await this.worker.request('apply', {
-        lr, maxGradNorm: gradClip, totalWeight: total, slot: this.slot, beta1: this.betas[0], beta2: this.betas[1], eps: RUNTIME_ADAMW.eps, weightDecay: this.weightDecay ?? 0.01,
+        lr, maxGradNorm: gradClip, totalWeight: total, slot: this.slot,
+        beta1: this.betas[0], beta2: this.betas[1], eps: RUNTIME_ADAMW.eps, weightDecay: this.weightDecay ?? 0.01,
       });
       return { ...stats, 'losses/total': loss, 'charts/gradNorm': applied.header.gradNorm as number, 'charts/lr': lr };
     } catch (error) {
@@ -223,7 +236,8 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
         writeFiles: async (tmp) => {
           const r = await this.worker.request('save', { weights: join(tmp, 'model.safetensors'), optimizer: join(tmp, 'optimizer.safetensors') });
           const step = (r.header.optimizerStep ?? null) as number | null;
-          return { optimizerStep: step, optimizer: { beta1: this.betas[0], beta2: this.betas[1], eps: RUNTIME_ADAMW.eps, weightDecay: this.weightDecay ?? 0.01 } };
+          const optimizer = { beta1: this.betas[0], beta2: this.betas[1], eps: RUNTIME_ADAMW.eps, weightDecay: this.weightDecay ?? 0.01 };
+          return { optimizerStep: step, optimizer };
         },
       },
     });

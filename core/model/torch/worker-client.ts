@@ -73,7 +73,10 @@ export function probeTorch(): TorchProbe {
     try {
       const info = JSON.parse(r.stdout.trim().split('\n').pop()!) as { torch: string; cuda: boolean; mps: boolean; device: string };
       const [maj, min] = versionTuple(info.torch);
-      if (maj < MIN_TORCH[0] || (maj === MIN_TORCH[0] && min < MIN_TORCH[1])) { reasons.push(`${python}: torch ${info.torch} is too old (need >= ${MIN_TORCH.join('.')})`); continue; }
+      if (maj < MIN_TORCH[0] || (maj === MIN_TORCH[0] && min < MIN_TORCH[1])) {
+        reasons.push(`${python}: torch ${info.torch} is too old (need >= ${MIN_TORCH.join('.')})`);
+        continue;
+      }
       found = { ok: true, python, source, ...info };
       break;
     } catch {
