@@ -2,6 +2,7 @@
 // TypeScript) against raw PyTorch (bench/reference_torch.py) on the same shapes and threads: what
 // the protocol and the TypeScript loss cost. Writes bench/results/torch-backend.json and prints it.
 //   node bin/run-ts.mjs bench/torch-backend.ts [--threads N (default 1)] [--steps N (default 5)] [--gen-runs N (default 3)] [--shapes reference,larger]
+//                                              [--out FILE (default torch-backend.json, under bench/results)]
 // Training tokens/s = batch x context / median step (forward, TS loss coefficients, backward, AdamW);
 // generation tokens/s = batch x new tokens / median run (K/V cache, temperature 1). Both wall clock
 // and CPU seconds (worker + this process for the backend; the machine is shared, so the per-CPU-second
@@ -110,5 +111,5 @@ const report = {
   results,
 };
 mkdirSync(join(here, 'results'), { recursive: true });
-writeFileSync(join(here, 'results', 'torch-backend.json'), JSON.stringify(report, null, 2) + '\n');
+writeFileSync(join(here, 'results', arg('--out') ?? 'torch-backend.json'), JSON.stringify(report, null, 2) + '\n');
 console.log(JSON.stringify(report, null, 2));
