@@ -54,7 +54,7 @@ const mainBuild = {
   absWorkingDir: root,
   entryPoints: {
     main: 'electron/main.ts', 'engine-process': 'core/engine/engine-process.ts', 'render-worker': 'core/host/render-worker.ts',
-    'template-perplexity': 'core/cli/perplexity-entry.ts',
+    'template-perplexity': 'core/cli/perplexity-entry.ts', probe: 'core/cli/probe-entry.ts',
   },
   outdir: out,
   bundle: true,

@@ -21,7 +21,7 @@ import { registerIpcHandlers } from './ipc-host.js';
 import {
   APP_ORIGIN, APP_SCHEME, appResponseHeaders, devServerUrlFor, isTrustedOrigin, mimeType, resolveAppPath,
 } from './security.js';
-import { utilityPerplexityLauncher } from './perplexity-launcher.js';
+import { utilityChildLauncher, utilityPerplexityLauncher } from './perplexity-launcher.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));        // dist-electron/
 const appRoot = path.resolve(here, '..');
@@ -127,7 +127,8 @@ function main(): void {
     });
     // templates.perplexity in a utilityProcess of the bundled entry: no ELECTRON_RUN_AS_NODE (the fuse is off), no bin/ needed
     dispatcher = createDispatcher({ host: 'electron', launcher, watchWhenLocked: true,
-      perplexityLauncher: utilityPerplexityLauncher(path.join(here, 'template-perplexity.js')) });
+      perplexityLauncher: utilityPerplexityLauncher(path.join(here, 'template-perplexity.js')),
+      probeLauncher: utilityChildLauncher(path.join(here, 'probe.js'), 'spa-probe') });
 
     disposeIpc = registerIpcHandlers(ipcMain, {
       dispatcher,

@@ -1,13 +1,20 @@
-// templates.perplexity in the desktop app: an Electron utilityProcess of the bundled
-// dist-electron/template-perplexity.js (core/cli/perplexity-entry.ts). It replaces spawning the
-// Electron binary with ELECTRON_RUN_AS_NODE=1, which the RunAsNode fuse (off in packaged builds,
-// see build/electron-builder.yml) no longer allows.
+// The model children of the desktop app (templates.perplexity, probe.turn): Electron
+// utilityProcesses of the bundled dist-electron/template-perplexity.js (core/cli/perplexity-entry.ts)
+// and dist-electron/probe.js (core/cli/probe-entry.ts). They replace spawning the Electron binary
+// with ELECTRON_RUN_AS_NODE=1, which the RunAsNode fuse (off in packaged builds, see
+// build/electron-builder.yml) no longer allows.
 import { utilityProcess } from 'electron';
-import type { PerplexityChild, PerplexityLauncher } from '../core/host/template-perplexity-child.js';
+import type { ChildHandle } from '../core/host/child-runner.js';
+import type { PerplexityLauncher } from '../core/host/template-perplexity-child.js';
 
 export function utilityPerplexityLauncher(entry: string): PerplexityLauncher {
-  return (args): PerplexityChild => {
-    const child = utilityProcess.fork(entry, args, { serviceName: 'spa-template-perplexity', stdio: 'pipe', env: { ...process.env } });
+  return utilityChildLauncher(entry, 'spa-template-perplexity');
+}
+
+/** Starts `entry` with the given arguments as a utilityProcess; its handle reports the exit once stdout is drained. */
+export function utilityChildLauncher(entry: string, serviceName: string): (args: string[]) => ChildHandle {
+  return (args): ChildHandle => {
+    const child = utilityProcess.fork(entry, args, { serviceName, stdio: 'pipe', env: { ...process.env } });
     let exitCode: number | null = null;
     let exited = false;
     let stdoutEnded = child.stdout === null;

@@ -17,6 +17,8 @@ import { EnvConfigSchema, MethodSchema, RunConfigSchema, TemplateRefSchema } fro
 const Empty = z.object({}).strict().default({});
 const Id = z.string().min(1).max(200);
 const RunId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'a run id: letters, digits, ".", "_" or "-", at most 128 characters');
+/** A checkpoint folder name under runs/<run>/checkpoints/. */
+const CheckpointName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/, 'a checkpoint folder name (see templates.checkpoints)');
 const PathString = z.string().min(1).max(4096).refine((p) => !p.includes('\u0000'), 'a path cannot contain a NUL character');
 const Offset = z.number().int().nonnegative().default(0);
 const pageLimit = (def: number, max: number) => z.number().int().positive().max(max).default(def);
@@ -254,7 +256,20 @@ export type TemplatePerplexity = z.infer<typeof TemplatePerplexitySchema>;
 // ───────────────────────────── rollouts, datasets, metrics, evals ─────────────────────────────
 
 /** Columns the trace list sorts by (rollouts.query sortBy). "wm" is the mean world-model cell accuracy. */
-export const RolloutSortKeySchema = z.enum(['index', 'id', 'step', 'seed', 'group', 'sample', 'success', 'reward', 'turns', 'formatErrors', 'invalidActions', 'wm']);
+export const RolloutSortKeySchema = z.enum([
+  'index',
+  'id',
+  'step',
+  'seed',
+  'group',
+  'sample',
+  'success',
+  'reward',
+  'turns',
+  'formatErrors',
+  'invalidActions',
+  'wm',
+]);
 export type RolloutSortKey = z.infer<typeof RolloutSortKeySchema>;
 
 export const RolloutQuerySchema = z.object({
@@ -361,9 +376,15 @@ export type SystemInfo = z.infer<typeof SystemInfoSchema>;
 
 export const IntervalSchema = z.object({ mean: z.number(), low: z.number(), high: z.number(), level: z.number(), method: z.string() });
 
-export const StudyNameSchema = z.string().regex(/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/, 'a study name: letters, digits, ".", "_" or "-" (not starting with "."), at most 200 characters');
+export const StudyNameSchema = z.string().regex(
+  /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/,
+  'a study name: letters, digits, ".", "_" or "-" (not starting with "."), at most 200 characters',
+);
 
-/** pending: never started (or nothing recorded); running: its runner is executing the grid; stopped: stopped or interrupted (start again to resume); completed: every run completed; failed: a run or the runner failed. */
+/**
+ * pending: never started (or nothing recorded); running: its runner is executing the grid; stopped: stopped or interrupted (start again to resume);
+ * completed: every run completed; failed: a run or the runner failed.
+ */
 export const StudyStatusSchema = z.enum(['pending', 'running', 'stopped', 'completed', 'failed']);
 export type StudyStatus = z.infer<typeof StudyStatusSchema>;
 
@@ -404,7 +425,10 @@ export const StudyTableSchema = z.object({
     atOrBelowChance: z.boolean().optional(),     // Pass@1 ≤ the chance row's on the same puzzles
   })),
   // chance (well-formed random policy) and oracle rows per env, on the same puzzles and protocol (core/eval/reference.ts)
-  references: z.array(z.object({ env: z.string(), kind: z.enum(['chance', 'oracle']), label: z.string(), how: z.string(), puzzles: z.number().int(), passAt: z.record(z.string(), z.number()) })).optional(),
+  references: z.array(z.object({
+    env: z.string(), kind: z.enum(['chance', 'oracle']), label: z.string(), how: z.string(), puzzles: z.number().int(),
+    passAt: z.record(z.string(), z.number()),
+  })).optional(),
   markdown: z.string(),                          // the paper's layout: rows methods, columns envs
   csv: z.string(),
 });
@@ -628,7 +652,7 @@ export const apiContract = {
       'Checkpoints of a run, oldest first, and the latest policy checkpoint (the default of templates.perplexity).'),
     perplexity: method(z.object({
       runId: RunId,
-      checkpoint: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/, 'a checkpoint folder name (see templates.checkpoints)').optional(), // default: the latest
+      checkpoint: CheckpointName.optional(), // default: the latest
       source: z.string().min(1).max(1_000_000).optional(),       // unsaved text from the editor...
       name: Id.optional(), hash: z.string().min(1).optional(),   // ...or a saved/preset template
       env: EnvConfigSchema,
@@ -683,7 +707,8 @@ export const apiContract = {
       size: z.enum(['smoke', 'quick', 'paper']).optional(),
       set: z.record(z.string(), z.unknown()).optional(),                 // dotted-path overrides for every run, like `--set`
     }).strict(), StudySummarySchema,
-      'Start a study (a grid of runs methods × envs × seeds, run one after another), or resume an existing one by name: completed runs are skipped, stopped or failed ones resumed. With only a name, the saved grid is used.'),
+      'Start a study (a grid of runs methods × envs × seeds, run one after another), or resume an existing one by name: completed runs are ' +
+        'skipped, stopped or failed ones resumed. With only a name, the saved grid is used.'),
     stop: method(z.object({ name: StudyNameSchema }).strict(), StudySummarySchema,
       'Stop a running study: its current run is asked to stop and no further run is started (studies.start resumes it).'),
     table: method(z.object({ name: StudyNameSchema }).strict(), StudyTableSchema,
@@ -709,7 +734,7 @@ export const apiContract = {
   probe: {
     turn: method(z.object({
       runId: RunId,
-      checkpoint: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/, 'a checkpoint folder name (see templates.checkpoints)').optional(), // default: the latest
+      checkpoint: CheckpointName.optional(), // default: the latest
       seed: z.number().int().optional(),                          // a puzzle of the run's env...
       episodeId: z.string().min(1).optional(),                    // ...or a saved episode: its seed, and its responses before `turn` as history
       turn: z.number().int().nonnegative().default(0),            // with episodeId: the turn to probe
@@ -719,7 +744,8 @@ export const apiContract = {
       sampleSeed: z.number().int().default(0),
       timeoutSeconds: z.number().int().min(1).max(3600).default(300),
     }).strict(), ProbeResultSchema,
-      'World-model probe: the model writes its turn on a puzzle (its observation and prediction against the truth), and predicts the next state for an action you give; computed in a child process.'),
+      'World-model probe: the model writes its turn on a puzzle (its observation and prediction against the truth), and predicts the next state ' +
+        'for an action you give; computed in a child process.'),
   },
 } as const;
 
@@ -781,8 +807,11 @@ export const ProjectEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('runs-changed'), time: z.number(), runIds: z.array(z.string()) }),          // created / deleted / summary changed
   z.object({ type: z.literal('run-status'), time: z.number(), runId: z.string(), status: RunStatusSchema, reason: z.string().nullable() }),
   z.object({ type: z.literal('templates-changed'), time: z.number(), name: z.string() }),
-  z.object({ type: z.literal('engine-exit'), time: z.number(), runId: z.string(), code: z.number().nullable(), signal: z.string().nullable(), reason: z.string() }),
-  z.object({ type: z.literal('study-changed'), time: z.number(), name: z.string(), status: StudyStatusSchema, progress: StudyProgressSchema }), // started, next run, stopped, finished
+  z.object({
+    type: z.literal('engine-exit'), time: z.number(), runId: z.string(), code: z.number().nullable(), signal: z.string().nullable(), reason: z.string(),
+  }),
+  // started, next run, stopped, finished
+  z.object({ type: z.literal('study-changed'), time: z.number(), name: z.string(), status: StudyStatusSchema, progress: StudyProgressSchema }),
 ]);
 export type ProjectEvent = z.infer<typeof ProjectEventSchema>;
 

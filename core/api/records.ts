@@ -150,7 +150,8 @@ export const MetricPointSchema = z.object({
 });
 export type MetricPoint = z.infer<typeof MetricPointSchema>;
 
-export const RunStatusSchema = z.enum(['created', 'queued', 'running', 'stopping', 'stopped', 'completed', 'failed', 'imported']); // imported: read-only, from SPA/RAGEN (core/interop)
+// imported: read-only, from SPA/RAGEN (core/interop)
+export const RunStatusSchema = z.enum(['created', 'queued', 'running', 'stopping', 'stopped', 'completed', 'failed', 'imported']);
 export type RunStatus = z.infer<typeof RunStatusSchema>;
 
 export const StageStatusSchema = z.enum(['pending', 'running', 'completed', 'failed', 'stopped', 'skipped']);
@@ -168,7 +169,10 @@ export const RunEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('metric'), runId: z.string(), time: z.number(), point: MetricPointSchema }),
   z.object({ type: z.literal('episode'), runId: z.string(), time: z.number(), summary: EpisodeSummarySchema }),
   z.object({ type: z.literal('checkpoint'), runId: z.string(), time: z.number(), stage: z.string(), step: z.number(), path: z.string() }),
-  z.object({ type: z.literal('log'), runId: z.string(), time: z.number(), level: z.enum(['debug', 'info', 'warn', 'error']), message: z.string(), stage: z.string().optional() }),
+  z.object({
+    type: z.literal('log'), runId: z.string(), time: z.number(), level: z.enum(['debug', 'info', 'warn', 'error']),
+    message: z.string(), stage: z.string().optional(),
+  }),
 ]);
 export type RunEvent = z.infer<typeof RunEventSchema>;
 

@@ -81,12 +81,16 @@ export const BootstrapSectionSchema = z.object({
   steps: z.number().int().nonnegative().default(300),          // optimizer steps of pretraining
   batchSize: z.number().int().positive().default(8),           // sequences per step
   lr: z.number().positive().default(2e-3),                     // peak learning rate (cosine, 5% warmup)
-  templates: z.array(z.string()).default(['tiny-vanilla', 'tiny-spa']), // templates (each with its response format) mixed in, so one base serves every method; the run's own template is always added
+  // templates (each with its response format) mixed in, so one base serves every method; the run's own template is always added
+  templates: z.array(z.string()).default(['tiny-vanilla', 'tiny-spa']),
   maxLength: z.number().int().positive().default(2048),        // tokens per game row (later turns are cut)
   turns: z.number().int().positive().optional(),              // turns per bootstrap game (default: the rollout/env budget); fewer = shorter, cheaper rows
   cache: z.boolean().default(true),                            // share the checkpoint per (env, templates, model, seed) under <project>/cache/
-  decoyPool: z.number().int().nonnegative().default(0),        // observation 'decoy' only: states come from this many unrelated decoy puzzles (0 = a fresh decoy per turn)
-  observation: z.enum(['true', 'decoy']).default('true'),      // true: <observation> = the true state, <prediction> = a counterfactual (the state after other random actions); decoy: the old anti-grounded data (audit B2)
+  // observation 'decoy' only: states come from this many unrelated decoy puzzles (0 = a fresh decoy per turn)
+  decoyPool: z.number().int().nonnegative().default(0),
+  // true: <observation> = the true state, <prediction> = a counterfactual (the state after other random actions);
+  // decoy: the old anti-grounded data (audit B2)
+  observation: z.enum(['true', 'decoy']).default('true'),
   copyDrills: z.number().min(0).max(1).default(0.2),           // share of extra short rows that copy a state into <observation> (teaches copying)
   saveEvery: z.number().int().nonnegative().default(50),       // save the state every N steps so a stopped bootstrap resumes (0 = only at the end)
   gateTurns: z.number().int().nonnegative().default(50),       // held-out turns for the gate (0 = no gate)
@@ -145,9 +149,12 @@ export const RlSectionSchema = z.object({
   passAtKPuzzles: z.number().int().positive().default(8),      // puzzles for the tracked Pass@k
   // Format rule and update layout (fidelity audit B4/B5/B6/B10):
   executeOnFormatError: z.boolean().default(false),            // execute the actions of a reply that fails the format check (RAGEN: false, nothing runs)
-  formatCheck: z.enum(['plain', 'world-model']).nullable().default(null), // tags a reply must have: plain = think/answer (the release's PPO), null = the template's format
-  worldModelScore: z.enum(['entity-f1', 'exact', 'cell-accuracy']).default('entity-f1'), // online-wm-rl score of a state (VAGEN: entity F1); cell accuracy pays ~0.7 for any grid
-  updatesPerStep: z.number().int().nonnegative().default(0),   // optimizer updates per RL step over the kept batch (release: 1); 0 = minibatches of miniBatchSize
+  // tags a reply must have: plain = think/answer (the release's PPO), null = the template's format
+  formatCheck: z.enum(['plain', 'world-model']).nullable().default(null),
+  // online-wm-rl score of a state (VAGEN: entity F1); cell accuracy pays ~0.7 for any grid
+  worldModelScore: z.enum(['entity-f1', 'exact', 'cell-accuracy']).default('entity-f1'),
+  // optimizer updates per RL step over the kept batch (release: 1); 0 = minibatches of miniBatchSize
+  updatesPerStep: z.number().int().nonnegative().default(0),
   adamBetas: z.tuple([z.number().min(0).lt(1), z.number().min(0).lt(1)]).default([0.9, 0.999]), // AdamW betas of actor and critic (release: 0.9, 0.999)
 }).strict();
 export type RlSection = z.infer<typeof RlSectionSchema>;

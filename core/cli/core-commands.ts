@@ -85,7 +85,8 @@ async function openForReading(dir: string): Promise<RunReader> {
   const abs = path.resolve(dir);
   const holder = liveLockHolder(abs);
   if (holder && fs.existsSync(path.join(abs, 'workbench.json'))) {
-    process.stderr.write(`note: the project is open in process ${holder.pid}${holder.host !== os.hostname() ? ` on ${holder.host}` : ''} (${holder.purpose ?? 'workbench'}); reading its run files directly (run.json is refreshed about once a second)\n`);
+    process.stderr.write(`note: the project is open in process ${holder.pid}${holder.host !== os.hostname() ? ` on ${holder.host}` : ''} ` +
+      `(${holder.purpose ?? 'workbench'}); reading its run files directly (run.json is refreshed about once a second)\n`);
     const runsDir = path.join(abs, 'runs');
     const all = (): RunInfo[] => (fs.existsSync(runsDir) ? fs.readdirSync(runsDir) : [])
       .map((id) => readRunFile(path.join(runsDir, id))).filter((r): r is RunInfo => r !== null)
@@ -122,7 +123,8 @@ function readOnlyNote(info: { holder?: { pid: number; host: string; purpose: str
 }
 
 function runNotFound(runId: string, project: string, count: number): never {
-  const error = new Error(`run ${JSON.stringify(runId)} not found in ${project} (${count} run${count === 1 ? '' : 's'}; list them with: spa-workbench list --project ${project})`);
+  const error = new Error(`run ${JSON.stringify(runId)} not found in ${project} (${count} run${count === 1 ? '' : 's'}; list them with: ` +
+    `spa-workbench list --project ${project})`);
   error.name = 'NotFound';
   throw error;
 }
@@ -167,7 +169,10 @@ export function finalMetricLines(latest: Record<string, number>): string[] {
   return lines;
 }
 
-/** Progress display: a redrawn bar on a terminal, plain lines otherwise. An info line already shown (each stage's engine reports its backend) is not repeated. */
+/**
+ * Progress display: a redrawn bar on a terminal, plain lines otherwise. An info line already shown (each stage's engine reports its backend)
+ * is not repeated.
+ */
 export function progressReporter(stream: Pick<NodeJS.WriteStream, 'write' | 'isTTY' | 'columns'>) {
   const tty = stream.isTTY === true;
   const shownInfo = new Set<string>();
@@ -236,7 +241,8 @@ async function follow(d: Dispatcher, api: WorkbenchClient, runId: string, begin:
     const metrics = finalMetricLines(info.latest);
     if (metrics.length) out.write(`final metrics:\n${metrics.join('\n')}\n`);
     out.write(`folder: ${info.dir}\n`);
-    if (info.status === 'failed' || info.status === 'stopped') out.write(`resume with: spa-workbench resume ${info.id} --project ${path.dirname(path.dirname(info.dir))}\n`);
+    if (info.status === 'failed' || info.status === 'stopped') out.write(`resume with: spa-workbench resume ${info.id} ` +
+      `--project ${path.dirname(path.dirname(info.dir))}\n`);
   }
   return info.status === 'completed' ? 0 : info.status === 'stopped' ? 130 : 1;
 }
@@ -248,14 +254,18 @@ function collect(value: string, previous: string[] = []): string[] { return [...
  * stage sections and env options, see resolveRunConfig), the model folder and the template name.
  * Empty when the config is fine.
  */
-export async function checkRunRequest(req: { preset?: string; config?: Record<string, unknown>; size?: SizeArg; set?: Record<string, unknown>; name?: string }, projectDir?: string): Promise<string[]> {
+export async function checkRunRequest(
+  req: { preset?: string; config?: Record<string, unknown>; size?: SizeArg; set?: Record<string, unknown>; name?: string },
+  projectDir?: string,
+): Promise<string[]> {
   const { resolveRunConfig } = await import('../engine/config.js');
   const r = resolveRunConfig(req);
   if (!r.ok || !r.config) return r.issues.map((i) => `${i.path}: ${i.message}`);
   const problems: string[] = []; // stage sections and env options: checked by resolveRunConfig
   const model = r.config.model;
   if (model.source !== 'preset' && (!model.path || !fs.existsSync(path.resolve(model.path)))) {
-    problems.push(`model.path: expected an existing ${model.source} folder for model.source "${model.source}", received ${model.path === undefined ? 'no path' : JSON.stringify(model.path)}${model.path ? ' (not found)' : ''}`);
+    problems.push(`model.path: expected an existing ${model.source} folder for model.source "${model.source}", ` +
+      `received ${model.path === undefined ? 'no path' : JSON.stringify(model.path)}${model.path ? ' (not found)' : ''}`);
   }
   // The template: a preset (core/prompts or the pipeline's tiny-*), or one saved in the project (templates/<name>@<hash>.json).
   const { builtinTemplateNames } = await import('../prompts/resolve-template.js');
@@ -323,13 +333,21 @@ function exportRun(info: RunInfo, out: string, format: 'json' | 'csv' | 'jsonl' 
   if (fmt === 'csv') write(out, metricsCsv(metrics));
   else if (fmt === 'jsonl') { const eps = episodeLines(); write(out, eps ? `${eps}\n` : ''); }
   else if (fmt === 'json') write(out, `${JSON.stringify({ run: info, metrics, events, eval: evals }, null, 2)}\n`);
-  else throw new Error(`export: cannot tell the format of ${out}; pass --format json|csv|jsonl (json: run + metrics + events + eval; csv: metrics; jsonl: episodes)`);
+  else throw new Error(`export: cannot tell the format of ${out}; pass --format json|csv|jsonl (json: run + metrics + events + eval; csv: metrics; ` +
+    `jsonl: episodes)`);
   return written;
 }
 
+/** How each platform opens a URL in the default browser; xdg-open elsewhere. */
+const BROWSER_OPENERS: Partial<Record<NodeJS.Platform, { cmd: string; args: (url: string) => string[] }>> = {
+  darwin: { cmd: 'open', args: (url) => [url] },
+  win32: { cmd: 'cmd', args: (url) => ['/c', 'start', '', url] },
+};
+
 function openBrowser(url: string): boolean {
-  const cmd = process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'cmd' : 'xdg-open';
-  const args = process.platform === 'win32' ? ['/c', 'start', '', url] : [url];
+  const opener = BROWSER_OPENERS[process.platform] ?? { cmd: 'xdg-open', args: (u: string) => [u] };
+  const cmd = opener.cmd;
+  const args = opener.args(url);
   if (process.platform === 'linux' && !process.env.DISPLAY && !process.env.WAYLAND_DISPLAY) return false;
   try {
     const child = spawn(cmd, args, { stdio: 'ignore', detached: true });
@@ -351,14 +369,18 @@ function ensureRendererBuilt(): void {
   if (fs.existsSync(path.join(repoRoot, 'dist-renderer', 'index.html'))) return;
   process.stdout.write('building the UI (first start only: vite build)...\n');
   const vite = path.join(repoRoot, 'node_modules', 'vite', 'bin', 'vite.js');
-  const r = spawnSync(process.execPath, [vite, 'build', '--config', path.join(repoRoot, 'renderer', 'vite.config.ts'), '--logLevel', 'warn'], { cwd: repoRoot, stdio: 'inherit' });
+  const r = spawnSync(process.execPath, [vite, 'build', '--config', path.join(repoRoot, 'renderer', 'vite.config.ts'), '--logLevel', 'warn'], {
+    cwd: repoRoot,
+    stdio: 'inherit',
+  });
   if (r.status !== 0) fail(`building the UI failed (exit ${r.status ?? r.signal}); run \`npm run build:renderer\` to see why`);
 }
 
 async function serve(opts: ServeOpts): Promise<void> {
   const explicitPort = opts.port !== undefined;
   const port = Number(opts.port ?? 0);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port: expected an integer 0..65535 (0 = any free port), received ${JSON.stringify(opts.port)}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port: expected an integer 0..65535 (0 = any free port), ` +
+    `received ${JSON.stringify(opts.port)}`);
   if (opts.token !== undefined) { const bad = checkToken(opts.token); if (bad) fail(bad); }
   const d = await createDispatcher({ host: 'serve', lockPurpose: 'serve', watchWhenLocked: true });
   const { startServer } = await import('../server/server.js');
@@ -370,7 +392,8 @@ async function serve(opts: ServeOpts): Promise<void> {
     const abs = path.resolve(opts.project);
     if (!opts.createProject && !fs.existsSync(abs)) {
       await d.dispose();
-      fail(`--project: no project folder at ${abs}; create one with \`spa-workbench start --project ${opts.project}\` or \`spa-workbench run <preset> --project ${opts.project}\`, or leave --project out and create it in the UI`);
+      fail(`--project: no project folder at ${abs}; create one with \`spa-workbench start --project ${opts.project}\` or \`spa-workbench run ` +
+        `<preset> --project ${opts.project}\`, or leave --project out and create it in the UI`);
     }
     try {
       if (fs.existsSync(path.join(abs, 'workbench.json')) || !opts.createProject) await api.projects.open({ path: abs });
@@ -488,7 +511,10 @@ export function registerCoreCommands(program: Command): void {
     .option('--set <key=value>', 'override a config value by dotted path, e.g. --set stages.rl.steps=10 (repeatable)', collect, [])
     .option('--name <name>', 'display name of the run')
     .option('--json', 'print the final run as JSON (progress goes to stderr)')
-    .action(async (target: string | undefined, o: { project: string; preset?: string; config?: string; size?: string; set: string[]; name?: string; json?: boolean }) => {
+    .action(async (
+      target: string | undefined,
+      o: { project: string; preset?: string; config?: string; size?: string; set: string[]; name?: string; json?: boolean },
+    ) => {
       if (o.size !== undefined && !SIZES.includes(o.size as SizeArg)) fail(`--size: expected one of ${SIZES.join(', ')}, received ${JSON.stringify(o.size)}`);
       let set: Record<string, unknown>;
       try { set = parseSetArgs(o.set); } catch (err) { fail((err as Error).message); }
@@ -497,23 +523,32 @@ export function registerCoreCommands(program: Command): void {
         let value: unknown;
         const text = fs.readFileSync(file, 'utf8');
         try { value = JSON.parse(text); } catch (err) { fail(`${file}: not valid JSON at ${describeJsonError(text, err)}`); }
-        if (!value || typeof value !== 'object' || Array.isArray(value)) fail(`${file}: expected a JSON object (a RunConfig), received ${Array.isArray(value) ? 'an array' : JSON.stringify(value)}`);
+        if (!value || typeof value !== 'object' || Array.isArray(value)) fail(`${file}: expected a JSON object (a RunConfig), ` +
+          `received ${Array.isArray(value) ? 'an array' : JSON.stringify(value)}`);
         return value as Record<string, unknown>;
       };
       const request: { preset?: string; config?: Record<string, unknown> } = {};
       if (target !== undefined) {
-        if (o.preset !== undefined || o.config !== undefined) fail(`give the preset or config file once: as the argument (${JSON.stringify(target)}) or with --preset/--config, not both`);
+        if (o.preset !== undefined || o.config !== undefined) fail(`give the preset or config file once: as the argument ` +
+          `(${JSON.stringify(target)}) or with --preset/--config, not both`);
         if (target.endsWith('.json') || fs.existsSync(target)) request.config = readConfig(target);
         else request.preset = target;
       } else {
-        if (o.preset === undefined && o.config === undefined) fail('expected a preset id or a config file: spa-workbench run spa --project DIR, run --preset spa, or run my-config.json (presets: `spa-workbench presets`)');
+        if (o.preset === undefined && o.config === undefined) fail('expected a preset id or a config file: spa-workbench run spa --project DIR, ' +
+          'run --preset spa, or run my-config.json (presets: `spa-workbench presets`)');
         if (o.preset !== undefined) request.preset = o.preset;
         if (o.config !== undefined) request.config = readConfig(o.config);
       }
       // Check the whole config (stage sections, env options) before creating a run folder, so a typo
       // fails here instead of minutes later when its stage starts.
-      const problems = await checkRunRequest({ ...request, ...(o.size ? { size: o.size as SizeArg } : {}), set, ...(o.name ? { name: o.name } : {}) }, o.project);
-      if (problems.length) fail(`invalid run config${request.config && (target ?? o.config) ? ` in ${target ?? o.config}` : ''}:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+      const problems = await checkRunRequest(
+        { ...request, ...(o.size ? { size: o.size as SizeArg } : {}), set, ...(o.name ? { name: o.name } : {}) },
+        o.project,
+      );
+      if (problems.length)
+        fail(
+          `invalid run config${request.config && (target ?? o.config) ? ` in ${target ?? o.config}` : ''}:\n${problems.map((p) => `  - ${p}`).join('\n')}`,
+        );
       const { d, api } = await openProject(o.project, true, 'cli run');
       let code = 1;
       try {
@@ -535,7 +570,11 @@ export function registerCoreCommands(program: Command): void {
       const d = await createDispatcher({ host: 'cli' });
       const { presets } = await (await createInProcessClient(d)).runs.presets();
       if (o.json) process.stdout.write(`${JSON.stringify(presets, null, 2)}\n`);
-      else process.stdout.write(`${table([['PRESET', 'METHOD', 'SIZES', 'STAGES', 'DESCRIPTION'], ...presets.map((p) => [p.id, p.method, p.sizes.join(','), p.stages.join('→'), p.description.length > 70 ? `${p.description.slice(0, 69)}…` : p.description])])}\n`);
+      else {
+        const short = (text: string) => (text.length > 70 ? `${text.slice(0, 69)}…` : text);
+        const rows = presets.map((p) => [p.id, p.method, p.sizes.join(','), p.stages.join('→'), short(p.description)]);
+        process.stdout.write(`${table([['PRESET', 'METHOD', 'SIZES', 'STAGES', 'DESCRIPTION'], ...rows])}\n`);
+      }
       await d.dispose();
     });
 
@@ -547,7 +586,13 @@ export function registerCoreCommands(program: Command): void {
     .action(async (runId: string, o: { project: string; json?: boolean }) => {
       const { d, api } = await openProject(o.project, false, 'cli run');
       let code = 1;
-      try { code = await follow(d, api, runId, () => api.runs.resume({ runId }), !!o.json); } catch (err) { process.stderr.write(`error: ${describeError(err)}\n`); } finally { await d.dispose(); }
+      try {
+        code = await follow(d, api, runId, () => api.runs.resume({ runId }), !!o.json);
+      } catch (err) {
+        process.stderr.write(`error: ${describeError(err)}\n`);
+      } finally {
+        await d.dispose();
+      }
       process.exit(code);
     });
 
@@ -561,7 +606,8 @@ export function registerCoreCommands(program: Command): void {
       try { holder = JSON.parse(fs.readFileSync(lockFile, 'utf8')) as { pid: number; host: string; purpose?: string }; } catch { holder = null; }
       if (holder && holder.host === os.hostname() && pidAlive(holder.pid)) {
         const runJson = path.join(path.resolve(o.project), 'runs', runId, 'run.json');
-        if (!/^[\w.-]+$/.test(runId) || !fs.existsSync(runJson)) fail(`run ${JSON.stringify(runId)} not found in ${o.project} (list them with: spa-workbench list --project ${o.project})`);
+        if (!/^[\w.-]+$/.test(runId) || !fs.existsSync(runJson)) fail(`run ${JSON.stringify(runId)} not found in ${o.project} (list them with: ` +
+          `spa-workbench list --project ${o.project})`);
         // The holder may be running another run of this project: only signal it for an active run.
         const record = readRunFile(path.dirname(runJson));
         if (record && !['queued', 'running', 'stopping'].includes(record.status)) {
@@ -570,7 +616,8 @@ export function registerCoreCommands(program: Command): void {
         }
         if (holder.purpose === 'cli run' || holder.purpose === 'cli study run') {
           process.kill(holder.pid, 'SIGINT');
-          process.stdout.write(`asked process ${holder.pid} to stop run ${runId}${holder.purpose === 'cli study run' ? ' (its study stops too; run the same `study run` again to resume it)' : ''}\n`);
+          const study = holder.purpose === 'cli study run' ? ' (its study stops too; run the same `study run` again to resume it)' : '';
+          process.stdout.write(`asked process ${holder.pid} to stop run ${runId}${study}\n`);
           return;
         }
         fail(`the project is open in process ${holder.pid} (${holder.purpose ?? 'workbench'}); stop the run from that window or its UI`);
@@ -621,7 +668,11 @@ export function registerCoreCommands(program: Command): void {
           ...r.stages.map((s) => `  ${s.status.padEnd(9)} ${s.name}${s.total ? ` ${s.done}/${s.total}` : ''}${s.reason ? ` — ${s.reason}` : ''}`),
         ];
         const latest = Object.entries(r.latest);
-        if (latest.length) lines.push('latest metrics:', ...latest.sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `  ${k} = ${Number.isInteger(v) ? v : v.toPrecision(4)}`));
+        if (latest.length)
+          lines.push(
+            'latest metrics:',
+            ...latest.sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `  ${k} = ${Number.isInteger(v) ? v : v.toPrecision(4)}`),
+          );
         process.stdout.write(`${lines.join('\n')}\n`);
       } catch (err) { process.stderr.write(`error: ${describeError(err)}\n`); process.exitCode = 1; } finally { await reader.close(); }
     });
@@ -639,7 +690,8 @@ export function registerCoreCommands(program: Command): void {
         try { (await import('./interop-commands.js')).exportTo(o.to, o.project, runId, o.out, o.model); } catch (err) { fail(describeError(err)); }
         return;
       }
-      if (o.format !== undefined && !['json', 'csv', 'jsonl'].includes(o.format)) fail(`--format: expected json, csv or jsonl, received ${JSON.stringify(o.format)}`);
+      if (o.format !== undefined && !['json', 'csv', 'jsonl'].includes(o.format)) fail(`--format: expected json, csv or jsonl, ` +
+        `received ${JSON.stringify(o.format)}`);
       const reader = await openForReading(o.project);
       try {
         const info = await reader.get(runId);
@@ -647,7 +699,8 @@ export function registerCoreCommands(program: Command): void {
         const runsDir = path.join(path.resolve(o.project), 'runs');
         const target = path.resolve(o.out);
         if (target === runsDir || target.startsWith(runsDir + path.sep)) {
-          throw new Error(`--out: ${target} is inside the project's runs folder ${runsDir}; exporting there would overwrite the runs' own files. Choose a folder outside it, e.g. --out out/`);
+          throw new Error(`--out: ${target} is inside the project's runs folder ${runsDir}; exporting there would overwrite the runs' own files. ` +
+            `Choose a folder outside it, e.g. --out out/`);
         }
         for (const f of exportRun(info, o.out, o.format as 'json' | 'csv' | 'jsonl' | undefined)) process.stdout.write(`wrote ${f}\n`);
       } catch (err) { process.stderr.write(`error: ${describeError(err)}\n`); process.exitCode = 1; } finally { await reader.close(); }

@@ -81,7 +81,8 @@ function loadTemplate(name: string | undefined): PromptTemplate {
     fail(`--template ${name}: ${(e as Error).message}`);
   }
   // Liquid renders an unknown variable as nothing: a typo ({{ gird }}) would silently empty the state.
-  for (const u of unknownTemplateVariables(template)) console.error(`warning: --template ${name}: part "${u.part}" uses {{ ${u.name} }}, which is not a template variable (it renders as nothing); known: ${[...TEMPLATE_VARIABLES].join(', ')}`);
+  for (const u of unknownTemplateVariables(template)) console.error(`warning: --template ${name}: part "${u.part}" uses {{ ${u.name} }}, which is ` +
+    `not a template variable (it renders as nothing); known: ${[...TEMPLATE_VARIABLES].join(', ')}`);
   return template;
 }
 
@@ -130,7 +131,8 @@ export function registerEnvCommands(program: Command): void {
       for (const d of all) {
         console.log(`${d.id} — ${d.title}: ${d.docs.summary}`);
         console.log(`  actions: ${d.actions.length ? d.actions.join(', ') : d.actionPattern}`);
-        console.log(`  budget: ${d.budget.maxTurns} turns, ${d.budget.maxActionsPerTurn} actions/turn, ${d.budget.maxActionsPerGame} actions/game; solver: ${d.hasSolver ? 'yes' : 'no'}`);
+        console.log(`  budget: ${d.budget.maxTurns} turns, ${d.budget.maxActionsPerTurn} actions/turn, ${d.budget.maxActionsPerGame} actions/game; ` +
+          `solver: ${d.hasSolver ? 'yes' : 'no'}`);
         for (const o of d.options) console.log(`  --config ${o.name} (${o.type}, default ${JSON.stringify(o.default)}): ${o.doc}`);
       }
       console.log(`templates: ${builtinTemplateNames().join(', ')}`);
@@ -156,7 +158,23 @@ export function registerEnvCommands(program: Command): void {
       const stateText = renderState(template, e);
       const preview = flags.prompt ? previewPrompt(template, e.id, options, seed) : null;
       if (flags.json) {
-        console.log(JSON.stringify({ env: e.id, seed, options, template: template.name, stateText, grid: e.gridText(), board: e.board(), entities: e.entities(), ...(preview ? { messages: preview.messages } : {}) }, null, 2));
+        console.log(
+          JSON.stringify(
+            {
+              env: e.id,
+              seed,
+              options,
+              template: template.name,
+              stateText,
+              grid: e.gridText(),
+              board: e.board(),
+              entities: e.entities(),
+              ...(preview ? { messages: preview.messages } : {}),
+            },
+            null,
+            2,
+          ),
+        );
       } else if (preview) {
         for (const m of preview.messages) console.log(`--- ${m.role}\n${m.content}`);
         console.log(`--- assistant (generation starts after)\n${preview.generationPrefix}`);
@@ -172,7 +190,9 @@ export function registerEnvCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(run((flags: EnvFlags & { actions: string }) => {
       const template = loadTemplate(flags.template);
-      if (splitActions(flags.env, flags.actions).length === 0) fail(`--actions: expected at least one action, e.g. "Up,Up,Left" (Sudoku: "1,1,3 2,4,1"), received ${JSON.stringify(flags.actions)}`);
+      if (splitActions(flags.env, flags.actions).length === 0) {
+        fail(`--actions: expected at least one action, e.g. "Up,Up,Left" (Sudoku: "1,1,3 2,4,1"), received ${JSON.stringify(flags.actions)}`);
+      }
       const { env: e, seed } = makeEnv(flags);
       const steps: unknown[] = [];
       const initial = { step: 0, observation: e.gridText(), stateText: renderState(template, e) };
@@ -180,9 +200,20 @@ export function registerEnvCommands(program: Command): void {
       for (const [i, action] of splitActions(e.id, flags.actions).entries()) {
         const r = e.step(action);
         total += r.reward;
-        steps.push({ step: i + 1, action, observation: r.observation, reward: r.reward, terminated: r.terminated, truncated: r.truncated, info: r.info, stateText: renderState(template, e), state: e.getState() });
+        steps.push({
+          step: i + 1,
+          action,
+          observation: r.observation,
+          reward: r.reward,
+          terminated: r.terminated,
+          truncated: r.truncated,
+          info: r.info,
+          stateText: renderState(template, e),
+          state: e.getState(),
+        });
         if (!flags.json) {
-          console.log(`step ${i + 1}: ${action} → reward ${r.reward}${r.terminated ? ' terminated' : ''}${r.truncated ? ' truncated' : ''} ${JSON.stringify(r.info)}`);
+          const ended = `${r.terminated ? ' terminated' : ''}${r.truncated ? ' truncated' : ''}`;
+          console.log(`step ${i + 1}: ${action} → reward ${r.reward}${ended} ${JSON.stringify(r.info)}`);
           console.log(renderState(template, e));
         }
         if (r.terminated || r.truncated) break;
@@ -201,7 +232,11 @@ export function registerEnvCommands(program: Command): void {
       if (flags.json) console.log(JSON.stringify({ env: e.id, seed, grid: e.gridText(), ...solution, length: solution.actions.length }, null, 2));
       else {
         console.log(e.gridText());
-        console.log(solution.solved ? `plan (${solution.actions.length} moves${solution.optimal ? ', optimal' : ''}): ${solution.actions.join(e.id === 'sudoku' ? ' ' : ',')}` : 'no plan found');
+        console.log(
+          solution.solved
+            ? `plan (${solution.actions.length} moves${solution.optimal ? ', optimal' : ''}): ${solution.actions.join(e.id === 'sudoku' ? ' ' : ',')}`
+            : 'no plan found',
+        );
         if (solution.note) console.log(solution.note);
       }
     }));
@@ -233,7 +268,9 @@ export function registerEnvCommands(program: Command): void {
           const r = e.step(line);
           total += r.reward;
           const why = typeof r.info.reason === 'string' ? ` (${r.info.reason})` : '';
-          console.log(`${r.info.actionIsValid ? '' : `unknown action ${JSON.stringify(line)}; `}${r.info.actionIsValid && r.info.actionIsEffective === false ? `no effect${why}; ` : ''}reward ${r.reward} (total ${Math.round(total * 1e6) / 1e6})`);
+          const unknown = r.info.actionIsValid ? '' : `unknown action ${JSON.stringify(line)}; `;
+          const noEffect = r.info.actionIsValid && r.info.actionIsEffective === false ? `no effect${why}; ` : '';
+          console.log(`${unknown}${noEffect}reward ${r.reward} (total ${Math.round(total * 1e6) / 1e6})`);
           console.log(renderState(template, e));
           if (r.terminated || r.truncated) {
             over = true;

@@ -24,7 +24,11 @@ const program = new Command();
 program
   .name('spa-workbench')
   .description('SPA Workbench: run and study world-model reinforcement learning for LLM agents')
-  .version((JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version, '-V, --version', 'print the version')
+  .version(
+    (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version,
+    '-V, --version',
+    'print the version',
+  )
   .showHelpAfterError()
   .enablePositionalOptions();
 

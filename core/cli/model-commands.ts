@@ -53,8 +53,14 @@ function checkVocabulary(tokenizer: import('../model/tokenizer-common.js').Token
     if (id === unk && piece !== unkText && !bad.has(piece)) bad.set(piece, offsets[k]![0]);
   });
   if (bad.size === 0) return;
-  const list = [...bad].slice(0, 10).map(([ch, at]) => `${JSON.stringify(ch)} (U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}) at index ${at}`).join(', ');
-  fail(`${flag}: ${bad.size} character${bad.size === 1 ? '' : 's'} outside the model's ${tokenizer.kind === 'char' ? 'character ' : ''}vocabulary: ${list}${bad.size > 10 ? ', …' : ''}; expected text the tokenizer knows (the character tokenizer covers printable ASCII, newline, tab and a few symbols such as √ × → ·); replace or remove them`);
+  const list = [...bad]
+    .slice(0, 10)
+    .map(([ch, at]) => `${JSON.stringify(ch)} (U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}) at index ${at}`)
+    .join(', ');
+  const vocabulary = `the model's ${tokenizer.kind === 'char' ? 'character ' : ''}vocabulary`;
+  fail(`${flag}: ${bad.size} character${bad.size === 1 ? '' : 's'} outside ${vocabulary}: ${list}${bad.size > 10 ? ', …' : ''}; ` +
+    'expected text the tokenizer knows (the character tokenizer covers printable ASCII, newline, tab and a few symbols such as √ × → ·); ' +
+    'replace or remove them');
 }
 
 function round(x: number, digits = 4): number {
@@ -72,7 +78,14 @@ interface ScoreFlags { model: string; text: string; json?: boolean; backend?: st
 interface ExportFlags { model: string; out: string; dtype?: string; mergeLora?: boolean; force?: boolean; backend?: string; json?: boolean }
 
 /** Files a model folder holds (ours or a Hugging Face one); --force replaces only folders made of these. */
-const MODEL_FILE = /^(?:[\w.-]+\.safetensors|model\.safetensors\.index\.json|(?:config|generation_config|manifest|tokenizer|tokenizer_config|special_tokens_map|added_tokens|optimizer|adapter_config|vocab|chat_template|preprocessor_config)\.json|chat_template\.jinja|merges\.txt|README\.md|LICENSE(?:\.\w+)?|\.gitattributes)$/;
+const MODEL_JSON = [
+  'config', 'generation_config', 'manifest', 'tokenizer', 'tokenizer_config', 'special_tokens_map', 'added_tokens', 'optimizer', 'adapter_config', 'vocab',
+  'chat_template', 'preprocessor_config',
+].join('|');
+const MODEL_FILE = new RegExp(
+  '^(?:[\\w.-]+\\.safetensors|model\\.safetensors\\.index\\.json|' +
+    `(?:${MODEL_JSON})\\.json|chat_template\\.jinja|merges\\.txt|README\\.md|LICENSE(?:\\.\\w+)?|\\.gitattributes)$`,
+);
 
 function checkOut(outArg: string, force: boolean | undefined): string {
   const out = resolve(outArg);
@@ -83,7 +96,9 @@ function checkOut(outArg: string, force: boolean | undefined): string {
     // --force replaces the whole folder: never do that to anything but a model folder (a project, a home folder…).
     const foreign = entries.filter((e) => !e.isFile() || !MODEL_FILE.test(e.name)).map((e) => (e.isDirectory() ? `${e.name}/` : e.name));
     if (entries.length > 0 && (foreign.length > 0 || !entries.some((e) => e.name === 'config.json' || e.name === 'manifest.json'))) {
-      fail(`--out: ${out} is not a model folder${foreign.length ? ` (it holds ${foreign.slice(0, 5).join(', ')}${foreign.length > 5 ? ', …' : ''})` : ' (no config.json)'}; --force only replaces a model folder, because everything in it is deleted. Choose a new folder`);
+      const holds = foreign.length ? ` (it holds ${foreign.slice(0, 5).join(', ')}${foreign.length > 5 ? ', …' : ''})` : ' (no config.json)';
+      fail(`--out: ${out} is not a model folder${holds}; --force only replaces a model folder, because everything in it is deleted. ` +
+        'Choose a new folder');
     }
   }
   return out;
@@ -115,19 +130,36 @@ export function registerModelCommands(program: Command): void {
           rope_theta: c.rope_theta, tie_word_embeddings: c.tie_word_embeddings, attention_bias: c.attention_bias, value_head: c.value_head,
         },
         weights: { files: info.weightFiles, sharded: info.sharded, dtypes: info.dtypes, bytes: info.weightBytes },
-        tokenizer: tokenizer ? { kind: tokenizer.kind, vocabSize: tokenizer.vocabSize, chatStyle: tokenizer.chatStyle, eosTokenId: tokenizer.eosTokenId, padTokenId: tokenizer.padTokenId } : null,
+        tokenizer: tokenizer
+          ? {
+            kind: tokenizer.kind, vocabSize: tokenizer.vocabSize, chatStyle: tokenizer.chatStyle,
+            eosTokenId: tokenizer.eosTokenId, padTokenId: tokenizer.padTokenId,
+          }
+          : null,
         generation: info.generation,
-        manifest: manifest ? { stage: manifest.stage, step: manifest.step, parent: manifest.parent, created: manifest.created, metrics: manifest.metrics, sha256: manifest.weights.sha256, lora: manifest.lora } : null,
+        manifest: manifest
+          ? {
+            stage: manifest.stage, step: manifest.step, parent: manifest.parent, created: manifest.created, metrics: manifest.metrics,
+            sha256: manifest.weights.sha256, lora: manifest.lora,
+          }
+          : null,
       };
       if (flags.json) { console.log(JSON.stringify(summary, null, 2)); return; }
       console.log(`${path}`);
       console.log(`  Qwen2ForCausalLM, ${(info.parameterCount / 1e6).toFixed(3)}M parameters`);
-      console.log(`  layers ${c.num_hidden_layers}, hidden ${c.hidden_size}, MLP ${c.intermediate_size}, heads ${c.num_attention_heads} (kv ${c.num_key_value_heads}), vocab ${c.vocab_size}, context ${c.max_position_embeddings}, rope_theta ${c.rope_theta}`);
+      console.log(`  layers ${c.num_hidden_layers}, hidden ${c.hidden_size}, MLP ${c.intermediate_size}, heads ${c.num_attention_heads} ` +
+        `(kv ${c.num_key_value_heads}), vocab ${c.vocab_size}, context ${c.max_position_embeddings}, rope_theta ${c.rope_theta}`);
       console.log(`  tied embeddings ${c.tie_word_embeddings}, attention bias ${c.attention_bias}, value head ${c.value_head}`);
-      console.log(`  weights: ${info.weightFiles.join(', ')} (${Object.entries(info.dtypes).map(([d, n]) => `${n} ${d}`).join(', ')}; ${(info.weightBytes / 1e6).toFixed(2)} MB)`);
-      console.log(tokenizer ? `  tokenizer: ${tokenizer.kind}, ${tokenizer.vocabSize} tokens, chat style ${tokenizer.chatStyle}` : '  tokenizer: none (no tokenizer.json)');
+      console.log(`  weights: ${info.weightFiles.join(', ')} ` +
+        `(${Object.entries(info.dtypes).map(([d, n]) => `${n} ${d}`).join(', ')}; ${(info.weightBytes / 1e6).toFixed(2)} MB)`);
+      console.log(
+        tokenizer
+          ? `  tokenizer: ${tokenizer.kind}, ${tokenizer.vocabSize} tokens, chat style ${tokenizer.chatStyle}`
+          : '  tokenizer: none (no tokenizer.json)',
+      );
       if (info.generation) console.log(`  generation defaults: ${JSON.stringify(info.generation)}`);
-      if (manifest) console.log(`  checkpoint: stage ${manifest.stage}, step ${manifest.step}, parent ${manifest.parent ?? '-'}, created ${manifest.created}, sha256 ${manifest.weights.sha256.slice(0, 16)}…`);
+      if (manifest) console.log(`  checkpoint: stage ${manifest.stage}, step ${manifest.step}, parent ${manifest.parent ?? '-'}, ` +
+        `created ${manifest.created}, sha256 ${manifest.weights.sha256.slice(0, 16)}…`);
     }));
 
   model.command('init')
@@ -160,7 +192,8 @@ export function registerModelCommands(program: Command): void {
       m.dispose();
       if (flags.json) { console.log(JSON.stringify(manifest, null, 2)); return; }
       console.log(summary.summary);
-      console.log(`wrote ${out}: preset ${flags.preset}, ${(manifest.weights.parameters / 1e6).toFixed(3)}M parameters, vocab ${tokenizer.vocabSize} (character tokenizer, ${style} chat), sha256 ${manifest.weights.sha256.slice(0, 16)}…`);
+      console.log(`wrote ${out}: preset ${flags.preset}, ${(manifest.weights.parameters / 1e6).toFixed(3)}M parameters, ` +
+        `vocab ${tokenizer.vocabSize} (character tokenizer, ${style} chat), sha256 ${manifest.weights.sha256.slice(0, 16)}…`);
     }));
 
   model.command('generate')
@@ -193,32 +226,53 @@ export function registerModelCommands(program: Command): void {
       const { model: m, tokenizer, info } = await loadCheckpoint(dir, { optimizer: false });
       const defaults = info.generation ?? {};
       const maxNewTokens = intFlag('--max-new-tokens', flags.maxNewTokens, defaults.maxNewTokens ?? 64, 1);
-      const temperature = numberFlag('--temperature', flags.temperature, defaults.doSample === false ? 0 : defaults.temperature ?? 1, (n) => n >= 0, 'a number >= 0');
+      const temperature = numberFlag(
+        '--temperature',
+        flags.temperature,
+        defaults.doSample === false ? 0 : (defaults.temperature ?? 1),
+        (n) => n >= 0,
+        'a number >= 0',
+      );
       const topK = intFlag('--top-k', flags.topK, defaults.topK ?? 0, 0);
       const topP = numberFlag('--top-p', flags.topP, defaults.topP ?? 1, (n) => n > 0 && n <= 1, 'a number in (0, 1]');
       try {
         checkVocabulary(tokenizer, flags.prompt, '--prompt');
         if (flags.system !== undefined) checkVocabulary(tokenizer, flags.system, '--system');
         const promptIds = flags.chat
-          ? formatChat([...(flags.system !== undefined ? [{ role: 'system', content: flags.system }] : []), { role: 'user', content: flags.prompt }], tokenizer, { addGenerationPrompt: true }).ids
+          ? formatChat(
+              [...(flags.system !== undefined ? [{ role: 'system', content: flags.system }] : []), { role: 'user', content: flags.prompt }],
+              tokenizer,
+              { addGenerationPrompt: true },
+            ).ids
           : tokenizer.encode(flags.prompt);
         if (promptIds.length === 0) fail('--prompt: the prompt is empty');
         if (promptIds.length + maxNewTokens > m.config.max_position_embeddings) {
-          fail(`--prompt: ${promptIds.length} prompt tokens + --max-new-tokens ${maxNewTokens} exceed the model's context of ${m.config.max_position_embeddings} tokens`);
+          fail(`--prompt: ${promptIds.length} prompt tokens + --max-new-tokens ${maxNewTokens} exceed the model's context ` +
+            `of ${m.config.max_position_embeddings} tokens`);
         }
         const started = performance.now();
-        const [result] = generate(m, tokenizer, [promptIds], { maxNewTokens, temperature, topK, topP, seed, stop: flags.stop, stopTokenIds: tokenizer.stopTokenIds });
+        const [result] = generate(m, tokenizer, [promptIds], {
+          maxNewTokens,
+          temperature,
+          topK,
+          topP,
+          seed,
+          stop: flags.stop,
+          stopTokenIds: tokenizer.stopTokenIds,
+        });
         const seconds = (performance.now() - started) / 1000;
         if (flags.json) {
           console.log(JSON.stringify({
-            model: dir, backend: summary.backend, prompt: flags.prompt, promptTokens: promptIds.length, sampling: { maxNewTokens, temperature, topK, topP, seed },
+            model: dir, backend: summary.backend, prompt: flags.prompt, promptTokens: promptIds.length,
+            sampling: { maxNewTokens, temperature, topK, topP, seed },
             text: result.text, tokens: result.tokens,
             logprobs: result.logprobs.map((x) => round(x)), finishReason: result.finishReason,
             seconds: round(seconds, 3), tokensPerSecond: round(result.tokens.length / seconds, 1),
           }, null, 2));
         } else {
           console.log(result.text);
-          console.error(`[${result.tokens.length} tokens, ${result.finishReason}, ${(result.tokens.length / seconds).toFixed(1)} tokens/s on ${summary.backend}; temperature ${temperature}, top-k ${topK}, top-p ${topP}, seed ${seed}]`);
+          console.error(`[${result.tokens.length} tokens, ${result.finishReason}, ${(result.tokens.length / seconds).toFixed(1)} tokens/s ` +
+            `on ${summary.backend}; temperature ${temperature}, top-k ${topK}, top-p ${topP}, seed ${seed}]`);
         }
       } finally {
         m.dispose();
@@ -241,14 +295,29 @@ export function registerModelCommands(program: Command): void {
         checkVocabulary(tokenizer, flags.text, '--text');
         const ids = tokenizer.encode(flags.text);
         if (ids.length < 2) fail(`--text: needs at least 2 tokens to score (the first token has no prefix), got ${ids.length}`);
-        if (ids.length > m.config.max_position_embeddings) fail(`--text: ${ids.length} tokens exceed the model's context of ${m.config.max_position_embeddings}`);
+        if (ids.length > m.config.max_position_embeddings) fail(`--text: ${ids.length} tokens exceed the model's context ` +
+          `of ${m.config.max_position_embeddings}`);
         const logprobs = tokenScores(m, [ids]).logprobs[0]!.map((x, i) => (i === 0 ? null : x));   // the first token has no prefix
         const scored = logprobs.slice(1) as number[];
         const total = scored.reduce((a, b) => a + b, 0);
-        const tokens = ids.map((id, i) => ({ id, token: tokenizer.decode([id]), piece: tokenizer.idToToken(id) ?? null, logprob: logprobs[i] === null ? null : round(logprobs[i]!, 5) }));
-        const result = { model: dir, tokens, totalLogprob: round(total, 5), meanLogprob: round(total / scored.length, 5), perplexity: round(Math.exp(-total / scored.length), 4) };
+        const tokens = ids.map((id, i) => ({
+          id,
+          token: tokenizer.decode([id]),
+          piece: tokenizer.idToToken(id) ?? null,
+          logprob: logprobs[i] === null ? null : round(logprobs[i]!, 5),
+        }));
+        const result = {
+          model: dir,
+          tokens,
+          totalLogprob: round(total, 5),
+          meanLogprob: round(total / scored.length, 5),
+          perplexity: round(Math.exp(-total / scored.length), 4),
+        };
         if (flags.json) { console.log(JSON.stringify(result, null, 2)); return; }
-        for (const t of tokens) console.log(`${String(t.id).padStart(7)}  ${JSON.stringify(t.piece ?? t.token).padEnd(16)} ${t.logprob === null ? '      -' : t.logprob.toFixed(4)}`);
+        for (const t of tokens) {
+          const logprob = t.logprob === null ? '      -' : t.logprob.toFixed(4);
+          console.log(`${String(t.id).padStart(7)}  ${JSON.stringify(t.piece ?? t.token).padEnd(16)} ${logprob}`);
+        }
         console.log(`total ${result.totalLogprob}, mean ${result.meanLogprob}, perplexity ${result.perplexity} over ${scored.length} tokens`);
       } finally {
         m.dispose();
@@ -282,7 +351,8 @@ export function registerModelCommands(program: Command): void {
           },
         });
         if (flags.json) { console.log(JSON.stringify(manifest, null, 2)); return; }
-        console.log(`wrote ${out}: ${(manifest.weights.parameters / 1e6).toFixed(3)}M parameters as ${dtype}${flags.mergeLora ? ', LoRA merged' : ''}, ${(manifest.weights.bytes / 1e6).toFixed(2)} MB, sha256 ${manifest.weights.sha256.slice(0, 16)}…`);
+        console.log(`wrote ${out}: ${(manifest.weights.parameters / 1e6).toFixed(3)}M parameters as ${dtype}${flags.mergeLora ? ', LoRA merged' : ''}, ` +
+          `${(manifest.weights.bytes / 1e6).toFixed(2)} MB, sha256 ${manifest.weights.sha256.slice(0, 16)}…`);
       } finally {
         loaded.model.dispose();
       }

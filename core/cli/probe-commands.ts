@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { apiContract, type ProbeResult } from '../api/contract.js';
-import { usageFail as fail } from './action.js';
+import { reportCommandError, usageFail as fail } from './action.js';
 
 interface ProbeFlags {
   project: string; run?: string; checkpoint?: string; seed?: string; episode?: string; turn?: string; history?: string;
@@ -21,17 +21,9 @@ interface ProbeFlags {
 function intFlag(name: string, text: string | undefined, min: number): number | undefined {
   if (text === undefined) return undefined;
   const n = Number(text);
-  if (text.trim() === '' || !Number.isSafeInteger(n) || n < min) fail(`${name}: expected an integer${min === 0 ? ' ≥ 0' : ''}, received ${JSON.stringify(text)}`);
+  if (text.trim() === '' || !Number.isSafeInteger(n) || n < min) fail(`${name}: expected an integer${min === 0 ? ' ≥ 0' : ''}, ` +
+    `received ${JSON.stringify(text)}`);
   return n;
-}
-
-function report(err: unknown, json: boolean | undefined): void {
-  const e = err as Error & { code?: string; details?: Record<string, unknown> };
-  const name = e?.name === 'UsageError' ? 'ValidationError' : typeof e?.code === 'string' && /^[A-Z]/.test(e.code) ? e.code : (e?.name ?? 'Error');
-  const message = e?.message ?? String(err);
-  if (json) process.stdout.write(`${JSON.stringify({ error: { name, message, details: e?.details ?? { where: 'probe' } } }, null, 2)}\n`);
-  process.stderr.write(`error: ${message}\n`);
-  process.exitCode = 1;
 }
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
@@ -39,17 +31,27 @@ const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 /** What a person reads: the model's turn, its state texts against the truth, and the action-given prediction. */
 export function describeProbe(r: ProbeResult): string {
   const t = r.turn;
-  const score = (s: ProbeResult['turn']['wm']['observation']) => (!s ? 'not scored' : !s.parsed ? 'unparseable' : `${s.exact ? 'exact' : `${s.wrongCells.length} wrong cells`}, cells ${pct(s.cellAccuracy)}`);
+  const score = (s: ProbeResult['turn']['wm']['observation']) =>
+    !s ? 'not scored' : !s.parsed ? 'unparseable' : `${s.exact ? 'exact' : `${s.wrongCells.length} wrong cells`}, cells ${pct(s.cellAccuracy)}`;
   const lines = [
     `run ${r.runId} · checkpoint ${r.checkpoint} · ${r.env.id} seed ${r.seed} · turn ${r.turnIndex + 1} (backend ${r.backend}, ${r.wallSeconds.toFixed(2)} s)`,
     '', '── the model\'s turn ──', t.response, '',
-    `actions executed: ${t.actionsExecuted.join(', ') || '(none)'} · reward ${t.reward}${t.flags.formatError ? ' · format error' : ''}${r.done ? ' · episode over' : ''}`,
+    `actions executed: ${t.actionsExecuted.join(', ') || '(none)'} · ` +
+      `reward ${t.reward}${t.flags.formatError ? ' · format error' : ''}${r.done ? ' · episode over' : ''}`,
     `observation: ${score(t.wm.observation)}`, `prediction:  ${score(t.wm.prediction)}`,
     '', 'true state:', t.stateBefore.text, '', 'true next state (its actions):', t.stateAfter.text,
   ];
   if (r.actionGiven) {
     const a = r.actionGiven;
-    lines.push('', `── your action: ${a.actions.join(', ')} ──`, `its prediction (${a.score ? score(a.score) : 'not scored'}):`, a.prediction ?? '(no <prediction>)', '', 'true next state (your action):', a.trueNext.text);
+    lines.push(
+      '',
+      `── your action: ${a.actions.join(', ')} ──`,
+      `its prediction (${a.score ? score(a.score) : 'not scored'}):`,
+      a.prediction ?? '(no <prediction>)',
+      '',
+      'true next state (your action):',
+      a.trueNext.text,
+    );
   }
   lines.push('', `legal actions here: ${r.legalActions.join(', ')}`);
   return `${lines.join('\n')}\n`;
@@ -57,7 +59,8 @@ export function describeProbe(r: ProbeResult): string {
 
 export function registerProbeCommands(program: Command): void {
   program.command('probe')
-    .description('world-model probe: a checkpoint writes its turn on a puzzle (observation and prediction against the truth), and predicts the next state for an action you give')
+    .description('world-model probe: a checkpoint writes its turn on a puzzle (observation and prediction against the truth), and predicts the ' +
+      'next state for an action you give')
     .requiredOption('--project <dir>', 'project folder')
     .option('--run <id>', 'run id (its env, template and checkpoints)')
     .option('--checkpoint <name>', 'checkpoint folder under runs/<run>/checkpoints/ (default: the latest policy checkpoint)')
@@ -76,7 +79,11 @@ export function registerProbeCommands(program: Command): void {
         let request: z.output<typeof apiContract.probe.turn.request>;
         if (flags.request !== undefined) {
           let json: unknown;
-          try { json = JSON.parse(readFileSync(flags.request === '-' ? 0 : flags.request, 'utf8')); } catch (e) { return fail(`--request: not readable JSON (${(e as Error).message})`); }
+          try {
+            json = JSON.parse(readFileSync(flags.request === '-' ? 0 : flags.request, 'utf8'));
+          } catch (e) {
+            return fail(`--request: not readable JSON (${(e as Error).message})`);
+          }
           const parsed = apiContract.probe.turn.request.safeParse(json);
           if (!parsed.success) return fail(`--request: ${parsed.error.issues[0]?.path.join('.') || '(root)'}: ${parsed.error.issues[0]?.message}`);
           request = parsed.data;
@@ -84,11 +91,16 @@ export function registerProbeCommands(program: Command): void {
           if (!flags.run) return fail('--run is required (or give --request)');
           let history: unknown;
           if (flags.history !== undefined) {
-            try { history = JSON.parse(readFileSync(flags.history === '-' ? 0 : flags.history, 'utf8')); } catch (e) { return fail(`--history: not readable JSON (${(e as Error).message})`); }
+            try {
+              history = JSON.parse(readFileSync(flags.history === '-' ? 0 : flags.history, 'utf8'));
+            } catch (e) {
+              return fail(`--history: not readable JSON (${(e as Error).message})`);
+            }
             if (!Array.isArray(history) || !history.every((h) => typeof h === 'string')) return fail('--history: expected a JSON array of response strings');
           }
           const temperature = flags.temperature === undefined ? 0 : Number(flags.temperature);
-          if (!Number.isFinite(temperature) || temperature < 0 || temperature > 5) return fail(`--temperature: expected a number from 0 to 5, received ${JSON.stringify(flags.temperature)}`);
+          if (!Number.isFinite(temperature) || temperature < 0 || temperature > 5) return fail(`--temperature: expected a number from 0 to 5, ` +
+            `received ${JSON.stringify(flags.temperature)}`);
           const seed = intFlag('--seed', flags.seed, -(2 ** 31));
           const turn = intFlag('--turn', flags.turn, 0);
           const sampleSeed = intFlag('--sample-seed', flags.sampleSeed, -(2 ** 31));
@@ -105,7 +117,7 @@ export function registerProbeCommands(program: Command): void {
         const r = await probeTurn({ project: flags.project, ...request, ...(flags.backend !== undefined ? { backend: flags.backend } : {}) });
         process.stdout.write(flags.json ? `${JSON.stringify(r, null, 2)}\n` : describeProbe(r));
       } catch (err) {
-        report(err, flags.json);
+        reportCommandError(err, flags.json, 'probe');
       }
     });
 }

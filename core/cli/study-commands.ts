@@ -68,7 +68,14 @@ async function runStudy(spec: StudySpec, projectDir: string): Promise<number> {
   let status: string;
   let reason: string | null = null;
   try {
-    await api.studies.start({ name: spec.name, methods: spec.methods, envs: spec.envs, seeds: spec.seeds, size: spec.size, ...(spec.set ? { set: spec.set } : {}) });
+    await api.studies.start({
+      name: spec.name,
+      methods: spec.methods,
+      envs: spec.envs,
+      seeds: spec.seeds,
+      size: spec.size,
+      ...(spec.set ? { set: spec.set } : {}),
+    });
     await d.waitForStudy(spec.name);
     const summary = (await api.studies.list()).studies.find((x) => x.name === spec.name);
     status = summary?.status ?? 'failed';
@@ -109,16 +116,38 @@ export function registerStudyCommands(program: Command): void {
         if (Object.keys(set).length) spec.set = { ...(spec.set ?? {}), ...set };
       } else {
         if (!o.methods || !o.envs) fail('give --grid FILE, or --methods and --envs (and optionally --seeds, --size, --name)');
-        const seeds = list(o.seeds, '--seeds').map((s) => { const n = Number(s); if (!Number.isInteger(n)) fail(`--seeds: expected integers, received ${JSON.stringify(s)}`); return n; });
+        const seeds = list(o.seeds, '--seeds').map((s) => {
+          const n = Number(s);
+          if (!Number.isInteger(n)) fail(`--seeds: expected integers, received ${JSON.stringify(s)}`);
+          return n;
+        });
         if (!STUDY_SIZES.includes(o.size)) fail(`--size: expected one of ${STUDY_SIZES.join(', ')}, received ${JSON.stringify(o.size)}`);
-        if (!/^[A-Za-z0-9._-]+$/.test(o.name)) fail(`--name: expected letters, digits, ".", "_" or "-" (it names a folder under studies/), received ${JSON.stringify(o.name)}`);
-        try { spec = parseStudySpec({ name: o.name, methods: list(o.methods, '--methods'), envs: list(o.envs, '--envs'), seeds, size: o.size, ...(Object.keys(set).length ? { set } : {}) }, 'command line'); } catch (err) { fail((err as Error).message); }
+        if (!/^[A-Za-z0-9._-]+$/.test(o.name)) fail(`--name: expected letters, digits, ".", "_" or "-" (it names a folder under studies/), ` +
+          `received ${JSON.stringify(o.name)}`);
+        try {
+          spec = parseStudySpec(
+            {
+              name: o.name,
+              methods: list(o.methods, '--methods'),
+              envs: list(o.envs, '--envs'),
+              seeds,
+              size: o.size,
+              ...(Object.keys(set).length ? { set } : {}),
+            },
+            'command line',
+          );
+        } catch (err) {
+          fail((err as Error).message);
+        }
       }
       // Check every run's config before the first one starts (a typo in --set would otherwise fail each run late).
       const { checkRunRequest } = await import('./core-commands.js');
       for (const method of spec.methods) {
         for (const env of spec.envs) {
-          const problems = await checkRunRequest({ preset: method, size: spec.size, set: { 'env.id': env, 'seeds.base': spec.seeds[0]!, ...(spec.set ?? {}) } }, o.project);
+          const problems = await checkRunRequest(
+            { preset: method, size: spec.size, set: { 'env.id': env, 'seeds.base': spec.seeds[0]!, ...(spec.set ?? {}) } },
+            o.project,
+          );
           if (problems.length) fail(`study run ${method} on ${env}: invalid run config:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
         }
       }
@@ -134,12 +163,15 @@ export function registerStudyCommands(program: Command): void {
     .option('--out <dir>', 'output folder (default <first project>/studies/<name>)')
     .action((o: { project: string[]; name: string; methods?: string; envs?: string; out?: string }) => {
       if (o.project.length === 0) fail('--project: give at least one project folder');
-      const specs = o.methods && o.envs ? [] : o.project.map((p) => path.join(path.resolve(p), 'studies', o.name, 'spec.json')).filter((p) => fs.existsSync(p)).map((p) => {
-        try { return parseStudySpec(JSON.parse(fs.readFileSync(p, 'utf8')), p); } catch (err) { return fail(`${p}: ${(err as Error).message}; pass --methods and --envs to build the table without it`); }
+      const specFiles = o.project.map((p) => path.join(path.resolve(p), 'studies', o.name, 'spec.json')).filter((p) => fs.existsSync(p));
+      const specs = o.methods && o.envs ? [] : specFiles.map((p) => {
+        try { return parseStudySpec(JSON.parse(fs.readFileSync(p, 'utf8')), p); } catch (err) { return fail(`${p}: ${(err as Error).message}; pass ` +
+          `--methods and --envs to build the table without it`); }
       });
       const methods = o.methods ? list(o.methods, '--methods') : [...new Set(specs.flatMap((s) => s.methods))];
       const envs = o.envs ? list(o.envs, '--envs') : [...new Set(specs.flatMap((s) => s.envs))];
-      if (methods.length === 0 || envs.length === 0) fail(`no study "${o.name}" found in ${o.project.join(', ')}; pass --methods and --envs, or run the study first`);
+      if (methods.length === 0 || envs.length === 0) fail(`no study "${o.name}" found in ${o.project.join(', ')}; pass --methods and --envs, or ` +
+        `run the study first`);
       const out = o.out ?? path.join(path.resolve(o.project[0]!), 'studies', o.name);
       const { markdown, files } = writeStudyReport(o.project, { name: o.name, methods, envs }, out);
       process.stdout.write(`${markdown}\n\n${files.map((f) => `wrote ${f}`).join('\n')}\n`);

@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { usageFail as fail } from './action.js';
+import { reportCommandError, usageFail as fail } from './action.js';
 
 interface PerplexityFlags {
   project: string; run: string; checkpoint?: string; env: string; config?: string; template?: string; templateFile?: string;
@@ -22,7 +22,8 @@ interface CheckpointsFlags { project: string; run: string; json?: boolean }
 function intFlag(name: string, text: string | undefined, min: number, max: number): number | undefined {
   if (text === undefined) return undefined;
   const n = Number(text);
-  if (text.trim() === '' || !Number.isInteger(n) || n < min || n > max) fail(`${name}: expected an integer from ${min} to ${max}, received ${JSON.stringify(text)}`);
+  if (text.trim() === '' || !Number.isInteger(n) || n < min || n > max) fail(`${name}: expected an integer from ${min} to ${max}, ` +
+    `received ${JSON.stringify(text)}`);
   return n;
 }
 
@@ -40,17 +41,6 @@ function readTemplateFile(file: string): string {
   try { return readFileSync(file === '-' ? 0 : file, 'utf8'); } catch (e) {
     return fail(`--template-file: cannot read ${file === '-' ? 'standard input' : resolve(file)}: ${(e as Error).message}`);
   }
-}
-
-/** One failure, printed for people (stderr) and, with --json, for programs (stdout). */
-function report(err: unknown, json: boolean | undefined): void {
-  const e = err as Error & { code?: string; details?: Record<string, unknown> };
-  const name = e?.name === 'UsageError' ? 'ValidationError' : typeof e?.code === 'string' && /^[A-Z]/.test(e.code) ? e.code : (e?.name ?? 'Error');
-  const message = e?.message ?? String(err);
-  if (json) process.stdout.write(`${JSON.stringify({ error: { name, message, details: e?.details ?? { where: 'template perplexity' } } }, null, 2)}\n`);
-  const issues = Array.isArray(e?.details?.issues) ? (e.details.issues as Array<{ path: string; message: string }>).slice(0, 10).map((i) => `\n  - ${i.path}: ${i.message}`).join('') : '';
-  process.stderr.write(`error: ${message}${issues}\n`);
-  process.exitCode = 1;
 }
 
 function fmt(x: number, digits = 4): string { return Number.isFinite(x) ? x.toFixed(digits) : String(x); }
@@ -86,12 +76,15 @@ export function registerTemplateCommands(program: Command): void {
           ...(flags.backend !== undefined ? { backend: flags.backend } : {}),
         });
         if (flags.json) { process.stdout.write(`${JSON.stringify(r, null, 2)}\n`); return; }
-        process.stdout.write(`state perplexity ${fmt(r.perplexity)}  (mean NLL ${fmt(r.meanNll)} nats over ${r.tokens} state tokens, ${r.rows} rows, seeds ${r.seedStart}…${r.seedStart + r.samples - 1})\n`);
-        process.stdout.write(`template ${r.template.name}@${r.template.hash.slice(0, 12)} (${r.template.from}) on ${r.env.id}${Object.keys(r.env.options).length ? ` ${JSON.stringify(r.env.options)}` : ''}\n`);
-        process.stdout.write(`checkpoint ${r.checkpoint.name}${r.checkpoint.stage ? ` (stage ${r.checkpoint.stage}, step ${r.checkpoint.step})` : ''} of run ${r.runId}; context ${r.maxContext} tokens, longest row ${r.longestRow}\n`);
+        process.stdout.write(`state perplexity ${fmt(r.perplexity)}  (mean NLL ${fmt(r.meanNll)} nats over ${r.tokens} state tokens, ${r.rows} ` +
+          `rows, seeds ${r.seedStart}…${r.seedStart + r.samples - 1})\n`);
+        process.stdout.write(`template ${r.template.name}@${r.template.hash.slice(0, 12)} (${r.template.from}) ` +
+          `on ${r.env.id}${Object.keys(r.env.options).length ? ` ${JSON.stringify(r.env.options)}` : ''}\n`);
+        const stage = r.checkpoint.stage ? ` (stage ${r.checkpoint.stage}, step ${r.checkpoint.step})` : '';
+        process.stdout.write(`checkpoint ${r.checkpoint.name}${stage} of run ${r.runId}; context ${r.maxContext} tokens, longest row ${r.longestRow}\n`);
         process.stdout.write(`backend ${r.backend}, ${r.wallSeconds.toFixed(2)} s\n`);
       } catch (err) {
-        report(err, flags.json);
+        reportCommandError(err, flags.json, 'template perplexity');
       }
     });
 
@@ -107,9 +100,10 @@ export function registerTemplateCommands(program: Command): void {
         const latest = latestCheckpoint(list)?.name ?? null;
         if (flags.json) { process.stdout.write(`${JSON.stringify({ runId: flags.run, latest, checkpoints: list }, null, 2)}\n`); return; }
         if (list.length === 0) { process.stdout.write(`run ${flags.run} has no checkpoints yet\n`); return; }
-        for (const c of list) process.stdout.write(`${c.name === latest ? '*' : ' '} ${c.name.padEnd(24)} ${(c.stage ?? '?').padEnd(10)} step ${String(c.step ?? '?').padStart(6)}  ${c.created ?? ''}${c.role === 'critic' ? '  (critic)' : ''}\n`);
+        for (const c of list) process.stdout.write(`${c.name === latest ? '*' : ' '} ${c.name.padEnd(24)} ${(c.stage ?? '?').padEnd(10)} ` +
+          `step ${String(c.step ?? '?').padStart(6)}  ${c.created ?? ''}${c.role === 'critic' ? '  (critic)' : ''}\n`);
       } catch (err) {
-        report(err, flags.json);
+        reportCommandError(err, flags.json, 'template perplexity');
       }
     });
 }

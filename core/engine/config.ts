@@ -64,7 +64,8 @@ export function resolveRunConfig(req: ResolveRequest): ResolveResult {
   if (req.preset !== undefined) {
     const p = getPreset(req.preset);
     if (!p) {
-      issues.push({ path: 'preset', message: `unknown preset ${JSON.stringify(req.preset)}; available: ${listPresets().map((x) => x.id).join(', ') || '(none)'}` });
+      issues.push({ path: 'preset', message: `unknown preset ${JSON.stringify(req.preset)}; ` +
+        `available: ${listPresets().map((x) => x.id).join(', ') || '(none)'}` });
       return { ok: false, config: null, stages: [], issues };
     }
     const size = req.size ?? p.sizes[0]!;
@@ -115,7 +116,8 @@ function sectionIssues(config: RunConfig): ResolveResult['issues'] {
   const evalSection = StageSectionSchemas.eval.safeParse(config.stages.eval ?? {});
   if (evalSection.success) {
     const maxK = Math.max(...evalSection.data.k);
-    if (evalSection.data.samples < maxK) issues.push({ path: 'stages.eval.samples', message: `must be ≥ the largest k (${maxK}) for the unbiased Pass@k estimator; received ${evalSection.data.samples}. Raise samples or lower k` });
+    if (evalSection.data.samples < maxK) issues.push({ path: 'stages.eval.samples', message: `must be ≥ the largest k (${maxK}) for the unbiased ` +
+      `Pass@k estimator; received ${evalSection.data.samples}. Raise samples or lower k` });
   }
   return issues;
 }

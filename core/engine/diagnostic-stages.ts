@@ -51,8 +51,17 @@ export function makeWaitStage(name: string): StageDefinition {
 }
 
 function board(rows: number, cols: number, player: [number, number]): Board {
-  const cells = Array.from({ length: rows }, (_, r) => Array.from({ length: cols }, (_, c) =>
-    (r === 0 || c === 0 || r === rows - 1 || c === cols - 1 ? 'wall' : r === player[0] && c === player[1] ? 'player' : 'floor') as Board['cells'][number][number]));
+  const cells = Array.from({ length: rows }, (_, r) =>
+    Array.from(
+      { length: cols },
+      (_, c) =>
+        (r === 0 || c === 0 || r === rows - 1 || c === cols - 1
+          ? 'wall'
+          : r === player[0] && c === player[1]
+            ? 'player'
+            : 'floor') as Board['cells'][number][number],
+    ),
+  );
   return { env: 'diagnostic', rows, cols, cells };
 }
 
@@ -76,7 +85,10 @@ export const episodesStage: StageDefinition = {
         initialState: { text: 'diagnostic state', board: before },
         turns: [{
           turn: 0, prompt: 'Turn 1: move the player', response: '<think><observation>...</observation></think><answer>Down</answer>',
-          parsed: { observation: '...', reasoning: null, prediction: null, answer: 'Down', actions: ['Down'], unknownActions: [], formatError: i % 4 === 1, formatErrors: i % 4 === 1 ? ['missing <prediction>'] : [] },
+          parsed: {
+            observation: '...', reasoning: null, prediction: null, answer: 'Down', actions: ['Down'], unknownActions: [],
+            formatError: i % 4 === 1, formatErrors: i % 4 === 1 ? ['missing <prediction>'] : [],
+          },
           stateBefore: { text: 'before', board: before }, stateAfter: { text: 'after', board: after },
           observedBoard: before, predictedBoard: null, wm: { observation: null, prediction: null },
           actionsExecuted: ['Down'], reward: success ? 1 : -0.1, flags: { formatError: i % 4 === 1, invalidAction: false, actionIsEffective: true },

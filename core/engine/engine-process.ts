@@ -16,7 +16,8 @@ interface ParentChannel {
 
 function parentChannel(): ParentChannel {
   // Electron utilityProcess: process.parentPort (MessagePortMain-like).
-  const port = (process as unknown as { parentPort?: { postMessage(m: unknown): void; on(e: 'message', l: (ev: { data: unknown }) => void): void } }).parentPort;
+  const port = (process as unknown as { parentPort?: { postMessage(m: unknown): void; on(e: 'message', l: (ev: { data: unknown }) => void): void } })
+    .parentPort;
   if (port) {
     return {
       send: (m) => port.postMessage(m),
@@ -68,7 +69,11 @@ channel.onMessage((msg) => {
       break;
     case 'start': {
       if (running) {
-        channel.send({ type: 'error', requestId: msg.requestId, error: { name: 'Conflict', message: 'this engine process is already running a run', details: { where: 'engine start' } } });
+        channel.send({
+          type: 'error',
+          requestId: msg.requestId,
+          error: { name: 'Conflict', message: 'this engine process is already running a run', details: { where: 'engine start' } },
+        });
         break;
       }
       channel.send({ type: 'reply', requestId: msg.requestId, result: { accepted: true, pid: process.pid } });
@@ -77,7 +82,10 @@ channel.onMessage((msg) => {
       running = executeRun({
         runId: msg.runId, runDir: msg.runDir, config: msg.config, stages: msg.stages, attempt: msg.attempt,
         signal: controller.signal,
-        send: (event: RunEvent) => { if (event.type === 'stage' && event.status === 'running') stageNow = event.stage; channel.send({ type: 'event', event }); },
+        send: (event: RunEvent) => {
+          if (event.type === 'stage' && event.status === 'running') stageNow = event.stage;
+          channel.send({ type: 'event', event });
+        },
         loadStage,
       }).catch((err): RunOutcome => {
         channel.send({ type: 'event', event: { type: 'log', runId: msg.runId, time: Date.now(), level: 'error', message: toApiError(err).message } });

@@ -61,7 +61,10 @@ export class NodeProcessLauncher implements ProcessLauncher {
       for (const l of exitListeners) l(exited);
     };
     child.on('close', finish);
-    child.on('error', (err) => { tail.push(`spawn error: ${err.message}`); if (child.exitCode !== null || child.pid === undefined) finish(child.exitCode ?? 1, null); });
+    child.on('error', (err) => {
+      tail.push(`spawn error: ${err.message}`);
+      if (child.exitCode !== null || child.pid === undefined) finish(child.exitCode ?? 1, null);
+    });
     return {
       get pid() { return child.pid; },
       send(message: HostMessage) {

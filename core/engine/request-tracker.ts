@@ -19,7 +19,9 @@ export class RequestTracker {
       }, timeoutMs);
       this.pending.set(id, { resolve, reject, timer, what });
       try { send(id); } catch (err) {
-        this.settle(id, (p) => p.reject(new WorkbenchError('Unavailable', `${what}: could not send to the engine process (${(err as Error).message})`, { where: what })));
+        this.settle(id, (p) =>
+          p.reject(new WorkbenchError('Unavailable', `${what}: could not send to the engine process (${(err as Error).message})`, { where: what })),
+        );
       }
     });
   }

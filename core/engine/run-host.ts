@@ -78,7 +78,8 @@ export class RunHost {
       if (!record) continue;
       const orphan = stopOrphanEngine(this.store.runDir(s.id), s.id);
       const reason = orphan
-        ? `interrupted: the workbench host exited while the run was active; its engine process (pid ${orphan}) was still running and has been stopped so that it cannot write into the run; resume it to continue`
+        ? `interrupted: the workbench host exited while the run was active; its engine process (pid ${orphan}) was still running and has been ` +
+          `stopped so that it cannot write into the run; resume it to continue`
         : 'interrupted: the workbench host exited while the run was active (its engine process is no longer running); resume it to continue';
       this.finalise(record, 'failed', reason, Date.now());
       ids.push(s.id);
@@ -95,10 +96,16 @@ export class RunHost {
     const where = opts.resume ? 'runs.resume' : 'runs.start';
     if (opts.resume) {
       if (!['stopped', 'failed', 'created'].includes(record.status)) {
-        throw conflict(`run ${runId} is ${record.status}; only a stopped or failed run can be resumed`, where, { expected: 'status stopped or failed', received: record.status });
+        throw conflict(`run ${runId} is ${record.status}; only a stopped or failed run can be resumed`, where, {
+          expected: 'status stopped or failed',
+          received: record.status,
+        });
       }
     } else if (record.status !== 'created') {
-      throw conflict(`run ${runId} is ${record.status}; start a created run, or resume a stopped/failed one`, where, { expected: 'status created', received: record.status });
+      throw conflict(`run ${runId} is ${record.status}; start a created run, or resume a stopped/failed one`, where, {
+        expected: 'status created',
+        received: record.status,
+      });
     }
     const runDir = this.store.runDir(runId);
     const now = Date.now();
@@ -168,7 +175,11 @@ export class RunHost {
     if (!run) {
       const record = this.store.readRun(runId);
       if (!record) throw new WorkbenchError('NotFound', `run ${runId} not found`, { where: 'runs.stop runId', received: runId });
-      if (record.status === 'created') { this.finalise(record, 'stopped', 'stopped before it started', Date.now()); await this.store.flush(); return summaryOf(record); }
+      if (record.status === 'created') {
+        this.finalise(record, 'stopped', 'stopped before it started', Date.now());
+        await this.store.flush();
+        return summaryOf(record);
+      }
       throw conflict(`run ${runId} is not active (it is ${record.status})`, 'runs.stop', { expected: 'an active run', received: record.status });
     }
     if (!run.stopRequested) {
@@ -248,7 +259,13 @@ export class RunHost {
           eta = ((event.time - s.startedAt) / 1000) * (event.total - event.done) / event.done;
         }
         if (s) { s.done = event.done; s.total = event.total; }
-        r.progress = { stage: event.stage, done: event.done, total: event.total, etaSeconds: eta ?? null, ...(event.message !== undefined ? { message: event.message } : {}) };
+        r.progress = {
+          stage: event.stage,
+          done: event.done,
+          total: event.total,
+          etaSeconds: eta ?? null,
+          ...(event.message !== undefined ? { message: event.message } : {}),
+        };
         const whole = estimateRunEta(r, this.store.listRuns(), event.time);
         r.progress.runEtaSeconds = whole.seconds;
         r.progress.unestimatedStages = whole.unestimated;
@@ -320,7 +337,14 @@ export class RunHost {
 
   private persist(r: RunRecord, announce: boolean): void {
     try { writeRunRecord(this.store.runDir(r.id), r); } catch (err) {
-      this.o.onProjectEvent({ type: 'engine-exit', time: Date.now(), runId: r.id, code: null, signal: null, reason: `could not write run.json: ${(err as Error).message}` });
+      this.o.onProjectEvent({
+        type: 'engine-exit',
+        time: Date.now(),
+        runId: r.id,
+        code: null,
+        signal: null,
+        reason: `could not write run.json: ${(err as Error).message}`,
+      });
     }
     this.store.putRun(summaryOf(r));
     void this.store.flush().catch(() => undefined);

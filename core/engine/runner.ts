@@ -45,14 +45,24 @@ export async function executeRun(o: ExecuteOptions): Promise<RunOutcome> {
       const done = readDoneMarker(o.runDir, name, (message) => emit({ type: 'log', runId: o.runId, time: t(), level: 'warn', stage: name, message }));
       if (done) {
         previous[name] = done.output;
-        emit({ type: 'log', runId: o.runId, time: t(), level: 'info', stage: name, message: `stage ${name} already completed (attempt ${done.attempt}); skipped` });
+        emit({ type: 'log', runId: o.runId, time: t(), level: 'info', stage: name, message: `stage ${name} already completed ` +
+          `(attempt ${done.attempt}); skipped` });
         continue;
       }
       if (o.signal.aborted) break;
       current = name;
       const def = await o.loadStage(name);
       emit({ type: 'stage', runId: o.runId, time: t(), stage: name, status: 'running' });
-      const ctx = createStageContext({ runId: o.runId, runDir: o.runDir, config: o.config, stage: name, previous: { ...previous }, signal: o.signal, emit, writers });
+      const ctx = createStageContext({
+        runId: o.runId,
+        runDir: o.runDir,
+        config: o.config,
+        stage: name,
+        previous: { ...previous },
+        signal: o.signal,
+        emit,
+        writers,
+      });
       const output = await def.run(ctx);
       if (o.signal.aborted) {
         emit({ type: 'stage', runId: o.runId, time: t(), stage: name, status: 'stopped', reason: 'stopped by the user' });
@@ -74,7 +84,15 @@ export async function executeRun(o: ExecuteOptions): Promise<RunOutcome> {
   } catch (err) {
     const e = err as Error;
     const reason = `${current ? `stage ${current}: ` : ''}${e?.message ?? String(err)}`;
-    if (e?.stack) emit({ type: 'log', runId: o.runId, time: t(), level: 'error', stage: current ?? undefined, message: e.stack.split('\n').slice(0, 12).join('\n') });
+    if (e?.stack)
+      emit({
+        type: 'log',
+        runId: o.runId,
+        time: t(),
+        level: 'error',
+        stage: current ?? undefined,
+        message: e.stack.split('\n').slice(0, 12).join('\n'),
+      });
     if (current) emit({ type: 'stage', runId: o.runId, time: t(), stage: current, status: 'failed', reason: e?.message ?? String(err) });
     emit({ type: 'status', runId: o.runId, time: t(), status: 'failed', reason });
     return { status: 'failed', reason };

@@ -64,7 +64,15 @@ export function createStageContext(o: ContextOptions): StageContext {
       const clean: Record<string, number> = {};
       for (const [k, v] of Object.entries(values)) {
         if (typeof v === 'number' && Number.isFinite(v)) clean[k] = v;
-        else if (droppedNonFinite++ < 5) emit({ type: 'log', runId: o.runId, time: now(), level: 'warn', stage: o.stage, message: `metric ${k} at step ${step} is ${String(v)}; not recorded` });
+        else if (droppedNonFinite++ < 5)
+          emit({
+            type: 'log',
+            runId: o.runId,
+            time: now(),
+            level: 'warn',
+            stage: o.stage,
+            message: `metric ${k} at step ${step} is ${String(v)}; not recorded`,
+          });
       }
       const point: MetricPoint = { stage: o.stage, step, time: now(), ...(extra?.episodes !== undefined ? { episodes: extra.episodes } : {}), values: clean };
       o.writers.get(METRICS_FILE).append([point]);

@@ -29,7 +29,17 @@ export interface StudyHostOptions {
   /** Called after each run of a study ends (the CLI prints a line). */
   onRunEnded?(study: string, run: RunSummary, index: number, total: number): void;
   /** Called when a run is created, resumed or skipped. */
-  onRunStarting?(study: string, info: { name: string; runId: string | null; action: 'created' | 'resumed' | 'skipped' | 'waiting'; index: number; total: number; stages: string[] }): void;
+  onRunStarting?(
+    study: string,
+    info: {
+      name: string;
+      runId: string | null;
+      action: 'created' | 'resumed' | 'skipped' | 'waiting';
+      index: number;
+      total: number;
+      stages: string[];
+    },
+  ): void;
 }
 
 interface ActiveStudy {
@@ -117,7 +127,10 @@ export class StudyHost {
    */
   start(spec: StudySpec): StudySummary {
     if (this.disposed) throw new WorkbenchError('Unavailable', 'the study runner is shutting down', { where: 'studies.start' });
-    if (this.active.has(spec.name)) throw conflict(`study ${spec.name} is already running; stop it first (studies.stop) or wait for it to finish`, 'studies.start', { received: 'running' });
+    if (this.active.has(spec.name))
+      throw conflict(`study ${spec.name} is already running; stop it first (studies.stop) or wait for it to finish`, 'studies.start', {
+        received: 'running',
+      });
     writeStudySpec(this.dir, spec);
     const now = Date.now();
     this.writeState(spec.name, { status: 'running', reason: null, startedAt: now, finishedAt: null, currentRunId: null, host: this.o.host, updatedAt: now });
@@ -133,7 +146,10 @@ export class StudyHost {
     const entry = this.active.get(name);
     if (!entry) {
       const s = this.summary(name);   // NotFound for unknown studies
-      throw conflict(`study ${name} is not running (it is ${s.status}); start it to resume`, 'studies.stop', { expected: 'a running study', received: s.status });
+      throw conflict(`study ${name} is not running (it is ${s.status}); start it to resume`, 'studies.stop', {
+        expected: 'a running study',
+        received: s.status,
+      });
     }
     entry.stopRequested = true;
     const runId = entry.currentRunId;
@@ -167,7 +183,14 @@ export class StudyHost {
         const name = runName(spec, cell.method, cell.env, cell.seed);
         const existing = this.runsByName().get(name);
         if (existing?.status === 'completed') {
-          this.o.onRunStarting?.(spec.name, { name, runId: existing.id, action: 'skipped', index: i, total: cells.length, stages: existing.stages.map((s) => s.name) });
+          this.o.onRunStarting?.(spec.name, {
+            name,
+            runId: existing.id,
+            action: 'skipped',
+            index: i,
+            total: cells.length,
+            stages: existing.stages.map((s) => s.name),
+          });
           continue;
         }
         let runId: string;
@@ -183,7 +206,12 @@ export class StudyHost {
           if (existing.status === 'created') await api.runs.start({ runId });
           else await api.runs.resume({ runId });
         } else {
-          const run = await api.runs.create({ preset: cell.method, size: spec.size, name, set: { 'env.id': cell.env, 'seeds.base': cell.seed, ...(spec.set ?? {}) } });
+          const run = await api.runs.create({
+            preset: cell.method,
+            size: spec.size,
+            name,
+            set: { 'env.id': cell.env, 'seeds.base': cell.seed, ...(spec.set ?? {}) },
+          });
           runId = run.id;
           this.setCurrent(entry, runId);
           this.o.onRunStarting?.(spec.name, { name, runId, action: 'created', index: i, total: cells.length, stages: run.stages.map((s) => s.name) });
@@ -211,9 +239,13 @@ export class StudyHost {
     let status: StudyStatus;
     let reason: string | null;
     if (error) { status = 'failed'; reason = `the study runner failed: ${error}`; }
-    else if (entry.stopRequested) { status = 'stopped'; reason = this.disposed ? 'stopped: the host is shutting down; start it again to resume' : 'stopped on request; start it again to resume'; }
+    else if (entry.stopRequested) {
+      status = 'stopped';
+      reason = `${this.disposed ? 'stopped: the host is shutting down' : 'stopped on request'}; start it again to resume`;
+    }
     else if (stoppedBy) { status = 'stopped'; reason = `${stoppedBy}; start the study again to resume`; }
-    else if (failures.length) { status = 'failed'; reason = `${failures.length} of ${cells.length} run(s) failed (start the study again to resume them): ${failures.join(' | ').slice(0, 1000)}`; }
+    else if (failures.length) { status = 'failed'; reason = `${failures.length} of ${cells.length} run(s) failed (start the study again to resume ` +
+      `them): ${failures.join(' | ').slice(0, 1000)}`; }
     else { status = 'completed'; reason = null; }
     const prev = readStudyState(this.dir, spec.name);
     this.writeState(spec.name, { status, reason, startedAt: prev?.startedAt ?? null, finishedAt: now, currentRunId: null, host: this.o.host, updatedAt: now });

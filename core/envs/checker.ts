@@ -98,7 +98,8 @@ export function checkEnv(make: () => Env, opts: CheckOptions = {}): CheckReport 
       c.setState(snapshot);
       const sc = c.step(action);
       if (!same(sa, sc)) problems.push(`seed ${seed} step ${t}: setState(getState()) did not continue identically`);
-      if (typeof sa.reward !== 'number' || !Number.isFinite(sa.reward)) problems.push(`seed ${seed} step ${t}: reward ${String(sa.reward)} is not a finite number`);
+      if (typeof sa.reward !== 'number' || !Number.isFinite(sa.reward)) problems.push(`seed ${seed} step ${t}: reward ${String(sa.reward)} is not ` +
+        `a finite number`);
       if (sa.terminated && sa.truncated) problems.push(`seed ${seed} step ${t}: terminated and truncated both true`);
       if (sa.info.actionIsValid !== true) problems.push(`seed ${seed} step ${t}: legal action ${JSON.stringify(action)} flagged invalid`);
       if (sa.observation !== a.gridText()) problems.push(`seed ${seed} step ${t}: observation differs from gridText()`);
@@ -109,7 +110,8 @@ export function checkEnv(make: () => Env, opts: CheckOptions = {}): CheckReport 
           a.step(action);
           problems.push(`seed ${seed}: step() after the episode ended did not throw`);
         } catch (e) {
-          if (!/reset/i.test(String((e as Error).message))) problems.push(`seed ${seed}: step() after the end threw an unclear message: ${(e as Error).message}`);
+          if (!/reset/i.test(String((e as Error).message))) problems.push(`seed ${seed}: step() after the end threw an unclear ` +
+            `message: ${(e as Error).message}`);
         }
       }
     }

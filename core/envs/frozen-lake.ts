@@ -28,7 +28,10 @@ const DC = [-1, 0, 1, 0];
 
 export const FROZEN_LAKE_OPTIONS: OptionSpec[] = [
   { name: 'size', type: 'integer', default: 4, min: 2, max: 16, doc: 'side of the square map' },
-  { name: 'p', type: 'number', default: 0.8, min: 0.05, max: 1, doc: 'probability that a tile is frozen (else a hole); maps are resampled until a path exists' },
+  {
+    name: 'p', type: 'number', default: 0.8, min: 0.05, max: 1,
+    doc: 'probability that a tile is frozen (else a hole); maps are resampled until a path exists',
+  },
   { name: 'isSlippery', type: 'boolean', default: true, doc: 'moves may slip to a perpendicular direction' },
   { name: 'successRate', type: 'number', default: 1 / 3, min: 0, max: 1, doc: 'probability that a slippery move goes the intended way (Gymnasium: 1/3)' },
   { name: 'randomStartGoal', type: 'boolean', default: false, doc: 'RAGEN variant: start and goal at random distinct frozen cells instead of the corners' },
@@ -96,7 +99,12 @@ export function generateFrozenLakeMap(rng: Rng, size: number, p: number, randomS
     const map = cells.map((row) => row.join(''));
     if (hasPath(map)) return map;
   }
-  throw new EnvError('could not generate a FrozenLake map with a path', { where: `frozenlake size ${size}`, expected: 'a map with a path from S to G', received: `none with p = ${p}`, hint: 'raise p' });
+  throw new EnvError('could not generate a FrozenLake map with a path', {
+    where: `frozenlake size ${size}`,
+    expected: 'a map with a path from S to G',
+    received: `none with p = ${p}`,
+    hint: 'raise p',
+  });
 }
 
 export function checkMap(map: string[], where = 'frozenlake option "map"'): void {
@@ -105,14 +113,25 @@ export function checkMap(map: string[], where = 'frozenlake option "map"'): void
   let starts = 0;
   let goals = 0;
   map.forEach((row, r) => {
-    if (row.length !== width) throw new EnvError('ragged map', { where: `${where} row ${r + 1}`, expected: `${width} characters`, received: `${row.length} (${show(row)})` });
+    if (row.length !== width)
+      throw new EnvError('ragged map', { where: `${where} row ${r + 1}`, expected: `${width} characters`, received: `${row.length} (${show(row)})` });
     [...row].forEach((ch, c) => {
-      if (!'SFHG'.includes(ch)) throw new EnvError('unexpected map character', { where: `${where} row ${r + 1} column ${c + 1}`, expected: 'one of S F H G', received: show(ch) });
+      if (!'SFHG'.includes(ch))
+        throw new EnvError('unexpected map character', {
+          where: `${where} row ${r + 1} column ${c + 1}`,
+          expected: 'one of S F H G',
+          received: show(ch),
+        });
       if (ch === 'S') starts++;
       if (ch === 'G') goals++;
     });
   });
-  if (starts !== 1 || goals < 1) throw new EnvError('map needs one start and a goal', { where, expected: 'exactly one S and at least one G', received: `${starts} S and ${goals} G` });
+  if (starts !== 1 || goals < 1)
+    throw new EnvError('map needs one start and a goal', {
+      where,
+      expected: 'exactly one S and at least one G',
+      received: `${starts} S and ${goals} G`,
+    });
 }
 
 export class FrozenLakeEnv implements Env<string, FrozenLakeState> {
@@ -169,7 +188,10 @@ export class FrozenLakeEnv implements Env<string, FrozenLakeState> {
   step(action: string): StepResult<string> {
     if (!this.started) throw new EnvError('step() called before reset()', { where: 'frozenlake.step', hint: 'call reset({ seed }) first' });
     if (this.terminated || this.truncated) {
-      throw new EnvError(`the episode has ${this.terminated ? 'terminated (hole or goal reached)' : 'been truncated (maxSteps reached)'}`, { where: 'frozenlake.step', hint: 'call reset() to start a new episode' });
+      throw new EnvError(`the episode has ${this.terminated ? 'terminated (hole or goal reached)' : 'been truncated (maxSteps reached)'}`, {
+        where: 'frozenlake.step',
+        hint: 'call reset() to start a new episode',
+      });
     }
     const key = typeof action === 'string' ? action.trim().toLowerCase() : '';
     const intended = FROZEN_LAKE_ACTIONS.findIndex((a) => a.toLowerCase() === key);
@@ -315,7 +337,8 @@ export const frozenLakeDefinition: EnvDefinition = {
   title: 'FrozenLake',
   docs: {
     summary: 'Walk from the start to the goal over frozen tiles without falling into a hole (Gymnasium FrozenLake; RAGEN random start/goal as an option).',
-    actions: 'Left, Down, Right, Up (case-insensitive). Slippery: the intended move with probability successRate (1/3), else one of the two perpendicular moves. Off-edge moves stay put.',
+    actions: 'Left, Down, Right, Up (case-insensitive). Slippery: the intended move with probability successRate (1/3), else one of the two ' +
+      'perpendicular moves. Off-edge moves stay put.',
     observation: 'Symbol grid, one row per line: P player, _ frozen, O hole, G goal, X player in a hole, √ player on the goal.',
     rewards: '1 on reaching the goal, 0 otherwise.',
     episodeEnd: 'terminated on a hole or the goal; truncated after maxSteps steps.',
@@ -323,7 +346,8 @@ export const frozenLakeDefinition: EnvDefinition = {
   },
   options: FROZEN_LAKE_OPTIONS,
   actions: [...FROZEN_LAKE_ACTIONS],
-  instruction: 'You are solving the FrozenLake puzzle. Avoid the holes and walk to the goal. You may move in an unintended direction because the ice is slippery.',
+  instruction: 'You are solving the FrozenLake puzzle. Avoid the holes and walk to the goal. You may move in an unintended direction because the ' +
+    'ice is slippery.',
   legend: 'P: player, _: frozen, O: hole, G: goal, X: player in a hole, √: player on the goal',
   budget: { maxTurns: 5, maxActionsPerTurn: 5, maxActionsPerGame: 10 },
   create: (options) => new FrozenLakeEnv(options),

@@ -8,7 +8,13 @@ import { frozenLakeDefinition } from './frozen-lake.js';
 import { sudokuDefinition } from './sudoku.js';
 
 const DEFINITIONS: EnvDefinition[] = [sokobanDefinition, frozenLakeDefinition, sudokuDefinition];
-const ALIASES: Record<string, string> = { frozen_lake: 'frozenlake', 'frozen-lake': 'frozenlake', FrozenLake: 'frozenlake', Sokoban: 'sokoban', Sudoku: 'sudoku' };
+const ALIASES: Record<string, string> = {
+  frozen_lake: 'frozenlake',
+  'frozen-lake': 'frozenlake',
+  FrozenLake: 'frozenlake',
+  Sokoban: 'sokoban',
+  Sudoku: 'sudoku',
+};
 
 /** Ids of the registered envs. */
 export function listEnvs(): string[] {
@@ -20,7 +26,12 @@ export function getEnvDefinition(id: string): EnvDefinition {
   const key = typeof id === 'string' ? (ALIASES[id] ?? id.toLowerCase()) : '';
   const def = DEFINITIONS.find((d) => d.id === key);
   if (!def) {
-    throw new EnvError('unknown env', { where: 'env registry', expected: `one of ${listEnvs().join(', ')}`, received: show(id), hint: 'run `spa-workbench env list`' });
+    throw new EnvError('unknown env', {
+      where: 'env registry',
+      expected: `one of ${listEnvs().join(', ')}`,
+      received: show(id),
+      hint: 'run `spa-workbench env list`',
+    });
   }
   return def;
 }

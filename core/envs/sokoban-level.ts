@@ -144,7 +144,11 @@ export function parseXsb(text: string, index = 0, where = 'XSB level'): SokobanL
         case '.': targets[i] = true; break;
         case ' ': case '-': case '_': break;
         default:
-          throw new EnvError('unexpected character', { where: `${where} line ${lineNo(r)} column ${c + 1}`, expected: 'one of # @ + $ * . space - _', received: show(ch) });
+          throw new EnvError('unexpected character', {
+            where: `${where} line ${lineNo(r)} column ${c + 1}`,
+            expected: 'one of # @ + $ * . space - _',
+            received: show(ch),
+          });
       }
     }
   }
@@ -185,7 +189,11 @@ export function parseXsb(text: string, index = 0, where = 'XSB level'): SokobanL
   for (let i = 0; i < n; i++) {
     if (!inside[i] && !walls[i]) {
       if (targets[i] || boxes.includes(i)) {
-        throw new EnvError('box or goal outside the walls', { where: `${where} line ${lineNo(Math.floor(i / width))} column ${(i % width) + 1}`, expected: 'boxes and goals inside the area the player can reach', received: 'a box or goal cut off by walls' });
+        throw new EnvError('box or goal outside the walls', {
+          where: `${where} line ${lineNo(Math.floor(i / width))} column ${(i % width) + 1}`,
+          expected: 'boxes and goals inside the area the player can reach',
+          received: 'a box or goal cut off by walls',
+        });
       }
       walls[i] = true;
     }
@@ -207,7 +215,8 @@ export function parseSokobanGrid(text: string, where = 'Sokoban grid'): SokobanL
   let player = -1;
   lines.forEach((line, r) => {
     const chars = [...line];
-    if (chars.length !== width) throw new EnvError('ragged grid', { where: `${where} row ${r + 1}`, expected: `${width} symbols`, received: `${chars.length}` });
+    if (chars.length !== width)
+      throw new EnvError('ragged grid', { where: `${where} row ${r + 1}`, expected: `${width} symbols`, received: `${chars.length}` });
     chars.forEach((ch, c) => {
       const i = r * width + c;
       switch (ch) {
@@ -218,7 +227,8 @@ export function parseSokobanGrid(text: string, where = 'Sokoban grid'): SokobanL
         case '√': boxes.push(i); targets[i] = true; break;
         case 'P': player = i; break;
         case 'S': player = i; targets[i] = true; break;
-        default: throw new EnvError('unexpected symbol', { where: `${where} row ${r + 1} column ${c + 1}`, expected: 'one of # _ O X √ P S', received: show(ch) });
+        default:
+          throw new EnvError('unexpected symbol', { where: `${where} row ${r + 1} column ${c + 1}`, expected: 'one of # _ O X √ P S', received: show(ch) });
       }
     });
   });

@@ -181,7 +181,10 @@ export class SokobanEnv implements Env<string, SokobanState> {
   private assertCanStep(): void {
     if (!this.started) throw new EnvError('step() called before reset()', { where: 'sokoban.step', hint: 'call reset({ seed }) first' });
     if (this.terminated || this.truncated) {
-      throw new EnvError(`the episode has ${this.terminated ? 'terminated (solved)' : 'been truncated (maxSteps reached)'}`, { where: 'sokoban.step', hint: 'call reset() to start a new episode' });
+      throw new EnvError(`the episode has ${this.terminated ? 'terminated (solved)' : 'been truncated (maxSteps reached)'}`, {
+        where: 'sokoban.step',
+        hint: 'call reset() to start a new episode',
+      });
     }
   }
 
@@ -294,10 +297,18 @@ function checkBucket(o: ResolvedOptions): void {
   const min = o.minOptimalLength as number | null;
   const max = o.maxOptimalLength as number | null;
   if (min !== null && max !== null && min > max) {
-    throw new EnvError('empty difficulty bucket', { where: 'env "sokoban" options', expected: 'minOptimalLength <= maxOptimalLength', received: `${min} > ${max}` });
+    throw new EnvError('empty difficulty bucket', {
+      where: 'env "sokoban" options',
+      expected: 'minOptimalLength <= maxOptimalLength',
+      received: `${min} > ${max}`,
+    });
   }
   if ((o.width as number) * (o.height as number) > 0 && (o.numBoxes as number) + 1 > ((o.width as number) - 2) * ((o.height as number) - 2)) {
-    throw new EnvError('too many boxes for the room', { where: 'env "sokoban" options', expected: 'numBoxes + 1 <= interior cells', received: `${o.numBoxes} boxes in ${o.width}x${o.height}` });
+    throw new EnvError('too many boxes for the room', {
+      where: 'env "sokoban" options',
+      expected: 'numBoxes + 1 <= interior cells',
+      received: `${o.numBoxes} boxes in ${o.width}x${o.height}`,
+    });
   }
 }
 
@@ -324,7 +335,8 @@ export const sokobanDefinition: EnvDefinition = {
   },
   options: SOKOBAN_OPTIONS,
   actions: [...SOKOBAN_ACTIONS],
-  instruction: 'You are solving the Sokoban puzzle. You are the player and you need to push all boxes to targets. When you are right next to a box, you can push it by moving in the same direction. You cannot push a box through a wall, and you cannot pull a box.',
+  instruction: 'You are solving the Sokoban puzzle. You are the player and you need to push all boxes to targets. When you are right next to a ' +
+    'box, you can push it by moving in the same direction. You cannot push a box through a wall, and you cannot pull a box.',
   legend: '#: wall, _: floor, O: target, X: box, √: box on target, P: player, S: player on target',
   budget: { maxTurns: 5, maxActionsPerTurn: 5, maxActionsPerGame: 10 },
   create: (options) => new SokobanEnv(options),

@@ -28,10 +28,16 @@ export const SUDOKU_CLUES: Record<number, Record<string, number>> = {
 
 export const SUDOKU_OPTIONS: OptionSpec[] = [
   { name: 'size', type: 'enum', values: [4, 9], default: 4, doc: 'side of the board: 4 (2x2 boxes) or 9 (3x3 boxes)' },
-  { name: 'difficulty', type: 'enum', values: ['easy', 'medium', 'hard'], default: 'easy', doc: 'clue count: 4x4 easy 10, medium 9, hard 6; 9x9 easy 40, medium 32, hard 28' },
+  {
+    name: 'difficulty', type: 'enum', values: ['easy', 'medium', 'hard'], default: 'easy',
+    doc: 'clue count: 4x4 easy 10, medium 9, hard 6; 9x9 easy 40, medium 32, hard 28',
+  },
   { name: 'clues', type: 'integer', default: null, min: 0, max: 81, nullable: true, doc: 'explicit number of clues (overrides difficulty)' },
   { name: 'maxGenerationAttempts', type: 'integer', default: 20, min: 1, max: 200, doc: 'solutions tried before a clue count is reported as unreachable' },
-  { name: 'puzzle', type: 'string', default: null, nullable: true, doc: 'explicit puzzle: 16 or 81 cells of digits and . or 0 (spaces, | and newlines ignored)' },
+  {
+    name: 'puzzle', type: 'string', default: null, nullable: true,
+    doc: 'explicit puzzle: 16 or 81 cells of digits and . or 0 (spaces, | and newlines ignored)',
+  },
   { name: 'maxSteps', type: 'integer', default: 100, min: 1, max: 100_000, nullable: true, doc: 'truncate the episode after this many moves (null: never)' },
 ];
 
@@ -53,12 +59,21 @@ export interface SudokuState {
 export function parseSudokuText(text: string, where = 'sudoku puzzle'): { size: number; cells: number[] } {
   const chars = [...text].filter((ch) => !/[\s|]/.test(ch));
   const size = chars.length === 16 ? 4 : chars.length === 81 ? 9 : 0;
-  if (size === 0) throw new EnvError('wrong number of cells', { where, expected: '16 (4x4) or 81 (9x9) cells of digits and . or 0', received: `${chars.length} cells` });
+  if (size === 0)
+    throw new EnvError('wrong number of cells', {
+      where,
+      expected: '16 (4x4) or 81 (9x9) cells of digits and . or 0',
+      received: `${chars.length} cells`,
+    });
   const cells = chars.map((ch, i) => {
     if (ch === '.' || ch === '0' || ch === '_') return 0;
     const v = Number(ch);
     if (!Number.isInteger(v) || v < 1 || v > size) {
-      throw new EnvError('invalid cell', { where: `${where} cell ${i + 1} (row ${Math.floor(i / size) + 1}, column ${(i % size) + 1})`, expected: `a digit 1..${size} or .`, received: show(ch) });
+      throw new EnvError('invalid cell', {
+        where: `${where} cell ${i + 1} (row ${Math.floor(i / size) + 1}, column ${(i % size) + 1})`,
+        expected: `a digit 1..${size} or .`,
+        received: show(ch),
+      });
     }
     return v;
   });
@@ -78,7 +93,8 @@ export function givenConflict(cells: readonly number[], size: number): string | 
       if (!cells[i]) continue;
       const key = `${of(i)}:${cells[i]}`;
       const j = seen.get(key);
-      if (j !== undefined) return `digit ${cells[i]} twice in ${unit} ${of(i) + 1}: (${Math.floor(j / size) + 1},${(j % size) + 1}) and (${Math.floor(i / size) + 1},${(i % size) + 1})`;
+      if (j !== undefined) return `digit ${cells[i]} twice in ${unit} ${of(i) + 1}: (${Math.floor(j / size) + 1},${(j % size) + 1}) and ` +
+        `(${Math.floor(i / size) + 1},${(i % size) + 1})`;
       seen.set(key, i);
     }
   }
@@ -117,7 +133,11 @@ export class SudokuEnv implements Env<string, SudokuState> {
     if (o.puzzle !== null) parseSudokuText(o.puzzle as string, 'sudoku option "puzzle"');
     const size = o.size as number;
     if (o.clues !== null && ((o.clues as number) < 1 || (o.clues as number) > size * size)) {
-      throw new EnvError('invalid clue count', { where: 'env "sudoku" option "clues"', expected: `1..${size * size} for a ${size}x${size} board`, received: String(o.clues) });
+      throw new EnvError('invalid clue count', {
+        where: 'env "sudoku" option "clues"',
+        expected: `1..${size * size} for a ${size}x${size} board`,
+        received: String(o.clues),
+      });
     }
   }
 
@@ -135,7 +155,12 @@ export class SudokuEnv implements Env<string, SudokuState> {
     if (o.puzzle !== null) {
       const { size, cells } = parseSudokuText(o.puzzle as string, 'sudoku option "puzzle"');
       const clash = givenConflict(cells, size);
-      if (clash) throw new EnvError('givens conflict', { where: 'sudoku option "puzzle"', expected: 'each digit at most once per row, column and box', received: clash });
+      if (clash)
+        throw new EnvError('givens conflict', {
+          where: 'sudoku option "puzzle"',
+          expected: 'each digit at most once per row, column and box',
+          received: clash,
+        });
       if (solveSudoku(cells, size) === null) {
         throw new EnvError('puzzle has no solution', { where: 'sudoku option "puzzle"', expected: 'a solvable puzzle', received: sudokuLine(cells, size) });
       }
@@ -181,7 +206,10 @@ export class SudokuEnv implements Env<string, SudokuState> {
   step(action: string): StepResult<string> {
     if (!this.started) throw new EnvError('step() called before reset()', { where: 'sudoku.step', hint: 'call reset({ seed }) first' });
     if (this.terminated || this.truncated) {
-      throw new EnvError(`the episode has ${this.terminated ? 'terminated (solved)' : 'been truncated (maxSteps reached)'}`, { where: 'sudoku.step', hint: 'call reset() to start a new episode' });
+      throw new EnvError(`the episode has ${this.terminated ? 'terminated (solved)' : 'been truncated (maxSteps reached)'}`, {
+        where: 'sudoku.step',
+        hint: 'call reset() to start a new episode',
+      });
     }
     const move = this.parseMove(action);
     if (move === null) {
@@ -216,7 +244,14 @@ export class SudokuEnv implements Env<string, SudokuState> {
   }
 
   private info(valid: boolean, effective: boolean, illegal: boolean): StepInfo {
-    return { success: this.isSolved(), actionIsValid: valid, actionIsEffective: effective, illegal, steps: this.steps, emptyCells: this.values.filter((v) => v === 0).length };
+    return {
+      success: this.isSolved(),
+      actionIsValid: valid,
+      actionIsEffective: effective,
+      illegal,
+      steps: this.steps,
+      emptyCells: this.values.filter((v) => v === 0).length,
+    };
   }
 
   getState(): SudokuState {
@@ -312,7 +347,9 @@ export const sudokuDefinition: EnvDefinition = {
   options: SUDOKU_OPTIONS,
   actions: [],
   actionPattern: 'row,col,value (one-based)',
-  instruction: 'You are solving a Sudoku puzzle. Fill the empty cells so that every row, every column and every box contains each digit exactly once. A move is row,col,value with one-based row and column, e.g. 1,3,4 writes 4 in row 1, column 3. Moves that break a rule or change a given digit leave the board unchanged.',
+  instruction: 'You are solving a Sudoku puzzle. Fill the empty cells so that every row, every column and every box contains each digit exactly once. ' +
+    'A move is row,col,value with one-based row and column, e.g. 1,3,4 writes 4 in row 1, column 3. ' +
+    'Moves that break a rule or change a given digit leave the board unchanged.',
   legend: '.: empty cell, a digit: a filled cell, |: start of a row',
   budget: { maxTurns: 5, maxActionsPerTurn: 5, maxActionsPerGame: 50 },
   create: (options) => new SudokuEnv(options),
@@ -342,7 +379,8 @@ export const sudokuDefinition: EnvDefinition = {
       }
     }
     const done = work.every((v, i) => v === solution[i]);
-    return { solved: done, actions, optimal: done, note: `backtracking solver; ${unique ? 'unique solution' : 'several solutions'}; one move per cell to fill` };
+    const note = `backtracking solver; ${unique ? 'unique solution' : 'several solutions'}; one move per cell to fill`;
+    return { solved: done, actions, optimal: done, note };
   },
   levelOptions: (text) => ({ puzzle: text }),
 };

@@ -14,7 +14,9 @@ import type { ModelRuntime } from '../train/runtime.js';
 import { summaryMetrics } from '../train/summary.js';
 
 /** Perplexity of the true initial state text, per template, on the first evaluation puzzles. */
-export async function statePerplexityByTemplate(config: RunConfig, runtime: ModelRuntime, templates: string[], rows: number): Promise<Record<string, { perplexity: number; tokens: number }>> {
+export async function statePerplexityByTemplate(
+  config: RunConfig, runtime: ModelRuntime, templates: string[], rows: number,
+): Promise<Record<string, { perplexity: number; tokens: number }>> {
   const out: Record<string, { perplexity: number; tokens: number }> = {};
   const limits = stageSection(config, 'rollout');
   for (const name of templates) {
@@ -48,12 +50,23 @@ export const evalStage: StageDefinition = {
     const started = Date.now();
     const section = stageSection(ctx.config, 'eval');
     const maxK = Math.max(...section.k);
-    if (section.samples < maxK) throw new Error(`stages.eval.samples (${section.samples}) must be ≥ the largest k (${maxK}) for the unbiased Pass@k estimator; raise samples or lower k`);
+    if (section.samples < maxK) throw new Error(`stages.eval.samples (${section.samples}) must be ≥ the largest k (${maxK}) for the unbiased ` +
+      `Pass@k estimator; raise samples or lower k`);
     const { runtime, from } = await loadStartingModel(ctx, { valueHead: false });
     ctx.log('info', `evaluating ${from} on ${section.puzzles} held-out puzzles × ${section.samples} samples (seeds ${ctx.config.seeds.evalStart}…)`);
-    const { summary } = await evaluateModel(ctx, runtime, { puzzles: section.puzzles, samples: section.samples, k: section.k, temperature: section.temperature, stage: 'eval', step: 0, file: 'eval' });
+    const { summary } = await evaluateModel(ctx, runtime, {
+      puzzles: section.puzzles,
+      samples: section.samples,
+      k: section.k,
+      temperature: section.temperature,
+      stage: 'eval',
+      step: 0,
+      file: 'eval',
+    });
     if (ctx.signal.aborted) { runtime.dispose(); return {}; }
-    const perplexity = section.perplexityRows > 0 ? await statePerplexityByTemplate(ctx.config, runtime, section.templates, section.perplexityRows) : {};
+    const perplexity = section.perplexityRows > 0
+      ? await statePerplexityByTemplate(ctx.config, runtime, section.templates, section.perplexityRows)
+      : {};
     const metrics = summaryMetrics(summary);
     for (const [name, p] of Object.entries(perplexity)) if (Number.isFinite(p.perplexity)) metrics[`eval/statePerplexity/${name}`] = p.perplexity;
     ctx.metric(0, metrics, { episodes: summary.episodes });

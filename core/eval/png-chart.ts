@@ -5,7 +5,16 @@ import { deflateSync } from 'node:zlib';
 export interface Series { name: string; points: Array<[number, number]>; color?: [number, number, number] }
 export interface ChartOptions { width?: number; height?: number; title?: string; xLabel?: string; yLabel?: string; yMin?: number; yMax?: number }
 
-const PALETTE: Array<[number, number, number]> = [[31, 119, 180], [255, 127, 14], [44, 160, 44], [214, 39, 40], [148, 103, 189], [140, 86, 75], [227, 119, 194], [127, 127, 127]];
+const PALETTE: Array<[number, number, number]> = [
+  [31, 119, 180],
+  [255, 127, 14],
+  [44, 160, 44],
+  [214, 39, 40],
+  [148, 103, 189],
+  [140, 86, 75],
+  [227, 119, 194],
+  [127, 127, 127],
+];
 
 // 3x5 glyphs, rows top to bottom, 3 bits each ("111" = all on).
 const FONT: Record<string, string> = {
@@ -84,7 +93,8 @@ function chunk(type: string, body: Uint8Array): Buffer {
 
 /** Encode RGBA pixels (8 bits per channel) as a PNG file. */
 export function encodePng(width: number, height: number, rgba: Uint8Array): Buffer {
-  if (rgba.length !== width * height * 4) throw new Error(`encodePng: expected ${width * height * 4} bytes for ${width}x${height} RGBA; received ${rgba.length}`);
+  if (rgba.length !== width * height * 4) throw new Error(`encodePng: expected ${width * height * 4} bytes for ${width}x${height} RGBA; ` +
+    `received ${rgba.length}`);
   const raw = Buffer.alloc((width * 4 + 1) * height);
   for (let y = 0; y < height; y++) {
     raw[y * (width * 4 + 1)] = 0; // filter: none
@@ -93,7 +103,12 @@ export function encodePng(width: number, height: number, rgba: Uint8Array): Buff
   const header = Buffer.alloc(13);
   header.writeUInt32BE(width, 0); header.writeUInt32BE(height, 4);
   header[8] = 8; header[9] = 6; header[10] = 0; header[11] = 0; header[12] = 0;
-  return Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk('IHDR', header), chunk('IDAT', deflateSync(raw)), chunk('IEND', new Uint8Array(0))]);
+  return Buffer.concat([
+    Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]),
+    chunk('IHDR', header),
+    chunk('IDAT', deflateSync(raw)),
+    chunk('IEND', new Uint8Array(0)),
+  ]);
 }
 
 function fmt(v: number): string {

@@ -62,7 +62,13 @@ const DC = [-1, 0, 1, 0];
 function lakeOf(env: FrozenLakeEnv): Lake {
   const state = env.getState();
   const map = env.currentMap();
-  return { rows: map.length, cols: map[0]!.length, tiles: map.join('').split(''), success: state.options.successRate as number, slippery: state.options.isSlippery as boolean };
+  return {
+    rows: map.length,
+    cols: map[0]!.length,
+    tiles: map.join('').split(''),
+    success: state.options.successRate as number,
+    slippery: state.options.isSlippery as boolean,
+  };
 }
 
 /** trans[cell][action] = [to, p] pairs of one intended move (Gymnasium's slip rule: intended with successRate, each side (1 − successRate)/2). */
@@ -81,7 +87,12 @@ function transitions(lake: Lake): Array<Array<Array<[number, number]>>> {
 }
 
 /** One step of a distribution over live cells (holes drop out, goal mass is returned). */
-function stepDistribution(lake: Lake, trans: Array<Array<Array<[number, number]>>>, dist: Float64Array, action: number | null): { next: Float64Array; goal: number } {
+function stepDistribution(
+  lake: Lake,
+  trans: Array<Array<Array<[number, number]>>>,
+  dist: Float64Array,
+  action: number | null,
+): { next: Float64Array; goal: number } {
   const next = new Float64Array(dist.length);
   let goal = 0;
   const actions = action === null ? [0, 1, 2, 3] : [action];
@@ -215,8 +226,24 @@ export function referenceRows(req: ReferenceRequest): ReferenceRow[] {
     }
   }
   const rows: ReferenceRow[] = [
-    { env: req.envId, kind: 'chance', label: 'chance (random, well-formed)', how: chanceHow, puzzles: req.seeds.length, perPuzzle: chance, passAt: passAtFromProbabilities(chance, req.ks) },
-    { env: req.envId, kind: 'oracle', label: 'oracle (optimal)', how: oracleHow, puzzles: req.seeds.length, perPuzzle: oracle, passAt: passAtFromProbabilities(oracle, req.ks) },
+    {
+      env: req.envId,
+      kind: 'chance',
+      label: 'chance (random, well-formed)',
+      how: chanceHow,
+      puzzles: req.seeds.length,
+      perPuzzle: chance,
+      passAt: passAtFromProbabilities(chance, req.ks),
+    },
+    {
+      env: req.envId,
+      kind: 'oracle',
+      label: 'oracle (optimal)',
+      how: oracleHow,
+      puzzles: req.seeds.length,
+      perPuzzle: oracle,
+      passAt: passAtFromProbabilities(oracle, req.ks),
+    },
   ];
   cache.set(key, rows);
   return rows;

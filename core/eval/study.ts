@@ -31,9 +31,12 @@ export interface StudySpec {
 export function parseStudySpec(raw: unknown, where: string): StudySpec {
   const o = raw as Partial<StudySpec>;
   const problems: string[] = [];
-  if (!o || typeof o !== 'object') throw new Error(`${where}: expected a JSON object { name, methods, envs, seeds, size }; received ${JSON.stringify(raw)?.slice(0, 80)}`);
+  if (!o || typeof o !== 'object') throw new Error(`${where}: expected a JSON object { name, methods, envs, seeds, size }; ` +
+    `received ${JSON.stringify(raw)?.slice(0, 80)}`);
   if (typeof o.name !== 'string' || !/^[A-Za-z0-9._-]+$/.test(o.name)) problems.push('name: letters, digits, ".", "_" or "-"');
-  for (const key of ['methods', 'envs'] as const) if (!Array.isArray(o[key]) || o[key]!.length === 0 || !o[key]!.every((x) => typeof x === 'string')) problems.push(`${key}: a non-empty array of strings`);
+  for (const key of ['methods', 'envs'] as const)
+    if (!Array.isArray(o[key]) || o[key]!.length === 0 || !o[key]!.every((x) => typeof x === 'string'))
+      problems.push(`${key}: a non-empty array of strings`);
   if (!Array.isArray(o.seeds) || o.seeds.length === 0 || !o.seeds.every((x) => Number.isInteger(x))) problems.push('seeds: a non-empty array of integers');
   if (!['smoke', 'quick', 'paper'].includes(String(o.size))) problems.push('size: smoke | quick | paper');
   if (problems.length) throw new Error(`${where}: invalid study: ${problems.join('; ')}`);
@@ -47,7 +50,10 @@ export function runName(spec: Pick<StudySpec, 'name'>, method: string, env: stri
 /** The grid's cells in execution order: seed, then env, then method (so partial studies already compare methods). */
 export function studyCells(spec: Pick<StudySpec, 'methods' | 'envs' | 'seeds'>): Array<{ method: string; env: string; seed: number }> {
   const cells = spec.methods.flatMap((method) => spec.envs.flatMap((env) => spec.seeds.map((seed) => ({ method, env, seed }))));
-  cells.sort((a, b) => a.seed - b.seed || spec.envs.indexOf(a.env) - spec.envs.indexOf(b.env) || spec.methods.indexOf(a.method) - spec.methods.indexOf(b.method));
+  cells.sort(
+    (a, b) =>
+      a.seed - b.seed || spec.envs.indexOf(a.env) - spec.envs.indexOf(b.env) || spec.methods.indexOf(a.method) - spec.methods.indexOf(b.method),
+  );
   return cells;
 }
 
@@ -111,7 +117,13 @@ export interface StudyCell { method: string; env: string; seed: number; runId: s
 
 // ───────────────────────── the comparison ─────────────────────────
 
-interface EvalFile { perPuzzle?: Array<{ seed: number; n: number; c: number }>; passAtK?: Record<string, Interval>; k?: number[]; success?: Interval; wallSeconds?: number }
+interface EvalFile {
+  perPuzzle?: Array<{ seed: number; n: number; c: number }>;
+  passAtK?: Record<string, Interval>;
+  k?: number[];
+  success?: Interval;
+  wallSeconds?: number;
+}
 
 function readJson<T>(path: string): T | null {
   try { return JSON.parse(readFileSync(path, 'utf8')) as T; } catch { return null; }
@@ -129,7 +141,16 @@ export function findStudyRuns(projects: string[], studyName?: string): RunRef[] 
       const run = readJson<{ name?: string; status?: string; durationMs?: number }>(join(runsDir, id, 'run.json'));
       const m = /^study:([^:]+):([^:]+):([^:]+):s(-?\d+)$/.exec(run?.name ?? '');
       if (!m || (studyName !== undefined && m[1] !== studyName)) continue;
-      out.push({ dir: join(runsDir, id), name: run!.name!, study: m[1]!, method: m[2]!, env: m[3]!, seed: Number(m[4]), status: run!.status ?? 'unknown', durationMs: run!.durationMs ?? 0 });
+      out.push({
+        dir: join(runsDir, id),
+        name: run!.name!,
+        study: m[1]!,
+        method: m[2]!,
+        env: m[3]!,
+        seed: Number(m[4]),
+        status: run!.status ?? 'unknown',
+        durationMs: run!.durationMs ?? 0,
+      });
     }
   }
   return out;
@@ -158,7 +179,10 @@ export const SMALL_N_PUZZLES = 20;
  * and puzzles with replacement and averages the cells present, so both the seed-to-seed and the
  * puzzle-to-puzzle variation enter the interval (pooled puzzles counted once per seed understate it).
  */
-export function twoWayBootstrap(values: Array<{ runSeed: number; puzzle: number; value: number }>, opts: { resamples?: number; level?: number; seed?: number } = {}): Interval {
+export function twoWayBootstrap(
+  values: Array<{ runSeed: number; puzzle: number; value: number }>,
+  opts: { resamples?: number; level?: number; seed?: number } = {},
+): Interval {
   const level = opts.level ?? 0.95;
   if (values.length === 0) return { mean: Number.NaN, low: Number.NaN, high: Number.NaN, level, method: 'two-way bootstrap' };
   const seeds = [...new Set(values.map((v) => v.runSeed))];
@@ -191,7 +215,8 @@ export function clusteredPassAtK(cells: ClusterValue[], k: number, opts: { seed?
   const puzzles = new Set(cells.map((c) => c.puzzle)).size;
   if (puzzles >= SMALL_N_PUZZLES || !Number.isFinite(boot.mean)) return boot;
   const wilson = wilsonInterval(boot.mean * puzzles, puzzles);
-  return { ...boot, low: Math.min(boot.low, wilson.low), high: Math.max(boot.high, wilson.high), method: `${boot.method}, widened to Wilson over ${puzzles} puzzles (small n)` };
+  const method = `${boot.method}, widened to Wilson over ${puzzles} puzzles (small n)`;
+  return { ...boot, low: Math.min(boot.low, wilson.low), high: Math.max(boot.high, wilson.high), method };
 }
 
 interface RunEval { run: RunRef; eval: EvalFile; config: RunConfigLike | null }
@@ -252,8 +277,15 @@ export function studyTable(runs: RunRef[], methods: string[], envs: string[]): S
     const puzzleSets = evals.map((e) => e.eval.perPuzzle!.map((p) => p.seed).sort((a, b) => a - b).join(','));
     const chance = references.find((r) => r.env === env && r.kind === 'chance')?.passAt['1'];
     cells.push({
-      method, env, runs: mine.length, completed: evals.length, passAt, success: samples ? successes / samples : null, wallSeconds: mine.reduce((a, r) => a + r.durationMs / 1000, 0),
-      puzzles: new Set(values.map((v) => v.puzzle)).size, sharedPuzzles: evals.length > 1 && new Set(puzzleSets).size === 1,
+      method,
+      env,
+      runs: mine.length,
+      completed: evals.length,
+      passAt,
+      success: samples ? successes / samples : null,
+      wallSeconds: mine.reduce((a, r) => a + r.durationMs / 1000, 0),
+      puzzles: new Set(values.map((v) => v.puzzle)).size,
+      sharedPuzzles: evals.length > 1 && new Set(puzzleSets).size === 1,
       ...(chance !== undefined && passAt['1'] ? { atOrBelowChance: passAt['1'].mean <= chance } : {}),
     });
   }
@@ -265,15 +297,20 @@ export function studyTable(runs: RunRef[], methods: string[], envs: string[]): S
     if (paired.length === 0) continue;
     for (const k of kList) {
       if (paired.some((v) => v.n < k || other.get(`${v.runSeed}|${v.puzzle}`)!.n < k)) continue;
-      const values = paired.map((v) => { const w = other.get(`${v.runSeed}|${v.puzzle}`)!; return { runSeed: v.runSeed, puzzle: v.puzzle, value: passAtK(v.n, v.c, k) - passAtK(w.n, w.c, k) }; });
+      const values = paired.map((v) => {
+        const w = other.get(`${v.runSeed}|${v.puzzle}`)!;
+        return { runSeed: v.runSeed, puzzle: v.puzzle, value: passAtK(v.n, v.c, k) - passAtK(w.n, w.c, k) };
+      });
       const puzzles = new Set(paired.map((v) => v.puzzle)).size;
       differences.push({ env, a: methods[i]!, b: methods[j]!, k, cells: paired.length, diff: twoWayBootstrap(values), smallN: puzzles < SMALL_N_PUZZLES });
     }
   }
   for (const env of envs) {
     const envCells = cells.filter((c) => c.env === env && c.completed > 0);
-    if (envCells.some((c) => c.sharedPuzzles)) notes.push(`${env}: every run seed is evaluated on the same held-out puzzles (seeds.evalStart); intervals resample run seeds and puzzles (two-way bootstrap), differences are paired per (run seed, puzzle).`);
-    if (envCells.some((c) => (c.puzzles ?? 0) < SMALL_N_PUZZLES)) notes.push(`${env}: fewer than ${SMALL_N_PUZZLES} puzzles: intervals are widened to Wilson's and paired differences are marked "n too small".`);
+    if (envCells.some((c) => c.sharedPuzzles)) notes.push(`${env}: every run seed is evaluated on the same held-out puzzles (seeds.evalStart); ` +
+      `intervals resample run seeds and puzzles (two-way bootstrap), differences are paired per (run seed, puzzle).`);
+    if (envCells.some((c) => (c.puzzles ?? 0) < SMALL_N_PUZZLES)) notes.push(`${env}: fewer than ${SMALL_N_PUZZLES} puzzles: intervals are widened ` +
+      `to Wilson's and paired differences are marked "n too small".`);
   }
   return { cells, ks: kList, references, differences, notes };
 }
@@ -285,7 +322,11 @@ function fmtInterval(i: Interval | undefined): string { return i ? `${pct(i.mean
  * Markdown in the paper's layout: rows = methods, columns = envs, cell = Pass@1 / Pass@k (95% CI);
  * then the chance and oracle rows on the same puzzles, the paired differences and the notes.
  */
-export function tableMarkdown(table: { cells: TableCell[]; ks: number[]; references?: ReferenceRow[]; differences?: PairedDifference[]; notes?: string[] }, methods: string[], envs: string[]): string {
+export function tableMarkdown(
+  table: { cells: TableCell[]; ks: number[]; references?: ReferenceRow[]; differences?: PairedDifference[]; notes?: string[] },
+  methods: string[],
+  envs: string[],
+): string {
   const kMax = table.ks.length ? Math.max(...table.ks) : 1;
   const header = `| method | ${envs.map((e) => `${e} Pass@1 / Pass@${kMax}`).join(' | ')} |`;
   const lines = [header, `|---|${envs.map(() => '---').join('|')}|`];
@@ -304,11 +345,15 @@ export function tableMarkdown(table: { cells: TableCell[]; ks: number[]; referen
     lines.push(`| *${label}* | ${refs.map((r) => (r ? `${pct(r.passAt['1']!)} / ${pct(r.passAt[String(kMax)] ?? Number.NaN)}` : '–')).join(' | ')} |`);
   }
   const refs = (table.references ?? []).filter((r) => r.kind === 'chance' || r.kind === 'oracle');
-  if (refs.length) lines.push('', `Reference rows on the same puzzles and protocol: ${[...new Set(refs.map((r) => `${r.env} ${r.kind}: ${r.how}`))].join('; ')}.`);
+  if (refs.length) {
+    const how = [...new Set(refs.map((r) => `${r.env} ${r.kind}: ${r.how}`))].join('; ');
+    lines.push('', `Reference rows on the same puzzles and protocol: ${how}.`);
+  }
   if (table.differences?.length) {
     lines.push('', '| paired difference (a − b) | env | k | mean [95% CI] | (seed, puzzle) cells |', '|---|---|---|---|---|');
     for (const d of table.differences) {
-      lines.push(`| ${d.a} − ${d.b} | ${d.env} | ${d.k} | ${d.smallN ? `${pct(d.diff.mean)} (n too small for an interval)` : fmtInterval(d.diff)} | ${d.cells} |`);
+      lines.push(`| ${d.a} − ${d.b} | ${d.env} | ${d.k} | ${d.smallN ? `${pct(d.diff.mean)} (n too small for an interval)` : fmtInterval(d.diff)} ` +
+        `| ${d.cells} |`);
     }
   }
   if (table.notes?.length) lines.push('', ...table.notes.map((n) => `- ${n}`));
@@ -321,7 +366,8 @@ export function tableCsv(table: { cells: TableCell[]; ks: number[]; references?:
     const i = c.passAt[String(k)];
     rows.push([c.method, c.env, c.runs, c.completed, k, i?.mean ?? '', i?.low ?? '', i?.high ?? '', c.success ?? '', c.wallSeconds.toFixed(0)].join(','));
   }
-  for (const r of table.references ?? []) for (const k of table.ks) rows.push([`reference:${r.kind}`, r.env, '', '', k, r.passAt[String(k)] ?? '', '', '', '', ''].join(','));
+  for (const r of table.references ?? [])
+    for (const k of table.ks) rows.push([`reference:${r.kind}`, r.env, '', '', k, r.passAt[String(k)] ?? '', '', '', '', ''].join(','));
   return rows.join('\n') + '\n';
 }
 
@@ -346,18 +392,27 @@ export function studyCurves(runs: RunRef[], methods: string[], envs: string[], o
           byStep.set(p.step as number, list);
         }
       }
-      if (byStep.size) series.push({ name: method, points: [...byStep.entries()].map(([x, ys]) => [x, ys.reduce((a, c) => a + c, 0) / ys.length] as [number, number]) });
+      if (byStep.size)
+        series.push({
+          name: method,
+          points: [...byStep.entries()].map(([x, ys]) => [x, ys.reduce((a, c) => a + c, 0) / ys.length] as [number, number]),
+        });
     }
     if (series.length === 0) continue;
     const file = join(outDir, `${chart.file}-${env}.png`);
-    writeFileAtomicSync(file, lineChartPng(series, { title: `${chart.title} - ${env}`, xLabel: 'step', ...(chart.metric !== 'rollout/reward' ? { yMin: 0, yMax: 1 } : {}) }));
+    writeFileAtomicSync(
+      file,
+      lineChartPng(series, { title: `${chart.title} - ${env}`, xLabel: 'step', ...(chart.metric !== 'rollout/reward' ? { yMin: 0, yMax: 1 } : {}) }),
+    );
     files.push(file);
   }
   return files;
 }
 
 /** Write table.md, table.csv, curves and study.json into <outDir>. */
-export function writeStudyReport(projects: string[], spec: Pick<StudySpec, 'name' | 'methods' | 'envs'>, outDir: string): { markdown: string; files: string[] } {
+export function writeStudyReport(
+  projects: string[], spec: Pick<StudySpec, 'name' | 'methods' | 'envs'>, outDir: string,
+): { markdown: string; files: string[] } {
   mkdirSync(outDir, { recursive: true });
   const runs = findStudyRuns(projects, spec.name);
   const table = studyTable(runs, spec.methods, spec.envs);
@@ -365,6 +420,15 @@ export function writeStudyReport(projects: string[], spec: Pick<StudySpec, 'name
   const write = (name: string, text: string) => { const p = join(outDir, name); writeFileAtomicSync(p, text); return p; };
   const files = [write('table.md', `${markdown}\n`), write('table.csv', tableCsv(table))];
   files.push(...studyCurves(runs, spec.methods, spec.envs, outDir));
-  files.push(write('study.json', JSON.stringify({ spec, runs: runs.map((r) => ({ name: r.name, dir: r.dir, status: r.status, wallSeconds: r.durationMs / 1000 })), table }, null, 2)));
+  files.push(
+    write(
+      'study.json',
+      JSON.stringify(
+        { spec, runs: runs.map((r) => ({ name: r.name, dir: r.dir, status: r.status, wallSeconds: r.durationMs / 1000 })), table },
+        null,
+        2,
+      ),
+    ),
+  );
   return { markdown, files };
 }

@@ -107,13 +107,18 @@ export function runFolder(project: string, runId: string): string {
     });
   }
   if (!RUN_ID.test(runId)) {
-    fail('ValidationError', `run id ${JSON.stringify(runId)} is not a run id`, { where: 'runId', expected: 'letters, digits, ".", "_" or "-" (at most 128 characters)', received: JSON.stringify(runId) });
+    fail('ValidationError', `run id ${JSON.stringify(runId)} is not a run id`, {
+      where: 'runId',
+      expected: 'letters, digits, ".", "_" or "-" (at most 128 characters)',
+      received: JSON.stringify(runId),
+    });
   }
   const dir = view.runDir(runId);
   if (!dir) {
     const runsDir = path.join(view.dir, 'runs');
     fail('NotFound', `run ${JSON.stringify(runId)} does not exist in ${view.dir}; runs: ${listNames(view.runIds())}`, {
-      where: 'runId', expected: `a run folder under ${runsDir}`, received: JSON.stringify(runId), hint: 'list runs with `spa-workbench list --project DIR` or runs.list',
+      where: 'runId', expected: `a run folder under ${runsDir}`, received: JSON.stringify(runId), hint: 'list runs with `spa-workbench list ' +
+        '--project DIR` or runs.list',
     });
   }
   return dir;
@@ -149,7 +154,8 @@ export function findCheckpoint(project: string, runId: string, name?: string): C
   if (name === undefined || name === '') {
     const latest = latestCheckpoint(list);
     if (!latest) {
-      fail('NotFound', `run ${runId} has no checkpoint yet${names.length ? ` (only critic checkpoints: ${listNames(names)})` : ''}; run (or resume) it until a stage writes one`, {
+      fail('NotFound', `run ${runId} has no checkpoint yet${names.length ? ` (only critic checkpoints: ${listNames(names)})` : ''}; run (or ` +
+        `resume) it until a stage writes one`, {
         where: 'checkpoint', expected: `a folder with config.json under runs/${runId}/checkpoints/`, received: names.length ? listNames(names) : 'none',
       });
     }
@@ -185,13 +191,20 @@ function templateIssues(issues: Array<{ part?: string; message: string; line?: n
 }
 
 /** Raw text, a saved version (name, name@hash) or a preset (including the tiny-* ones). */
-export function resolveTemplateInput(project: string, input: TemplateInput): { template: PromptTemplate; name: string; hash: string; from: 'text' | 'saved' | 'preset' } {
+export function resolveTemplateInput(
+  project: string, input: TemplateInput,
+): { template: PromptTemplate; name: string; hash: string; from: 'text' | 'saved' | 'preset' } {
   if ('source' in input) {
     const r = validateTemplate(input.source);
     if (!r.ok) {
       const first = r.issues[0]!;
-      fail('ValidationError', `the template does not validate: ${first.part ? `${first.part}: ` : ''}${first.line ? `line ${first.line} column ${first.column}: ` : ''}${first.message}${r.issues.length > 1 ? ` (and ${r.issues.length - 1} more)` : ''}`, {
-        where: 'template source', expected: 'a valid template (JSON with name, responseFormat, parts)', received: `${r.issues.length} problem(s)`, issues: templateIssues(r.issues),
+      const at = `${first.part ? `${first.part}: ` : ''}${first.line ? `line ${first.line} column ${first.column}: ` : ''}`;
+      const more = r.issues.length > 1 ? ` (and ${r.issues.length - 1} more)` : '';
+      fail('ValidationError', `the template does not validate: ${at}${first.message}${more}`, {
+        where: 'template source',
+        expected: 'a valid template (JSON with name, responseFormat, parts)',
+        received: `${r.issues.length} problem(s)`,
+        issues: templateIssues(r.issues),
       });
     }
     return { template: r.template, name: r.template.name, hash: r.hash, from: 'text' };
@@ -224,7 +237,12 @@ export function templatePerplexityRows(template: PromptTemplate, env: { id: stri
   if (!listEnvs().includes(env.id)) {
     // aliases are accepted by createEnv: only reject when it does too
     try { createEnv(env.id, env.options ?? {}); } catch (err) {
-      fail('NotFound', `env ${JSON.stringify(env.id)} is not registered; available: ${listEnvs().join(', ')}`, { where: 'env.id', expected: listEnvs().join(' | '), received: JSON.stringify(env.id), hint: (err as Error).message });
+      fail('NotFound', `env ${JSON.stringify(env.id)} is not registered; ` + `available: ${listEnvs().join(', ')}`, {
+        where: 'env.id',
+        expected: listEnvs().join(' | '),
+        received: JSON.stringify(env.id),
+        hint: (err as Error).message,
+      });
     }
   }
   return seeds.map((seed) => {
@@ -236,7 +254,10 @@ export function templatePerplexityRows(template: PromptTemplate, env: { id: stri
     } catch (err) {
       if (err instanceof TemplateError) {
         fail('ValidationError', `template ${JSON.stringify(template.name)} does not render for ${env.id} (seed ${seed}): ${err.message}`, {
-          where: `template (${env.id}, seed ${seed})`, expected: 'a template whose parts render with the env\'s variables', received: err.issues[0]?.message ?? err.message, issues: templateIssues(err.issues),
+          where: `template (${env.id}, seed ${seed})`,
+          expected: "a template whose parts render with the env's variables",
+          received: err.issues[0]?.message ?? err.message,
+          issues: templateIssues(err.issues),
         });
       }
       const e = err as Error & { details?: Record<string, unknown> };
@@ -246,7 +267,8 @@ export function templatePerplexityRows(template: PromptTemplate, env: { id: stri
     }
     const stateText = session.stateText();
     if (!stateText.trim()) {
-      fail('ValidationError', `template ${JSON.stringify(template.name)} renders an empty state for ${env.id} (seed ${seed}): there is no state text to score`, {
+      fail('ValidationError', `template ${JSON.stringify(template.name)} renders an empty state for ${env.id} (seed ${seed}): there is no state ` +
+        `text to score`, {
         where: 'template parts.state', expected: 'a state part that renders text (e.g. "{{ grid }}")', received: JSON.stringify(template.parts.state ?? null),
       });
     }
@@ -260,13 +282,22 @@ export async function templatePerplexity(opts: TemplatePerplexityOptions): Promi
   const started = performance.now();
   const samples = opts.samples ?? 8;
   if (!Number.isInteger(samples) || samples < 1 || samples > MAX_SAMPLES) {
-    fail('ValidationError', `samples: expected an integer from 1 to ${MAX_SAMPLES}, received ${String(samples)}`, { where: 'samples', expected: `1 … ${MAX_SAMPLES}`, received: String(samples) });
+    fail('ValidationError', `samples: expected an integer from 1 to ${MAX_SAMPLES}, received ${String(samples)}`, {
+      where: 'samples',
+      expected: `1 … ${MAX_SAMPLES}`,
+      received: String(samples),
+    });
   }
   const runDir = runFolder(opts.project, opts.runId);
   const checkpoint = findCheckpoint(opts.project, opts.runId, opts.checkpoint);
   const runConfig = readRunConfig(opts.project, runDir);
   const seedStart = opts.seedStart ?? runConfig?.evalStart ?? 0;
-  if (!Number.isSafeInteger(seedStart)) fail('ValidationError', `seedStart: expected an integer, received ${String(seedStart)}`, { where: 'seedStart', expected: 'an integer', received: String(seedStart) });
+  if (!Number.isSafeInteger(seedStart))
+    fail('ValidationError', `seedStart: expected an integer, received ${String(seedStart)}`, {
+      where: 'seedStart',
+      expected: 'an integer',
+      received: String(seedStart),
+    });
   const resolved = resolveTemplateInput(opts.project, opts.template);
   const envOptions = opts.env.options ?? {};
   const rows = templatePerplexityRows(resolved.template, { id: opts.env.id, options: envOptions }, Array.from({ length: samples }, (_, i) => seedStart + i));
@@ -280,7 +311,11 @@ export async function templatePerplexity(opts: TemplatePerplexityOptions): Promi
   try {
     runtime = await loadRuntime(checkpoint.dir, { valueHead: false, trainable: false });
   } catch (err) {
-    fail('CorruptData', `checkpoint ${checkpoint.name} of run ${opts.runId} could not be loaded: ${(err as Error).message}`, { where: checkpoint.dir, expected: 'a checkpoint folder (config.json, model.safetensors, tokenizer)', received: (err as Error).message });
+    fail('CorruptData', `checkpoint ${checkpoint.name} of run ${opts.runId} could not be loaded: ${(err as Error).message}`, {
+      where: checkpoint.dir,
+      expected: 'a checkpoint folder (config.json, model.safetensors, tokenizer)',
+      received: (err as Error).message,
+    });
   }
   try {
     const maxContext = runtime.maxContext;
@@ -289,14 +324,17 @@ export async function templatePerplexity(opts: TemplatePerplexityOptions): Promi
       const n = formatChat(row.messages, runtime.tokenizer).ids.length;
       longestRow = Math.max(longestRow, n);
       if (n > maxContext) {
-        fail('ValidationError', `template ${JSON.stringify(resolved.name)} does not fit the model context: the row for ${opts.env.id} seed ${row.seed} is ${n} tokens (prompt + a turn with the state twice); checkpoint ${checkpoint.name} has a context of ${maxContext} tokens. Use a shorter template (e.g. a tiny-* preset), a smaller env, or a model with a longer context`, {
+        fail('ValidationError', `template ${JSON.stringify(resolved.name)} does not fit the model context: the row for ${opts.env.id} ` +
+          `seed ${row.seed} is ${n} tokens (prompt + a turn with the state twice); checkpoint ${checkpoint.name} has a context of ${maxContext} ` +
+            `tokens. Use a shorter template (e.g. a tiny-* preset), a smaller env, or a model with a longer context`, {
           where: `template (${opts.env.id}, seed ${row.seed})`, expected: `at most ${maxContext} tokens`, received: `${n} tokens`,
         });
       }
     }
     const result = await statePerplexity(runtime, rows, maxContext);
     if (result.rows !== rows.length || result.tokens === 0 || !Number.isFinite(result.perplexity)) {
-      fail('ValidationError', `only ${result.rows} of ${rows.length} rows could be scored (${result.tokens} state tokens); the state text must be non-empty and fit the context`, {
+      fail('ValidationError', `only ${result.rows} of ${rows.length} rows could be scored (${result.tokens} state tokens); the state text must be ` +
+        `non-empty and fit the context`, {
         where: 'template', expected: `${rows.length} scored rows`, received: `${result.rows} rows, ${result.tokens} tokens`,
       });
     }

@@ -44,7 +44,12 @@ function readConfig(runDir: string): RunConfig {
     return fail('CorruptData', `${file} could not be read (${(err as Error).message})`, file);
   }
   const parsed = RunConfigSchema.safeParse(json.config);
-  if (!parsed.success) return fail('CorruptData', `${file}: config does not match RunConfig at ${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message}`, file);
+  if (!parsed.success)
+    return fail(
+      'CorruptData',
+      `${file}: config does not match RunConfig at ${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message}`,
+      file,
+    );
   return parsed.data;
 }
 
@@ -71,26 +76,53 @@ export async function probeTurn(opts: ProbeOptions): Promise<ProbeResult> {
     }
     const turn = opts.turn ?? 0;
     if (turn > episode.turns.length - 1) {
-      fail('ValidationError', `episode ${episode.id} has ${episode.turns.length} turn(s); turn ${turn} does not exist (turns are counted from 0)`, 'turn', `0 … ${episode.turns.length - 1}`, String(turn));
+      fail(
+        'ValidationError',
+        `episode ${episode.id} has ${episode.turns.length} turn(s); turn ${turn} does not exist (turns are counted from 0)`,
+        'turn',
+        `0 … ${episode.turns.length - 1}`,
+        String(turn),
+      );
     }
-    if (episode.env !== config.env.id) fail('ValidationError', `episode ${episode.id} is on env ${episode.env}, the run's env is ${config.env.id}`, 'episodeId');
+    if (episode.env !== config.env.id)
+      fail('ValidationError', `episode ${episode.id} is on env ${episode.env}, the run's env is ${config.env.id}`, 'episodeId');
     seed = episode.seed;
     history = [...episode.turns.slice(0, turn).map((t) => t.response), ...(opts.history ?? [])];
   }
-  if (seed === undefined) return fail('ValidationError', 'give a puzzle seed or a saved episode (episodeId)', 'seed', '{ seed } or { episodeId, turn }', 'neither');
+  if (seed === undefined)
+    return fail('ValidationError', 'give a puzzle seed or a saved episode (episodeId)', 'seed', '{ seed } or { episodeId, turn }', 'neither');
   const session = sessionFactory(config, template, limits)({ seed, group: 0, sample: 0, id: 'probe' });
   history.forEach((response, i) => {
-    if (session.done) fail('ValidationError', `the episode ended after turn ${i} of the history; it has no turn ${i + 1} to apply`, `history[${i}]`, `at most ${i} responses`, `${history.length}`);
+    if (session.done)
+      fail(
+        'ValidationError',
+        `the episode ended after turn ${i} of the history; it has no turn ${i + 1} to apply`,
+        `history[${i}]`,
+        `at most ${i} responses`,
+        `${history.length}`,
+      );
     session.applyResponse(response);
   });
-  if (session.done) fail('ValidationError', `the episode is over after the ${history.length} turn(s) of the history (solved, failed or out of budget); there is no turn to probe`, 'history');
+  if (session.done)
+    fail(
+      'ValidationError',
+      `the episode is over after the ${history.length} turn(s) of the history (solved, failed or out of budget); there is no turn to probe`,
+      'history',
+    );
   const legalActions = session.legalActions();
   const actions = opts.actions ?? [];
   if (actions.length > 0) {
     const canon = new Map(legalActions.map((a) => [a.toLowerCase(), a]));
     actions.forEach((a, i) => {
       const c = canon.get(a.trim().toLowerCase());
-      if (c === undefined && legalActions.length > 0) fail('ValidationError', `action ${JSON.stringify(a)} is not a legal action here; legal: ${legalActions.join(', ')}`, `actions[${i}]`, legalActions.join(' | '), a);
+      if (c === undefined && legalActions.length > 0)
+        fail(
+          'ValidationError',
+          `action ${JSON.stringify(a)} is not a legal action here; legal: ${legalActions.join(', ')}`,
+          `actions[${i}]`,
+          legalActions.join(' | '),
+          a,
+        );
       if (c !== undefined) actions[i] = c;
     });
   }

@@ -49,11 +49,18 @@ export interface Dispatcher {
 
 type Handlers = { [M in ApiMethodName]: Handler<M> };
 
-/** Methods that change a project: refused while it is open read-only (watched). */
+/** Methods that change a project: refused while it is open read-only (watched, or a folder that cannot be written). */
 const WRITE_METHODS = new Set(['runs.create', 'runs.start', 'runs.resume', 'runs.delete', 'runs.update', 'templates.save', 'studies.start', 'studies.stop']);
 
 function readOnlyError(store: ProjectStore, method: string): WorkbenchError {
-  const h = store.lockHolder!;
+  const h = store.lockHolder;
+  if (!h) {
+    // opened read-only without a holder: the folder cannot be written (a read-only file system, no permission)
+    return new WorkbenchError('ReadOnly', `${method}: the project is open read-only: its folder cannot be written. ` +
+      'Make it writable (or copy it somewhere writable) and open it again', {
+      where: method, expected: 'a project folder this process can write', received: 'a folder that cannot be written',
+    });
+  }
   const who = `process ${h.pid} on ${h.host} (${h.purpose ?? 'workbench'})`;
   const message = `${method}: the project is open read-only, to watch: ${who} holds it. Make changes there, or open the project again after it exits`;
   return new WorkbenchError('ReadOnly', message, {
@@ -79,7 +86,12 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   };
 
   const need = (where: string): Session => {
-    if (!session) throw new WorkbenchError('NoProject', `${where}: no project is open; open or create one first (projects.open / projects.create)`, { where, expected: 'an open project', received: 'none' });
+    if (!session)
+      throw new WorkbenchError('NoProject', `${where}: no project is open; open or create one first (projects.open / projects.create)`, {
+        where,
+        expected: 'an open project',
+        received: 'none',
+      });
     return session;
   };
   const needRun = (s: Session, runId: string, where: string): RunSummary => {
@@ -94,16 +106,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   };
 
   async function openSession(store: ProjectStore): Promise<void> {
-    if (store.lockHolder) {
-      // Another process holds the project: follow its runs from the files, write nothing.
-      const runs = new RunWatcher({ store, onRunEvent: emitRun, onProjectEvent: emitProject, watched: () => [...runListeners.keys()] });
-      const studies = new StudyHost({ store, runs, api: () => api, onProjectEvent: emitProject, host: options.host, ...options.studyHooks });
-      session = { store, runs, studies, data: new Map() };
-      emitProject({ type: 'project', time: Date.now(), project: store.info() });
-      return;
-    }
     if (store.readOnly) {
-      // Another process holds the project: follow its runs from the files, write nothing.
+      // Another process holds the project, or its folder cannot be written: follow its runs from the files, write nothing.
       const runs = new RunWatcher({ store, onRunEvent: emitRun, onProjectEvent: emitProject, watched: () => [...runListeners.keys()] });
       const studies = new StudyHost({ store, runs, api: () => api, onProjectEvent: emitProject, host: options.host, ...options.studyHooks });
       session = { store, runs, studies, data: new Map() };
@@ -119,7 +123,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const studies = new StudyHost({ store, runs, api: () => api, onProjectEvent: emitProject, host: options.host, ...options.studyHooks });
     session = { store, runs, studies, data: new Map() };
     const recovered = runs.recoverInterrupted();
-    for (const name of studies.recoverInterrupted()) store.warnings.push(`study ${name} was running when the previous host exited; marked stopped (start it again to resume)`);
+    for (const name of studies.recoverInterrupted()) store.warnings.push(`study ${name} was running when the previous host exited; marked stopped ` +
+      `(start it again to resume)`);
     for (const id of recovered) store.warnings.push(`run ${id} was active when the previous host exited; marked failed (resume it to continue)`);
     addRecent(store.dir, store.data.project.name);
     emitProject({ type: 'project', time: Date.now(), project: store.info() });
@@ -129,9 +134,15 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     if (!session) return false;
     await session.runs.settleFinishing();
     const active = session.runs.activeIds();
-    if (active.length) throw conflict(`${where}: ${active.length} run(s) are still active (${active.join(', ')}); stop them first`, where, { received: `${active.length} active run(s)` });
+    if (active.length)
+      throw conflict(`${where}: ${active.length} run(s) are still active (${active.join(', ')}); stop them first`, where, {
+        received: `${active.length} active run(s)`,
+      });
     const studying = session.studies.activeNames();
-    if (studying.length) throw conflict(`${where}: study ${studying.join(', ')} is running; stop it first (studies.stop)`, where, { received: `${studying.length} running study(ies)` });
+    if (studying.length)
+      throw conflict(`${where}: study ${studying.join(', ')} is running; stop it first (studies.stop)`, where, {
+        received: `${studying.length} running study(ies)`,
+      });
     await session.store.flush().catch(() => undefined);
     if (session.runs instanceof RunWatcher) await session.runs.dispose();
     if (session.runs instanceof RunWatcher) await session.runs.dispose();
@@ -156,6 +167,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     runInfo: (runId, where) => { const s = need(where); needRun(s, runId, where); return runInfo(s, runId); },
     runData: (runId, where) => { const s = need(where); needRun(s, runId, where); return runData(s, runId); },
     resolveRunTemplate: (ref) => { const { version } = resolveTemplate(session, ref); return { source: version.source, hash: version.hash }; },
+    ...(options.probeLauncher ? { probeLauncher: options.probeLauncher } : {}),
   });
   const handlers: Handlers = {
     ...projectHandlers(ctx),
@@ -175,20 +187,21 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       const names = apiMethodNames();
       const ns = typeof method === 'string' ? method.split('.')[0] : '';
       const near = names.filter((n) => n.startsWith(`${ns}.`));
-      throw new WorkbenchError('NotFound', `unknown API method ${describeValue(method)}; ${near.length ? `methods of ${ns}: ${near.join(', ')}` : `namespaces: ${[...new Set(names.map((n) => n.split('.')[0]))].join(', ')}`}`, {
+      const known = near.length ? `methods of ${ns}: ${near.join(', ')}` : `namespaces: ${[...new Set(names.map((n) => n.split('.')[0]))].join(', ')}`;
+      throw new WorkbenchError('NotFound', `unknown API method ${describeValue(method)}; ${known}`, {
         where: 'method', expected: 'a method name such as "runs.list"', received: describeValue(method),
       });
     }
     const parsed = spec.request.safeParse(params);
     if (!parsed.success) throw validationError(method, parsed.error, params);
-    if (session?.store.lockHolder && WRITE_METHODS.has(method)) throw readOnlyError(session.store, method);
     if (session?.store.readOnly && WRITE_METHODS.has(method)) throw readOnlyError(session.store, method);
     const handler = (handlers as unknown as Record<string, (r: unknown) => unknown>)[method]!;
     const result = await handler(parsed.data);
     const out = spec.response.safeParse(result);
     if (!out.success) {
       const i = out.error.issues[0];
-      throw new WorkbenchError('InternalError', `${method}: the response does not match the contract at ${i?.path.join('.') || '(root)'}: ${i?.message} (a bug or a file written by another version)`, {
+      throw new WorkbenchError('InternalError', `${method}: the response does not match the contract ` +
+        `at ${i?.path.join('.') || '(root)'}: ${i?.message} (a bug or a file written by another version)`, {
         where: `${method} response`, issues: out.error.issues.slice(0, 20).map((x) => ({ path: x.path.join('.'), message: x.message })),
       });
     }

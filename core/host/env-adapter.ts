@@ -34,7 +34,12 @@ export function envInfos(): EnvInfo[] {
 export function envDescription(id: string): EnvDescription {
   let d: ReturnType<typeof describeEnv>;
   try { d = describeEnv(id); } catch (err) {
-    throw new WorkbenchError('NotFound', `env ${JSON.stringify(id)} is not registered; available: ${listEnvs().join(', ')}`, { where: 'envs.describe id', expected: listEnvs().join(' | '), received: JSON.stringify(id), cause: (err as Error).message });
+    throw new WorkbenchError('NotFound', `env ${JSON.stringify(id)} is not registered; ` + `available: ${listEnvs().join(', ')}`, {
+      where: 'envs.describe id',
+      expected: listEnvs().join(' | '),
+      received: JSON.stringify(id),
+      cause: (err as Error).message,
+    });
   }
   return {
     id: d.id, title: d.title, description: d.docs.summary, actions: d.actions,
@@ -90,15 +95,33 @@ export function checkTemplateSource(source: string, name?: string): CheckedTempl
 
 export function parseStoredTemplate(version: TemplateVersion): PromptTemplate {
   const r = checkTemplateSource(version.source);
-  if (!r.ok) throw new WorkbenchError('CorruptData', `template ${version.name}@${version.hash.slice(0, 12)} no longer validates: ${r.diagnostics[0]?.message}`, { where: `templates/${version.name}@${version.hash}.json` });
+  if (!r.ok)
+    throw new WorkbenchError(
+      'CorruptData',
+      `template ${version.name}@${version.hash.slice(0, 12)} no longer validates: ${r.diagnostics[0]?.message}`,
+      { where: `templates/${version.name}@${version.hash}.json` },
+    );
   return r.template;
 }
 
-export function previewTemplate(template: PromptTemplate, env: { id: string; options: Record<string, unknown> }, seed: number, responseFormat: 'plain' | 'world-model'): TemplatePreview {
+export function previewTemplate(
+  template: PromptTemplate,
+  env: { id: string; options: Record<string, unknown> },
+  seed: number,
+  responseFormat: 'plain' | 'world-model',
+): TemplatePreview {
   try {
     const p = previewPrompt(template, env.id, env.options, seed, { responseFormat });
     const firstUser = p.messages.find((m) => m.role === 'user');
-    return { ok: true, diagnostics: [], hash: templateHash(template), stateText: p.stateText, prompt: firstUser?.content ?? null, messages: p.messages, board: p.board };
+    return {
+      ok: true,
+      diagnostics: [],
+      hash: templateHash(template),
+      stateText: p.stateText,
+      prompt: firstUser?.content ?? null,
+      messages: p.messages,
+      board: p.board,
+    };
   } catch (err) {
     const e = err as { issues?: TemplateIssue[]; message?: string };
     const diags = e.issues ? diagnostics(e.issues) : [{ message: e.message ?? String(err), line: null, column: null, severity: 'error' as const }];
@@ -106,7 +129,9 @@ export function previewTemplate(template: PromptTemplate, env: { id: string; opt
   }
 }
 
-export function renderPuzzle(template: PromptTemplate, env: { id: string; options: Record<string, unknown> }, seed: number, responseFormat: 'plain' | 'world-model'): RenderedPuzzle {
+export function renderPuzzle(
+  template: PromptTemplate, env: { id: string; options: Record<string, unknown> }, seed: number, responseFormat: 'plain' | 'world-model',
+): RenderedPuzzle {
   let p: ReturnType<typeof previewPrompt>;
   try { p = previewPrompt(template, env.id, env.options, seed, { responseFormat }); } catch (err) { throw asApiError(err, 'envs.render'); }
   const d = describeEnv(env.id);

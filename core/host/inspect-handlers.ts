@@ -9,7 +9,7 @@ import { assertTemplate, templateHash } from '../prompts/template.js';
 import type { RunData } from '../storage/run-data.js';
 import { readSystemSamples } from '../storage/system-samples.js';
 import { queryRolloutsInspect, runTemplateFile, tokenHistograms } from './rollout-inspect.js';
-import { ProbeRunner } from './probe-child.js';
+import { ProbeRunner, type ProbeLauncher } from './probe-child.js';
 
 type Handler<M extends ApiMethodName> = (req: ApiRequestParsed<M>) => Promise<ApiResponse<M>> | ApiResponse<M>;
 type InspectMethods = 'rollouts.query' | 'inspect.runTemplate' | 'inspect.systemMetrics' | 'inspect.tokenHistograms' | 'probe.turn';
@@ -22,10 +22,12 @@ export interface InspectDeps {
   runData(runId: string, where: string): RunData;
   /** The template a run names, resolved as at creation (for runs created before template.json was pinned). */
   resolveRunTemplate(ref: RunInfo['config']['template']): { source: string; hash: string };
+  /** How the probe child starts (default: the same Node binary; Electron: a utilityProcess). */
+  probeLauncher?: ProbeLauncher;
 }
 
 export function inspectHandlers(deps: InspectDeps): { handlers: { [M in InspectMethods]: Handler<M> }; dispose(): void } {
-  const probes = new ProbeRunner();
+  const probes = new ProbeRunner(deps.probeLauncher);
   const handlers: { [M in InspectMethods]: Handler<M> } = {
     'rollouts.query': (req) => queryRolloutsInspect(deps.runData(req.runId, 'rollouts.query'), req),
     'inspect.runTemplate': (req) => {
@@ -61,7 +63,8 @@ export function inspectHandlers(deps: InspectDeps): { handlers: { [M in InspectM
       const project = deps.projectDir(where);
       deps.runInfo(req.runId, where);
       if ((req.seed === undefined) === (req.episodeId === undefined)) {
-        throw new WorkbenchError('ValidationError', `${where}: give a puzzle seed or a saved episode (episodeId), not ${req.seed === undefined ? 'neither' : 'both'}`, {
+        throw new WorkbenchError('ValidationError', `${where}: give a puzzle seed or a saved episode (episodeId), ` +
+          `not ${req.seed === undefined ? 'neither' : 'both'}`, {
           where, expected: '{ seed } or { episodeId, turn }', received: req.seed === undefined ? 'neither' : 'both',
         });
       }

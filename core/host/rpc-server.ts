@@ -39,7 +39,8 @@ export function serveConnection(dispatcher: Pick<Dispatcher, 'call' | 'subscribe
     const parsed = WireRequestSchema.safeParse(raw);
     if (!parsed.success) {
       const id = (raw as { id?: unknown } | null)?.id;
-      const err = validationError('message', parsed.error, raw, 'expected {type:"call", id, method, params} | {type:"subscribe", id, topic} | {type:"unsubscribe", id, subscription}');
+      const err = validationError('message', parsed.error, raw, 'expected {type:"call", id, method, params} | {type:"subscribe", id, topic} | ' +
+        '{type:"unsubscribe", id, subscription}');
       if (typeof id === 'number' && Number.isInteger(id)) send({ type: 'error', id, error: err.toJSON() });
       else options.onProtocolError?.(err.message);
       return;

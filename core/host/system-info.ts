@@ -41,23 +41,27 @@ function nativeBackend(name: 'tensorflow-gpu' | 'tensorflow', pkg: string): Back
   const dir = packageDir(pkg);
   if (!dir) return { name, available: false, detail: `${pkg} is not installed (optional dependency)` };
   const binding = findBinding(dir);
-  if (!binding) return { name, available: false, detail: `${pkg} is installed but its native binding was not downloaded (run its install script with internet access; see README)` };
-  return { name, available: true, detail: `${pkg} ${packageVersion(pkg) ?? ''} (${path.relative(repoRoot, binding)}); loads only if its libtensorflow${name === 'tensorflow-gpu' ? ' and CUDA 11.2 / cuDNN 8.1' : ''} can load` };
+  if (!binding) return { name, available: false, detail: `${pkg} is installed but its native binding was not downloaded (run its install script ` +
+    `with internet access; see README)` };
+  return { name, available: true, detail: `${pkg} ${packageVersion(pkg) ?? ''} (${path.relative(repoRoot, binding)}); loads only if its ` +
+    `libtensorflow${name === 'tensorflow-gpu' ? ' and CUDA 11.2 / cuDNN 8.1' : ''} can load` };
 }
 
-/** The backends in the order `auto` tries them (the first available one is auto's choice); tensorflow-gpu last: explicit only. */
+/** The backends in the order `auto` tries them (the first available one is auto's choice); tensorflow-gpu last (explicit only). */
 export function detectBackends(): BackendInfo[] {
   const wasmDir = packageDir('@tensorflow/tfjs-backend-wasm');
-  const wasmFile = wasmDir && ['dist/tfjs-backend-wasm-simd.wasm', 'dist/tfjs-backend-wasm.wasm'].map((f) => path.join(wasmDir, f)).find((f) => fs.existsSync(f));
+  const wasmFile =
+    wasmDir && ['dist/tfjs-backend-wasm-simd.wasm', 'dist/tfjs-backend-wasm.wasm'].map((f) => path.join(wasmDir, f)).find((f) => fs.existsSync(f));
   const gpu = nativeBackend('tensorflow-gpu', '@tensorflow/tfjs-node-gpu');
   return [
     torchBackendInfo(),
     nativeBackend('tensorflow', '@tensorflow/tfjs-node'),
     wasmFile
-      ? { name: 'wasm', available: true, detail: `@tensorflow/tfjs-backend-wasm ${packageVersion('@tensorflow/tfjs-backend-wasm') ?? ''} (${path.basename(wasmFile)})` }
+      ? { name: 'wasm', available: true, detail: `@tensorflow/tfjs-backend-wasm ${packageVersion('@tensorflow/tfjs-backend-wasm') ?? ''} ` +
+        `(${path.basename(wasmFile)})` }
       : { name: 'wasm', available: false, detail: '@tensorflow/tfjs-backend-wasm or its .wasm files are missing' },
     { name: 'cpu', available: packageDir('@tensorflow/tfjs-backend-cpu') !== null, detail: 'pure JavaScript; always works, slowest' },
-    { ...gpu, detail: `explicit only (backend "tensorflow-gpu"), never chosen by auto: CUDA 11.2 / cuDNN 8.1, no RTX 40xx/50xx; ${gpu.detail}` },
+    { ...gpu, detail: `explicit only (backend "tensorflow-gpu"), never chosen by auto: CUDA 11.2 / cuDNN 8.1, no RTX 40xx/50xx; ` + gpu.detail },
   ];
 }
 

@@ -27,7 +27,13 @@ export interface PromptPreview {
 }
 
 /** The first prompt of an episode for a template, env, options and seed (what the model sees first). */
-export function previewPrompt(template: PromptTemplate, envId: string, envOptions: Record<string, unknown> = {}, seed = 0, session: Partial<Omit<import('./session.js').SessionOptions, 'seed' | 'envOptions'>> = {}): PromptPreview {
+export function previewPrompt(
+  template: PromptTemplate,
+  envId: string,
+  envOptions: Record<string, unknown> = {},
+  seed = 0,
+  session: Partial<Omit<import('./session.js').SessionOptions, 'seed' | 'envOptions'>> = {},
+): PromptPreview {
   const env = createEnv(envId, envOptions);
   const s = new EpisodeSession(env, template, { ...session, seed });
   const messages = s.messages();

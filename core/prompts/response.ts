@@ -27,7 +27,9 @@ function findTags(text: string): TagHit[] {
 }
 
 /** Content of the first <name>…</name> block (case-insensitive), with its offsets; null when absent. */
-export function findBlock(text: string, name: string): { content: string; start: number; end: number; innerStart: number; innerEnd: number; closed: boolean } | null {
+export function findBlock(
+  text: string, name: string,
+): { content: string; start: number; end: number; innerStart: number; innerEnd: number; closed: boolean } | null {
   const tags = findTags(text);
   const open = tags.find((t) => t.name === name && !t.close);
   if (!open) return null;

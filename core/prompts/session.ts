@@ -85,7 +85,11 @@ export class EpisodeSession {
     this.penalty = opts.penalty ?? -0.1;
     this.executeOnFormatError = opts.executeOnFormatError ?? false;
     this.formatCheck = opts.formatCheck ?? this.responseFormat;
-    for (const [name, v] of [['maxTurns', this.maxTurns], ['maxActionsPerTurn', this.maxActionsPerTurn], ['maxActionsPerGame', this.maxActionsPerGame]] as const) {
+    for (const [name, v] of [
+      ['maxTurns', this.maxTurns],
+      ['maxActionsPerTurn', this.maxActionsPerTurn],
+      ['maxActionsPerGame', this.maxActionsPerGame],
+    ] as const) {
       if (!Number.isInteger(v) || v < 1) throw new Error(`EpisodeSession: ${name} expected a positive integer, received ${String(v)}`);
     }
     env.reset(opts.envOptions ? { seed: opts.seed, options: opts.envOptions } : { seed: opts.seed });
@@ -319,5 +323,6 @@ export function randomWellFormedResponse(session: EpisodeSession, rng: Rng): str
   if (session.responseFormat === 'plain') {
     return `<think>${reasoning}</think><answer>${actions.join(' || ')}</answer>`;
   }
-  return `<think><observation>\n${session.stateText()}\n</observation>\n${reasoning}\n<prediction>\n${next.text}\n</prediction></think><answer>${actions.join(' || ')}</answer>`;
+  return `<think><observation>\n${session.stateText()}\n</observation>\n${reasoning}\n` +
+    `<prediction>\n${next.text}\n</prediction></think><answer>${actions.join(' || ')}</answer>`;
 }

@@ -122,6 +122,9 @@ export function stateJson(env: Env): string {
   return JSON.stringify({ grid, player: positions('player')[0] ?? null, holes: positions('hole'), goal: positions('goal') });
 }
 
+/** The entity kinds a random-coordinates decoy places, by env (an env not listed: empty cells). */
+const DECOY_KINDS = new Map<string, string[]>([['sokoban', ['player', 'box', 'target']], ['frozenlake', ['player', 'hole', 'goal']]]);
+
 /**
  * The "random coordinates" ablation: the SPA coordinate line with the same number of each
  * entity at random positions inside the board. Well-formed, wrong (never equal to the truth),
@@ -132,7 +135,7 @@ export function randomCoordinates(env: Env): string {
   const board = env.board();
   const truth = spaCoordinates(env.id, entities);
   const rng = new Rng(hashString(`${env.id}\n${env.gridText()}`));
-  const kinds = env.id === 'sokoban' ? ['player', 'box', 'target'] : env.id === 'frozenlake' ? ['player', 'hole', 'goal'] : ['empty'];
+  const kinds = DECOY_KINDS.get(env.id) ?? ['empty'];
   for (let attempt = 0; attempt < 100; attempt++) {
     const fake: Entity[] = [];
     for (const kind of kinds) {

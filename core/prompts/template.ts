@@ -129,7 +129,10 @@ export function validateTemplate(json: unknown): ValidateResult {
   if (!shape.success) {
     return {
       ok: false,
-      issues: shape.error.issues.map((i) => ({ part: i.path.join('.') || undefined, message: `${i.message}${i.code === 'unrecognized_keys' ? ' (known parts: system, instruction, turn, reward, state, format)' : ''}` })),
+      issues: shape.error.issues.map((i) => ({
+        part: i.path.join('.') || undefined,
+        message: `${i.message}${i.code === 'unrecognized_keys' ? ' (known parts: system, instruction, turn, reward, state, format)' : ''}`,
+      })),
     };
   }
   const issues: TemplateIssue[] = [];
@@ -172,7 +175,8 @@ export function templateHash(template: PromptTemplate): string {
 
 export const DEFAULT_FORMAT: Record<ResponseFormat, string> = {
   plain: '<think> [Your thoughts] </think> <answer> [your answer] </answer>',
-  'world-model': '<think> <observation> [the current state] </observation> [Your reasoning] <prediction> [the state after your actions] </prediction> </think> <answer> [your answer] </answer>',
+  'world-model': '<think> <observation> [the current state] </observation> [Your reasoning] <prediction> [the state after your actions] ' +
+    '</prediction> </think> <answer> [your answer] </answer>',
 };
 
 const SYSTEM = "You're a helpful assistant. You are a good game problem-solver, you'll solve the given game problems step by step.";
@@ -183,11 +187,14 @@ const INSTRUCTION = [
   '{{ env.legend }}',
   'Your available actions are:',
   '{{ actions_text }}',
-  'You can take up to {{ max_actions_per_turn }} action(s) at a time, separated by the action separator " || ", and up to {{ max_actions_per_game }} actions in the whole game.',
-  '{% if response_format == "world-model" %}In <observation>, describe the current state; in <prediction>, describe the state after your actions. Use the same format as the state you are given.\n{% endif %}',
+  'You can take up to {{ max_actions_per_turn }} action(s) at a time, separated by the action separator " || ", ' +
+    'and up to {{ max_actions_per_game }} actions in the whole game.',
+  '{% if response_format == "world-model" %}In <observation>, describe the current state; in <prediction>, describe the state after your actions. ' +
+    'Use the same format as the state you are given.\n{% endif %}',
 ].join('\n');
 
-const TURN = '\nTurn {{ turn }}:\nState:\n{{ state }}\nYou have {{ actions_left }} actions left. Always output: {{ format }} with no extra text. Strictly follow this format. Max response length: {{ length_limit }} words (tokens).\n';
+const TURN = '\nTurn {{ turn }}:\nState:\n{{ state }}\nYou have {{ actions_left }} actions left. Always output: {{ format }} with no extra text. ' +
+  'Strictly follow this format. Max response length: {{ length_limit }} words (tokens).\n';
 
 const REWARD = 'Reward:\n{{ reward }}\n';
 
@@ -197,12 +204,20 @@ function preset(name: string, description: string, state: string, responseFormat
 
 const PRESETS: PromptTemplate[] = [
   preset('raw-grid', 'The raw symbol grid only (the state as RAGEN renders it).', '{{ grid }}'),
-  preset('spa', 'SPA state estimation: the grid followed by the released coordinate line (Sokoban/FrozenLake zero-based, Sudoku one-based empty positions).', '{{ grid }}\n{{ spa_coordinates }}'),
+  preset(
+    'spa',
+    'SPA state estimation: the grid followed by the released coordinate line (Sokoban/FrozenLake zero-based, Sudoku one-based empty positions).',
+    '{{ grid }}\n{{ spa_coordinates }}',
+  ),
   preset('coordinates', 'Coordinate listing by entity kind only (Walls / Targets / Boxes / Player), no grid.', '{{ coordinate_listing }}'),
   preset('grid-coordinates', 'The grid followed by the coordinate listing by kind.', '{{ grid }}\n{{ coordinate_listing }}'),
   preset('relations', 'The grid followed by each entity\'s position relative to the player (above/below/left/right/same).', '{{ grid }}\n{{ relations }}'),
   preset('json', 'The state as one line of JSON (grid rows and positions by kind).', '{{ json }}'),
-  preset('random-coordinates', 'Ablation: the grid followed by a well-formed but wrong coordinate line (random positions, seeded by the state).', '{{ grid }}\n{{ random_coordinates }}'),
+  preset(
+    'random-coordinates',
+    'Ablation: the grid followed by a well-formed but wrong coordinate line (random positions, seeded by the state).',
+    '{{ grid }}\n{{ random_coordinates }}',
+  ),
   preset('vanilla', 'Vanilla RL baseline: the raw grid with the plain <think>/<answer> response format.', '{{ grid }}', 'plain'),
 ];
 
@@ -215,7 +230,8 @@ export function listTemplatePresets(): { name: string; description: string; resp
 export function getTemplatePreset(name: string): PromptTemplate {
   const p = PRESETS.find((t) => t.name === name);
   if (!p) {
-    throw new TemplateError('unknown template preset', [{ message: `expected one of ${PRESETS.map((t) => t.name).join(', ')}; received ${JSON.stringify(name)}` }]);
+    throw new TemplateError('unknown template preset', [{ message: `expected one of ${PRESETS.map((t) => t.name).join(', ')}; ` +
+      `received ${JSON.stringify(name)}` }]);
   }
   return structuredClone(p);
 }

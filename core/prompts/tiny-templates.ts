@@ -20,8 +20,10 @@ function tiny(name: string, description: string, state: string, responseFormat: 
 }
 
 export const TINY_TEMPLATES: PromptTemplate[] = [
-  tiny('tiny-spa', 'Compact prompt for tiny models; state = grid + the SPA coordinate line; world-model format.', '{{ grid }}\n{{ spa_coordinates }}', 'world-model'),
+  tiny('tiny-spa', 'Compact prompt for tiny models; state = grid + the SPA coordinate line; world-model format.',
+    '{{ grid }}\n{{ spa_coordinates }}', 'world-model'),
   tiny('tiny-vanilla', 'Compact prompt for tiny models; state = raw grid; plain format (vanilla RL).', '{{ grid }}', 'plain'),
   tiny('tiny-raw-grid', 'Compact prompt for tiny models; state = raw grid; world-model format.', '{{ grid }}', 'world-model'),
-  tiny('tiny-random-coordinates', 'Compact prompt for tiny models; grid + well-formed but wrong coordinates (ablation).', '{{ grid }}\n{{ random_coordinates }}', 'world-model'),
+  tiny('tiny-random-coordinates', 'Compact prompt for tiny models; grid + well-formed but wrong coordinates (ablation).',
+    '{{ grid }}\n{{ random_coordinates }}', 'world-model'),
 ];

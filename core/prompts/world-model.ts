@@ -127,7 +127,21 @@ function boardFromCoordinates(env: 'sokoban' | 'frozenlake', text: string, refer
       for (let c = 0; c < cols; c++) {
         const i = r * cols + c;
         const t = targets.has(i);
-        cells[r].push(walls.has(i) ? 'wall' : player.has(i) ? (t ? 'playerOnTarget' : 'player') : boxes.has(i) ? (t ? 'boxOnTarget' : 'box') : t ? 'target' : 'floor');
+        cells[r].push(
+          walls.has(i)
+            ? 'wall'
+            : player.has(i)
+              ? t
+                ? 'playerOnTarget'
+                : 'player'
+              : boxes.has(i)
+                ? t
+                  ? 'boxOnTarget'
+                  : 'box'
+                : t
+                  ? 'target'
+                  : 'floor',
+        );
       }
     }
   } else {

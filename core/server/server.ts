@@ -97,7 +97,8 @@ const NOT_BUILT = `<!doctype html><html><head><meta charset="utf-8"><title>SPA W
 export async function startServer(o: ServerOptions): Promise<RunningServer> {
   const host = o.host ?? '127.0.0.1';
   if (!isLoopback(host) && !o.allowRemote) {
-    throw new WorkbenchError('ValidationError', `refusing to bind ${host}: it is not a loopback address, so anyone who can reach this machine could try to use the workbench. Pass --allow-remote to do it anyway (the access token is still required), or use an SSH tunnel to 127.0.0.1.`, {
+    throw new WorkbenchError('ValidationError', `refusing to bind ${host}: it is not a loopback address, so anyone who can reach this machine ` +
+      `could try to use the workbench. Pass --allow-remote to do it anyway (the access token is still required), or use an SSH tunnel to 127.0.0.1.`, {
       where: '--host', expected: 'a loopback address (127.0.0.1, ::1, localhost) or --allow-remote', received: host,
     });
   }
@@ -166,7 +167,8 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     if (!hostOk(req)) return refuse(421, 'wrong Host header');
     const origin = req.headers.origin;
     if (origin && !allowedHosts().has(origin.replace(/^https?:\/\//, '')) && isLoopback(host)) return refuse(403, `origin ${origin} may not use this API`);
-    if (!tokenEquals(url.searchParams.get('token'), token) && !tokenEquals(cookieToken(req.headers.cookie), token)) return refuse(401, 'missing or wrong access token');
+    if (!tokenEquals(url.searchParams.get('token'), token) && !tokenEquals(cookieToken(req.headers.cookie), token))
+      return refuse(401, 'missing or wrong access token');
     wss.handleUpgrade(req, socket, head, (ws) => {
       sockets.add(ws);
       const messageListeners = new Set<(m: unknown) => void>();

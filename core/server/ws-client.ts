@@ -18,9 +18,16 @@ export function connectWorkbench(wsUrl: string, options: RpcClientOptions & { he
     });
     ws.on('close', (code) => { for (const l of [...closeListeners]) l(`socket closed (${code})`); });
     ws.once('unexpected-response', (_req, res) => {
-      reject(new WorkbenchError('TransportError', `the server refused the WebSocket: HTTP ${res.statusCode}`, { where: wsUrl.replace(/token=[^&]+/, 'token=***'), received: String(res.statusCode) }));
+      reject(
+        new WorkbenchError('TransportError', `the server refused the WebSocket: HTTP ${res.statusCode}`, {
+          where: wsUrl.replace(/token=[^&]+/, 'token=***'),
+          received: String(res.statusCode),
+        }),
+      );
     });
-    ws.once('error', (err) => reject(new WorkbenchError('TransportError', `could not connect: ${err.message}`, { where: wsUrl.replace(/token=[^&]+/, 'token=***') })));
+    ws.once('error', (err) =>
+      reject(new WorkbenchError('TransportError', `could not connect: ${err.message}`, { where: wsUrl.replace(/token=[^&]+/, 'token=***') })),
+    );
     ws.once('open', () => {
       resolve(createRpcClient({
         send: (m: WireRequest) => ws.send(JSON.stringify(m)),

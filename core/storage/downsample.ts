@@ -11,7 +11,15 @@ export function downsampleMinMax(xs: readonly number[], ys: readonly number[], m
   const n = Math.min(xs.length, ys.length);
   if (maxPoints < 1 || !Number.isFinite(maxPoints)) throw new Error(`downsampleMinMax: expected maxPoints ≥ 1, received ${maxPoints}`);
   if (n <= maxPoints) {
-    return { x: xs.slice(0, n), y: ys.slice(0, n), min: ys.slice(0, n), max: ys.slice(0, n), count: new Array<number>(n).fill(1), totalPoints: n, downsampled: false };
+    return {
+      x: xs.slice(0, n),
+      y: ys.slice(0, n),
+      min: ys.slice(0, n),
+      max: ys.slice(0, n),
+      count: new Array<number>(n).fill(1),
+      totalPoints: n,
+      downsampled: false,
+    };
   }
   const x0 = xs[0]!;
   const x1 = xs[n - 1]!;

@@ -92,7 +92,13 @@ export interface JsonlReadResult<T> {
  * parsed if it is valid JSON (the writer may not have finished the newline) unless `final` is false,
  * in which case it is left for the next read.
  */
-function parseBuffer<T>(buf: Buffer, base: number, firstLine: number, validate: ((v: unknown) => T) | undefined, final: boolean): JsonlReadResult<T> & { lines: number } {
+function parseBuffer<T>(
+  buf: Buffer,
+  base: number,
+  firstLine: number,
+  validate: ((v: unknown) => T) | undefined,
+  final: boolean,
+): JsonlReadResult<T> & { lines: number } {
   const rows: T[] = [];
   const spans: LineSpan[] = [];
   const skipped: SkippedLine[] = [];
@@ -141,7 +147,8 @@ export function readLineAt<T = unknown>(file: string, span: LineSpan): T {
   try {
     const buf = Buffer.alloc(span.length);
     const n = fs.readSync(fd, buf, 0, span.length, span.offset);
-    if (n !== span.length) throw new Error(`${file}: expected ${span.length} bytes at offset ${span.offset}, file has only ${n} there (index out of date or file truncated)`);
+    if (n !== span.length) throw new Error(`${file}: expected ${span.length} bytes at offset ${span.offset}, file has only ${n} there (index out ` +
+      `of date or file truncated)`);
     return JSON.parse(buf.toString('utf8')) as T;
   } finally {
     fs.closeSync(fd);

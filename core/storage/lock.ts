@@ -208,12 +208,14 @@ export function acquireProjectLock(projectDir: string, purpose = 'workbench host
     if (!current) {
       if (!fs.existsSync(file)) continue;   // released meanwhile
       // Unreadable lock file (hand-edited?): do not guess; tell the user what to do.
-      throw new WorkbenchError('Conflict', `project ${projectDir} has an unreadable lock file ${file}; if no other SPA Workbench is using this project, delete that file and try again`, {
+      throw new WorkbenchError('Conflict', `project ${projectDir} has an unreadable lock file ${file}; if no other SPA Workbench is using this ` +
+        `project, delete that file and try again`, {
         where: file, expected: 'no lock, or a lock file {pid, host}', received: 'unreadable lock file',
       });
     }
     const who = current.pid === process.pid && sameHost ? 'this process already' : `process ${current.pid} on ${current.host}`;
-    throw new WorkbenchError('Conflict', `project ${projectDir} is in use: ${who} holds its lock (${current.purpose ?? 'workbench'}, since ${new Date(current.startedAt).toISOString()}). Close it there first${sameHost ? '' : `, or if that machine no longer uses it, delete ${file}`}.`, {
+    throw new WorkbenchError('Conflict', `project ${projectDir} is in use: ${who} holds its lock (${current.purpose ?? 'workbench'}, ` +
+      `since ${new Date(current.startedAt).toISOString()}). Close it there first${sameHost ? '' : `, or if that machine no longer uses it, delete ${file}`}.`, {
       where: file, expected: 'an unlocked project', received: `locked by pid ${current.pid} on ${current.host}`,
       holder: { pid: current.pid, host: current.host, startedAt: current.startedAt },
     });

@@ -22,7 +22,12 @@ export class NewerSchemaError extends Error {
 }
 
 /** Bring `data` up to CURRENT_SCHEMA_VERSION. Returns the applied steps (empty if none). */
-export function migrate(data: Record<string, unknown>, where: string, list: readonly Migration[] = migrations, target = CURRENT_SCHEMA_VERSION): { data: Record<string, unknown>; applied: Migration[] } {
+export function migrate(
+  data: Record<string, unknown>,
+  where: string,
+  list: readonly Migration[] = migrations,
+  target = CURRENT_SCHEMA_VERSION,
+): { data: Record<string, unknown>; applied: Migration[] } {
   let version = typeof data.schemaVersion === 'number' ? data.schemaVersion : 1;
   if (version > target) throw new NewerSchemaError(version, target, where);
   const applied: Migration[] = [];

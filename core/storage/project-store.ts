@@ -175,10 +175,16 @@ export class ProjectStore {
       });
     }
     if (fs.existsSync(abs)) {
-      if (!fs.statSync(abs).isDirectory()) throw new WorkbenchError('ValidationError', `${abs} is a file, not a folder`, { where: 'projects.create path', expected: 'a folder path', received: 'a file' });
+      if (!fs.statSync(abs).isDirectory())
+        throw new WorkbenchError('ValidationError', `${abs} is a file, not a folder`, {
+          where: 'projects.create path',
+          expected: 'a folder path',
+          received: 'a file',
+        });
       const entries = fs.readdirSync(abs).filter((e) => !e.startsWith('.'));
       if (entries.length > 0) {
-        throw new WorkbenchError('Conflict', `${abs} is not empty (${entries.slice(0, 5).join(', ')}${entries.length > 5 ? ', ...' : ''}); choose an empty or new folder for a project`, {
+        throw new WorkbenchError('Conflict', `${abs} is not empty (${entries.slice(0, 5).join(', ')}${entries.length > 5 ? ', ...' : ''}); choose ` +
+          `an empty or new folder for a project`, {
           where: 'projects.create path', expected: 'an empty or new folder', received: `${entries.length} entries`,
         });
       }
@@ -212,7 +218,11 @@ export class ProjectStore {
     const abs = path.resolve(dir);
     const file = path.join(abs, WORKBENCH_JSON);
     if (!fs.existsSync(abs) || !fs.statSync(abs).isDirectory()) {
-      throw new WorkbenchError('NotFound', `no project folder at ${abs}`, { where: 'projects.open path', expected: 'a project folder (with workbench.json)', received: abs });
+      throw new WorkbenchError('NotFound', `no project folder at ${abs}`, {
+        where: 'projects.open path',
+        expected: 'a project folder (with workbench.json)',
+        received: abs,
+      });
     }
     if (!fs.existsSync(file) && !fs.existsSync(path.join(abs, 'runs'))) {
       throw new WorkbenchError('NotFound', `${abs} is not a SPA Workbench project (no workbench.json); create a project there instead`, {
@@ -439,7 +449,9 @@ export class ProjectStore {
     if (r.status === 'ok') return r.value;
     if (r.status === 'corrupt') throw new WorkbenchError('CorruptData',
       `templates/${name}@${meta.hash}.json could not be read (${r.error}); ${movedText(r.movedTo)}`, { where: `templates/${name}@${meta.hash}.json` });
-    throw new WorkbenchError('NotFound', `templates/${name}@${meta.hash}.json is missing on disk although the index lists it`, { where: `templates/${name}@${meta.hash}.json` });
+    throw new WorkbenchError('NotFound', `templates/${name}@${meta.hash}.json is missing on disk although the index lists it`, {
+      where: `templates/${name}@${meta.hash}.json`,
+    });
   }
 
   /** Save an immutable version; identical content (same hash) returns the existing one. */

@@ -184,7 +184,11 @@ export class RunData {
   getEpisode(id: string): EpisodeRecord {
     this.summaries();
     const i = this.byId.get(id);
-    if (i === undefined) throw new WorkbenchError('NotFound', `episode ${JSON.stringify(id)} not found in run ${this.runId} (not in rollouts/index.jsonl)`, { where: 'rollouts.get id', received: id });
+    if (i === undefined)
+      throw new WorkbenchError('NotFound', `episode ${JSON.stringify(id)} not found in run ${this.runId} (not in rollouts/index.jsonl)`, {
+        where: 'rollouts.get id',
+        received: id,
+      });
     const s = this.index.rows[i]!;
     const file = insideRun(this.dir, s.file, 'rollout index file');
     let raw: unknown;
@@ -195,7 +199,8 @@ export class RunData {
     }
     const parsed = EpisodeRecordSchema.safeParse(raw);
     if (!parsed.success) {
-      throw new WorkbenchError('CorruptData', `episode ${id} in ${s.file} does not match the EpisodeRecord schema: ${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message}`, {
+      throw new WorkbenchError('CorruptData', `episode ${id} in ${s.file} does not match the EpisodeRecord ` +
+        `schema: ${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message}`, {
         where: s.file, issues: parsed.error.issues.slice(0, 20).map((i) => ({ path: i.path.join('.'), message: i.message })),
       });
     }
@@ -221,7 +226,12 @@ export class RunData {
     const v = readJsonIfExists(path.join(this.dir, SFT_STATS));
     if (v === null) return null;
     const r = DatasetStatsSchema.safeParse(v);
-    if (!r.success) throw new WorkbenchError('CorruptData', `${SFT_STATS} does not match the expected shape: ${r.error.issues[0]?.path.join('.')}: ${r.error.issues[0]?.message}`, { where: SFT_STATS });
+    if (!r.success)
+      throw new WorkbenchError(
+        'CorruptData',
+        `${SFT_STATS} does not match the expected shape: ${r.error.issues[0]?.path.join('.')}: ${r.error.issues[0]?.message}`,
+        { where: SFT_STATS },
+      );
     return r.data;
   }
 

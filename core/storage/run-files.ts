@@ -38,7 +38,8 @@ export interface StageDone { stage: string; completedAt: number; attempt: number
 
 /** Resolve a path relative to the run folder; refuses paths that escape it. */
 export function insideRun(runDir: string, relPath: string, where = 'run file'): string {
-  if (typeof relPath !== 'string' || relPath.length === 0) throw new Error(`${where}: expected a relative path inside the run folder, received ${JSON.stringify(relPath)}`);
+  if (typeof relPath !== 'string' || relPath.length === 0) throw new Error(`${where}: expected a relative path inside the run folder, ` +
+    `received ${JSON.stringify(relPath)}`);
   const abs = path.resolve(runDir, relPath);
   const rel = path.relative(runDir, abs);
   if (rel.startsWith('..') || path.isAbsolute(rel) || rel === '') {

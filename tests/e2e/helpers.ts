@@ -6,6 +6,7 @@ import { copyFileSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ProjectInfo, WorkbenchClient } from '../../core/api/contract.js';
+import type { RunStatus } from '../../core/api/records.js';
 import { connectWorkbench } from '../../core/server/ws-client.js';
 
 const root = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
@@ -139,5 +140,29 @@ export const test = base.extend<{ workbench: Workbench; consoleProblems: string[
     api.close();
   },
 });
+
+/**
+ * A short real run, started and awaited (up to 7 minutes): random-action self-play (well-formed turns), SFT on it, then an
+ * evaluation of the tiny model. Fails the test unless it completes. Returns the run id.
+ */
+export async function smokeRun(api: WorkbenchClient, name: string): Promise<string> {
+  const run = await api.runs.create({
+    preset: 'sft-only', size: 'smoke', name,
+    set: { 'stages.selfplay.policy': 'random', 'stages.plan.order': ['selfplay', 'sft', 'eval'] },
+    start: true,
+  });
+  const deadline = Date.now() + 420_000;
+  let status: RunStatus = run.status;
+  let reason: string | null = null;
+  while (Date.now() < deadline) {
+    const info = await api.runs.get({ runId: run.id });
+    status = info.status;
+    reason = info.reason;
+    if (status === 'completed' || status === 'failed' || status === 'stopped') break;
+    await new Promise((r) => setTimeout(r, 1500));
+  }
+  expect(status, `smoke run ${run.id} ended ${status}${reason ? `: ${reason}` : ''}`).toBe('completed');
+  return run.id;
+}
 
 export { expect };

@@ -3,31 +3,12 @@
 // episodes (j / k), sorting by a column with the filters in the URL, and the world-model probe
 // (the model's turn, a prediction for our own action against the truth, stepping on with it).
 // Screenshots go to docs/screenshots (inspect-*.png).
-import type { WorkbenchClient } from '../../core/api/contract.js';
-import type { RunStatus } from '../../core/api/records.js';
-import { expect, expectNoSidewaysScroll, setTheme, shot, test } from './helpers.js';
-
-async function smokeRun(api: WorkbenchClient): Promise<string> {
-  const run = await api.runs.create({
-    preset: 'sft-only', size: 'smoke', name: 'inspect e2e',
-    set: { 'stages.selfplay.policy': 'random', 'stages.plan.order': ['selfplay', 'sft', 'eval'] },
-    start: true,
-  });
-  const deadline = Date.now() + 420_000;
-  let status: RunStatus = run.status;
-  while (Date.now() < deadline) {
-    status = (await api.runs.get({ runId: run.id })).status;
-    if (status === 'completed' || status === 'failed' || status === 'stopped') break;
-    await new Promise((r) => setTimeout(r, 1500));
-  }
-  expect(status).toBe('completed');
-  return run.id;
-}
+import { expect, expectNoSidewaysScroll, setTheme, shot, smokeRun, test } from './helpers.js';
 
 test('group view, j/k navigation, sorting in the URL and the world-model probe', async ({ workbench, consoleProblems }) => {
   test.setTimeout(600_000);
   const { page, api, go } = workbench;
-  const runId = await smokeRun(api);
+  const runId = await smokeRun(api, 'inspect e2e');
   await setTheme(page, 'light');
 
   // ── keyboard navigation: j / k follow the list order ──

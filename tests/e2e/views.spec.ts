@@ -7,29 +7,8 @@
 import { readFileSync } from 'node:fs';
 import type { Page } from '@playwright/test';
 import type { WorkbenchClient } from '../../core/api/contract.js';
-import type { EpisodeRecord, RunStatus } from '../../core/api/records.js';
-import { expect, expectNoSidewaysScroll, setTheme, shot, shotBothThemes, test } from './helpers.js';
-
-/** A short real run: random-action self-play (well-formed turns), SFT on it, then an evaluation of the tiny model. */
-async function smokeRun(api: WorkbenchClient): Promise<string> {
-  const run = await api.runs.create({
-    preset: 'sft-only', size: 'smoke', name: 'views e2e',
-    set: { 'stages.selfplay.policy': 'random', 'stages.plan.order': ['selfplay', 'sft', 'eval'] },
-    start: true,
-  });
-  const deadline = Date.now() + 420_000;
-  let status: RunStatus = run.status;
-  let reason: string | null = null;
-  while (Date.now() < deadline) {
-    const info = await api.runs.get({ runId: run.id });
-    status = info.status;
-    reason = info.reason;
-    if (status === 'completed' || status === 'failed' || status === 'stopped') break;
-    await new Promise((r) => setTimeout(r, 1500));
-  }
-  expect(status, `smoke run ${run.id} ended ${status}${reason ? `: ${reason}` : ''}`).toBe('completed');
-  return run.id;
-}
+import type { EpisodeRecord } from '../../core/api/records.js';
+import { expect, expectNoSidewaysScroll, setTheme, shot, shotBothThemes, smokeRun, test } from './helpers.js';
 
 /** Episodes of a stage, fully loaded (the run is tiny). */
 async function episodesOf(api: WorkbenchClient, runId: string, stage: string): Promise<EpisodeRecord[]> {
@@ -46,7 +25,7 @@ test('trace inspector, replay, template editor and dataset browser on a real run
   test.setTimeout(600_000);
   const { page, api, go } = workbench;
   // two runs (same seeds) so that replay can show them side by side
-  const [runId, otherRunId] = await Promise.all([smokeRun(api), smokeRun(api)]);
+  const [runId, otherRunId] = await Promise.all([smokeRun(api, 'views e2e'), smokeRun(api, 'views e2e')]);
 
   // ── trace inspector: an evaluated episode with wrong cells ──
   const facets = await api.rollouts.facets({ runId });

@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { appResponseHeaders, CONTENT_SECURITY_POLICY, devServerUrlFor } from '../../electron/security.js';
 import { PerplexityRunner } from '../../core/host/template-perplexity-child.js';
+import { ProbeRunner } from '../../core/host/probe-child.js';
 
 // utilityProcess as tests/e2e/fake-electron does it (a Node fork with piped stdout/stderr), without
 // that module's IPC bridge to a parent test driver
@@ -26,7 +27,7 @@ vi.mock('electron', async () => {
     },
   };
 });
-const { utilityPerplexityLauncher } = await import('../../electron/perplexity-launcher.js');
+const { utilityChildLauncher, utilityPerplexityLauncher } = await import('../../electron/perplexity-launcher.js');
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -78,11 +79,11 @@ describe('electron hardening', () => {
     });
     expect(cfg.files).toContain('dist-electron/**');
     const build = fs.readFileSync(path.join(root, 'build', 'build-electron.mjs'), 'utf8');
-    for (const entry of ["'template-perplexity': 'core/cli/perplexity-entry.ts'", "'render-worker': 'core/host/render-worker.ts'", "'engine-process': 'core/engine/engine-process.ts'"]) {
+    for (const entry of ["'template-perplexity': 'core/cli/perplexity-entry.ts'", "probe: 'core/cli/probe-entry.ts'", "'render-worker': 'core/host/render-worker.ts'", "'engine-process': 'core/engine/engine-process.ts'"]) {
       expect(build).toContain(entry);
     }
     // nothing the desktop app runs relies on ELECTRON_RUN_AS_NODE any more (the fuse is off)
-    for (const f of ['core/host/template-perplexity-child.ts', 'electron/main.ts', 'electron/engine-launcher.ts', 'electron/perplexity-launcher.ts']) {
+    for (const f of ['core/host/template-perplexity-child.ts', 'core/host/probe-child.ts', 'electron/main.ts', 'electron/engine-launcher.ts', 'electron/perplexity-launcher.ts']) {
       expect(fs.readFileSync(path.join(root, f), 'utf8'), f).not.toMatch(/ELECTRON_RUN_AS_NODE: '1'/);
     }
   });
@@ -98,5 +99,17 @@ describe('electron hardening', () => {
     const file = args.find((a) => a.startsWith('--template-file='))!.slice('--template-file='.length);
     expect(fs.existsSync(file)).toBe(false);                    // removed afterwards
     expect(args).not.toContain('--template-file=-');
+  });
+
+  it('probe.turn runs as a utilityProcess of the bundled entry; the request travels in a temp file that is removed afterwards', async () => {
+    const runner = new ProbeRunner(utilityChildLauncher(path.join(root, 'tests', 'electron', 'fake-probe-entry.mjs'), 'spa-probe'));
+    const request = { runId: 'r1', seed: 3, action: 'Up' };
+    const out = await runner.run('/p', request, 60_000);
+    expect(out.request).toEqual(request);
+    const args = out.args as string[];
+    expect(args).toEqual(expect.arrayContaining(['--project=/p', '--json']));
+    const file = args.find((a) => a.startsWith('--request='))!.slice('--request='.length);
+    expect(file).not.toBe('-');
+    expect(fs.existsSync(file)).toBe(false);
   });
 });

@@ -8,18 +8,10 @@ import type { EngineExit, EngineProcess, LaunchOptions, ProcessLauncher } from '
 import type { EngineMessage, HostMessage } from '../../core/engine/protocol.js';
 import { z } from 'zod';
 import { apiContract } from '../../core/api/contract.js';
+import { createRng } from '../../core/util/rng.js';
 
-/** mulberry32: small, fast, seedable. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded uniform [0, 1) stream: the workbench's one RNG (core/util/rng.ts). */
+export const rng: (seed: number) => () => number = createRng;
 
 export type Rand = () => number;
 const pick = <T>(r: Rand, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;

@@ -2,18 +2,7 @@
 // debiased EMA, range re-bucketing. Pure functions; runs in Node.
 import { describe, expect, it } from 'vitest';
 import { emaSmooth, m4Downsample, minMaxBuckets, prepareSeries, sortByX } from '../../renderer/src/charts/downsample.js';
-
-/** Small seeded PRNG (mulberry32) so failures reproduce. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { createRng as rng } from '../../core/util/rng.js'; // seeded, so failures reproduce
 
 function noisy(n: number, seed: number): { x: number[]; y: number[] } {
   const r = rng(seed);

@@ -12,6 +12,7 @@ import type { StudyHost, StudyHostOptions } from '../../engine/study-host.js';
 import type { ProcessLauncher } from '../../engine/launcher.js';
 import type { RunHostOptions } from '../../engine/run-host.js';
 import type { PerplexityLauncher } from '../template-perplexity-child.js';
+import type { ProbeLauncher } from '../probe-child.js';
 import * as adapter from '../env-adapter.js';
 import type { RunWatcher } from '../run-watcher.js';
 
@@ -30,6 +31,8 @@ export interface DispatcherOptions {
   renderTimeoutMs?: number;
   /** How the templates.perplexity child starts (default: the same Node binary; Electron: a utilityProcess). */
   perplexityLauncher?: PerplexityLauncher;
+  /** How the probe.turn child starts (default: the same Node binary; Electron: a utilityProcess). */
+  probeLauncher?: ProbeLauncher;
 }
 
 /** An open project: its store, the hosts of its runs and studies, and cached run readers. */

@@ -9,51 +9,46 @@ import { readRecent } from '../../storage/recent.js';
 import { defineHandlers, type HostContext } from './context.js';
 
 export function projectHandlers(ctx: HostContext) {
+  /**
+   * Makes the project `openStore` opens (or creates) the open one. The new project is opened, and so validated, before the
+   * open one is closed: a bad path leaves the current project open. Refused while a run of the open project is active.
+   */
+  async function switchTo(where: 'projects.create' | 'projects.open', openStore: () => Promise<ProjectStore>) {
+    const session = ctx.session();
+    if (session) {
+      await session.runs.settleFinishing();
+      const active = session.runs.activeIds();
+      if (active.length) {
+        throw conflict(`${where}: ${active.length} run(s) are still active (${active.join(', ')}); stop them first`, where, {
+          received: `${active.length} active run(s)`,
+        });
+      }
+    }
+    const store = await openStore();
+    try {
+      await ctx.closeSession(where);
+    } catch (err) {
+      store.close();
+      throw err;
+    }
+    await ctx.openSession(store);
+    return store.info();
+  }
+
   return defineHandlers({
-    'projects.create': async (req) => {
-      // Create (and so validate) the new project before closing the open one: a bad path must
-      // leave the current project open.
-      const session = ctx.session();
-      if (session) {
-        await session.runs.settleFinishing();
-        const active = session.runs.activeIds();
-        if (active.length) throw conflict(`projects.create: ${active.length} run(s) are still active (${active.join(', ')}); stop them first`, 'projects.create', { received: `${active.length} active run(s)` });
-      }
-      const store = await ProjectStore.create(req.path, { name: req.name, purpose: ctx.options.lockPurpose ?? ctx.options.host });
-      try {
-        await ctx.closeSession('projects.create');
-      } catch (err) {
-        store.close();
-        throw err;
-      }
-      await ctx.openSession(store);
-      return store.info();
-    },
+    'projects.create': (req) =>
+      switchTo('projects.create', () => ProjectStore.create(req.path, { name: req.name, purpose: ctx.options.lockPurpose ?? ctx.options.host })),
     'projects.open': async (req) => {
       const abs = path.resolve(req.path);
       const session = ctx.session();
       // the same project again: as it is, unless it was watched read-only and its holder has exited (then take it over)
       if (session && session.store.dir === abs && !(session.store.lockHolder && !liveLockHolder(abs))) return session.store.info();
-      if (session) {
-        // Open (and so validate) the new project before closing the open one: a bad path must
-        // leave the current project open (as projects.create does).
-        await session.runs.settleFinishing();
-        const active = session.runs.activeIds();
-        if (active.length) throw conflict(`projects.open: ${active.length} run(s) are still active (${active.join(', ')}); stop them first`,
-          'projects.open', { received: `${active.length} active run(s)` });
-      }
-      const holder = ctx.options.watchWhenLocked ? liveLockHolder(abs) : null;
-      const store = holder && fs.existsSync(path.join(abs, 'workbench.json'))
-        ? await ProjectStore.openReadOnly(abs, holder)
-        : await ProjectStore.open(abs, { purpose: ctx.options.lockPurpose ?? ctx.options.host });
-      try {
-        await ctx.closeSession('projects.open');
-      } catch (err) {
-        store.close();
-        throw err;
-      }
-      await ctx.openSession(store);
-      return store.info();
+      return switchTo('projects.open', async () => {
+        const holder = ctx.options.watchWhenLocked ? liveLockHolder(abs) : null;
+        return holder && fs.existsSync(path.join(abs, 'workbench.json'))
+          ? ProjectStore.openReadOnly(abs, holder)
+          : ProjectStore.open(abs, { purpose: ctx.options.lockPurpose ?? ctx.options.host });
+      });
     },
     'projects.recent': () => ({ projects: readRecent().projects }),
     'projects.info': () => ({ project: ctx.session()?.store.info() ?? null }),

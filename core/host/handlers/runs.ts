@@ -31,7 +31,8 @@ function resolveOrThrow(req: ResolveRequest, where: string): { config: RunConfig
   const r = resolveRunConfig(req);
   if (!r.ok || !r.config) {
     const first = r.issues[0]!;
-    throw new WorkbenchError('ValidationError', `${where}: invalid config at ${first.path}: ${first.message}${r.issues.length > 1 ? ` (and ${r.issues.length - 1} more)` : ''}`, {
+    throw new WorkbenchError('ValidationError', `${where}: invalid config ` +
+      `at ${first.path}: ${first.message}${r.issues.length > 1 ? ` (and ${r.issues.length - 1} more)` : ''}`, {
       where: `${where} ${first.path}`, expected: first.message, received: describeValue(req.config ?? req.preset), issues: r.issues,
     });
   }
@@ -43,7 +44,11 @@ export function runHandlers(ctx: HostContext) {
     'runs.create': async (req) => {
       const s = ctx.need('runs.create');
       if (req.preset === undefined && req.config === undefined) {
-        throw new WorkbenchError('ValidationError', 'runs.create: give a preset, a config, or both', { where: 'runs.create', expected: '{ preset } or { config }', received: 'neither' });
+        throw new WorkbenchError('ValidationError', 'runs.create: give a preset, a config, or both', {
+          where: 'runs.create',
+          expected: '{ preset } or { config }',
+          received: 'neither',
+        });
       }
       const { config, stages } = resolveOrThrow(req, 'runs.create');
       const id = newRunId(config);
@@ -94,13 +99,22 @@ export function runHandlers(ctx: HostContext) {
       return { runs: withParams(s.store, runs.slice(req.offset, req.offset + req.limit)), total: runs.length };
     },
     'runs.get': (req) => { const s = ctx.need('runs.get'); ctx.needRun(s, req.runId, 'runs.get'); return ctx.runInfo(s, req.runId); },
-    'runs.start': async (req) => { const s = ctx.need('runs.start'); ctx.needRun(s, req.runId, 'runs.start'); return s.runs.start(req.runId, { resume: false }); },
+    'runs.start': async (req) => {
+      const s = ctx.need('runs.start');
+      ctx.needRun(s, req.runId, 'runs.start');
+      return s.runs.start(req.runId, { resume: false });
+    },
     'runs.stop': async (req) => { const s = ctx.need('runs.stop'); ctx.needRun(s, req.runId, 'runs.stop'); return s.runs.stop(req.runId); },
-    'runs.resume': async (req) => { const s = ctx.need('runs.resume'); ctx.needRun(s, req.runId, 'runs.resume'); return s.runs.start(req.runId, { resume: true }); },
+    'runs.resume': async (req) => {
+      const s = ctx.need('runs.resume');
+      ctx.needRun(s, req.runId, 'runs.resume');
+      return s.runs.start(req.runId, { resume: true });
+    },
     'runs.delete': async (req) => {
       const s = ctx.need('runs.delete');
       const r = ctx.needRun(s, req.runId, 'runs.delete');
-      if (s.runs.isActive(req.runId) || isActiveStatus(r.status)) throw conflict(`run ${req.runId} is ${r.status}; stop it before deleting`, 'runs.delete', { received: r.status });
+      if (s.runs.isActive(req.runId) || isActiveStatus(r.status))
+        throw conflict(`run ${req.runId} is ${r.status}; stop it before deleting`, 'runs.delete', { received: r.status });
       fs.rmSync(s.store.runDir(req.runId), { recursive: true, force: true });
       s.data.delete(req.runId);
       const deleted = s.store.removeRun(req.runId);

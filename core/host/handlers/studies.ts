@@ -15,13 +15,22 @@ function validateStudy(s: Session, req: ApiRequestParsed<'studies.start'>): Stud
   };
   let stored: StudySpec | null = null;
   try { stored = readStudySpec(s.store.dir, req.name); } catch (err) {
-    throw new WorkbenchError('CorruptData', `${where}: study ${req.name} exists but its spec.json does not parse (${(err as Error).message}); fix or remove it, or use another name`, { where: `${where} name` });
+    throw new WorkbenchError(
+      'CorruptData',
+      `${where}: study ${req.name} exists but its spec.json does not parse (${(err as Error).message}); fix or remove it, or use another name`,
+      { where: `${where} name` },
+    );
   }
   const methods = req.methods ?? stored?.methods;
   const envs = req.envs ?? stored?.envs;
   if (!methods || !envs) {
     const missing = [!methods && 'methods', !envs && 'envs'].filter(Boolean).join(' and ');
-    bad(missing.split(' ')[0]!, `study ${JSON.stringify(req.name)} does not exist yet; give ${missing} (and seeds, size) to create it`, 'methods and envs for a new study', undefined);
+    bad(
+      missing.split(' ')[0]!,
+      `study ${JSON.stringify(req.name)} does not exist yet; give ${missing} (and seeds, size) to create it`,
+      'methods and envs for a new study',
+      undefined,
+    );
   }
   const seeds = req.seeds ?? stored?.seeds ?? [0];
   const size = req.size ?? stored?.size ?? 'quick';
@@ -31,7 +40,13 @@ function validateStudy(s: Session, req: ApiRequestParsed<'studies.start'>): Stud
   const checkList = (field: 'methods' | 'envs' | 'seeds', values: ReadonlyArray<string | number>, valid: ReadonlyArray<string> | null, what: string) => {
     values.forEach((v, i) => {
       if (values.indexOf(v) !== i) bad(`${field}[${i}]`, `${field}: ${JSON.stringify(v)} appears more than once`, `distinct ${field}`, v);
-      if (valid && !valid.includes(String(v))) bad(`${field}[${i}]`, `unknown ${what} ${JSON.stringify(v)} in ${field}; valid ${field}: ${valid.join(', ')}`, `one of ${valid.join(', ')}`, v);
+      if (valid && !valid.includes(String(v)))
+        bad(
+          `${field}[${i}]`,
+          `unknown ${what} ${JSON.stringify(v)} in ${field}; valid ${field}: ${valid.join(', ')}`,
+          `one of ${valid.join(', ')}`,
+          v,
+        );
     });
   };
   checkList('methods', methods!, presets.map((p) => p.id), 'method preset');
@@ -41,7 +56,8 @@ function validateStudy(s: Session, req: ApiRequestParsed<'studies.start'>): Stud
   if (cells > 10_000) bad('seeds', `the grid has ${cells} runs (methods × envs × seeds); at most 10000`, 'at most 10000 runs', cells);
   if (stored && stored.size !== size) {
     const started = s.store.listRuns().some((r) => r.name.startsWith(`study:${req.name}:`));
-    if (started) throw conflict(`${where}: study ${req.name} was run at size ${stored.size}; its runs cannot be mixed with size ${size} in one table. Use another name for a ${size} study`, `${where} size`, { expected: stored.size, received: size });
+    if (started) throw conflict(`${where}: study ${req.name} was run at size ${stored.size}; its runs cannot be mixed with size ${size} in one ` +
+      `table. Use another name for a ${size} study`, `${where} size`, { expected: stored.size, received: size });
   }
   // Every cell's config must resolve (catches a bad `set` path or a size a preset lacks) before any run starts.
   for (const method of methods!) for (const env of envs!) {
@@ -49,11 +65,21 @@ function validateStudy(s: Session, req: ApiRequestParsed<'studies.start'>): Stud
     if (!r.ok) {
       const first = r.issues[0]!;
       throw new WorkbenchError('ValidationError', `${where}: the run ${method} × ${env} does not resolve: ${first.path}: ${first.message}`, {
-        where: `${where} ${first.path.startsWith('set') || !set ? first.path : `set ${first.path}`}`, expected: first.message, received: describeValue(set ?? method), issues: r.issues,
+        where: `${where} ${first.path.startsWith('set') || !set ? first.path : `set ${first.path}`}`,
+        expected: first.message,
+        received: describeValue(set ?? method),
+        issues: r.issues,
       });
     }
   }
-  const spec: StudySpec = { name: req.name, methods: [...methods!], envs: [...envs!], seeds: [...seeds], size, ...(set && Object.keys(set).length ? { set } : {}) };
+  const spec: StudySpec = {
+    name: req.name,
+    methods: [...methods!],
+    envs: [...envs!],
+    seeds: [...seeds],
+    size,
+    ...(set && Object.keys(set).length ? { set } : {}),
+  };
   return spec;
 }
 
@@ -71,8 +97,16 @@ export function studyHandlers(ctx: HostContext) {
       if (!spec) throw notFound(`study ${JSON.stringify(req.name)}`, 'name', 'see studies.list');
       const table = studyTable(findStudyRuns([s.store.dir], spec.name), spec.methods, spec.envs);
       const references = table.references.map((r) => ({ env: r.env, kind: r.kind, label: r.label, how: r.how, puzzles: r.puzzles, passAt: r.passAt }));
-      return { name: spec.name, methods: spec.methods, envs: spec.envs, ks: table.ks, cells: table.cells, references, markdown: tableMarkdown(table, spec.methods, spec.envs),
-        csv: tableCsv(table) };
+      return {
+        name: spec.name,
+        methods: spec.methods,
+        envs: spec.envs,
+        ks: table.ks,
+        cells: table.cells,
+        references,
+        markdown: tableMarkdown(table, spec.methods, spec.envs),
+        csv: tableCsv(table),
+      };
     },
   });
 }

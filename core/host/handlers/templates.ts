@@ -10,7 +10,8 @@ import type { RenderPool } from '../render-pool.js';
 
 function perplexityErrors<T>(where: string, fn: () => T): T {
   try { return fn(); } catch (err) {
-    if (err instanceof TemplatePerplexityError) throw new WorkbenchError(err.code, `${where}: ${err.message}`, { ...err.details, where: `${where} ${err.details.where}` });
+    if (err instanceof TemplatePerplexityError)
+      throw new WorkbenchError(err.code, `${where}: ${err.message}`, { ...err.details, where: `${where} ${err.details.where}` });
     throw err;
   }
 }
@@ -31,8 +32,10 @@ export function templateHandlers(ctx: HostContext, perplexityRunner: PerplexityR
       const checked = adapter.checkTemplateSource(req.source, req.name);
       if (!checked.ok) {
         const d = checked.diagnostics[0]!;
-        throw new WorkbenchError('ValidationError', `templates.save: the template does not validate: ${d.message}${d.line ? ` (line ${d.line}, column ${d.column})` : ''}`, {
-          where: 'templates.save source', expected: 'a valid template (JSON with name, responseFormat, parts)', received: `${checked.diagnostics.length} problem(s)`,
+        throw new WorkbenchError('ValidationError', `templates.save: the template does not ` +
+          `validate: ${d.message}${d.line ? ` (line ${d.line}, column ${d.column})` : ''}`, {
+          where: 'templates.save source', expected: 'a valid template (JSON with name, ' +
+            'responseFormat, parts)', received: `${checked.diagnostics.length} problem(s)`,
           issues: checked.diagnostics.map((x) => ({ path: x.line ? `line ${x.line}:${x.column}` : '', message: x.message })),
         });
       }
@@ -53,8 +56,14 @@ export function templateHandlers(ctx: HostContext, perplexityRunner: PerplexityR
     'templates.preview': (req) => {
       let source: string;
       if (req.source !== undefined) source = req.source;
-      else if (req.name !== undefined) source = resolveTemplate(ctx.session(), { preset: req.name, hash: req.hash, responseFormat: req.responseFormat }).version.source;
-      else throw new WorkbenchError('ValidationError', 'templates.preview: give the template text (source) or a template name', { where: 'templates.preview', expected: '{ source } or { name }', received: 'neither' });
+      else if (req.name !== undefined) {
+        source = resolveTemplate(ctx.session(), { preset: req.name, hash: req.hash, responseFormat: req.responseFormat }).version.source;
+      } else
+        throw new WorkbenchError('ValidationError', 'templates.preview: give the template text (source) or a template name', {
+          where: 'templates.preview',
+          expected: '{ source } or { name }',
+          received: 'neither',
+        });
       const checked = adapter.checkTemplateSource(source);
       if (!checked.ok) return { ok: false, diagnostics: checked.diagnostics, hash: null, stateText: null, prompt: null, messages: [], board: null };
       return renderPool.preview({ template: checked.template, env: { id: req.env.id, options: req.env.options }, seed: req.seed,
@@ -71,7 +80,11 @@ export function templateHandlers(ctx: HostContext, perplexityRunner: PerplexityR
       const s = ctx.need(where);
       ctx.needRun(s, req.runId, where);
       if ((req.source === undefined) === (req.name === undefined)) {
-        throw new WorkbenchError('ValidationError', `${where}: give the template text (source) or a template name, not ${req.source === undefined ? 'neither' : 'both'}`, { where, expected: '{ source } or { name, hash? }', received: req.source === undefined ? 'neither' : 'both' });
+        throw new WorkbenchError(
+          'ValidationError',
+          `${where}: give the template text (source) or a template name, ` + `not ${req.source === undefined ? 'neither' : 'both'}`,
+          { where, expected: '{ source } or { name, hash? }', received: req.source === undefined ? 'neither' : 'both' },
+        );
       }
       // the quick checks here, so a bad request gets its answer without starting a process
       const checkpoint = perplexityErrors(where, () => findCheckpoint(s.store.dir, req.runId, req.checkpoint));
@@ -80,8 +93,10 @@ export function templateHandlers(ctx: HostContext, perplexityRunner: PerplexityR
         const checked = adapter.checkTemplateSource(req.source);
         if (!checked.ok) {
           const d = checked.diagnostics[0]!;
-          throw new WorkbenchError('ValidationError', `${where}: the template does not validate: ${d.message}${d.line ? ` (line ${d.line}, column ${d.column})` : ''}`, {
-            where: `${where} source`, expected: 'a valid template (JSON with name, responseFormat, parts)', received: `${checked.diagnostics.length} problem(s)`,
+          throw new WorkbenchError('ValidationError', `${where}: the template does not ` +
+            `validate: ${d.message}${d.line ? ` (line ${d.line}, column ${d.column})` : ''}`, {
+            where: `${where} source`, expected: 'a valid template (JSON with name, ' +
+              'responseFormat, parts)', received: `${checked.diagnostics.length} problem(s)`,
             issues: checked.diagnostics.map((x) => ({ path: x.line ? `line ${x.line}:${x.column}` : '', message: x.message })),
           });
         }
