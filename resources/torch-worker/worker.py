@@ -394,6 +394,15 @@ class Worker:
         self.opts = {}           # slot -> {"m": {...}, "v": {...}, "step": int, "wd": float}; "main", plus "value" for a value view
         self.graph = None        # outputs of the last `forward`, kept for `backward`
 
+    def reset(self, h, a):
+        """Drop the model and optimizers (the engine keeps this process for its next model)."""
+        self.model, self.opts, self.graph, self.pieces = None, {}, None, None
+        import gc
+        gc.collect()
+        if self.device.type == "cuda":
+            torch.cuda.empty_cache()
+        return {}, {}
+
     def hello(self, h, a):
         return {"protocol": PROTOCOL_VERSION, "torch": torch.__version__, "python": sys.version.split()[0],
                 "device": self.device_name, "threads": torch.get_num_threads()}, {}

@@ -72,6 +72,23 @@ describe('worker failures', () => {
     await expect(rt.tokenStats([{ ids: IDS[0]! }], false)).rejects.toThrow(/was killed \(SIGKILL\)/);
   });
 
+  it('a disposed model gives its worker back for the next model (one Python start per stage, not per load); a dead one is not reused', async () => {
+    const first = await TorchRuntime.fromFolder(FIXTURE, { probe, threads: 1 });
+    const pid = first.workerForTests.pid;
+    const before = await first.tokenStats([{ ids: IDS[0]! }], false);
+    await first.dispose();
+    const second = await TorchRuntime.fromFolder(FIXTURE, { probe, threads: 1 });
+    open.push(second);
+    expect(second.workerForTests.pid).toBe(pid);
+    expect((await second.tokenStats([{ ids: IDS[0]! }], false))[0]!.logprobs).toEqual(before[0]!.logprobs);   // the reset left nothing behind
+    second.workerForTests.kill('SIGKILL');
+    await expect(second.tokenStats([{ ids: IDS[0]! }], false)).rejects.toThrow(/killed/);
+    await second.dispose();
+    const third = await TorchRuntime.fromFolder(FIXTURE, { probe, threads: 1 });
+    open.push(third);
+    expect(third.workerForTests.pid).not.toBe(pid);
+  });
+
   it('a malformed frame stops the worker with a message that says so', async () => {
     const rt = await TorchRuntime.fromFolder(FIXTURE, { probe, threads: 1 });
     open.push(rt);

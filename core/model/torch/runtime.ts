@@ -17,7 +17,7 @@ import { readManifest, saveCheckpoint, verifyCheckpoint, CheckpointError } from 
 import { chunkRows, padRows, lossTokens, lossOutputGradients, DEFAULT_TOKEN_BUDGET, type TrainBatch, type TrainRow } from '../trainer.js';
 import { RuntimeBase, RUNTIME_ADAMW } from '../runtime.js';
 import type { Generated, GenerateOptions, ModelRuntime, RuntimeInfo, RuntimeManifest, TokenStat } from '../runtime.js';
-import { TorchWorker, type TorchProbe, type WireArray } from './worker-client.js';
+import { releaseWorker, takeWorker, type TorchWorker, type TorchProbe, type WireArray } from './worker-client.js';
 
 export interface TorchStartOptions {
   probe: TorchProbe;
@@ -49,7 +49,7 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
     config: ModelConfig, tokenizer: Tokenizer, opts: TorchStartOptions, init: (w: TorchWorker) => Promise<unknown>,
   ): Promise<TorchRuntime> {
     if (!opts.probe.ok) throw new Error(`backend 'torch' is not available: ${opts.probe.reason}`);
-    const worker = new TorchWorker({ python: opts.probe.python, threads: opts.threads, log: opts.log });
+    const worker = takeWorker({ python: opts.probe.python, threads: opts.threads, log: opts.log });
     try {
       const hello = (await worker.request('hello')).header;
       await init(worker);
@@ -57,7 +57,7 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
       const info: RuntimeInfo = { backend: 'torch', device };
       return new TorchRuntime(worker, config, tokenizer, info);
     } catch (error) {
-      await worker.close().catch(() => undefined);
+      await releaseWorker(worker).catch(() => undefined);
       throw error;
     }
   }
@@ -247,7 +247,7 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
   get workerForTests(): TorchWorker { return this.worker; }
 
   async dispose(): Promise<void> {
-    if (this.slot === 'main') await this.worker.close();
+    if (this.slot === 'main') await releaseWorker(this.worker);
     else await this.worker.request('drop_optimizer', { slot: this.slot }).catch(() => undefined);
   }
 }

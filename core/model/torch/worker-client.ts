@@ -173,6 +173,10 @@ export interface WorkerOptions {
 
 /** One worker process. `request` resolves with the reply or rejects with the worker's error / death. */
 export class TorchWorker {
+  /** Where its stderr lines go (changes when the pool hands the worker to a new model). */
+  log: ((line: string) => void) | undefined;
+  readonly python: string;
+  readonly threads: number | undefined;
   private readonly child: ChildProcess;
   private readonly reader = new FrameReader();
   private readonly pending = new Map<number, { resolve: (r: Reply) => void; reject: (e: Error) => void; op: string }>();
@@ -182,6 +186,9 @@ export class TorchWorker {
   private chain: Promise<unknown> = Promise.resolve();
 
   constructor(opts: WorkerOptions) {
+    this.log = opts.log;
+    this.python = opts.python;
+    this.threads = opts.threads;
     const script = workerScript();
     this.child = spawn(opts.python, ['-u', script], {
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -212,7 +219,7 @@ export class TorchWorker {
       for (const line of lines) {
         this.stderrTail.push(line);
         if (this.stderrTail.length > 30) this.stderrTail.shift();
-        if (line.trim()) opts.log?.(`[torch worker] ${line}`);
+        if (line.trim()) this.log?.(`[torch worker] ${line}`);
       }
     });
     this.child.on('error', (error) => this.fail(new TorchWorkerError(`could not start the PyTorch worker with ${opts.python}: ${error.message}`)));
@@ -226,6 +233,15 @@ export class TorchWorker {
   }
 
   get pid(): number | undefined { return this.child.pid; }
+
+  /** Alive and able to take requests. */
+  get alive(): boolean { return !this.dead && this.child.exitCode === null; }
+
+  /** Whether an idle worker keeps this process running (false while it waits in the pool). */
+  setRef(on: boolean): void {
+    const handles = [this.child, this.child.stdin, this.child.stdout, this.child.stderr] as Array<{ ref?: () => void; unref?: () => void } | null>;
+    for (const h of handles) (on ? h?.ref : h?.unref)?.call(h);
+  }
 
   private fail(error: Error): void {
     if (!this.dead) this.dead = error;
@@ -264,4 +280,46 @@ export class TorchWorker {
 
   /** Tests: write raw bytes to the worker's stdin (a malformed frame). */
   writeRaw(bytes: Buffer): void { this.child.stdin!.write(bytes); }
+}
+
+// ───────────────────────── a small pool of idle workers ─────────────────────────
+// Starting Python and importing torch costs about a second; a run loads a model per stage (and a
+// reference or a critic beside it). A released worker drops its model (`reset`) and waits, unref'd,
+// for the next model of this process; it exits with the process (its stdin closes).
+
+const MAX_IDLE = 2;
+const idle: TorchWorker[] = [];
+
+/** A worker for this interpreter and thread count: an idle one if any, else a new process. */
+export function takeWorker(opts: WorkerOptions): TorchWorker {
+  while (idle.length) {
+    const w = idle.pop()!;
+    if (w.alive && w.python === opts.python && w.threads === opts.threads) {
+      w.setRef(true);
+      w.log = opts.log;
+      return w;
+    }
+    void w.close();
+  }
+  return new TorchWorker(opts);
+}
+
+/** Give a worker back: reset and kept idle (at most MAX_IDLE), else closed. A dead worker is dropped. */
+export async function releaseWorker(w: TorchWorker): Promise<void> {
+  if (!w.alive) return;
+  try {
+    await w.request('reset');
+  } catch {
+    await w.close();
+    return;
+  }
+  if (idle.length >= MAX_IDLE) { await w.close(); return; }
+  w.log = undefined;
+  w.setRef(false);
+  idle.push(w);
+}
+
+/** Close the idle workers (tests, shutdown). */
+export async function closeIdleWorkers(): Promise<void> {
+  await Promise.all(idle.splice(0).map((w) => w.close()));
 }
