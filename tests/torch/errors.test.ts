@@ -76,7 +76,7 @@ describe('worker failures', () => {
     const first = await TorchRuntime.fromFolder(FIXTURE, { probe, threads: 1 });
     const pid = first.workerForTests.pid;
     const before = await first.tokenStats([{ ids: IDS[0]! }], false);
-    await first.dispose();
+    void first.dispose();   // the stages do not await dispose: the worker is free at once
     const second = await TorchRuntime.fromFolder(FIXTURE, { probe, threads: 1 });
     open.push(second);
     expect(second.workerForTests.pid).toBe(pid);

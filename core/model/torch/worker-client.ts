@@ -304,19 +304,22 @@ export function takeWorker(opts: WorkerOptions): TorchWorker {
   return new TorchWorker(opts);
 }
 
-/** Give a worker back: reset and kept idle (at most MAX_IDLE), else closed. A dead worker is dropped. */
+/**
+ * Give a worker back: it is idle at once (callers often do not await dispose) and its `reset` is
+ * queued before anything the next owner sends; beyond MAX_IDLE it is closed. A dead worker is dropped.
+ */
 export async function releaseWorker(w: TorchWorker): Promise<void> {
   if (!w.alive) return;
-  try {
-    await w.request('reset');
-  } catch {
-    await w.close();
-    return;
-  }
   if (idle.length >= MAX_IDLE) { await w.close(); return; }
+  const reset = w.request('reset');
   w.log = undefined;
   w.setRef(false);
   idle.push(w);
+  await reset.catch(() => {
+    const i = idle.indexOf(w);
+    if (i >= 0) idle.splice(i, 1);
+    return w.close();
+  });
 }
 
 /** Close the idle workers (tests, shutdown). */
