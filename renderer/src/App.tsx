@@ -148,7 +148,7 @@ export function App({ client }: { client: Client }) {
       case 'projects': return <ProjectsView client={client} project={project} onOpened={onProjectOpened} />;
       case 'runs': return <RunsView client={client} navigate={navigate} project={project!} />;
       case 'new-run': return <NewRunView client={client} navigate={navigate} preset={route.preset} system={system} />;
-      case 'run': return <RunView client={client} navigate={navigate} runId={route.runId} theme={theme} />;
+      case 'run': return <RunView client={client} navigate={navigate} runId={route.runId} theme={theme} {...(route.params ? { params: route.params } : {})} />;
       case 'compare': return <CompareView client={client} navigate={navigate} runIds={route.runIds} theme={theme} />;
       case 'studies': return <StudiesView client={client} navigate={navigate} name={route.name} />;
       case 'trace': return seeing(TraceView, 'Trace inspector');

@@ -6,7 +6,7 @@ export type Route =
   | { view: 'projects' }
   | { view: 'runs' }
   | { view: 'new-run'; preset?: string }
-  | { view: 'run'; runId: string }
+  | { view: 'run'; runId: string; params?: Record<string, string> }   // params: the tab and chart view state (charts/chart-view.ts)
   | { view: 'compare'; runIds: string[] }
   | { view: 'studies'; name?: string }
   | { view: 'trace'; runId?: string; episodeId?: string; filters?: Record<string, string> }
@@ -40,7 +40,7 @@ export function formatRoute(route: Route): string {
     case 'projects': return '#/projects';
     case 'runs': return '#/runs';
     case 'new-run': return route.preset ? `#/new-run/${enc(route.preset)}` : '#/new-run';
-    case 'run': return `#/run/${enc(route.runId)}`;
+    case 'run': return `#/run/${enc(route.runId)}${queryString(route.params)}`;
     case 'compare': return `#/compare/${route.runIds.map(enc).join(',')}`;
     case 'studies': return route.name ? `#/studies/${enc(route.name)}` : '#/studies';
     case 'trace': return `#/trace${route.runId ? `/${enc(route.runId)}` : ''}${route.runId && route.episodeId ? `/${enc(route.episodeId)}` : ''}${queryString(route.filters)}`;
@@ -79,7 +79,10 @@ export function parseRoute(hash: string): Route {
   switch (view) {
     case 'runs': return { view: 'runs' };
     case 'new-run': return a ? { view: 'new-run', preset: a } : { view: 'new-run' };
-    case 'run': return a ? { view: 'run', runId: a } : { view: 'runs' };
+    case 'run': {
+      const params = queryMap(query);
+      return a ? { view: 'run', runId: a, ...(params ? { params } : {}) } : { view: 'runs' };
+    }
     case 'compare': return { view: 'compare', runIds: (pathPart.split('/')[1] ?? '').split(',').filter(Boolean).map(dec) };
     case 'studies': return a ? { view: 'studies', name: a } : { view: 'studies' };
     case 'trace': {

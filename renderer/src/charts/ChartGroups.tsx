@@ -3,6 +3,7 @@
 import { useState } from 'react';
 import { breakable } from '../components/widgets.js';
 import { MetricChart, formatValue, type ChartSeries } from './MetricChart.js';
+import type { StageSpan } from './chart-view.js';
 
 export interface ChartSpec { name: string; series: ChartSeries[] }
 
@@ -42,12 +43,35 @@ export function groupCharts(charts: ChartSpec[]): Array<{ group: string; charts:
   return [...groups.entries()].sort((a, b) => rank(a[0]) - rank(b[0]) || a[0].localeCompare(b[0])).map(([group, list]) => ({ group, charts: list }));
 }
 
-export function ChartGroups(props: { charts: ChartSpec[]; xLabel: string; smoothing: number; syncKey: string; theme: string; testId?: string }) {
-  const groups = groupCharts(props.charts);
+export interface ChartGroupsProps {
+  charts: ChartSpec[]; xLabel: string; smoothing: number; syncKey: string; theme: string; testId?: string;
+  log?: boolean;                 // log-scale y on every chart
+  stageSpans?: StageSpan[];      // the stages on the x axis, marked on every chart
+  pinned?: string[];             // metric names shown first, in their own section (in this order)
+  onTogglePin?: (name: string) => void;
+}
+
+export function ChartGroups(props: ChartGroupsProps) {
+  const pinned = props.pinned ?? [];
+  const pinnedCharts = pinned.map((n) => props.charts.find((c) => c.name === n)).filter((c): c is ChartSpec => c !== undefined);
+  const groups = groupCharts(props.charts.filter((c) => !pinned.includes(c.name)));
   const [open, setOpen] = useState<Record<string, boolean>>({});
-  const isOpen = (g: string) => open[g] ?? (OPEN_BY_DEFAULT.has(g) || groups.length <= 2);
+  // none of the usual groups (e.g. an imported verl run: actor/, critic/, timing_s/): open them all
+  const noneUsual = !groups.some((g) => OPEN_BY_DEFAULT.has(g.group));
+  const isOpen = (g: string) => open[g] ?? (OPEN_BY_DEFAULT.has(g) || groups.length <= 2 || noneUsual);
+  const chart = (c: ChartSpec) => (
+    <MetricChart key={c.name} title={c.name} series={c.series} xLabel={props.xLabel} smoothing={props.smoothing} syncKey={props.syncKey} theme={props.theme}
+      log={props.log ?? false} {...(props.stageSpans ? { stageSpans: props.stageSpans } : {})}
+      {...(props.onTogglePin ? { pinned: pinned.includes(c.name), onTogglePin: () => props.onTogglePin!(c.name) } : {})} />
+  );
   return (
     <div data-testid={props.testId}>
+      {pinnedCharts.length > 0 && (
+        <section className="chart-group" data-group="pinned" data-testid="pinned-charts">
+          <div className="chart-group-head">pinned <span className="faint">({pinnedCharts.length})</span></div>
+          <div className="charts-grid">{pinnedCharts.map(chart)}</div>
+        </section>
+      )}
       {groups.map(({ group, charts }) => (
         <section key={group} className="chart-group" data-group={group}>
           <button className="chart-group-head" aria-expanded={isOpen(group)} onClick={() => setOpen((o) => ({ ...o, [group]: !isOpen(group) }))}>
@@ -72,9 +96,7 @@ export function ChartGroups(props: { charts: ChartSpec[]; xLabel: string; smooth
                 </div>
               )}
               <div className="charts-grid">
-                {charts.filter((c) => !isScalar(c)).map((c) => (
-                  <MetricChart key={c.name} title={c.name} series={c.series} xLabel={props.xLabel} smoothing={props.smoothing} syncKey={props.syncKey} theme={props.theme} />
-                ))}
+                {charts.filter((c) => !isScalar(c)).map(chart)}
               </div>
             </>
           )}

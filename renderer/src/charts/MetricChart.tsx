@@ -1,6 +1,7 @@
 // One uPlot chart of one metric: several runs overlaid, the smoothed line strong and the raw
-// line faint, cursor synced across charts with the same syncKey, drag to zoom (re-bucketed in
-// the worker so zoomed-in data is exact), double-click to reset, PNG export.
+// line faint with markers on the raw values, cursor synced across charts with the same syncKey,
+// drag to zoom (re-bucketed in the worker so zoomed-in data is exact), double-click to reset,
+// log-scale y, stage boundaries marked on the x axis, tick labels that never repeat, pin, PNG export.
 import { useEffect, useMemo, useRef, useState } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
@@ -8,6 +9,9 @@ import { cssVar } from '../theme/theme.js';
 import type { PrepareResponse } from './downsample.js';
 import { sharedDownsampler, type Downsampler } from './downsampler.js';
 import { downloadDataUrl } from '../components/download.js';
+import { formatValue, logTicks, tickLabels, type StageSpan } from './chart-view.js';
+
+export { formatValue };
 
 export interface ChartSeries {
   key: string;            // stable id, e.g. runId
@@ -27,6 +31,11 @@ export interface MetricChartProps {
   theme: string;           // re-create on theme change (colours are read from CSS variables)
   downsampler?: Downsampler;
   testId?: string;
+  log?: boolean;           // log-scale y (values <= 0 are left out and counted)
+  stageSpans?: StageSpan[]; // stages on the x axis: a dashed line where each one after the first begins
+  pinned?: boolean;
+  onTogglePin?: () => void;
+  highlightX?: number | null; // a solid line at this x (e.g. the step picked beside the chart)
 }
 
 /** `#rrggbb` / `#rgb` → rgba with alpha; other colour syntaxes are returned as they are. */
@@ -39,14 +48,77 @@ export function withAlpha(color: string, alpha: number): string {
   return `rgba(${(n >> 16) & 255}, ${(n >> 8) & 255}, ${n & 255}, ${alpha})`;
 }
 
-/** Compact number: up to 4 significant digits, no trailing zeros, exponent for tiny/huge values. */
-export function formatValue(v: number | null | undefined): string {
-  if (v === null || v === undefined || !Number.isFinite(v)) return '–';
-  if (v === 0) return '0';
-  const a = Math.abs(v);
-  if (a < 1e-3 || a >= 1e6) return v.toExponential(2).replace(/\.?0+e/, 'e');
-  if (Number.isInteger(v)) return String(v);
-  return String(Number(v.toPrecision(4)));
+/** y values for a log axis: values <= 0 (no logarithm) become gaps; returns how many were dropped. */
+export function forLogScale(y: ReadonlyArray<number | null | undefined>): { y: Array<number | null>; dropped: number } {
+  let dropped = 0;
+  const out = y.map((v) => {
+    if (v === null || v === undefined) return null;
+    if (v <= 0) { dropped++; return null; }
+    return v;
+  });
+  return { y: out, dropped };
+}
+
+/** Draw the stage boundaries: a dashed line where each stage after the first begins, its name beside it. */
+function drawStageMarks(u: uPlot, spans: StageSpan[], color: string): void {
+  if (spans.length < 2) return;
+  const ctx = u.ctx;
+  const { left, top, width, height } = u.bbox;
+  const min = u.scales['x']?.min;
+  const max = u.scales['x']?.max;
+  if (min === undefined || max === undefined) return;
+  const bounds = spans.map((sp, i) => ({
+    // a stage begins halfway between the previous stage's last x and its own first x
+    begin: i > 0 ? (spans[i - 1]!.end + sp.start) / 2 : sp.start,
+    end: i + 1 < spans.length ? (sp.end + spans[i + 1]!.start) / 2 : sp.end,
+  }));
+  if (bounds.filter((b) => b.end >= min && b.begin <= max).length < 2) return;   // one stage in view: nothing to tell apart
+  ctx.save();
+  ctx.strokeStyle = color;
+  ctx.fillStyle = color;
+  ctx.lineWidth = devicePixelRatio;
+  ctx.setLineDash([4 * devicePixelRatio, 3 * devicePixelRatio]);
+  ctx.font = `${10 * devicePixelRatio}px system-ui, sans-serif`;
+  ctx.textBaseline = 'top';
+  ctx.textAlign = 'left';          // uPlot leaves the y axis's alignment on the context
+  spans.forEach((sp, i) => {
+    const { begin, end } = bounds[i]!;
+    if (end < min || begin > max) return;                          // not in view (zoomed)
+    const px = Math.round(u.valToPos(Math.max(min, begin), 'x', true));
+    if (i > 0 && begin >= min) {
+      ctx.beginPath();
+      ctx.moveTo(px, top);
+      ctx.lineTo(px, top + height);
+      ctx.stroke();
+    }
+    if (px < left + width - 24 * devicePixelRatio) ctx.fillText(sp.stage, px + 3 * devicePixelRatio, top + 2 * devicePixelRatio);
+  });
+  ctx.restore();
+}
+
+/** The stages whose stretch of the x axis holds points of these series (two or more, else none: nothing to mark). */
+export function stagesInRange(spans: StageSpan[], series: Array<{ x: number[] }>): string[] {
+  let lo = Infinity; let hi = -Infinity;
+  for (const s of series) for (const x of s.x) { if (x < lo) lo = x; if (x > hi) hi = x; }
+  const hit = spans.filter((sp) => sp.end >= lo && sp.start <= hi).map((sp) => sp.stage);
+  return hit.length >= 2 ? hit : [];
+}
+
+/** A solid vertical line at x (when in view). */
+function drawHighlight(u: uPlot, x: number | null, color: string): void {
+  const min = u.scales['x']?.min;
+  const max = u.scales['x']?.max;
+  if (x === null || min === undefined || max === undefined || x < min || x > max) return;
+  const px = Math.round(u.valToPos(x, 'x', true));
+  const ctx = u.ctx;
+  ctx.save();
+  ctx.strokeStyle = color;
+  ctx.lineWidth = 2 * devicePixelRatio;
+  ctx.beginPath();
+  ctx.moveTo(px, u.bbox.top);
+  ctx.lineTo(px, u.bbox.top + u.bbox.height);
+  ctx.stroke();
+  ctx.restore();
 }
 
 /** Tick spacings for an x axis of whole numbers (steps, episodes): no 1.25-step ticks. */
@@ -58,7 +130,7 @@ export function isIntegerAxis(xLabel: string): boolean {
 }
 
 export function MetricChart(props: MetricChartProps) {
-  const { title, series, xLabel, smoothing, syncKey, height = 190, theme } = props;
+  const { title, series, xLabel, smoothing, syncKey, height = 190, theme, log = false } = props;
   const ds = props.downsampler ?? sharedDownsampler();
   const hostRef = useRef<HTMLDivElement>(null);
   const readoutRef = useRef<HTMLDivElement>(null);
@@ -70,6 +142,18 @@ export function MetricChart(props: MetricChartProps) {
   const [zoomed, setZoomed] = useState(false);
   const [requestTick, setRequestTick] = useState(0);
   const [pointInfo, setPointInfo] = useState('');
+  const [logDropped, setLogDropped] = useState(0);
+  const spansRef = useRef<StageSpan[]>(props.stageSpans ?? []);
+  const highlightRef = useRef<number | null>(props.highlightX ?? null);
+  useEffect(() => {
+    highlightRef.current = props.highlightX ?? null;
+    plotRef.current?.redraw(false, false);
+  }, [props.highlightX]);
+  const spansKey = JSON.stringify(props.stageSpans ?? []);
+  useEffect(() => {
+    spansRef.current = props.stageSpans ?? [];
+    plotRef.current?.redraw(false, false);
+  }, [spansKey]);
 
   // Track the container width.
   useEffect(() => {
@@ -82,8 +166,8 @@ export function MetricChart(props: MetricChartProps) {
   }, []);
 
   const structure = useMemo(
-    () => JSON.stringify([series.map((s) => [s.key, s.label, s.color]), smoothing > 0, theme, xLabel, syncKey ?? '']),
-    [series, smoothing, theme, xLabel, syncKey],
+    () => JSON.stringify([series.map((s) => [s.key, s.label, s.color]), smoothing > 0, theme, xLabel, syncKey ?? '', log]),
+    [series, smoothing, theme, xLabel, syncKey, log],
   );
 
   // Destroy the plot on unmount.
@@ -115,10 +199,18 @@ export function MetricChart(props: MetricChartProps) {
 
     function draw(res: PrepareResponse) {
       const tables: uPlot.AlignedData[] = [];
+      let dropped = 0;
+      const yOf = (y: number[]) => {
+        if (!log) return y;
+        const r = forLogScale(y);
+        dropped += r.dropped;
+        return r.y;
+      };
       for (const s of res.series) {
-        tables.push([s.raw.x, s.raw.y] as unknown as uPlot.AlignedData);
-        if (s.smooth) tables.push([s.smooth.x, s.smooth.y] as unknown as uPlot.AlignedData);
+        tables.push([s.raw.x, yOf(s.raw.y)] as unknown as uPlot.AlignedData);
+        if (s.smooth) tables.push([s.smooth.x, log ? forLogScale(s.smooth.y).y : s.smooth.y] as unknown as uPlot.AlignedData);
       }
+      setLogDropped(dropped);
       const data = uPlot.join(tables);
       const existing = plotRef.current;
       if (existing && structureRef.current === structure) {
@@ -130,14 +222,18 @@ export function MetricChart(props: MetricChartProps) {
       const axis = cssVar('--chart-axis', '#666');
       const grid = cssVar('--chart-grid', 'rgba(0,0,0,0.1)');
       const uSeries: uPlot.Series[] = [{ label: xLabel }];
+      // markers sit on the raw values (uPlot shows them while points are sparse); the smoothed line has none
       series.forEach((s) => {
         if (smoothing > 0) {
-          uSeries.push({ label: `${s.label} (raw)`, stroke: withAlpha(s.color, 0.28), width: 1, spanGaps: true, points: { show: false } });
-          uSeries.push({ label: s.label, stroke: s.color, width: 1.75, spanGaps: true });
+          uSeries.push({ label: `${s.label} (raw)`, stroke: withAlpha(s.color, 0.35), width: 1, spanGaps: true, points: { size: 5, stroke: s.color, fill: s.color } });
+          uSeries.push({ label: s.label, stroke: s.color, width: 1.75, spanGaps: true, points: { show: false } });
         } else {
-          uSeries.push({ label: s.label, stroke: s.color, width: 1.5, spanGaps: true });
+          uSeries.push({ label: s.label, stroke: s.color, width: 1.5, spanGaps: true, points: { size: 5, stroke: s.color, fill: s.color } });
         }
       });
+      // a log axis labels and grids only some of uPlot's 1..9 × 10^k splits (chart-view.ts logTicks)
+      const logFilter = log ? { filter: (u: uPlot, splits: number[]) => logTicks(splits, Math.floor(u.bbox.height / devicePixelRatio / 18)) } : {};
+      const markColor = cssVar('--fg-muted', cssVar('--chart-axis', '#666'));
       const opts: uPlot.Options = {
         width: plotWidth + 60,
         height,
@@ -154,12 +250,15 @@ export function MetricChart(props: MetricChartProps) {
             },
           },
           // a flat series gets a small band around its value instead of uPlot's default 0..100
-          y: { range: (_u, min, max) => (min === max ? [min - (Math.abs(min) || 1) * 0.5, max + (Math.abs(max) || 1) * 0.5] : uPlot.rangeNum(min, max, 0.1, true)) },
+          y: log
+            ? { distr: 3, log: 10, range: (_u, min, max) => (min === null || max === null || !(min > 0) ? [0.1, 10] : uPlot.rangeLog(min, max, 10, true)) }
+            : { range: (_u, min, max) => (min === max ? [min - (Math.abs(min) || 1) * 0.5, max + (Math.abs(max) || 1) * 0.5] : uPlot.rangeNum(min, max, 0.1, true)) },
         },
         axes: [
           { stroke: axis, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 }, label: xLabel, labelSize: 18, labelFont: '11px system-ui, sans-serif', font: '11px system-ui, sans-serif', size: 36,
-            ...(isIntegerAxis(xLabel) ? { incrs: INTEGER_INCRS } : {}) },
-          { stroke: axis, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 }, font: '11px system-ui, sans-serif', size: 56, values: (_u, vals) => vals.map((v) => formatValue(v)) },
+            values: (_u, vals) => tickLabels(vals), ...(isIntegerAxis(xLabel) ? { incrs: INTEGER_INCRS } : {}) },
+          { stroke: axis, grid: { stroke: grid, width: 1, ...logFilter }, ticks: { stroke: grid, width: 1, ...logFilter }, font: '11px system-ui, sans-serif', size: 56,
+            values: (_u, vals) => tickLabels(vals), ...logFilter },
         ],
         cursor: {
           ...(syncKey ? { sync: { key: syncKey, setSeries: false } } : {}),
@@ -174,6 +273,7 @@ export function MetricChart(props: MetricChartProps) {
           },
         },
         hooks: {
+          draw: [(u) => { drawStageMarks(u, spansRef.current, markColor); drawHighlight(u, highlightRef.current, cssVar('--accent', '#2563eb')); }],
           setSelect: [(u) => {
             if (u.select.width < 4) return;
             const min = u.posToVal(u.select.left, 'x');
@@ -190,12 +290,13 @@ export function MetricChart(props: MetricChartProps) {
             if (idx === null || idx === undefined) { el.textContent = ''; return; }
             const parts: string[] = [`${xLabel} ${formatValue(u.data[0][idx] ?? null)}`];
             let col = 1;
+            // the raw value first (what was logged), the smoothed one beside it
             for (const s of series) {
               const raw = u.data[col]?.[idx];
               const sm = smoothing > 0 ? u.data[col + 1]?.[idx] : undefined;
               col += smoothing > 0 ? 2 : 1;
-              const v = sm ?? raw;
-              if (v !== null && v !== undefined) parts.push(`${s.label}: ${formatValue(v)}`);
+              if (raw !== null && raw !== undefined) parts.push(`${s.label}: ${formatValue(raw)}${sm !== null && sm !== undefined ? ` (smoothed ${formatValue(sm)})` : ''}`);
+              else if (sm !== null && sm !== undefined) parts.push(`${s.label}: smoothed ${formatValue(sm)}`);
             }
             el.textContent = parts.join('   ');
           }],
@@ -209,7 +310,7 @@ export function MetricChart(props: MetricChartProps) {
       structureRef.current = structure;
       if (zoom) plot.setScale('x', zoom);
     }
-  }, [series, smoothing, width, structure, requestTick, height]);
+  }, [series, smoothing, width, structure, requestTick, height, log]);
 
   const exportPng = () => {
     const plot = plotRef.current;
@@ -242,13 +343,19 @@ export function MetricChart(props: MetricChartProps) {
   };
 
   const empty = series.length === 0 || series.every((s) => s.x.length === 0);
+  const marked = stagesInRange(props.stageSpans ?? [], series);
   return (
-    <div className="chart-card" data-testid={props.testId ?? `chart-${title}`}>
+    <div className="chart-card" data-testid={props.testId ?? `chart-${title}`} data-stage-marks={marked.join(',')} data-log={log ? '1' : undefined}>
       <div className="chart-title">
         <span title={title}>{title}</span>
         <span className="spacer" />
         {zoomed && <button className="btn small ghost" onClick={() => { zoomRef.current = null; setZoomed(false); setRequestTick((t) => t + 1); }}>reset zoom</button>}
+        {!empty && log && logDropped > 0 && <span className="faint" title="a log scale has no place for zero or negative values" data-testid="log-dropped">{logDropped} ≤ 0 hidden</span>}
         {!empty && <span className="faint" title="points logged (all runs)">{pointInfo} pts</span>}
+        {props.onTogglePin && (
+          <button className={`btn small ghost${props.pinned ? ' active' : ''}`} onClick={props.onTogglePin} aria-pressed={props.pinned === true}
+            title={props.pinned ? 'Unpin: back to its group' : 'Pin to the top (remembered)'} data-testid="pin-chart">{props.pinned ? 'unpin' : 'pin'}</button>
+        )}
         {!empty && <button className="btn small ghost" onClick={exportPng} title="Save this chart as PNG">PNG</button>}
       </div>
       {empty ? <div className="chart-empty">no data yet</div> : null}

@@ -4,9 +4,14 @@ import { useEffect, useRef, useState } from 'react';
 import type { MetricSeries, WorkbenchEvent } from '../../../core/api/contract.js';
 import type { MetricPoint } from '../../../core/api/records.js';
 import type { Client } from '../api/client.js';
+import { StageAxis, type StageSpan } from './chart-view.js';
 
 export type XMode = 'step' | 'time' | 'episodes';
 export const X_LABELS: Record<XMode, string> = { step: 'step', time: 'wall time (s)', episodes: 'episodes' };
+/** The x label when every stage is shown: steps and episodes restart per stage, so stages are laid end to end. */
+export function xLabelOf(mode: XMode, stage: string | undefined, stagesShown = 2): string {
+  return mode === 'time' || stage || stagesShown < 2 ? X_LABELS[mode] : `${X_LABELS[mode]} (stages end to end)`;
+}
 
 export interface Points { x: number[]; y: number[] }
 /** name → runId → points */
@@ -18,6 +23,8 @@ export interface RunMetrics {
   version: number;
   loading: boolean;
   error: unknown;
+  /** runId → where each stage lies on the x axis (for the stage marks on the charts). */
+  spans: Map<string, StageSpan[]>;
 }
 
 const SERVER_MAX_POINTS = 100_000; // ask for full resolution; the worker downsamples to pixels
@@ -47,7 +54,7 @@ export function xOf(point: MetricPoint, mode: XMode, t0: number | undefined): nu
 }
 
 export function useRunMetrics(api: Client, runIds: string[], xMode: XMode, stage: string | undefined, live = true): RunMetrics {
-  const [state, setState] = useState<RunMetrics>({ names: [], store: new Map(), version: 0, loading: true, error: null });
+  const [state, setState] = useState<RunMetrics>({ names: [], store: new Map(), version: 0, loading: true, error: null, spans: new Map() });
   const key = runIds.join(',');
   const storeRef = useRef<MetricStore>(new Map());
 
@@ -57,13 +64,32 @@ export function useRunMetrics(api: Client, runIds: string[], xMode: XMode, stage
     storeRef.current = store;
     const t0 = new Map<string, number>();
     const names = new Set<string>();
+    // steps and episodes restart in every stage: on the all-stages view each run's stages go end to end
+    const endToEnd = !stage && xMode !== 'time';
+    const axes = new Map<string, StageAxis>();
+    const axisOf = (runId: string) => { let a = axes.get(runId); if (!a) { a = new StageAxis(); axes.set(runId, a); } return a; };
+    const timeSpanMap = new Map<string, Map<string, StageSpan>>();
+    const noteTime = (runId: string, stageName: string, x: number) => {
+      let m = timeSpanMap.get(runId);
+      if (!m) { m = new Map(); timeSpanMap.set(runId, m); }
+      const sp = m.get(stageName);
+      if (!sp) m.set(stageName, { stage: stageName, start: x, end: x });
+      else { sp.start = Math.min(sp.start, x); sp.end = Math.max(sp.end, x); }
+    };
+    const spans = (): Map<string, StageSpan[]> => {
+      const out = new Map<string, StageSpan[]>();
+      if (stage) return out;
+      if (endToEnd) for (const [id, a] of axes) out.set(id, a.spans());
+      else for (const [id, m] of timeSpanMap) out.set(id, [...m.values()].sort((a, b) => a.start - b.start));
+      return out;
+    };
     let version = 0;
     let timer: ReturnType<typeof setTimeout> | null = null;
     const publish = () => {
       timer = null;
       if (cancelled) return;
       version++;
-      setState({ names: [...names], store, version, loading: false, error: null });
+      setState({ names: [...names], store, version, loading: false, error: null, spans: spans() });
     };
     const schedule = () => { if (!timer) timer = setTimeout(publish, 250); };
     const buffered: Array<{ runId: string; point: MetricPoint }> = [];
@@ -72,8 +98,10 @@ export function useRunMetrics(api: Client, runIds: string[], xMode: XMode, stage
     const append = (runId: string, point: MetricPoint) => {
       if (stage && point.stage !== stage) return;
       if (!t0.has(runId)) t0.set(runId, point.time);
-      const x = xOf(point, xMode, t0.get(runId));
-      if (x === null) return;
+      const rawX = xOf(point, xMode, t0.get(runId));
+      if (rawX === null) return;
+      const x = endToEnd ? axisOf(runId).map(point.stage, rawX) : rawX;
+      if (xMode === 'time') noteTime(runId, point.stage, x);
       for (const [name, value] of Object.entries(point.values)) {
         names.add(name);
         let byRun = store.get(name);
@@ -97,6 +125,12 @@ export function useRunMetrics(api: Client, runIds: string[], xMode: XMode, stage
     (async () => {
       if (runIds.length === 0) { loaded = true; publish(); return; }
       const { names: all } = await api.metrics.names({ runIds });
+      // each run's stages in the order they first logged (for laying them end to end)
+      const stageOrder = new Map<string, string[]>();
+      if (endToEnd) {
+        for (const id of runIds) stageOrder.set(id, (await api.metrics.names({ runIds: [id] })).stages);
+      }
+      const loadedSeries: MetricSeries[] = [];
       for (let i = 0; i < all.length; i += 100) {
         const chunk = all.slice(i, i + 100);
         const { series } = await api.metrics.query({ runIds, names: chunk, x: xMode, maxPoints: SERVER_MAX_POINTS, ...(stage ? { stage } : {}) });
@@ -104,25 +138,43 @@ export function useRunMetrics(api: Client, runIds: string[], xMode: XMode, stage
         if (xMode === 'time') {
           for (const s of series) if (s.x.length > 0) t0.set(s.runId, Math.min(t0.get(s.runId) ?? Infinity, s.x[0]!));
         }
-        for (const s of series) {
-          names.add(s.name);
-          const pts = seriesToPoints(s);
-          if (xMode === 'time') {
-            const base = t0.get(s.runId) ?? 0;
-            for (let k = 0; k < pts.x.length; k++) pts.x[k] = (pts.x[k]! - base) / 1000;
+        loadedSeries.push(...series);
+      }
+      if (endToEnd) {
+        for (const id of runIds) {
+          const axis = axisOf(id);
+          for (const st of stageOrder.get(id) ?? []) {
+            const xs = loadedSeries.filter((s) => s.runId === id && s.stage === st && s.x.length > 0);
+            if (xs.length === 0) continue;
+            axis.addStage(st, Math.max(...xs.map((s) => s.x[s.x.length - 1]!)), Math.min(...xs.map((s) => s.x[0]!)));
           }
-          let byRun = store.get(s.name);
-          if (!byRun) { byRun = new Map(); store.set(s.name, byRun); }
-          const prev = byRun.get(s.runId);
-          if (prev) { prev.x.push(...pts.x); prev.y.push(...pts.y); } else byRun.set(s.runId, pts);
         }
+      }
+      for (const s of loadedSeries) {
+        names.add(s.name);
+        const pts = seriesToPoints(s);
+        if (xMode === 'time') {
+          const base = t0.get(s.runId) ?? 0;
+          for (let k = 0; k < pts.x.length; k++) pts.x[k] = (pts.x[k]! - base) / 1000;
+          if (pts.x.length > 0) { noteTime(s.runId, s.stage, pts.x[0]!); noteTime(s.runId, s.stage, pts.x[pts.x.length - 1]!); }
+        }
+        if (endToEnd) {
+          const axis = axisOf(s.runId);
+          for (let k = 0; k < pts.x.length; k++) pts.x[k] = axis.map(s.stage, pts.x[k]!);
+        }
+        let byRun = store.get(s.name);
+        if (!byRun) { byRun = new Map(); store.set(s.name, byRun); }
+        const prev = byRun.get(s.runId);
+        if (prev) { mergeSorted(prev, pts); } else byRun.set(s.runId, pts);
       }
       loaded = true;
       // Live points that arrived while loading: keep only those newer than what was loaded.
       for (const { runId, point } of buffered.splice(0)) {
-        const x = xOf(point, xMode, t0.get(runId));
+        const raw = xOf(point, xMode, t0.get(runId));
+        const x = raw !== null && endToEnd ? axisOf(runId).peek(point.stage, raw) : raw;
         const anyName = Object.keys(point.values)[0];
         const existing = anyName ? store.get(anyName)?.get(runId) : undefined;
+        // a stage not loaded yet (x null) is newer than everything loaded
         if (x !== null && existing && existing.x.length > 0 && x <= existing.x[existing.x.length - 1]!) continue;
         append(runId, point);
       }
@@ -139,6 +191,16 @@ export function useRunMetrics(api: Client, runIds: string[], xMode: XMode, stage
   }, [api, key, xMode, stage, live]);
 
   return state;
+}
+
+/** Merge points of another stage into a series, keeping x ascending (the chart needs sorted x). */
+function mergeSorted(into: Points, add: Points): void {
+  const lastX = into.x[into.x.length - 1];
+  if (lastX === undefined || add.x.length === 0 || add.x[0]! >= lastX) { into.x.push(...add.x); into.y.push(...add.y); return; }
+  const pairs = into.x.map((x, i) => [x, into.y[i]!] as const).concat(add.x.map((x, i) => [x, add.y[i]!] as const));
+  pairs.sort((a, b) => a[0] - b[0]);
+  into.x.length = 0; into.y.length = 0;
+  for (const [x, y] of pairs) { into.x.push(x); into.y.push(y); }
 }
 
 /** Order metric names: key quantities first (success, pass@k, reward, WM accuracy, KL, entropy, losses). */

@@ -10,7 +10,8 @@ import { compareFlat, flatten, lineDiff } from '../components/diff.js';
 import { downloadText, toCsv } from '../components/download.js';
 import { type ChartSeries } from '../charts/MetricChart.js';
 import { ChartGroups } from '../charts/ChartGroups.js';
-import { X_LABELS, sortMetricNames, useRunMetrics, type XMode } from '../charts/use-metrics.js';
+import { sortMetricNames, useRunMetrics, xLabelOf, type XMode } from '../charts/use-metrics.js';
+import { defaultSmoothing } from '../charts/chart-view.js';
 import { seriesColor } from '../theme/theme.js';
 
 export interface CompareViewProps {
@@ -89,7 +90,7 @@ export default function CompareView({ client, navigate, runIds, theme }: Compare
   const [tab, setTab] = useState<'table' | 'curves' | 'config'>('table');
   const [diffOnly, setDiffOnly] = useState(true);
   const [xMode, setXMode] = useState<XMode>('step');
-  const [smoothing, setSmoothing] = useState(0.6);
+  const [chosenSmoothing, setSmoothing] = useState<number | null>(null);   // null: off on short series (chart-view.ts defaultSmoothing)
   const [templates, setTemplates] = useState<Record<string, string>>({});
 
   useEffect(() => { client.runs.list({ limit: 100000 }).then((r) => setRuns(r.runs), setError); }, [client]);
@@ -133,6 +134,9 @@ export default function CompareView({ client, navigate, runIds, theme }: Compare
     const byRun = metrics.store.get(n);
     return byRun && [...byRun.values()].filter((p) => p.x.length > 0).length >= Math.min(2, runIds.length);
   })), [metrics, key]);
+  const longest = useMemo(() => Math.max(0, ...[...metrics.store.values()].flatMap((byRun) => [...byRun.values()].map((p) => p.x.length))), [metrics]);
+  const smoothing = chosenSmoothing ?? defaultSmoothing(longest);
+  const firstSpans = metrics.spans.get(runIds[0] ?? '') ?? [];
 
   const configRows = useMemo(() => compareFlat(runIds.map((id) => flatten(infos[id]?.config ?? {}))), [infos, key]);
 
@@ -211,7 +215,7 @@ export default function CompareView({ client, navigate, runIds, theme }: Compare
                 </label>
               </div>
               {metrics.loading ? <div className="muted">Loading…</div> : sharedNames.length === 0 ? <div className="empty-state">These runs share no logged metric.</div> : (
-                <ChartGroups testId="compare-charts" xLabel={X_LABELS[xMode]} smoothing={smoothing} syncKey="compare" theme={theme}
+                <ChartGroups testId="compare-charts" xLabel={xLabelOf(xMode, undefined, firstSpans.length)} smoothing={smoothing} syncKey="compare" theme={theme} stageSpans={firstSpans}
                   charts={sharedNames.map((name) => {
                     const byRun = metrics.store.get(name);
                     const series: ChartSeries[] = runIds.map((id, i) => ({ key: id, label: infos[id]?.name ?? id, color: seriesColor(i), x: byRun?.get(id)?.x ?? [], y: byRun?.get(id)?.y ?? [] })).filter((s) => s.x.length > 0);

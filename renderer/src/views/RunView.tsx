@@ -1,11 +1,13 @@
 // One run: its stage pipeline with progress bars and time remaining, live charts of every
-// metric (several runs overlaid, smoothing, x by step / time / episodes), the log pane,
-// stop / resume, links into the trace inspector, replay and dataset browser, and exports.
+// metric (several runs overlaid, smoothing, log scale, x by step / time / episodes, stages
+// marked, pinned charts first; the view state in the URL), the log pane, system metrics, token
+// histograms, stop / resume, links into the trace inspector, replay and dataset browser,
+// exports (CSV, JSONL, a SPA/RAGEN bundle). An imported run is read-only and says so.
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { ProjectInfo, RunInfo, RunSummary, StageState, WorkbenchEvent } from '../../../core/api/contract.js';
 import type { RunEvent } from '../../../core/api/records.js';
 import type { Client } from '../api/client.js';
-import type { Route } from '../routes.js';
+import { formatRoute, type Route } from '../routes.js';
 import { ErrorBanner, KeyValues, ProgressBar, StatusBadge, Tabs } from '../components/widgets.js';
 import { fmtDate, fmtDuration, fmtEta, fmtPct } from '../components/format.js';
 import { fmtWmAccuracy, keyMetrics, SOURCE_LABEL, type MetricSource } from '../components/key-metrics.js';
@@ -15,7 +17,11 @@ import { downloadText, toCsv } from '../components/download.js';
 import { flatten } from '../components/diff.js';
 import { type ChartSeries } from '../charts/MetricChart.js';
 import { ChartGroups } from '../charts/ChartGroups.js';
-import { X_LABELS, sortMetricNames, useRunMetrics, type XMode } from '../charts/use-metrics.js';
+import { sortMetricNames, useRunMetrics, xLabelOf, type XMode } from '../charts/use-metrics.js';
+import { DEFAULT_SMOOTHING, defaultSmoothing, loadPinned, paramsToView, savePinned, SMOOTHING_MIN_POINTS, togglePinned, viewToParams, type ChartViewState, type RunTab } from '../charts/chart-view.js';
+import { SystemPanel } from '../components/SystemPanel.js';
+import { TokensPanel } from '../components/TokensPanel.js';
+import { ExportBundlePanel, forgetImport, importSummary, recalledImport } from '../components/InteropPanels.js';
 import { seriesColor } from '../theme/theme.js';
 
 export interface RunViewProps {
@@ -23,6 +29,8 @@ export interface RunViewProps {
   navigate: (route: Route) => void;
   runId: string;
   theme: string;
+  /** The route's query: tab and chart view state (a link reproduces the view). */
+  params?: Record<string, string>;
 }
 
 type LogLine = { key: number; time: number; level: string; text: string };
@@ -42,17 +50,31 @@ export function eventToLog(e: RunEvent): Omit<LogLine, 'key'> | null {
   }
 }
 
-export default function RunView({ client, navigate, runId, theme }: RunViewProps) {
+export default function RunView({ client, navigate, runId, theme, params }: RunViewProps) {
   const [run, setRun] = useState<RunInfo | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [progress, setProgress] = useState<Record<string, Progress>>({});
   const [log, setLog] = useState<LogLine[]>([]);
-  const [tab, setTab] = useState<'charts' | 'log' | 'config' | 'samples'>('charts');
-  const [xMode, setXMode] = useState<XMode>('step');
-  const [smoothing, setSmoothing] = useState(0.6);
-  const [stage, setStage] = useState('');
-  const [metricFilter, setMetricFilter] = useState('');
-  const [overlay, setOverlay] = useState<string[]>([]);
+  // the tab and the chart settings live in the URL (#/run/<id>?tab=…&x=…&smooth=…&log=1&filter=…&overlay=…)
+  const [view, setView] = useState<ChartViewState>(() => paramsToView(params));
+  const patch = useCallback((p: Partial<ChartViewState>) => setView((v) => ({ ...v, ...p })), []);
+  const firstParams = useRef(true);
+  useEffect(() => {                      // a new route (a link, back/forward): take its state
+    if (firstParams.current) { firstParams.current = false; return; }
+    setView(paramsToView(params));
+  }, [params, runId]);
+  useEffect(() => {                      // state → URL, replacing the history entry (no entry per slider move)
+    const p = viewToParams(view);
+    const hash = formatRoute({ view: 'run', runId, ...(Object.keys(p).length ? { params: p } : {}) });
+    if (location.hash !== hash) history.replaceState(history.state, '', hash);
+  }, [view, runId]);
+  const { tab, x: xMode, stage, filter: metricFilter, overlay, log: logScale } = view;
+  const setTab = (t: RunTab) => patch({ tab: t });
+  const setOverlay = (f: (o: string[]) => string[]) => setView((v) => ({ ...v, overlay: f(v.overlay) }));
+  const [pinned, setPinned] = useState<string[]>(() => loadPinned());
+  const togglePin = useCallback((name: string) => setPinned((p) => { const next = togglePinned(p, name); savePinned(next); return next; }), []);
+  const [exporting, setExporting] = useState(false);
+  const [imported, setImported] = useState(() => recalledImport(runId));
   const [allRuns, setAllRuns] = useState<RunSummary[]>([]);
   const [busy, setBusy] = useState(false);
   const [project, setProject] = useState<ProjectInfo | null>(null);
@@ -64,7 +86,7 @@ export default function RunView({ client, navigate, runId, theme }: RunViewProps
   const load = useCallback(() => {
     client.runs.get({ runId }).then((r) => { setRun(r); setError(null); }, setError);
   }, [client, runId]);
-  useEffect(() => { setRun(null); setProgress({}); setLog([]); setOverlay([]); load(); }, [load]);
+  useEffect(() => { setRun(null); setProgress({}); setLog([]); setExporting(false); setImported(recalledImport(runId)); load(); }, [load, runId]);
   useEffect(() => { client.runs.list({ limit: 100000 }).then((r) => setAllRuns(r.runs), () => {}); }, [client, runId]);
   useEffect(() => { client.projects.info().then((r) => setProject(r.project), () => {}); }, [client, runId]);
   // the project (read-only or not) and the run again after a reconnect: a restarted server may hold the project now
@@ -142,6 +164,10 @@ export default function RunView({ client, navigate, runId, theme }: RunViewProps
     });
     // theme: colours are read from CSS variables
   }, [metrics, runIds, metricFilter, runName, theme]);
+  // smoothing: what the URL says, else off on short series (an EMA over a few points hides the real values)
+  const longest = useMemo(() => Math.max(0, ...charts.flatMap((c) => c.series.map((s) => s.x.length))), [charts]);
+  const smoothing = view.smoothing ?? defaultSmoothing(longest);
+  const stageSpans = metrics.spans.get(runId) ?? [];
 
   const act = async (fn: () => Promise<unknown>) => {
     setBusy(true);
@@ -187,12 +213,14 @@ export default function RunView({ client, navigate, runId, theme }: RunViewProps
     : run.durationMs > 0 ? run.durationMs : run.startedAt && run.finishedAt && run.finishedAt > run.startedAt ? run.finishedAt - run.startedAt : 0;
   const src = (s: MetricSource | null) => (s ? SOURCE_LABEL[s] : null);
   const otherRuns = allRuns.filter((r) => r.id !== runId && !overlay.includes(r.id));
+  const isImported = run.status === 'imported';
 
   return (
     <div data-testid="run-view" data-run-status={run.status}>
       <div className="row" style={{ marginBottom: 8 }}>
         <RunTitle client={client} run={run} readOnly={readOnly} onChanged={onLabelsChanged} onError={setError} />
         <StatusBadge status={run.status} />
+        {isImported && <span className="badge" data-testid="imported-badge" title="Imported from a SPA/RAGEN run folder: nothing to start, stop or resume">read-only · from SPA/RAGEN</span>}
         {wholeEta && <span className="muted" data-testid="run-eta" title="This stage's ETA plus the median time each stage to come took in earlier runs of the same preset, size, method and env">{fmtRunEta(wholeEta)}</span>}
         <span className="muted">{run.method} · {run.env} · {run.size}{run.preset ? ` · preset ${run.preset}` : ''}</span>
         <span className="grow" />
@@ -211,7 +239,16 @@ export default function RunView({ client, navigate, runId, theme }: RunViewProps
         <button className="btn small" onClick={() => void exportMetricsCsv()}>Metrics CSV</button>
         <button className="btn small" onClick={() => void exportEpisodesJsonl()}>Episodes JSONL</button>
         <button className="btn small" onClick={() => downloadText(`${runId}-config.json`, JSON.stringify(run.config, null, 2), 'application/json')}>Config JSON</button>
+        {!isImported && <button className="btn small" onClick={() => setExporting((v) => !v)} aria-expanded={exporting} data-testid="export-bundle-button"
+          title="Write a bundle that runs this experiment with SPA's released recipe (RAGEN on verl) on a GPU cluster">Export for SPA/RAGEN…</button>}
       </div>
+      {exporting && <ExportBundlePanel client={client} runId={runId} onClose={() => setExporting(false)} />}
+      {imported && (
+        <div className="banner info" data-testid="import-notice">
+          <div className="row"><div className="title grow">Imported run</div><a onClick={() => { forgetImport(runId); setImported(null); }} aria-label="dismiss import notice">✕</a></div>
+          <div className="details">{importSummary(imported)}{[...imported.warnings, ...imported.skipped].map((w) => `\n• ${w}`).join('')}</div>
+        </div>
+      )}
       <RunTagsNotes client={client} run={run} readOnly={readOnly} onChanged={onLabelsChanged} onError={setError} />
       <ErrorBanner error={error} onDismiss={() => setError(null)} />
       {run.reason && (run.status === 'failed' || run.status === 'stopped') && (
@@ -233,30 +270,39 @@ export default function RunView({ client, navigate, runId, theme }: RunViewProps
         <span title={`world-model prediction cell accuracy over well-formed turns${km.wmSource ? `; ${src(km.wmSource)!.long}` : ''}${km.wmTurns !== null ? ` (${km.wmTurns} turns)` : ''}`} data-testid="headline-wm">
           WM accuracy{km.wmSource ? <span className="faint"> ({src(km.wmSource)!.short})</span> : null} <strong>{fmtWmAccuracy(km, fmtPct)}</strong>
         </span>
-        <span className="muted" data-testid="run-time">created {fmtDate(run.createdAt)} · ran {fmtDuration(ranMs)} · attempts {run.attempts}</span>
+        {isImported
+          ? <span className="muted" data-testid="run-time">imported {fmtDate(run.createdAt)} from a SPA/RAGEN run folder</span>
+          : <span className="muted" data-testid="run-time">created {fmtDate(run.createdAt)} · ran {fmtDuration(ranMs)} · attempts {run.attempts}</span>}
       </div>
 
-      <Tabs tabs={[{ id: 'charts', label: `Charts (${metrics.names.length})` }, { id: 'log', label: `Log (${log.length})` }, { id: 'samples', label: 'Samples' }, { id: 'config', label: 'Config' }]} active={tab} onChange={setTab} />
+      <Tabs<RunTab> tabs={[{ id: 'charts', label: `Charts (${metrics.names.length})` }, { id: 'log', label: `Log (${log.length})` }, { id: 'samples', label: 'Samples' },
+        { id: 'system', label: 'System' }, { id: 'tokens', label: 'Tokens' }, { id: 'config', label: 'Config' }]} active={tab} onChange={setTab} />
 
       {tab === 'charts' && (
         <div>
           <div className="row" style={{ marginBottom: 10 }}>
             <label className="row" style={{ gap: 4 }}>x
-              <select value={xMode} onChange={(e) => setXMode(e.target.value as XMode)} data-testid="x-mode">
+              <select value={xMode} onChange={(e) => patch({ x: e.target.value as XMode })} data-testid="x-mode">
                 <option value="step">step</option><option value="time">wall time</option><option value="episodes">episodes</option>
               </select>
             </label>
             <label className="row" style={{ gap: 4 }}>stage
-              <select value={stage} onChange={(e) => setStage(e.target.value)}>
+              <select value={stage} onChange={(e) => patch({ stage: e.target.value })} data-testid="stage-filter">
                 <option value="">all</option>
                 {stages.map((s) => <option key={s} value={s}>{s}</option>)}
               </select>
             </label>
-            <label className="row" style={{ gap: 4 }} title="Exponential moving average (debiased); the raw line stays faint">smoothing
-              <input type="range" min={0} max={0.99} step={0.01} value={smoothing} onChange={(e) => setSmoothing(Number(e.target.value))} />
-              <span className="mono" style={{ width: 32 }}>{smoothing.toFixed(2)}</span>
+            <label className="row" style={{ gap: 4 }} title={`Exponential moving average (debiased); the raw line stays faint, with markers on the logged values. Default: off below ${SMOOTHING_MIN_POINTS} points`}>smoothing
+              <input type="range" min={0} max={0.99} step={0.01} value={smoothing} onChange={(e) => patch({ smoothing: Number(e.target.value) })} data-testid="smoothing" aria-label="smoothing" />
+              <span className="mono" style={{ width: 32 }} data-testid="smoothing-value">{smoothing.toFixed(2)}</span>
+              {view.smoothing === null
+                ? <span className="faint" data-testid="smoothing-auto" title={`off below ${SMOOTHING_MIN_POINTS} points in the longest series, ${DEFAULT_SMOOTHING} above`}>auto</span>
+                : <a onClick={() => patch({ smoothing: null })} title="back to the default for the series length">auto</a>}
             </label>
-            <input type="search" placeholder="filter metrics" value={metricFilter} onChange={(e) => setMetricFilter(e.target.value)} style={{ width: 170 }} />
+            <label className="row" style={{ gap: 4 }} title="Logarithmic y axis (zero and negative values are left out and counted)">
+              <input type="checkbox" checked={logScale} onChange={(e) => patch({ log: e.target.checked })} data-testid="log-scale" /> log y
+            </label>
+            <input type="search" placeholder="filter metrics" value={metricFilter} onChange={(e) => patch({ filter: e.target.value })} style={{ width: 170 }} data-testid="metric-filter" aria-label="filter metrics" />
             <span className="grow" />
             <label className="row" style={{ gap: 4 }}>overlay
               <select value="" onChange={(e) => { if (e.target.value) setOverlay((o) => [...o, e.target.value]); }} data-testid="overlay-select">
@@ -271,12 +317,17 @@ export default function RunView({ client, navigate, runId, theme }: RunViewProps
           <ErrorBanner error={metrics.error} title="Metrics" />
           {metrics.loading ? <div className="muted">Loading metrics…</div>
             : charts.length === 0 ? <div className="empty-state">{active ? 'Waiting for the first metrics…' : 'No metrics logged.'}</div> : (
-              <ChartGroups testId="charts" charts={charts} xLabel={X_LABELS[xMode]} smoothing={smoothing} syncKey={`run-${runId}`} theme={theme} />
+              <ChartGroups testId="charts" charts={charts} xLabel={xLabelOf(xMode, stage || undefined, stageSpans.length)} smoothing={smoothing} syncKey={`run-${runId}`} theme={theme}
+                log={logScale} stageSpans={stageSpans} pinned={pinned} onTogglePin={togglePin} />
             )}
         </div>
       )}
 
       {tab === 'samples' && <StageSamples client={client} runId={runId} active={active} />}
+
+      {tab === 'system' && <SystemPanel client={client} runId={runId} active={active} theme={theme} imported={isImported} />}
+
+      {tab === 'tokens' && <TokensPanel client={client} runId={runId} stages={run.stages.map((s) => s.name)} active={active} theme={theme} />}
 
       {tab === 'log' && (
         <div className="logpane mono" ref={logRef} data-testid="log-pane">

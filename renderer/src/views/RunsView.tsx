@@ -1,6 +1,6 @@
 // The project's runs: a virtualised table (status, method, env, template, key metrics, created,
 // duration, progress), sortable / filterable / column picker / multi-select; open, compare,
-// start, stop, resume, delete, export CSV. Live: refreshes on project events.
+// start, stop, resume, delete, export CSV, import a SPA/RAGEN run. Live: refreshes on project events.
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { createColumnHelper } from '@tanstack/react-table';
 import type { ProjectInfo, RunSummary, WorkbenchEvent } from '../../../core/api/contract.js';
@@ -12,6 +12,7 @@ import { fmtDate, fmtDateShort, fmtDuration, fmtPct } from '../components/format
 import { fmtWmAccuracy, keyMetrics } from '../components/key-metrics.js';
 import { groupRuns, passAtKs, RunGroupsTable, type GroupBy } from '../components/run-groups.js';
 import { downloadText, toCsv } from '../components/download.js';
+import { ImportRunPanel, rememberImport } from '../components/InteropPanels.js';
 
 export interface RunsViewProps {
   client: Client;
@@ -26,7 +27,7 @@ export type RunRow = RunSummary & {
 };
 
 const ACTIVE = new Set(['running', 'queued', 'stopping']);
-const STATUSES = ['all', 'running', 'completed', 'failed', 'stopped', 'created'] as const;
+const STATUSES = ['all', 'running', 'completed', 'failed', 'stopped', 'created', 'imported'] as const;
 
 export function toRow(r: RunSummary, now: number): RunRow {
   const km = keyMetrics(r.latest);
@@ -39,6 +40,7 @@ const col = createColumnHelper<RunRow>();
 export default function RunsView({ client, project, navigate }: RunsViewProps) {
   const [runs, setRuns] = useState<RunSummary[] | null>(null);
   const [error, setError] = useState<unknown>(null);
+  const [importing, setImporting] = useState(false);
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [status, setStatus] = useState<(typeof STATUSES)[number]>('all');
   const [now, setNow] = useState(() => Date.now());
@@ -128,8 +130,14 @@ export default function RunsView({ client, project, navigate }: RunsViewProps) {
     <div data-testid="runs-view">
       <div className="row" style={{ marginBottom: 12 }}>
         <h1 style={{ margin: 0 }} className="grow">Runs</h1>
+        {!project.readOnly && <button className="btn" onClick={() => setImporting((v) => !v)} aria-expanded={importing} data-testid="import-run-button"
+          title="Import a finished SPA/RAGEN run (recorder JSONL, stage-1 files, verl metrics, W&B table) as a read-only run">Import run…</button>}
         <button className="btn primary" onClick={() => navigate({ view: 'new-run' })} data-testid="new-run-button">+ New run</button>
       </div>
+      {importing && (
+        <ImportRunPanel client={client} onClose={() => setImporting(false)}
+          onImported={(r) => { rememberImport(r); setImporting(false); navigate({ view: 'run', runId: r.run.id }); }} />
+      )}
       <ErrorBanner error={error} onDismiss={() => setError(null)} />
       {groups.length > 0 && <div className="card" style={{ marginBottom: 12 }}><h2>Grouped by {groupBy.replace(/^param:/, '')} <span className="faint">(mean ± sd over the runs that have the metric)</span></h2><RunGroupsTable groups={groups} onOpen={(ids) => navigate({ view: 'compare', runIds: ids })} /></div>}
       {runs === null ? <div className="muted">Loading runs…</div> : (
