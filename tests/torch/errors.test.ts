@@ -3,6 +3,7 @@
 // frame, a non-finite loss (the step is discarded: nothing half-applied).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import * as fs from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as tf from '@tensorflow/tfjs';
@@ -10,6 +11,7 @@ import '@tensorflow/tfjs-backend-cpu';
 import { TorchRuntime } from '../../core/model/torch/runtime.js';
 import { probeTorch, resetTorchProbe, FrameReader, type TorchProbe } from '../../core/model/torch/worker-client.js';
 import { chooseCompute } from '../../core/train/runtime.js';
+import { torchBackendInfo, torchBackendInfoAsync } from '../../core/train/compute-probe.js';
 import type { TrainRow } from '../../core/model/runtime.js';
 import '../../core/train/losses.js';
 
@@ -51,6 +53,17 @@ describe('choosing the torch backend', () => {
     await expect(chooseCompute('wasm')).rejects.toThrow(/requested \(env:SPA_BACKEND\).*torch is not installed/);
   });
 
+  it("system.info's probe never blocks: the first answer is 'checking', the finished probe answers after", async () => {
+    process.env.SPA_PYTHON = probe.python;
+    resetTorchProbe();
+    const first = torchBackendInfo();
+    expect(first).toMatchObject({ name: 'torch', available: false, detail: expect.stringMatching(/^checking for a Python with PyTorch/) });
+    const done = await torchBackendInfoAsync();
+    expect(done.available).toBe(true);
+    expect(torchBackendInfo()).toEqual(done);
+    expect(done.detail).toMatch(/^PyTorch \S+ in .* \(SPA_PYTHON\); (CPU, all cores|CUDA: .*|Apple MPS)$/);
+  });
+
   it('with a working Python, auto takes torch', async () => {
     process.env.SPA_PYTHON = probe.python;
     const auto = await chooseCompute('auto', { ignoreEnv: true });
@@ -88,6 +101,12 @@ describe('worker failures', () => {
     open.push(third);
     expect(third.workerForTests.pid).not.toBe(pid);
   });
+
+  it('a process exits normally after disposing its model (the idle worker does not hold it, nor leave an await hanging)', () => {
+    const child = spawnSync(process.execPath, ['bin/run-ts.mjs', 'tests/torch/dispose-exit-child.ts', FIXTURE], { encoding: 'utf8', timeout: 120_000 });
+    expect(child.status, child.stderr).toBe(0);
+    expect(child.stdout.trim()).toBe('done');
+  }, 130_000);
 
   it('a malformed frame stops the worker with a message that says so', async () => {
     const rt = await TorchRuntime.fromFolder(FIXTURE, { probe, threads: 1 });

@@ -5,7 +5,7 @@
 // One request at a time per worker (requests queue). The worker's stderr goes to the log and its
 // last lines into the error when it dies: a crash, a kill or a malformed frame fails every pending
 // request with the reason, and later requests fail at once.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -54,42 +54,89 @@ function versionTuple(v: string): [number, number] {
   return [a ?? 0, b ?? 0];
 }
 
-/** Probe for a Python with torch (cached per interpreter list). Never throws. */
+interface ProbeRun { error?: Error; status: number | null; stdout: string; stderr: string }
+
+/** One interpreter's answer: the probe, or why it does not qualify. */
+function judge(python: string, source: TorchProbe['source'], r: ProbeRun): TorchProbe | string {
+  if (r.error) return `${python}: ${(r.error as NodeJS.ErrnoException).code === 'ENOENT' ? 'not found' : r.error.message}`;
+  if (r.status !== 0) {
+    const last = (r.stderr || '').trim().split('\n').pop() ?? '';
+    return `${python}: ${/No module named .?torch/.test(last) ? 'torch is not installed' : last.slice(0, 200) || `exit ${r.status}`}`;
+  }
+  try {
+    const info = JSON.parse(r.stdout.trim().split('\n').pop()!) as { torch: string; cuda: boolean; mps: boolean; device: string };
+    const [maj, min] = versionTuple(info.torch);
+    if (maj < MIN_TORCH[0] || (maj === MIN_TORCH[0] && min < MIN_TORCH[1])) return `${python}: torch ${info.torch} is too old (need >= ${MIN_TORCH.join('.')})`;
+    return { ok: true, python, source, ...info };
+  } catch {
+    return `${python}: unreadable answer from the torch probe: ${r.stdout.slice(0, 200)}`;
+  }
+}
+
+function conclude(list: string[], source: TorchProbe['source'], answers: Array<TorchProbe | string>): TorchProbe {
+  const found = answers.find((a): a is TorchProbe => typeof a !== 'string');
+  if (found) return found;
+  return { ok: false, python: list[0]!, source, reason: `no Python with torch >= ${MIN_TORCH.join('.')} (${answers.join('; ')})` };
+}
+
+/** Probe for a Python with torch (cached per interpreter list; blocks while Python imports torch). Never throws. */
 export function probeTorch(): TorchProbe {
   const { list, source } = pythonCandidates();
   const key = `${source}:${list.join('|')}`;
   const cached = probes.get(key);
   if (cached) return cached;
-  const reasons: string[] = [];
-  let found: TorchProbe | null = null;
+  const answers: Array<TorchProbe | string> = [];
   for (const python of list) {
     const r = spawnSync(python, ['-c', PROBE], { encoding: 'utf8', timeout: 60_000 });
-    if (r.error) { reasons.push(`${python}: ${(r.error as NodeJS.ErrnoException).code === 'ENOENT' ? 'not found' : r.error.message}`); continue; }
-    if (r.status !== 0) {
-      const last = (r.stderr || '').trim().split('\n').pop() ?? '';
-      reasons.push(`${python}: ${/No module named .?torch/.test(last) ? 'torch is not installed' : last.slice(0, 200) || `exit ${r.status}`}`);
-      continue;
-    }
-    try {
-      const info = JSON.parse(r.stdout.trim().split('\n').pop()!) as { torch: string; cuda: boolean; mps: boolean; device: string };
-      const [maj, min] = versionTuple(info.torch);
-      if (maj < MIN_TORCH[0] || (maj === MIN_TORCH[0] && min < MIN_TORCH[1])) {
-        reasons.push(`${python}: torch ${info.torch} is too old (need >= ${MIN_TORCH.join('.')})`);
-        continue;
-      }
-      found = { ok: true, python, source, ...info };
-      break;
-    } catch {
-      reasons.push(`${python}: unreadable answer from the torch probe: ${r.stdout.slice(0, 200)}`);
-    }
+    const a = judge(python, source, { error: r.error, status: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? '' });
+    answers.push(a);
+    if (typeof a !== 'string') break;
   }
-  const probe = found ?? { ok: false, python: list[0]!, source, reason: `no Python with torch >= ${MIN_TORCH.join('.')} (${reasons.join('; ')})` };
+  const probe = conclude(list, source, answers);
   probes.set(key, probe);
   return probe;
 }
 
+const pendingProbes = new Map<string, Promise<TorchProbe>>();
+
+/** The same probe without blocking the event loop (for a host answering requests); shares probeTorch's cache. */
+export function probeTorchAsync(): Promise<TorchProbe> {
+  const { list, source } = pythonCandidates();
+  const key = `${source}:${list.join('|')}`;
+  const cached = probes.get(key);
+  if (cached) return Promise.resolve(cached);
+  const pending = pendingProbes.get(key);
+  if (pending) return pending;
+  const run = (python: string) => new Promise<ProbeRun>((resolve) => {
+    execFile(python, ['-c', PROBE], { encoding: 'utf8', timeout: 60_000 }, (error, stdout, stderr) => {
+      const status = error && typeof (error as { code?: unknown }).code === 'number' ? (error as unknown as { code: number }).code : error ? null : 0;
+      resolve({ error: error && status === null ? error : undefined, status, stdout, stderr });
+    });
+  });
+  const p = (async () => {
+    const answers: Array<TorchProbe | string> = [];
+    for (const python of list) {
+      const a = judge(python, source, await run(python));
+      answers.push(a);
+      if (typeof a !== 'string') break;
+    }
+    const probe = conclude(list, source, answers);
+    probes.set(key, probe);
+    pendingProbes.delete(key);
+    return probe;
+  })();
+  pendingProbes.set(key, p);
+  return p;
+}
+
+/** The cached probe, or null when no probe has finished yet (never blocks). */
+export function cachedTorchProbe(): TorchProbe | null {
+  const { list, source } = pythonCandidates();
+  return probes.get(`${source}:${list.join('|')}`) ?? null;
+}
+
 /** Forget cached probes (tests that change SPA_PYTHON). */
-export function resetTorchProbe(): void { probes.clear(); }
+export function resetTorchProbe(): void { probes.clear(); pendingProbes.clear(); }
 
 /** resources/torch-worker/worker.py: SPA_TORCH_WORKER, else found from this file upwards, else beside an Electron app's resources. */
 export function workerScript(): string {
@@ -306,20 +353,21 @@ export function takeWorker(opts: WorkerOptions): TorchWorker {
 
 /**
  * Give a worker back: it is idle at once (callers often do not await dispose) and its `reset` is
- * queued before anything the next owner sends; beyond MAX_IDLE it is closed. A dead worker is dropped.
+ * queued before anything the next owner sends; beyond MAX_IDLE it is closed. A dead worker is
+ * dropped. The reset is not awaited: an idle worker is unref'd, and waiting on it could leave the
+ * process with nothing keeping it alive but that promise.
  */
 export async function releaseWorker(w: TorchWorker): Promise<void> {
   if (!w.alive) return;
   if (idle.length >= MAX_IDLE) { await w.close(); return; }
-  const reset = w.request('reset');
   w.log = undefined;
-  w.setRef(false);
   idle.push(w);
-  await reset.catch(() => {
+  w.request('reset').catch(() => {
     const i = idle.indexOf(w);
     if (i >= 0) idle.splice(i, 1);
-    return w.close();
+    void w.close();
   });
+  w.setRef(false);
 }
 
 /** Close the idle workers (tests, shutdown). */
