@@ -353,7 +353,7 @@ export type EvalResult = z.infer<typeof EvalResultSchema>;
 // ───────────────────────────── system ─────────────────────────────
 
 export const BackendInfoSchema = z.object({
-  name: z.enum(['tensorflow-gpu', 'tensorflow', 'wasm', 'cpu']),
+  name: z.enum(['tensorflow-gpu', 'tensorflow', 'wasm', 'cpu', 'torch']),
   available: z.boolean(),
   detail: z.string(),                             // why not available, or what was found
 });

@@ -49,7 +49,8 @@ export const RunConfigSchema = z.object({
   template: TemplateRefSchema.default({ preset: 'spa', responseFormat: 'world-model' }),
   model: ModelConfigSchema.default({ source: 'preset', preset: 'tiny', criticMode: 'shared-trunk' }),
   seeds: SeedsSchema.default({ base: 0, selfplayStart: 1_000_000, rlStart: 2_000_000, evalStart: 3_000_000 }),
-  backend: z.enum(['auto', 'tensorflow-gpu', 'tensorflow', 'wasm', 'cpu']).default('auto'),
+  // auto: torch (a PyTorch worker) when a Python with torch answers, else TF.js wasm; see docs/compute.md
+  backend: z.enum(['auto', 'tensorflow-gpu', 'tensorflow', 'wasm', 'cpu', 'torch']).default('auto'),
   // Stage settings: each stage owns a typed section; the pipeline defines and validates them.
   stages: z.record(z.string(), z.record(z.string(), z.unknown())).default({}),
 }).strict();

@@ -71,7 +71,7 @@ export function registerProbeCommands(program: Command): void {
     .option('--action <list>', 'your action(s), comma-separated: the model predicts the next state for them')
     .option('--temperature <t>', 'sampling temperature (default 0: greedy)')
     .option('--sample-seed <n>', 'sampling seed (default 0)')
-    .option('--backend <name>', 'TF.js backend: auto, tensorflow-gpu, tensorflow, wasm, cpu (default: the run\'s)')
+    .option('--backend <name>', 'compute backend: auto, torch, wasm, cpu, tensorflow, tensorflow-gpu (default: the run\'s)')
     .option('--request <file>', 'the whole request as probe.turn JSON ("-" reads standard input); replaces the flags above')
     .option('--json', 'print JSON (errors too: { "error": { name, message, details } })')
     .action(async (flags: ProbeFlags) => {

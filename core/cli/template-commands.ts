@@ -59,7 +59,7 @@ export function registerTemplateCommands(program: Command): void {
     .option('--template-file <file>', 'template JSON text from a file ("-" reads standard input)')
     .option('--samples <n>', 'sampled states, one row each (default 8)')
     .option('--seed-start <n>', 'first seed (default: the run\'s evaluation seeds, seeds.evalStart)')
-    .option('--backend <name>', 'TF.js backend: auto, tensorflow-gpu, tensorflow, wasm, cpu (default: the run\'s)')
+    .option('--backend <name>', 'compute backend: auto, torch, wasm, cpu, tensorflow, tensorflow-gpu (default: the run\'s)')
     .option('--json', 'print JSON (errors too: { "error": { name, message, details } })')
     .action(async (flags: PerplexityFlags) => {
       try {

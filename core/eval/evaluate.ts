@@ -15,9 +15,9 @@ import { summaryMetrics } from '../train/summary.js';
 import { versusBaseLines, worldModelVersusBase } from '../train/bootstrap.js';
 
 /** Perplexity of the true initial state text, per template, on the first evaluation puzzles. */
-export function statePerplexityByTemplate(
+export async function statePerplexityByTemplate(
   config: RunConfig, runtime: ModelRuntime, templates: string[], rows: number,
-): Record<string, { perplexity: number; tokens: number }> {
+): Promise<Record<string, { perplexity: number; tokens: number }>> {
   const out: Record<string, { perplexity: number; tokens: number }> = {};
   const limits = stageSection(config, 'rollout');
   for (const name of templates) {
@@ -36,7 +36,7 @@ export function statePerplexityByTemplate(
     }
     for (let i = 0; i < batch.length; i += 8) {
       const part = batch.slice(i, i + 8);
-      const stats = runtime.tokenStats(part, false);
+      const stats = await runtime.tokenStats(part, false);
       part.forEach((row, b) => { for (let t = row.from; t < row.ids.length; t++) { nll -= stats[b]!.logprobs[t]!; tokens++; } });
     }
     out[name] = { perplexity: tokens === 0 ? Number.NaN : Math.exp(nll / tokens), tokens };
@@ -65,7 +65,9 @@ export const evalStage: StageDefinition = {
       file: 'eval',
     });
     if (ctx.signal.aborted) { runtime.dispose(); return {}; }
-    const perplexity = section.perplexityRows > 0 ? statePerplexityByTemplate(ctx.config, runtime, section.templates, section.perplexityRows) : {};
+    const perplexity = section.perplexityRows > 0
+      ? await statePerplexityByTemplate(ctx.config, runtime, section.templates, section.perplexityRows)
+      : {};
     const metrics = summaryMetrics(summary);
     // the world model beside the base's, on the same puzzles (stages.eval.worldModelTurns)
     const versusBase = await worldModelVersusBase(ctx, runtime, section.worldModelTurns);

@@ -302,10 +302,9 @@ export async function templatePerplexity(opts: TemplatePerplexityOptions): Promi
   const envOptions = opts.env.options ?? {};
   const rows = templatePerplexityRows(resolved.template, { id: opts.env.id, options: envOptions }, Array.from({ length: samples }, (_, i) => seedStart + i));
 
-  const { initBackend, parseBackendRequest } = await import('../model/backend.js');
-  const backendRequest = opts.backend ?? runConfig?.backend;
-  const report = await initBackend({ backend: backendRequest === undefined ? undefined : parseBackendRequest(backendRequest, 'backend') });
-  const { loadRuntime } = await import('../train/runtime.js');
+  // the run's compute backend (torch or TF.js), chosen as a run chooses it (core/train/runtime.ts)
+  const { chooseCompute, loadRuntime } = await import('../train/runtime.js');
+  const report = await chooseCompute(opts.backend ?? runConfig?.backend);
   const { formatChat } = await import('../model/chat.js');
   const { statePerplexity } = await import('../train/perplexity.js');
   let runtime;
@@ -332,7 +331,7 @@ export async function templatePerplexity(opts: TemplatePerplexityOptions): Promi
         });
       }
     }
-    const result = statePerplexity(runtime, rows, maxContext);
+    const result = await statePerplexity(runtime, rows, maxContext);
     if (result.rows !== rows.length || result.tokens === 0 || !Number.isFinite(result.perplexity)) {
       fail('ValidationError', `only ${result.rows} of ${rows.length} rows could be scored (${result.tokens} state tokens); the state text must be ` +
         `non-empty and fit the context`, {
@@ -346,6 +345,6 @@ export async function templatePerplexity(opts: TemplatePerplexityOptions): Promi
       wallSeconds: Math.round((performance.now() - started) / 10) / 100,
     };
   } finally {
-    runtime.dispose();
+    await runtime.dispose();
   }
 }

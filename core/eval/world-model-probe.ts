@@ -127,10 +127,9 @@ export async function probeTurn(opts: ProbeOptions): Promise<ProbeResult> {
     });
   }
 
-  const { initBackend, parseBackendRequest } = await import('../model/backend.js');
-  const backendRequest = opts.backend ?? config.backend;
-  const report = await initBackend({ backend: backendRequest === undefined ? undefined : parseBackendRequest(backendRequest, 'backend') });
-  const { loadRuntime } = await import('../train/runtime.js');
+  // the run's compute backend (torch or TF.js), chosen as a run chooses it (core/train/runtime.ts)
+  const { chooseCompute, loadRuntime } = await import('../train/runtime.js');
+  const report = await chooseCompute(opts.backend ?? config.backend);
   let runtime;
   try {
     runtime = await loadRuntime(checkpoint.dir, { valueHead: false, trainable: false });
@@ -171,6 +170,6 @@ export async function probeTurn(opts: ProbeOptions): Promise<ProbeResult> {
       backend: report.backend, wallSeconds: Math.round((performance.now() - started) / 10) / 100,
     };
   } finally {
-    runtime.dispose();
+    await runtime.dispose();
   }
 }

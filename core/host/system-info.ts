@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { BackendInfo } from '../api/contract.js';
+import { torchBackendInfo } from '../engine/compute-info.js';
 
 const require = createRequire(import.meta.url);
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -46,18 +47,21 @@ function nativeBackend(name: 'tensorflow-gpu' | 'tensorflow', pkg: string): Back
     `libtensorflow${name === 'tensorflow-gpu' ? ' and CUDA 11.2 / cuDNN 8.1' : ''} can load` };
 }
 
+/** The backends in the order `auto` tries them (the first available one is auto's choice); tensorflow-gpu last (explicit only). */
 export function detectBackends(): BackendInfo[] {
   const wasmDir = packageDir('@tensorflow/tfjs-backend-wasm');
   const wasmFile =
     wasmDir && ['dist/tfjs-backend-wasm-simd.wasm', 'dist/tfjs-backend-wasm.wasm'].map((f) => path.join(wasmDir, f)).find((f) => fs.existsSync(f));
+  const gpu = nativeBackend('tensorflow-gpu', '@tensorflow/tfjs-node-gpu');
   return [
-    nativeBackend('tensorflow-gpu', '@tensorflow/tfjs-node-gpu'),
+    torchBackendInfo(),
     nativeBackend('tensorflow', '@tensorflow/tfjs-node'),
     wasmFile
       ? { name: 'wasm', available: true, detail: `@tensorflow/tfjs-backend-wasm ${packageVersion('@tensorflow/tfjs-backend-wasm') ?? ''} ` +
         `(${path.basename(wasmFile)})` }
       : { name: 'wasm', available: false, detail: '@tensorflow/tfjs-backend-wasm or its .wasm files are missing' },
     { name: 'cpu', available: packageDir('@tensorflow/tfjs-backend-cpu') !== null, detail: 'pure JavaScript; always works, slowest' },
+    { ...gpu, detail: `explicit only (backend "tensorflow-gpu"), never chosen by auto: CUDA 11.2 / cuDNN 8.1, no RTX 40xx/50xx; ` + gpu.detail },
   ];
 }
 

@@ -5,7 +5,8 @@
 //   wasm            @tensorflow/tfjs-backend-wasm (XNNPACK, SIMD; always installable)
 //   cpu             @tensorflow/tfjs-backend-cpu  (pure JS; slow, last resort)
 //
-// `auto` tries them in that order and records, for every better backend that did not load,
+// `auto` tries them in that order, except tensorflow-gpu (explicit only: CUDA 11.2 + cuDNN 8.1,
+// no Ada/Hopper/Blackwell support, slower than tfjs-node in user reports), and records, for every better backend that did not load,
 // why (e.g. "native binary not installed"). An explicit request (config `backend` or the
 // SPA_BACKEND environment variable) that fails is an error, never a fallback.
 import * as tf from '@tensorflow/tfjs';
@@ -16,6 +17,8 @@ import { existsSync } from 'node:fs';
 export type BackendName = 'tensorflow-gpu' | 'tensorflow' | 'wasm' | 'cpu';
 export type BackendRequest = BackendName | 'auto';
 export const BACKEND_ORDER: readonly BackendName[] = ['tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'];
+/** What `auto` tries, best first: tensorflow-gpu is explicit only. */
+export const AUTO_ORDER: readonly BackendName[] = ['tensorflow', 'wasm', 'cpu'];
 
 export interface BackendAttempt { name: BackendName; ok: boolean; reason?: string }
 export interface BackendReport {
@@ -166,8 +169,10 @@ export interface InitBackendOptions {
   backend?: BackendRequest;
   /** Log the summary line (default: no logging; the caller decides). */
   log?: (line: string) => void;
-  /** Ignore SPA_BACKEND (tests). */
+  /** Ignore SPA_BACKEND (tests, and core/train/runtime.ts, which reads it itself). */
   ignoreEnv?: boolean;
+  /** The order `auto` tries (default AUTO_ORDER). */
+  autoOrder?: readonly BackendName[];
 }
 
 /**
@@ -175,7 +180,8 @@ export interface InitBackendOptions {
  * runs and why each better one did not. Calling again with the same request is cheap.
  */
 export async function initBackend(options: InitBackendOptions = {}): Promise<BackendReport> {
-  const envValue = options.ignoreEnv ? undefined : process.env.SPA_BACKEND?.trim();
+  let envValue = options.ignoreEnv ? undefined : process.env.SPA_BACKEND?.trim();
+  if (envValue === 'torch') envValue = undefined;   // a run's backend (core/train/runtime.ts); TF.js-only commands use their auto order
   let requested: BackendRequest = options.backend ?? 'auto';
   let source: BackendReport['source'] = options.backend && options.backend !== 'auto' ? 'config' : 'auto';
   if (envValue) {
@@ -195,7 +201,7 @@ export async function initBackend(options: InitBackendOptions = {}): Promise<Bac
     }
     chosen = requested;
   } else {
-    for (const name of BACKEND_ORDER) {
+    for (const name of options.autoOrder ?? AUTO_ORDER) {
       const reason = await tryBackend(name);
       attempts.push({ name, ok: reason === null, ...(reason ? { reason } : {}) });
       if (reason === null) { chosen = name; break; }

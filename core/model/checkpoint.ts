@@ -20,7 +20,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { configToJson } from './config.js';
+import { configToJson, type ModelConfig } from './config.js';
 import { type CausalLM, type CausalLMOptions, type LoraConfig } from './transformer.js';
 import type { OptimizerState } from './optim.js';
 import { inspectHfFolder, loadHfModel, ModelFolderError, type GenerationDefaults, type HfFolderInfo } from './hf-load.js';
@@ -59,8 +59,21 @@ export interface OptimizerStateSource {
   readonly weightDecay?: number;
 }
 
+/**
+ * Weights held elsewhere (the PyTorch worker): it writes model.safetensors (F32) and, when it has
+ * one, optimizer.safetensors into the temp folder; the rest (config, tokenizer, hashes, manifest,
+ * verification, the atomic swap) is the same as for a TF.js model.
+ */
+export interface ExternalWeights {
+  config: ModelConfig;
+  parameters: number;
+  writeFiles(tmp: string): Promise<{ optimizerStep: number | null; optimizer?: { beta1: number; beta2: number; eps: number; weightDecay: number } }>;
+}
+
 export interface SaveCheckpointOptions {
-  model: CausalLM;
+  /** The TF.js model to write; or `external` (exactly one of the two). */
+  model?: CausalLM;
+  external?: ExternalWeights;
   tokenizer: Tokenizer;
   optimizer?: OptimizerStateSource;
   manifest: { parent?: string | null; step: number; stage: string; metrics?: Record<string, number>; extra?: Record<string, unknown> };
@@ -114,9 +127,9 @@ function weightEntries(model: CausalLM, mergeLora: boolean): Map<string, LazyTen
   return out;
 }
 
-function hfConfigJson(model: CausalLM, tokenizer: Tokenizer, dtype: WritableDtype): Record<string, unknown> {
+function hfConfigJson(config: ModelConfig, tokenizer: Tokenizer, dtype: WritableDtype): Record<string, unknown> {
   return {
-    ...configToJson(model.config),
+    ...configToJson(config),
     architectures: ['Qwen2ForCausalLM'],
     model_type: 'qwen2',
     torch_dtype: TORCH_DTYPE[dtype],
@@ -124,7 +137,7 @@ function hfConfigJson(model: CausalLM, tokenizer: Tokenizer, dtype: WritableDtyp
     eos_token_id: tokenizer.eosTokenId,
     pad_token_id: tokenizer.padTokenId,
     use_cache: true,
-    value_head: model.config.value_head,
+    value_head: config.value_head,
   };
 }
 
@@ -132,26 +145,49 @@ async function writeJson(path: string, value: unknown): Promise<void> {
   await writeFile(path, JSON.stringify(value, null, 2) + '\n');
 }
 
+async function optimizerTensorCount(path: string): Promise<number> {
+  const reader = await SafetensorsReader.open(path);
+  await reader.close();
+  return reader.header.tensors.size;
+}
+
 /** Writes a checkpoint into `dir` atomically and returns its manifest. */
 export async function saveCheckpoint(dir: string, options: SaveCheckpointOptions): Promise<CheckpointManifest> {
-  const { model, tokenizer } = options;
+  const { model, tokenizer, external } = options;
+  if (!model === !external) throw new CheckpointError('saveCheckpoint: pass exactly one of model and external');
+  const config = model ? model.config : external!.config;
   const dtype = options.dtype ?? 'F32';
+  if (external && dtype !== 'F32') throw new CheckpointError(`saveCheckpoint: weights held by a worker are written as F32, not ${dtype}`);
   if (!['F32', 'F16', 'BF16'].includes(dtype)) throw new CheckpointError(`saveCheckpoint: dtype must be F32, F16 or BF16, got ${JSON.stringify(dtype)}`);
   if (!Number.isInteger(options.manifest.step) || options.manifest.step < 0) {
     throw new CheckpointError(`saveCheckpoint: manifest.step must be a non-negative integer, got ${JSON.stringify(options.manifest.step)}`);
   }
-  if (tokenizer.vocabSize > model.config.vocab_size) {
-    throw new CheckpointError(`saveCheckpoint: the tokenizer has ${tokenizer.vocabSize} tokens but the model's vocab_size is ${model.config.vocab_size}`);
+  if (tokenizer.vocabSize > config.vocab_size) {
+    throw new CheckpointError(`saveCheckpoint: the tokenizer has ${tokenizer.vocabSize} tokens but the model's vocab_size is ${config.vocab_size}`);
   }
   await mkdir(dirname(dir), { recursive: true });
   const tmp = join(dirname(dir), `.${basename(dir)}.tmp-${process.pid}-${Date.now().toString(36)}`);
   await mkdir(tmp);
   try {
-    const lora = options.mergeLora ? null : model.getLoraConfig();
-    const weights = weightEntries(model, options.mergeLora ?? false);
+    const lora = options.mergeLora || !model ? null : model.getLoraConfig();
     const written = new Map<string, { sha256: string; bytes: number }>();
-    written.set('model.safetensors', await writeSafetensors(join(tmp, 'model.safetensors'), weights, { dtype, metadata: { format: 'pt' } }));
-    await writeJson(join(tmp, 'config.json'), hfConfigJson(model, tokenizer, dtype));
+    let optimizerStep: number | null = null;
+    if (model) {
+      const weights = weightEntries(model, options.mergeLora ?? false);
+      written.set('model.safetensors', await writeSafetensors(join(tmp, 'model.safetensors'), weights, { dtype, metadata: { format: 'pt' } }));
+    } else {
+      const r = await external!.writeFiles(tmp);
+      optimizerStep = r.optimizerStep;
+      if (r.optimizer && optimizerStep !== null) {
+        const o = r.optimizer;
+        await writeJson(join(tmp, 'optimizer.json'), {
+          type: 'AdamW', step: optimizerStep,
+          hyperparameters: { beta1: o.beta1, beta2: o.beta2, eps: o.eps, weight_decay: o.weightDecay },
+          tensors: await optimizerTensorCount(join(tmp, 'optimizer.safetensors')),
+        });
+      }
+    }
+    await writeJson(join(tmp, 'config.json'), hfConfigJson(config, tokenizer, dtype));
     await tokenizer.save(tmp);
     const g = options.generation ?? {};
     await writeJson(join(tmp, 'generation_config.json'), {
@@ -165,7 +201,7 @@ export async function saveCheckpoint(dir: string, options: SaveCheckpointOptions
       ...(g.maxNewTokens !== undefined ? { max_new_tokens: g.maxNewTokens } : {}),
       ...(g.repetitionPenalty !== undefined ? { repetition_penalty: g.repetitionPenalty } : {}),
     });
-    if (lora) {
+    if (lora && model) {
       const adapters = new Map<string, LazyTensorData>();
       for (const [name, v] of model.loraWeights()) adapters.set(name, { shape: [...v.shape], read: () => v.dataSync() as Float32Array });
       written.set('adapter_model.safetensors', await writeSafetensors(join(tmp, 'adapter_model.safetensors'), adapters, { dtype: 'F32' }));
@@ -174,8 +210,7 @@ export async function saveCheckpoint(dir: string, options: SaveCheckpointOptions
         lora_dropout: 0, bias: 'none', fan_in_fan_out: false, inference_mode: true, base_model_name_or_path: null,
       });
     }
-    let optimizerStep: number | null = null;
-    if (options.optimizer) {
+    if (options.optimizer && model) {
       const state = options.optimizer.getState();
       optimizerStep = state.step;
       written.set('optimizer.safetensors', await writeSafetensors(join(tmp, 'optimizer.safetensors'), state.tensors, { dtype: 'F32', metadata: { format: 'pt', step: String(state.step) } }));
@@ -206,7 +241,10 @@ export async function saveCheckpoint(dir: string, options: SaveCheckpointOptions
       stage: options.manifest.stage,
       metrics: options.manifest.metrics ?? {},
       created: new Date().toISOString(),
-      weights: { file: 'model.safetensors', sha256: weightsRecord.sha256, bytes: weightsRecord.bytes, dtype, parameters: model.parameterCount() },
+      weights: {
+        file: 'model.safetensors', sha256: weightsRecord.sha256, bytes: weightsRecord.bytes, dtype,
+        parameters: model ? model.parameterCount() : external!.parameters,
+      },
       files,
       lora,
       optimizerStep,

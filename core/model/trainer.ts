@@ -1,8 +1,14 @@
-// A training step on a CausalLM: forward the batch, evaluate a loss from the registry by name,
-// backpropagate (custom 2-D-matmul gradients), clip by global norm, accumulate if asked, and apply
-// AdamW with the scheduled learning rate. Used by the data-parallel workers (model/workers), the
-// model benchmarks and the model tests. The pipeline's stages train through
-// ModelRuntime.trainStep (core/train/runtime.ts), a separate step with token-budget chunks.
+// The one training step on a CausalLM (TF.js): forward a chunk, evaluate a loss from the registry
+// by name, backpropagate, accumulate the chunk's gradients weighted by its loss tokens, then clip by
+// global norm and apply AdamW. Every caller goes through it: the pipeline's stages (via
+// TfjsRuntime.trainStep in core/train/runtime.ts, which calls stepRows), the data-parallel workers,
+// the benchmarks and the tests.
+//   chunks     stepRows: rows sorted by length, packed into chunks of at most `tokenBudget` padded
+//              tokens (wasm memory); step: a padded batch split by microBatchSize rows or budget
+//   averaging  token-weighted: each chunk's gradients and stats count by its loss-mask tokens, so
+//              the step is the token mean over the whole batch whatever the chunking
+//   guards     a non-scalar or non-finite loss, or a non-finite gradient norm, discards the step
+//              (nothing applied, the accumulator cleared) and throws with the reason
 // Memory discipline: everything inside tf.tidy; gradients disposed after use.
 import * as tf from '@tensorflow/tfjs';
 import type { CausalLM } from './transformer.js';
@@ -31,7 +37,19 @@ export interface StepRequest {
   accumulate?: boolean;
   /** Split the batch into chunks of this many rows (gradient accumulation inside one step). */
   microBatchSize?: number;
+  /** Without microBatchSize: split into chunks of at most this many padded tokens (default: the whole batch). */
+  tokenBudget?: number;
+  /** Learning rate for this step instead of the schedule's (the pipeline computes its own). */
+  lr?: number;
+  /** Clipping threshold for this step instead of options.maxGradNorm. */
+  maxGradNorm?: number;
 }
+
+/** A training row: token ids plus named per-token arrays (same length as ids) for the loss. */
+export interface TrainRow { ids: number[]; arrays: Record<string, number[]> }
+
+/** Default padded-token budget of one chunk (keeps a wasm training step's memory bounded). */
+export const DEFAULT_TOKEN_BUDGET = 6144;
 
 export interface StepResult {
   loss: number;
@@ -53,7 +71,7 @@ export class Trainer {
   private readonly variables: tf.Variable[];
   private accumulated: Map<string, tf.Tensor> | null = null;
   private accumulatedCount = 0;
-  private accStats: Array<{ loss: number; stats: Record<string, number> }> = [];
+  private accStats: Array<{ loss: number; stats: Record<string, number>; weight: number }> = [];
 
   constructor(model: CausalLM, options: TrainerOptions) {
     this.model = model;
@@ -71,16 +89,41 @@ export class Trainer {
     const { batch } = request;
     const rows = batch.inputIds?.length ?? 0;
     if (rows === 0) throw new Error('step: batch.inputIds must be a non-empty number[][]');
-    const micro = request.microBatchSize && request.microBatchSize < rows ? request.microBatchSize : rows;
-    for (let start = 0; start < rows; start += micro) {
-      const chunk = micro === rows ? batch : sliceBatch(batch, start, Math.min(rows, start + micro));
-      this.accumulateChunk(request.lossName, request.params ?? {}, chunk);
+    const T = batch.inputIds[0]!.length;
+    const byBudget = request.tokenBudget ? Math.max(1, Math.floor(request.tokenBudget / Math.max(1, T))) : rows;
+    const micro = request.microBatchSize && request.microBatchSize < rows ? request.microBatchSize : Math.min(rows, byBudget);
+    const chunks: TrainBatch[] = [];
+    for (let start = 0; start < rows; start += micro) chunks.push(micro === rows ? batch : sliceBatch(batch, start, Math.min(rows, start + micro)));
+    return this.runChunks(request.lossName, request.params ?? {}, chunks, request);
+  }
+
+  /**
+   * One step on rows of different lengths (what the pipeline trains on): rows sorted by length
+   * and packed into chunks of at most `tokenBudget` padded tokens, each padded to its longest row.
+   */
+  stepRows(
+    lossName: string, rows: TrainRow[], params: Record<string, unknown>,
+    opts: { lr?: number; maxGradNorm?: number; tokenBudget?: number; padTokenId?: number } = {},
+  ): StepResult {
+    if (rows.length === 0) throw new Error('stepRows: no rows to train on');
+    const chunks = chunkRows(rows, opts.tokenBudget ?? DEFAULT_TOKEN_BUDGET).map((c) => padRows(c, opts.padTokenId ?? 0));
+    return this.runChunks(lossName, params, chunks, opts);
+  }
+
+  private runChunks(
+    lossName: string, params: Record<string, unknown>, chunks: TrainBatch[], opts: { accumulate?: boolean; lr?: number; maxGradNorm?: number },
+  ): StepResult {
+    try {
+      for (const chunk of chunks) this.accumulateChunk(lossName, params, chunk);
+    } catch (error) {
+      this.resetAccumulation();
+      throw error;
     }
     const mean = averageStats(this.accStats);
-    if (request.accumulate) {
-      return { ...mean, gradNorm: Number.NaN, lr: this.currentLr(), applied: false, step: this.optimizer.step };
+    if (opts.accumulate) {
+      return { ...mean, gradNorm: Number.NaN, lr: opts.lr ?? this.currentLr(), applied: false, step: this.optimizer.step };
     }
-    return { ...mean, ...this.applyAccumulated() };
+    return { ...mean, ...this.applyAccumulated(opts) };
   }
 
   /** Drop accumulated gradients without applying them. */
@@ -143,13 +186,17 @@ export class Trainer {
   /** Names of the trainable variables, in the order gradients are flattened. */
   trainableNames(): string[] { return [...this.names]; }
 
+  /** A chunk counts by its loss tokens: gradients times that weight go into the accumulator. */
   private accumulateChunk(lossName: string, params: Record<string, unknown>, batch: TrainBatch): void {
-    const { grads: byName, loss, stats } = this.computeGradients(lossName, params, batch);
-    this.addToAccumulator(byName, 1);
-    this.accStats.push({ loss, stats });
+    const weight = lossTokens(batch);
+    const { grads, loss, stats } = this.computeGradients(lossName, params, batch);
+    const scaled = new Map<string, tf.Tensor>();
+    for (const [k, g] of grads) { scaled.set(k, tf.mul(g, weight)); g.dispose(); }
+    this.addToAccumulator(scaled, weight);
+    this.accStats.push({ loss, stats, weight });
   }
 
-  /** Add gradients (times `weight` micro-batches' worth) to the accumulator; takes ownership. */
+  /** Add gradients already multiplied by `weight` to the accumulator (apply divides by the summed weight); takes ownership. */
   addToAccumulator(grads: Map<string, tf.Tensor>, weight: number): void {
     if (!this.accumulated) {
       this.accumulated = grads;
@@ -163,7 +210,7 @@ export class Trainer {
   }
 
   /** Record a loss/stats pair for the step's averaged report (data-parallel shards). */
-  recordStats(loss: number, stats: Record<string, number>): void { this.accStats.push({ loss, stats }); }
+  recordStats(loss: number, stats: Record<string, number>, weight = 1): void { this.accStats.push({ loss, stats, weight }); }
 
   /** Apply what was accumulated (mean over the accumulated weight): clip, AdamW, schedule. */
   applyAccumulatedGradients(): StepResult {
@@ -171,17 +218,23 @@ export class Trainer {
     return { ...mean, ...this.applyAccumulated() };
   }
 
-  private applyAccumulated(): { gradNorm: number; lr: number; applied: boolean; step: number } {
+  private applyAccumulated(opts: { lr?: number; maxGradNorm?: number } = {}): { gradNorm: number; lr: number; applied: boolean; step: number } {
     if (!this.accumulated) throw new Error('step: nothing to apply');
     let grads = this.accumulated;
-    if (this.accumulatedCount > 1) {
+    if (this.accumulatedCount > 0 && this.accumulatedCount !== 1) {
       const scaled = new Map<string, tf.Tensor>();
       for (const [k, g] of grads) { scaled.set(k, tf.div(g, this.accumulatedCount)); g.dispose(); }
       grads = scaled;
     }
-    const clipped = clipByGlobalNorm(grads, this.options.maxGradNorm ?? 1.0);
-    const lr = this.currentLr();
+    this.accumulated = grads;
+    const clipped = clipByGlobalNorm(grads, opts.maxGradNorm ?? this.options.maxGradNorm ?? 1.0);
+    if (!Number.isFinite(clipped.norm)) {
+      this.resetAccumulation();
+      throw new Error(`the gradient norm is ${clipped.norm} (not finite): the step was not applied; check the learning rate and the batch`);
+    }
+    const lr = opts.lr ?? this.currentLr();
     this.optimizer.apply(clipped.grads, lr);
+    if (clipped.grads !== grads) for (const g of grads.values()) if (!g.isDisposed) g.dispose();
     for (const g of clipped.grads.values()) g.dispose();
     this.accumulated = null;
     this.accumulatedCount = 0;
@@ -217,13 +270,114 @@ function sliceBatch(batch: TrainBatch, start: number, end: number): TrainBatch {
   return out;
 }
 
-function averageStats(items: Array<{ loss: number; stats: Record<string, number> }>): { loss: number; stats: Record<string, number> } {
-  const n = Math.max(1, items.length);
+/** Weighted mean of the chunks' loss and stats (weights: loss tokens, or rows for data-parallel shards). */
+function averageStats(items: Array<{ loss: number; stats: Record<string, number>; weight: number }>): { loss: number; stats: Record<string, number> } {
+  const total = items.reduce((a, it) => a + it.weight, 0) || 1;
   const stats: Record<string, number> = {};
   let loss = 0;
   for (const it of items) {
-    loss += it.loss / n;
-    for (const [k, v] of Object.entries(it.stats)) stats[k] = (stats[k] ?? 0) + v / n;
+    loss += (it.loss * it.weight) / total;
+    for (const [k, v] of Object.entries(it.stats)) stats[k] = (stats[k] ?? 0) + (v * it.weight) / total;
   }
   return { loss, stats };
+}
+
+/** Loss tokens of a chunk: the lossMask's sum, else the attended tokens (at least 1, so an all-masked chunk still counts). */
+export function lossTokens(batch: TrainBatch): number {
+  const mask = (batch.lossMask as number[][] | undefined) ?? batch.attentionMask ?? batch.segmentIds?.map((r) => r.map((s) => (s ? 1 : 0)));
+  if (!mask) return Math.max(1, batch.inputIds.length * (batch.inputIds[0]?.length ?? 0));
+  let n = 0;
+  for (const r of mask) for (const m of r) n += m;
+  return Math.max(1, n);
+}
+
+/** Rows sorted by length into chunks of at most `budget` padded tokens (a row longer than the budget is a chunk alone). */
+export function chunkRows(rows: TrainRow[], budget: number): TrainRow[][] {
+  const chunks: TrainRow[][] = [];
+  let current: TrainRow[] = [];
+  let longest = 0;
+  for (const row of [...rows].sort((x, y) => x.ids.length - y.ids.length)) {
+    const nextLongest = Math.max(longest, row.ids.length);
+    if (current.length > 0 && nextLongest * (current.length + 1) > budget) { chunks.push(current); current = []; }
+    current.push(row);
+    longest = current.length === 1 ? row.ids.length : nextLongest;
+  }
+  if (current.length) chunks.push(current);
+  return chunks;
+}
+
+/** Rows right-padded to one length: ids, attention mask and the named arrays (padding 0). */
+export function padRows(rows: TrainRow[], padTokenId: number): TrainBatch {
+  const T = Math.max(...rows.map((r) => r.ids.length));
+  const batch: TrainBatch = {
+    inputIds: rows.map((r) => [...r.ids, ...new Array<number>(T - r.ids.length).fill(padTokenId)]),
+    attentionMask: rows.map((r) => [...r.ids.map(() => 1), ...new Array<number>(T - r.ids.length).fill(0)]),
+  };
+  for (const name of Object.keys(rows[0]?.arrays ?? {})) {
+    batch[name] = rows.map((r, i) => {
+      const a = r.arrays[name];
+      if (!a || a.length !== r.ids.length) {
+        throw new Error(`training row ${i}: array ${name} must have one value per token (${r.ids.length}); received ${a?.length ?? 'none'}`);
+      }
+      return [...a, ...new Array<number>(T - a.length).fill(0)];
+    });
+  }
+  return batch;
+}
+
+/** Per-token outputs of a forward pass computed elsewhere (the PyTorch worker), [B*T] row-major. */
+export interface ExternalOutputs { logprobs?: Float32Array; entropies?: Float32Array; values?: Float32Array }
+
+/**
+ * The loss side of a training step whose forward and backward run in another engine: the
+ * registered loss (the same TypeScript function the TF.js step uses) evaluated on the outputs of
+ * that engine's forward, and d loss / d output per token, which that engine back-propagates.
+ * Because every loss reads the model only through these outputs (LossInputs), this is the
+ * whole chain rule's loss part: one source of truth for the loss math across backends.
+ * Throws (like computeGradients) on a non-scalar or non-finite loss.
+ */
+export function lossOutputGradients(lossName: string, params: Record<string, unknown>, batch: TrainBatch, outputs: ExternalOutputs):
+  { loss: number; stats: Record<string, number>; grads: ExternalOutputs } {
+  const spec = getLoss(lossName);
+  const B = batch.inputIds.length;
+  const T = batch.inputIds[0]!.length;
+  const keys = (['logprobs', 'entropies', 'values'] as const).filter((k) => outputs[k] !== undefined);
+  if (spec.needs.values && !outputs.values) throw new Error(`loss '${lossName}' needs values: the model has no value head`);
+  let lossValue = Number.NaN;
+  const statValues: Record<string, number> = {};
+  const grads: ExternalOutputs = {};
+  tf.tidy(() => {
+    const named: Record<string, tf.Tensor> = {};
+    for (const [key, value] of Object.entries(batch)) {
+      if (key === 'inputIds' || key === 'attentionMask' || key === 'segmentIds' || value === undefined) continue;
+      named[key] = toTensor(key, value, B, T);
+    }
+    const maskArray = batch.attentionMask ?? batch.inputIds.map((r) => r.map(() => 1));
+    const attentionMask = toTensor('attentionMask', maskArray, B, T) as tf.Tensor2D;
+    // Variables, not tf.grads: a loss may read an output only for its stats (sft: entropies), and
+    // variableGrads leaves such an output out (gradient 0) where tf.grads throws.
+    const xs = keys.map((k) => tf.variable(tf.tensor2d(outputs[k]!, [B, T]), true));
+    const f = (): tf.Scalar => {
+      const byKey = Object.fromEntries(keys.map((k, i) => [k, xs[i] as tf.Tensor as tf.Tensor2D]));
+      const lossOutputs: LossOutputs = {
+        logprobs: byKey.logprobs ?? tf.zeros([B, T]), entropies: byKey.entropies ?? tf.zeros([B, T]), values: byKey.values ?? null,
+      };
+      const { loss, stats } = spec.fn({ outputs: lossOutputs, batch: named, attentionMask, params });
+      if (loss.rank !== 0) throw new Error(`loss '${lossName}' returned a tensor of shape [${loss.shape.join(', ')}], expected a scalar`);
+      lossValue = loss.dataSync()[0]!;
+      for (const [k, v] of Object.entries(stats)) statValues[k] = v.dataSync()[0]!;
+      return loss;
+    };
+    if (!xs.length) throw new Error(`loss '${lossName}': no model outputs to differentiate`);
+    try {
+      const { grads: gs } = tf.variableGrads(f, xs);
+      keys.forEach((k, i) => { const g = gs[xs[i]!.name]; grads[k] = (g ? g.dataSync() : new Float32Array(B * T)) as Float32Array; });
+    } finally {
+      for (const x of xs) x.dispose();
+    }
+  });
+  if (!Number.isFinite(lossValue)) {
+    throw new Error(`loss '${lossName}' is ${lossValue} (not finite): check the learning rate and the batch (empty masks, extreme advantages)`);
+  }
+  return { loss: lossValue, stats: statValues, grads };
 }

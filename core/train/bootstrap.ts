@@ -24,7 +24,7 @@ import { groundedBootstrapResponse, modelPolicy, runTemplate, sessionFactory, un
 import { structuralProblem } from './selfplay-data.js';
 import { templateHash, type PromptTemplate } from '../prompts/template.js';
 import { assistantMask } from './sft-mask.js';
-import { checkpointProblems, elapsedSeconds, loadStartingModel, writeCheckpoint } from './stage-utils.js';
+import { checkpointProblems, elapsedSeconds, loadStartingModel, writeCheckpoint, resumeModel } from './stage-utils.js';
 import { breathe } from './breathe.js';
 import { baseDescriptor, findShippedBase } from './shipped-base.js';
 import { loadRuntime, saveRuntime, type ModelRuntime, type TrainRow } from './runtime.js';
@@ -100,7 +100,7 @@ export const bootstrapStage: StageDefinition = {
     let runtime: ModelRuntime;
     let firstStep = 0;
     if (saved?.checkpoint && saved.step && existsSync(join(saved.checkpoint, 'config.json'))) {
-      runtime = await loadRuntime(saved.checkpoint, { valueHead: false, resume: true });
+      runtime = await resumeModel(ctx, saved.checkpoint, { valueHead: false });
       firstStep = saved.step;
       ctx.log('info', `bootstrap: resuming at step ${firstStep} from ${saved.checkpoint}`);
     } else {
@@ -129,7 +129,7 @@ export const bootstrapStage: StageDefinition = {
       const batch: TrainRow[] = [];
       for (let b = 0; b < section.batchSize; b++) { batch.push(rows[order[cursor % order.length]!]!); cursor++; }
       const lr = learningRate(step, { lr: section.lr, warmupSteps, totalSteps: section.steps, kind: 'cosine' });
-      const stats = runtime.trainStep('sft', batch, {}, lr, 1);
+      const stats = await runtime.trainStep('sft', batch, {}, lr, 1);
       ctx.metric(step, { 'losses/bootstrap': stats['losses/sft'] ?? stats['losses/total']!, 'charts/lr': lr, 'charts/gradNorm': stats['charts/gradNorm']! });
       ctx.progress(step + 1, section.steps, `bootstrap step ${step + 1}/${section.steps}`);
     }

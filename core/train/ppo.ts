@@ -30,22 +30,22 @@ export function responseMask(sample: TurnSample): number[] {
 }
 
 /** Old log-probabilities (and values / reference log-probabilities when given) of every sample. */
-export function samplingStats(policy: ModelRuntime, samples: TurnSample[], opts: { critic?: ModelRuntime | null; reference?: ModelRuntime | null; batchSize: number }) {
+export async function samplingStats(policy: ModelRuntime, samples: TurnSample[], opts: { critic?: ModelRuntime | null; reference?: ModelRuntime | null; batchSize: number }) {
   const logprobs: number[][] = [], values: number[][] = [], refLogprobs: number[][] = [], entropies: number[][] = [];
   for (let i = 0; i < samples.length; i += opts.batchSize) {
     const part = samples.slice(i, i + opts.batchSize);
     const sameModelValues = opts.critic === undefined || opts.critic === policy;
-    const stats = policy.tokenStats(part, sameModelValues);
+    const stats = await policy.tokenStats(part, sameModelValues);
     stats.forEach((s) => { logprobs.push(s.logprobs); entropies.push(s.entropies); if (sameModelValues) values.push(s.values ?? s.logprobs.map(() => 0)); });
-    if (!sameModelValues && opts.critic) opts.critic.tokenStats(part, true).forEach((s) => values.push(s.values ?? s.logprobs.map(() => 0)));
+    if (!sameModelValues && opts.critic) (await opts.critic.tokenStats(part, true)).forEach((s) => values.push(s.values ?? s.logprobs.map(() => 0)));
     if (!sameModelValues && !opts.critic) part.forEach((p) => values.push(p.ids.map(() => 0)));
-    if (opts.reference) opts.reference.tokenStats(part, false).forEach((s) => refLogprobs.push(s.logprobs));
+    if (opts.reference) (await opts.reference.tokenStats(part, false)).forEach((s) => refLogprobs.push(s.logprobs));
   }
   return { logprobs, values, refLogprobs: opts.reference ? refLogprobs : null, entropies };
 }
 
 /** PPO rows: advantages/returns from GAE over each episode's model tokens. */
-export function buildPpoRows(samples: TurnSample[], turnRewards: number[][], stats: ReturnType<typeof samplingStats>, section: RlSection): { rows: TrainRow[]; explainedVariance: number; advantageMean: number; advantageStd: number } {
+export function buildPpoRows(samples: TurnSample[], turnRewards: number[][], stats: Awaited<ReturnType<typeof samplingStats>>, section: RlSection): { rows: TrainRow[]; explainedVariance: number; advantageMean: number; advantageStd: number } {
   const byEpisode = new Map<number, number[]>();
   samples.forEach((s, i) => { const list = byEpisode.get(s.episode) ?? []; list.push(i); byEpisode.set(s.episode, list); });
   const advantages: number[][] = samples.map((s) => s.ids.map(() => 0));

@@ -19,10 +19,9 @@ import { rolloutDeps } from './episodes.js';
 import { filterGroupsBySpread } from './groups.js';
 import { buildPpoRows, samplingStats, turnSamples } from './ppo.js';
 import { buildGrpoRows } from './grpo.js';
-import { elapsedSeconds, loadStartingModel, meanStats, startingCheckpoint, writeCheckpoint } from './stage-utils.js';
+import { elapsedSeconds, loadStartingModel, meanStats, startingCheckpoint, writeCheckpoint, resumeModel } from './stage-utils.js';
 import { breathe } from './breathe.js';
-import { loadRuntime, ModelRuntime, type TrainRow } from './runtime.js';
-import { AdamW } from '../model/optim.js';
+import { loadRuntime, type ModelRuntime, type RuntimeTrainer, type TrainRow } from './runtime.js';
 import { createRng, shuffleInPlace } from '../util/rng.js';
 import { attachTokenStats } from './token-stats.js';
 
@@ -68,22 +67,13 @@ export function updateBatches(rowCount: number, section: Pick<RlSection, 'update
   return out;
 }
 
-/** An AdamW with the section's betas (runtime.ensureOptimizer uses 0.95 for β2, the SFT setting); keeps resumed moments. */
-export function ensureRlOptimizer(runtime: ModelRuntime, betas: readonly [number, number]): AdamW {
-  if (!runtime.optimizer) {
-    const names = runtime.model.trainableNames();
-    const vars = runtime.model.trainableVariables();
-    runtime.optimizer = new AdamW(names.map((name, i) => ({ name, variable: vars[i]! })), { beta1: betas[0], beta2: betas[1], weightDecay: 0 });
-    if (runtime.restoredOptimizerState) {
-      runtime.optimizer.setState(runtime.restoredOptimizerState);
-      runtime.restoredOptimizerState = null;
-    }
-  }
-  return runtime.optimizer;
+/** The RL optimizer: AdamW with the section's betas and no weight decay (runtime.ensureOptimizer's default β2 0.95 is the SFT setting); keeps resumed moments. */
+export function ensureRlOptimizer(runtime: ModelRuntime, betas: readonly [number, number]): void {
+  runtime.ensureOptimizer(0, betas);
 }
 
 /** What one update needs of a model (a ModelRuntime; a fake in tests). */
-export interface Trainable { trainStep(lossName: string, rows: TrainRow[], params: Record<string, unknown>, lr: number, gradClip: number): Record<string, number> }
+export interface Trainable { trainStep(lossName: string, rows: TrainRow[], params: Record<string, unknown>, lr: number, gradClip: number): Promise<Record<string, number>> }
 
 /**
  * One RL update. PPO with a separate critic: the policy loss at lr, the value loss on the critic at
@@ -92,27 +82,25 @@ export interface Trainable { trainStep(lossName: string, rows: TrainRow[], param
  * its own gradient clip (one clip over both let early value gradients shrink the policy step; audit B4).
  * GRPO: the policy loss only.
  */
-export function rlUpdate(policy: Trainable, critic: Trainable | null, valueOptimizer: Trainable | null, batch: TrainRow[], lossParams: Record<string, unknown>, section: RlSection): Record<string, number> {
+export async function rlUpdate(policy: Trainable, critic: Trainable | null, valueOptimizer: Trainable | null, batch: TrainRow[], lossParams: Record<string, unknown>, section: RlSection): Promise<Record<string, number>> {
   if (section.algorithm !== 'ppo') return policy.trainStep('grpo', batch, lossParams, section.lr, section.gradClip);
   const valueModel = critic ?? valueOptimizer;
   if (!valueModel) throw new Error('rlUpdate: PPO needs a critic or a value optimizer over the shared trunk');
-  const policyStats = policy.trainStep('ppo-policy', batch, lossParams, section.lr, section.gradClip);
-  const valueStats = valueModel.trainStep('value', batch, lossParams, section.criticLr, section.gradClip);
+  const policyStats = await policy.trainStep('ppo-policy', batch, lossParams, section.lr, section.gradClip);
+  const valueStats = await valueModel.trainStep('value', batch, lossParams, section.criticLr, section.gradClip);
   return { ...policyStats, 'losses/value': valueStats['losses/value']!, 'charts/valueGradNorm': valueStats['charts/gradNorm']! };
 }
 
 /**
- * The value step's handle on a shared-trunk model: the same weights (the policy's CausalLM), its own
- * AdamW (betas of the section), so value and policy keep separate moments. Dispose with
- * disposeValueView (never dispose the model through it). Its moments restart on resume.
+ * The value step's handle on a shared-trunk model: the same weights, its own AdamW (betas of the
+ * section), so value and policy keep separate moments (runtime.valueView, on every backend).
+ * Dispose with disposeValueView (it frees only the view's moments). Its moments restart on resume.
  */
-export function sharedTrunkValueView(policy: ModelRuntime, betas: readonly [number, number]): ModelRuntime {
-  const view = new ModelRuntime(policy.model, policy.tokenizer);
-  ensureRlOptimizer(view, betas);
-  return view;
+export function sharedTrunkValueView(policy: ModelRuntime, betas: readonly [number, number]): RuntimeTrainer {
+  return policy.valueView(betas);
 }
 
-export function disposeValueView(view: ModelRuntime | null): void { view?.optimizer?.dispose(); }
+export async function disposeValueView(view: RuntimeTrainer | null): Promise<void> { await view?.dispose(); }
 
 async function trackPassAtK(ctx: StageContext, runtime: ModelRuntime, section: RlSection, step: number): Promise<void> {
   const evalSection = stageSection(ctx.config, 'eval');
@@ -136,7 +124,7 @@ export const rlStage: StageDefinition = {
     let policy: ModelRuntime;
     let from: string;
     if (state?.checkpoint && existsSync(join(state.checkpoint, 'config.json'))) {
-      policy = await loadRuntime(state.checkpoint, { valueHead: ppo && !separateCritic, resume: true });
+      policy = await resumeModel(ctx, state.checkpoint, { valueHead: ppo && !separateCritic });
       from = state.checkpoint;
       ctx.log('info', `rl: resuming at step ${state.nextStep} from ${from} (weights and AdamW moments restored)`);
     } else {
@@ -173,7 +161,7 @@ export const rlStage: StageDefinition = {
       const kept = new Set(filter.keptGroups);
       const samples = turnSamples(results, (e) => kept.has(groups[e]!));
       // 3. rows with old log-probs / values (and reference log-probs for KL)
-      const stats = samplingStats(policy, samples, { critic: ppo ? (critic ?? policy) : undefined, reference, batchSize: section.miniBatchSize });
+      const stats = await samplingStats(policy, samples, { critic: ppo ? (critic ?? policy) : undefined, reference, batchSize: section.miniBatchSize });
       let rows: TrainRow[];
       const charts: Record<string, number> = { 'charts/keptGroups': filter.keptGroups.length };
       if (ppo) {
@@ -194,7 +182,7 @@ export const rlStage: StageDefinition = {
       for (const indexes of updateBatches(rows.length, section, ctx.config.seeds.base + step * 101)) {
         await breathe();
         if (ctx.signal.aborted) break;
-        updateStats.push(rlUpdate(policy, critic, valueView, indexes.map((i) => rows[i]!), lossParams, section));
+        updateStats.push(await rlUpdate(policy, critic, valueView, indexes.map((i) => rows[i]!), lossParams, section));
       }
       const rollout = rolloutMetrics(results);
       const wmRewards = shaped.flatMap((turns) => turns.map((t) => t.wm));
@@ -218,7 +206,7 @@ export const rlStage: StageDefinition = {
       ctx.saveState({ nextStep: step + 1, checkpoint, ...(criticDir ? { critic: criticDir } : {}) });
       if (milestone) await trackPassAtK(ctx, policy, section, step + 1);
     }
-    disposeValueView(valueView);
+    await disposeValueView(valueView);
     policy.dispose();
     critic?.dispose();
     reference?.dispose();

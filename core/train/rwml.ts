@@ -26,9 +26,9 @@ import { groupSpecs, playEpisodes, type RolloutResult } from './rollout.js';
 import { buildGrpoRows } from './grpo.js';
 import { samplingStats, type TurnSample } from './ppo.js';
 import { createRng } from '../util/rng.js';
-import { elapsedSeconds, loadStartingModel, meanStats, startingCheckpoint, writeCheckpoint } from './stage-utils.js';
+import { elapsedSeconds, loadStartingModel, meanStats, startingCheckpoint, writeCheckpoint, resumeModel } from './stage-utils.js';
 import { breathe } from './breathe.js';
-import { loadRuntime, useBackend, type ModelRuntime, type TrainRow } from './runtime.js';
+import { loadRuntime, type ModelRuntime, type TrainRow } from './runtime.js';
 
 type Embedder = (texts: string[]) => Promise<number[][]>;
 
@@ -110,8 +110,7 @@ export const rwmlStage: StageDefinition = {
     let runtime: ModelRuntime;
     let from: string;
     if (state?.checkpoint && existsSync(join(state.checkpoint, 'config.json'))) {
-      await useBackend(ctx.config);
-      runtime = await loadRuntime(state.checkpoint, { valueHead: false, resume: true });
+      runtime = await resumeModel(ctx, state.checkpoint, { valueHead: false });
       from = state.checkpoint;
       ctx.log('info', `rwml: resuming at step ${state.nextStep} from ${from}`);
     } else {
@@ -156,13 +155,13 @@ export const rwmlStage: StageDefinition = {
       const samples: TurnSample[] = generated
         .map((g, i) => ({ episode: i, turn: 0, ids: [...flatPrompts[i]!, ...g.ids], responseStart: flatPrompts[i]!.length }))
         .filter((s) => keepGroup[groups[s.episode]!] && s.ids.length > s.responseStart && s.ids.length <= runtime.maxContext);
-      const stats = samplingStats(runtime, samples, { reference, batchSize: section.miniBatchSize });
+      const stats = await samplingStats(runtime, samples, { reference, batchSize: section.miniBatchSize });
       const rows: TrainRow[] = buildGrpoRows(samples, rewards, groups, stats).rows;
       const updates: Array<Record<string, number>> = [];
       for (let b = 0; b < rows.length; b += section.miniBatchSize) {
         await breathe();
         if (ctx.signal.aborted) break;
-        updates.push(runtime.trainStep('grpo', rows.slice(b, b + section.miniBatchSize), lossParams, section.lr, section.gradClip));
+        updates.push(await runtime.trainStep('grpo', rows.slice(b, b + section.miniBatchSize), lossParams, section.lr, section.gradClip));
       }
       if (ctx.signal.aborted) break;
       const accuracy = rewards.reduce((a, c) => a + c, 0) / Math.max(1, rewards.length);

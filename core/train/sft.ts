@@ -13,9 +13,9 @@ import { statePerplexity } from './perplexity.js';
 import { stageSection } from './plan.js';
 import { sftLossMask } from './sft-mask.js';
 import { createRng, shuffleInPlace } from '../util/rng.js';
-import { elapsedSeconds, loadStartingModel, mean, meanStats, writeCheckpoint } from './stage-utils.js';
+import { elapsedSeconds, loadStartingModel, mean, meanStats, writeCheckpoint, resumeModel } from './stage-utils.js';
 import { breathe } from './breathe.js';
-import { loadRuntime, type ModelRuntime, type TrainRow } from './runtime.js';
+import { type ModelRuntime, type TrainRow } from './runtime.js';
 import { sftFile } from '../storage/run-files.js';
 import { sampleEvery, writeSample } from './samples.js';
 
@@ -43,11 +43,11 @@ export function toTrainRows(runtime: ModelRuntime, rows: Array<{ messages: ChatM
   return out;
 }
 
-function validationLoss(runtime: ModelRuntime, rows: TrainRow[], batchSize: number): number {
+async function validationLoss(runtime: ModelRuntime, rows: TrainRow[], batchSize: number): Promise<number> {
   let nll = 0, count = 0;
   for (let i = 0; i < rows.length; i += batchSize) {
     const batch = rows.slice(i, i + batchSize);
-    const stats = runtime.tokenStats(batch, false);
+    const stats = await runtime.tokenStats(batch, false);
     batch.forEach((row, b) => row.arrays.lossMask!.forEach((m, t) => { if (m) { nll -= stats[b]!.logprobs[t]!; count++; } }));
   }
   return count === 0 ? Number.NaN : nll / count;
@@ -66,7 +66,7 @@ export const sftStage: StageDefinition = {
     let runtime: ModelRuntime;
     let from: string;
     if (state?.checkpoint && existsSync(join(state.checkpoint, 'config.json'))) {
-      runtime = await loadRuntime(state.checkpoint, { valueHead: false, resume: true });
+      runtime = await resumeModel(ctx, state.checkpoint, { valueHead: false });
       from = state.checkpoint;
       const at = state.batch ? `in epoch ${(state.epoch ?? 0) + 1} after batch ${state.batch} (step ${state.step})` : `after epoch ${state.epoch}`;
       ctx.log('info', `sft: resuming ${at} from ${from}`);
@@ -82,7 +82,7 @@ export const sftStage: StageDefinition = {
     const train = toTrainRows(runtime, trainRows, section.maxLength, section.maskStateSpans);
     const val = toTrainRows(runtime, valRows, section.maxLength, section.maskStateSpans);
     const pplRows = (valRows.length > 0 ? valRows : trainRows).slice(0, 32);
-    const pplBefore = state?.epoch || state?.batch ? null : statePerplexity(runtime, pplRows, section.maxLength);
+    const pplBefore = state?.epoch || state?.batch ? null : await statePerplexity(runtime, pplRows, section.maxLength);
     if (pplBefore) ctx.metric(0, { 'sft/statePerplexityBefore': pplBefore.perplexity });
     const stepsPerEpoch = Math.max(1, Math.ceil(train.length / section.batchSize));
     const totalSteps = stepsPerEpoch * section.epochs;
@@ -110,7 +110,7 @@ export const sftStage: StageDefinition = {
         }
         const batch = order.slice(b * section.batchSize, (b + 1) * section.batchSize).map((i) => train[i]!);
         const lr = learningRate(step, { lr: section.lr, warmupSteps, totalSteps, kind: 'cosine' });
-        const stats = runtime.trainStep('sft', batch, {}, lr, section.gradClip);
+        const stats = await runtime.trainStep('sft', batch, {}, lr, section.gradClip);
         epochStats.push(stats);
         ctx.metric(step, { 'losses/sft': stats['losses/sft']!, 'charts/lr': lr, 'charts/gradNorm': stats['charts/gradNorm']! });
         step++;
@@ -123,14 +123,14 @@ export const sftStage: StageDefinition = {
           });
         }
       }
-      const valLoss = val.length > 0 ? validationLoss(runtime, val, section.batchSize) : Number.NaN;
+      const valLoss = val.length > 0 ? await validationLoss(runtime, val, section.batchSize) : Number.NaN;
       const trainLoss = meanStats(epochStats)['losses/sft'] ?? Number.NaN;
       ctx.metric(step, { 'losses/sftVal': valLoss, 'sft/epoch': epoch, 'sft/trainLossEpoch': trainLoss });
       checkpoint = await writeCheckpoint(ctx, runtime, `sft-epoch-${epoch}`, step, { trainLoss, valLoss }, from);
       ctx.saveState({ epoch, checkpoint, step });
       ctx.log('info', `sft epoch ${epoch}: train loss ${trainLoss.toFixed(4)}, val loss ${Number.isFinite(valLoss) ? valLoss.toFixed(4) : 'n/a'}`);
     }
-    const pplAfter = statePerplexity(runtime, pplRows, section.maxLength);
+    const pplAfter = await statePerplexity(runtime, pplRows, section.maxLength);
     ctx.metric(step, { 'sft/statePerplexityAfter': pplAfter.perplexity });
     ctx.writeJson('eval/sft-state-perplexity.json', { stage: 'sft', step, before: pplBefore, after: pplAfter, rows: pplRows.length, maskStateSpans: section.maskStateSpans });
     runtime.dispose();

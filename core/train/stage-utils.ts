@@ -50,12 +50,18 @@ export function backendLogLines(summary: string): Array<['info' | 'debug', strin
   ];
 }
 
+/** Resume a stage's own checkpoint (weights and AdamW moments) on the run's backend, which may differ from the one that wrote it. */
+export async function resumeModel(ctx: StageContext, dir: string, opts: { valueHead: boolean }): Promise<ModelRuntime> {
+  for (const [level, line] of backendLogLines(await useBackend(ctx.config))) ctx.log(level, line);
+  return loadRuntime(dir, { valueHead: opts.valueHead, resume: true });
+}
+
 /** Load the model a stage starts from (a fresh preset model when there is nothing earlier). */
 export async function loadStartingModel(ctx: StageContext, opts: { valueHead: boolean; seed?: number }): Promise<{ runtime: ModelRuntime; from: string }> {
   for (const [level, line] of backendLogLines(await useBackend(ctx.config))) ctx.log(level, line);
   const dir = startingCheckpoint(ctx);
   if (dir) return { runtime: await loadRuntime(dir, { valueHead: opts.valueHead }), from: dir };
-  return { runtime: createRuntime(ctx.config, { seed: opts.seed ?? ctx.config.seeds.base, valueHead: opts.valueHead }), from: `fresh ${ctx.config.model.preset} model (seed ${opts.seed ?? ctx.config.seeds.base})` };
+  return { runtime: await createRuntime(ctx.config, { seed: opts.seed ?? ctx.config.seeds.base, valueHead: opts.valueHead }), from: `fresh ${ctx.config.model.preset} model (seed ${opts.seed ?? ctx.config.seeds.base})` };
 }
 
 /**

@@ -74,7 +74,7 @@ async function roundTrip(api: WorkbenchClient, projectDir: string): Promise<void
   expect(info).toMatchObject({ name: 'Round trip', path: projectDir, runCount: 0 });
   expect((await api.projects.recent()).projects[0]).toMatchObject({ path: projectDir, exists: true });
   const sys = await api.system.info();
-  expect(sys.backends.map((b) => b.name)).toEqual(['tensorflow-gpu', 'tensorflow', 'wasm', 'cpu']);
+  expect(sys.backends.map((b) => b.name)).toEqual(['torch', 'tensorflow', 'wasm', 'cpu', 'tensorflow-gpu']);
   const run = await api.runs.create({ config: diagConfig({ 'diag-wait': { steps: 2, delayMs: 1 } }) });
   expect(run.status).toBe('created');
   expect(run.stages.map((s) => s.name)).toEqual(['diag-wait']);

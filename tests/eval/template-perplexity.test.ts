@@ -93,7 +93,7 @@ describe('templatePerplexity on a smoke checkpoint', () => {
     });
     const runtime = await loadRuntime(join(project, 'runs', RUN, 'checkpoints', 'bootstrap'), { valueHead: false });
     try {
-      const direct = statePerplexity(runtime, rows, runtime.maxContext);
+      const direct = await statePerplexity(runtime, rows, runtime.maxContext);
       expect(direct.rows).toBe(5);
       expect(live.tokens).toBe(direct.tokens);
       expect(live.perplexity).toBeCloseTo(direct.perplexity, 8);

@@ -1,9 +1,11 @@
 // Training primitives: masked SFT lowers loss, masked tokens get zero gradient, no tensor growth,
 // frozen reference unchanged, AdamW against a hand computation, schedules, clipping, state IO.
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import * as tf from '@tensorflow/tfjs';
 import { CausalLM } from '../../core/model/transformer.js';
-import { Trainer } from '../../core/model/trainer.js';
+import { Trainer, type TrainRow } from '../../core/model/trainer.js';
+import { TfjsRuntime } from '../../core/model/runtime.js';
+import { buildCharTokenizer } from '../../core/model/tokenizer.js';
 import { AdamW, clipByGlobalNorm, learningRate } from '../../core/model/optim.js';
 import { getLoss, registerLoss, sftLoss } from '../../core/model/losses.js';
 import { randomIds, tinyConfig, useTestBackend } from './helpers.js';
@@ -116,7 +118,6 @@ describe('trainer', () => {
     const b = a.clone();
     const ta = new Trainer(a, { schedule: { lr: 1e-2, kind: 'constant' } });
     const tb = new Trainer(b, { schedule: { lr: 1e-2, kind: 'constant' } });
-    // Rows with equal mask counts so that mean-of-means equals the full mean.
     const batch = sftBatch();
     const ra = ta.step({ lossName: 'sft', batch });
     const rb = tb.step({ lossName: 'sft', batch, microBatchSize: 2 });
@@ -177,5 +178,77 @@ describe('trainer', () => {
     expect(learningRate(9, s)).toBeCloseTo(1);
     expect(learningRate(60, s)).toBeCloseTo(0.55);
     expect(learningRate(110, s)).toBeCloseTo(0.1);
+  });
+});
+
+describe('the one training step (Trainer.stepRows, what the pipeline runs)', () => {
+  // Rows of different lengths and very different loss-token counts.
+  function unevenRows(): TrainRow[] {
+    const lengths = [4, 9, 6, 12, 7];
+    return lengths.map((n, i) => {
+      const ids = randomIds(1, n, 17, 40 + i)[0]!;
+      return { ids, arrays: { lossMask: ids.map((_, t) => (t >= n - 1 - i * 2 ? 1 : 0)) } };
+    });
+  }
+
+  it('is token-weighted whatever the chunking: one chunk and many chunks give the same loss and weights', () => {
+    const a = new CausalLM(tinyConfig(), { seed: 21 });
+    const b = a.clone();
+    const ta = new Trainer(a, { schedule: { lr: 1e-2, kind: 'constant' } });
+    const tb = new Trainer(b, { schedule: { lr: 1e-2, kind: 'constant' } });
+    const rows = unevenRows();
+    const whole = ta.stepRows('sft', rows, {}, { tokenBudget: 10_000 });
+    const chunked = tb.stepRows('sft', rows, {}, { tokenBudget: 14 });   // chunks of 1-2 rows
+    expect(chunked.loss).toBeCloseTo(whole.loss, 5);
+    expect(chunked.gradNorm).toBeCloseTo(whole.gradNorm, 4);
+    expect(chunked.stats['losses/sft']).toBeCloseTo(whole.stats['losses/sft']!, 5);
+    const wa = snapshot(a); const wb = snapshot(b);
+    for (const [k, v] of wa) v.forEach((x, i) => expect(Math.abs(x - wb.get(k)![i]!)).toBeLessThan(1e-5));
+    ta.dispose(); tb.dispose(); a.dispose(); b.dispose();
+  });
+
+  it('step() with micro-batches of rows with unequal loss tokens equals the full batch (token mean, not mean of means)', () => {
+    const a = new CausalLM(tinyConfig(), { seed: 22 });
+    const b = a.clone();
+    const ta = new Trainer(a, { schedule: { lr: 1e-2, kind: 'constant' } });
+    const tb = new Trainer(b, { schedule: { lr: 1e-2, kind: 'constant' } });
+    const inputIds = randomIds(4, 10, 17, 23);
+    const lossMask = inputIds.map((r, i) => r.map((_, t) => (t >= 9 - i * 3 ? 1 : 0)));   // 1, 4, 7, 10 tokens
+    const ra = ta.step({ lossName: 'sft', batch: { inputIds, lossMask } });
+    const rb = tb.step({ lossName: 'sft', batch: { inputIds, lossMask }, microBatchSize: 1 });
+    expect(rb.loss).toBeCloseTo(ra.loss, 5);
+    expect(rb.gradNorm).toBeCloseTo(ra.gradNorm, 4);
+    ta.dispose(); tb.dispose(); a.dispose(); b.dispose();
+  });
+
+  it('a non-finite loss or gradient applies nothing and clears what the step had accumulated', () => {
+    const a = new CausalLM(tinyConfig(), { seed: 24 });
+    const b = a.clone();
+    const ta = new Trainer(a, { schedule: { lr: 1e-2, kind: 'constant' } });
+    const tb = new Trainer(b, { schedule: { lr: 1e-2, kind: 'constant' } });
+    const before = snapshot(a);
+    const rows = unevenRows();
+    const bad: TrainRow[] = [...rows.slice(0, 2), { ids: rows[4]!.ids, arrays: { lossMask: rows[4]!.arrays.lossMask!.map(() => Number.NaN) } }];
+    expect(() => ta.stepRows('sft', bad, {}, { tokenBudget: 14 })).toThrow(/loss 'sft' is NaN \(not finite\)/);
+    for (const [k, v] of snapshot(a)) expect(v, k).toEqual(before.get(k));
+    expect(ta.optimizer.step).toBe(0);
+    ta.stepRows('sft', rows, {}, {});
+    tb.stepRows('sft', rows, {}, {});
+    for (const [k, v] of snapshot(a)) expect(v, k).toEqual(snapshot(b).get(k));
+    ta.dispose(); tb.dispose(); a.dispose(); b.dispose();
+  });
+
+  it("the pipeline's runtime trains through it: TfjsRuntime.trainStep calls Trainer.stepRows with the stage's lr and clip", async () => {
+    const model = new CausalLM(tinyConfig(), { seed: 25 });
+    const rt = new TfjsRuntime(model, buildCharTokenizer(), { backend: 'cpu', device: 'cpu' });
+    const spy = vi.spyOn(Trainer.prototype, 'stepRows');
+    const rows = unevenRows();
+    const stats = await rt.trainStep('sft', rows, {}, 3e-3, 0.5, 14);
+    expect(spy).toHaveBeenCalledTimes(1);
+    expect(spy.mock.calls[0]![3]).toMatchObject({ lr: 3e-3, maxGradNorm: 0.5, tokenBudget: 14 });
+    expect(stats['charts/lr']).toBe(3e-3);
+    expect(stats['charts/gradNorm']).toBeGreaterThan(0);
+    spy.mockRestore();
+    await rt.dispose();
   });
 });

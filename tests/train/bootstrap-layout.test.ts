@@ -25,11 +25,11 @@ function quickConfig(env: string, games: number): RunConfig {
 
 describe('bootstrap rows match the rollout layout (quick size)', () => {
   for (const env of ['sokoban', 'frozenlake', 'sudoku']) {
-    it(`${env}: each turn's rollout prompt + reply + end-of-turn is exactly a slice of the row; replies fit maxNewTokens`, () => {
+    it(`${env}: each turn's rollout prompt + reply + end-of-turn is exactly a slice of the row; replies fit maxNewTokens`, async () => {
       const config = quickConfig(env, 120);
       const limits = stageSection(config, 'rollout');
       const section = stageSection(config, 'bootstrap');
-      const runtime = createRuntime(config, { seed: 0, valueHead: false });
+      const runtime = await createRuntime(config, { seed: 0, valueHead: false });
       const tok = runtime.tokenizer;
       const imEnd = tok.tokenToId('<|im_end|>')!;
       const templates = [...new Set([...section.templates, config.template.preset])];
@@ -73,12 +73,12 @@ describe('bootstrap rows match the rollout layout (quick size)', () => {
     });
   }
 
-  it('the bootstrap observation is the true state; the prediction is a counterfactual, not the effect of the answer (audit B2)', () => {
+  it('the bootstrap observation is the true state; the prediction is a counterfactual, not the effect of the answer (audit B2)', async () => {
     for (const env of ['sokoban', 'frozenlake', 'sudoku']) {
       const config = quickConfig(env, 60);
       const section = stageSection(config, 'bootstrap');
       expect(section.observation).toBe('true');
-      const runtime = createRuntime(config, { seed: 0, valueHead: false });
+      const runtime = await createRuntime(config, { seed: 0, valueHead: false });
       const data = bootstrapRows(config, runtime.tokenizer, runtime.maxContext, [...new Set([...section.templates, config.template.preset])]);
       let turns = 0, grounded = 0;
       for (const chat of data.chats) {
@@ -116,10 +116,10 @@ describe('bootstrap rows match the rollout layout (quick size)', () => {
     expect(matches / changed).toBeLessThan(0.6);
   });
 
-  it('observation "decoy" keeps the old anti-grounded data (states of unrelated puzzles from the pool)', () => {
+  it('observation "decoy" keeps the old anti-grounded data (states of unrelated puzzles from the pool)', async () => {
     const config = RunConfigSchema.parse(mergeConfig(presetConfig('spa', 'quick', { env: { id: 'sokoban' } }) as Record<string, unknown>, { stages: { bootstrap: { games: 30, observation: 'decoy', decoyPool: 4 } } }));
     const section = stageSection(config, 'bootstrap');
-    const runtime = createRuntime(config, { seed: 0, valueHead: false });
+    const runtime = await createRuntime(config, { seed: 0, valueHead: false });
     const data = bootstrapRows(config, runtime.tokenizer, runtime.maxContext, [...new Set([...section.templates, config.template.preset])]);
     expect(data.drills).toBe(0);
     const observations = new Set<string>();
@@ -134,7 +134,7 @@ describe('bootstrap rows match the rollout layout (quick size)', () => {
   it('a rollout that writes the bootstrap replies reproduces the bootstrap row token for token', async () => {
     const config = quickConfig('sokoban', 2);
     const limits = stageSection(config, 'rollout');
-    const runtime = createRuntime(config, { seed: 0, valueHead: false });
+    const runtime = await createRuntime(config, { seed: 0, valueHead: false });
     const section = stageSection(config, 'bootstrap');
     const data = bootstrapRows(config, runtime.tokenizer, runtime.maxContext, [...new Set([...section.templates, config.template.preset])]);
     const chat = data.chats[1]!; // tiny-spa: world-model format

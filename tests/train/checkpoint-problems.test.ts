@@ -15,7 +15,7 @@ await tf.setBackend('cpu');
 describe('checkpointProblems (D11)', () => {
   it('an intact checkpoint has none; a flipped byte, a truncated file or a missing config are found', async () => {
     const config = RunConfigSchema.parse({ model: { source: 'preset', preset: 'tiny', overrides: { num_hidden_layers: 1, hidden_size: 32, intermediate_size: 64, num_attention_heads: 2, num_key_value_heads: 2 } } });
-    const runtime = createRuntime(config, { seed: 1, valueHead: false });
+    const runtime = await createRuntime(config, { seed: 1, valueHead: false });
     const dir = path.join(tempDir(), 'cache', 'bootstrap', 'k');
     await saveRuntime(runtime, dir, { stage: 'bootstrap', step: 1, parent: null });
     runtime.dispose();

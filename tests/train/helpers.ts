@@ -13,8 +13,14 @@ export function tempProject(prefix = 'spa-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
+/**
+ * `backend` defaults to wasm here (not auto): the pipeline tests were written for TF.js, and auto
+ * would move them to the torch worker wherever PyTorch is installed (CI has it); tests/torch runs
+ * the pipeline on torch on purpose.
+ */
 export async function runPreset(project: string, preset: string, runId: string, overrides: RunConfigInput = {}, opts: { signal?: AbortSignal; onEvent?: (e: RunEvent) => void } = {}) {
-  const config: RunConfig = RunConfigSchema.parse(mergeConfig(presetConfig(preset, 'smoke', overrides) as Record<string, unknown>, overrides as Record<string, unknown>));
+  const withBackend: RunConfigInput = { backend: 'wasm', ...overrides };
+  const config: RunConfig = RunConfigSchema.parse(mergeConfig(presetConfig(preset, 'smoke', withBackend) as Record<string, unknown>, withBackend as Record<string, unknown>));
   const runDir = join(project, 'runs', runId);
   const stages = planStages(config);
   const events: RunEvent[] = [];

@@ -10,6 +10,7 @@ import { presetConfig } from '../../core/train/presets.js';
 import { sessionFactory } from '../../core/train/episodes.js';
 import { builtinTemplate } from '../../core/prompts/resolve-template.js';
 import { createRuntime, type TrainRow } from '../../core/train/runtime.js';
+import type { TfjsRuntime } from '../../core/model/runtime.js';
 import { ensureRlOptimizer, rlUpdate, shapedTurnReward, sharedTrunkValueView, disposeValueView, updateBatches, type Trainable } from '../../core/train/rl-stage.js';
 
 const rl = (over: Record<string, unknown> = {}) => StageSectionSchemas.rl.parse(over);
@@ -86,25 +87,27 @@ describe('updates and the critic (audit B4, B10)', () => {
     expect(c.model.criticMode).toBe('separate');
     expect(c.stages.rl).toMatchObject({ updatesPerStep: 1, criticLr: 1e-5, adamBetas: [0.9, 0.999] });
   });
-  it('shared trunk: the value loss is its own step at criticLr (own clip), the policy loss at lr', () => {
+  it('shared trunk: the value loss is its own step at criticLr (own clip), the policy loss at lr', async () => {
     const calls: Array<{ who: string; loss: string; lr: number; clip: number }> = [];
-    const fake = (who: string): Trainable => ({ trainStep: (loss, _rows, _p, lr, clip) => { calls.push({ who, loss, lr, clip }); return { 'losses/value': 1, 'charts/gradNorm': 2 }; } });
+    const fake = (who: string): Trainable => ({ trainStep: async (loss, _rows, _p, lr, clip) => { calls.push({ who, loss, lr, clip }); return { 'losses/value': 1, 'charts/gradNorm': 2 }; } });
     const section = rl({ lr: 2e-4, criticLr: 1e-3, gradClip: 0.5 });
-    rlUpdate(fake('policy'), null, fake('value-view'), rows(3), {}, section);
+    await rlUpdate(fake('policy'), null, fake('value-view'), rows(3), {}, section);
     expect(calls).toEqual([{ who: 'policy', loss: 'ppo-policy', lr: 2e-4, clip: 0.5 }, { who: 'value-view', loss: 'value', lr: 1e-3, clip: 0.5 }]);
     calls.length = 0;
-    rlUpdate(fake('policy'), null, null, rows(3), {}, rl({ algorithm: 'grpo' }));
+    await rlUpdate(fake('policy'), null, null, rows(3), {}, rl({ algorithm: 'grpo' }));
     expect(calls.map((c) => c.loss)).toEqual(['grpo']);
   });
-  it('AdamW of RL uses the section betas; the shared-trunk value view has its own moments over the same weights', () => {
+  it('AdamW of RL uses the section betas; the shared-trunk value view has its own moments over the same weights', async () => {
     const config = RunConfigSchema.parse({ model: { overrides: { hidden_size: 8, intermediate_size: 16, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 2, max_position_embeddings: 64 } } });
-    const runtime = createRuntime(config, { seed: 1, valueHead: true });
-    const optimizer = ensureRlOptimizer(runtime, [0.9, 0.999]);
-    expect(optimizer.beta2).toBe(0.999);
-    const view = sharedTrunkValueView(runtime, [0.9, 0.999]);
+    const runtime = await createRuntime(config, { seed: 1, valueHead: true }) as TfjsRuntime;
+    ensureRlOptimizer(runtime, [0.9, 0.999]);
+    expect(runtime.trainer!.optimizer.beta2).toBe(0.999);
+    expect(runtime.trainer!.optimizer.weightDecay).toBe(0);
+    const view = sharedTrunkValueView(runtime, [0.9, 0.999]) as TfjsRuntime;
     expect(view.model).toBe(runtime.model);
-    expect(view.optimizer).not.toBe(runtime.optimizer);
-    disposeValueView(view);
-    runtime.dispose();
+    expect(view.trainer!.optimizer).not.toBe(runtime.trainer!.optimizer);
+    await disposeValueView(view);
+    expect(runtime.model.namedWeights().get('model.norm.weight')!.isDisposed).toBe(false);   // the view frees only its moments
+    await runtime.dispose();
   });
 });

@@ -22,14 +22,14 @@ const messages = [
 
 describe('SFT and perplexity tokenise with the generation prefix', () => {
   const config = RunConfigSchema.parse({ model: { overrides: { hidden_size: 8, intermediate_size: 16, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 2, max_position_embeddings: 512 } } });
-  it('toTrainRows and statePerplexity pass <think> to formatChat', () => {
-    const runtime = createRuntime(config, { seed: 1, valueHead: false });
+  it('toTrainRows and statePerplexity pass <think> to formatChat', async () => {
+    const runtime = await createRuntime(config, { seed: 1, valueHead: false });
     seen.length = 0;
     const rows = toTrainRows(runtime, [{ messages }], 512, false);
     expect(rows).toHaveLength(1);
     expect(seen).toContain('<think>');
     seen.length = 0;
-    const ppl = statePerplexity(runtime, [{ messages }], 512);
+    const ppl = await statePerplexity(runtime, [{ messages }], 512);
     expect(ppl.rows).toBe(1);
     expect(seen).toContain('<think>');
     runtime.dispose();

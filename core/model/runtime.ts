@@ -1,0 +1,200 @@
+// The model runtime interface: everything a stage needs from a model, whichever backend computes
+// it. Stages (core/train) call only this: encode a chat prompt within a context budget, batched
+// sampling with a KV cache, no-grad per-token statistics, one training step of a registered loss,
+// and checkpoints in the Hugging Face folder layout (model.safetensors, config.json, tokenizer
+// files, optimizer state, manifest.json). Two implementations:
+//   TfjsRuntime   (this file)               TF.js in this process: wasm, cpu, tfjs-node(-gpu)
+//   TorchRuntime  (core/model/torch/)       a Python/PyTorch worker process over a framed stdio protocol
+// Prompt encoding is shared (RuntimeBase): both backends use this process's tokenizer.
+import type { CausalLM } from './transformer.js';
+import type { ModelConfig } from './config.js';
+import type { Tokenizer } from './tokenizer.js';
+import { formatChat, type ChatMessage } from './chat.js';
+import { generate as generateTokens } from './generate.js';
+import { tokenScores } from './score.js';
+import { Trainer, padRows, DEFAULT_TOKEN_BUDGET, type TrainRow } from './trainer.js';
+import type { OptimizerState } from './optim.js';
+import { saveCheckpoint } from './checkpoint.js';
+
+export type { TrainRow } from './trainer.js';
+
+export interface GenerateOptions { maxNewTokens: number; temperature: number; topP: number; topK: number; seed: number; stop?: string[] }
+export interface Generated { ids: number[]; text: string; logprobs: number[] }
+export interface TokenStat { logprobs: number[]; entropies: number[]; values: number[] | null }
+
+/** Which backend and device compute a runtime, for logs, system.info and the run view. */
+export interface RuntimeInfo {
+  /** 'torch' or the TF.js backend name (wasm, cpu, tensorflow, tensorflow-gpu). */
+  backend: string;
+  /** e.g. 'cpu (2 threads)', 'cuda:0 NVIDIA RTX 4090 (bf16 autocast)', 'wasm (simd, 1 thread)'. */
+  device: string;
+}
+
+/** What a checkpoint's manifest records besides the weights (see saveRuntime in core/train/runtime.ts). */
+export interface RuntimeManifest { stage: string; step: number; parent: string | null; metrics: Record<string, number>; extra: Record<string, unknown> }
+
+/** AdamW hyper-parameters every backend uses (beta2 0.95 as is common for LMs). */
+export const RUNTIME_ADAMW = { beta1: 0.9, beta2: 0.95, eps: 1e-8 } as const;
+
+/** What a training step needs of a model (a ModelRuntime, a value view, a fake in tests). */
+export interface RuntimeTrainer {
+  trainStep(
+    lossName: string, rows: TrainRow[], params: Record<string, unknown>, lr: number, gradClip: number, tokenBudget?: number,
+  ): Promise<Record<string, number>>;
+  dispose(): Promise<void>;
+}
+
+export interface ModelRuntime {
+  readonly info: RuntimeInfo;
+  readonly config: ModelConfig;
+  readonly tokenizer: Tokenizer;
+  readonly maxContext: number;
+  /** Chat → prompt ids ending with the assistant opening and the forced prefix. Oldest turns go first when too long. */
+  encodePrompt(messages: ChatMessage[], prefix: string, maxTokens: number): number[];
+  /** Chat (ending with the assistant message to train) → ids truncated from the left to maxTokens. */
+  formatForTraining(messages: ChatMessage[], maxTokens: number): { ids: number[]; messages: ChatMessage[] };
+  /** Batched sampling with a KV cache; deterministic for a seed on one backend (the backends' samplers differ, greedy agrees). */
+  generate(prompts: number[][], opts: GenerateOptions): Promise<Generated[]>;
+  /** No-grad per-token log-probabilities, entropies and values (values only with a value head). */
+  tokenStats(rows: Array<{ ids: number[] }>, withValues: boolean, tokenBudget?: number): Promise<TokenStat[]>;
+  /** Create the optimizer (AdamW, betas default RUNTIME_ADAMW's) if it does not exist yet; moments restored on resume are kept. */
+  ensureOptimizer(weightDecay?: number, betas?: readonly [number, number]): void;
+  /**
+   * A second optimizer over the same weights (its own AdamW moments, no weight decay), e.g. the value
+   * loss of PPO on a shared trunk at its own learning rate. Disposing it frees only its moments;
+   * they are not saved with checkpoints (they restart on resume).
+   */
+  valueView(betas: readonly [number, number]): RuntimeTrainer;
+  /**
+   * One optimizer step of a registered loss on rows: token-budget chunks, token-weighted mean,
+   * global-norm clipping, AdamW. Returns the loss stats plus charts/gradNorm and charts/lr.
+   */
+  trainStep(
+    lossName: string, rows: TrainRow[], params: Record<string, unknown>, lr: number, gradClip: number, tokenBudget?: number,
+  ): Promise<Record<string, number>>;
+  /** Write a checkpoint (HF layout + optimizer state + manifest), atomically. */
+  save(dir: string, manifest: RuntimeManifest): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+/** Prompt encoding shared by the backends (it only needs the tokenizer and the context length). */
+export abstract class RuntimeBase {
+  constructor(readonly config: ModelConfig, readonly tokenizer: Tokenizer) {}
+
+  get maxContext(): number { return this.config.max_position_embeddings; }
+
+  encodePrompt(messages: ChatMessage[], prefix: string, maxTokens: number): number[] {
+    const budget = Math.min(maxTokens, this.maxContext - 1);
+    let msgs = [...messages];
+    for (;;) {
+      const chat = formatChat(msgs, this.tokenizer, { addGenerationPrompt: true, generationPrefix: prefix || undefined });
+      if (chat.ids.length <= budget) return chat.ids;
+      // drop the oldest (user, assistant) pair after the system message, keeping the last user message
+      const first = msgs[0]?.role === 'system' ? 1 : 0;
+      if (msgs.length - first > 2) { msgs = [...msgs.slice(0, first), ...msgs.slice(first + 2)]; continue; }
+      return chat.ids.slice(chat.ids.length - budget); // still too long: keep the tail
+    }
+  }
+
+  formatForTraining(messages: ChatMessage[], maxTokens: number): { ids: number[]; messages: ChatMessage[] } {
+    let msgs = [...messages];
+    for (;;) {
+      const chat = formatChat(msgs, this.tokenizer);
+      const first = msgs[0]?.role === 'system' ? 1 : 0;
+      if (chat.ids.length <= Math.min(maxTokens, this.maxContext) || msgs.length - first <= 2) return { ids: chat.ids, messages: msgs };
+      msgs = [...msgs.slice(0, first), ...msgs.slice(first + 2)];
+    }
+  }
+
+  /** Stop token ids of generation: EOS plus the tokenizer's other stop ids. */
+  protected stopTokenIds(): number[] { return [...new Set([this.tokenizer.eosTokenId, ...this.tokenizer.stopTokenIds])]; }
+
+  /** New tokens for prompts of this length: at least 1, and the sequence stays inside the context. */
+  protected newTokenBudget(prompts: number[][], maxNewTokens: number): number {
+    const longest = Math.max(...prompts.map((p) => p.length));
+    return Math.max(1, Math.min(maxNewTokens, this.maxContext - longest - 1));
+  }
+}
+
+/** The TF.js implementation: the model lives in this process; training goes through Trainer.stepRows. */
+export class TfjsRuntime extends RuntimeBase implements ModelRuntime {
+  trainer: Trainer | null = null;
+  /** AdamW moments read from a checkpoint being resumed; applied when the optimizer is created. */
+  restoredOptimizerState: OptimizerState | null = null;
+
+  /** `ownsModel` false: a view that shares another runtime's model (dispose frees only its optimizer). */
+  constructor(readonly model: CausalLM, tokenizer: Tokenizer, readonly info: RuntimeInfo, private readonly ownsModel = true) {
+    super(model.config, tokenizer);
+  }
+
+  async generate(prompts: number[][], opts: GenerateOptions): Promise<Generated[]> {
+    if (prompts.length === 0) return [];
+    const results = generateTokens(this.model, this.tokenizer, prompts, {
+      maxNewTokens: this.newTokenBudget(prompts, opts.maxNewTokens), temperature: opts.temperature, topP: opts.topP, topK: opts.topK, seed: opts.seed,
+      stop: opts.stop ?? ['</answer>'], stopTokenIds: this.stopTokenIds(),
+    });
+    await Promise.resolve();
+    return results.map((r) => ({ ids: r.tokens, text: r.text, logprobs: r.logprobs }));
+  }
+
+  ensureOptimizer(weightDecay = 0.01, betas?: readonly [number, number]): Trainer {
+    if (!this.trainer) {
+      const adam = { ...RUNTIME_ADAMW, ...(betas ? { beta1: betas[0], beta2: betas[1] } : {}) };
+      this.trainer = new Trainer(this.model, { schedule: { lr: 0, kind: 'constant' }, ...adam, weightDecay });
+      if (this.restoredOptimizerState) {
+        this.trainer.optimizer.setState(this.restoredOptimizerState);
+        this.restoredOptimizerState = null;
+      }
+    }
+    return this.trainer;
+  }
+
+  async trainStep(
+    lossName: string, rows: TrainRow[], params: Record<string, unknown>, lr: number, gradClip: number, tokenBudget = DEFAULT_TOKEN_BUDGET,
+  ): Promise<Record<string, number>> {
+    const trainer = this.ensureOptimizer();
+    const r = trainer.stepRows(lossName, rows, params, { lr, maxGradNorm: gradClip, tokenBudget, padTokenId: this.tokenizer.padTokenId });
+    await Promise.resolve();
+    return { ...r.stats, 'losses/total': r.loss, 'charts/gradNorm': r.gradNorm, 'charts/lr': r.lr };
+  }
+
+  async tokenStats(rows: Array<{ ids: number[] }>, withValues: boolean, tokenBudget = 8192): Promise<TokenStat[]> {
+    if (rows.length === 0) return [];
+    const longest = Math.max(...rows.map((r) => r.ids.length));
+    const per = Math.max(1, Math.floor(tokenBudget / Math.max(1, longest)));   // rows per forward (wasm memory)
+    const out: TokenStat[] = [];
+    for (let start = 0; start < rows.length; start += per) {
+      const chunk = rows.slice(start, start + per);
+      const batch = padRows(chunk.map((r) => ({ ids: r.ids, arrays: {} })), this.tokenizer.padTokenId);   // padded to the chunk's longest row
+      const values = withValues && this.config.value_head;
+      const s = tokenScores(this.model, batch.inputIds, { attentionMask: batch.attentionMask, values, chunkRows: chunk.length });
+      chunk.forEach((r, k) => out.push({
+        logprobs: s.logprobs[k]!.slice(0, r.ids.length), entropies: s.entropies[k]!.slice(0, r.ids.length),
+        values: s.values ? s.values[k]!.slice(0, r.ids.length) : null,
+      }));
+    }
+    await Promise.resolve();
+    return out;
+  }
+
+  async save(dir: string, manifest: RuntimeManifest): Promise<void> {
+    await saveCheckpoint(dir, {
+      model: this.model,
+      tokenizer: this.tokenizer,
+      ...(this.trainer ? { optimizer: this.trainer.optimizer } : {}),
+      manifest,
+    });
+  }
+
+  valueView(betas: readonly [number, number]): TfjsRuntime {
+    const view = new TfjsRuntime(this.model, this.tokenizer, this.info, false);
+    view.ensureOptimizer(0, betas);
+    return view;
+  }
+
+  async dispose(): Promise<void> {
+    this.trainer?.dispose();
+    this.trainer = null;
+    if (this.ownsModel) this.model.dispose();
+  }
+}

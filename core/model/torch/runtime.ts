@@ -1,0 +1,253 @@
+// The torch backend of the model runtime (core/model/runtime.ts): the weights, the forward and
+// backward passes, sampling and AdamW live in a PyTorch worker process (worker-client.ts); this
+// process keeps the tokenizer, the chat formatting and the loss math. A training step per chunk:
+//   worker `forward` (graph kept) → per-token log-probs / entropies / values
+//   → lossOutputGradients (the registered TypeScript loss, tf.grads w.r.t. those outputs)
+//   → worker `backward` with the coefficients times the chunk's token weight
+// then one worker `apply` (mean over the tokens, global-norm clip, AdamW as core/model/optim.ts).
+import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import type { ModelConfig } from '../config.js';
+import { countParameters } from '../config.js';
+import type { Tokenizer } from '../tokenizer.js';
+import { loadTokenizer } from '../tokenizer.js';
+import { getLoss } from '../losses.js';
+import { inspectHfFolder } from '../hf-load.js';
+import { readManifest, saveCheckpoint, verifyCheckpoint, CheckpointError } from '../checkpoint.js';
+import { chunkRows, padRows, lossTokens, lossOutputGradients, DEFAULT_TOKEN_BUDGET, type TrainBatch, type TrainRow } from '../trainer.js';
+import { RuntimeBase, RUNTIME_ADAMW } from '../runtime.js';
+import type { Generated, GenerateOptions, ModelRuntime, RuntimeInfo, RuntimeManifest, TokenStat } from '../runtime.js';
+import { releaseWorker, takeWorker, type TorchWorker, type TorchProbe, type WireArray } from './worker-client.js';
+
+export interface TorchStartOptions {
+  probe: TorchProbe;
+  /** Intra-op CPU threads (default: SPA_TORCH_THREADS, else all cores). */
+  threads?: number;
+  log?: (line: string) => void;
+}
+
+function grid(rows: number[][]): { data: Int32Array; shape: number[] } {
+  const T = rows[0]?.length ?? 0;
+  const data = new Int32Array(rows.length * T);
+  rows.forEach((r, b) => data.set(r, b * T));
+  return { data, shape: [rows.length, T] };
+}
+
+export class TorchRuntime extends RuntimeBase implements ModelRuntime {
+  private weightDecay: number | null = null;
+  private betas: readonly [number, number] = [RUNTIME_ADAMW.beta1, RUNTIME_ADAMW.beta2];
+  private piecesSent = false;
+
+  /** `slot`: which of the worker's optimizers this runtime steps ('main'; 'value' for a value view, which does not own the worker). */
+  private constructor(
+    private readonly worker: TorchWorker, config: ModelConfig, tokenizer: Tokenizer, readonly info: RuntimeInfo, private readonly slot = 'main',
+  ) {
+    super(config, tokenizer);
+  }
+
+  private static async start(
+    config: ModelConfig, tokenizer: Tokenizer, opts: TorchStartOptions, init: (w: TorchWorker) => Promise<unknown>,
+  ): Promise<TorchRuntime> {
+    if (!opts.probe.ok) throw new Error(`backend 'torch' is not available: ${opts.probe.reason}`);
+    const worker = takeWorker({ python: opts.probe.python, threads: opts.threads, log: opts.log });
+    try {
+      const hello = (await worker.request('hello')).header;
+      await init(worker);
+      const device = `${String(hello.device)} · torch ${String(hello.torch)}, Python ${String(hello.python)} (${opts.probe.python})`;
+      const info: RuntimeInfo = { backend: 'torch', device };
+      return new TorchRuntime(worker, config, tokenizer, info);
+    } catch (error) {
+      await releaseWorker(worker).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** A worker holding these weights (a fresh preset model initialised in TypeScript, so both backends start from the same numbers). */
+  static async fromWeights(
+    config: ModelConfig, tokenizer: Tokenizer, weights: Map<string, { shape: number[]; data: Float32Array }>, opts: TorchStartOptions,
+  ): Promise<TorchRuntime> {
+    return TorchRuntime.start(config, tokenizer, opts, async (worker) => {
+      const arrays: Record<string, { data: WireArray; shape: number[] }> = {};
+      for (const [name, w] of weights) arrays[name] = { data: w.data, shape: w.shape };
+      await worker.request('init', { config, trainable: true }, arrays);
+    });
+  }
+
+  /**
+   * A checkpoint or HF folder: hashes verified against manifest.json (when present), the worker
+   * reads the safetensors files itself (F32/F16/BF16, sharded), the tokenizer loads here.
+   * `valueHead` adds a zero value head when the folder has none; `resume` restores AdamW.
+   */
+  static async fromFolder(dir: string, opts: TorchStartOptions & { valueHead?: boolean; trainable?: boolean; resume?: boolean }): Promise<TorchRuntime> {
+    const manifest = await readManifest(dir);
+    if (manifest) {
+      const problems = await verifyCheckpoint(dir, (file) => (opts.resume ?? false) || !file.startsWith('optimizer.'));
+      if (problems.length) throw new CheckpointError(`${dir}: checkpoint is damaged: ${problems.join('; ')}`);
+    }
+    if (existsSync(join(dir, 'adapter_config.json'))) {
+      throw new Error(`${dir} holds LoRA adapters: the torch backend does not train or load LoRA yet; `
+        + 'merge them (spa-workbench model export --merge-lora) or use backend wasm');
+    }
+    const info = await inspectHfFolder(dir);
+    const tokenizer = await loadTokenizer(dir);
+    const addHead = (opts.valueHead ?? false) && !info.config.value_head;
+    const config: ModelConfig = addHead ? { ...info.config, value_head: true } : info.config;
+    const byFile = new Map<string, Array<[string, string]>>();
+    for (const [canonical, t] of info.tensors) {
+      if (canonical.startsWith('value_head.') && !config.value_head) continue;
+      if (!config.attention_bias && /\.self_attn\.[qkv]_proj\.bias$/.test(canonical)) continue;
+      const list = byFile.get(t.file) ?? [];
+      list.push([canonical, t.storedName]);
+      byFile.set(t.file, list);
+    }
+    const files = [...byFile].map(([file, names]) => ({ path: join(dir, file), names }));
+    const optimizerPath = join(dir, 'optimizer.safetensors');
+    return TorchRuntime.start(config, tokenizer, opts, async (worker) => {
+      await worker.request('init', { config, files, zeroValueHead: addHead, trainable: opts.trainable ?? true });
+      if (opts.resume && existsSync(optimizerPath)) await worker.request('load_optimizer', { path: optimizerPath, weightDecay: 0.01 });
+    });
+  }
+
+  ensureOptimizer(weightDecay = 0.01, betas?: readonly [number, number]): void {
+    if (this.weightDecay !== null) return;
+    this.weightDecay = weightDecay;
+    if (betas) this.betas = [betas[0], betas[1]];
+    void this.worker.request('optimizer', { weightDecay, slot: this.slot }).catch(() => undefined);   // a dead worker fails the next request with its reason
+  }
+
+  valueView(betas: readonly [number, number]): TorchRuntime {
+    const view = new TorchRuntime(this.worker, this.config, this.tokenizer, this.info, 'value');
+    view.ensureOptimizer(0, betas);
+    return view;
+  }
+
+  async generate(prompts: number[][], opts: GenerateOptions): Promise<Generated[]> {
+    if (prompts.length === 0) return [];
+    prompts.forEach((p, b) => { if (p.length === 0) throw new Error(`generate: prompt ${b} is empty (it needs at least one token)`); });
+    const stop = (opts.stop ?? ['</answer>']).filter((s) => s.length > 0);
+    if (stop.length && !this.piecesSent) {
+      // Each token's text, so the worker can stop a row early; the final cut is made here on the decoded text.
+      const pieces = Array.from({ length: this.config.vocab_size }, (_, id) => (id < this.tokenizer.vocabSize ? this.tokenizer.decode([id]) : ''));
+      await this.worker.request('set_pieces', { pieces });
+      this.piecesSent = true;
+    }
+    const flat = new Int32Array(prompts.reduce((a, p) => a + p.length, 0));
+    let o = 0;
+    for (const p of prompts) { flat.set(p, o); o += p.length; }
+    const stopIds = this.stopTokenIds();
+    const reply = await this.worker.request('generate', {
+      lengths: prompts.map((p) => p.length), padTokenId: this.tokenizer.padTokenId, maxNewTokens: this.newTokenBudget(prompts, opts.maxNewTokens),
+      temperature: opts.temperature, topK: opts.topK, topP: opts.topP, seed: opts.seed, stopTokenIds: stopIds, stop,
+    }, { prompts: { data: flat, shape: [flat.length] } });
+    const lengths = reply.header.lengths as number[];
+    const tokens = reply.arrays.tokens as Int32Array;
+    const logprobs = reply.arrays.logprobs as Float32Array;
+    const out: Generated[] = [];
+    let k = 0;
+    for (const n of lengths) {
+      const ids = Array.from(tokens.subarray(k, k + n));
+      const lps = Array.from(logprobs.subarray(k, k + n));
+      k += n;
+      const eos = ids.length > 0 && stopIds.includes(ids[ids.length - 1]!);
+      let text = this.tokenizer.decode(eos ? ids.slice(0, -1) : ids);
+      let cut = -1;
+      for (const s of stop) { const i = text.indexOf(s); if (i >= 0 && (cut < 0 || i + s.length < cut)) cut = i + s.length; }
+      if (!eos && cut >= 0) text = text.slice(0, cut);
+      out.push({ ids, text, logprobs: lps });
+    }
+    return out;
+  }
+
+  async tokenStats(rows: Array<{ ids: number[] }>, withValues: boolean, tokenBudget = 8192): Promise<TokenStat[]> {
+    if (rows.length === 0) return [];
+    const values = withValues && this.config.value_head;
+    const out: TokenStat[] = [];
+    const longest = Math.max(...rows.map((r) => r.ids.length));
+    const per = Math.max(1, Math.floor(tokenBudget / Math.max(1, longest)));
+    for (let start = 0; start < rows.length; start += per) {
+      const chunk = rows.slice(start, start + per);
+      const batch = padRows(chunk.map((r) => ({ ids: r.ids, arrays: {} })), this.tokenizer.padTokenId);
+      const T = batch.inputIds[0]!.length;
+      const reply = await this.worker.request('stats', { values }, { ids: grid(batch.inputIds), mask: grid(batch.attentionMask!) });
+      const lp = reply.arrays.logprobs as Float32Array;
+      const ent = reply.arrays.entropies as Float32Array;
+      const val = reply.arrays.values as Float32Array | undefined;
+      chunk.forEach((r, b) => out.push({
+        logprobs: Array.from(lp.subarray(b * T, b * T + r.ids.length)), entropies: Array.from(ent.subarray(b * T, b * T + r.ids.length)),
+        values: values && val ? Array.from(val.subarray(b * T, b * T + r.ids.length)) : null,
+      }));
+    }
+    return out;
+  }
+
+  async trainStep(
+    lossName: string, rows: TrainRow[], params: Record<string, unknown>, lr: number, gradClip: number, tokenBudget = DEFAULT_TOKEN_BUDGET,
+  ): Promise<Record<string, number>> {
+    if (rows.length === 0) throw new Error('trainStep: no rows to train on');
+    this.ensureOptimizer();
+    const spec = getLoss(lossName);
+    if (spec.needs.values && !this.config.value_head) throw new Error(`loss '${lossName}' needs a value head; this model has none`);
+    const chunks: TrainBatch[] = chunkRows(rows, tokenBudget).map((c) => padRows(c, this.tokenizer.padTokenId));
+    const weights = chunks.map(lossTokens);
+    const total = weights.reduce((a, b) => a + b, 0);
+    const stats: Record<string, number> = {};
+    let loss = 0;
+    try {
+      for (let i = 0; i < chunks.length; i++) {
+        const chunk = chunks[i]!;
+        const [B, T] = [chunk.inputIds.length, chunk.inputIds[0]!.length];
+        const logits = spec.needs.logprobs || spec.needs.entropies;
+        const inputs = { ids: grid(chunk.inputIds), mask: grid(chunk.attentionMask!) };
+        const fwd = await this.worker.request('forward', { logits, values: spec.needs.values }, inputs);
+        const outputs = { ...(logits ? { logprobs: fwd.arrays.logprobs as Float32Array, entropies: fwd.arrays.entropies as Float32Array } : {}),
+          ...(spec.needs.values ? { values: fwd.arrays.values as Float32Array } : {}) };
+        const r = lossOutputGradients(lossName, params, chunk, outputs);
+        const w = weights[i]!;
+        loss += (r.loss * w) / total;
+        for (const [k, v] of Object.entries(r.stats)) stats[k] = (stats[k] ?? 0) + (v * w) / total;
+        const coef: Record<string, { data: WireArray; shape: number[] }> = {};
+        for (const [k, g] of Object.entries(r.grads)) coef[k] = { data: (g as Float32Array).map((x) => x * w), shape: [B, T] };
+        await this.worker.request('backward', {}, coef);
+      }
+      const applied = await this.worker.request('apply', {
+        lr, maxGradNorm: gradClip, totalWeight: total, slot: this.slot,
+        beta1: this.betas[0], beta2: this.betas[1], eps: RUNTIME_ADAMW.eps, weightDecay: this.weightDecay ?? 0.01,
+      });
+      return { ...stats, 'losses/total': loss, 'charts/gradNorm': applied.header.gradNorm as number, 'charts/lr': lr };
+    } catch (error) {
+      await this.worker.request('discard').catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** Named weights as f32 arrays (tests and parity checks). */
+  async weights(names?: string[]): Promise<Map<string, Float32Array>> {
+    const reply = await this.worker.request('weights', names ? { names } : {});
+    return new Map(Object.entries(reply.arrays).map(([k, v]) => [k, v as Float32Array]));
+  }
+
+  async save(dir: string, manifest: RuntimeManifest): Promise<void> {
+    await saveCheckpoint(dir, {
+      tokenizer: this.tokenizer,
+      manifest,
+      external: {
+        config: this.config,
+        parameters: countParameters(this.config),
+        writeFiles: async (tmp) => {
+          const r = await this.worker.request('save', { weights: join(tmp, 'model.safetensors'), optimizer: join(tmp, 'optimizer.safetensors') });
+          const step = (r.header.optimizerStep ?? null) as number | null;
+          const optimizer = { beta1: this.betas[0], beta2: this.betas[1], eps: RUNTIME_ADAMW.eps, weightDecay: this.weightDecay ?? 0.01 };
+          return { optimizerStep: step, optimizer };
+        },
+      },
+    });
+  }
+
+  /** Tests: the worker process, to kill it or feed it bad bytes. */
+  get workerForTests(): TorchWorker { return this.worker; }
+
+  async dispose(): Promise<void> {
+    if (this.slot === 'main') await releaseWorker(this.worker);
+    else await this.worker.request('drop_optimizer', { slot: this.slot }).catch(() => undefined);
+  }
+}

@@ -1,0 +1,25 @@
+// Whether the torch backend can run here, without loading TF.js and without blocking (for
+// system.info): the Python that `auto` and `backend: torch` would use, its torch version and device,
+// or why not. The first call starts the probe (importing torch takes a second or two) and answers
+// "checking"; later calls answer from the finished probe.
+import { cachedTorchProbe, probeTorchAsync, type TorchProbe } from '../model/torch/worker-client.js';
+
+export function torchBackendInfo(): { name: 'torch'; available: boolean; detail: string } {
+  const p = cachedTorchProbe();
+  if (!p) {
+    void probeTorchAsync();
+    return { name: 'torch', available: false, detail: 'checking for a Python with PyTorch (SPA_PYTHON, python3, /usr/bin/python3)…' };
+  }
+  return describe(p);
+}
+
+/** The same, waiting for the probe (the CLI, tests). */
+export async function torchBackendInfoAsync(): Promise<{ name: 'torch'; available: boolean; detail: string }> {
+  return describe(await probeTorchAsync());
+}
+
+function describe(p: TorchProbe): { name: 'torch'; available: boolean; detail: string } {
+  if (!p.ok) return { name: 'torch', available: false, detail: `${p.reason}; install PyTorch for a Python 3 or set SPA_PYTHON (docs/compute.md)` };
+  const device = p.cuda ? `CUDA: ${p.device}` : p.mps ? 'Apple MPS' : 'CPU, all cores';
+  return { name: 'torch', available: true, detail: `PyTorch ${p.torch} in ${p.python}${p.source === 'SPA_PYTHON' ? ' (SPA_PYTHON)' : ''}; ${device}` };
+}

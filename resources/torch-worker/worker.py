@@ -1,0 +1,667 @@
+#!/usr/bin/env python3
+"""SPA Workbench PyTorch worker: the engine's `torch` backend (core/model/torch/).
+
+Needs only Python 3 and torch (Debian's python3-torch 1.13 and torch 2.x both work). Started by
+the engine; speaks a framed protocol on stdin/stdout (stdout carries frames only; every print
+goes to stderr, which the engine logs):
+
+    frame = b"SPAF" + u32 LE header length + JSON header (UTF-8) + raw arrays
+    header["arrays"] = [{"name", "dtype": "f32" | "i32", "shape": [...]}, ...] in payload order
+
+Requests carry {"id", "op", ...}; replies {"id", "ok": true, ...} or {"id", "ok": false, "error"}.
+The model is Qwen2 with the same math and HF weight names as core/model/transformer.ts (RMSNorm,
+RoPE, GQA, SwiGLU, q/k/v bias, tied or untied lm_head) plus our scalar value head. The loss math
+is NOT here: `forward` keeps the autograd graph and returns per-token log-probs / entropies /
+values, the engine evaluates its registered loss on them (TypeScript) and sends back dLoss/d(each
+output) in `backward`; `apply` clips by global norm and takes an AdamW step identical to
+core/model/optim.ts. Device: CUDA (bf16 autocast, f32 master weights), Apple MPS, else CPU.
+"""
+import ctypes
+import json
+import math
+import os
+import struct
+import sys
+import time
+import traceback
+
+PROTOCOL_VERSION = 1
+MIN_TORCH = (1, 13)
+
+def _cpu_threads():
+    """SPA_TORCH_THREADS, else every core this process may run on (some torch builds start with 1)."""
+    n = int(os.environ.get("SPA_TORCH_THREADS", "0") or 0)
+    if n > 0:
+        return n
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+THREADS = _cpu_threads()
+# One pool size for OpenMP and the BLAS behind torch, set before torch starts them (unset, OpenBLAS
+# adds a thread per core on top of torch's pool and oversubscribes the cores).
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, str(THREADS))
+
+_out = None   # frames only (set by main: the real stdout; fd 1 then points at stderr)
+_in = None
+
+try:
+    import torch
+    import torch.nn.functional as F
+except Exception as e:  # noqa: BLE001 - reported to the engine verbatim
+    sys.stderr.write("SPA-WORKER-FATAL: torch is not importable by %s: %s\n" % (sys.executable, e))
+    sys.exit(3)
+
+
+def _version_tuple(v):
+    parts = []
+    for p in v.split("+")[0].split(".")[:2]:
+        digits = "".join(ch for ch in p if ch.isdigit())
+        parts.append(int(digits or 0))
+    return tuple(parts)
+
+
+if sys.byteorder != "little":
+    sys.stderr.write("SPA-WORKER-FATAL: the frame protocol is little-endian; this machine is %s-endian\n" % sys.byteorder)
+    sys.exit(3)
+if _version_tuple(torch.__version__) < MIN_TORCH:
+    sys.stderr.write("SPA-WORKER-FATAL: torch %s is too old (need >= %d.%d)\n" % ((torch.__version__,) + MIN_TORCH))
+    sys.exit(3)
+
+# ---------------------------------------------------------------- frames
+DT = {"f32": (torch.float32, 4), "i32": (torch.int32, 4)}
+
+
+class FrameError(Exception):
+    pass
+
+
+def _read_exact(n):
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = _in.read(n - len(buf))
+        if not chunk:
+            return None if not buf else bytes(buf)
+        buf += chunk
+    return bytes(buf)
+
+
+def read_frame():
+    head = _read_exact(8)
+    if head is None:
+        return None, None
+    if len(head) < 8 or head[:4] != b"SPAF":
+        raise FrameError("malformed frame: expected the magic SPAF and a length, got %r" % head[:8])
+    (n,) = struct.unpack("<I", head[4:])
+    raw = _read_exact(n)
+    if raw is None or len(raw) < n:
+        raise FrameError("malformed frame: header cut short (%d of %d bytes)" % (0 if raw is None else len(raw), n))
+    try:
+        header = json.loads(raw.decode("utf-8"))
+    except ValueError as e:
+        raise FrameError("malformed frame: header is not JSON: %s" % e)
+    arrays = {}
+    for spec in header.get("arrays", []):
+        dtype, size = DT[spec["dtype"]]
+        count = 1
+        for s in spec["shape"]:
+            count *= int(s)
+        data = _read_exact(count * size) if count else b""
+        if data is None or len(data) < count * size:
+            raise FrameError("malformed frame: array %s cut short" % spec["name"])
+        t = torch.frombuffer(bytearray(data), dtype=dtype) if count else torch.zeros(0, dtype=dtype)
+        arrays[spec["name"]] = t.reshape(spec["shape"])
+    return header, arrays
+
+
+def raw_bytes(t):
+    """The little-endian bytes of a CPU tensor, without numpy (torch 2.x does not need it installed)."""
+    t = t.contiguous()
+    n = t.numel() * t.element_size()
+    return ctypes.string_at(t.data_ptr(), n) if n else b""
+
+
+def write_frame(header, arrays=None):
+    specs, blobs = [], []
+    for name, t in (arrays or {}).items():
+        t = t.detach().to("cpu").contiguous()
+        if t.dtype in (torch.float16, torch.bfloat16, torch.float64):
+            t = t.float()
+        code = "i32" if t.dtype in (torch.int32, torch.int64) else "f32"
+        t = t.to(torch.int32 if code == "i32" else torch.float32)
+        specs.append({"name": name, "dtype": code, "shape": list(t.shape)})
+        blobs.append(raw_bytes(t))
+    header = dict(header)
+    header["arrays"] = specs
+    raw = json.dumps(header).encode("utf-8")
+    _out.write(b"SPAF" + struct.pack("<I", len(raw)) + raw)
+    for b in blobs:
+        _out.write(b)
+    _out.flush()
+
+
+# ---------------------------------------------------------------- safetensors (own reader/writer)
+ST_DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16, "F64": torch.float64}
+
+
+def read_safetensors(path, names=None):
+    """{name: f32 tensor} from one .safetensors file (F32/F16/BF16/F64)."""
+    with open(path, "rb") as f:
+        (n,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(n).decode("utf-8"))
+        base = 8 + n
+        out = {}
+        for name, info in header.items():
+            if name == "__metadata__" or (names is not None and name not in names):
+                continue
+            if info["dtype"] not in ST_DTYPES:
+                raise ValueError("%s: tensor %s has dtype %s (readable: F32, F16, BF16, F64)" % (path, name, info["dtype"]))
+            start, end = info["data_offsets"]
+            f.seek(base + start)
+            data = bytearray(f.read(end - start))
+            dtype = ST_DTYPES[info["dtype"]]
+            if dtype == torch.bfloat16:  # frombuffer has no bf16 in every version: go through int16 bits
+                t = torch.frombuffer(data, dtype=torch.int16).view(torch.bfloat16) if data else torch.zeros(0, dtype=dtype)
+            else:
+                t = torch.frombuffer(data, dtype=dtype) if data else torch.zeros(0, dtype=dtype)
+            out[name] = t.reshape(info["shape"]).float()
+        return out, header.get("__metadata__", {})
+
+
+def write_safetensors(path, tensors, metadata):
+    header = {"__metadata__": {k: str(v) for k, v in metadata.items()}}
+    offset, blobs = 0, []
+    for name, t in tensors.items():
+        b = raw_bytes(t.detach().to("cpu", torch.float32))
+        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(b)]}
+        offset += len(b)
+        blobs.append(b)
+    h = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    h += b" " * ((8 - len(h) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)))
+        f.write(h)
+        for b in blobs:
+            f.write(b)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+# ---------------------------------------------------------------- Qwen2 (same names and math as core/model)
+def param_specs(c):
+    D, I, V = c["hidden_size"], c["intermediate_size"], c["vocab_size"]
+    kv = c["num_key_value_heads"] * (D // c["num_attention_heads"])
+    specs = [("model.embed_tokens.weight", [V, D])]
+    for i in range(c["num_hidden_layers"]):
+        p = "model.layers.%d." % i
+        specs += [(p + "input_layernorm.weight", [D]), (p + "self_attn.q_proj.weight", [D, D]),
+                  (p + "self_attn.k_proj.weight", [kv, D]), (p + "self_attn.v_proj.weight", [kv, D])]
+        if c.get("attention_bias", True):
+            specs += [(p + "self_attn.q_proj.bias", [D]), (p + "self_attn.k_proj.bias", [kv]), (p + "self_attn.v_proj.bias", [kv])]
+        specs += [(p + "self_attn.o_proj.weight", [D, D]), (p + "post_attention_layernorm.weight", [D]),
+                  (p + "mlp.gate_proj.weight", [I, D]), (p + "mlp.up_proj.weight", [I, D]), (p + "mlp.down_proj.weight", [D, I])]
+    specs.append(("model.norm.weight", [D]))
+    if not c.get("tie_word_embeddings", True):
+        specs.append(("lm_head.weight", [V, D]))
+    if c.get("value_head", False):
+        specs += [("value_head.weight", [1, D]), ("value_head.bias", [1])]
+    return specs
+
+
+def rms_norm(x, w, eps):
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
+
+
+def rotate_half(x):
+    h = x.shape[-1] // 2
+    return torch.cat([-x[..., h:], x[..., :h]], dim=-1)
+
+
+def positions_from_segments(seg):
+    """Position ids that restart at each new segment (0/1 masks included), as CausalLM.positionsFromSegments."""
+    B, T = seg.shape
+    start = torch.ones_like(seg, dtype=torch.bool)
+    start[:, 1:] = seg[:, 1:] != seg[:, :-1]
+    idx = torch.arange(T, device=seg.device).expand(B, T)
+    first = torch.where(start, idx, torch.zeros_like(idx))
+    first = torch.cummax(first, dim=1).values
+    pos = idx - first
+    return torch.where(seg != 0, pos, torch.zeros_like(pos))
+
+
+def has_prefix(seg):
+    out = torch.zeros_like(seg, dtype=torch.bool)
+    out[:, 1:] = (seg[:, 1:] != 0) & (seg[:, 1:] == seg[:, :-1])
+    return out
+
+
+class Qwen2:
+    def __init__(self, config, device, autocast):
+        self.c = config
+        self.device = device
+        self.autocast = autocast
+        self.w = {}
+        D, H = config["hidden_size"], config["num_attention_heads"]
+        self.H, self.KV, self.hd = H, config["num_key_value_heads"], D // H
+        hd = self.hd
+        inv = 1.0 / (config.get("rope_theta", 10000.0) ** (torch.arange(0, hd, 2, dtype=torch.float64) / hd))
+        ang = torch.outer(torch.arange(config["max_position_embeddings"], dtype=torch.float64), inv)
+        emb = torch.cat([ang, ang], dim=-1)
+        self.cos = emb.cos().float().to(device)
+        self.sin = emb.sin().float().to(device)
+
+    def params(self):
+        return [self.w[n] for n, _ in param_specs(self.c)]
+
+    def names(self):
+        return [n for n, _ in param_specs(self.c)]
+
+    def _ctx(self):
+        if self.autocast:
+            return torch.autocast(device_type="cuda", dtype=torch.bfloat16)
+        return _Null()
+
+    def trunk(self, ids, seg, cache=None, positions=None):
+        """ids [B, T] -> hidden [B, T, D]. seg: segment ids of the keys (0 = padding) [B, Tk]."""
+        c, w = self.c, self.w
+        B, T = ids.shape
+        if positions is None:
+            positions = positions_from_segments(seg)
+        cos, sin = self.cos[positions].unsqueeze(1), self.sin[positions].unsqueeze(1)   # [B, 1, T, hd]
+        eps = c["rms_norm_eps"]
+        x = F.embedding(ids.long(), w["model.embed_tokens.weight"])
+        Tk = seg.shape[1]
+        if T == 1 and cache is not None:
+            # one new token per row (generation, one segment per row): it sees every real key before it
+            bias = torch.zeros(B, 1, 1, Tk, dtype=torch.float32, device=ids.device).masked_fill((seg == 0).view(B, 1, 1, Tk), float("-inf"))
+        else:
+            qseg = seg[:, Tk - T:]
+            allowed = torch.ones(T, Tk, dtype=torch.bool, device=ids.device).tril(Tk - T).unsqueeze(0)
+            allowed = allowed & (qseg.unsqueeze(2) == seg.unsqueeze(1)) & (seg.unsqueeze(1) != 0)       # [B, T, Tk]
+            eye = torch.zeros(T, Tk, dtype=torch.bool, device=ids.device)
+            eye[torch.arange(T), torch.arange(Tk - T, Tk)] = True
+            allowed = allowed | (~allowed.any(-1, keepdim=True) & eye.unsqueeze(0))   # padding queries attend to themselves
+            bias = torch.zeros(allowed.shape, dtype=torch.float32, device=ids.device).masked_fill(~allowed, float("-inf")).unsqueeze(1)
+        bias_attr = c.get("attention_bias", True)
+        for i in range(c["num_hidden_layers"]):
+            p = "model.layers.%d." % i
+            h = rms_norm(x, w[p + "input_layernorm.weight"], eps)
+            q = F.linear(h, w[p + "self_attn.q_proj.weight"], w[p + "self_attn.q_proj.bias"] if bias_attr else None)
+            k = F.linear(h, w[p + "self_attn.k_proj.weight"], w[p + "self_attn.k_proj.bias"] if bias_attr else None)
+            v = F.linear(h, w[p + "self_attn.v_proj.weight"], w[p + "self_attn.v_proj.bias"] if bias_attr else None)
+            q = q.view(B, T, self.H, self.hd).transpose(1, 2)
+            k = k.view(B, T, self.KV, self.hd).transpose(1, 2)
+            v = v.view(B, T, self.KV, self.hd).transpose(1, 2)
+            q = q * cos + rotate_half(q) * sin
+            k = k * cos + rotate_half(k) * sin
+            if cache is not None:
+                if i in cache:
+                    k = torch.cat([cache[i][0], k], dim=2)
+                    v = torch.cat([cache[i][1], v], dim=2)
+                cache[i] = (k, v)
+            rep = self.H // self.KV
+            if rep > 1:
+                k = k.repeat_interleave(rep, dim=1)
+                v = v.repeat_interleave(rep, dim=1)
+            scores = (q @ k.transpose(-1, -2)).float() / math.sqrt(self.hd) + bias
+            a = torch.softmax(scores, dim=-1).to(v.dtype) @ v
+            x = x + F.linear(a.transpose(1, 2).reshape(B, T, -1), w[p + "self_attn.o_proj.weight"])
+            h = rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
+            x = x + F.linear(F.silu(F.linear(h, w[p + "mlp.gate_proj.weight"])) * F.linear(h, w[p + "mlp.up_proj.weight"]),
+                             w[p + "mlp.down_proj.weight"])
+        return rms_norm(x, w["model.norm.weight"], eps)
+
+    def lm_head(self, hidden):
+        name = "model.embed_tokens.weight" if self.c.get("tie_word_embeddings", True) else "lm_head.weight"
+        return F.linear(hidden, self.w[name]).float()
+
+    def value(self, hidden):
+        return F.linear(hidden, self.w["value_head.weight"], self.w["value_head.bias"]).float().squeeze(-1)
+
+    def token_outputs(self, ids, seg, want_logits=True, want_values=False):
+        """Per-token log-prob and entropy of each token given its prefix, and the prefix's value (0 without a prefix)."""
+        with self._ctx():
+            hidden = self.trunk(ids, seg)
+            defined = has_prefix(seg).float()
+            B, T = ids.shape
+            out = {}
+            if want_logits:
+                logp = torch.log_softmax(self.lm_head(hidden[:, :-1]), dim=-1)           # [B, T-1, V]
+                lp = logp.gather(-1, ids[:, 1:].long().unsqueeze(-1)).squeeze(-1)
+                ent = -(logp.exp() * logp).sum(-1)
+                zero = torch.zeros(B, 1, device=ids.device)
+                out["logprobs"] = torch.cat([zero, lp], dim=1) * defined
+                out["entropies"] = torch.cat([zero, ent], dim=1) * defined
+            if want_values:
+                val = self.value(hidden[:, :-1])
+                out["values"] = torch.cat([torch.zeros(B, 1, device=ids.device), val], dim=1) * defined
+            return out
+
+
+def _inference_mode():
+    """torch.inference_mode where it exists (faster than no_grad: no version counters), else no_grad."""
+    return torch.inference_mode() if hasattr(torch, "inference_mode") else torch.no_grad()
+
+
+class _Null:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        return False
+
+
+# ---------------------------------------------------------------- sampling (the semantics of core/model/generate.ts sampleToken)
+def sample_batch(logits, gens, temperature, top_k, top_p):
+    """One token per row of logits [B, V] (float32, CPU): greedy at temperature 0, else top-k, then the
+    smallest top-p set, then a draw from the row's own generator (one uniform per row per step)."""
+    if temperature <= 0:
+        return torch.argmax(logits, dim=-1)
+    B, V = logits.shape
+    vals, ids = torch.sort(logits, dim=-1, descending=True, stable=True)
+    if 0 < top_k < V:
+        vals, ids = vals[:, :top_k], ids[:, :top_k]
+    weights = torch.exp((vals - vals[:, :1]) / temperature).double()                 # [B, K], descending
+    if top_p < 1:
+        cum = torch.cumsum(weights / weights.sum(-1, keepdim=True), dim=-1)
+        before = torch.cat([torch.zeros(B, 1, dtype=cum.dtype), cum[:, :-1]], dim=1)
+        weights = weights * (before < top_p)                                             # keep until the mass reaches p
+    u = torch.tensor([torch.rand(1, generator=g, dtype=torch.float64).item() for g in gens], dtype=torch.float64)
+    cum = torch.cumsum(weights, dim=-1)
+    j = (cum < (u * cum[:, -1]).unsqueeze(1)).sum(-1).clamp(max=weights.shape[1] - 1)
+    return ids.gather(1, j.unsqueeze(1)).squeeze(1)
+
+
+# ---------------------------------------------------------------- the worker
+class Worker:
+    def __init__(self, threads):
+        torch.set_num_threads(threads)
+        if torch.cuda.is_available():
+            self.device = torch.device("cuda")
+            bf16 = getattr(torch.cuda, "is_bf16_supported", lambda: False)()
+            self.autocast = bool(bf16) and os.environ.get("SPA_TORCH_AUTOCAST", "bf16") != "off"
+            self.device_name = "cuda:0 %s%s" % (torch.cuda.get_device_name(0), " (bf16 autocast, f32 weights)" if self.autocast else " (f32)")
+        elif getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+            self.device, self.autocast = torch.device("mps"), False
+            self.device_name = "mps (Apple GPU, f32)"
+        else:
+            self.device, self.autocast = torch.device("cpu"), False
+            self.device_name = "cpu (%d threads)" % torch.get_num_threads()
+        self.model = None
+        self.opts = {}           # slot -> {"m": {...}, "v": {...}, "step": int, "wd": float}; "main", plus "value" for a value view
+        self.graph = None        # outputs of the last `forward`, kept for `backward`
+
+    def reset(self, h, a):
+        """Drop the model and optimizers (the engine keeps this process for its next model)."""
+        self.model, self.opts, self.graph, self.pieces = None, {}, None, None
+        import gc
+        gc.collect()
+        if self.device.type == "cuda":
+            torch.cuda.empty_cache()
+        return {}, {}
+
+    def hello(self, h, a):
+        return {"protocol": PROTOCOL_VERSION, "torch": torch.__version__, "python": sys.version.split()[0],
+                "device": self.device_name, "threads": torch.get_num_threads()}, {}
+
+    def init(self, h, a):
+        config = h["config"]
+        model = Qwen2(config, self.device, self.autocast)
+        weights = {}
+        for entry in h.get("files", []):
+            tensors, _ = read_safetensors(entry["path"], set(n for n, _ in entry["names"]))
+            for canonical, stored in entry["names"]:
+                weights[canonical] = tensors[stored]
+        for name, t in a.items():
+            weights[name] = t.float()
+        problems = []
+        for name, shape in param_specs(config):
+            t = weights.get(name)
+            if t is None and name.startswith("value_head.") and h.get("zeroValueHead"):
+                t = torch.zeros(shape)
+            if t is None:
+                problems.append("missing %s" % name)
+                continue
+            if list(t.shape) != shape:
+                problems.append("%s: expected shape %s, got %s" % (name, shape, list(t.shape)))
+                continue
+            model.w[name] = t.to(self.device).clone().requires_grad_(bool(h.get("trainable", True)))
+        if problems:
+            raise ValueError("weights do not match the config: " + "; ".join(problems[:10]))
+        self.model, self.opts, self.graph = model, {}, None
+        return {"parameters": sum(t.numel() for t in model.params())}, {}
+
+    def _seg(self, a):
+        return a["mask"].to(self.device).long()
+
+    def stats(self, h, a):
+        ids = a["ids"].to(self.device)
+        with _inference_mode():
+            out = self.model.token_outputs(ids, self._seg(a), True, bool(h.get("values")))
+        return {}, out
+
+    def forward(self, h, a):
+        ids = a["ids"].to(self.device)
+        self.graph = self.model.token_outputs(ids, self._seg(a), bool(h.get("logits", True)), bool(h.get("values")))
+        return {}, {k: v.detach() for k, v in self.graph.items()}
+
+    def backward(self, h, a):
+        if self.graph is None:
+            raise ValueError("backward without a forward")
+        outs, grads = [], []
+        for name, t in self.graph.items():
+            if name in a:
+                outs.append(t)
+                grads.append(a[name].to(self.device).reshape(t.shape))
+        self.graph = None
+        if outs:
+            torch.autograd.backward(outs, grads)
+        return {}, {}
+
+    def discard(self, h, a):
+        self.graph = None
+        for p in self.model.params():
+            p.grad = None
+        return {}, {}
+
+    def _ensure_opt(self, wd, slot="main"):
+        if slot not in self.opts:
+            names = self.model.names()
+            self.opts[slot] = {"m": {n: torch.zeros_like(self.model.w[n]) for n in names},
+                               "v": {n: torch.zeros_like(self.model.w[n]) for n in names}, "step": 0, "wd": wd}
+        return self.opts[slot]
+
+    def optimizer(self, h, a):
+        self._ensure_opt(float(h.get("weightDecay", 0.01)), h.get("slot", "main"))["wd"] = float(h.get("weightDecay", 0.01))
+        return {}, {}
+
+    def drop_optimizer(self, h, a):
+        self.opts.pop(h.get("slot", "main"), None)
+        return {}, {}
+
+    def load_optimizer(self, h, a):
+        tensors, meta = read_safetensors(h["path"])
+        opt = self._ensure_opt(float(h.get("weightDecay", 0.01)), h.get("slot", "main"))
+        problems = []
+        for n in self.model.names():
+            for slot, key in (("m", n + ".exp_avg"), ("v", n + ".exp_avg_sq")):
+                t = tensors.get(key)
+                if t is None or list(t.shape) != list(self.model.w[n].shape):
+                    problems.append("missing or misshapen %s" % key)
+                    continue
+                opt[slot][n] = t.to(self.device)
+        if problems:
+            raise ValueError("optimizer state does not match the parameters: " + "; ".join(problems[:10]))
+        opt["step"] = int(meta.get("step", h.get("step", 0)))
+        return {"step": opt["step"]}, {}
+
+    def apply(self, h, a):
+        """Gradients summed over chunks (each already times its token weight) / total weight, clipped, AdamW
+        (core/model/optim.ts). A weight the loss did not reach has no gradient and is left alone, moments included."""
+        opt = self._ensure_opt(float(h.get("weightDecay", 0.01)), h.get("slot", "main"))
+        opt["wd"] = float(h.get("weightDecay", opt["wd"]))
+        total = float(h["totalWeight"])
+        grads = {}
+        for n in self.model.names():
+            g = self.model.w[n].grad
+            if g is not None:
+                grads[n] = g / total
+            self.model.w[n].grad = None
+        names = list(grads.keys())
+        norm = math.sqrt(sum(float((g.double() ** 2).sum()) for g in grads.values()))
+        if not math.isfinite(norm):
+            raise ValueError("the gradient norm is %s (not finite): the step was not applied; check the learning rate and the batch" % norm)
+        max_norm = float(h.get("maxGradNorm", 1.0))
+        if max_norm > 0 and norm > max_norm:
+            scale = max_norm / (norm + 1e-6)
+            grads = {n: g * scale for n, g in grads.items()}
+        lr = float(h["lr"])
+        b1, b2, eps = float(h.get("beta1", 0.9)), float(h.get("beta2", 0.95)), float(h.get("eps", 1e-8))
+        opt["step"] += 1
+        t = opt["step"]
+        bc1, bc2 = 1 - b1 ** t, 1 - b2 ** t
+        step_size, sqrt_bc2 = lr / bc1, math.sqrt(bc2)
+        with torch.no_grad():
+            for n in names:
+                g, p = grads[n], self.model.w[n]
+                m = opt["m"][n].mul_(b1).add_(g, alpha=1 - b1)
+                v = opt["v"][n].mul_(b2).add_(g * g, alpha=1 - b2)
+                denom = v.sqrt() / sqrt_bc2 + eps
+                if p.dim() >= 2 and opt["wd"] > 0:
+                    p.mul_(1 - lr * opt["wd"])
+                p.sub_(m / denom * step_size)
+        return {"gradNorm": norm, "step": t}, {}
+
+    def generate(self, h, a):
+        """Batched sampling with a KV cache; left-padded prompts; stops on stop ids, stop strings (piece table) or length."""
+        lengths = h["lengths"]
+        flat = a["prompts"].tolist()
+        prompts, o = [], 0
+        for n in lengths:
+            prompts.append(flat[o:o + n])
+            o += n
+        B, P = len(prompts), max(lengths)
+        pad = int(h["padTokenId"])
+        steps = int(h["maxNewTokens"])
+        temperature, top_k, top_p = float(h["temperature"]), int(h["topK"]), float(h["topP"])
+        stop_ids = set(h.get("stopTokenIds", []))
+        stops = [s for s in h.get("stop", []) if s]
+        pieces = self.pieces
+        window = max([len(s) for s in stops] + [0]) + 8
+        ids = torch.tensor([[pad] * (P - len(p)) + p for p in prompts], dtype=torch.long, device=self.device)
+        seg = torch.tensor([[0] * (P - len(p)) + [1] * len(p) for p in prompts], dtype=torch.long, device=self.device)
+        gens = []
+        for b in range(B):
+            g = torch.Generator()
+            g.manual_seed(int(h["seed"]) * 1000003 + int(h.get("rowSeedOffset", 0)) + b)
+            gens.append(g)
+        tokens = [[] for _ in range(B)]
+        logprobs = [[] for _ in range(B)]
+        texts = ["" for _ in range(B)]
+        done = [False] * B
+        cache = {}
+        positions = positions_from_segments(seg)
+        next_pos = positions[:, -1] + 1
+        cur_ids, cur_pos = ids, positions
+        with _inference_mode(), self.model._ctx():
+            for step in range(steps):
+                hidden = self.model.trunk(cur_ids, seg, cache=cache, positions=cur_pos)
+                logits = self.model.lm_head(hidden[:, -1]).float().cpu()
+                picked = sample_batch(logits, gens, temperature, top_k, top_p)
+                picked_lp = torch.log_softmax(logits, dim=-1).gather(1, picked.unsqueeze(1)).squeeze(1).tolist()
+                picked = picked.tolist()
+                chosen = []
+                for b in range(B):
+                    if done[b]:
+                        chosen.append(pad)
+                        continue
+                    tok = picked[b]
+                    tokens[b].append(tok)
+                    logprobs[b].append(picked_lp[b])
+                    chosen.append(tok)
+                    if tok in stop_ids:
+                        done[b] = True
+                        continue
+                    if stops and pieces is not None:
+                        texts[b] = (texts[b] + (pieces[tok] if tok < len(pieces) else ""))[-window * 4:]
+                        if any(s in texts[b][-window * 2:] for s in stops):
+                            done[b] = True
+                if all(done):
+                    break
+                # Rows are independent: a finished row keeps feeding tokens that only its own (ignored) outputs see.
+                alive = torch.ones(B, dtype=torch.long, device=self.device)
+                cur_ids = torch.tensor(chosen, dtype=torch.long, device=self.device).unsqueeze(1)
+                seg = torch.cat([seg, alive.unsqueeze(1)], dim=1)
+                cur_pos = next_pos.unsqueeze(1)
+                next_pos = next_pos + 1
+        out_len = [len(t) for t in tokens]
+        flat_tokens = [x for t in tokens for x in t]
+        flat_lp = [x for t in logprobs for x in t]
+        return {"lengths": out_len}, {"tokens": torch.tensor(flat_tokens, dtype=torch.int32),
+                                      "logprobs": torch.tensor(flat_lp, dtype=torch.float32)}
+
+    pieces = None
+
+    def set_pieces(self, h, a):
+        self.pieces = h["pieces"]
+        return {}, {}
+
+    def weights(self, h, a):
+        names = h.get("names") or self.model.names()
+        return {}, {n: self.model.w[n] for n in names}
+
+    def save(self, h, a):
+        write_safetensors(h["weights"], {n: self.model.w[n] for n in self.model.names()}, {"format": "pt"})
+        out = {"optimizerStep": None}
+        opt = self.opts.get("main")
+        if h.get("optimizer") and opt is not None:
+            state = {}
+            for n in self.model.names():
+                state[n + ".exp_avg"] = opt["m"][n]
+                state[n + ".exp_avg_sq"] = opt["v"][n]
+            write_safetensors(h["optimizer"], state, {"format": "pt", "step": opt["step"]})
+            out["optimizerStep"] = opt["step"]
+        return out, {}
+
+    def cpu(self, h, a):     # benchmarks: this process's CPU seconds
+        return {"seconds": time.process_time()}, {}
+
+
+def main():
+    global _out, _in
+    _out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)                          # anything printed (torch warnings, user code) goes to stderr
+    sys.stdout = sys.stderr
+    _in = os.fdopen(os.dup(0), "rb")
+    worker = Worker(THREADS)
+    while True:
+        try:
+            header, arrays = read_frame()
+        except FrameError as e:
+            sys.stderr.write("SPA-WORKER-FATAL: %s\n" % e)
+            sys.exit(4)
+        if header is None:
+            return
+        rid = header.get("id")
+        op = header.get("op")
+        if op == "shutdown":
+            write_frame({"id": rid, "ok": True})
+            return
+        fn = getattr(worker, op, None) if isinstance(op, str) and not op.startswith("_") else None
+        try:
+            if fn is None:
+                raise ValueError("unknown op %r" % op)
+            reply, out = fn(header, arrays)
+            reply = dict(reply)
+            reply.update({"id": rid, "ok": True})
+            write_frame(reply, out)
+        except Exception as e:  # noqa: BLE001 - every failure goes back to the engine with its reason
+            worker.graph = None
+            write_frame({"id": rid, "ok": False, "error": "%s: %s" % (type(e).__name__, e), "trace": traceback.format_exc()[-2000:]})
+
+
+if __name__ == "__main__":
+    main()

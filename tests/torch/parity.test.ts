@@ -1,0 +1,227 @@
+// The torch backend against the TF.js backend on the same checkpoints (the committed Qwen2
+// fixtures): per-token log-probs within 1e-4 (f32), greedy generation token for token, one SFT and
+// one PPO step (value head, clipped value loss) give the same updated weights, the value head
+// agrees, and checkpoints move between the backends (written on one, resumed on the other).
+// Needs a Python with torch (CI installs Debian's python3-torch); fails, not skips, without it.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as tf from '@tensorflow/tfjs';
+import '@tensorflow/tfjs-backend-cpu';
+import { TfjsRuntime, type ModelRuntime, type TrainRow } from '../../core/model/runtime.js';
+import { TorchRuntime } from '../../core/model/torch/runtime.js';
+import { probeTorch, type TorchProbe } from '../../core/model/torch/worker-client.js';
+import { loadCheckpoint } from '../../core/model/checkpoint.js';
+import { readSafetensors } from '../../core/model/safetensors.js';
+import '../../core/train/losses.js';
+
+const FIXTURES = path.resolve(__dirname, '../fixtures/model/parity');
+let probe: TorchProbe;
+
+beforeAll(async () => {
+  await tf.setBackend('cpu');
+  probe = probeTorch();
+  if (!probe.ok) throw new Error(`these tests need a Python with torch: ${probe.reason}`);
+});
+
+async function tfjsFrom(dir: string, opts: { valueHead?: boolean; resume?: boolean } = {}): Promise<TfjsRuntime> {
+  const loaded = await loadCheckpoint(dir, { valueHead: opts.valueHead, optimizer: opts.resume ?? false });
+  const rt = new TfjsRuntime(loaded.model, loaded.tokenizer, { backend: 'cpu', device: 'cpu' });
+  if (opts.resume) rt.restoredOptimizerState = loaded.optimizerState;
+  if (opts.valueHead && !loaded.info.config.value_head) {
+    // the same fresh head on both backends: zeros (zero output)
+    for (const [name, v] of loaded.model.namedWeights()) if (name.startsWith('value_head.')) v.assign(tf.zerosLike(v));
+  }
+  return rt;
+}
+const torchFrom = (dir: string, opts: { valueHead?: boolean; resume?: boolean } = {}) => TorchRuntime.fromFolder(dir, { ...opts, probe, threads: 1 });
+
+function maxDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  expect(a.length).toBe(b.length);
+  let m = 0;
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!));
+  return m;
+}
+
+function rowsOf(rt: ModelRuntime): number[][] {
+  const tok = rt.tokenizer;
+  return ['the box is there', 'the answer</answer> (P X)', '<|im_start|>the is'].map((t) => tok.encode(t));
+}
+
+const open: ModelRuntime[] = [];
+afterAll(async () => { for (const rt of open) await rt.dispose(); });
+
+describe.each(['qwen2-f32', 'qwen2-tied-bf16', 'qwen2-sharded-f16'])('torch vs TF.js on %s', (name) => {
+  const dir = path.join(FIXTURES, name);
+
+  it('token log-probs and entropies agree within 1e-4; greedy generation gives the same tokens', async () => {
+    const a = await tfjsFrom(dir);
+    const b = await torchFrom(dir);
+    open.push(a, b);
+    const rows = rowsOf(a).map((ids) => ({ ids }));
+    const sa = await a.tokenStats(rows, false);
+    const sb = await b.tokenStats(rows, false);
+    rows.forEach((_, i) => {
+      expect(maxDiff(sa[i]!.logprobs, sb[i]!.logprobs)).toBeLessThan(1e-4);
+      expect(maxDiff(sa[i]!.entropies, sb[i]!.entropies)).toBeLessThan(1e-4);
+    });
+    const prompts = rowsOf(a).map((r) => r.slice(0, 4));
+    const opts = { maxNewTokens: 8, temperature: 0, topK: 0, topP: 1, seed: 0, stop: [] };
+    const ga = await a.generate(prompts, opts);
+    const gb = await b.generate(prompts, opts);
+    expect(gb.map((g) => g.ids)).toEqual(ga.map((g) => g.ids));
+    expect(gb.map((g) => g.text)).toEqual(ga.map((g) => g.text));
+    ga.forEach((g, i) => expect(maxDiff(g.logprobs, gb[i]!.logprobs)).toBeLessThan(1e-4));
+  });
+});
+
+/** Weights after a step: the change from `before` on both backends agrees within `tol` of lr. */
+async function compareWeights(a: TfjsRuntime, b: TorchRuntime, before: Map<string, Float32Array>, lr: number): Promise<{ moved: number; worst: number }> {
+  const wb = await b.weights();
+  let worst = 0, moved = 0;
+  for (const [name, v] of a.model.namedWeights()) {
+    const x = v.dataSync() as Float32Array;
+    const y = wb.get(name)!;
+    expect(y, name).toBeDefined();
+    worst = Math.max(worst, maxDiff(x, y));
+    if (maxDiff(x, before.get(name)!) > lr / 2) moved++;
+  }
+  return { moved, worst };
+}
+
+function snapshot(rt: TfjsRuntime): Map<string, Float32Array> {
+  return new Map([...rt.model.namedWeights()].map(([k, v]) => [k, (v.dataSync() as Float32Array).slice()]));
+}
+
+describe('training steps agree between the backends (qwen2-f32)', () => {
+  const dir = path.join(FIXTURES, 'qwen2-f32');
+  const lr = 1e-3;
+
+  it('one SFT step (two chunks: token budget 40) gives the same loss, gradient norm and weights', async () => {
+    const a = await tfjsFrom(dir);
+    const b = await torchFrom(dir);
+    open.push(a, b);
+    const before = snapshot(a);
+    const rows: TrainRow[] = rowsOf(a).map((ids) => ({ ids, arrays: { lossMask: ids.map((_, t) => (t >= 2 ? 1 : 0)) } }));
+    a.ensureOptimizer(0.01); b.ensureOptimizer(0.01);
+    const ra = await a.trainStep('sft', rows, {}, lr, 1, 40);
+    const rb = await b.trainStep('sft', rows, {}, lr, 1, 40);
+    expect(Math.abs(ra['losses/total']! - rb['losses/total']!)).toBeLessThan(1e-4);
+    expect(Math.abs(ra['charts/gradNorm']! - rb['charts/gradNorm']!) / ra['charts/gradNorm']!).toBeLessThan(1e-3);
+    const { moved, worst } = await compareWeights(a, b, before, lr);
+    expect(moved).toBeGreaterThan(before.size / 2);
+    // AdamW's first step moves each weight by about lr: the two backends agree to 2% of lr.
+    expect(worst).toBeLessThan(0.02 * lr);
+  });
+
+  it('one PPO step (policy + clipped value loss on a fresh value head) agrees; the value heads then agree', async () => {
+    const a = await tfjsFrom(dir, { valueHead: true });
+    const b = await torchFrom(dir, { valueHead: true });
+    open.push(a, b);
+    const before = snapshot(a);
+    const ids = rowsOf(a);
+    const stats = await a.tokenStats(ids.map((r) => ({ ids: r })), true);
+    const rows: TrainRow[] = ids.map((r, i) => ({
+      ids: r,
+      arrays: {
+        lossMask: r.map((_, t) => (t >= 3 ? 1 : 0)), oldLogprobs: stats[i]!.logprobs.map((x, t) => x + 0.05 * Math.sin(t + i)),
+        advantages: r.map((_, t) => Math.cos(t * 0.7 + i)), returns: r.map((_, t) => 0.5 * Math.sin(t + 2 * i)), oldValues: r.map(() => 0),
+      },
+    }));
+    const params = { clipLow: 0.2, clipHigh: 0.28, dualClip: 3, entropyCoef: 0.01, valueCoef: 0.5, valueClip: 0.5 };
+    const ra = await a.trainStep('ppo', rows, params, lr, 1);
+    const rb = await b.trainStep('ppo', rows, params, lr, 1);
+    for (const k of ['losses/total', 'losses/policy', 'losses/value', 'losses/entropy']) expect(Math.abs(ra[k]! - rb[k]!), k).toBeLessThan(1e-4);
+    const { worst } = await compareWeights(a, b, before, lr);
+    expect(worst).toBeLessThan(0.02 * lr);
+    const va = await a.tokenStats(ids.map((r) => ({ ids: r })), true);
+    const vb = await b.tokenStats(ids.map((r) => ({ ids: r })), true);
+    expect(va[0]!.values!.some((v) => Math.abs(v) > 1e-4)).toBe(true);   // the head moved off zero
+    va.forEach((s, i) => expect(maxDiff(s.values!, vb[i]!.values!)).toBeLessThan(1e-4));
+  });
+});
+
+describe('the RL update of the pipeline agrees (shared trunk: policy step, then the value view\'s own AdamW)', () => {
+  it('ppo-policy at lr then value at criticLr through valueView: the same weights on both backends, twice', async () => {
+    const dir = path.join(FIXTURES, 'qwen2-f32');
+    const a = await tfjsFrom(dir, { valueHead: true });
+    const b = await torchFrom(dir, { valueHead: true });
+    open.push(a, b);
+    const betas = [0.9, 0.999] as const;
+    a.ensureOptimizer(0, betas); b.ensureOptimizer(0, betas);
+    const va = a.valueView(betas);
+    const vb = b.valueView(betas);
+    const ids = rowsOf(a);
+    const stats = await a.tokenStats(ids.map((r) => ({ ids: r })), true);
+    const rows: TrainRow[] = ids.map((r, i) => ({
+      ids: r,
+      arrays: {
+        lossMask: r.map((_, t) => (t >= 2 ? 1 : 0)), oldLogprobs: stats[i]!.logprobs, advantages: r.map((_, t) => Math.sin(t + i)),
+        returns: r.map((_, t) => Math.cos(t - i)), oldValues: r.map(() => 0),
+      },
+    }));
+    const params = { clipLow: 0.2, clipHigh: 0.28, dualClip: 3, entropyCoef: 0, valueClip: 0.5 };
+    const before = snapshot(a);
+    for (let k = 0; k < 2; k++) {
+      await a.trainStep('ppo-policy', rows, params, 1e-3, 1); await va.trainStep('value', rows, params, 1e-2, 1);
+      await b.trainStep('ppo-policy', rows, params, 1e-3, 1); await vb.trainStep('value', rows, params, 1e-2, 1);
+    }
+    const { worst, moved } = await compareWeights(a, b, before, 1e-3);
+    expect(moved).toBeGreaterThan(before.size / 2);
+    expect(worst).toBeLessThan(5e-5);
+    // the untied lm_head is not reached by the value loss, the value head not by the policy loss: each moved by one optimizer only
+    await va.dispose(); await vb.dispose();
+  });
+});
+
+describe('checkpoints move between the backends', () => {
+  const dir = path.join(FIXTURES, 'qwen2-f32');
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spa-torch-ckpt-'));
+  const manifest = (step: number) => ({ stage: 'sft', step, parent: null, metrics: {}, extra: {} });
+
+  it('written on TF.js with AdamW state, resumed on torch: same weights, the optimizer continues from its step', async () => {
+    const a = await tfjsFrom(dir);
+    open.push(a);
+    const rows: TrainRow[] = rowsOf(a).map((ids) => ({ ids, arrays: { lossMask: ids.map(() => 1) } }));
+    await a.trainStep('sft', rows, {}, 1e-3, 1);
+    const saved = path.join(tmp, 'from-tfjs');
+    await a.save(saved, manifest(1));
+    const b = await torchFrom(saved, { resume: true });
+    open.push(b);
+    const sa = await a.tokenStats(rows, false);
+    const sb = await b.tokenStats(rows, false);
+    sa.forEach((s, i) => expect(maxDiff(s.logprobs, sb[i]!.logprobs)).toBeLessThan(1e-4));
+    // the same second step on both: equal weights again (so the moments were restored, not reset)
+    await a.trainStep('sft', rows, {}, 1e-3, 1);
+    await b.trainStep('sft', rows, {}, 1e-3, 1);
+    const { worst } = await compareWeights(a, b, snapshot(a), 1e-3);
+    expect(worst).toBeLessThan(2e-5);
+    const again = path.join(tmp, 'from-torch');
+    await b.save(again, manifest(2));
+    const m = JSON.parse(fs.readFileSync(path.join(again, 'manifest.json'), 'utf8')) as { optimizerStep: number; weights: { dtype: string } };
+    expect(m.optimizerStep).toBe(2);
+    expect(m.weights.dtype).toBe('F32');
+    const state = await readSafetensors(path.join(again, 'optimizer.safetensors'));
+    expect(state.has('model.embed_tokens.weight.exp_avg')).toBe(true);
+  });
+
+  it('written on torch, loaded on TF.js: the same log-probs; a resumed TF.js step matches a torch step', async () => {
+    const b = await torchFrom(dir);
+    open.push(b);
+    const rows: TrainRow[] = rowsOf(b).map((ids) => ({ ids, arrays: { lossMask: ids.map(() => 1) } }));
+    await b.trainStep('sft', rows, {}, 1e-3, 1);
+    const saved = path.join(tmp, 'torch-first');
+    await b.save(saved, manifest(1));
+    const a = await tfjsFrom(saved, { resume: true });
+    open.push(a);
+    const sa = await a.tokenStats(rows, false);
+    const sb = await b.tokenStats(rows, false);
+    sa.forEach((s, i) => expect(maxDiff(s.logprobs, sb[i]!.logprobs)).toBeLessThan(1e-4));
+    await a.trainStep('sft', rows, {}, 1e-3, 1);
+    await b.trainStep('sft', rows, {}, 1e-3, 1);
+    expect(a.trainer!.optimizer.step).toBe(2);
+    const { worst } = await compareWeights(a, b, snapshot(a), 1e-3);
+    expect(worst).toBeLessThan(2e-5);
+  });
+});
