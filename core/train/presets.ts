@@ -91,7 +91,9 @@ export const SIZE_SETTINGS: Record<PresetSize, RunConfigInput> = {
       // SFT lr 3e-4: at 2e-3 the 450-step base lost the format after SFT (format errors 0.94 at RL step 0);
       // at 3e-4 they were 0.48 with held-out Pass@1 19% (docs/results/README.md, validation runs).
       sft: { epochs: 2, batchSize: 8, lr: 3e-4, maxLength: 2048 },
-      rl: { steps: 3, groups: 2, groupSize: 4, miniBatchSize: 8, passAtKEvery: 3, passAtKPuzzles: 4, lr: 2e-4, criticLr: 1e-3 },
+      // RL lr 2e-5, critic lr 1e-5: with the shared trunk the value step trains the trunk at criticLr, and 1e-3 wiped out the
+      // format within 3 steps (docs/results/spa-cpu-v1/README.md section 4)
+      rl: { steps: 3, groups: 2, groupSize: 4, miniBatchSize: 8, passAtKEvery: 3, passAtKPuzzles: 4, lr: 2e-5, criticLr: 1e-5 },
       rwml: { steps: 3, examples: 4, groupSize: 4, maxNewTokens: 600 },
       eval: { puzzles: 8, samples: 4, k: [1, 4], perplexityRows: 8, worldModelTurns: 32 },
     },
@@ -106,7 +108,7 @@ export const SIZE_SETTINGS: Record<PresetSize, RunConfigInput> = {
       bootstrap: TINY_BOOTSTRAP,
       selfplay: { games: 128 },
       sft: { epochs: 3, batchSize: 8, lr: 1e-3, maxLength: 2048 },
-      rl: { steps: 30, groups: 4, groupSize: 8, miniBatchSize: 16, passAtKEvery: 10, passAtKPuzzles: 32, lr: 2e-4, criticLr: 1e-3 },
+      rl: { steps: 30, groups: 4, groupSize: 8, miniBatchSize: 16, passAtKEvery: 10, passAtKPuzzles: 32, lr: 2e-5, criticLr: 1e-5 },
       rwml: { steps: 20, examples: 16, groupSize: 4, maxNewTokens: 600 },
       eval: { puzzles: 128, samples: 8, k: [1, 8], perplexityRows: 32, worldModelTurns: 64 },
     },
