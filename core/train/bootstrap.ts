@@ -26,6 +26,7 @@ import { templateHash, type PromptTemplate } from '../prompts/template.js';
 import { assistantMask } from './sft-mask.js';
 import { checkpointProblems, elapsedSeconds, loadStartingModel, writeCheckpoint, resumeModel } from './stage-utils.js';
 import { breathe } from './breathe.js';
+import { sampleEvery, writeSample } from './samples.js';
 import { baseDescriptor, findShippedBase } from './shipped-base.js';
 import { loadRuntime, saveRuntime, type ModelRuntime, type TrainRow } from './runtime.js';
 import type { EpisodeSession } from '../prompts/session.js';
@@ -119,6 +120,9 @@ export const bootstrapStage: StageDefinition = {
     const order = shuffleInPlace(rows.map((_, i) => i), createRng(ctx.config.seeds.base + 1));
     const warmupSteps = Math.ceil(section.steps * 0.05);
     let cursor = firstStep * section.batchSize;
+    // sample generations during the stage (samples/bootstrap.jsonl): the run's template on a held-out puzzle
+    const sample = bootstrapSampleChat(ctx.config, own);
+    const every = sampleEvery(section.steps);
     for (let step = firstStep; step < section.steps; step++) {
       await breathe();
       if (ctx.signal.aborted) { runtime.dispose(); return {}; }
@@ -132,6 +136,10 @@ export const bootstrapStage: StageDefinition = {
       const stats = await runtime.trainStep('sft', batch, {}, lr, 1);
       ctx.metric(step, { 'losses/bootstrap': stats['losses/sft'] ?? stats['losses/total']!, 'charts/lr': lr, 'charts/gradNorm': stats['charts/gradNorm']! });
       ctx.progress(step + 1, section.steps, `bootstrap step ${step + 1}/${section.steps}`);
+      if ((step + 1) % every === 0 || step + 1 === section.steps) {
+        await writeSample(ctx, runtime, { step: step + 1, messages: sample.messages, target: sample.target, maxNewTokens: limits.maxNewTokens,
+          maxContextTokens: limits.maxContextTokens });
+      }
     }
     const trainSeconds = elapsedSeconds(started);
     // 3. the gate, on held-out turns of the world-model templates
@@ -165,6 +173,20 @@ export function bootstrapTemplates(config: RunConfig, runDir?: string): { names:
   const names = [...new Set([...section.templates, config.template.preset])];
   const own = runTemplate(config, runDir);
   return { names, own, templates: names.map((n) => (n === config.template.preset ? own : n)) };
+}
+
+/** Puzzle seed of the bootstrap's sample generations: in the gate's held-out range, past its turns (never trained on). */
+export const BOOTSTRAP_SAMPLE_SEED = 2_990_000;
+
+/**
+ * The prompt of the bootstrap's sample generations (the first turn of a held-out puzzle in the run's
+ * template) and the reply the bootstrap trains towards on it (true observation, counterfactual prediction).
+ */
+export function bootstrapSampleChat(config: RunConfig, template: PromptTemplate): { messages: ChatMessage[]; target: string } {
+  const limits = stageSection(config, 'rollout');
+  const session = sessionFactory(config, template, { ...limits, maxTurns: 1 })({ seed: BOOTSTRAP_SAMPLE_SEED, group: 0, sample: 0, id: 'bootstrap-sample' });
+  const messages = session.messages();
+  return { messages, target: groundedBootstrapResponse(session, new Rng(config.seeds.base + 23)) };
 }
 
 export interface BootstrapData {

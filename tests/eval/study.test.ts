@@ -37,7 +37,7 @@ describe('study table', () => {
     expect(existsSync(join(out, 'study.json'))).toBe(true);
   });
   it('rejects a malformed study spec, naming the fields', () => {
-    expect(() => parseStudySpec({ name: 'x', methods: [], envs: ['a'], seeds: [0], size: 'huge' }, 'grid.json')).toThrow(/grid.json: invalid study: methods: .*size: smoke \| quick \| paper/);
+    expect(() => parseStudySpec({ name: 'x', methods: [], envs: ['a'], seeds: [0], size: 'huge' }, 'grid.json')).toThrow(/grid.json: invalid study: methods: .*size: smoke \| quick \| standard \| paper/);
   });
 
   it('prints chance and oracle rows on the same puzzles and labels a method at or below chance', () => {
