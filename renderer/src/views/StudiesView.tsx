@@ -22,7 +22,7 @@ export interface StudiesViewProps {
 }
 
 export const STUDY_NAME_RE = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/;
-type Size = 'smoke' | 'quick' | 'paper';
+type Size = 'smoke' | 'quick' | 'standard' | 'paper';
 
 export interface StudyForm { name: string; methods: string[]; envs: string[]; seeds: string; size: Size; overrides: string }
 
@@ -262,7 +262,8 @@ export default function StudiesView({ client, navigate, name }: StudiesViewProps
               <label className="field">
                 <span className="label">Size</span>
                 <select value={form.size} onChange={(e) => setForm({ ...form, size: e.target.value as Size })} data-testid="study-size">
-                  <option value="smoke">smoke</option><option value="quick">quick</option><option value="paper">paper</option>
+                  <option value="smoke">smoke</option><option value="quick">quick</option><option value="standard">standard</option>
+                  <option value="paper">paper</option>
                 </select>
               </label>
             </div>
