@@ -89,7 +89,13 @@ function gatherTiles(x: Float32Array, heads: number, group: number, L: Layout, r
             va = (a * cos[p + d]! - c * sin[p + d]!) * scale;
             vc = (c * cos[p + d + half]! + a * sin[p + d + half]!) * scale;
           }
-          if (transposed) { out[base + d * rows + row] = va; out[base + (d + half) * rows + row] = vc; } else { out[base + row * hd + d] = va; out[base + row * hd + d + half] = vc; }
+          if (transposed) {
+            out[base + d * rows + row] = va;
+            out[base + (d + half) * rows + row] = vc;
+          } else {
+            out[base + row * hd + d] = va;
+            out[base + row * hd + d + half] = vc;
+          }
         }
       }
     }
@@ -102,7 +108,18 @@ function gatherTiles(x: Float32Array, heads: number, group: number, L: Layout, r
  * `transposed`) into dst [B*T, heads*hd], through the transpose of RoPE when `rot` is given
  * (dy cos + rotate_half^T(dy sin): the gradient of the rotation), times `scale`.
  */
-function scatterTile(src: Float32Array, transposed: boolean, dst: Float32Array, b: number, g: number, heads: number, group: number, L: Layout, rot: Rotary | undefined, scale: number): void {
+function scatterTile(
+  src: Float32Array,
+  transposed: boolean,
+  dst: Float32Array,
+  b: number,
+  g: number,
+  heads: number,
+  group: number,
+  L: Layout,
+  rot: Rotary | undefined,
+  scale: number,
+): void {
   const { T, hd } = L;
   const rows = group * T;
   const half = hd >> 1;
@@ -180,7 +197,10 @@ export function attentionFast(q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, ma
       for (let g = 0; g < KV; g++) {
         const i = b * KV + g;
         const p = tf.tidy(() => {
-          const sc = tf.matMul(tf.tensor2d(qs.subarray(i * qTile, (i + 1) * qTile), [rows, hd]), tf.tensor2d(kt.subarray(i * kTile, (i + 1) * kTile), [hd, T])); // [rows, T]
+          const sc = tf.matMul(
+            tf.tensor2d(qs.subarray(i * qTile, (i + 1) * qTile), [rows, hd]),
+            tf.tensor2d(kt.subarray(i * kTile, (i + 1) * kTile), [hd, T]),
+          ); // [rows, T]
           return tf.softmax(tf.add(sc, bias.tiles[bias.index[b]!]!)) as tf.Tensor2D;
         });
         const vt = tf.tensor2d(vv.subarray(i * kTile, (i + 1) * kTile), [T, hd]);
@@ -223,8 +243,10 @@ export function attentionFast(q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, ma
             const [dQs, dK, dV] = tf.tidy(() => {
               const qsTile = tf.tensor2d(qs.subarray(qo, qo + qTile), [rows, hd]);
               const p = saveProbs
-                ? saved[i] as tf.Tensor2D
-                : tf.softmax(tf.add(tf.matMul(qsTile, tf.tensor2d(kt.subarray(i * kTile, (i + 1) * kTile), [hd, T])), savedBias[bias.index[b]!]!)) as tf.Tensor2D;
+                ? (saved[i] as tf.Tensor2D)
+                : (tf.softmax(
+                    tf.add(tf.matMul(qsTile, tf.tensor2d(kt.subarray(i * kTile, (i + 1) * kTile), [hd, T])), savedBias[bias.index[b]!]!),
+                  ) as tf.Tensor2D);
               const dOTile = tf.tensor2d(dO.subarray(qo, qo + qTile), [rows, hd]);
               const dP = tf.matMul(dOTile, tf.tensor2d(vT.subarray(i * kTile, (i + 1) * kTile), [hd, T])); // [rows, T]
               const dS = tf.mul(p, tf.sub(dP, tf.tensor2d(delta, [rows, 1])));     // [rows, T]

@@ -74,7 +74,10 @@ const COMPACT_ROLES = ['system', 'user', 'assistant'];
 function requireToken(tokenizer: Tokenizer, token: string, style: ChatStyle): number {
   const id = tokenizer.tokenToId(token);
   if (id === undefined) {
-    throw new ChatFormatError(`chat style "${style}" needs the token ${token}, which this ${tokenizer.kind} tokenizer does not have; use a tokenizer built for this style (the character tokenizer has all of them; HF models need Qwen's <|im_start|>/<|im_end|>)`);
+    throw new ChatFormatError(
+      `chat style "${style}" needs the token ${token}, which this ${tokenizer.kind} tokenizer does not have; use a tokenizer built for this style ` +
+        `(the character tokenizer has all of them; HF models need Qwen's <|im_start|>/<|im_end|>)`,
+    );
   }
   return id;
 }
@@ -195,11 +198,15 @@ export function messageTokenRanges(
   }
   const { ids, offsets } = contentOffsets(tokenizer, message.content, span);
   if (ids.length !== span.end - span.start || ids.some((id, k) => id !== chat.ids[span.start + k])) {
-    throw new ChatFormatError(`messageTokenRanges: message ${messageIndex} does not match the formatted chat (pass the same messages and tokenizer used for formatChat)`);
+    throw new ChatFormatError(
+      `messageTokenRanges: message ${messageIndex} does not match the formatted chat (pass the same messages and tokenizer used for formatChat)`,
+    );
   }
   return charRanges.map(([from, to]) => {
     if (!(Number.isInteger(from) && Number.isInteger(to) && from >= 0 && from <= to && to <= message.content.length)) {
-      throw new ChatFormatError(`messageTokenRanges: character range [${from}, ${to}) is not inside message ${messageIndex} (length ${message.content.length})`);
+      throw new ChatFormatError(
+        `messageTokenRanges: character range [${from}, ${to}) is not inside message ${messageIndex} (length ${message.content.length})`,
+      );
     }
     const local = tokenRangeOf(offsets, from, to, options.mode ?? 'outer');
     return { start: span.start + local.start, end: span.start + local.end, exact: local.exact };

@@ -112,7 +112,10 @@ function weightEntries(model: CausalLM, mergeLora: boolean): Map<string, LazyTen
     const b = adapters.get(`${stem}.lora_B.weight`);
     if (mergeLora && lora && a && b) {
       const scale = lora.alpha / lora.rank;
-      out.set(name, { shape: [...variable.shape], read: () => tf.tidy(() => tf.add(variable, tf.mul(tf.matMul(b, a), scale)).dataSync() as Float32Array) }); // [out, r] x [r, in]
+      out.set(name, {
+        shape: [...variable.shape],
+        read: () => tf.tidy(() => tf.add(variable, tf.mul(tf.matMul(b, a), scale)).dataSync() as Float32Array),
+      }); // [out, r] x [r, in]
     } else {
       out.set(name, { shape: [...variable.shape], read: () => variable.dataSync() as Float32Array });
     }
@@ -213,7 +216,13 @@ export async function saveCheckpoint(dir: string, options: SaveCheckpointOptions
     if (options.optimizer && model) {
       const state = options.optimizer.getState();
       optimizerStep = state.step;
-      written.set('optimizer.safetensors', await writeSafetensors(join(tmp, 'optimizer.safetensors'), state.tensors, { dtype: 'F32', metadata: { format: 'pt', step: String(state.step) } }));
+      written.set(
+        'optimizer.safetensors',
+        await writeSafetensors(join(tmp, 'optimizer.safetensors'), state.tensors, {
+          dtype: 'F32',
+          metadata: { format: 'pt', step: String(state.step) },
+        }),
+      );
       const o = options.optimizer;
       await writeJson(join(tmp, 'optimizer.json'), {
         type: 'AdamW', step: state.step,
@@ -228,7 +237,10 @@ export async function saveCheckpoint(dir: string, options: SaveCheckpointOptions
       files[name] = { sha256: await sha256File(path), bytes: (await stat(path)).size };
       const sent = written.get(name);
       if (sent && (sent.sha256 !== files[name].sha256 || sent.bytes !== files[name].bytes)) {
-        throw new CheckpointError(`${path}: verification failed: the file on disk (${files[name].bytes} bytes, sha-256 ${files[name].sha256.slice(0, 12)}…) differs from what was written (${sent.bytes} bytes, ${sent.sha256.slice(0, 12)}…); check the disk`);
+        throw new CheckpointError(
+          `${path}: verification failed: the file on disk (${files[name].bytes} bytes, sha-256 ${files[name].sha256.slice(0, 12)}…) differs from ` +
+            `what was written (${sent.bytes} bytes, ${sent.sha256.slice(0, 12)}…); check the disk`,
+        );
       }
     }
     const weightsRecord = files['model.safetensors'];
@@ -286,9 +298,11 @@ export async function readManifest(dir: string): Promise<CheckpointManifest | nu
     throw new CheckpointError(`${path}: not valid JSON (${(err as Error).message})`);
   }
   const m = value as Partial<CheckpointManifest>;
-  if (!m || m.format !== CHECKPOINT_FORMAT) throw new CheckpointError(`${path}: key "format": expected "${CHECKPOINT_FORMAT}", got ${JSON.stringify(m?.format)}`);
+  if (!m || m.format !== CHECKPOINT_FORMAT)
+    throw new CheckpointError(`${path}: key "format": expected "${CHECKPOINT_FORMAT}", got ${JSON.stringify(m?.format)}`);
   if (!Number.isInteger(m.step)) throw new CheckpointError(`${path}: key "step": expected an integer, got ${JSON.stringify(m.step)}`);
-  if (!m.weights || typeof m.weights.sha256 !== 'string') throw new CheckpointError(`${path}: key "weights.sha256": expected the hash of model.safetensors, got ${JSON.stringify(m.weights)}`);
+  if (!m.weights || typeof m.weights.sha256 !== 'string')
+    throw new CheckpointError(`${path}: key "weights.sha256": expected the hash of model.safetensors, got ${JSON.stringify(m.weights)}`);
   if (!m.files || typeof m.files !== 'object') throw new CheckpointError(`${path}: key "files": expected an object of file → { sha256, bytes }`);
   return m as CheckpointManifest;
 }
@@ -307,7 +321,10 @@ export async function verifyCheckpoint(dir: string, include: (file: string) => b
     const path = join(dir, name);
     if (!existsSync(path)) { problems.push(`${path}: missing (listed in manifest.json)`); continue; }
     const hash = await sha256File(path);
-    if (hash !== record.sha256) problems.push(`${path}: sha-256 ${hash.slice(0, 12)}… does not match manifest.json (${record.sha256.slice(0, 12)}…): the file was modified or corrupted`);
+    if (hash !== record.sha256)
+      problems.push(
+        `${path}: sha-256 ${hash.slice(0, 12)}… does not match manifest.json (${record.sha256.slice(0, 12)}…): the file was modified or corrupted`,
+      );
   }
   return problems;
 }
@@ -352,7 +369,10 @@ export async function loadCheckpoint(dir: string, options: LoadCheckpointOptions
       const reader = await SafetensorsReader.open(optimizerPath);
       await reader.close();
       const step = Number(reader.header.metadata.step ?? manifest?.optimizerStep ?? NaN);
-      if (!Number.isInteger(step)) throw new CheckpointError(`${optimizerPath}: key "__metadata__.step": expected the optimizer step as an integer string, got ${JSON.stringify(reader.header.metadata.step)}`);
+      if (!Number.isInteger(step))
+        throw new CheckpointError(
+          `${optimizerPath}: key "__metadata__.step": expected the optimizer step as an integer string, got ${JSON.stringify(reader.header.metadata.step)}`,
+        );
       optimizerState = { step, tensors };
     }
     return { model, tokenizer: loaded.tokenizer!, manifest, optimizerState, info: loaded.info };
@@ -372,9 +392,12 @@ async function loadAdapters(model: CausalLM, dir: string, configPath: string, se
   const rank = raw.r;
   const alpha = raw.lora_alpha;
   const targets = raw.target_modules;
-  if (!Number.isInteger(rank) || (rank as number) <= 0) throw new ModelFolderError(`${configPath}: key "r": expected a positive integer, got ${JSON.stringify(rank)}`);
-  if (typeof alpha !== 'number' || alpha <= 0) throw new ModelFolderError(`${configPath}: key "lora_alpha": expected a positive number, got ${JSON.stringify(alpha)}`);
-  if (!Array.isArray(targets) || !targets.every((t) => typeof t === 'string')) throw new ModelFolderError(`${configPath}: key "target_modules": expected a list of module names, got ${JSON.stringify(targets)}`);
+  if (!Number.isInteger(rank) || (rank as number) <= 0)
+    throw new ModelFolderError(`${configPath}: key "r": expected a positive integer, got ${JSON.stringify(rank)}`);
+  if (typeof alpha !== 'number' || alpha <= 0)
+    throw new ModelFolderError(`${configPath}: key "lora_alpha": expected a positive number, got ${JSON.stringify(alpha)}`);
+  if (!Array.isArray(targets) || !targets.every((t) => typeof t === 'string'))
+    throw new ModelFolderError(`${configPath}: key "target_modules": expected a list of module names, got ${JSON.stringify(targets)}`);
   model.enableLora({ rank: rank as number, alpha, targetModules: targets as string[] }, seed ?? 0);
   const weightsPath = join(dir, 'adapter_model.safetensors');
   if (!existsSync(weightsPath)) throw new ModelFolderError(`${weightsPath}: missing (adapter_config.json is present)`);
@@ -382,7 +405,8 @@ async function loadAdapters(model: CausalLM, dir: string, configPath: string, se
   for (const [name, variable] of model.loraWeights()) {
     const t = stored.get(name);
     if (!t) throw new ModelFolderError(`${weightsPath}: missing tensor "${name}"`);
-    if (t.shape.join(',') !== variable.shape.join(',')) throw new ModelFolderError(`${weightsPath}: tensor "${name}" has shape [${t.shape.join(', ')}], expected [${variable.shape.join(', ')}]`);
+    if (t.shape.join(',') !== variable.shape.join(','))
+      throw new ModelFolderError(`${weightsPath}: tensor "${name}" has shape [${t.shape.join(', ')}], expected [${variable.shape.join(', ')}]`);
     tf.tidy(() => variable.assign(tf.tensor(t.data, t.shape, 'float32')));
   }
 }

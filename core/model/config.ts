@@ -35,11 +35,38 @@ export type ModelConfigInput = z.input<typeof ModelConfigSchema>;
 
 export const PRESETS = {
   /** ~0.8M parameters: trains the whole recipe on a laptop CPU in minutes. The reference shape. */
-  tiny: { hidden_size: 128, intermediate_size: 352, num_hidden_layers: 4, num_attention_heads: 4, num_key_value_heads: 4, max_position_embeddings: 512, vocab_size: 128, tie_word_embeddings: true },
+  tiny: {
+    hidden_size: 128,
+    intermediate_size: 352,
+    num_hidden_layers: 4,
+    num_attention_heads: 4,
+    num_key_value_heads: 4,
+    max_position_embeddings: 512,
+    vocab_size: 128,
+    tie_word_embeddings: true,
+  },
   /** ~10M parameters (GQA 6:2, head 64). */
-  small: { hidden_size: 384, intermediate_size: 1024, num_hidden_layers: 6, num_attention_heads: 6, num_key_value_heads: 2, max_position_embeddings: 1024, vocab_size: 128, tie_word_embeddings: true },
+  small: {
+    hidden_size: 384,
+    intermediate_size: 1024,
+    num_hidden_layers: 6,
+    num_attention_heads: 6,
+    num_key_value_heads: 2,
+    max_position_embeddings: 1024,
+    vocab_size: 128,
+    tie_word_embeddings: true,
+  },
   /** ~50M parameters (GQA 10:2, head 64). */
-  base: { hidden_size: 640, intermediate_size: 1728, num_hidden_layers: 12, num_attention_heads: 10, num_key_value_heads: 2, max_position_embeddings: 2048, vocab_size: 128, tie_word_embeddings: true },
+  base: {
+    hidden_size: 640,
+    intermediate_size: 1728,
+    num_hidden_layers: 12,
+    num_attention_heads: 10,
+    num_key_value_heads: 2,
+    max_position_embeddings: 2048,
+    vocab_size: 128,
+    tie_word_embeddings: true,
+  },
 } as const satisfies Record<string, ModelConfigInput>;
 export type PresetName = keyof typeof PRESETS;
 

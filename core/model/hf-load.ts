@@ -136,7 +136,8 @@ export function parseGenerationConfig(raw: Record<string, unknown>, source: stri
   const eos = raw.eos_token_id;
   if (eos !== undefined && eos !== null) {
     const list = Array.isArray(eos) ? eos : [eos];
-    if (!list.every((x) => Number.isInteger(x) && x >= 0)) throw new ModelFolderError(`${source}: key "eos_token_id": expected a token id or a list of ids, got ${JSON.stringify(eos)}`);
+    if (!list.every((x) => Number.isInteger(x) && x >= 0))
+      throw new ModelFolderError(`${source}: key "eos_token_id": expected a token id or a list of ids, got ${JSON.stringify(eos)}`);
     out.eosTokenIds = list as number[];
   }
   const isId = (v: number) => Number.isInteger(v) && v >= 0;
@@ -148,7 +149,8 @@ export function parseGenerationConfig(raw: Record<string, unknown>, source: stri
   out.maxNewTokens = num('max_new_tokens', (v) => Number.isInteger(v) && v > 0, 'a positive integer');
   out.repetitionPenalty = num('repetition_penalty', (v) => v > 0, 'a number > 0');
   if (raw.do_sample !== undefined) {
-    if (typeof raw.do_sample !== 'boolean') throw new ModelFolderError(`${source}: key "do_sample": expected true or false, got ${JSON.stringify(raw.do_sample)}`);
+    if (typeof raw.do_sample !== 'boolean')
+      throw new ModelFolderError(`${source}: key "do_sample": expected true or false, got ${JSON.stringify(raw.do_sample)}`);
     out.doSample = raw.do_sample;
   }
   for (const k of Object.keys(out) as (keyof GenerationDefaults)[]) if (out[k] === undefined) delete out[k];
@@ -222,7 +224,8 @@ export async function inspectHfFolder(dir: string): Promise<HfFolderInfo> {
   }
   if (weightMap) {
     for (const [name, file] of Object.entries(weightMap)) {
-      if (!stored.has(name)) throw new ModelFolderError(`${join(dir, file)}: tensor "${name}" is listed in model.safetensors.index.json but not stored in this shard`);
+      if (!stored.has(name))
+        throw new ModelFolderError(`${join(dir, file)}: tensor "${name}" is listed in model.safetensors.index.json but not stored in this shard`);
     }
   }
   // Canonical names (bare Qwen2Model checkpoints lack the "model." prefix).
@@ -319,7 +322,8 @@ export async function streamWeightsInto(model: CausalLM, info: HfFolderInfo): Pr
   const initialised = [...variables.keys()].filter((n) => !loaded.includes(n));
   for (const name of initialised) {
     if (name.endsWith('_proj.bias')) continue;                           // zeros: a bias-free checkpoint
-    if (!name.startsWith('value_head.')) throw new ModelFolderError(`${info.dir}: weight "${name}" was not loaded (internal: validation should have caught this)`);
+    if (!name.startsWith('value_head.'))
+      throw new ModelFolderError(`${info.dir}: weight "${name}" was not loaded (internal: validation should have caught this)`);
   }
   return { loaded, initialised };
 }
@@ -332,7 +336,10 @@ export async function loadHfModel(dir: string, options: LoadHfOptions = {}): Pro
     if (!info.hasTokenizer) throw new ModelFolderError(`${join(dir, 'tokenizer.json')}: missing tokenizer.json (pass tokenizer: false to load weights only)`);
     tokenizer = await loadTokenizer(dir);
     if (tokenizer.vocabSize > info.config.vocab_size) {
-      throw new ModelFolderError(`${join(dir, 'tokenizer.json')}: the tokenizer has ${tokenizer.vocabSize} tokens but config.json "vocab_size" is ${info.config.vocab_size}; ids past the embedding table would crash the model`);
+      throw new ModelFolderError(
+        `${join(dir, 'tokenizer.json')}: the tokenizer has ${tokenizer.vocabSize} tokens but config.json "vocab_size" is ` +
+          `${info.config.vocab_size}; ids past the embedding table would crash the model`,
+      );
     }
   }
   const config = options.valueHead && !info.config.value_head ? { ...info.config, value_head: true } : info.config;

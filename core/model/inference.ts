@@ -41,7 +41,8 @@ export class InferenceSession {
 
   constructor(model: CausalLM, batch: number, maxLength: number) {
     const c = model.config;
-    if (maxLength > c.max_position_embeddings) throw new Error(`InferenceSession: maxLength ${maxLength} exceeds max_position_embeddings ${c.max_position_embeddings}`);
+    if (maxLength > c.max_position_embeddings)
+      throw new Error(`InferenceSession: maxLength ${maxLength} exceeds max_position_embeddings ${c.max_position_embeddings}`);
     this.model = model;
     this.batch = batch;
     this.maxLength = maxLength;
@@ -49,9 +50,20 @@ export class InferenceSession {
     const t = (name: string) => tf.keep(tf.tidy(() => tf.transpose(model.effectiveWeight(name))) as tf.Tensor2D);
     for (let i = 0; i < c.num_hidden_layers; i++) {
       const p = `model.layers.${i}`;
-      const qkvT = tf.keep(tf.tidy(() => tf.transpose(tf.concat([
-        model.effectiveWeight(`${p}.self_attn.q_proj.weight`), model.effectiveWeight(`${p}.self_attn.k_proj.weight`), model.effectiveWeight(`${p}.self_attn.v_proj.weight`),
-      ], 0))) as tf.Tensor2D);                                                    // [(H+2KV)hd, D] -> [D, (H+2KV)hd]
+      const qkvT = tf.keep(
+        tf.tidy(() =>
+          tf.transpose(
+            tf.concat(
+              [
+                model.effectiveWeight(`${p}.self_attn.q_proj.weight`),
+                model.effectiveWeight(`${p}.self_attn.k_proj.weight`),
+                model.effectiveWeight(`${p}.self_attn.v_proj.weight`),
+              ],
+              0,
+            ),
+          ),
+        ) as tf.Tensor2D,
+      );                                                    // [(H+2KV)hd, D] -> [D, (H+2KV)hd]
       const data = (name: string) => { const w = model.effectiveWeight(name); const d = w.dataSync() as Float32Array; w.dispose(); return d; };
       const qkvBias = model.hasWeight(`${p}.self_attn.q_proj.bias`)
         ? Float32Array.from([...data(`${p}.self_attn.q_proj.bias`), ...data(`${p}.self_attn.k_proj.bias`), ...data(`${p}.self_attn.v_proj.bias`)])
@@ -89,7 +101,16 @@ export class InferenceSession {
       const qOff = 2 * L * cacheSize;
       const aOff = qOff + align(this.hd);
       const sOff = aOff + align(this.hd);
-      this.simd = { dots: exports.dots, axpy: exports.axpy, qv: at(qOff, this.hd), acc: at(aOff, this.hd), scores: at(sOff, maxLength), qOff: qOff * 4, aOff: aOff * 4, sOff: sOff * 4 };
+      this.simd = {
+        dots: exports.dots,
+        axpy: exports.axpy,
+        qv: at(qOff, this.hd),
+        acc: at(aOff, this.hd),
+        scores: at(sOff, maxLength),
+        qOff: qOff * 4,
+        aOff: aOff * 4,
+        sOff: sOff * 4,
+      };
     } else {
       this.keys = this.layers.map(() => new Float32Array(cacheSize));
       this.values = this.layers.map(() => new Float32Array(cacheSize));
@@ -108,7 +129,8 @@ export class InferenceSession {
   step(newIds: number[][], newMask: number[][]): Float32Array {
     if (this.disposed) throw new Error('InferenceSession was disposed');
     const B = this.batch;
-    if (newIds.length !== B || newMask.length !== B) throw new Error(`InferenceSession.step: expected ${B} rows, got ${newIds.length} ids and ${newMask.length} mask rows`);
+    if (newIds.length !== B || newMask.length !== B)
+      throw new Error(`InferenceSession.step: expected ${B} rows, got ${newIds.length} ids and ${newMask.length} mask rows`);
     const Tn = newIds[0]!.length;
     if (this.length + Tn > this.maxLength) throw new Error(`InferenceSession.step: ${this.length + Tn} tokens exceed the session length ${this.maxLength}`);
     const V = this.model.config.vocab_size;
@@ -194,8 +216,18 @@ export class InferenceSession {
           }
         }
       }
-      return readAndDispose(tf.tidy(() => attentionFast(tf.tensor2d(q, [B * Tn, H * hd]), tf.tensor2d(k, [B * Tn, KV * hd]), tf.tensor2d(v, [B * Tn, KV * hd]), newMask,
-        { batch: B, queryLength: Tn, keyLength: Tn, heads: H, kvHeads: KV, headDim: hd })));
+      return readAndDispose(
+        tf.tidy(() =>
+          attentionFast(tf.tensor2d(q, [B * Tn, H * hd]), tf.tensor2d(k, [B * Tn, KV * hd]), tf.tensor2d(v, [B * Tn, KV * hd]), newMask, {
+            batch: B,
+            queryLength: Tn,
+            keyLength: Tn,
+            heads: H,
+            kvHeads: KV,
+            headDim: hd,
+          }),
+        ),
+      );
     }
     const out = new Float32Array(B * Tn * H * hd);
     const { cos, sin } = this.model.rotaryTables();
@@ -452,17 +484,78 @@ function simdAttentionModule(): object | null {
   const f32x4add = [0xfd, 0xe4, 0x01]; const f32x4mul = [0xfd, 0xe6, 0x01]; const f32x4splat = [0xfd, 0x13]; const lane = (i: number) => [0xfd, 0x1f, i];
   const f32add = [0x92]; const f32load = [0x2a, 0x02, 0x00]; const f32store = [0x38, 0x02, 0x00];
   // for (; local[i] < local[limit]; local[i] += step) body
-  const loop = (i: number, limit: number, body: number[], step: number) => [0x02, 0x40, 0x03, 0x40, ...get(i), ...get(limit), ...geS, 0x0d, 0x01, ...body, ...get(i), ...c32(step), ...add, ...set(i), 0x0c, 0x00, 0x0b, 0x0b];
+  const loop = (i: number, limit: number, body: number[], step: number) => [
+    0x02,
+    0x40,
+    0x03,
+    0x40,
+    ...get(i),
+    ...get(limit),
+    ...geS,
+    0x0d,
+    0x01,
+    ...body,
+    ...get(i),
+    ...c32(step),
+    ...add,
+    ...set(i),
+    0x0c,
+    0x00,
+    0x0b,
+    0x0b,
+  ];
   const byte4 = (i: number) => [...get(i), ...c32(2), ...shl];
   // params: 0 q|p, 1 k|v, 2 n, 3 hd, 4 out
-  const dots = [0x02, 0x03, I32, 0x01, V128, ...c32(0), ...set(5),           // locals: 5 j, 6 d, 7 k row, 8 acc
-    ...loop(5, 2, [
-      ...get(1), ...get(5), ...get(3), ...mul, ...c32(2), ...shl, ...add, ...set(7),
-      ...v128zero, ...set(8), ...c32(0), ...set(6),
-      ...loop(6, 3, [...get(8), ...get(0), ...byte4(6), ...add, ...v128load, ...get(7), ...byte4(6), ...add, ...v128load, ...f32x4mul, ...f32x4add, ...set(8)], 4),
-      ...get(4), ...byte4(5), ...add,
-      ...get(8), ...lane(0), ...get(8), ...lane(1), ...f32add, ...get(8), ...lane(2), ...f32add, ...get(8), ...lane(3), ...f32add, ...f32store,
-    ], 1), 0x0b];
+  const dots = [
+    0x02,
+    0x03,
+    I32,
+    0x01,
+    V128,
+    ...c32(0),
+    ...set(5), // locals: 5 j, 6 d, 7 k row, 8 acc
+    ...loop(
+      5,
+      2,
+      [
+        ...get(1),
+        ...get(5),
+        ...get(3),
+        ...mul,
+        ...c32(2),
+        ...shl,
+        ...add,
+        ...set(7),
+        ...v128zero,
+        ...set(8),
+        ...c32(0),
+        ...set(6),
+        ...loop(
+          6,
+          3,
+          [...get(8), ...get(0), ...byte4(6), ...add, ...v128load, ...get(7), ...byte4(6), ...add, ...v128load, ...f32x4mul, ...f32x4add, ...set(8)],
+          4,
+        ),
+        ...get(4),
+        ...byte4(5),
+        ...add,
+        ...get(8),
+        ...lane(0),
+        ...get(8),
+        ...lane(1),
+        ...f32add,
+        ...get(8),
+        ...lane(2),
+        ...f32add,
+        ...get(8),
+        ...lane(3),
+        ...f32add,
+        ...f32store,
+      ],
+      1,
+    ),
+    0x0b,
+  ];
   const axpy = [0x02, 0x02, I32, 0x01, V128, ...c32(0), ...set(6),           // locals: 5 j, 6 d, 7 acc
     ...loop(6, 3, [
       ...v128zero, ...set(7), ...c32(0), ...set(5),

@@ -87,7 +87,10 @@ export class AdamW {
         const key = `${s.name}.${suffix}`;
         const t = state.tensors.get(key);
         if (!t) { problems.push(`missing ${key}`); continue; }
-        if (t.shape.join(',') !== target.shape.join(',')) { problems.push(`${key}: expected shape [${target.shape.join(', ')}], got [${t.shape.join(', ')}]`); continue; }
+        if (t.shape.join(',') !== target.shape.join(',')) {
+          problems.push(`${key}: expected shape [${target.shape.join(', ')}], got [${t.shape.join(', ')}]`);
+          continue;
+        }
       }
     }
     if (problems.length) throw new Error(`optimizer state does not match the parameters: ${problems.slice(0, 10).join('; ')}`);

@@ -117,7 +117,11 @@ export function parseSafetensorsHeader(headerBytes: Uint8Array, dataLength: numb
   const sorted = [...tensors.values()].sort((a, b) => a.dataOffsets[0] - b.dataOffsets[0]);
   for (let i = 1; i < sorted.length; i++) {
     if (sorted[i].dataOffsets[0] < sorted[i - 1].dataOffsets[1]) {
-      fail(source, `tensor "${sorted[i].name}" overlaps tensor "${sorted[i - 1].name}" (data_offsets ${JSON.stringify(sorted[i].dataOffsets)} vs ${JSON.stringify(sorted[i - 1].dataOffsets)})`);
+      fail(
+        source,
+        `tensor "${sorted[i].name}" overlaps tensor "${sorted[i - 1].name}" (data_offsets ${JSON.stringify(sorted[i].dataOffsets)} vs ` +
+          `${JSON.stringify(sorted[i - 1].dataOffsets)})`,
+      );
     }
   }
   return { metadata, tensors, dataStart: 8 + headerBytes.length, dataLength };
@@ -129,7 +133,11 @@ function checkHeaderLength(prefix: Uint8Array, totalSize: number, source: string
   const view = new DataView(prefix.buffer, prefix.byteOffset, 8);
   const n = view.getBigUint64(0, true);
   if (n > BigInt(MAX_HEADER_BYTES) || Number(n) > totalSize - 8) {
-    fail(source, `bad header length ${n} (file has ${totalSize - 8} bytes after the length prefix, limit ${MAX_HEADER_BYTES}); the file is corrupt or not a safetensors file`);
+    fail(
+      source,
+      `bad header length ${n} (file has ${totalSize - 8} bytes after the length prefix, limit ${MAX_HEADER_BYTES}); the file is corrupt or not a ` +
+        `safetensors file`,
+    );
   }
   if (n === 0n) fail(source, 'header length is 0; expected a JSON header');
   return Number(n);
@@ -275,7 +283,11 @@ export class SafetensorsReader {
 
   info(name: string): TensorInfo {
     const info = this.header.tensors.get(name);
-    if (!info) throw new SafetensorsError(`${this.path}: no tensor named "${name}" (the file has ${this.header.tensors.size}: ${this.names.slice(0, 8).join(', ')}${this.header.tensors.size > 8 ? ', ...' : ''})`);
+    if (!info)
+      throw new SafetensorsError(
+        `${this.path}: no tensor named "${name}" (the file has ${this.header.tensors.size}: ` +
+          `${this.names.slice(0, 8).join(', ')}${this.header.tensors.size > 8 ? ', ...' : ''})`,
+      );
     return info;
   }
 

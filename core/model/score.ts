@@ -10,7 +10,11 @@ export interface TokenScores {
   values: number[][] | null;     // [B, T] when requested
 }
 
-export function tokenScores(model: CausalLM, inputIds: number[][], options: { attentionMask?: number[][]; segmentIds?: number[][]; values?: boolean; chunkRows?: number } = {}): TokenScores {
+export function tokenScores(
+  model: CausalLM,
+  inputIds: number[][],
+  options: { attentionMask?: number[][]; segmentIds?: number[][]; values?: boolean; chunkRows?: number } = {},
+): TokenScores {
   const chunk = Math.max(1, options.chunkRows ?? 16);
   const out: TokenScores = { logprobs: [], entropies: [], values: options.values ? [] : null };
   for (let start = 0; start < inputIds.length; start += chunk) {

@@ -161,7 +161,8 @@ export class CharTokenizer implements Tokenizer {
     let out = '';
     for (let k = 0; k < ids.length; k++) {
       const id = ids[k];
-      if (!Number.isInteger(id) || id < 0) throw new TokenizerError(`character tokenizer: id ${id} at position ${k} is not a token id (expected an integer >= 0)`);
+      if (!Number.isInteger(id) || id < 0)
+        throw new TokenizerError(`character tokenizer: id ${id} at position ${k} is not a token id (expected an integer >= 0)`);
       const token = this.tokens[id];
       if (options.skipSpecialTokens && (id < this.specialCount || token === undefined)) continue;
       // An id past the vocabulary (a model whose vocab_size was rounded up sampled a padding row) is shown, not fatal.
@@ -237,7 +238,10 @@ export class CharTokenizer implements Tokenizer {
   /** Rebuilds the tokenizer from its tokenizer.json and tokenizer_config.json objects. */
   static fromJson(json: unknown, config: Record<string, unknown>, source: string): CharTokenizer {
     const bad = (key: string, expected: string, got: unknown): never => {
-      throw new TokenizerError(`${source}: key "${key}": expected ${expected}, got ${JSON.stringify(got)?.slice(0, 120)} (tokenizer_config.json marks this as a spa-workbench character tokenizer; re-create it with \`spa-workbench model init\` if it was edited)`);
+      throw new TokenizerError(
+        `${source}: key "${key}": expected ${expected}, got ${JSON.stringify(got)?.slice(0, 120)} (tokenizer_config.json marks this as a ` +
+          `spa-workbench character tokenizer; re-create it with \`spa-workbench model init\` if it was edited)`,
+      );
     };
     if (json === null || typeof json !== 'object') bad('(root)', 'an object', json);
     const root = json as Record<string, unknown>;
@@ -257,7 +261,8 @@ export class CharTokenizer implements Tokenizer {
     if (!Array.isArray(added)) bad('added_tokens', 'an array', added);
     const specialCount = (added as { special?: boolean }[]).filter((t) => t.special).length;
     for (let id = 0; id < specialCount; id++) {
-      if (!(added as { id: number; special: boolean }[]).some((t) => t.id === id && t.special)) bad('added_tokens', `special tokens at ids 0..${specialCount - 1}`, `no special token at ${id}`);
+      if (!(added as { id: number; special: boolean }[]).some((t) => t.id === id && t.special))
+        bad('added_tokens', `special tokens at ids 0..${specialCount - 1}`, `no special token at ${id}`);
     }
     const marker = config.spa_workbench as { chatStyle?: string } | undefined;
     const chatStyle = marker?.chatStyle ?? 'compact';

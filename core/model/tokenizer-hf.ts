@@ -90,7 +90,10 @@ export class HfTokenizer implements Tokenizer {
     const endOfText = this.idsByToken.get('<|endoftext|>');
     const eos = idOf('eos_token') ?? imEnd ?? endOfText;
     if (eos === undefined) {
-      throw new TokenizerError(`${source}: no end-of-sequence token: tokenizer_config.json has no "eos_token" found in the vocabulary, and neither <|im_end|> nor <|endoftext|> exists; add "eos_token" to tokenizer_config.json`);
+      throw new TokenizerError(
+        `${source}: no end-of-sequence token: tokenizer_config.json has no "eos_token" found in the vocabulary, and neither <|im_end|> nor ` +
+          `<|endoftext|> exists; add "eos_token" to tokenizer_config.json`,
+      );
     }
     this.eosTokenId = eos;
     this.padTokenId = idOf('pad_token') ?? endOfText ?? eos;
@@ -106,7 +109,8 @@ export class HfTokenizer implements Tokenizer {
     }
     const root = json as Record<string, unknown>;
     const model = root.model as Record<string, unknown> | undefined;
-    if (!model || typeof model !== 'object') throw new TokenizerError(`${source}: key "model" is missing or not an object; this is not a Hugging Face tokenizers file`);
+    if (!model || typeof model !== 'object')
+      throw new TokenizerError(`${source}: key "model" is missing or not an object; this is not a Hugging Face tokenizers file`);
     if (!model.vocab) throw new TokenizerError(`${source}: key "model.vocab" is missing`);
     if (root.added_tokens !== undefined && !Array.isArray(root.added_tokens)) {
       throw new TokenizerError(`${source}: key "added_tokens" must be an array, got ${typeof root.added_tokens}`);
@@ -133,9 +137,11 @@ export class HfTokenizer implements Tokenizer {
 
   decode(ids: readonly number[], options: { skipSpecialTokens?: boolean } = {}): string {
     for (let k = 0; k < ids.length; k++) {
-      if (!Number.isInteger(ids[k]) || ids[k] < 0) throw new TokenizerError(`tokenizer: id ${ids[k]} at position ${k} is not a token id (expected an integer >= 0)`);
+      if (!Number.isInteger(ids[k]) || ids[k] < 0)
+        throw new TokenizerError(`tokenizer: id ${ids[k]} at position ${k} is not a token id (expected an integer >= 0)`);
     }
-    const decodeKnown = (part: number[]): string => this.hf.decode(part, { skip_special_tokens: options.skipSpecialTokens ?? false, clean_up_tokenization_spaces: false });
+    const decodeKnown = (part: number[]): string =>
+      this.hf.decode(part, { skip_special_tokens: options.skipSpecialTokens ?? false, clean_up_tokenization_spaces: false });
     if (ids.every((id) => this.tokensById[id] !== undefined)) return decodeKnown([...ids]);
     // Ids past the tokenizer's vocabulary (Qwen2.5's embedding has ~270 padding rows beyond it)
     // are shown as <|unused:ID|> (or dropped with skipSpecialTokens) instead of failing.

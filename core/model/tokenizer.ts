@@ -17,7 +17,10 @@ import type { Tokenizer } from './tokenizer-common.js';
 export async function loadTokenizer(dir: string): Promise<Tokenizer> {
   const jsonPath = join(dir, 'tokenizer.json');
   if (!existsSync(jsonPath)) {
-    throw new TokenizerError(`${jsonPath}: missing tokenizer.json; a model folder needs the Hugging Face tokenizer.json (older vocab.json/merges.txt-only folders are not supported: re-save the tokenizer with transformers' save_pretrained)`);
+    throw new TokenizerError(
+      `${jsonPath}: missing tokenizer.json; a model folder needs the Hugging Face tokenizer.json (older vocab.json/merges.txt-only folders are ` +
+        `not supported: re-save the tokenizer with transformers' save_pretrained)`,
+    );
   }
   const configPath = join(dir, 'tokenizer_config.json');
   const config = existsSync(configPath) ? await readJsonFile(configPath, 'tokenizer config') : {};

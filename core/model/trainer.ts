@@ -79,11 +79,16 @@ export class Trainer {
     this.names = model.trainableNames();
     this.variables = model.trainableVariables();
     if (this.variables.length === 0) throw new Error('Trainer: the model has no trainable variables (a frozen copy?)');
-    this.optimizer = new AdamW(this.names.map((name, i) => ({ name, variable: this.variables[i]! })), options);
+    this.optimizer = new AdamW(
+      this.names.map((name, i) => ({ name, variable: this.variables[i]! })),
+      options,
+    );
   }
 
   /** Learning rate the next applied step will use. */
-  currentLr(): number { return learningRate(this.optimizer.step, this.options.schedule); }
+  currentLr(): number {
+    return learningRate(this.optimizer.step, this.options.schedule);
+  }
 
   step(request: StepRequest): StepResult {
     const { batch } = request;
@@ -102,7 +107,9 @@ export class Trainer {
    * and packed into chunks of at most `tokenBudget` padded tokens, each padded to its longest row.
    */
   stepRows(
-    lossName: string, rows: TrainRow[], params: Record<string, unknown>,
+    lossName: string,
+    rows: TrainRow[],
+    params: Record<string, unknown>,
     opts: { lr?: number; maxGradNorm?: number; tokenBudget?: number; padTokenId?: number } = {},
   ): StepResult {
     if (rows.length === 0) throw new Error('stepRows: no rows to train on');
@@ -111,7 +118,10 @@ export class Trainer {
   }
 
   private runChunks(
-    lossName: string, params: Record<string, unknown>, chunks: TrainBatch[], opts: { accumulate?: boolean; lr?: number; maxGradNorm?: number },
+    lossName: string,
+    params: Record<string, unknown>,
+    chunks: TrainBatch[],
+    opts: { accumulate?: boolean; lr?: number; maxGradNorm?: number },
   ): StepResult {
     try {
       for (const chunk of chunks) this.accumulateChunk(lossName, params, chunk);
@@ -138,7 +148,11 @@ export class Trainer {
    * Gradients of one batch (no update): by trainable name, plus the loss and stats. The caller
    * owns (and disposes) the gradient tensors. Used by step() and by data-parallel workers.
    */
-  computeGradients(lossName: string, params: Record<string, unknown>, batch: TrainBatch): { grads: Map<string, tf.Tensor>; loss: number; stats: Record<string, number> } {
+  computeGradients(
+    lossName: string,
+    params: Record<string, unknown>,
+    batch: TrainBatch,
+  ): { grads: Map<string, tf.Tensor>; loss: number; stats: Record<string, number> } {
     const spec = getLoss(lossName);
     const B = batch.inputIds.length;
     const T = batch.inputIds[0]!.length;
@@ -150,13 +164,21 @@ export class Trainer {
         if (key === 'inputIds' || key === 'attentionMask' || key === 'segmentIds' || value === undefined) continue;
         named[key] = toTensor(key, value, B, T);
       }
-      const maskArray = batch.segmentIds ? batch.segmentIds.map((r) => r.map((sid) => (sid ? 1 : 0))) : batch.attentionMask ?? batch.inputIds.map((r) => r.map(() => 1));
+      const maskArray = batch.segmentIds
+        ? batch.segmentIds.map((r) => r.map((sid) => (sid ? 1 : 0)))
+        : (batch.attentionMask ?? batch.inputIds.map((r) => r.map(() => 1)));
       const attentionMask = toTensor('attentionMask', maskArray, B, T) as tf.Tensor2D;
       const result = tf.variableGrads(() => {
         const needLogits = spec.needs.logprobs || spec.needs.entropies;
-        const out = needLogits || spec.needs.values
-          ? this.model.tokenOutputs(batch.inputIds, { attentionMask: batch.attentionMask, segmentIds: batch.segmentIds, values: spec.needs.values, logits: needLogits })
-          : null;
+        const out =
+          needLogits || spec.needs.values
+            ? this.model.tokenOutputs(batch.inputIds, {
+                attentionMask: batch.attentionMask,
+                segmentIds: batch.segmentIds,
+                values: spec.needs.values,
+                logits: needLogits,
+              })
+            : null;
         const outputs: LossOutputs = {
           logprobs: out?.logprobs ?? tf.zeros([B, T]),
           entropies: out?.entropies ?? tf.zeros([B, T]),
@@ -184,14 +206,19 @@ export class Trainer {
   }
 
   /** Names of the trainable variables, in the order gradients are flattened. */
-  trainableNames(): string[] { return [...this.names]; }
+  trainableNames(): string[] {
+    return [...this.names];
+  }
 
   /** A chunk counts by its loss tokens: gradients times that weight go into the accumulator. */
   private accumulateChunk(lossName: string, params: Record<string, unknown>, batch: TrainBatch): void {
     const weight = lossTokens(batch);
     const { grads, loss, stats } = this.computeGradients(lossName, params, batch);
     const scaled = new Map<string, tf.Tensor>();
-    for (const [k, g] of grads) { scaled.set(k, tf.mul(g, weight)); g.dispose(); }
+    for (const [k, g] of grads) {
+      scaled.set(k, tf.mul(g, weight));
+      g.dispose();
+    }
     this.addToAccumulator(scaled, weight);
     this.accStats.push({ loss, stats, weight });
   }
@@ -203,14 +230,20 @@ export class Trainer {
     } else {
       for (const [k, g] of grads) {
         const prev = this.accumulated.get(k);
-        if (prev) { this.accumulated.set(k, tf.add(prev, g)); prev.dispose(); g.dispose(); } else this.accumulated.set(k, g);
+        if (prev) {
+          this.accumulated.set(k, tf.add(prev, g));
+          prev.dispose();
+          g.dispose();
+        } else this.accumulated.set(k, g);
       }
     }
     this.accumulatedCount += weight;
   }
 
   /** Record a loss/stats pair for the step's averaged report (data-parallel shards). */
-  recordStats(loss: number, stats: Record<string, number>, weight = 1): void { this.accStats.push({ loss, stats, weight }); }
+  recordStats(loss: number, stats: Record<string, number>, weight = 1): void {
+    this.accStats.push({ loss, stats, weight });
+  }
 
   /** Apply what was accumulated (mean over the accumulated weight): clip, AdamW, schedule. */
   applyAccumulatedGradients(): StepResult {
@@ -223,7 +256,10 @@ export class Trainer {
     let grads = this.accumulated;
     if (this.accumulatedCount > 0 && this.accumulatedCount !== 1) {
       const scaled = new Map<string, tf.Tensor>();
-      for (const [k, g] of grads) { scaled.set(k, tf.div(g, this.accumulatedCount)); g.dispose(); }
+      for (const [k, g] of grads) {
+        scaled.set(k, tf.div(g, this.accumulatedCount));
+        g.dispose();
+      }
       grads = scaled;
     }
     this.accumulated = grads;

@@ -168,7 +168,9 @@ export class CausalLM {
   // ------------------------------------------------------------------ weights
 
   /** Base weights by HF key (HF layout). The same Variables the model computes with. */
-  namedWeights(): Map<string, tf.Variable> { return new Map(this.weights); }
+  namedWeights(): Map<string, tf.Variable> {
+    return new Map(this.weights);
+  }
 
   /** LoRA adapter weights by PEFT key (`base_model.model.<base>.lora_A.weight` [r, in], `lora_B` [out, r]). */
   loraWeights(): Map<string, tf.Variable> {
@@ -181,7 +183,9 @@ export class CausalLM {
     return out;
   }
 
-  getLoraConfig(): LoraConfig | null { return this.loraConfig ? { ...this.loraConfig, targetModules: [...this.loraConfig.targetModules] } : null; }
+  getLoraConfig(): LoraConfig | null {
+    return this.loraConfig ? { ...this.loraConfig, targetModules: [...this.loraConfig.targetModules] } : null;
+  }
 
   /** The Variables an optimizer updates: adapters under LoRA, else every base weight (when trainable). */
   trainableVariables(): tf.Variable[] {
@@ -204,7 +208,9 @@ export class CausalLM {
   }
 
   /** RoPE tables [max_position_embeddings, headDim] (cos, sin), HF layout. */
-  rotaryTables(): { cos: Float32Array; sin: Float32Array } { return { cos: this.ropeCos, sin: this.ropeSin }; }
+  rotaryTables(): { cos: Float32Array; sin: Float32Array } {
+    return { cos: this.ropeCos, sin: this.ropeSin };
+  }
 
   /**
    * A weight as used by the forward pass, LoRA folded in (W + scale B A), as a new tensor the
@@ -216,7 +222,9 @@ export class CausalLM {
     return tf.tidy(() => (ad ? tf.add(w, tf.mul(tf.matMul(ad.b, ad.a), ad.scale)) : tf.clone(w))); // [out, r] x [r, in]
   }
 
-  hasWeight(name: string): boolean { return this.weights.has(name); }
+  hasWeight(name: string): boolean {
+    return this.weights.has(name);
+  }
 
   private w(name: string): tf.Variable {
     const v = this.weights.get(name);
@@ -229,7 +237,10 @@ export class CausalLM {
    * the model does not have are an error (unless `ignoreUnexpected`). `lm_head.weight` is
    * ignored when embeddings are tied; a missing value head keeps its initialisation.
    */
-  loadWeights(map: Map<string, WeightData>, options: { ignoreUnexpected?: boolean; where?: string } = {}): { loaded: string[]; missing: string[]; unexpected: string[] } {
+  loadWeights(
+    map: Map<string, WeightData>,
+    options: { ignoreUnexpected?: boolean; where?: string } = {},
+  ): { loaded: string[]; missing: string[]; unexpected: string[] } {
     const where = options.where ?? 'weights';
     const loaded: string[] = [];
     const missing: string[] = [];
@@ -237,7 +248,10 @@ export class CausalLM {
     for (const [name, variable] of this.weights) {
       const w = map.get(name);
       if (!w) {
-        if (name.startsWith('value_head.')) { missing.push(name); continue; }
+        if (name.startsWith('value_head.')) {
+          missing.push(name);
+          continue;
+        }
         problems.push(`missing ${name} (expected shape [${variable.shape.join(', ')}])`);
         continue;
       }
@@ -254,13 +268,20 @@ export class CausalLM {
     }
     const known = new Set(this.weights.keys());
     const loraKeys = this.loraWeights();
-    const unexpected = [...map.keys()].filter((k) => !known.has(k) && !loraKeys.has(k) && !(k === 'lm_head.weight' && this.config.tie_word_embeddings) && !k.endsWith('rotary_emb.inv_freq'));
+    const unexpected = [...map.keys()].filter(
+      (k) => !known.has(k) && !loraKeys.has(k) && !(k === 'lm_head.weight' && this.config.tie_word_embeddings) && !k.endsWith('rotary_emb.inv_freq'),
+    );
     if (unexpected.length && !options.ignoreUnexpected) {
-      problems.push(`unexpected keys (not in this config): ${unexpected.slice(0, 8).join(', ')}${unexpected.length > 8 ? ` and ${unexpected.length - 8} more` : ''}`);
+      problems.push(
+        `unexpected keys (not in this config): ${unexpected.slice(0, 8).join(', ')}${unexpected.length > 8 ? ` and ${unexpected.length - 8} more` : ''}`,
+      );
     }
     if (problems.length) {
-      throw new Error(`${where}: cannot load into a model with this config: ${problems.slice(0, 12).join('; ')}${problems.length > 12 ? `; and ${problems.length - 12} more` : ''}. ` +
-        'Check that config.json matches the weights file.');
+      throw new Error(
+        `${where}: cannot load into a model with this config: ` +
+          `${problems.slice(0, 12).join('; ')}${problems.length > 12 ? `; and ${problems.length - 12} more` : ''}. ` +
+          'Check that config.json matches the weights file.',
+      );
     }
     for (const [name, variable] of this.weights) {
       const w = map.get(name);
@@ -271,7 +292,8 @@ export class CausalLM {
     for (const [name, variable] of loraKeys) {
       const w = map.get(name);
       if (!w) continue;
-      if (w.shape.join(',') !== variable.shape.join(',')) throw new Error(`${where}: ${name}: expected shape [${variable.shape.join(', ')}], got [${w.shape.join(', ')}]`);
+      if (w.shape.join(',') !== variable.shape.join(','))
+        throw new Error(`${where}: ${name}: expected shape [${variable.shape.join(', ')}], got [${w.shape.join(', ')}]`);
       tf.tidy(() => variable.assign(tf.tensor(w.data, w.shape, 'float32')));
       loaded.push(name);
     }
@@ -297,7 +319,10 @@ export class CausalLM {
         const target = copy.lora.get(k)!;
         target.a.assign(ad.a);
         target.b.assign(ad.b);
-        if (options.trainable === false) { target.a.trainable = false; target.b.trainable = false; }
+        if (options.trainable === false) {
+          target.a.trainable = false;
+          target.b.trainable = false;
+        }
       }
     }
     return copy;
@@ -363,8 +388,8 @@ export class CausalLM {
     if (bias) y = tf.add(y, bias);
     const ad = this.lora.get(name);
     if (ad) {
-      const low = linear(x, ad.a as tf.Tensor2D, ad.a.trainable);    // [N, r]
-      const up = linear(low, ad.b as tf.Tensor2D, ad.b.trainable);   // [N, out]
+      const low = linear(x, ad.a as tf.Tensor2D, ad.a.trainable); // [N, r]
+      const up = linear(low, ad.b as tf.Tensor2D, ad.b.trainable); // [N, out]
       y = tf.add(y, tf.mul(up, ad.scale));
     }
     return y;
@@ -424,17 +449,29 @@ export class CausalLM {
     if (!Array.isArray(inputIds) || inputIds.length === 0) throw new Error('inputIds: expected a non-empty number[][] [batch, time]');
     const T = inputIds[0]!.length;
     if (T === 0) throw new Error('inputIds: sequences are empty');
-    inputIds.forEach((r, b) => { if (r.length !== T) throw new Error(`inputIds[${b}] has length ${r.length}, expected ${T} (pad every row to the same length and pass attentionMask)`); });
+    inputIds.forEach((r, b) => {
+      if (r.length !== T)
+        throw new Error(`inputIds[${b}] has length ${r.length}, expected ${T} (pad every row to the same length and pass attentionMask)`);
+    });
     const name = segmentIds ? 'segmentIds' : 'attentionMask';
     const m = segmentIds ?? mask ?? inputIds.map((r) => r.map(() => 1));
     if (m.length !== inputIds.length) throw new Error(`${name} has ${m.length} rows, inputIds has ${inputIds.length}`);
-    m.forEach((r, b) => { if (r.length !== T) throw new Error(`${name}[${b}] has length ${r.length}, expected ${T}`); });
+    m.forEach((r, b) => {
+      if (r.length !== T) throw new Error(`${name}[${b}] has length ${r.length}, expected ${T}`);
+    });
     return { B: inputIds.length, T, mask: m };
   }
 
   /** Position ids from the mask: count of real tokens before each position (left padding works). */
   static positionsFromMask(mask: number[][]): number[][] {
-    return mask.map((row) => { let p = 0; return row.map((m) => { const v = p; if (m) p++; return m ? v : 0; }); });
+    return mask.map((row) => {
+      let p = 0;
+      return row.map((m) => {
+        const v = p;
+        if (m) p++;
+        return m ? v : 0;
+      });
+    });
   }
 
   /** Position ids from segment ids (0/1 masks included): counting restarts when the segment id changes. */
@@ -444,7 +481,10 @@ export class CausalLM {
       let current = 0;
       return row.map((s) => {
         if (!s) return 0;
-        if (s !== current) { current = s; p = 0; }
+        if (s !== current) {
+          current = s;
+          p = 0;
+        }
         return p++;
       });
     });
@@ -463,14 +503,14 @@ export class CausalLM {
   private block(i: number, x: tf.Tensor2D, attend: (q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, layer: number) => tf.Tensor2D): tf.Tensor2D {
     const p = `model.layers.${i}`;
     const eps = this.config.rms_norm_eps;
-    const h = rmsNorm(x, this.w(`${p}.input_layernorm.weight`) as tf.Tensor1D, eps);         // [N, D]
-    const q = this.proj(h, `${p}.self_attn.q_proj.weight`);                                     // [N, H*hd]
-    const k = this.proj(h, `${p}.self_attn.k_proj.weight`);                                     // [N, KV*hd]
-    const v = this.proj(h, `${p}.self_attn.v_proj.weight`);                                     // [N, KV*hd]
+    const h = rmsNorm(x, this.w(`${p}.input_layernorm.weight`) as tf.Tensor1D, eps); // [N, D]
+    const q = this.proj(h, `${p}.self_attn.q_proj.weight`); // [N, H*hd]
+    const k = this.proj(h, `${p}.self_attn.k_proj.weight`); // [N, KV*hd]
+    const v = this.proj(h, `${p}.self_attn.v_proj.weight`); // [N, KV*hd]
     const attended = tf.add(x, this.proj(attend(q, k, v, i), `${p}.self_attn.o_proj.weight`)) as tf.Tensor2D; // [N, D]
     const h2 = rmsNorm(attended, this.w(`${p}.post_attention_layernorm.weight`) as tf.Tensor1D, eps);
     const mlp = swiglu(this.proj(h2, `${p}.mlp.gate_proj.weight`), this.proj(h2, `${p}.mlp.up_proj.weight`)); // [N, I]
-    return tf.add(attended, this.proj(mlp, `${p}.mlp.down_proj.weight`)) as tf.Tensor2D;      // [N, D]
+    return tf.add(attended, this.proj(mlp, `${p}.mlp.down_proj.weight`)) as tf.Tensor2D; // [N, D]
   }
 
   /** The decoder trunk on a full sequence (training and scoring). Returns final hidden [N, D]. */
@@ -481,21 +521,23 @@ export class CausalLM {
     const H = c.num_attention_heads;
     const KV = c.num_key_value_heads;
     const hd = headDim(c);
-    const positions = CausalLM.positionsFromSegments(mask);                    // mask may be 0/1 or segment ids
+    const positions = CausalLM.positionsFromSegments(mask); // mask may be 0/1 or segment ids
     const fast = this.useFastAttention();
     // The fast kernel applies RoPE itself (in JS, while cutting tiles); the reference path uses the rope kernel.
     const qRope = fast ? null : this.ropeRows(positions, H);
     const kRope = fast ? null : KV === H ? qRope : this.ropeRows(positions, KV);
     const rotary = { cos: this.ropeCos, sin: this.ropeSin, positions };
-    const bias = fast ? null : segmentBias(mask, T);                            // [B, 1, T, T] (reference path only)
+    const bias = fast ? null : segmentBias(mask, T); // [B, 1, T, T] (reference path only)
     const shape: AttentionShape = { batch: B, queryLength: T, keyLength: T, heads: H, kvHeads: KV, headDim: hd };
-    const attend = (q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D): tf.Tensor2D => {    // [N, H*hd]
+    const attend = (q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D): tf.Tensor2D => {
+      // [N, H*hd]
       if (fast) return attentionFast(q, k, v, mask, shape, rotary);
-      const qr = tf.reshape(rope(tf.reshape(q, [B * T * H, hd]), qRope!.cos, qRope!.sin, this.rotate, this.rotateT), [B * T, H * hd]); // rows per head -> [N, H*hd]
+      // rows per head -> [N, H*hd]
+      const qr = tf.reshape(rope(tf.reshape(q, [B * T * H, hd]), qRope!.cos, qRope!.sin, this.rotate, this.rotateT), [B * T, H * hd]);
       const kr = tf.reshape(rope(tf.reshape(k, [B * T * KV, hd]), kRope!.cos, kRope!.sin, this.rotate, this.rotateT), [B * T, KV * hd]);
       return attentionReference(qr as tf.Tensor2D, kr as tf.Tensor2D, v, bias!, shape);
     };
-    let x = this.embed(inputIds);                                               // [N, D]
+    let x = this.embed(inputIds); // [N, D]
     for (let i = 0; i < c.num_hidden_layers; i++) x = this.block(i, x, attend);
     return rmsNorm(x, this.w('model.norm.weight') as tf.Tensor1D, c.rms_norm_eps);
   }
@@ -505,10 +547,10 @@ export class CausalLM {
     this.assertLive();
     const { B, T, mask } = this.checkBatch(inputIds, options.attentionMask, options.segmentIds);
     const hidden = this.trunk(inputIds, mask);
-    const logits = options.logits === false ? null : tf.reshape(this.lmHead(hidden), [B, T, this.config.vocab_size]) as tf.Tensor3D; // [N, V] -> [B, T, V]
+    const logits = options.logits === false ? null : (tf.reshape(this.lmHead(hidden), [B, T, this.config.vocab_size]) as tf.Tensor3D); // [N, V] -> [B, T, V]
     const wantValues = options.values ?? this.config.value_head;
     if (wantValues && !this.config.value_head) throw new Error('values requested but this model has no value head (config value_head = false)');
-    const values = wantValues ? tf.reshape(this.valueHead(hidden), [B, T]) as tf.Tensor2D : null; // [N, 1] -> [B, T]
+    const values = wantValues ? (tf.reshape(this.valueHead(hidden), [B, T]) as tf.Tensor2D) : null; // [N, 1] -> [B, T]
     return { logits, values, hidden };
   }
 
@@ -516,23 +558,27 @@ export class CausalLM {
    * Per-token log-probabilities, entropies and values aligned with the tokens (see TokenOutputs).
    * Differentiable; call inside tf.tidy / a gradient function.
    */
-  tokenOutputs(inputIds: number[][], options: { attentionMask?: number[][]; segmentIds?: number[][]; values?: boolean; logits?: boolean } = {}): TokenOutputs {
+  tokenOutputs(
+    inputIds: number[][],
+    options: { attentionMask?: number[][]; segmentIds?: number[][]; values?: boolean; logits?: boolean } = {},
+  ): TokenOutputs {
     this.assertLive();
     const { B, T, mask } = this.checkBatch(inputIds, options.attentionMask, options.segmentIds);
-    const hidden = this.trunk(inputIds, mask);                                  // [N, D]
+    const hidden = this.trunk(inputIds, mask); // [N, D]
     const wantValues = options.values ?? this.config.value_head;
-    if (options.logits === false) {                                             // values only (a critic)
+    if (options.logits === false) {
+      // values only (a critic)
       return { logprobs: tf.zeros([B, T]), entropies: tf.zeros([B, T]), values: wantValues ? this.shiftedValues(hidden, B, T, mask) : null };
     }
-    const logits = this.lmHead(hidden);                                         // [N, V]
-    const targets = new Int32Array(B * T);                                      // next token at each position
+    const logits = this.lmHead(hidden); // [N, V]
+    const targets = new Int32Array(B * T); // next token at each position
     for (let b = 0; b < B; b++) for (let t = 0; t + 1 < T; t++) targets[b * T + t] = inputIds[b]![t + 1]!;
-    const stats = tokenStats(logits, tf.tensor1d(targets, 'int32'));            // [N, 2] (logprob, entropy) of the next token
-    const shifted = shiftRight(tf.reshape(stats, [B, T, 2]) as tf.Tensor3D);    // [B, T, 2]: position t <- t-1
-    const cols = tf.reshape(shifted, [B * T, 2]) as tf.Tensor2D;                // [N, 2]
+    const stats = tokenStats(logits, tf.tensor1d(targets, 'int32')); // [N, 2] (logprob, entropy) of the next token
+    const shifted = shiftRight(tf.reshape(stats, [B, T, 2]) as tf.Tensor3D); // [B, T, 2]: position t <- t-1
+    const cols = tf.reshape(shifted, [B * T, 2]) as tf.Tensor2D; // [N, 2]
     // Tokens without a preceding token of their own segment (first token, first of a packed
     // segment, first real token after left padding) have no defined log-prob: 0.
-    const defined = tf.tensor2d(CausalLM.hasPrefix(mask));                      // [B, T]
+    const defined = tf.tensor2d(CausalLM.hasPrefix(mask)); // [B, T]
     const logprobs = tf.mul(tf.reshape(tf.matMul(cols, tf.tensor2d([[1], [0]])), [B, T]), defined) as tf.Tensor2D; // column 0 -> [B, T]
     const entropies = tf.mul(tf.reshape(tf.matMul(cols, tf.tensor2d([[0], [1]])), [B, T]), defined) as tf.Tensor2D; // column 1 -> [B, T]
     return { logprobs, entropies, values: wantValues ? this.shiftedValues(hidden, B, T, mask) : null };
@@ -540,8 +586,8 @@ export class CausalLM {
 
   private shiftedValues(hidden: tf.Tensor2D, B: number, T: number, segments: number[][]): tf.Tensor2D {
     if (!this.config.value_head) throw new Error('values requested but this model has no value head (config value_head = false)');
-    const v = tf.reshape(this.valueHead(hidden), [B, T, 1]) as tf.Tensor3D;     // [N, 1] -> [B, T, 1]
-    const shifted = tf.reshape(shiftRight(v), [B, T]);                          // value of the prefix < t
+    const v = tf.reshape(this.valueHead(hidden), [B, T, 1]) as tf.Tensor3D; // [N, 1] -> [B, T, 1]
+    const shifted = tf.reshape(shiftRight(v), [B, T]); // value of the prefix < t
     return tf.mul(shifted, tf.tensor2d(CausalLM.hasPrefix(segments))) as tf.Tensor2D; // 0 where there is no prefix
   }
 
@@ -563,7 +609,14 @@ export class CausalLM {
     const hd = headDim(c);
     const rep = H / KV;
     const start = cache ? cache.nextPosition : new Array<number>(B).fill(0);
-    const positions = newMask.map((row, b) => { let p = start[b]!; return row.map((m) => { const v = p; if (m) p++; return m ? v : 0; }); });
+    const positions = newMask.map((row, b) => {
+      let p = start[b]!;
+      return row.map((m) => {
+        const v = p;
+        if (m) p++;
+        return m ? v : 0;
+      });
+    });
     const nextPosition = newMask.map((row, b) => start[b]! + row.reduce((a, m) => a + (m ? 1 : 0), 0));
     const keyMask = cache ? cache.keyMask.map((r, b) => [...r, ...newMask[b]!]) : newMask.map((r) => [...r]);
     const Tk = keyMask[0]!.length;
@@ -572,27 +625,29 @@ export class CausalLM {
     const logits = tf.tidy(() => {
       const qRope = this.ropeRows(positions, H);
       const kRope = KV === H ? qRope : this.ropeRows(positions, KV);
-      const bias = attentionBias(keyMask, Tn);                                   // [B, 1, Tn, Tk]
+      const bias = attentionBias(keyMask, Tn); // [B, 1, Tn, Tk]
       const biasG = rep === 1 ? bias : tf.reshape(tf.tile(tf.reshape(bias, [B, 1, 1, Tn, Tk]), [1, 1, rep, 1, 1]), [B, 1, rep * Tn, Tk]);
-      const attend = (qIn: tf.Tensor2D, kIn: tf.Tensor2D, v: tf.Tensor2D, i: number): tf.Tensor2D => { // [B*Tn, H*hd]
+      const attend = (qIn: tf.Tensor2D, kIn: tf.Tensor2D, v: tf.Tensor2D, i: number): tf.Tensor2D => {
+        // [B*Tn, H*hd]
         const q = rope(tf.reshape(qIn, [B * Tn * H, hd]), qRope.cos, qRope.sin, this.rotate, this.rotateT); // [B*Tn*H, hd]
         const k = rope(tf.reshape(kIn, [B * Tn * KV, hd]), kRope.cos, kRope.sin, this.rotate, this.rotateT); // [B*Tn*KV, hd]
         const k4 = tf.transpose(tf.reshape(k, [B, Tn, KV, hd]), [0, 2, 1, 3]) as tf.Tensor4D; // [B, KV, Tn, hd]
         const v4 = tf.transpose(tf.reshape(v, [B, Tn, KV, hd]), [0, 2, 1, 3]) as tf.Tensor4D; // [B, KV, Tn, hd]
-        const kAll = cache ? tf.concat([cache.keys[i]!, k4], 2) as tf.Tensor4D : k4;        // [B, KV, Tk, hd]
-        const vAll = cache ? tf.concat([cache.values[i]!, v4], 2) as tf.Tensor4D : v4;
+        const kAll = cache ? (tf.concat([cache.keys[i]!, k4], 2) as tf.Tensor4D) : k4; // [B, KV, Tk, hd]
+        const vAll = cache ? (tf.concat([cache.values[i]!, v4], 2) as tf.Tensor4D) : v4;
         newKeys.push(tf.keep(kAll));
         newValues.push(tf.keep(vAll));
         const qg = tf.reshape(tf.transpose(tf.reshape(q, [B, Tn, KV, rep, hd]), [0, 2, 3, 1, 4]), [B, KV, rep * Tn, hd]); // [B, KV, rep*Tn, hd]
         const scores = tf.add(tf.mul(tf.matMul(qg, kAll, false, true), 1 / Math.sqrt(hd)), biasG); // [B, KV, rep*Tn, Tk]
-        const out = tf.matMul(tf.softmax(scores), vAll);                         // [B, KV, rep*Tn, hd]
+        const out = tf.matMul(tf.softmax(scores), vAll); // [B, KV, rep*Tn, hd]
         return tf.reshape(tf.transpose(tf.reshape(out, [B, KV, rep, Tn, hd]), [0, 3, 1, 2, 4]), [B * Tn, H * hd]) as tf.Tensor2D; // [B*Tn, H*hd]
       };
-      let x = this.embed(newIds);                                                // [B*Tn, D]
+      let x = this.embed(newIds); // [B*Tn, D]
       for (let i = 0; i < c.num_hidden_layers; i++) x = this.block(i, x, attend);
-      const last = Tn === 1 ? x : tf.reshape(tf.slice(tf.reshape(x, [B, Tn, c.hidden_size]), [0, Tn - 1, 0], [B, 1, c.hidden_size]), [B, c.hidden_size]); // [B, D]
+      const last =
+        Tn === 1 ? x : tf.reshape(tf.slice(tf.reshape(x, [B, Tn, c.hidden_size]), [0, Tn - 1, 0], [B, 1, c.hidden_size]), [B, c.hidden_size]); // [B, D]
       const hidden = rmsNorm(last as tf.Tensor2D, this.w('model.norm.weight') as tf.Tensor1D, c.rms_norm_eps);
-      return this.lmHead(hidden);                                                // [B, V]
+      return this.lmHead(hidden); // [B, V]
     });
     if (cache) disposeCache(cache);
     return { logits, cache: { keys: newKeys, values: newValues, keyMask, nextPosition } };
@@ -604,13 +659,18 @@ export class CausalLM {
     return backend === 'wasm' || backend === 'cpu';
   }
 
-  private assertLive(): void { if (this.disposed) throw new Error('this model was disposed'); }
+  private assertLive(): void {
+    if (this.disposed) throw new Error('this model was disposed');
+  }
 
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
     for (const v of this.weights.values()) v.dispose();
-    for (const ad of this.lora.values()) { ad.a.dispose(); ad.b.dispose(); }
+    for (const ad of this.lora.values()) {
+      ad.a.dispose();
+      ad.b.dispose();
+    }
     this.rotate.dispose();
     this.rotateT.dispose();
   }

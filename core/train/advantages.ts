@@ -13,7 +13,11 @@ export interface EpisodeAdvantageOptions {
 }
 
 /** turnValues[j] = critic values of turn j's response tokens; turnRewards[j] = reward of turn j. */
-export function episodeAdvantages(turnValues: number[][], turnRewards: number[], opts: EpisodeAdvantageOptions): { advantages: number[][]; returns: number[][] } {
+export function episodeAdvantages(
+  turnValues: number[][],
+  turnRewards: number[],
+  opts: EpisodeAdvantageOptions,
+): { advantages: number[][]; returns: number[][] } {
   if (turnValues.length !== turnRewards.length) {
     throw new Error(`episodeAdvantages: expected one reward per turn; received ${turnValues.length} turns and ${turnRewards.length} rewards`);
   }
@@ -23,8 +27,17 @@ export function episodeAdvantages(turnValues: number[][], turnRewards: number[],
   for (let j = 0; j < rewards.length; j++) {
     if (keep[j]) continue;
     let target = -1;
-    for (let p = j - 1; p >= 0; p--) if (keep[p]) { target = p; break; }
-    if (target < 0) for (let q = j + 1; q < rewards.length; q++) if (keep[q]) { target = q; break; }
+    for (let p = j - 1; p >= 0; p--)
+      if (keep[p]) {
+        target = p;
+        break;
+      }
+    if (target < 0)
+      for (let q = j + 1; q < rewards.length; q++)
+        if (keep[q]) {
+          target = q;
+          break;
+        }
     if (target >= 0) rewards[target]! += rewards[j]!;
     rewards[j] = 0;
   }
@@ -36,8 +49,18 @@ export function episodeAdvantages(turnValues: number[][], turnRewards: number[],
   if (opts.advantage === 'turn-then-token') {
     const turnRewards2 = active.map((j) => (opts.placement === 'per-turn' ? rewards[j]! : 0));
     if (opts.placement === 'last-token') turnRewards2[turnRewards2.length - 1] = total;
-    const out = turnThenTokenGae({ turnRewards: turnRewards2, tokenValues: active.map((j) => turnValues[j]!), turnGamma: opts.turnGamma, turnLambda: opts.lambda, tokenGamma: opts.gamma, tokenLambda: opts.lambda });
-    active.forEach((j, k) => { empty.advantages[j] = out.advantages[k]!; empty.returns[j] = out.returns[k]!; });
+    const out = turnThenTokenGae({
+      turnRewards: turnRewards2,
+      tokenValues: active.map((j) => turnValues[j]!),
+      turnGamma: opts.turnGamma,
+      turnLambda: opts.lambda,
+      tokenGamma: opts.gamma,
+      tokenLambda: opts.lambda,
+    });
+    active.forEach((j, k) => {
+      empty.advantages[j] = out.advantages[k]!;
+      empty.returns[j] = out.returns[k]!;
+    });
     return empty;
   }
 
@@ -54,6 +77,9 @@ export function episodeAdvantages(turnValues: number[][], turnRewards: number[],
   }
   if (opts.placement === 'last-token') tokenRewards[tokenRewards.length - 1] = total;
   const out = gae({ rewards: [tokenRewards], values: [values], mask: [values.map(() => 1)], gamma: opts.gamma, lambda: opts.lambda });
-  owner.forEach(([j, t], i) => { empty.advantages[j]![t] = out.advantages[0]![i]!; empty.returns[j]![t] = out.returns[0]![i]!; });
+  owner.forEach(([j, t], i) => {
+    empty.advantages[j]![t] = out.advantages[0]![i]!;
+    empty.returns[j]![t] = out.returns[0]![i]!;
+  });
   return empty;
 }

@@ -72,10 +72,20 @@ export const bootstrapStage: StageDefinition = {
         const gate = found.record.gate as BootstrapGate | null;
         if (gate) ctx.writeJson('bootstrap/gate.json', gate);
         const content = found.record.contentHash.slice(0, 12);
-        ctx.log(gate && !gate.passed ? 'warn' : 'info', `bootstrap: using the shipped base ${found.dir} (content ${content}…; ${gate ? gateLine(gate) : 'no gate recorded'})`);
+        ctx.log(
+          gate && !gate.passed ? 'warn' : 'info',
+          `bootstrap: using the shipped base ${found.dir} (content ${content}…; ${gate ? gateLine(gate) : 'no gate recorded'})`,
+        );
         ctx.checkpoint(section.steps, target);
         const gatePassed = gate ? { gatePassed: gate.passed } : {};
-        return { checkpoint: target, cached: true, shipped: found.dir, contentHash: found.record.contentHash, ...gatePassed, wallSeconds: elapsedSeconds(started) };
+        return {
+          checkpoint: target,
+          cached: true,
+          shipped: found.dir,
+          contentHash: found.record.contentHash,
+          ...gatePassed,
+          wallSeconds: elapsedSeconds(started),
+        };
       }
       if (found.kind === 'mismatch') {
         ctx.log('info', `bootstrap: the shipped base ${found.dir} does not fit this run (${found.differs.join('; ')}); training a base`);
@@ -94,7 +104,13 @@ export const bootstrapStage: StageDefinition = {
       ctx.checkpoint(section.steps, target);
       const cachedGate = existsSync(join(cacheDir, 'gate.json')) ? JSON.parse(readFileSync(join(cacheDir, 'gate.json'), 'utf8')) as BootstrapGate : null;
       if (cachedGate) { ctx.writeJson('bootstrap/gate.json', cachedGate); ctx.log(cachedGate.passed ? 'info' : 'warn', gateLine(cachedGate)); }
-      return { checkpoint: target, cached: true, cacheKey: key, ...(cachedGate ? { gatePassed: cachedGate.passed } : {}), wallSeconds: elapsedSeconds(started) };
+      return {
+        checkpoint: target,
+        cached: true,
+        cacheKey: key,
+        ...(cachedGate ? { gatePassed: cachedGate.passed } : {}),
+        wallSeconds: elapsedSeconds(started),
+      };
     }
 
     const saved = ctx.loadState() as { step?: number; checkpoint?: string } | null;
@@ -111,10 +127,22 @@ export const bootstrapStage: StageDefinition = {
     const data = bootstrapRows(ctx.config, runtime.tokenizer, runtime.maxContext, templates);
     if (ctx.signal.aborted) return {};
     const { rows, tokens: tokensTotal } = data;
-    if (rows.length === 0) throw new Error(`bootstrap: no game fits the context (${runtime.maxContext} tokens); raise model max_position_embeddings or stages.bootstrap.maxLength`);
-    ctx.log('info', `bootstrap: ${rows.length} random-policy games of up to ${data.turns} turns, ${tokensTotal} tokens, templates ${names.join(', ')}; longest well-formed reply ${data.longestResponseTokens} tokens (rollout.maxNewTokens ${limits.maxNewTokens})`);
+    if (rows.length === 0)
+      throw new Error(
+        `bootstrap: no game fits the context (${runtime.maxContext} tokens); raise model max_position_embeddings or stages.bootstrap.maxLength`,
+      );
+    ctx.log(
+      'info',
+      `bootstrap: ${rows.length} random-policy games of up to ${data.turns} turns, ${tokensTotal} tokens, templates ${names.join(', ')}; longest ` +
+        `well-formed reply ${data.longestResponseTokens} tokens (rollout.maxNewTokens ${limits.maxNewTokens})`,
+    );
     if (data.longestResponseTokens > limits.maxNewTokens) {
-      ctx.log('warn', `bootstrap: the longest well-formed reply (${data.longestResponseTokens} tokens after the forced prefix) exceeds stages.rollout.maxNewTokens (${limits.maxNewTokens}): generated turns of that length are cut before </answer> and fail the structural filter; raise stages.rollout.maxNewTokens`);
+      ctx.log(
+        'warn',
+        `bootstrap: the longest well-formed reply (${data.longestResponseTokens} tokens after the forced prefix) exceeds ` +
+          `stages.rollout.maxNewTokens (${limits.maxNewTokens}): generated turns of that length are cut before </answer> and fail the structural ` +
+            `filter; raise stages.rollout.maxNewTokens`,
+      );
     }
     // 2. pretraining steps
     const order = shuffleInPlace(rows.map((_, i) => i), createRng(ctx.config.seeds.base + 1));
@@ -148,9 +176,21 @@ export const bootstrapStage: StageDefinition = {
     if (gate) {
       ctx.writeJson('bootstrap/gate.json', gate);
       ctx.log(gate.passed ? 'info' : 'warn', gateLine(gate));
-      ctx.metric(section.steps, { 'bootstrap/gateObservationExact': gate.observationExact, 'bootstrap/gateKeepRate': gate.keepRate, 'bootstrap/gatePredictionExact': gate.predictionExactChanged, 'bootstrap/gateCounterfactualExact': gate.counterfactualExactChanged });
+      ctx.metric(section.steps, {
+        'bootstrap/gateObservationExact': gate.observationExact,
+        'bootstrap/gateKeepRate': gate.keepRate,
+        'bootstrap/gatePredictionExact': gate.predictionExactChanged,
+        'bootstrap/gateCounterfactualExact': gate.counterfactualExactChanged,
+      });
     }
-    const checkpoint = await writeCheckpoint(ctx, runtime, 'bootstrap', section.steps, gate ? { gateObservationExact: gate.observationExact, gateKeepRate: gate.keepRate } : {}, null);
+    const checkpoint = await writeCheckpoint(
+      ctx,
+      runtime,
+      'bootstrap',
+      section.steps,
+      gate ? { gateObservationExact: gate.observationExact, gateKeepRate: gate.keepRate } : {},
+      null,
+    );
     if (section.cache) {
       mkdirSync(dirname(cacheDir), { recursive: true });
       await saveRuntime(runtime, cacheDir, { stage: 'bootstrap', cacheKey: key, runId: ctx.runId, ...(gate ? { gate } : {}) });
@@ -158,8 +198,17 @@ export const bootstrapStage: StageDefinition = {
     }
     runtime.dispose();
     return {
-      checkpoint, cached: false, cacheKey: key, games: rows.length, drills: data.drills, tokens: tokensTotal, turns: data.turns, longestResponseTokens: data.longestResponseTokens,
-      trainSeconds, ...(gate ? { gatePassed: gate.passed } : {}), wallSeconds: elapsedSeconds(started),
+      checkpoint,
+      cached: false,
+      cacheKey: key,
+      games: rows.length,
+      drills: data.drills,
+      tokens: tokensTotal,
+      turns: data.turns,
+      longestResponseTokens: data.longestResponseTokens,
+      trainSeconds,
+      ...(gate ? { gatePassed: gate.passed } : {}),
+      wallSeconds: elapsedSeconds(started),
     };
   },
 };
@@ -223,7 +272,12 @@ export function bootstrapRows(config: RunConfig, tokenizer: Tokenizer, maxContex
   for (let g = 0; g < section.games; g++) {
     const entry = templates[g % templates.length]!;
     const template = typeof entry === 'string' ? builtinTemplate(entry) : entry;
-    const session: EpisodeSession = sessionFactory(config, template, { ...limits, ...(turns ? { maxTurns: turns } : {}) })({ seed: config.seeds.selfplayStart - 1 - g, group: g, sample: 0, id: `bootstrap-${g}` });
+    const session: EpisodeSession = sessionFactory(config, template, { ...limits, ...(turns ? { maxTurns: turns } : {}) })({
+      seed: config.seeds.selfplayStart - 1 - g,
+      group: g,
+      sample: 0,
+      id: `bootstrap-${g}`,
+    });
     const prefix = session.generationPrefix();
     while (!session.done) {
       const reply = section.observation === 'decoy' ? ungroundedResponse(session, config, rng, section.decoyPool) : groundedBootstrapResponse(session, rng);
@@ -248,7 +302,12 @@ export function bootstrapRows(config: RunConfig, tokenizer: Tokenizer, maxContex
   const drillCount = section.observation === 'true' && wmTemplates.length > 0 ? Math.round(section.copyDrills * section.games) : 0;
   for (let d = 0; d < drillCount; d++) {
     const template = wmTemplates[d % wmTemplates.length]!;
-    const session = sessionFactory(config, template, { ...limits, maxTurns: 1 })({ seed: config.seeds.selfplayStart - 1 - section.games - d, group: d, sample: 0, id: `drill-${d}` });
+    const session = sessionFactory(config, template, { ...limits, maxTurns: 1 })({
+      seed: config.seeds.selfplayStart - 1 - section.games - d,
+      group: d,
+      sample: 0,
+      id: `drill-${d}`,
+    });
     const prefix = session.generationPrefix();
     session.applyResponse(groundedBootstrapResponse(session, rng));
     const messages = session.messages().filter((_, i, all) => !(i === all.length - 1 && all[i]!.role === 'user'));
@@ -277,7 +336,10 @@ export interface BootstrapGate {
 
 export function gateLine(g: BootstrapGate): string {
   const f = (x: number) => (100 * x).toFixed(0) + '%';
-  return `bootstrap gate ${g.passed ? 'PASSED' : 'FAILED'} on ${g.turns} held-out turns: observation exact ${f(g.observationExact)} (≥ ${f(g.thresholds.observationExact)}), keep rate ${f(g.keepRate)} (≥ ${f(g.thresholds.keepRate)}), prediction exact on state-changing turns ${f(g.predictionExactChanged)} vs counterfactual ${f(g.counterfactualExactChanged)} (${g.changedTurns} turns; must be no better)${g.failures.length ? `; failed: ${g.failures.join('; ')}. Extend the bootstrap (stages.bootstrap.steps), not the methods` : ''}`;
+  return `bootstrap gate ${g.passed ? 'PASSED' : 'FAILED'} on ${g.turns} held-out turns: observation exact ${f(g.observationExact)} (≥ ` +
+    `${f(g.thresholds.observationExact)}), keep rate ${f(g.keepRate)} (≥ ${f(g.thresholds.keepRate)}), prediction exact on state-changing turns ` +
+      `${f(g.predictionExactChanged)} vs counterfactual ${f(g.counterfactualExactChanged)} (${g.changedTurns} turns; must be no ` +
+        `better)${g.failures.length ? `; failed: ${g.failures.join('; ')}. Extend the bootstrap (stages.bootstrap.steps), not the methods` : ''}`;
 }
 
 /** Prediction exact may exceed the counterfactual's by this much before the base counts as knowing the dynamics (sampling noise at ~50 turns). */

@@ -57,12 +57,19 @@ export function modelPolicy(runtime: ModelRuntime): TextPolicy {
 }
 
 /** Deps for playEpisodes with a model (or random writer) on a run's env. */
-export function rolloutDeps(config: RunConfig, runtime: ModelRuntime, limits: RolloutSection, meta: { runId: string; stage: string; step: number; runDir?: string }, opts: { random?: boolean; seed?: number; signal?: AbortSignal; template?: PromptTemplate } = {}): RolloutDeps<EpisodeSession> {
+export function rolloutDeps(
+  config: RunConfig,
+  runtime: ModelRuntime,
+  limits: RolloutSection,
+  meta: { runId: string; stage: string; step: number; runDir?: string },
+  opts: { random?: boolean; seed?: number; signal?: AbortSignal; template?: PromptTemplate } = {},
+): RolloutDeps<EpisodeSession> {
   const template = opts.template ?? runTemplate(config, meta.runDir);
   const rng = new Rng(opts.seed ?? 0);
   return {
     createSession: sessionFactory(config, template, limits),
-    finish: (session, spec): EpisodeRecord => session.toEpisodeRecord({ id: spec.id, runId: meta.runId, stage: meta.stage, step: meta.step, group: spec.group, sample: spec.sample }),
+    finish: (session, spec): EpisodeRecord =>
+      session.toEpisodeRecord({ id: spec.id, runId: meta.runId, stage: meta.stage, step: meta.step, group: spec.group, sample: spec.sample }),
     policy: modelPolicy(runtime),
     ...(opts.random ? { writeResponse: (session: EpisodeSession) => randomWellFormedResponse(session, rng) } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),

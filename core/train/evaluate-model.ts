@@ -11,13 +11,27 @@ import { summarizeEpisodes, type EvalSummary } from './summary.js';
 export interface EvaluateOptions { puzzles: number; samples: number; k: number[]; temperature: number; stage: string; step: number; file?: string }
 
 /** Play the evaluation puzzles and summarise them (episodes go to rollouts/<file>.jsonl when `file` is set). */
-export async function evaluateModel(ctx: StageContext, runtime: ModelRuntime, opts: EvaluateOptions): Promise<{ summary: EvalSummary; results: RolloutResult[] }> {
+export async function evaluateModel(
+  ctx: StageContext,
+  runtime: ModelRuntime,
+  opts: EvaluateOptions,
+): Promise<{ summary: EvalSummary; results: RolloutResult[] }> {
   const limits = { ...stageSection(ctx.config, 'rollout'), temperature: opts.temperature };
   const specs = groupSpecs(`${opts.stage}-eval-${String(opts.step).padStart(6, '0')}`, ctx.config.seeds.evalStart, 0, opts.puzzles, opts.samples);
   const episodeStage = opts.stage === 'eval' ? 'eval' : `${opts.stage}-eval`;
-  const deps = rolloutDeps(ctx.config, runtime, limits, { runId: ctx.runId, stage: episodeStage, step: opts.step, runDir: ctx.runDir }, { signal: ctx.signal });
+  const deps = rolloutDeps(
+    ctx.config,
+    runtime,
+    limits,
+    { runId: ctx.runId, stage: episodeStage, step: opts.step, runDir: ctx.runDir },
+    { signal: ctx.signal },
+  );
   const results = await playEpisodes(specs, limits, ctx.config.seeds.base * 13 + 101 + opts.step, deps);
   if (opts.file && !ctx.signal.aborted) for (const r of results) ctx.episode(opts.file, r.record);
-  const summary = summarizeEpisodes(results.map((r) => r.record), opts.k, ctx.config.seeds.base);
+  const summary = summarizeEpisodes(
+    results.map((r) => r.record),
+    opts.k,
+    ctx.config.seeds.base,
+  );
   return { summary, results };
 }

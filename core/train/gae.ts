@@ -164,8 +164,17 @@ export function whitenMasked(values: number[][], mask: number[][], eps = 1e-8): 
 /** Explained variance 1 − Var(returns − values)/Var(returns) over masked positions (CleanRL's charts/explainedVariance). */
 export function explainedVariance(values: number[][], returns: number[][], mask: number[][]): number {
   const y: number[] = [], d: number[] = [];
-  for (let b = 0; b < values.length; b++) for (let t = 0; t < values[b]!.length; t++) if (mask[b]![t]! > 0) { y.push(returns[b]![t]!); d.push(returns[b]![t]! - values[b]![t]!); }
-  const variance = (xs: number[]): number => { if (xs.length === 0) return 0; const m = xs.reduce((a, c) => a + c, 0) / xs.length; return xs.reduce((a, c) => a + (c - m) ** 2, 0) / xs.length; };
+  for (let b = 0; b < values.length; b++)
+    for (let t = 0; t < values[b]!.length; t++)
+      if (mask[b]![t]! > 0) {
+        y.push(returns[b]![t]!);
+        d.push(returns[b]![t]! - values[b]![t]!);
+      }
+  const variance = (xs: number[]): number => {
+    if (xs.length === 0) return 0;
+    const m = xs.reduce((a, c) => a + c, 0) / xs.length;
+    return xs.reduce((a, c) => a + (c - m) ** 2, 0) / xs.length;
+  };
   const vy = variance(y);
   return vy < 1e-12 ? Number.NaN : 1 - variance(d) / vy; // undefined when the returns do not vary
 }

@@ -6,14 +6,21 @@ import { grpoAdvantages } from './groups.js';
 import { responseMask, type samplingStats, type TurnSample } from './ppo.js';
 import type { TrainRow } from './runtime.js';
 
-export function buildGrpoRows(samples: TurnSample[], episodeRewards: number[], episodeGroups: number[], stats: Awaited<ReturnType<typeof samplingStats>>): { rows: TrainRow[]; advantageMean: number; advantageStd: number } {
+export function buildGrpoRows(
+  samples: TurnSample[],
+  episodeRewards: number[],
+  episodeGroups: number[],
+  stats: Awaited<ReturnType<typeof samplingStats>>,
+): { rows: TrainRow[]; advantageMean: number; advantageStd: number } {
   const advantages = grpoAdvantages(episodeRewards, episodeGroups);
   const rows = samples.map((s, i) => {
     const mask = responseMask(s);
     return {
       ids: s.ids,
       arrays: {
-        lossMask: mask, oldLogprobs: stats.logprobs[i]!, advantages: mask.map((m) => m * advantages[s.episode]!),
+        lossMask: mask,
+        oldLogprobs: stats.logprobs[i]!,
+        advantages: mask.map((m) => m * advantages[s.episode]!),
         ...(stats.refLogprobs ? { refLogprobs: stats.refLogprobs[i]! } : {}),
       },
     };

@@ -31,7 +31,10 @@ function policyPart(name: string, inputs: Parameters<LossFn>[0]) {
   });
   const entropy = maskedMean(outputs.entropies, mask);
   const klCoef = num(params, 'klCoef', 0);
-  const kl = klCoef > 0 ? klPenalty(outputs.logprobs, requireBatchTensor(batch, 'refLogprobs', name), mask, (params.klEstimator as KlEstimator) ?? 'k3') : tf.scalar(0);
+  const kl =
+    klCoef > 0
+      ? klPenalty(outputs.logprobs, requireBatchTensor(batch, 'refLogprobs', name), mask, (params.klEstimator as KlEstimator) ?? 'k3')
+      : tf.scalar(0);
   const loss = tf.add(tf.sub(policy.loss, tf.mul(entropy, num(params, 'entropyCoef', 0))), tf.mul(kl, klCoef)) as tf.Scalar;
   return { mask, policy, entropy, kl, loss };
 }
@@ -39,8 +42,15 @@ function policyPart(name: string, inputs: Parameters<LossFn>[0]) {
 export const ppoLoss: LossFn = (inputs) => {
   const { outputs, batch, params } = inputs;
   const part = policyPart('ppo', inputs);
-  if (!outputs.values) throw new Error("loss 'ppo' needs the value head's outputs; use a model with value_head = true (criticMode 'shared-trunk') or the 'grpo' loss");
-  const value = clippedValueLoss(outputs.values, requireBatchTensor(batch, 'oldValues', 'ppo'), requireBatchTensor(batch, 'returns', 'ppo'), part.mask, nullableNum(params, 'valueClip', 0.5));
+  if (!outputs.values)
+    throw new Error("loss 'ppo' needs the value head's outputs; use a model with value_head = true (criticMode 'shared-trunk') or the 'grpo' loss");
+  const value = clippedValueLoss(
+    outputs.values,
+    requireBatchTensor(batch, 'oldValues', 'ppo'),
+    requireBatchTensor(batch, 'returns', 'ppo'),
+    part.mask,
+    nullableNum(params, 'valueClip', 0.5),
+  );
   const loss = tf.add(part.loss, tf.mul(value, num(params, 'valueCoef', 0.5))) as tf.Scalar;
   return {
     loss,
@@ -54,7 +64,13 @@ export const ppoLoss: LossFn = (inputs) => {
 export const valueLoss: LossFn = ({ outputs, batch, params }) => {
   if (!outputs.values) throw new Error("loss 'value' needs a critic model with value_head = true");
   const mask = requireBatchTensor(batch, 'lossMask', 'value');
-  const value = clippedValueLoss(outputs.values, requireBatchTensor(batch, 'oldValues', 'value'), requireBatchTensor(batch, 'returns', 'value'), mask, nullableNum(params, 'valueClip', 0.5));
+  const value = clippedValueLoss(
+    outputs.values,
+    requireBatchTensor(batch, 'oldValues', 'value'),
+    requireBatchTensor(batch, 'returns', 'value'),
+    mask,
+    nullableNum(params, 'valueClip', 0.5),
+  );
   return { loss: value, stats: { 'losses/value': value } };
 };
 
@@ -62,7 +78,14 @@ export const grpoLoss: LossFn = (inputs) => {
   const part = policyPart('grpo', inputs);
   return {
     loss: part.loss,
-    stats: { 'losses/total': part.loss, 'losses/policy': part.policy.loss, 'losses/entropy': part.entropy, 'losses/approxKl': part.policy.approxKl, 'losses/clipFrac': part.policy.clipFrac, 'losses/kl': part.kl },
+    stats: {
+      'losses/total': part.loss,
+      'losses/policy': part.policy.loss,
+      'losses/entropy': part.entropy,
+      'losses/approxKl': part.policy.approxKl,
+      'losses/clipFrac': part.policy.clipFrac,
+      'losses/kl': part.kl,
+    },
   };
 };
 

@@ -29,7 +29,11 @@ export function passAtKBruteForce(n: number, c: number, k: number): number {
 export interface Interval { mean: number; low: number; high: number; level: number; method: string }
 
 /** Mean pass@k over puzzles with a percentile bootstrap interval over puzzles. */
-export function passAtKWithInterval(perPuzzle: Array<{ n: number; c: number }>, k: number, opts: { resamples?: number; level?: number; seed?: number } = {}): Interval {
+export function passAtKWithInterval(
+  perPuzzle: Array<{ n: number; c: number }>,
+  k: number,
+  opts: { resamples?: number; level?: number; seed?: number } = {},
+): Interval {
   const level = opts.level ?? 0.95;
   const scores = perPuzzle.map(({ n, c }) => passAtK(n, c, k));
   return bootstrapMean(scores, { resamples: opts.resamples ?? 1000, level, seed: opts.seed ?? 0 });

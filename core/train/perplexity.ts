@@ -7,7 +7,12 @@ import type { ModelRuntime } from './runtime.js';
 
 export interface PerplexityResult { perplexity: number; meanNll: number; tokens: number; rows: number }
 
-export async function statePerplexity(runtime: ModelRuntime, rows: Array<{ messages: ChatMessage[] }>, maxLength: number, batchSize = 8): Promise<PerplexityResult> {
+export async function statePerplexity(
+  runtime: ModelRuntime,
+  rows: Array<{ messages: ChatMessage[] }>,
+  maxLength: number,
+  batchSize = 8,
+): Promise<PerplexityResult> {
   const prepared: Array<{ ids: number[]; positions: number[] }> = [];
   for (const row of rows) {
     const { messages } = runtime.formatForTraining(row.messages, maxLength);
@@ -25,7 +30,12 @@ export async function statePerplexity(runtime: ModelRuntime, rows: Array<{ messa
   for (let i = 0; i < prepared.length; i += batchSize) {
     const batch = prepared.slice(i, i + batchSize);
     const stats = await runtime.tokenStats(batch, false);
-    batch.forEach((row, b) => { for (const p of row.positions) { nll -= stats[b]!.logprobs[p]!; tokens++; } });
+    batch.forEach((row, b) => {
+      for (const p of row.positions) {
+        nll -= stats[b]!.logprobs[p]!;
+        tokens++;
+      }
+    });
   }
   const meanNll = tokens === 0 ? Number.NaN : nll / tokens;
   return { perplexity: Math.exp(meanNll), meanNll, tokens, rows: prepared.length };

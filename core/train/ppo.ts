@@ -30,13 +30,21 @@ export function responseMask(sample: TurnSample): number[] {
 }
 
 /** Old log-probabilities (and values / reference log-probabilities when given) of every sample. */
-export async function samplingStats(policy: ModelRuntime, samples: TurnSample[], opts: { critic?: ModelRuntime | null; reference?: ModelRuntime | null; batchSize: number }) {
+export async function samplingStats(
+  policy: ModelRuntime,
+  samples: TurnSample[],
+  opts: { critic?: ModelRuntime | null; reference?: ModelRuntime | null; batchSize: number },
+) {
   const logprobs: number[][] = [], values: number[][] = [], refLogprobs: number[][] = [], entropies: number[][] = [];
   for (let i = 0; i < samples.length; i += opts.batchSize) {
     const part = samples.slice(i, i + opts.batchSize);
     const sameModelValues = opts.critic === undefined || opts.critic === policy;
     const stats = await policy.tokenStats(part, sameModelValues);
-    stats.forEach((s) => { logprobs.push(s.logprobs); entropies.push(s.entropies); if (sameModelValues) values.push(s.values ?? s.logprobs.map(() => 0)); });
+    stats.forEach((s) => {
+      logprobs.push(s.logprobs);
+      entropies.push(s.entropies);
+      if (sameModelValues) values.push(s.values ?? s.logprobs.map(() => 0));
+    });
     if (!sameModelValues && opts.critic) (await opts.critic.tokenStats(part, true)).forEach((s) => values.push(s.values ?? s.logprobs.map(() => 0)));
     if (!sameModelValues && !opts.critic) part.forEach((p) => values.push(p.ids.map(() => 0)));
     if (opts.reference) (await opts.reference.tokenStats(part, false)).forEach((s) => refLogprobs.push(s.logprobs));
@@ -45,9 +53,18 @@ export async function samplingStats(policy: ModelRuntime, samples: TurnSample[],
 }
 
 /** PPO rows: advantages/returns from GAE over each episode's model tokens. */
-export function buildPpoRows(samples: TurnSample[], turnRewards: number[][], stats: Awaited<ReturnType<typeof samplingStats>>, section: RlSection): { rows: TrainRow[]; explainedVariance: number; advantageMean: number; advantageStd: number } {
+export function buildPpoRows(
+  samples: TurnSample[],
+  turnRewards: number[][],
+  stats: Awaited<ReturnType<typeof samplingStats>>,
+  section: RlSection,
+): { rows: TrainRow[]; explainedVariance: number; advantageMean: number; advantageStd: number } {
   const byEpisode = new Map<number, number[]>();
-  samples.forEach((s, i) => { const list = byEpisode.get(s.episode) ?? []; list.push(i); byEpisode.set(s.episode, list); });
+  samples.forEach((s, i) => {
+    const list = byEpisode.get(s.episode) ?? [];
+    list.push(i);
+    byEpisode.set(s.episode, list);
+  });
   const advantages: number[][] = samples.map((s) => s.ids.map(() => 0));
   const returns: number[][] = samples.map((s) => s.ids.map(() => 0));
   for (const [episode, indexes] of byEpisode) {
@@ -57,11 +74,21 @@ export function buildPpoRows(samples: TurnSample[], turnRewards: number[][], sta
     const perSample = indexes.map((i) => rewards[samples[i]!.turn] ?? 0);
     const skipped = rewards.reduce((a, c) => a + c, 0) - perSample.reduce((a, c) => a + c, 0);
     perSample[perSample.length - 1]! += skipped;
-    const out = episodeAdvantages(turnValues, perSample, { placement: section.rewardPlacement, advantage: section.advantage, gamma: section.gamma, lambda: section.lambda, turnGamma: section.turnGamma });
+    const out = episodeAdvantages(turnValues, perSample, {
+      placement: section.rewardPlacement,
+      advantage: section.advantage,
+      gamma: section.gamma,
+      lambda: section.lambda,
+      turnGamma: section.turnGamma,
+    });
     indexes.forEach((i, k) => {
       const start = samples[i]!.responseStart;
-      out.advantages[k]!.forEach((a, t) => { advantages[i]![start + t] = a; });
-      out.returns[k]!.forEach((r, t) => { returns[i]![start + t] = r; });
+      out.advantages[k]!.forEach((a, t) => {
+        advantages[i]![start + t] = a;
+      });
+      out.returns[k]!.forEach((r, t) => {
+        returns[i]![start + t] = r;
+      });
     });
   }
   const masks = samples.map(responseMask);
@@ -73,7 +100,11 @@ export function buildPpoRows(samples: TurnSample[], turnRewards: number[][], sta
   const rows = samples.map((s, i) => ({
     ids: s.ids,
     arrays: {
-      lossMask: masks[i]!, oldLogprobs: stats.logprobs[i]!, advantages: whitened[i]!, returns: returns[i]!, oldValues: stats.values[i]!,
+      lossMask: masks[i]!,
+      oldLogprobs: stats.logprobs[i]!,
+      advantages: whitened[i]!,
+      returns: returns[i]!,
+      oldValues: stats.values[i]!,
       ...(stats.refLogprobs ? { refLogprobs: stats.refLogprobs[i]! } : {}),
     },
   }));

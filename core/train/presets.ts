@@ -36,24 +36,116 @@ const TEMPLATE_BY_SIZE: Record<PresetSize, Record<string, string>> = {
 };
 
 export const PRESET_DEFINITIONS: MethodPreset[] = [
-  { id: 'vanilla-rl', title: 'Vanilla RL', method: 'vanilla-rl', description: 'PPO on the raw grid with the plain <think>/<answer> format (the paper\'s baseline).', base: { method: 'vanilla-rl', template: rawPlain } },
-  { id: 'state-estimation-rl', title: 'State-estimation RL', method: 'state-estimation-rl', description: 'PPO with the coordinates template and the world-model format, no SFT.', base: { method: 'state-estimation-rl', template: coordinates } },
-  { id: 'state-estimation-rl-plain', title: 'State-estimation RL, plain format', method: 'state-estimation-rl', description: 'PPO with the coordinates template and the plain <think>/<answer> format, no SFT (the released run_baseline.sh).', base: { method: 'state-estimation-rl', template: { preset: '@spa', responseFormat: 'plain' } } },
-  { id: 'spa', title: 'SPA', method: 'spa', description: 'Self-play, ground-truth replacement, SFT on the true states, then PPO (the paper\'s method).', base: { method: 'spa', template: coordinates } },
-  { id: 'online-wm-rl', title: 'Online world-model RL', method: 'online-wm-rl', description: 'VAGEN-style: PPO with a per-turn reward 0.5·F1(observation) + 0.5·F1(prediction) (entity F1) and a format reward 0.5 for well-formatted turns, no SFT.', base: { method: 'online-wm-rl', template: coordinates, stages: { rl: { worldModelReward: 1, worldModelScore: 'entity-f1', formatBonus: 0.5 } } } },
-  { id: 'rwml-rl', title: 'RWML + RL', method: 'rwml-rl', description: 'RWML-style GRPO on next-state prediction with a binarised similarity reward, then PPO.', base: { method: 'rwml-rl', template: coordinates } },
-  { id: 'sft-only', title: 'SFT only', method: 'sft-only', description: 'Self-play SFT on the true states, no RL.', base: { method: 'sft-only', template: coordinates } },
+  {
+    id: 'vanilla-rl',
+    title: 'Vanilla RL',
+    method: 'vanilla-rl',
+    description: "PPO on the raw grid with the plain <think>/<answer> format (the paper's baseline).",
+    base: { method: 'vanilla-rl', template: rawPlain },
+  },
+  {
+    id: 'state-estimation-rl',
+    title: 'State-estimation RL',
+    method: 'state-estimation-rl',
+    description: 'PPO with the coordinates template and the world-model format, no SFT.',
+    base: { method: 'state-estimation-rl', template: coordinates },
+  },
+  {
+    id: 'state-estimation-rl-plain',
+    title: 'State-estimation RL, plain format',
+    method: 'state-estimation-rl',
+    description: 'PPO with the coordinates template and the plain <think>/<answer> format, no SFT (the released run_baseline.sh).',
+    base: { method: 'state-estimation-rl', template: { preset: '@spa', responseFormat: 'plain' } },
+  },
+  {
+    id: 'spa',
+    title: 'SPA',
+    method: 'spa',
+    description: "Self-play, ground-truth replacement, SFT on the true states, then PPO (the paper's method).",
+    base: { method: 'spa', template: coordinates },
+  },
+  {
+    id: 'online-wm-rl',
+    title: 'Online world-model RL',
+    method: 'online-wm-rl',
+    description:
+      'VAGEN-style: PPO with a per-turn reward 0.5·F1(observation) + 0.5·F1(prediction) (entity F1) and a format reward 0.5 for well-formatted turns, no SFT.',
+    base: { method: 'online-wm-rl', template: coordinates, stages: { rl: { worldModelReward: 1, worldModelScore: 'entity-f1', formatBonus: 0.5 } } },
+  },
+  {
+    id: 'rwml-rl',
+    title: 'RWML + RL',
+    method: 'rwml-rl',
+    description: 'RWML-style GRPO on next-state prediction with a binarised similarity reward, then PPO.',
+    base: { method: 'rwml-rl', template: coordinates },
+  },
+  {
+    id: 'sft-only',
+    title: 'SFT only',
+    method: 'sft-only',
+    description: 'Self-play SFT on the true states, no RL.',
+    base: { method: 'sft-only', template: coordinates },
+  },
   // ablations of SPA
-  { id: 'spa-mask-state-spans', title: 'SPA, state spans masked', method: 'spa', description: 'The paper\'s ablation: the SFT loss skips the observation/prediction contents (tags kept), so SFT teaches format and actions but not states. The released code ends up close to this (placeholder tokens, masked off by one).', base: { method: 'spa', template: coordinates, stages: { sft: { maskStateSpans: true } } } },
-  { id: 'spa-self-belief', title: 'SPA, self-belief states', method: 'spa', description: 'Ablation: no ground-truth replacement; SFT on the model\'s own states.', base: { method: 'spa', template: coordinates, stages: { selfplay: { groundTruthReplacement: false } } } },
-  { id: 'spa-random-action', title: 'SPA, random-action data', method: 'spa', description: 'Ablation: self-play turns written by a random-action generator instead of the policy.', base: { method: 'spa', template: coordinates, stages: { selfplay: { policy: 'random' } } } },
-  { id: 'spa-random-coordinates', title: 'SPA, random coordinates', method: 'spa', description: 'Ablation: the state text is well-formed but wrong coordinates.', base: { method: 'spa', template: { preset: '@random-coordinates', responseFormat: 'world-model' } } },
-  { id: 'spa-sft-epochs-1', title: 'SPA, 1 SFT epoch', method: 'spa', description: 'Ablation: number of SFT epochs (1).', base: { method: 'spa', template: coordinates, stages: { sft: { epochs: 1 } } } },
-  { id: 'spa-sft-epochs-6', title: 'SPA, 6 SFT epochs', method: 'spa', description: 'Ablation: number of SFT epochs (6).', base: { method: 'spa', template: coordinates, stages: { sft: { epochs: 6 } } } },
+  {
+    id: 'spa-mask-state-spans',
+    title: 'SPA, state spans masked',
+    method: 'spa',
+    description:
+      "The paper's ablation: the SFT loss skips the observation/prediction contents (tags kept), so SFT teaches format and actions but not " +
+        "states. The released code ends up close to this (placeholder tokens, masked off by one).",
+    base: { method: 'spa', template: coordinates, stages: { sft: { maskStateSpans: true } } },
+  },
+  {
+    id: 'spa-self-belief',
+    title: 'SPA, self-belief states',
+    method: 'spa',
+    description: "Ablation: no ground-truth replacement; SFT on the model's own states.",
+    base: { method: 'spa', template: coordinates, stages: { selfplay: { groundTruthReplacement: false } } },
+  },
+  {
+    id: 'spa-random-action',
+    title: 'SPA, random-action data',
+    method: 'spa',
+    description: 'Ablation: self-play turns written by a random-action generator instead of the policy.',
+    base: { method: 'spa', template: coordinates, stages: { selfplay: { policy: 'random' } } },
+  },
+  {
+    id: 'spa-random-coordinates',
+    title: 'SPA, random coordinates',
+    method: 'spa',
+    description: 'Ablation: the state text is well-formed but wrong coordinates.',
+    base: { method: 'spa', template: { preset: '@random-coordinates', responseFormat: 'world-model' } },
+  },
+  {
+    id: 'spa-sft-epochs-1',
+    title: 'SPA, 1 SFT epoch',
+    method: 'spa',
+    description: 'Ablation: number of SFT epochs (1).',
+    base: { method: 'spa', template: coordinates, stages: { sft: { epochs: 1 } } },
+  },
+  {
+    id: 'spa-sft-epochs-6',
+    title: 'SPA, 6 SFT epochs',
+    method: 'spa',
+    description: 'Ablation: number of SFT epochs (6).',
+    base: { method: 'spa', template: coordinates, stages: { sft: { epochs: 6 } } },
+  },
 ];
 
 // quick and standard share the model, the rollout shape and the bootstrap, so one base (shipped or cached) serves both.
-const TINY_MODEL: RunConfigInput['model'] = { source: 'preset', preset: 'tiny', overrides: { hidden_size: 64, intermediate_size: 176, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 4, max_position_embeddings: 2048 } };
+const TINY_MODEL: RunConfigInput['model'] = {
+  source: 'preset',
+  preset: 'tiny',
+  overrides: {
+    hidden_size: 64,
+    intermediate_size: 176,
+    num_hidden_layers: 2,
+    num_attention_heads: 4,
+    num_key_value_heads: 4,
+    max_position_embeddings: 2048,
+  },
+};
 // maxNewTokens 600: character-level world-model replies are 240–546 characters (tests/train/bootstrap-layout.test.ts).
 const TINY_ROLLOUT = { maxTurns: 3, maxNewTokens: 600, maxContextTokens: 2048, batchSize: 16 };
 // Bootstrap: true observations, counterfactual predictions and copy drills (audit B2); the gate says whether the base can
@@ -65,7 +157,18 @@ const TINY_BOOTSTRAP = { games: 600, steps: 900, batchSize: 8, lr: 3e-3 };
 export const SIZE_SETTINGS: Record<PresetSize, RunConfigInput> = {
   smoke: {
     size: 'smoke',
-    model: { source: 'preset', preset: 'tiny', overrides: { hidden_size: 16, intermediate_size: 32, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 2, max_position_embeddings: 1024 } },
+    model: {
+      source: 'preset',
+      preset: 'tiny',
+      overrides: {
+        hidden_size: 16,
+        intermediate_size: 32,
+        num_hidden_layers: 1,
+        num_attention_heads: 2,
+        num_key_value_heads: 2,
+        max_position_embeddings: 1024,
+      },
+    },
     stages: {
       rollout: { maxTurns: 2, maxNewTokens: 12, maxContextTokens: 1024, batchSize: 8 },
       bootstrap: { games: 2, steps: 1, batchSize: 2, maxLength: 1024 },
@@ -122,7 +225,27 @@ export const SIZE_SETTINGS: Record<PresetSize, RunConfigInput> = {
       selfplay: { games: 1280 },
       sft: { epochs: 5, lr: 1e-4, batchSize: 16, warmupFraction: 0.1, weightDecay: 0.01, gradClip: 1, maxLength: 2048 },
       // one update per step over the filtered batch (ppo_mini_batch_size = the batch), AdamW (0.9, 0.999), separate critic at 1e-5
-      rl: { steps: 1000, groups: 32, groupSize: 8, keepGroupsFraction: 0.25, gamma: 1, lambda: 1, clipLow: 0.2, clipHigh: 0.28, dualClip: 3, valueClip: 0.5, entropyCoef: 0.001, klCoef: 0, lr: 1e-6, criticLr: 1e-5, miniBatchSize: 32, updatesPerStep: 1, adamBetas: [0.9, 0.999], passAtKEvery: 50, passAtKPuzzles: 64 },
+      rl: {
+        steps: 1000,
+        groups: 32,
+        groupSize: 8,
+        keepGroupsFraction: 0.25,
+        gamma: 1,
+        lambda: 1,
+        clipLow: 0.2,
+        clipHigh: 0.28,
+        dualClip: 3,
+        valueClip: 0.5,
+        entropyCoef: 0.001,
+        klCoef: 0,
+        lr: 1e-6,
+        criticLr: 1e-5,
+        miniBatchSize: 32,
+        updatesPerStep: 1,
+        adamBetas: [0.9, 0.999],
+        passAtKEvery: 50,
+        passAtKPuzzles: 64,
+      },
       rwml: { steps: 200, examples: 64, groupSize: 8, klCoef: 0.01, lr: 1e-6 },
       eval: { puzzles: 128, samples: 8, k: [1, 8], temperature: 1, perplexityRows: 256, templates: ['raw-grid', 'spa'] },
     },
@@ -179,6 +302,11 @@ export function presetConfig(id: string, size: PresetSize = 'quick', overrides: 
   const template = merged.template as { preset?: string } | undefined;
   if (template?.preset?.startsWith('@')) template.preset = TEMPLATE_BY_SIZE[size][template.preset] ?? template.preset.slice(1);
   if (!merged.name) merged.name = `${id} ${envId} ${size}`;
-  if (PRESET_ENV_OPTIONS[envId]) merged.env = { ...(merged.env as Record<string, unknown> | undefined), id: envId, options: presetEnvOptions(envId, (merged.env as { options?: Record<string, unknown> } | undefined)?.options) };
+  if (PRESET_ENV_OPTIONS[envId])
+    merged.env = {
+      ...(merged.env as Record<string, unknown> | undefined),
+      id: envId,
+      options: presetEnvOptions(envId, (merged.env as { options?: Record<string, unknown> } | undefined)?.options),
+    };
   return merged as RunConfigInput;
 }

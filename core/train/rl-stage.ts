@@ -67,13 +67,18 @@ export function updateBatches(rowCount: number, section: Pick<RlSection, 'update
   return out;
 }
 
-/** The RL optimizer: AdamW with the section's betas and no weight decay (runtime.ensureOptimizer's default β2 0.95 is the SFT setting); keeps resumed moments. */
+/**
+ * The RL optimizer: AdamW with the section's betas and no weight decay (runtime.ensureOptimizer's default β2 0.95 is the SFT
+ * setting); keeps resumed moments.
+ */
 export function ensureRlOptimizer(runtime: ModelRuntime, betas: readonly [number, number]): void {
   runtime.ensureOptimizer(0, betas);
 }
 
 /** What one update needs of a model (a ModelRuntime; a fake in tests). */
-export interface Trainable { trainStep(lossName: string, rows: TrainRow[], params: Record<string, unknown>, lr: number, gradClip: number): Promise<Record<string, number>> }
+export interface Trainable {
+  trainStep(lossName: string, rows: TrainRow[], params: Record<string, unknown>, lr: number, gradClip: number): Promise<Record<string, number>>;
+}
 
 /**
  * One RL update. PPO with a separate critic: the policy loss at lr, the value loss on the critic at
@@ -82,7 +87,14 @@ export interface Trainable { trainStep(lossName: string, rows: TrainRow[], param
  * its own gradient clip (one clip over both let early value gradients shrink the policy step; audit B4).
  * GRPO: the policy loss only.
  */
-export async function rlUpdate(policy: Trainable, critic: Trainable | null, valueOptimizer: Trainable | null, batch: TrainRow[], lossParams: Record<string, unknown>, section: RlSection): Promise<Record<string, number>> {
+export async function rlUpdate(
+  policy: Trainable,
+  critic: Trainable | null,
+  valueOptimizer: Trainable | null,
+  batch: TrainRow[],
+  lossParams: Record<string, unknown>,
+  section: RlSection,
+): Promise<Record<string, number>> {
   if (section.algorithm !== 'ppo') return policy.trainStep('grpo', batch, lossParams, section.lr, section.gradClip);
   const valueModel = critic ?? valueOptimizer;
   if (!valueModel) throw new Error('rlUpdate: PPO needs a critic or a value optimizer over the shared trunk');
@@ -104,7 +116,14 @@ export async function disposeValueView(view: RuntimeTrainer | null): Promise<voi
 
 async function trackPassAtK(ctx: StageContext, runtime: ModelRuntime, section: RlSection, step: number): Promise<void> {
   const evalSection = stageSection(ctx.config, 'eval');
-  const { summary } = await evaluateModel(ctx, runtime, { puzzles: section.passAtKPuzzles, samples: evalSection.samples, k: evalSection.k, temperature: evalSection.temperature, stage: 'rl', step });
+  const { summary } = await evaluateModel(ctx, runtime, {
+    puzzles: section.passAtKPuzzles,
+    samples: evalSection.samples,
+    k: evalSection.k,
+    temperature: evalSection.temperature,
+    stage: 'rl',
+    step,
+  });
   if (ctx.signal.aborted) return; // stopped mid-evaluation: no partial Pass@k
   const values = summaryMetrics(summary, 'rl');
   ctx.metric(step, values);
@@ -138,7 +157,16 @@ export const rlStage: StageDefinition = {
     ensureRlOptimizer(policy, section.adamBetas);
     if (critic) ensureRlOptimizer(critic, section.adamBetas);
     const valueView = ppo && !critic ? sharedTrunkValueView(policy, section.adamBetas) : null;
-    const lossParams = { clipLow: section.clipLow, clipHigh: section.clipHigh, dualClip: section.dualClip, valueClip: section.valueClip, entropyCoef: section.entropyCoef, valueCoef: section.valueCoef, klCoef, klEstimator: section.klEstimator };
+    const lossParams = {
+      clipLow: section.clipLow,
+      clipHigh: section.clipHigh,
+      dualClip: section.dualClip,
+      valueClip: section.valueClip,
+      entropyCoef: section.entropyCoef,
+      valueCoef: section.valueCoef,
+      klCoef,
+      klEstimator: section.klEstimator,
+    };
     const firstStep = state?.nextStep ?? 0;
     if (firstStep === 0 && section.passAtKEvery > 0) await trackPassAtK(ctx, policy, section, 0);
     let checkpoint = from;
@@ -167,15 +195,23 @@ export const rlStage: StageDefinition = {
       if (ppo) {
         const built = buildPpoRows(samples, turnRewards, stats, section);
         rows = built.rows;
-        Object.assign(charts, { 'charts/explainedVariance': built.explainedVariance, 'charts/advantageMean': built.advantageMean, 'charts/advantageStd': built.advantageStd });
+        Object.assign(charts, {
+          'charts/explainedVariance': built.explainedVariance,
+          'charts/advantageMean': built.advantageMean,
+          'charts/advantageStd': built.advantageStd,
+        });
       } else {
         const built = buildGrpoRows(samples, episodeRewards, groups, stats);
         rows = built.rows;
         Object.assign(charts, { 'charts/advantageMean': built.advantageMean, 'charts/advantageStd': built.advantageStd });
       }
       // the episodes are written with per-token stats of the turns used in the update (core/train/token-stats.ts)
-      attachTokenStats(results.map((r) => r.record), samples, { ...stats, values: ppo ? stats.values : null, advantages: rows.map((r) => r.arrays.advantages!) },
-        (id) => policy.tokenizer.decode([id]));
+      attachTokenStats(
+        results.map((r) => r.record),
+        samples,
+        { ...stats, values: ppo ? stats.values : null, advantages: rows.map((r) => r.arrays.advantages!) },
+        (id) => policy.tokenizer.decode([id]),
+      );
       for (const r of results) ctx.episode(`rl-${String(step).padStart(6, '0')}`, r.record);
       // 4. updates
       const updateStats: Array<Record<string, number>> = [];
@@ -187,10 +223,18 @@ export const rlStage: StageDefinition = {
       const rollout = rolloutMetrics(results);
       const wmRewards = shaped.flatMap((turns) => turns.map((t) => t.wm));
       const losses = meanStats(updateStats);
-      const values: Record<string, number> = { ...rollout, ...charts, ...losses, 'rollout/shapedReward': episodeRewards.reduce((a, c) => a + c, 0) / Math.max(1, episodeRewards.length) };
+      const values: Record<string, number> = {
+        ...rollout,
+        ...charts,
+        ...losses,
+        'rollout/shapedReward': episodeRewards.reduce((a, c) => a + c, 0) / Math.max(1, episodeRewards.length),
+      };
       if (section.worldModelReward > 0) values['rollout/wmReward'] = wmRewards.reduce((a, c) => a + c, 0) / Math.max(1, wmRewards.length);
       const turns = results.flatMap((r) => r.record.turns);
-      const cell = (pick: (t: TurnRecord) => TurnRecord['wm']['observation']) => { const s = turns.map(pick).filter((x) => x !== null); return s.length ? s.reduce((a, x) => a + (x!.parsed ? x!.cellAccuracy : 0), 0) / s.length : Number.NaN; };
+      const cell = (pick: (t: TurnRecord) => TurnRecord['wm']['observation']) => {
+        const s = turns.map(pick).filter((x) => x !== null);
+        return s.length ? s.reduce((a, x) => a + (x!.parsed ? x!.cellAccuracy : 0), 0) / s.length : Number.NaN;
+      };
       values['rollout/wmObservationCellAccuracy'] = cell((t) => t.wm.observation);
       values['rollout/wmPredictionCellAccuracy'] = cell((t) => t.wm.prediction);
       // turns whose prediction parsed: with none, the accuracies above are undefined (not 0) and left out
@@ -201,7 +245,14 @@ export const rlStage: StageDefinition = {
       ctx.progress(step + 1, section.steps, `RL step ${step + 1}/${section.steps}: success ${(rollout['rollout/success']! * 100).toFixed(0)}%`);
       // 5. checkpoint (latest, for resume) and Pass@k tracking
       const milestone = section.passAtKEvery > 0 && ((step + 1) % section.passAtKEvery === 0 || step + 1 === section.steps);
-      checkpoint = await writeCheckpoint(ctx, policy, milestone || step + 1 === section.steps ? `rl-${step + 1}` : 'rl-latest', step + 1, { reward: rollout['rollout/reward']!, success: rollout['rollout/success']! }, from);
+      checkpoint = await writeCheckpoint(
+        ctx,
+        policy,
+        milestone || step + 1 === section.steps ? `rl-${step + 1}` : 'rl-latest',
+        step + 1,
+        { reward: rollout['rollout/reward']!, success: rollout['rollout/success']! },
+        from,
+      );
       const criticDir = critic ? await writeCheckpoint(ctx, critic, 'rl-critic-latest', step + 1, {}, from) : undefined;
       ctx.saveState({ nextStep: step + 1, checkpoint, ...(criticDir ? { critic: criticDir } : {}) });
       if (milestone) await trackPassAtK(ctx, policy, section, step + 1);

@@ -21,7 +21,10 @@ export interface SessionLike {
 export interface TextPolicy {
   /** Encode a chat for generation; returns the prompt ids (already truncated to the budget). */
   encodePrompt(messages: ChatMessage[], prefix: string, maxPromptTokens: number): number[];
-  generate(prompts: number[][], opts: { maxNewTokens: number; temperature: number; topP: number; topK: number; seed: number }): Promise<Array<{ ids: number[]; text: string; logprobs: number[] }>>;
+  generate(
+    prompts: number[][],
+    opts: { maxNewTokens: number; temperature: number; topP: number; topK: number; seed: number },
+  ): Promise<Array<{ ids: number[]; text: string; logprobs: number[] }>>;
 }
 
 export interface TurnTokens { promptIds: number[]; responseIds: number[]; logprobs: number[] }
@@ -50,12 +53,17 @@ export interface RolloutDeps<S extends SessionLike> {
 }
 
 /** Play the given episodes in batches of `limits.batchSize`; `seed` fixes the sampling. */
-export async function playEpisodes<S extends SessionLike>(specs: EpisodeSpec[], limits: RolloutSection, seed: number, deps: RolloutDeps<S>): Promise<RolloutResult[]> {
+export async function playEpisodes<S extends SessionLike>(
+  specs: EpisodeSpec[],
+  limits: RolloutSection,
+  seed: number,
+  deps: RolloutDeps<S>,
+): Promise<RolloutResult[]> {
   const results: RolloutResult[] = [];
   for (let start = 0; start < specs.length; start += limits.batchSize) {
     if (deps.signal?.aborted) break;
     const batch = specs.slice(start, start + limits.batchSize);
-    results.push(...await playBatch(batch, limits, seed + start * 7919, deps));
+    results.push(...(await playBatch(batch, limits, seed + start * 7919, deps)));
     deps.onTurn?.(Math.min(specs.length, start + limits.batchSize), specs.length);
   }
   return results;
@@ -103,7 +111,8 @@ export function groupSpecs(prefix: string, seedStart: number, firstGroup: number
   const specs: EpisodeSpec[] = [];
   for (let g = 0; g < groups; g++) {
     const seed = seedStart + firstGroup + g;
-    for (let s = 0; s < groupSize; s++) specs.push({ seed, group: firstGroup + g, sample: s, id: `${prefix}-g${String(firstGroup + g).padStart(4, '0')}-s${s}` });
+    for (let s = 0; s < groupSize; s++)
+      specs.push({ seed, group: firstGroup + g, sample: s, id: `${prefix}-g${String(firstGroup + g).padStart(4, '0')}-s${s}` });
   }
   return specs;
 }

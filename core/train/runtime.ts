@@ -142,7 +142,11 @@ export async function loadRuntime(dir: string, opts: { valueHead?: boolean; trai
  */
 export async function saveRuntime(runtime: ModelRuntime, dir: string, manifest: Record<string, unknown>): Promise<void> {
   const { stage, step, parent, metrics, ...extra } = manifest;
-  const numeric = Object.fromEntries(Object.entries((metrics ?? {}) as Record<string, unknown>).filter((e): e is [string, number] => typeof e[1] === 'number' && Number.isFinite(e[1])));
+  const numeric = Object.fromEntries(
+    Object.entries((metrics ?? {}) as Record<string, unknown>).filter(
+      (e): e is [string, number] => typeof e[1] === 'number' && Number.isFinite(e[1]),
+    ),
+  );
   const m: RuntimeManifest = {
     stage: typeof stage === 'string' ? stage : 'unknown',
     step: typeof step === 'number' && Number.isInteger(step) && step >= 0 ? step : 0,

@@ -34,7 +34,11 @@ type Embedder = (texts: string[]) => Promise<number[][]>;
 
 async function loadEmbedder(section: RwmlSection): Promise<Embedder> {
   if (!section.embeddingModel || !existsSync(section.embeddingModel)) {
-    throw new Error(`rwml: similarity "embedding" needs stages.rwml.embeddingModel, a local feature-extraction model folder (ONNX, as used by @huggingface/transformers); received ${JSON.stringify(section.embeddingModel ?? null)}. No model is bundled and nothing is downloaded: use similarity "structured" for grid states, or point embeddingModel at a local folder.`);
+    throw new Error(
+      `rwml: similarity "embedding" needs stages.rwml.embeddingModel, a local feature-extraction model folder (ONNX, as used by ` +
+        `@huggingface/transformers); received ${JSON.stringify(section.embeddingModel ?? null)}. No model is bundled and nothing is downloaded: ` +
+          `use similarity "structured" for grid states, or point embeddingModel at a local folder.`,
+    );
   }
   const transformers = await import('@huggingface/transformers');
   transformers.env.allowRemoteModels = false;
@@ -79,7 +83,14 @@ export function rwmlExamples(results: RolloutResult[], systemMessage: string, pi
     for (let i = 0; i < t; i++) messages.push({ role: 'user', content: turns[i]!.prompt }, { role: 'assistant', content: turns[i]!.response });
     const turn = turns[t]!;
     messages.push({ role: 'user', content: turn.prompt + actionLine(turn.actionsExecuted) });
-    out.push({ messages, actions: [...turn.actionsExecuted], truthText: turn.stateAfter.text, truthBoard: turn.stateAfter.board, episodeId: r.record.id, turn: t });
+    out.push({
+      messages,
+      actions: [...turn.actionsExecuted],
+      truthText: turn.stateAfter.text,
+      truthBoard: turn.stateAfter.board,
+      episodeId: r.record.id,
+      turn: t,
+    });
   }
   return out;
 }
@@ -121,7 +132,14 @@ export const rwmlStage: StageDefinition = {
     runtime.ensureOptimizer(0);
     const seedBase = ctx.config.seeds.selfplayStart + 500_000; // disjoint from self-play games, RL and eval
     const systemMessage = sessionFactory(ctx.config, template, limits)({ seed: seedBase, group: 0, sample: 0, id: 'rwml-system' }).messages()[0]!.content;
-    const lossParams = { clipLow: section.clipLow, clipHigh: section.clipHigh, dualClip: section.dualClip, entropyCoef: section.entropyCoef, klCoef: reference ? section.klCoef : 0, klEstimator: 'k3' };
+    const lossParams = {
+      clipLow: section.clipLow,
+      clipHigh: section.clipHigh,
+      dualClip: section.dualClip,
+      entropyCoef: section.entropyCoef,
+      klCoef: reference ? section.klCoef : 0,
+      klEstimator: 'k3',
+    };
     let checkpoint = from;
     const firstStep = state?.nextStep ?? 0;
     for (let step = firstStep; step < section.steps; step++) {
@@ -137,11 +155,23 @@ export const rwmlStage: StageDefinition = {
       const maxPrompt = Math.max(16, limits.maxContextTokens - section.maxNewTokens);
       const prompts = examples.map((e) => runtime.encodePrompt(e.messages, RWML_PREFIX, maxPrompt));
       const flatPrompts = prompts.flatMap((p) => Array.from({ length: section.groupSize }, () => p));
-      const generated = flatPrompts.length === 0 ? [] : await runtime.generate(flatPrompts, { maxNewTokens: section.maxNewTokens, temperature: limits.temperature, topP: limits.topP, topK: limits.topK, seed: ctx.config.seeds.base * 97 + step, stop: ['</prediction>'] });
+      const generated =
+        flatPrompts.length === 0
+          ? []
+          : await runtime.generate(flatPrompts, {
+              maxNewTokens: section.maxNewTokens,
+              temperature: limits.temperature,
+              topP: limits.topP,
+              topK: limits.topK,
+              seed: ctx.config.seeds.base * 97 + step,
+              stop: ['</prediction>'],
+            });
       // 3. binarised similarity to the true next state
       const groups = generated.map((_, i) => Math.floor(i / section.groupSize));
       const texts = generated.map((g) => predictedText(g.text));
-      let rewards = texts.map((text, i) => (embed ? 0 : structuredReward(ctx.config.env.id, text, template, examples[groups[i]!]!.truthBoard, section.threshold)));
+      let rewards = texts.map((text, i) =>
+        embed ? 0 : structuredReward(ctx.config.env.id, text, template, examples[groups[i]!]!.truthBoard, section.threshold),
+      );
       if (embed && texts.length > 0) {
         const vectors = await embed(texts.flatMap((text, i) => [text, examples[groups[i]!]!.truthText]));
         rewards = texts.map((text, i) => (text.length > 0 && cosine(vectors[2 * i]!, vectors[2 * i + 1]!) >= section.threshold ? 1 : 0));
@@ -165,9 +195,21 @@ export const rwmlStage: StageDefinition = {
       }
       if (ctx.signal.aborted) break;
       const accuracy = rewards.reduce((a, c) => a + c, 0) / Math.max(1, rewards.length);
-      ctx.metric(step + 1, { ...meanStats(updates), 'rwml/predictionReward': accuracy, 'rwml/examples': examples.length, 'rwml/keptExamples': keepGroup.filter(Boolean).length });
+      ctx.metric(step + 1, {
+        ...meanStats(updates),
+        'rwml/predictionReward': accuracy,
+        'rwml/examples': examples.length,
+        'rwml/keptExamples': keepGroup.filter(Boolean).length,
+      });
       ctx.progress(step + 1, section.steps, `RWML step ${step + 1}/${section.steps}: prediction reward ${(accuracy * 100).toFixed(0)}%`);
-      checkpoint = await writeCheckpoint(ctx, runtime, step + 1 === section.steps ? `rwml-${section.steps}` : 'rwml-latest', step + 1, { predictionReward: accuracy }, from);
+      checkpoint = await writeCheckpoint(
+        ctx,
+        runtime,
+        step + 1 === section.steps ? `rwml-${section.steps}` : 'rwml-latest',
+        step + 1,
+        { predictionReward: accuracy },
+        from,
+      );
       ctx.saveState({ nextStep: step + 1, checkpoint });
     }
     runtime.dispose();

@@ -65,8 +65,18 @@ export interface BuildRowsResult {
  * content (system line); each turn's prompt is TurnRecord.prompt. The history of earlier turns
  * uses the corrected texts of kept turns and the original text of dropped ones.
  */
-export function buildSftRows(episodes: EpisodeRecord[], opts: { groundTruthReplacement: boolean; systemPrompt?: string; rewardMessage?: (reward: number) => string }): BuildRowsResult {
-  const dropped: Record<DropReason, number> = { 'missing-think': 0, 'missing-answer': 0, 'missing-observation': 0, 'missing-prediction': 0, 'wrong-order': 0, 'replacement-failed': 0 };
+export function buildSftRows(
+  episodes: EpisodeRecord[],
+  opts: { groundTruthReplacement: boolean; systemPrompt?: string; rewardMessage?: (reward: number) => string },
+): BuildRowsResult {
+  const dropped: Record<DropReason, number> = {
+    'missing-think': 0,
+    'missing-answer': 0,
+    'missing-observation': 0,
+    'missing-prediction': 0,
+    'wrong-order': 0,
+    'replacement-failed': 0,
+  };
   const rows: SftRowData[] = [];
   let turns = 0;
   for (const ep of episodes) {
@@ -82,9 +92,15 @@ export function buildSftRows(episodes: EpisodeRecord[], opts: { groundTruthRepla
         try {
           corrected = opts.groundTruthReplacement ? replaceStates(turn.response, turn.stateBefore.text, turn.stateAfter.text) : turn.response;
           rows.push({
-            id: `${ep.id}-t${turn.turn}`, episodeId: ep.id, seed: ep.seed, turn: turn.turn,
+            id: `${ep.id}-t${turn.turn}`,
+            episodeId: ep.id,
+            seed: ep.seed,
+            turn: turn.turn,
             messages: [...history, { role: 'assistant', content: corrected }],
-            prompt: turn.prompt, original: turn.response, corrected, success: ep.success,
+            prompt: turn.prompt,
+            original: turn.response,
+            corrected,
+            success: ep.success,
           });
         } catch {
           dropped['replacement-failed']++;

@@ -23,9 +23,19 @@ export const selfplayStage: StageDefinition = {
     const section = stageSection(ctx.config, 'selfplay');
     const limits = stageSection(ctx.config, 'rollout');
     const { runtime, from } = await loadStartingModel(ctx, { valueHead: false });
-    ctx.log('info', `self-play with ${section.policy === 'random' ? 'the random-action generator' : `the policy from ${from}`} on ${section.games} games (seeds ${ctx.config.seeds.selfplayStart}…)`);
+    ctx.log(
+      'info',
+      `self-play with ${section.policy === 'random' ? 'the random-action generator' : `the policy from ${from}`} on ${section.games} games (seeds ` +
+        `${ctx.config.seeds.selfplayStart}…)`,
+    );
     const specs = groupSpecs('selfplay', ctx.config.seeds.selfplayStart, 0, section.games, 1);
-    const deps = rolloutDeps(ctx.config, runtime, limits, { runId: ctx.runId, stage: 'selfplay', step: 0, runDir: ctx.runDir }, { random: section.policy === 'random', seed: ctx.config.seeds.base + 3, signal: ctx.signal });
+    const deps = rolloutDeps(
+      ctx.config,
+      runtime,
+      limits,
+      { runId: ctx.runId, stage: 'selfplay', step: 0, runDir: ctx.runDir },
+      { random: section.policy === 'random', seed: ctx.config.seeds.base + 3, signal: ctx.signal },
+    );
     // One rollout batch at a time (the same batches and seeds as one playEpisodes call over all games). Each finished
     // batch is kept in a partial file and counted in state.json, so a stop keeps the games already played.
     const seed = ctx.config.seeds.base * 7 + 11;
@@ -71,10 +81,29 @@ export const selfplayStage: StageDefinition = {
       split: { train: split.train.length, val: split.val.length, trainGames: split.trainGames.length, valGames: split.valGames.length },
     };
     ctx.writeJson('datasets/filter-report.json', report);
-    ctx.writeJson('datasets/sft-stats.json', { train: split.train.length, val: split.val.length, dropped: built.dropped, games: { train: split.trainGames.length, val: split.valGames.length } });
+    ctx.writeJson('datasets/sft-stats.json', {
+      train: split.train.length,
+      val: split.val.length,
+      dropped: built.dropped,
+      games: { train: split.trainGames.length, val: split.valGames.length },
+    });
     ctx.metric(0, { 'selfplay/turns': built.turns, 'selfplay/kept': built.rows.length, 'selfplay/dropped': droppedTotal });
-    ctx.log(built.rows.length === 0 ? 'warn' : 'info', `self-play: ${built.turns} turns, kept ${built.rows.length}, dropped ${droppedTotal} (${Object.entries(built.dropped).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(', ') || 'none'}); train ${split.train.length} rows / val ${split.val.length} rows`);
+    ctx.log(
+      built.rows.length === 0 ? 'warn' : 'info',
+      `self-play: ${built.turns} turns, kept ${built.rows.length}, dropped ${droppedTotal} (${
+        Object.entries(built.dropped)
+          .filter(([, n]) => n > 0)
+          .map(([k, n]) => `${k} ${n}`)
+          .join(', ') || 'none'
+      }); train ${split.train.length} rows / val ${split.val.length} rows`,
+    );
     runtime.dispose();
-    return { checkpoint: from.startsWith('fresh') ? null : from, train: split.train.length, val: split.val.length, dropped: droppedTotal, wallSeconds: elapsedSeconds(started) };
+    return {
+      checkpoint: from.startsWith('fresh') ? null : from,
+      train: split.train.length,
+      val: split.val.length,
+      dropped: droppedTotal,
+      wallSeconds: elapsedSeconds(started),
+    };
   },
 };

@@ -22,11 +22,13 @@ export interface SftMaskOptions {
 
 export function sftLossMask(chat: FormattedChat, messages: readonly ChatMessage[], tokenizer: Tokenizer, options: SftMaskOptions): number[] {
   const assistantIndexes = messages.map((m, i) => (m.role === 'assistant' ? i : -1)).filter((i) => i >= 0);
-  if (assistantIndexes.length === 0) throw new Error('sftLossMask: expected at least one assistant message to train on; received none (a row must end with the model\'s turn)');
+  if (assistantIndexes.length === 0)
+    throw new Error("sftLossMask: expected at least one assistant message to train on; received none (a row must end with the model's turn)");
   const targets = options.messageIndexes ?? [assistantIndexes[assistantIndexes.length - 1]!];
   const mask = new Array<number>(chat.ids.length).fill(0);
   for (const index of targets) {
-    if (messages[index]?.role !== 'assistant') throw new Error(`sftLossMask: message ${index} is not an assistant message (role ${messages[index]?.role ?? 'missing'})`);
+    if (messages[index]?.role !== 'assistant')
+      throw new Error(`sftLossMask: message ${index} is not an assistant message (role ${messages[index]?.role ?? 'missing'})`);
     const span = chat.spans[index]!;
     for (let i = span.start; i <= span.closeStart && i < mask.length; i++) mask[i] = 1; // content + <|im_end|>
     if (options.maskStateSpans) {

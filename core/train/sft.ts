@@ -132,8 +132,25 @@ export const sftStage: StageDefinition = {
     }
     const pplAfter = await statePerplexity(runtime, pplRows, section.maxLength);
     ctx.metric(step, { 'sft/statePerplexityAfter': pplAfter.perplexity });
-    ctx.writeJson('eval/sft-state-perplexity.json', { stage: 'sft', step, before: pplBefore, after: pplAfter, rows: pplRows.length, maskStateSpans: section.maskStateSpans });
+    ctx.writeJson('eval/sft-state-perplexity.json', {
+      stage: 'sft',
+      step,
+      before: pplBefore,
+      after: pplAfter,
+      rows: pplRows.length,
+      maskStateSpans: section.maskStateSpans,
+    });
     runtime.dispose();
-    return { checkpoint, epochs: section.epochs, steps: step, trainRows: train.length, valRows: val.length, statePerplexityBefore: pplBefore?.perplexity ?? null, statePerplexityAfter: pplAfter.perplexity, meanTrainTokens: mean(train.map((r) => r.ids.length)), wallSeconds: elapsedSeconds(started) };
+    return {
+      checkpoint,
+      epochs: section.epochs,
+      steps: step,
+      trainRows: train.length,
+      valRows: val.length,
+      statePerplexityBefore: pplBefore?.perplexity ?? null,
+      statePerplexityAfter: pplAfter.perplexity,
+      meanTrainTokens: mean(train.map((r) => r.ids.length)),
+      wallSeconds: elapsedSeconds(started),
+    };
   },
 };

@@ -2,7 +2,12 @@
 // leaks into both (the released pipeline split per turn).
 import { createRng, shuffleInPlace } from '../util/rng.js';
 
-export function splitByGame<T>(rows: T[], gameOf: (row: T) => string, valFraction: number, seed: number): { train: T[]; val: T[]; trainGames: string[]; valGames: string[] } {
+export function splitByGame<T>(
+  rows: T[],
+  gameOf: (row: T) => string,
+  valFraction: number,
+  seed: number,
+): { train: T[]; val: T[]; trainGames: string[]; valGames: string[] } {
   if (!(valFraction >= 0 && valFraction < 1)) throw new Error(`splitByGame: expected valFraction in [0, 1); received ${valFraction}`);
   const games = [...new Set(rows.map(gameOf))].sort();
   shuffleInPlace(games, createRng(seed));

@@ -27,7 +27,10 @@ export function startingCheckpoint(ctx: StageContext): string | null {
   }
   const model = ctx.config.model;
   if (model.source !== 'preset') {
-    if (!model.path) throw new Error(`model.source is "${model.source}" but model.path is missing; set model.path to a local Hugging Face folder or checkpoint folder`);
+    if (!model.path)
+      throw new Error(
+        `model.source is "${model.source}" but model.path is missing; set model.path to a local Hugging Face folder or checkpoint folder`,
+      );
     return resolve(model.path);
   }
   return null;
@@ -61,7 +64,10 @@ export async function loadStartingModel(ctx: StageContext, opts: { valueHead: bo
   for (const [level, line] of backendLogLines(await useBackend(ctx.config))) ctx.log(level, line);
   const dir = startingCheckpoint(ctx);
   if (dir) return { runtime: await loadRuntime(dir, { valueHead: opts.valueHead }), from: dir };
-  return { runtime: await createRuntime(ctx.config, { seed: opts.seed ?? ctx.config.seeds.base, valueHead: opts.valueHead }), from: `fresh ${ctx.config.model.preset} model (seed ${opts.seed ?? ctx.config.seeds.base})` };
+  return {
+    runtime: await createRuntime(ctx.config, { seed: opts.seed ?? ctx.config.seeds.base, valueHead: opts.valueHead }),
+    from: `fresh ${ctx.config.model.preset} model (seed ${opts.seed ?? ctx.config.seeds.base})`,
+  };
 }
 
 /**
@@ -78,7 +84,14 @@ export function checkpointDir(ctx: StageContext, name: string): string {
   return join(ctx.runDir, 'checkpoints', name);
 }
 
-export async function writeCheckpoint(ctx: StageContext, runtime: ModelRuntime, name: string, step: number, metrics: Record<string, number> = {}, parent: string | null = null): Promise<string> {
+export async function writeCheckpoint(
+  ctx: StageContext,
+  runtime: ModelRuntime,
+  name: string,
+  step: number,
+  metrics: Record<string, number> = {},
+  parent: string | null = null,
+): Promise<string> {
   const dir = checkpointDir(ctx, name);
   // the parent is stored relative to the project when it is one of its checkpoints (moved/copied projects)
   const parentRef = parent && isAbsolute(parent) ? checkpointRef(ctx.runDir, parent) : parent;
@@ -94,6 +107,11 @@ export function mean(xs: number[]): number { return xs.length === 0 ? 0 : xs.red
 /** Average each key over a list of stat records. */
 export function meanStats(list: Array<Record<string, number>>): Record<string, number> {
   const sums: Record<string, number> = {}, counts: Record<string, number> = {};
-  for (const stats of list) for (const [k, v] of Object.entries(stats)) if (Number.isFinite(v)) { sums[k] = (sums[k] ?? 0) + v; counts[k] = (counts[k] ?? 0) + 1; }
+  for (const stats of list)
+    for (const [k, v] of Object.entries(stats))
+      if (Number.isFinite(v)) {
+        sums[k] = (sums[k] ?? 0) + v;
+        counts[k] = (counts[k] ?? 0) + 1;
+      }
   return Object.fromEntries(Object.keys(sums).map((k) => [k, sums[k]! / counts[k]!]));
 }

@@ -52,7 +52,9 @@ export function summarizeEpisodes(episodes: EpisodeRecord[], ks: number[], seed 
   }
   const turns = episodes.flatMap((e) => e.turns);
   const successes = episodes.filter((e) => e.success).length;
-  const firstAnswers = episodes.filter((e) => e.turns.length > 0).map((e) => ({ puzzle: String(e.seed), answer: e.turns[0]!.parsed.answer ?? e.turns[0]!.response }));
+  const firstAnswers = episodes
+    .filter((e) => e.turns.length > 0)
+    .map((e) => ({ puzzle: String(e.seed), answer: e.turns[0]!.parsed.answer ?? e.turns[0]!.response }));
   return {
     episodes: episodes.length,
     puzzles: perPuzzle.length,
@@ -63,8 +65,14 @@ export function summarizeEpisodes(episodes: EpisodeRecord[], ks: number[], seed 
     avgTurns: episodes.length === 0 ? 0 : episodes.reduce((a, e) => a + e.numTurns, 0) / episodes.length,
     formatErrorRate: turns.length === 0 ? 0 : turns.filter((t) => t.flags.formatError).length / turns.length,
     invalidActionRate: turns.length === 0 ? 0 : turns.filter((t) => t.flags.invalidAction).length / turns.length,
-    wm: { observation: wmAccuracy(turns.map((t) => (t.flags.formatError ? null : t.wm.observation))), prediction: wmAccuracy(turns.map((t) => (t.flags.formatError ? null : t.wm.prediction))) },
-    collapse: collapseSignals(turns.map((t) => ({ puzzle: '', turn: t.turn, response: t.response })), firstAnswers),
+    wm: {
+      observation: wmAccuracy(turns.map((t) => (t.flags.formatError ? null : t.wm.observation))),
+      prediction: wmAccuracy(turns.map((t) => (t.flags.formatError ? null : t.wm.prediction))),
+    },
+    collapse: collapseSignals(
+      turns.map((t) => ({ puzzle: '', turn: t.turn, response: t.response })),
+      firstAnswers,
+    ),
     perPuzzle,
   };
 }

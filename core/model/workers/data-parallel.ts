@@ -64,12 +64,26 @@ export class DataParallelTrainer {
         handles.push(handle);
         const ready = new Promise<void>((resolve, reject) => {
           const onMessage = (m: FromWorker) => {
-            if (m.type === 'ready') { worker.off('message', onMessage); resolve(); } else if (m.type === 'error') { worker.off('message', onMessage); reject(new Error(`data-parallel worker ${i} failed to start: ${m.message}`)); }
+            if (m.type === 'ready') {
+              worker.off('message', onMessage);
+              resolve();
+            } else if (m.type === 'error') {
+              worker.off('message', onMessage);
+              reject(new Error(`data-parallel worker ${i} failed to start: ${m.message}`));
+            }
           };
           worker.on('message', onMessage);
           worker.once('error', (e) => reject(new Error(`data-parallel worker ${i} crashed at start: ${e.message}`)));
         });
-        worker.postMessage({ type: 'init', config: model.config, lora: model.getLoraConfig(), weights, lossModules, backend: dp.backend ?? 'wasm', tokenizer: dp.tokenizer ?? null });
+        worker.postMessage({
+          type: 'init',
+          config: model.config,
+          lora: model.getLoraConfig(),
+          weights,
+          lossModules,
+          backend: dp.backend ?? 'wasm',
+          tokenizer: dp.tokenizer ?? null,
+        });
         await ready;
         worker.on('message', (m: FromWorker) => {
           if (m.type === 'result' || m.type === 'generated' || m.type === 'error') {
@@ -107,7 +121,14 @@ export class DataParallelTrainer {
       const handle = this.handles[i - 1]!;
       const id = this.nextId++;
       const send = this.workerVersion[i - 1] !== this.weightsVersion;
-      const message: StepMessage = { type: 'step', id, lossName: request.lossName, params: request.params ?? {}, batch: sliceBatch(request.batch, bounds[i]!, bounds[i + 1]!), ...(send && trainable ? { trainable } : {}) };
+      const message: StepMessage = {
+        type: 'step',
+        id,
+        lossName: request.lossName,
+        params: request.params ?? {},
+        batch: sliceBatch(request.batch, bounds[i]!, bounds[i + 1]!),
+        ...(send && trainable ? { trainable } : {}),
+      };
       this.workerVersion[i - 1] = this.weightsVersion;
       remote.push(new Promise((resolve, reject) => { handle.pending.set(id, { resolve, reject }); handle.worker.postMessage(message); }));
     }
@@ -166,7 +187,13 @@ export class DataParallelTrainer {
       const handle = this.handles[i - 1]!;
       const id = this.nextId++;
       const send = this.workerVersion[i - 1] !== this.weightsVersion;
-      const message: GenerateMessage = { type: 'generate', id, prompts: ids.slice(bounds[i]!, bounds[i + 1]!), options: { ...options, rowSeedOffset: base + bounds[i]! }, ...(send && trainable ? { trainable } : {}) };
+      const message: GenerateMessage = {
+        type: 'generate',
+        id,
+        prompts: ids.slice(bounds[i]!, bounds[i + 1]!),
+        options: { ...options, rowSeedOffset: base + bounds[i]! },
+        ...(send && trainable ? { trainable } : {}),
+      };
       this.workerVersion[i - 1] = this.weightsVersion;
       remote.push(new Promise((resolve, reject) => { handle.pending.set(id, { resolve, reject }); handle.worker.postMessage(message); }));
     }

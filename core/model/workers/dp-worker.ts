@@ -56,7 +56,11 @@ port.on('message', async (message: ToWorker) => {
     for (const g of grads.values()) g.dispose();
     send({ type: 'result', id: message.id, loss, stats, grads: flat }, [flat.buffer as ArrayBuffer]);
   } catch (error) {
-    send({ type: 'error', id: message.type === 'step' ? message.id : null, message: error instanceof Error ? `${error.message}\n${error.stack ?? ''}` : String(error) });
+    send({
+      type: 'error',
+      id: message.type === 'step' ? message.id : null,
+      message: error instanceof Error ? `${error.message}\n${error.stack ?? ''}` : String(error),
+    });
   }
 });
 void tf; // TF.js is initialised by initBackend
