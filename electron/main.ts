@@ -148,16 +148,16 @@ function main(): void {
     // Open a project given on the command line: `spa-workbench-desktop /path/to/project`.
     const argProject = projectArg(process.argv.slice(app.isPackaged ? 1 : 2));
     if (argProject) await dispatcher.call('projects.open', { path: argProject }).catch((err: unknown) => console.error(toApiError(err).message));
-    // `spa-workbench start --run PRESET` hands the main job to the app: SPA_START_RUN=preset:size.
+    // `spa-workbench start --run PRESET` hands the main job to the app: SPA_START_RUN=preset:size:env.
     const startRun = process.env.SPA_START_RUN;
     if (argProject && startRun) {
-      const [preset = 'spa', size = 'quick'] = startRun.split(':');
+      const [preset = 'spa', size = 'quick', env = 'frozenlake'] = startRun.split(':');
       try {
         // Only when the project has no runs yet; an unfinished one is resumed, a finished one opened.
         const { runs } = await dispatcher.call('runs.list', { limit: 100000 }) as { runs: RunSummary[] };
         const action = startupRunAction(runs, preset, size);
         if (action.kind === 'create') {
-          const run = await dispatcher.call('runs.create', { preset, size }) as { id: string };
+          const run = await dispatcher.call('runs.create', { preset, size, set: { 'env.id': env } }) as { id: string };
           await dispatcher.call('runs.start', { runId: run.id });
           startRunId = run.id;
         } else {

@@ -76,6 +76,15 @@ export const RolloutSectionSchema = z.object({
 }).strict();
 export type RolloutSection = z.infer<typeof RolloutSectionSchema>;
 
+/** One extension phase of the bootstrap (stages.bootstrap.extend). */
+export const BootstrapPhaseSchema = z.object({
+  steps: z.number().int().positive(),                          // optimizer steps of this phase
+  batchSize: z.number().int().positive().optional(),           // sequences per step (default: the section's)
+  lr: z.number().positive().optional(),                        // peak lr of this phase's cosine (default: the section's)
+  copyDrills: z.number().min(0).max(1).optional(),             // copy-drill share of this phase's data (default: the section's)
+}).strict();
+export type BootstrapPhase = z.infer<typeof BootstrapPhaseSchema>;
+
 export const BootstrapSectionSchema = z.object({
   games: z.number().int().positive().default(400),             // random-policy games written as training text
   steps: z.number().int().nonnegative().default(300),          // optimizer steps of pretraining
@@ -97,6 +106,9 @@ export const BootstrapSectionSchema = z.object({
   gateObservationExact: z.number().min(0).max(1).default(0.8), // gate: observation exact match on held-out turns ≥ this
   gateKeepRate: z.number().min(0).max(1).default(0.7),         // gate: share of generated world-model turns self-play would keep ≥ this
   shipped: z.boolean().default(true),                          // use the shipped base (resources/bases/<env>) when env, templates, model, settings match
+  // further phases after `steps`, each warm from the last with a fresh AdamW and its own cosine schedule (5% warmup), its data
+  // rebuilt with its own batch size, lr and copy-drill share (unset = the section's); e.g. a base that failed its gate extended
+  extend: z.array(BootstrapPhaseSchema).default([]),
 }).strict();
 export type BootstrapSection = z.infer<typeof BootstrapSectionSchema>;
 

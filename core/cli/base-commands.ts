@@ -14,6 +14,8 @@ import { builtinTemplate } from '../prompts/resolve-template.js';
 import { contentHash, SHIPPED_BASE_FORMAT, shipBase, shippedBasesDir, type ShippedBaseRecord } from '../train/shipped-base.js';
 import { readManifest, verifyCheckpoint } from '../model/checkpoint.js';
 import { workbenchHome } from '../storage/home.js';
+import { parseSetArgs, resolveRunConfig } from '../engine/config.js';
+import type { Size } from '../api/contract.js';
 
 function fail(message: string): never {
   process.stderr.write(`error: ${message}\n`);
@@ -60,6 +62,36 @@ async function shipFromRun(runDir: string, out: string, command: string): Promis
   return shipBase({ checkpoint, out, config, templates: resolved, command, gate, trainSeconds, sourceRun: info.id });
 }
 
+interface ShipCheckpointOptions { checkpoint: string; env: string; size: string; set: string[]; gate?: string; trainSeconds?: string; command: string; out?: string }
+
+/** The config a bootstrap checkpoint was trained with: base build's run (vanilla-rl, bootstrap only) at --size with --set. */
+async function shipFromCheckpoint(o: ShipCheckpointOptions): Promise<ShippedBaseRecord> {
+  const checkpoint = path.resolve(o.checkpoint);
+  if (!fs.existsSync(path.join(checkpoint, 'config.json'))) fail(`${checkpoint}: not a checkpoint folder (no config.json)`);
+  const problems = await verifyCheckpoint(checkpoint);
+  if (problems.length > 0) fail(`${checkpoint}: damaged checkpoint: ${problems.join('; ')}`);
+  let set: Record<string, unknown> = {};
+  try { set = parseSetArgs(o.set); } catch (err) { fail((err as Error).message); }
+  const resolved = resolveRunConfig({
+    preset: 'vanilla-rl', size: o.size as Size, name: `base-${o.env}`,
+    set: { 'env.id': o.env, 'stages.plan.order': ['bootstrap'], 'stages.bootstrap.shipped': false, ...set },
+  });
+  if (!resolved.ok || !resolved.config) fail(`the base's config does not resolve: ${resolved.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
+  const config = resolved.config;
+  let gate: Record<string, unknown> | null = null;
+  if (o.gate) {
+    if (!fs.existsSync(o.gate)) fail(`--gate ${o.gate}: no such file`);
+    try { gate = JSON.parse(fs.readFileSync(o.gate, 'utf8')) as Record<string, unknown>; } catch (err) { fail(`--gate ${o.gate}: ${(err as Error).message}`); }
+    if (typeof gate?.passed !== 'boolean' || typeof gate.observationExact !== 'number') fail(`--gate ${o.gate}: not a bootstrap gate.json`);
+  }
+  const trainSeconds = o.trainSeconds === undefined ? null : Number(o.trainSeconds);
+  if (trainSeconds !== null && !(Number.isFinite(trainSeconds) && trainSeconds >= 0)) fail(`--train-seconds: expected seconds, got ${o.trainSeconds}`);
+  const { templates } = bootstrapTemplates(config);
+  const resolvedTemplates = templates.map((t) => (typeof t === 'string' ? builtinTemplate(t) : t));
+  const out = o.out ?? path.join(shippedBasesDir(), o.env);
+  return shipBase({ checkpoint, out, config, templates: resolvedTemplates, command: o.command, gate, trainSeconds, sourceRun: null });
+}
+
 function printRecord(dir: string, record: ShippedBaseRecord): void {
   const gate = record.gate as BootstrapGate | null;
   process.stdout.write(`${dir}: ${record.env}, content ${record.contentHash.slice(0, 16)}…, match key ${record.matchKey}\n`);
@@ -100,13 +132,31 @@ export function registerBaseCommands(program: Command): void {
     });
 
   base.command('ship')
-    .description('write the shipped base from a finished bootstrap run (its checkpoint as F16, its config, gate and data seeds)')
-    .requiredOption('--project <dir>', 'project folder of the run')
-    .requiredOption('--run <id>', 'run id')
+    .description('write the shipped base from a finished bootstrap run, or from a bootstrap checkpoint described by --env/--size (its weights as F16, ' +
+      'its config, gate and data seeds)')
+    .option('--project <dir>', 'project folder of the run')
+    .option('--run <id>', 'run id')
+    .option('--checkpoint <dir>', 'instead of a run: a bootstrap checkpoint folder (e.g. trained in phases by hand), described by --env and --size')
+    .option('--env <id>', 'with --checkpoint: its environment (the study\'s env options are applied as in base build)')
+    .option('--size <size>', 'with --checkpoint: the preset size whose bootstrap settings trained it', 'quick')
+    .option('--set <key=value>', 'with --checkpoint: config overrides it was trained with (repeatable)', collect, [])
+    .option('--gate <file>', 'with --checkpoint: the gate.json measured on it (bootstrap/gate.json of its last run)')
+    .option('--train-seconds <n>', 'with --checkpoint: total training wall time in seconds, recorded in the manifest')
     .requiredOption('--command <text>', 'the command that reproduces the base (recorded in the manifest)')
     .option('--out <dir>', 'destination (default: resources/bases/<env of the run>)')
-    .action(async (o: { project: string; run: string; command: string; out?: string }) => {
+    .action(async (o: {
+      project?: string; run?: string; checkpoint?: string; env?: string; size: string; set: string[]; gate?: string; trainSeconds?: string;
+      command: string; out?: string;
+    }) => {
+      if (o.checkpoint) {
+        if (o.project || o.run) fail('give either --checkpoint (with --env) or --project and --run, not both');
+        if (!o.env) fail('--checkpoint needs --env <id> (and --size if not quick)');
+        printRecord(o.out ?? path.join(shippedBasesDir(), o.env), await shipFromCheckpoint(o as ShipCheckpointOptions & { env: string }));
+        return;
+      }
+      if (!o.project || !o.run) fail('give --project and --run (a finished bootstrap run), or --checkpoint with --env');
       const runDir = path.join(path.resolve(o.project), 'runs', o.run);
+      if (!fs.existsSync(path.join(runDir, 'run.json'))) fail(`${runDir}: not a run folder (no run.json)`);
       const env = (JSON.parse(fs.readFileSync(path.join(runDir, 'run.json'), 'utf8')) as { config: { env: { id: string } } }).config.env.id;
       const out = o.out ?? path.join(shippedBasesDir(), env);
       printRecord(out, await shipFromRun(runDir, out, o.command));

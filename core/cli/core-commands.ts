@@ -361,7 +361,7 @@ interface UpdateOpts { project: string; name?: string; tags?: string; addTag: st
 
 interface ServeOpts {
   port?: string; token?: string; newToken?: boolean; host: string; allowRemote?: boolean; project?: string; open: boolean;
-  createProject?: boolean; startRun?: { preset: string; size: SizeArg };
+  createProject?: boolean; startRun?: { preset: string; size: SizeArg; env: string };
 }
 
 /** Builds the renderer (vite) when dist-renderer/ is missing, so `start` works straight after `npm ci`. */
@@ -406,10 +406,10 @@ async function serve(opts: ServeOpts): Promise<void> {
         const { runs } = await api.runs.list({ limit: 10_000 });
         const action = startupRunAction(runs, opts.startRun.preset, opts.startRun.size);
         if (action.kind === 'create') {
-          const run = await api.runs.create({ preset: opts.startRun.preset, size: opts.startRun.size });
+          const run = await api.runs.create({ preset: opts.startRun.preset, size: opts.startRun.size, set: { 'env.id': opts.startRun.env } });
           await api.runs.start({ runId: run.id });
           openRunId = run.id;
-          process.stdout.write(`started run ${run.id} (${opts.startRun.preset}, ${opts.startRun.size}): ${run.stages.map((st) => st.name).join(' → ')}\n`);
+          process.stdout.write(`started run ${run.id} (${opts.startRun.preset}, ${opts.startRun.size}, ${opts.startRun.env}): ${run.stages.map((st) => st.name).join(' → ')}\n`);
         } else {
           if (action.kind === 'start') await api.runs.start({ runId: action.runId });
           if (action.kind === 'resume') await api.runs.resume({ runId: action.runId });
@@ -470,11 +470,15 @@ export function registerCoreCommands(program: Command): void {
     .option('--no-open', 'browser mode: do not open a browser')
     .option('--run <preset>', 'also create and start a run from this preset (e.g. spa) on the project')
     .option('--size <size>', `size of the --run preset: ${SIZES.join(' | ')}`, 'quick')
-    .action(async (o: { project: string; port?: string; token?: string; newToken?: boolean; open: boolean; run?: string; size: string }) => {
+    // FrozenLake by default: it has a shipped base (resources/bases/frozenlake), so the run reaches self-play in seconds
+    .option('--env <id>', 'environment of the --run preset (frozenlake has a shipped base; others train one first, ~90 min)', 'frozenlake')
+    .action(async (o: {
+      project: string; port?: string; token?: string; newToken?: boolean; open: boolean; run?: string; size: string; env: string;
+    }) => {
       if (!SIZES.includes(o.size as SizeArg)) fail(`--size: expected one of ${SIZES.join(', ')}, received ${JSON.stringify(o.size)}`);
-      const startRun = o.run ? { preset: o.run, size: o.size as SizeArg } : undefined;
+      const startRun = o.run ? { preset: o.run, size: o.size as SizeArg, env: o.env } : undefined;
       if (startRun) {
-        const problems = await checkRunRequest(startRun, o.project);
+        const problems = await checkRunRequest({ preset: startRun.preset, size: startRun.size, set: { 'env.id': startRun.env } }, o.project);
         if (problems.length) fail(`--run ${o.run} --size ${o.size}: ${problems.join('; ')}`);
       }
       const electron = electronBinary();
@@ -487,7 +491,7 @@ export function registerCoreCommands(program: Command): void {
         }
         process.stdout.write(`Electron found: opening the desktop app on ${abs}\n`);
         // The desktop app owns the project (lock); it starts the requested run itself (SPA_START_RUN).
-        const env = startRun ? { ...process.env, SPA_START_RUN: `${startRun.preset}:${startRun.size}` } : process.env;
+        const env = startRun ? { ...process.env, SPA_START_RUN: `${startRun.preset}:${startRun.size}:${startRun.env}` } : process.env;
         const child = spawn(electron, [repoRoot, abs], { stdio: 'inherit', env });
         child.on('exit', (code) => process.exit(code ?? 0));
         // Ctrl-C reaches the app too (same terminal): it stops its runs and quits; wait for it.

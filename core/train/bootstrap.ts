@@ -30,7 +30,7 @@ import { sampleEvery, writeSample } from './samples.js';
 import { baseDescriptor, findShippedBase } from './shipped-base.js';
 import { loadRuntime, saveRuntime, type ModelRuntime, type TrainRow } from './runtime.js';
 import type { EpisodeSession } from '../prompts/session.js';
-import type { RunConfig } from '../api/run-config.js';
+import type { BootstrapSection, RunConfig } from '../api/run-config.js';
 import type { StageContext } from '../api/stage.js';
 import type { Tokenizer } from '../model/tokenizer.js';
 
@@ -55,7 +55,7 @@ export const bootstrapStage: StageDefinition = {
     let defaultFormat: string | null = null;
     try { defaultFormat = builtinTemplate(ctx.config.template.preset).responseFormat; } catch { defaultFormat = null; }
     const ownFormat = defaultFormat !== null && defaultFormat !== own.responseFormat ? own.responseFormat : undefined;
-    const keySection = { ...section, shipped: undefined };
+    const keySection = { ...section, shipped: undefined, extend: section.extend.length > 0 ? section.extend : undefined };
     const keyParts = {
       env: ctx.config.env, templates: names, customTemplate: customHash, ownFormat, model: ctx.config.model, seed: ctx.config.seeds.base,
       selfplayStart: ctx.config.seeds.selfplayStart, section: keySection, limits: shape,
@@ -76,7 +76,7 @@ export const bootstrapStage: StageDefinition = {
           gate && !gate.passed ? 'warn' : 'info',
           `bootstrap: using the shipped base ${found.dir} (content ${content}…; ${gate ? gateLine(gate) : 'no gate recorded'})`,
         );
-        ctx.checkpoint(section.steps, target);
+        ctx.checkpoint(bootstrapTotalSteps(section), target);
         const gatePassed = gate ? { gatePassed: gate.passed } : {};
         return {
           checkpoint: target,
@@ -101,7 +101,7 @@ export const bootstrapStage: StageDefinition = {
     if (cacheProblems && cacheProblems.length === 0) {
       cpSync(cacheDir, target, { recursive: true });
       ctx.log('info', `bootstrap: reused the cached base ${cacheDir}`);
-      ctx.checkpoint(section.steps, target);
+      ctx.checkpoint(bootstrapTotalSteps(section), target);
       const cachedGate = existsSync(join(cacheDir, 'gate.json')) ? JSON.parse(readFileSync(join(cacheDir, 'gate.json'), 'utf8')) as BootstrapGate : null;
       if (cachedGate) { ctx.writeJson('bootstrap/gate.json', cachedGate); ctx.log(cachedGate.passed ? 'info' : 'warn', gateLine(cachedGate)); }
       return {
@@ -114,6 +114,8 @@ export const bootstrapStage: StageDefinition = {
     }
 
     const saved = ctx.loadState() as { step?: number; checkpoint?: string } | null;
+    const phases = bootstrapPhases(section);
+    const totalSteps = phases[phases.length - 1]!.end;
     let runtime: ModelRuntime;
     let firstStep = 0;
     if (saved?.checkpoint && saved.step && existsSync(join(saved.checkpoint, 'config.json'))) {
@@ -123,52 +125,73 @@ export const bootstrapStage: StageDefinition = {
     } else {
       ({ runtime } = await loadStartingModel(ctx, { valueHead: false }));
     }
-    // 1. random-policy games, alternating templates (each with its own response format)
-    const data = bootstrapRows(ctx.config, runtime.tokenizer, runtime.maxContext, templates);
-    if (ctx.signal.aborted) return {};
-    const { rows, tokens: tokensTotal } = data;
-    if (rows.length === 0)
-      throw new Error(
-        `bootstrap: no game fits the context (${runtime.maxContext} tokens); raise model max_position_embeddings or stages.bootstrap.maxLength`,
-      );
-    ctx.log(
-      'info',
-      `bootstrap: ${rows.length} random-policy games of up to ${data.turns} turns, ${tokensTotal} tokens, templates ${names.join(', ')}; longest ` +
-        `well-formed reply ${data.longestResponseTokens} tokens (rollout.maxNewTokens ${limits.maxNewTokens})`,
-    );
-    if (data.longestResponseTokens > limits.maxNewTokens) {
+    // 1. random-policy games, alternating templates (each with its own response format), per phase (copy drills differ)
+    const phaseData = (p: BootstrapPhaseRange): BootstrapData => {
+      const data = bootstrapRows(ctx.config, runtime.tokenizer, runtime.maxContext, templates, p.copyDrills);
+      if (data.rows.length === 0) {
+        throw new Error(
+          `bootstrap: no game fits the context (${runtime.maxContext} tokens); raise model max_position_embeddings or stages.bootstrap.maxLength`,
+        );
+      }
+      const phaseName = phases.length > 1 ? `phase ${p.index + 1}/${phases.length} (steps ${p.start + 1}–${p.end}, batch ${p.batchSize}, ` +
+        `lr ${p.lr}, copy drills ${p.copyDrills}): ` : '';
       ctx.log(
-        'warn',
-        `bootstrap: the longest well-formed reply (${data.longestResponseTokens} tokens after the forced prefix) exceeds ` +
-          `stages.rollout.maxNewTokens (${limits.maxNewTokens}): generated turns of that length are cut before </answer> and fail the structural ` +
-            `filter; raise stages.rollout.maxNewTokens`,
+        'info',
+        `bootstrap: ${phaseName}${data.rows.length - data.drills} random-policy games of up to ${data.turns} turns and ${data.drills} copy drills, ` +
+          `${data.tokens} tokens, templates ${names.join(', ')}; longest well-formed reply ${data.longestResponseTokens} tokens ` +
+            `(rollout.maxNewTokens ${limits.maxNewTokens})`,
       );
-    }
-    // 2. pretraining steps
-    const order = shuffleInPlace(rows.map((_, i) => i), createRng(ctx.config.seeds.base + 1));
-    const warmupSteps = Math.ceil(section.steps * 0.05);
-    let cursor = firstStep * section.batchSize;
+      if (data.longestResponseTokens > limits.maxNewTokens) {
+        ctx.log(
+          'warn',
+          `bootstrap: the longest well-formed reply (${data.longestResponseTokens} tokens after the forced prefix) exceeds ` +
+            `stages.rollout.maxNewTokens (${limits.maxNewTokens}): generated turns of that length are cut before </answer> and fail the structural ` +
+              `filter; raise stages.rollout.maxNewTokens`,
+        );
+      }
+      return data;
+    };
+    let phase = phaseAt(phases, Math.min(firstStep, totalSteps - 1));
+    let data = phaseData(phase);
+    const firstData = data;
+    if (ctx.signal.aborted) return {};
+    // 2. pretraining steps; each phase shuffles its rows with the same seed and runs its own cosine
+    const orderOf = (rows: TrainRow[]) => shuffleInPlace(rows.map((_, i) => i), createRng(ctx.config.seeds.base + 1));
+    let order = orderOf(data.rows);
     // sample generations during the stage (samples/bootstrap.jsonl): the run's template on a held-out puzzle
     const sample = bootstrapSampleChat(ctx.config, own);
-    const every = sampleEvery(section.steps);
-    for (let step = firstStep; step < section.steps; step++) {
+    const every = sampleEvery(totalSteps);
+    for (let step = firstStep; step < totalSteps; step++) {
       await breathe();
       if (ctx.signal.aborted) { runtime.dispose(); return {}; }
-      if (step > firstStep && section.saveEvery > 0 && step % section.saveEvery === 0) {
+      if (step >= phase.end) {
+        phase = phaseAt(phases, step);
+        data = phaseData(phase);
+        order = orderOf(data.rows);
+      }
+      if (step === phase.start && phase.index > 0) {
+        // a new phase starts warm from the last one's weights with a fresh optimizer (the weights reloaded without AdamW moments)
+        const boundary = await writeCheckpoint(ctx, runtime, 'bootstrap-latest', step, {}, null);
+        await runtime.dispose();
+        runtime = await loadRuntime(boundary, { valueHead: false });
+        ctx.saveState({ step, checkpoint: boundary });
+      } else if (step > firstStep && section.saveEvery > 0 && step % section.saveEvery === 0) {
         const latest = await writeCheckpoint(ctx, runtime, 'bootstrap-latest', step, {}, null);
         ctx.saveState({ step, checkpoint: latest });
       }
       const batch: TrainRow[] = [];
-      for (let b = 0; b < section.batchSize; b++) { batch.push(rows[order[cursor % order.length]!]!); cursor++; }
-      const lr = learningRate(step, { lr: section.lr, warmupSteps, totalSteps: section.steps, kind: 'cosine' });
+      let cursor = (step - phase.start) * phase.batchSize;
+      for (let b = 0; b < phase.batchSize; b++) { batch.push(data.rows[order[cursor % order.length]!]!); cursor++; }
+      const lr = learningRate(step - phase.start, { lr: phase.lr, warmupSteps: Math.ceil(phase.steps * 0.05), totalSteps: phase.steps, kind: 'cosine' });
       const stats = await runtime.trainStep('sft', batch, {}, lr, 1);
       ctx.metric(step, { 'losses/bootstrap': stats['losses/sft'] ?? stats['losses/total']!, 'charts/lr': lr, 'charts/gradNorm': stats['charts/gradNorm']! });
-      ctx.progress(step + 1, section.steps, `bootstrap step ${step + 1}/${section.steps}`);
-      if ((step + 1) % every === 0 || step + 1 === section.steps) {
+      ctx.progress(step + 1, totalSteps, `bootstrap step ${step + 1}/${totalSteps}`);
+      if ((step + 1) % every === 0 || step + 1 === totalSteps) {
         await writeSample(ctx, runtime, { step: step + 1, messages: sample.messages, target: sample.target, maxNewTokens: limits.maxNewTokens,
           maxContextTokens: limits.maxContextTokens });
       }
     }
+    const { rows, tokens: tokensTotal } = firstData;
     const trainSeconds = elapsedSeconds(started);
     // 3. the gate, on held-out turns of the world-model templates
     const gate = section.gateTurns > 0 ? await bootstrapGate(ctx.config, runtime, templates) : null;
@@ -176,7 +199,7 @@ export const bootstrapStage: StageDefinition = {
     if (gate) {
       ctx.writeJson('bootstrap/gate.json', gate);
       ctx.log(gate.passed ? 'info' : 'warn', gateLine(gate));
-      ctx.metric(section.steps, {
+      ctx.metric(totalSteps, {
         'bootstrap/gateObservationExact': gate.observationExact,
         'bootstrap/gateKeepRate': gate.keepRate,
         'bootstrap/gatePredictionExact': gate.predictionExactChanged,
@@ -187,7 +210,7 @@ export const bootstrapStage: StageDefinition = {
       ctx,
       runtime,
       'bootstrap',
-      section.steps,
+      totalSteps,
       gate ? { gateObservationExact: gate.observationExact, gateKeepRate: gate.keepRate } : {},
       null,
     );
@@ -201,11 +224,12 @@ export const bootstrapStage: StageDefinition = {
       checkpoint,
       cached: false,
       cacheKey: key,
-      games: rows.length,
-      drills: data.drills,
+      games: rows.length - firstData.drills,
+      drills: firstData.drills,
       tokens: tokensTotal,
-      turns: data.turns,
-      longestResponseTokens: data.longestResponseTokens,
+      phases: phases.length,
+      turns: firstData.turns,
+      longestResponseTokens: firstData.longestResponseTokens,
       trainSeconds,
       ...(gate ? { gatePassed: gate.passed } : {}),
       wallSeconds: elapsedSeconds(started),
@@ -222,6 +246,32 @@ export function bootstrapTemplates(config: RunConfig, runDir?: string): { names:
   const names = [...new Set([...section.templates, config.template.preset])];
   const own = runTemplate(config, runDir);
   return { names, own, templates: names.map((n) => (n === config.template.preset ? own : n)) };
+}
+
+/** One phase of the bootstrap's training: global steps start … end - 1 (the section's own settings, then each `extend` entry). */
+export interface BootstrapPhaseRange { index: number; start: number; end: number; steps: number; batchSize: number; lr: number; copyDrills: number }
+
+/** The bootstrap's phases in order: the section's `steps`, then its `extend` phases (unset settings inherit the section's). */
+export function bootstrapPhases(section: BootstrapSection): BootstrapPhaseRange[] {
+  const out: BootstrapPhaseRange[] = [{ index: 0, start: 0, end: section.steps, steps: section.steps, batchSize: section.batchSize, lr: section.lr,
+    copyDrills: section.copyDrills }];
+  for (const p of section.extend ?? []) {
+    const start = out[out.length - 1]!.end;
+    out.push({ index: out.length, start, end: start + p.steps, steps: p.steps, batchSize: p.batchSize ?? section.batchSize, lr: p.lr ?? section.lr,
+      copyDrills: p.copyDrills ?? section.copyDrills });
+  }
+  return out;
+}
+
+/** All optimizer steps of the bootstrap (its own steps plus those of its extension phases). */
+export function bootstrapTotalSteps(section: BootstrapSection): number {
+  const phases = bootstrapPhases(section);
+  return phases[phases.length - 1]!.end;
+}
+
+/** The phase that trains global step `step` (the last phase when past the end). */
+export function phaseAt(phases: BootstrapPhaseRange[], step: number): BootstrapPhaseRange {
+  return phases.find((p) => step < p.end) ?? phases[phases.length - 1]!;
 }
 
 /** Puzzle seed of the bootstrap's sample generations: in the gate's held-out range, past its turns (never trained on). */
@@ -259,7 +309,9 @@ export interface BootstrapData {
  * is a prefix of the row, followed by the reply and its end-of-turn token. One row per game, all
  * assistant turns in the loss; later turns are cut when a game exceeds maxLength.
  */
-export function bootstrapRows(config: RunConfig, tokenizer: Tokenizer, maxContext: number, templates: Array<string | PromptTemplate>): BootstrapData {
+export function bootstrapRows(
+  config: RunConfig, tokenizer: Tokenizer, maxContext: number, templates: Array<string | PromptTemplate>, copyDrills?: number,
+): BootstrapData {
   const section = stageSection(config, 'bootstrap');
   const limits = stageSection(config, 'rollout');
   const turns = section.turns ?? limits.maxTurns;
@@ -299,7 +351,7 @@ export function bootstrapRows(config: RunConfig, tokenizer: Tokenizer, maxContex
   // copy drills: one-turn rows of fresh puzzles in the world-model templates (the state to copy sits right before the reply)
   const wmTemplates = templates.map((t) => (typeof t === 'string' ? builtinTemplate(t) : t)).filter((t) => t.responseFormat === 'world-model');
   let drills = 0;
-  const drillCount = section.observation === 'true' && wmTemplates.length > 0 ? Math.round(section.copyDrills * section.games) : 0;
+  const drillCount = section.observation === 'true' && wmTemplates.length > 0 ? Math.round((copyDrills ?? section.copyDrills) * section.games) : 0;
   for (let d = 0; d < drillCount; d++) {
     const template = wmTemplates[d % wmTemplates.length]!;
     const session = sessionFactory(config, template, { ...limits, maxTurns: 1 })({

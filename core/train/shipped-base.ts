@@ -62,7 +62,9 @@ export function baseDescriptor(config: RunConfig, templates: PromptTemplate[]): 
     templates: templates.map((t) => ({ name: t.name, responseFormat: t.responseFormat, hash: templateHash(t) }))
       .sort((a, b) => (a.name + a.responseFormat).localeCompare(b.name + b.responseFormat)),
     model: sortKeys(model) as Record<string, unknown>,
-    bootstrap: sortKeys(Object.fromEntries(Object.entries(section).filter(([k]) => !NOT_IN_DESCRIPTOR.has(k)))) as Record<string, unknown>,
+    // (no extension phases = the key absent, so bases described before `extend` existed still match)
+    bootstrap: sortKeys(Object.fromEntries(Object.entries(section)
+      .filter(([k, v]) => !NOT_IN_DESCRIPTOR.has(k) && !(k === 'extend' && Array.isArray(v) && v.length === 0)))) as Record<string, unknown>,
     rollout: { maxTurns: limits.maxTurns, maxActionsPerTurn: limits.maxActionsPerTurn, maxActionsPerGame: limits.maxActionsPerGame },
   };
 }
@@ -179,7 +181,9 @@ export async function shipBase(o: ShipOptions): Promise<ShippedBaseRecord> {
   const section = stageSection(o.config, 'bootstrap');
   const match = baseDescriptor(o.config, o.templates);
   const hasWorldModel = o.templates.some((t) => t.responseFormat === 'world-model');
-  const drills = section.observation === 'true' && hasWorldModel ? Math.round(section.copyDrills * section.games) : 0;
+  // the largest copy-drill share of any phase: the drill seeds run down from below the games' seeds
+  const share = Math.max(section.copyDrills, ...(section.extend ?? []).map((p) => p.copyDrills ?? section.copyDrills));
+  const drills = section.observation === 'true' && hasWorldModel ? Math.round(share * section.games) : 0;
   const start = o.config.seeds.selfplayStart;
   const loaded = await loadCheckpoint(o.checkpoint, { optimizer: false });
   let record: ShippedBaseRecord;
@@ -196,7 +200,7 @@ export async function shipBase(o: ShipOptions): Promise<ShippedBaseRecord> {
     };
     const manifest = await saveCheckpoint(o.out, {
       model: loaded.model, tokenizer: loaded.tokenizer, dtype: 'F16',
-      manifest: { step: section.steps, stage: 'bootstrap', parent: null, extra: { shippedBase: partial } },
+      manifest: { step: section.steps + (section.extend ?? []).reduce((n, p) => n + p.steps, 0), stage: 'bootstrap', parent: null, extra: { shippedBase: partial } },
     });
     record = { ...partial, contentHash: contentHash(manifest) };
     // manifest.json is not among its own hashed files: the content hash goes in after the files are final
