@@ -116,6 +116,8 @@ export const SelfplaySectionSchema = z.object({
   games: z.number().int().positive().default(64),              // self-play games (reference: 5 × 256)
   policy: z.enum(['model', 'random']).default('model'),        // 'random' = random-action ablation (well-formed random turns)
   groundTruthReplacement: z.boolean().default(true),           // false = self-belief ablation (train on the model's own states)
+  // true: the reasoning is rewritten as "I will try <the answer's actions>." so the prediction follows its plan (tiny models)
+  alignPlan: z.boolean().default(false),
   valFraction: z.number().min(0).lt(1).default(0.1),           // validation share, split by whole game
 }).strict();
 export type SelfplaySection = z.infer<typeof SelfplaySectionSchema>;

@@ -75,7 +75,11 @@ export const evalStage: StageDefinition = {
       for (const line of versusBaseLines(versusBase)) ctx.log('info', line);
       Object.assign(metrics, {
         'eval/wmCheck/observationExact': versusBase.model.observationExact, 'eval/wmCheck/predictionExact': versusBase.model.predictionExact,
-        'eval/wmCheck/baseObservationExact': versusBase.base.observationExact, 'eval/wmCheck/basePredictionExact': versusBase.base.predictionExact });
+        'eval/wmCheck/baseObservationExact': versusBase.base.observationExact, 'eval/wmCheck/basePredictionExact': versusBase.base.predictionExact,
+        ...(versusBase.model.conditioned && versusBase.base.conditioned ? {
+          'eval/wmCheck/conditionedExact': versusBase.model.conditioned.exactChanged,
+          'eval/wmCheck/baseConditionedExact': versusBase.base.conditioned.exactChanged,
+        } : {}) });
     }
     for (const [name, p] of Object.entries(perplexity)) if (Number.isFinite(p.perplexity)) metrics[`eval/statePerplexity/${name}`] = p.perplexity;
     ctx.metric(0, metrics, { episodes: summary.episodes });

@@ -30,6 +30,7 @@ import { sampleEvery, writeSample } from './samples.js';
 import { baseDescriptor, findShippedBase } from './shipped-base.js';
 import { loadRuntime, saveRuntime, type ModelRuntime, type TrainRow } from './runtime.js';
 import type { EpisodeSession } from '../prompts/session.js';
+import { parseStateText, scoreWorldModel } from '../prompts/world-model.js';
 import type { BootstrapSection, RunConfig } from '../api/run-config.js';
 import type { StageContext } from '../api/stage.js';
 import type { Tokenizer } from '../model/tokenizer.js';
@@ -407,6 +408,12 @@ export interface WorldModelCheck {
   predictionExactChanged: number;       // the same, on turns that changed the state
   counterfactualExactChanged: number;   // a counterfactual (other random actions) on those turns
   changedTurns: number;
+  /**
+   * p(s'|s, a) alone, apart from whether the model's answer follows its plan: the turn is forced open with the true
+   * observation and the plan "I will try A." for one random legal action A, the model writes the prediction, scored
+   * against the state after A (with the env's own slips: the ceiling is the success rate). On turns where A changes the state.
+   */
+  conditioned?: { exactChanged: number; counterfactualExactChanged: number; changedTurns: number };
 }
 
 /**
@@ -428,12 +435,33 @@ export async function worldModelCheck(
   const policy = modelPolicy(runtime);
   const maxPrompt = Math.max(16, limits.maxContextTokens - limits.maxNewTokens);
   let observationExact = 0, kept = 0, changed = 0, predicted = 0, predictedAll = 0, counterfactual = 0;
+  let condChanged = 0, condExact = 0, condCounterfactual = 0;
+  const condRng = new Rng(config.seeds.base + 31);
   for (let b = 0; b < sessions.length; b += limits.batchSize) {
     await breathe();
     if (signal?.aborted) return null;
     const batch = sessions.slice(b, b + limits.batchSize);
     const prompts = batch.map((s) => policy.encodePrompt(s.messages(), s.generationPrefix(), maxPrompt));
     const sampling = { maxNewTokens: limits.maxNewTokens, temperature: limits.temperature, topP: limits.topP, topK: limits.topK };
+    // the action-conditioned prediction (before the free turn moves the episodes on)
+    const forced = batch.map((s) => {
+      const legal = s.legalActions();
+      const action = legal[condRng.int(legal.length)]!;
+      const other = legal.filter((x) => x !== action);
+      const counter = other.length ? s.simulate([other[condRng.int(other.length)]!]).text : null;
+      const prefix = `${s.generationPrefix()}<observation>\n${s.stateText()}\n</observation>\nI will try ${action}.\n<prediction>\n`;
+      return { prefix, before: s.stateText(), truth: s.simulate([action]), counter, messages: s.messages() };
+    });
+    const condOut = await runtime.generate(forced.map((f) => runtime.encodePrompt(f.messages, f.prefix, maxPrompt)),
+      { ...sampling, seed: config.seeds.base * 11 + b, stop: ['</prediction>'] });
+    forced.forEach((f, i) => {
+      if (f.truth.text === f.before) return;
+      condChanged++;
+      const text = /^([\s\S]*?)(<\/prediction>|$)/.exec(condOut[i]!.text)![1]!;
+      const board = parseStateText(config.env.id, text, wm[0], f.truth.board);
+      if (board && scoreWorldModel(board, f.truth.board).exact) condExact++;
+      if (f.counter === f.truth.text) condCounterfactual++;
+    });
     const out = await policy.generate(prompts, { ...sampling, seed: config.seeds.base * 7 + b });
     batch.forEach((s, i) => {
       const reply = s.generationPrefix() + out[i]!.text;
@@ -455,6 +483,10 @@ export async function worldModelCheck(
   return {
     turns: n, seedStart, observationExact: observationExact / n, keepRate: kept / n, predictionExact: predictedAll / n,
     predictionExactChanged: changed ? predicted / changed : 0, counterfactualExactChanged: changed ? counterfactual / changed : 0, changedTurns: changed,
+    conditioned: {
+      exactChanged: condChanged ? condExact / condChanged : 0, counterfactualExactChanged: condChanged ? condCounterfactual / condChanged : 0,
+      changedTurns: condChanged,
+    },
   };
 }
 
@@ -504,13 +536,17 @@ export async function worldModelVersusBase(ctx: StageContext, runtime: ModelRunt
 
 export function versusBaseLines(v: WorldModelVersusBase): string[] {
   const f = (x: number) => `${(100 * x).toFixed(0)}%`.padStart(5);
+  const cond = (c: WorldModelCheck) => (c.conditioned ? `${f(c.conditioned.exactChanged)} (${c.conditioned.changedTurns})` : '   –');
   const row = (name: string, c: WorldModelCheck) =>
-    `${name.padEnd(12)} ${f(c.observationExact)}       ${f(c.predictionExact)}      ${f(c.predictionExactChanged)} (${c.changedTurns})   ${f(c.keepRate)}`;
+    `${name.padEnd(12)} ${f(c.observationExact)}       ${f(c.predictionExact)}      ${f(c.predictionExactChanged)} (${c.changedTurns})   ` +
+      `${f(c.keepRate)}   ${cond(c)}`;
+  const cf = v.base.conditioned ? `; a random other action's outcome matches on ${f(v.base.conditioned.counterfactualExactChanged).trim()}` : '';
   return [
     `world model on the first turns of ${v.model.turns} eval puzzles (seeds ${v.model.seedStart}…), template ${v.template}:`,
-    '             observation  prediction  on changed turns  kept',
+    '             observation  prediction  on changed turns  kept   given the action',
     row('this model', v.model),
     row('base', v.base),
+    `("given the action": the true observation and "I will try A." forced for one random action A, prediction exact on turns A changes${cf})`,
   ];
 }
 

@@ -4,7 +4,8 @@
 //      dropped turns are counted by reason, never silently lost;
 //   2. ground-truth replacement — observation ← true state before the turn, prediction ← true
 //      state after the turn's actions, both rendered with the run's template (TurnRecord.stateBefore/After.text);
-//      the self-belief ablation keeps the model's own states;
+//      the self-belief ablation keeps the model's own states; with `alignPlan` the reasoning is
+//      also rewritten as the plan of the answer's actions (alignPlan below);
 //   3. one row per kept turn, with the original and corrected text side by side;
 //   4. split by whole game (core/train/split.ts).
 import type { EpisodeRecord } from '../api/records.js';
@@ -42,6 +43,19 @@ export function replaceStates(response: string, observation: string, prediction:
   return swap(swap(response, 'observation', observation), 'prediction', prediction);
 }
 
+/**
+ * The reasoning between </observation> and <prediction> rewritten as the plan of the actions the
+ * answer gave ("I will try A, B."; the tiny templates' and the bootstrap's plan sentence), so the
+ * prediction that follows is the effect of the plan written before it. Without it a tiny base,
+ * which does not tie its <answer> to its plan, gives SFT next states that depend on actions
+ * written only after the prediction.
+ */
+export function alignPlan(response: string, actions: readonly string[]): string {
+  const a = response.indexOf('</observation>'), b = response.indexOf('<prediction>', a);
+  if (a < 0 || b < 0 || actions.length === 0) return response;
+  return `${response.slice(0, a + '</observation>'.length)}\nI will try ${actions.join(', ')}.\n${response.slice(b)}`;
+}
+
 export interface SftRowData {
   id: string;                 // "<episodeId>-t<turn>"
   episodeId: string;
@@ -67,7 +81,7 @@ export interface BuildRowsResult {
  */
 export function buildSftRows(
   episodes: EpisodeRecord[],
-  opts: { groundTruthReplacement: boolean; systemPrompt?: string; rewardMessage?: (reward: number) => string },
+  opts: { groundTruthReplacement: boolean; alignPlan?: boolean; systemPrompt?: string; rewardMessage?: (reward: number) => string },
 ): BuildRowsResult {
   const dropped: Record<DropReason, number> = {
     'missing-think': 0,
@@ -91,6 +105,7 @@ export function buildSftRows(
       } else {
         try {
           corrected = opts.groundTruthReplacement ? replaceStates(turn.response, turn.stateBefore.text, turn.stateAfter.text) : turn.response;
+          if (opts.alignPlan) corrected = alignPlan(corrected, turn.parsed.actions);
           rows.push({
             id: `${ep.id}-t${turn.turn}`,
             episodeId: ep.id,

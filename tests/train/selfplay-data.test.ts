@@ -68,3 +68,18 @@ describe('ground-truth replacement', () => {
     expect(new Set(split.train.map((r) => r.episodeId)).size + new Set(split.val.map((r) => r.episodeId)).size).toBe(2);
   });
 });
+
+describe('plan alignment (selfplay.alignPlan)', () => {
+  it('rewrites the reasoning as the plan of the answer\'s actions, after ground-truth replacement, only when asked', () => {
+    const reply = '<think><observation>\nguess\n</observation>\nI will try Left, Up.\n<prediction>\nnext\n</prediction></think><answer>Right || Down</answer>';
+    const ep = episode('e', 1, [reply]);
+    ep.turns[0]!.parsed.actions = ['Right', 'Down'];
+    const aligned = buildSftRows([ep], { groundTruthReplacement: true, alignPlan: true }).rows[0]!.corrected;
+    expect(aligned).toBe('<think><observation>\nTRUE0\n</observation>\nI will try Right, Down.\n<prediction>\nTRUE1\n</prediction></think><answer>Right || Down</answer>');
+    const plain = buildSftRows([ep], { groundTruthReplacement: true }).rows[0]!.corrected;
+    expect(plain).toContain('I will try Left, Up.');
+    // no actions parsed: the reasoning is left alone
+    ep.turns[0]!.parsed.actions = [];
+    expect(buildSftRows([ep], { groundTruthReplacement: true, alignPlan: true }).rows[0]!.corrected).toContain('I will try Left, Up.');
+  });
+});
