@@ -706,6 +706,8 @@ export const apiContract = {
       seeds: z.array(z.number().int()).min(1).max(1000).optional(),      // run seeds (seeds.base)
       size: z.enum(['smoke', 'quick', 'standard', 'paper']).optional(),
       set: z.record(z.string(), z.unknown()).optional(),                 // dotted-path overrides for every run, like `--set`
+      // cells recorded elsewhere ("method:env:seed", e.g. from docs/results on another machine): not run, counted as done
+      skip: z.array(z.string().regex(/^[^:]+:[^:]+:-?\d+$/)).max(10_000).optional(),
     }).strict(), StudySummarySchema,
       'Start a study (a grid of runs methods × envs × seeds, run one after another), or resume an existing one by name: completed runs are ' +
         'skipped, stopped or failed ones resumed. With only a name, the saved grid is used.'),

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import type { Command } from 'commander';
 import { createDispatcher } from '../host/dispatcher.js';
 import { createInProcessClient } from '../host/in-process.js';
-import { parseStudySpec, writeStudyReport, type StudySpec } from '../eval/study.js';
+import { cellKey, parseStudySpec, studyCells, writeStudyReport, type StudySpec } from '../eval/study.js';
 import { parseSetArgs } from '../engine/config.js';
 
 function fail(message: string): never {
@@ -43,6 +43,7 @@ async function runStudy(spec: StudySpec, projectDir: string): Promise<number> {
       onRunStarting: (_study, r) => {
         const head = `[${r.index + 1}/${r.total}] ${r.name}:`;
         if (r.action === 'skipped') process.stdout.write(`${head} completed, skipped\n`);
+        else if (r.action === 'recorded') process.stdout.write(`${head} recorded in --skip-recorded, skipped\n`);
         else if (r.action === 'resumed') process.stdout.write(`${head} resuming ${r.runId}\n`);
         else if (r.action === 'waiting') process.stdout.write(`${head} already running (${r.runId}), waiting for it\n`);
         else process.stdout.write(`${head} ${r.runId} (${r.stages.join(' → ')})\n`);
@@ -75,6 +76,7 @@ async function runStudy(spec: StudySpec, projectDir: string): Promise<number> {
       seeds: spec.seeds,
       size: spec.size,
       ...(spec.set ? { set: spec.set } : {}),
+      ...(spec.skip ? { skip: spec.skip } : {}),
     });
     await d.waitForStudy(spec.name);
     const summary = (await api.studies.list()).studies.find((x) => x.name === spec.name);
@@ -103,7 +105,11 @@ export function registerStudyCommands(program: Command): void {
     .option('--size <size>', 'preset size: smoke | quick | standard | paper', 'quick')
     .option('--name <name>', 'study name', 'study')
     .option('--set <key=value>', 'override a config value of every run by dotted path, e.g. --set stages.bootstrap.steps=150 (repeatable)', collect, [])
-    .action(async (o: { project: string; grid?: string; methods?: string; envs?: string; seeds: string; size: string; name: string; set: string[] }) => {
+    .option('--skip-recorded <dir>', 'skip the cells recorded in DIR/runs/<method>-<env>-s<seed>.json (docs/results/<study>/<variant>, written by ' +
+      'record-runs.mjs as runs finish), so a study resumed on a fresh machine runs only what is missing')
+    .action(async (o: {
+      project: string; grid?: string; methods?: string; envs?: string; seeds: string; size: string; name: string; set: string[]; skipRecorded?: string;
+    }) => {
       let set: Record<string, unknown> = {};
       try { set = parseSetArgs(o.set); } catch (err) { fail((err as Error).message); }
       let spec: StudySpec;
@@ -139,6 +145,23 @@ export function registerStudyCommands(program: Command): void {
         } catch (err) {
           fail((err as Error).message);
         }
+      }
+      if (o.skipRecorded) {
+        const dir = path.join(o.skipRecorded, 'runs');
+        if (!fs.existsSync(dir)) fail(`--skip-recorded ${o.skipRecorded}: no runs/ folder there (record-runs.mjs writes <dir>/runs/<method>-<env>-s<seed>.json)`);
+        const skip: string[] = [];
+        for (const c of studyCells(spec)) {
+          const file = path.join(dir, `${c.method}-${c.env}-s${c.seed}.json`);
+          if (!fs.existsSync(file)) continue;
+          let record: { study?: string; method?: string; env?: string; seed?: number; eval?: unknown };
+          try { record = JSON.parse(fs.readFileSync(file, 'utf8')); } catch (err) { fail(`--skip-recorded: ${file}: ${(err as Error).message}`); }
+          if (record.study !== spec.name || record.method !== c.method || record.env !== c.env || record.seed !== c.seed || !record.eval) {
+            fail(`--skip-recorded: ${file} is not the finished record of ${c.method} on ${c.env} seed ${c.seed} in study ${spec.name}`);
+          }
+          skip.push(cellKey(c.method, c.env, c.seed));
+        }
+        process.stdout.write(`${skip.length} of ${studyCells(spec).length} cells recorded in ${o.skipRecorded}; they are not run again\n`);
+        if (skip.length) spec.skip = skip;
       }
       // Check every run's config before the first one starts (a typo in --set would otherwise fail each run late).
       const { checkRunRequest } = await import('./core-commands.js');

@@ -13,7 +13,7 @@ import { conflict, notFound, WorkbenchError } from '../api/errors.js';
 import type { ProjectStore } from '../storage/project-store.js';
 import * as path from 'node:path';
 import {
-  findStudyRuns, listStudyNames, readStudySpec, readStudyState, runName, studyCells, studyDir, writeStudyReport, writeStudySpec,
+  cellKey, findStudyRuns, listStudyNames, readStudySpec, readStudyState, runName, studyCells, studyDir, writeStudyReport, writeStudySpec,
   writeStudyState, type RunRef, type StudySpec, type StudyState,
 } from '../eval/study.js';
 import { isActiveStatus, type RunHost } from './run-host.js';
@@ -34,7 +34,7 @@ export interface StudyHostOptions {
     info: {
       name: string;
       runId: string | null;
-      action: 'created' | 'resumed' | 'skipped' | 'waiting';
+      action: 'created' | 'resumed' | 'skipped' | 'waiting' | 'recorded';
       index: number;
       total: number;
       stages: string[];
@@ -100,7 +100,7 @@ export class StudyHost {
     for (const c of cells) {
       const mine = found.filter((r) => r.name === runName(spec, c.method, c.env, c.seed));
       const r = mine.find((x) => x.status === 'completed') ?? mine[mine.length - 1];
-      if (!r) continue;
+      if (!r) { if (spec.skip?.includes(cellKey(c.method, c.env, c.seed))) done++; continue; }   // recorded elsewhere counts as done
       runIds.push(path.basename(r.dir));
       if (r.status === 'completed') done++;
       else if (r.status === 'failed' || r.status === 'stopped') failed++;
@@ -181,6 +181,11 @@ export class StudyHost {
       for (const [i, cell] of cells.entries()) {
         if (entry.stopRequested) break;
         const name = runName(spec, cell.method, cell.env, cell.seed);
+        if (spec.skip?.includes(cellKey(cell.method, cell.env, cell.seed))) {
+          // recorded elsewhere (docs/results of the repository, from another machine): not run again
+          this.o.onRunStarting?.(spec.name, { name, runId: '', action: 'recorded', index: i, total: cells.length, stages: [] });
+          continue;
+        }
         const existing = this.runsByName().get(name);
         if (existing?.status === 'completed') {
           this.o.onRunStarting?.(spec.name, {

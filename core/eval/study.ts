@@ -26,7 +26,11 @@ export interface StudySpec {
   seeds: number[];            // run seeds (seeds.base)
   size: 'smoke' | 'quick' | 'standard' | 'paper';
   set?: Record<string, unknown>; // dotted-path overrides for every run
+  skip?: string[];            // cells recorded elsewhere (e.g. docs/results on another machine) as "method:env:seed": not run here
 }
+
+/** The key of a cell in StudySpec.skip. */
+export function cellKey(method: string, env: string, seed: number): string { return `${method}:${env}:${seed}`; }
 
 export function parseStudySpec(raw: unknown, where: string): StudySpec {
   const o = raw as Partial<StudySpec>;
@@ -39,8 +43,14 @@ export function parseStudySpec(raw: unknown, where: string): StudySpec {
       problems.push(`${key}: a non-empty array of strings`);
   if (!Array.isArray(o.seeds) || o.seeds.length === 0 || !o.seeds.every((x) => Number.isInteger(x))) problems.push('seeds: a non-empty array of integers');
   if (!['smoke', 'quick', 'standard', 'paper'].includes(String(o.size))) problems.push('size: smoke | quick | standard | paper');
+  if (o.skip !== undefined && (!Array.isArray(o.skip) || !o.skip.every((x) => typeof x === 'string' && x.split(':').length === 3))) {
+    problems.push('skip: an array of "method:env:seed" strings');
+  }
   if (problems.length) throw new Error(`${where}: invalid study: ${problems.join('; ')}`);
-  return { name: o.name!, methods: o.methods!, envs: o.envs!, seeds: o.seeds!, size: o.size!, ...(o.set ? { set: o.set } : {}) };
+  return {
+    name: o.name!, methods: o.methods!, envs: o.envs!, seeds: o.seeds!, size: o.size!, ...(o.set ? { set: o.set } : {}),
+    ...(o.skip?.length ? { skip: o.skip } : {}),
+  };
 }
 
 export function runName(spec: Pick<StudySpec, 'name'>, method: string, env: string, seed: number): string {

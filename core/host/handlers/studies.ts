@@ -35,6 +35,7 @@ function validateStudy(s: Session, req: ApiRequestParsed<'studies.start'>): Stud
   const seeds = req.seeds ?? stored?.seeds ?? [0];
   const size = req.size ?? stored?.size ?? 'quick';
   const set = req.set ?? stored?.set;
+  const skip = req.skip ?? stored?.skip;
   const presets = listPresets();
   const envIds = adapter.envInfos().map((e) => e.id);
   const checkList = (field: 'methods' | 'envs' | 'seeds', values: ReadonlyArray<string | number>, valid: ReadonlyArray<string> | null, what: string) => {
@@ -79,6 +80,7 @@ function validateStudy(s: Session, req: ApiRequestParsed<'studies.start'>): Stud
     seeds: [...seeds],
     size,
     ...(set && Object.keys(set).length ? { set } : {}),
+    ...(skip?.length ? { skip: [...skip] } : {}),
   };
   return spec;
 }
