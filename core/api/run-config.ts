@@ -51,6 +51,8 @@ export const RunConfigSchema = z.object({
   seeds: SeedsSchema.default({ base: 0, selfplayStart: 1_000_000, rlStart: 2_000_000, evalStart: 3_000_000 }),
   // auto: torch (a PyTorch worker) when a Python with torch answers, else TF.js wasm; see docs/compute.md
   backend: z.enum(['auto', 'tensorflow-gpu', 'tensorflow', 'wasm', 'cpu', 'torch']).default('auto'),
+  // wasm only: data-parallel worker threads besides the main one (auto: one per further core, at most 3); SPA_WASM_WORKERS overrides
+  workers: z.union([z.literal('auto'), z.number().int().min(0).max(31)]).optional(),
   // Stage settings: each stage owns a typed section; the pipeline defines and validates them.
   stages: z.record(z.string(), z.record(z.string(), z.unknown())).default({}),
 }).strict();

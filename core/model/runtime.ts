@@ -15,6 +15,11 @@ import { tokenScores } from './score.js';
 import { Trainer, padRows, DEFAULT_TOKEN_BUDGET, type TrainRow } from './trainer.js';
 import type { OptimizerState } from './optim.js';
 import { saveCheckpoint } from './checkpoint.js';
+import { DataParallelTrainer } from './workers/data-parallel.js';
+import type { TokenizerFiles } from './workers/protocol.js';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 export type { TrainRow } from './trainer.js';
 
@@ -116,23 +121,81 @@ export abstract class RuntimeBase {
   }
 }
 
+/**
+ * Data-parallel worker threads of a TF.js runtime (wasm runs one thread per instance): generation,
+ * token statistics and training steps are split across the main thread and `workers` threads, each
+ * with its own wasm instance and model replica (core/model/workers/). `lossModules` register the
+ * losses in each worker (core/train passes its losses module).
+ */
+export interface TfjsWorkers { workers: number; lossModules: string[] }
+
 /** The TF.js implementation: the model lives in this process; training goes through Trainer.stepRows. */
 export class TfjsRuntime extends RuntimeBase implements ModelRuntime {
   trainer: Trainer | null = null;
   /** AdamW moments read from a checkpoint being resumed; applied when the optimizer is created. */
   restoredOptimizerState: OptimizerState | null = null;
+  private dp: DataParallelTrainer | null = null;
+  private dpStart: Promise<DataParallelTrainer> | null = null;
+  /** Called after this runtime changed the model's weights outside its workers (a value view's step). */
+  private onWeightsChanged: (() => void) | null = null;
 
-  /** `ownsModel` false: a view that shares another runtime's model (dispose frees only its optimizer). */
-  constructor(readonly model: CausalLM, tokenizer: Tokenizer, readonly info: RuntimeInfo, private readonly ownsModel = true) {
+  /**
+   * `ownsModel` false: a view that shares another runtime's model (dispose frees only its optimizer).
+   * `parallel`: data-parallel worker threads (started on the first generate / tokenStats / trainStep,
+   * so adapters enabled before then are replicated; 0 or absent = this thread only).
+   */
+  constructor(
+    readonly model: CausalLM, tokenizer: Tokenizer, readonly info: RuntimeInfo, private readonly ownsModel = true,
+    readonly parallel: TfjsWorkers | null = null,
+  ) {
     super(model.config, tokenizer);
+  }
+
+  /** Worker threads besides this one (0 without data parallelism). */
+  get workers(): number { return this.parallel?.workers ?? 0; }
+
+  /** The data-parallel coordinator, started on first use; null without workers. */
+  private async workerPool(): Promise<DataParallelTrainer | null> {
+    if (!this.parallel || this.parallel.workers <= 0) return null;
+    if (this.dp) return this.dp;
+    this.dpStart ??= (async () => {
+      const files = await tokenizerFiles(this.tokenizer);
+      const dp = await DataParallelTrainer.create(this.model, this.trainer, {
+        workers: this.parallel!.workers, lossModules: this.parallel!.lossModules, backend: 'wasm', tokenizer: files,
+      });
+      this.dp = dp;
+      return dp;
+    })();
+    try {
+      return await this.dpStart;
+    } catch (error) {
+      this.dpStart = null;
+      throw new Error(`TF.js data-parallel workers failed to start (${this.parallel.workers} threads): ${(error as Error).message}`);
+    }
+  }
+
+  /**
+   * The model's weights or structure changed outside this runtime's steps (adapters enabled, weights
+   * loaded): the workers are stopped and restarted from the current model on next use, and the
+   * optimizer is rebuilt over the current trainable variables.
+   */
+  async modelChanged(): Promise<void> {
+    const dp = this.dp;
+    this.dp = null;
+    this.dpStart = null;
+    await dp?.dispose();
+    this.trainer?.dispose();
+    this.trainer = null;
   }
 
   async generate(prompts: number[][], opts: GenerateOptions): Promise<Generated[]> {
     if (prompts.length === 0) return [];
-    const results = generateTokens(this.model, this.tokenizer, prompts, {
+    const options = {
       maxNewTokens: this.newTokenBudget(prompts, opts.maxNewTokens), temperature: opts.temperature, topP: opts.topP, topK: opts.topK, seed: opts.seed,
       stop: opts.stop ?? ['</answer>'], stopTokenIds: this.stopTokenIds(),
-    });
+    };
+    const dp = prompts.length > 1 ? await this.workerPool() : null;
+    const results = dp ? await dp.generate(this.tokenizer, prompts, options) : generateTokens(this.model, this.tokenizer, prompts, options);
     await Promise.resolve();
     return results.map((r) => ({ ids: r.tokens, text: r.text, logprobs: r.logprobs }));
   }
@@ -153,7 +216,12 @@ export class TfjsRuntime extends RuntimeBase implements ModelRuntime {
     lossName: string, rows: TrainRow[], params: Record<string, unknown>, lr: number, gradClip: number, tokenBudget = DEFAULT_TOKEN_BUDGET,
   ): Promise<Record<string, number>> {
     const trainer = this.ensureOptimizer();
-    const r = trainer.stepRows(lossName, rows, params, { lr, maxGradNorm: gradClip, tokenBudget, padTokenId: this.tokenizer.padTokenId });
+    const opts = { lr, maxGradNorm: gradClip, tokenBudget, padTokenId: this.tokenizer.padTokenId };
+    const dp = rows.length > 1 ? await this.workerPool() : null;
+    dp?.setTrainer(trainer);
+    const r = dp ? await dp.stepRows(lossName, rows, params, opts) : trainer.stepRows(lossName, rows, params, opts);
+    if (!dp) this.dp?.markWeightsChanged();
+    this.onWeightsChanged?.();
     await Promise.resolve();
     return { ...r.stats, 'losses/total': r.loss, 'charts/gradNorm': r.gradNorm, 'charts/lr': r.lr };
   }
@@ -162,6 +230,16 @@ export class TfjsRuntime extends RuntimeBase implements ModelRuntime {
     if (rows.length === 0) return [];
     const longest = Math.max(...rows.map((r) => r.ids.length));
     const per = Math.max(1, Math.floor(tokenBudget / Math.max(1, longest)));   // rows per forward (wasm memory)
+    const dp = rows.length > 1 ? await this.workerPool() : null;
+    if (dp) {
+      const batch = padRows(rows.map((r) => ({ ids: r.ids, arrays: {} })), this.tokenizer.padTokenId);
+      const values = withValues && this.config.value_head;
+      const s = await dp.tokenScores(batch.inputIds, batch.attentionMask!, { values, chunkRows: per });
+      return rows.map((r, k) => ({
+        logprobs: s.logprobs[k]!.slice(0, r.ids.length), entropies: s.entropies[k]!.slice(0, r.ids.length),
+        values: s.values ? s.values[k]!.slice(0, r.ids.length) : null,
+      }));
+    }
     const out: TokenStat[] = [];
     for (let start = 0; start < rows.length; start += per) {
       const chunk = rows.slice(start, start + per);
@@ -189,12 +267,30 @@ export class TfjsRuntime extends RuntimeBase implements ModelRuntime {
   valueView(betas: readonly [number, number]): TfjsRuntime {
     const view = new TfjsRuntime(this.model, this.tokenizer, this.info, false);
     view.ensureOptimizer(0, betas);
+    view.onWeightsChanged = () => this.dp?.markWeightsChanged();   // the view steps on this thread: the workers resync
     return view;
   }
 
   async dispose(): Promise<void> {
+    const dp = this.dp;
+    this.dp = null;
+    this.dpStart = null;
+    await dp?.dispose();
     this.trainer?.dispose();
     this.trainer = null;
     if (this.ownsModel) this.model.dispose();
+  }
+}
+
+/** A tokenizer as its two files' contents (what data-parallel workers rebuild it from). */
+async function tokenizerFiles(tokenizer: Tokenizer): Promise<TokenizerFiles> {
+  const dir = await mkdtemp(join(tmpdir(), 'spa-tokenizer-'));
+  try {
+    await tokenizer.save(dir);
+    const json = JSON.parse(await readFile(join(dir, 'tokenizer.json'), 'utf8')) as unknown;
+    const config = JSON.parse(await readFile(join(dir, 'tokenizer_config.json'), 'utf8')) as Record<string, unknown>;
+    return { json, config };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
   }
 }

@@ -210,8 +210,8 @@ export class Trainer {
     return [...this.names];
   }
 
-  /** A chunk counts by its loss tokens: gradients times that weight go into the accumulator. */
-  private accumulateChunk(lossName: string, params: Record<string, unknown>, batch: TrainBatch): void {
+  /** A chunk counts by its loss tokens: gradients times that weight go into the accumulator (data-parallel coordinators call it too). */
+  accumulateChunk(lossName: string, params: Record<string, unknown>, batch: TrainBatch): void {
     const weight = lossTokens(batch);
     const { grads, loss, stats } = this.computeGradients(lossName, params, batch);
     const scaled = new Map<string, tf.Tensor>();
@@ -246,9 +246,9 @@ export class Trainer {
   }
 
   /** Apply what was accumulated (mean over the accumulated weight): clip, AdamW, schedule. */
-  applyAccumulatedGradients(): StepResult {
+  applyAccumulatedGradients(opts: { lr?: number; maxGradNorm?: number } = {}): StepResult {
     const mean = averageStats(this.accStats);
-    return { ...mean, ...this.applyAccumulated() };
+    return { ...mean, ...this.applyAccumulated(opts) };
   }
 
   private applyAccumulated(opts: { lr?: number; maxGradNorm?: number } = {}): { gradNorm: number; lr: number; applied: boolean; step: number } {

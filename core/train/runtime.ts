@@ -7,6 +7,8 @@
 //                               else TF.js's best (tensorflow-gpu is never chosen by auto)
 // SPA_BACKEND overrides the run config's `backend`. Every choice is reported with the reason each
 // better backend was not taken; an explicit request that cannot be met is an error.
+// On wasm (one thread per instance) the runtimes also start data-parallel worker threads: the run
+// config's `workers` or SPA_WASM_WORKERS, auto = one per further core (at most 3).
 import { CausalLM } from '../model/transformer.js';
 import { presetConfig } from '../model/config.js';
 import { buildCharTokenizer } from '../model/tokenizer.js';
@@ -17,6 +19,8 @@ import { TorchRuntime } from '../model/torch/runtime.js';
 import { probeTorch, type TorchProbe } from '../model/torch/worker-client.js';
 import type { RunConfig } from '../api/run-config.js';
 import './losses.js';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
 
 export type { ModelRuntime, GenerateOptions, Generated, TrainRow, TokenStat, RuntimeInfo, RuntimeTrainer } from '../model/runtime.js';
 
@@ -31,8 +35,25 @@ export interface ComputeChoice {
   torch: TorchProbe | null;
   /** The TF.js backend (it also evaluates the loss math when torch computes the model). */
   tfjs: BackendReport;
+  /** Data-parallel worker threads of TF.js wasm runtimes (0 on other backends). */
+  workers: number;
   /** One line for logs, the CLI and the run view. */
   summary: string;
+}
+
+/** Most worker threads `auto` starts (each holds a model replica; the gain flattens past 4 threads). */
+export const AUTO_WORKERS_MAX = 3;
+
+/** Worker threads for a wasm run: SPA_WASM_WORKERS, else the config's `workers`, else auto (cores - 1, at most AUTO_WORKERS_MAX). */
+export function resolveWorkers(configWorkers: number | 'auto' | undefined, opts: { ignoreEnv?: boolean } = {}): number {
+  const env = opts.ignoreEnv ? undefined : process.env.SPA_WASM_WORKERS?.trim();
+  let request: number | 'auto' = configWorkers ?? 'auto';
+  if (env) {
+    if (env === 'auto') request = 'auto';
+    else if (/^\d+$/.test(env) && Number(env) <= 31) request = Number(env);
+    else throw new Error(`environment variable SPA_WASM_WORKERS: expected "auto" or a whole number 0-31, got ${JSON.stringify(env)}`);
+  }
+  return request === 'auto' ? Math.max(0, Math.min(AUTO_WORKERS_MAX, availableParallelism() - 1)) : request;
 }
 
 let chosen: ComputeChoice | null = null;
@@ -48,12 +69,13 @@ function parseRequest(value: string, where: string): ComputeRequest {
 
 /** Choose (once per request) and initialise the run's compute backend; returns the summary line. */
 export async function chooseCompute(
-  configBackend: string | undefined, opts: { log?: (line: string) => void; ignoreEnv?: boolean } = {},
+  configBackend: string | undefined, opts: { log?: (line: string) => void; ignoreEnv?: boolean; workers?: number | 'auto' } = {},
 ): Promise<ComputeChoice> {
   const env = opts.ignoreEnv ? undefined : process.env.SPA_BACKEND?.trim();
   const requested = env ? parseRequest(env, 'environment variable SPA_BACKEND') : parseRequest(configBackend ?? 'auto', 'run config "backend"');
   const source: ComputeChoice['source'] = requested === 'auto' ? 'auto' : env ? 'env:SPA_BACKEND' : 'config';
-  const key = `${requested}|${source}|${process.env.SPA_PYTHON ?? ''}`;
+  const workersWanted = resolveWorkers(opts.workers, opts);
+  const key = `${requested}|${source}|${process.env.SPA_PYTHON ?? ''}|${workersWanted}`;
   if (chosen && chosenKey === key) return chosen;
   let torch: TorchProbe | null = null;
   let backend: ComputeBackend;
@@ -81,8 +103,10 @@ export async function chooseCompute(
   const what = backend === 'torch'
     ? `torch (${torch!.python}, torch ${torch!.torch}, ${torch!.cuda ? `CUDA ${torch!.device}` : torch!.mps ? 'Apple MPS' : 'CPU, all cores'})`
     : tfjs.summary.replace(/^TF\.js backend: /, 'TF.js ').replace(/; not used: .*$/, '');
-  const summary = `Compute backend: ${what} [${how}]${notTaken.length ? `; not used: ${notTaken.join('; ')}` : ''}`;
-  chosen = { backend, requested, source, torch, tfjs, summary };
+  const workers = backend === 'wasm' ? workersWanted : 0;
+  const threads = backend === 'wasm' ? `, ${workers + 1} thread${workers ? 's' : ''} (${workers} data-parallel worker${workers === 1 ? '' : 's'})` : '';
+  const summary = `Compute backend: ${what}${threads} [${how}]${notTaken.length ? `; not used: ${notTaken.join('; ')}` : ''}`;
+  chosen = { backend, requested, source, torch, tfjs, workers, summary };
   chosenKey = key;
   opts.log?.(summary);
   return chosen;
@@ -90,7 +114,7 @@ export async function chooseCompute(
 
 /** Initialise the run's backend (stages call this first); returns the summary line. */
 export async function useBackend(config: RunConfig, log?: (line: string) => void): Promise<string> {
-  return (await chooseCompute(config.backend, { log })).summary;
+  return (await chooseCompute(config.backend, { log, workers: config.workers })).summary;
 }
 
 function onTorch(): TorchProbe | null {
@@ -101,7 +125,18 @@ function tfjsInfo(): { backend: string; device: string } {
   const r = chosen?.tfjs;
   if (!r) return { backend: 'tfjs', device: 'unknown (useBackend was not called)' };
   const features = Object.entries(r.features).map(([k, v]) => `${k}=${v}`).join(', ');
-  return { backend: r.backend, device: `${r.backend}${features ? ` (${features})` : ''}` };
+  const workers = chosen?.workers ?? 0;
+  const threads = workers > 0 ? `, ${workers + 1} threads` : '';
+  return { backend: r.backend, device: `${r.backend}${features || threads ? ` (${features}${threads})` : ''}` };
+}
+
+/** The losses module every data-parallel worker imports (registers the pipeline's losses there too). */
+const LOSS_MODULE = new URL(`./losses${fileURLToPath(import.meta.url).endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url).href;
+
+/** Data-parallel workers for a TF.js runtime created now (none unless the chosen backend is wasm with workers). */
+function tfjsParallel(): { workers: number; lossModules: string[] } | null {
+  const workers = chosen?.backend === 'wasm' ? chosen.workers : 0;
+  return workers > 0 ? { workers, lossModules: [LOSS_MODULE] } : null;
 }
 
 /** A fresh model from the run's model preset (tiny models: character tokenizer); the same initial weights on every backend. */
@@ -111,7 +146,7 @@ export async function createRuntime(config: RunConfig, opts: { seed: number; val
   const modelConfig = presetConfig(config.model.preset, { ...(config.model.overrides ?? {}), vocab_size: tokenizer.vocabSize, value_head: opts.valueHead });
   const model = new CausalLM(modelConfig, { seed: opts.seed });
   const torch = onTorch();
-  if (!torch) return new TfjsRuntime(model, tokenizer, tfjsInfo());
+  if (!torch) return new TfjsRuntime(model, tokenizer, tfjsInfo(), true, tfjsParallel());
   try {
     const weights = new Map([...model.namedWeights()].map(([k, v]) => [k, { shape: [...v.shape], data: v.dataSync() as Float32Array }]));
     return await TorchRuntime.fromWeights(modelConfig, tokenizer, weights, { probe: torch, log: (l) => process.stderr.write(`${l}\n`) });
@@ -131,7 +166,7 @@ export async function loadRuntime(dir: string, opts: { valueHead?: boolean; trai
   const torch = onTorch();
   if (torch) return TorchRuntime.fromFolder(dir, { ...opts, probe: torch, log: (l) => process.stderr.write(`${l}\n`) });
   const loaded = await loadCheckpoint(dir, { valueHead: opts.valueHead, model: { trainable: opts.trainable ?? true }, optimizer: opts.resume ?? false });
-  const runtime = new TfjsRuntime(loaded.model, loaded.tokenizer, tfjsInfo());
+  const runtime = new TfjsRuntime(loaded.model, loaded.tokenizer, tfjsInfo(), true, tfjsParallel());
   if (opts.resume) runtime.restoredOptimizerState = loaded.optimizerState;
   return runtime;
 }

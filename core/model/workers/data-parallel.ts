@@ -9,9 +9,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { existsSync } from 'node:fs';
 import * as tf from '@tensorflow/tfjs';
 import type { CausalLM } from '../transformer.js';
-import { Trainer, type StepRequest, type StepResult, type TrainBatch, type TrainerOptions } from '../trainer.js';
+import { Trainer, chunkRows, padRows, DEFAULT_TOKEN_BUDGET, type StepRequest, type StepResult, type TrainBatch, type TrainerOptions, type TrainRow } from '../trainer.js';
+import { tokenScores, type TokenScores } from '../score.js';
 import type { BackendRequest } from '../backend.js';
-import type { FromWorker, GenerateMessage, StepMessage, TokenizerFiles } from './protocol.js';
+import type { ChunksMessage, FromWorker, GenerateMessage, ScoresMessage, StepMessage, TokenizerFiles } from './protocol.js';
 import { generate, type GenerateOptions, type GenerationResult, type GenerationTokenizer } from '../generate.js';
 import { flattenWeights, unflattenGradients } from './flat.js';
 
@@ -26,10 +27,15 @@ export interface DataParallelOptions {
   tokenizer?: TokenizerFiles;
 }
 
-interface WorkerHandle { worker: Worker; pending: Map<number, { resolve: (m: FromWorker) => void; reject: (e: Error) => void }> }
+interface WorkerHandle {
+  worker: Worker;
+  pending: Map<number, { resolve: (m: FromWorker) => void; reject: (e: Error) => void }>;
+  /** Why the worker is gone (set when it exits or crashes): later requests fail with it at once. */
+  dead?: string;
+}
 
 export class DataParallelTrainer {
-  readonly trainer: Trainer;
+  private trainerRef: Trainer | null;
   private readonly model: CausalLM;
   private readonly handles: WorkerHandle[];
   private readonly names: string[];
@@ -38,17 +44,24 @@ export class DataParallelTrainer {
   private weightsVersion = 0;
   private readonly workerVersion: number[];
 
-  private constructor(model: CausalLM, trainer: Trainer, handles: WorkerHandle[]) {
+  private constructor(model: CausalLM, trainer: Trainer | null, handles: WorkerHandle[], private ownsTrainer: boolean) {
     this.model = model;
-    this.trainer = trainer;
+    this.trainerRef = trainer;
     this.handles = handles;
-    this.names = trainer.trainableNames();
+    this.names = model.trainableNames();
     this.workerVersion = handles.map(() => 0);
   }
 
-  static async create(model: CausalLM, options: TrainerOptions, dp: DataParallelOptions): Promise<DataParallelTrainer> {
+  /**
+   * Start the workers. `trainer`: options for a new Trainer (disposed with this), an existing
+   * Trainer over `model` whose optimizer (and its restored moments) this one steps (not disposed),
+   * or null for generation and scoring only (attach one with setTrainer before training).
+   */
+  static async create(model: CausalLM, trainerOrOptions: TrainerOptions | Trainer | null, dp: DataParallelOptions): Promise<DataParallelTrainer> {
     if (!Number.isInteger(dp.workers) || dp.workers < 0) throw new Error(`data parallel: workers must be a non-negative integer, got ${dp.workers}`);
-    const trainer = new Trainer(model, options);
+    const ownsTrainer = trainerOrOptions !== null && !(trainerOrOptions instanceof Trainer);
+    const trainer = trainerOrOptions === null || trainerOrOptions instanceof Trainer ? trainerOrOptions : new Trainer(model, trainerOrOptions);
+    if (trainer && trainer.model !== model) throw new Error('data parallel: the trainer given belongs to another model');
     const here = fileURLToPath(import.meta.url);
     const ext = here.endsWith('.ts') ? '.ts' : '.js';
     const entry = pathToFileURL(here.replace(/data-parallel\.(ts|js)$/, `dp-worker${ext}`)).href;
@@ -85,25 +98,51 @@ export class DataParallelTrainer {
           tokenizer: dp.tokenizer ?? null,
         });
         await ready;
+        worker.unref();   // an idle worker does not keep the process alive (post() refs it while a request is out)
         worker.on('message', (m: FromWorker) => {
-          if (m.type === 'result' || m.type === 'generated' || m.type === 'error') {
+          if (m.type !== 'ready') {
             const p = m.id !== null ? handle.pending.get(m.id) : undefined;
             if (!p) return;
             handle.pending.delete(m.id!);
+            if (handle.pending.size === 0) worker.unref();
             if (m.type === 'error') p.reject(new Error(`data-parallel worker ${i}: ${m.message}`)); else p.resolve(m);
           }
         });
-        worker.on('error', (e) => { for (const p of handle.pending.values()) p.reject(e); handle.pending.clear(); });
+        worker.on('error', (e) => {
+          handle.dead = `data-parallel worker ${i} crashed: ${e.message}`;
+          for (const p of handle.pending.values()) p.reject(e);
+          handle.pending.clear();
+        });
+        worker.on('exit', (code) => {
+          handle.dead ??= `data-parallel worker ${i} exited (code ${code})`;
+          for (const p of handle.pending.values()) p.reject(new Error(`${handle.dead} in the middle of a request`));
+          handle.pending.clear();
+        });
       }
     } catch (error) {
       await Promise.all(handles.map((h) => h.worker.terminate()));
-      trainer.dispose();
+      if (ownsTrainer) trainer?.dispose();
       throw error;
     }
-    return new DataParallelTrainer(model, trainer, handles);
+    return new DataParallelTrainer(model, trainer, handles, ownsTrainer);
   }
 
   get workers(): number { return this.handles.length; }
+
+  /** The optimizer side (clipping, AdamW) of the steps; throws when none is attached. */
+  get trainer(): Trainer {
+    if (!this.trainerRef) throw new Error('data parallel: no trainer attached (created for generation only; call setTrainer first)');
+    return this.trainerRef;
+  }
+
+  /** Use this Trainer (over the same model; not disposed by this) for the next steps. */
+  setTrainer(trainer: Trainer): void {
+    if (trainer === this.trainerRef) return;
+    if (trainer.model !== this.model) throw new Error('data parallel: the trainer given belongs to another model');
+    if (this.ownsTrainer) this.trainerRef?.dispose();
+    this.trainerRef = trainer;
+    this.ownsTrainer = false;
+  }
 
   /** Call after changing the model's weights outside this trainer (e.g. loading a checkpoint): workers resync the trainable weights. */
   markWeightsChanged(): void { this.weightsVersion++; }
@@ -130,7 +169,7 @@ export class DataParallelTrainer {
         ...(send && trainable ? { trainable } : {}),
       };
       this.workerVersion[i - 1] = this.weightsVersion;
-      remote.push(new Promise((resolve, reject) => { handle.pending.set(id, { resolve, reject }); handle.worker.postMessage(message); }));
+      remote.push(post(handle, id, message));
     }
     // The main thread computes its shard while the workers compute theirs.
     let local: ReturnType<Trainer['computeGradients']>;
@@ -195,7 +234,7 @@ export class DataParallelTrainer {
         ...(send && trainable ? { trainable } : {}),
       };
       this.workerVersion[i - 1] = this.weightsVersion;
-      remote.push(new Promise((resolve, reject) => { handle.pending.set(id, { resolve, reject }); handle.worker.postMessage(message); }));
+      remote.push(post(handle, id, message));
     }
     let local: GenerationResult[];
     try {
@@ -208,9 +247,88 @@ export class DataParallelTrainer {
     return [...local, ...results.flatMap((r) => (r.type === 'generated' ? r.results : []))];
   }
 
+  /** Send a message to worker `index` (with the trainable weights when its copy is stale) and await its reply. */
+  private dispatch(index: number, message: ChunksMessage | ScoresMessage, trainable: () => Float32Array): Promise<FromWorker> {
+    const handle = this.handles[index]!;
+    if (this.workerVersion[index] !== this.weightsVersion) message.trainable = trainable();
+    this.workerVersion[index] = this.weightsVersion;
+    return post(handle, message.id, message);
+  }
+
+  /** Lazily flattened trainable weights (computed once per call, only if some worker is stale). */
+  private trainableOnce(): () => Float32Array {
+    let flat: Float32Array | null = null;
+    return () => (flat ??= flattenWeights(this.model, this.names));
+  }
+
+  /**
+   * One optimisation step over rows of different lengths, as Trainer.stepRows computes it (the
+   * token-weighted mean over all rows' loss tokens, clipping, AdamW), with the rows split across
+   * the main thread and the workers: balanced by tokens, then packed into token-budget chunks per
+   * shard. Only the summation order differs from the single-thread step.
+   */
+  async stepRows(
+    lossName: string, rows: TrainRow[], params: Record<string, unknown>,
+    opts: { lr?: number; maxGradNorm?: number; tokenBudget?: number; padTokenId?: number } = {},
+  ): Promise<StepResult> {
+    if (rows.length === 0) throw new Error('stepRows: no rows to train on');
+    const shards = balanceRows(rows, this.handles.length + 1);
+    const budget = opts.tokenBudget ?? DEFAULT_TOKEN_BUDGET;
+    const pad = opts.padTokenId ?? 0;
+    const chunksOf = (shard: TrainRow[]) => chunkRows(shard, budget).map((c) => padRows(c, pad));
+    const trainable = this.trainableOnce();
+    const remote = shards.slice(1).map((shard, j) =>
+      this.dispatch(j, { type: 'chunks', id: this.nextId++, lossName, params, chunks: chunksOf(shard) }, trainable));
+    try {
+      for (const chunk of chunksOf(shards[0]!)) this.trainer.accumulateChunk(lossName, params, chunk);
+      const results = await Promise.all(remote);
+      for (const r of results) {
+        if (r.type !== 'accumulated') throw new Error(`data parallel: unexpected reply ${r.type} to a training shard`);
+        this.trainer.addToAccumulator(unflattenGradients(this.model, this.names, r.grads, 1), r.weight);
+        for (const it of r.items) this.trainer.recordStats(it.loss, it.stats, it.weight);
+      }
+    } catch (error) {
+      await Promise.allSettled(remote);
+      this.trainer.resetAccumulation();
+      throw error;
+    }
+    const result = this.trainer.applyAccumulatedGradients({ lr: opts.lr, maxGradNorm: opts.maxGradNorm });
+    this.weightsVersion++;
+    return result;
+  }
+
+  /** No-grad per-token statistics (tokenScores) of padded rows, split across the main thread and the workers. */
+  async tokenScores(inputIds: number[][], attentionMask: number[][], options: { values: boolean; chunkRows: number }): Promise<TokenScores> {
+    const rows = inputIds.length;
+    const parts = Math.max(1, Math.min(rows, this.handles.length + 1));
+    const bounds = Array.from({ length: parts + 1 }, (_, i) => Math.round((i * rows) / parts));
+    const trainable = this.trainableOnce();
+    const remote: Array<Promise<FromWorker>> = [];
+    for (let i = 1; i < parts; i++) {
+      remote.push(this.dispatch(i - 1, {
+        type: 'scores', id: this.nextId++, inputIds: inputIds.slice(bounds[i]!, bounds[i + 1]!),
+        attentionMask: attentionMask.slice(bounds[i]!, bounds[i + 1]!), values: options.values, chunkRows: options.chunkRows,
+      }, trainable));
+    }
+    let local: TokenScores;
+    try {
+      local = tokenScores(this.model, inputIds.slice(0, bounds[1]!), { attentionMask: attentionMask.slice(0, bounds[1]!), ...options });
+    } catch (error) {
+      await Promise.allSettled(remote);
+      throw error;
+    }
+    for (const r of await Promise.all(remote)) {
+      if (r.type !== 'scored') throw new Error(`data parallel: unexpected reply ${r.type} to a scoring shard`);
+      local.logprobs.push(...r.logprobs);
+      local.entropies.push(...r.entropies);
+      if (local.values && r.values) local.values.push(...r.values);
+    }
+    return local;
+  }
+
   async dispose(): Promise<void> {
     await Promise.all(this.handles.map(async (h) => { h.worker.postMessage({ type: 'close' }); await h.worker.terminate(); }));
-    this.trainer.dispose();
+    if (this.ownsTrainer) this.trainerRef?.dispose();
   }
 }
 
@@ -218,4 +336,28 @@ function sliceBatch(batch: TrainBatch, start: number, end: number): TrainBatch {
   const out: TrainBatch = { inputIds: batch.inputIds.slice(start, end) };
   for (const [k, v] of Object.entries(batch)) if (k !== 'inputIds' && v !== undefined) out[k] = (v as unknown[]).slice(start, end) as number[][];
   return out;
+}
+
+/** Rows into `parts` shards of about equal token counts (longest first, each to the lightest shard); no empty shard. */
+export function balanceRows(rows: TrainRow[], parts: number): TrainRow[][] {
+  const n = Math.max(1, Math.min(parts, rows.length));
+  const shards: TrainRow[][] = Array.from({ length: n }, () => []);
+  const load = new Array<number>(n).fill(0);
+  for (const row of [...rows].sort((a, b) => b.ids.length - a.ids.length)) {
+    let k = 0;
+    for (let i = 1; i < n; i++) if (load[i]! < load[k]!) k = i;
+    shards[k]!.push(row);
+    load[k] = load[k]! + row.ids.length;
+  }
+  return shards;
+}
+
+/** Send a request to a worker and await its reply; the worker keeps the process alive only while requests are out. */
+function post(handle: WorkerHandle, id: number, message: StepMessage | GenerateMessage | ChunksMessage | ScoresMessage): Promise<FromWorker> {
+  return new Promise((resolve, reject) => {
+    if (handle.dead) { reject(new Error(`${handle.dead}; the step was not taken`)); return; }
+    handle.pending.set(id, { resolve, reject });
+    handle.worker.ref();
+    handle.worker.postMessage(message);
+  });
 }

@@ -4,7 +4,8 @@ import { parentPort } from 'node:worker_threads';
 import * as tf from '@tensorflow/tfjs';
 import { initBackend } from '../backend.js';
 import { CausalLM } from '../transformer.js';
-import { Trainer } from '../trainer.js';
+import { Trainer, lossTokens } from '../trainer.js';
+import { tokenScores } from '../score.js';
 import type { FromWorker, ToWorker } from './protocol.js';
 import { flattenGradients, unflattenInto } from './flat.js';
 import { generate, type GenerationTokenizer } from '../generate.js';
@@ -51,6 +52,30 @@ port.on('message', async (message: ToWorker) => {
       send({ type: 'generated', id: message.id, results: generate(model, tokenizer, message.prompts, message.options) });
       return;
     }
+    if (message.type === 'scores') {
+      const s = tokenScores(model, message.inputIds, { attentionMask: message.attentionMask, values: message.values, chunkRows: message.chunkRows });
+      send({ type: 'scored', id: message.id, logprobs: s.logprobs, entropies: s.entropies, values: s.values });
+      return;
+    }
+    if (message.type === 'chunks') {
+      // sum over chunks of (gradients × loss tokens), as Trainer.stepRows accumulates them
+      let sum: Float32Array | null = null;
+      let weight = 0;
+      const items: Array<{ loss: number; stats: Record<string, number>; weight: number }> = [];
+      for (const chunk of message.chunks) {
+        const w = lossTokens(chunk);
+        const r = trainer.computeGradients(message.lossName, message.params, chunk);
+        const flat = flattenGradients(r.grads, trainer.trainableNames(), model);
+        for (const g of r.grads.values()) g.dispose();
+        if (!sum) sum = new Float32Array(flat.length);
+        for (let i = 0; i < flat.length; i++) sum[i] = sum[i]! + flat[i]! * w;
+        weight += w;
+        items.push({ loss: r.loss, stats: r.stats, weight: w });
+      }
+      const grads = sum ?? new Float32Array(0);
+      send({ type: 'accumulated', id: message.id, grads, weight, items }, [grads.buffer as ArrayBuffer]);
+      return;
+    }
     const { grads, loss, stats } = trainer.computeGradients(message.lossName, message.params, message.batch);
     const flat = flattenGradients(grads, trainer.trainableNames(), model);
     for (const g of grads.values()) g.dispose();
@@ -58,7 +83,7 @@ port.on('message', async (message: ToWorker) => {
   } catch (error) {
     send({
       type: 'error',
-      id: message.type === 'step' ? message.id : null,
+      id: 'id' in message ? message.id : null,
       message: error instanceof Error ? `${error.message}\n${error.stack ?? ''}` : String(error),
     });
   }

@@ -31,6 +31,30 @@ export interface StepMessage {
   trainable?: Float32Array;
 }
 
+/**
+ * A shard of a pipeline step (Trainer.stepRows semantics): padded chunks, each weighted by its
+ * loss tokens; the worker returns the sum of (chunk gradients × chunk weight) and each chunk's stats.
+ */
+export interface ChunksMessage {
+  type: 'chunks';
+  id: number;
+  lossName: string;
+  params: Record<string, unknown>;
+  chunks: TrainBatch[];
+  trainable?: Float32Array;
+}
+
+/** No-grad per-token statistics of padded rows (tokenScores), for a shard of a runtime's tokenStats. */
+export interface ScoresMessage {
+  type: 'scores';
+  id: number;
+  inputIds: number[][];
+  attentionMask: number[][];
+  values: boolean;
+  chunkRows: number;
+  trainable?: Float32Array;
+}
+
 export interface GenerateMessage {
   type: 'generate';
   id: number;
@@ -41,10 +65,12 @@ export interface GenerateMessage {
 
 export interface CloseMessage { type: 'close' }
 
-export type ToWorker = InitMessage | StepMessage | GenerateMessage | CloseMessage;
+export type ToWorker = InitMessage | StepMessage | ChunksMessage | ScoresMessage | GenerateMessage | CloseMessage;
 
 export type FromWorker =
   | { type: 'ready'; backend: string }
   | { type: 'result'; id: number; loss: number; stats: Record<string, number>; grads: Float32Array }
   | { type: 'generated'; id: number; results: GenerationResult[] }
+  | { type: 'accumulated'; id: number; grads: Float32Array; weight: number; items: Array<{ loss: number; stats: Record<string, number>; weight: number }> }
+  | { type: 'scored'; id: number; logprobs: number[][]; entropies: number[][]; values: number[][] | null }
   | { type: 'error'; id: number | null; message: string };
