@@ -18,6 +18,7 @@ import { CausalLM } from '../core/model/transformer.js';
 import { Trainer } from '../core/model/trainer.js';
 import { generate } from '../core/model/generate.js';
 import { DataParallelTrainer } from '../core/model/workers/data-parallel.js';
+import { buildCharTokenizer } from '../core/model/tokenizer.js';
 
 interface Shape {
   name: string; vocab: number; hidden: number; intermediate: number; layers: number; heads: number; kvHeads: number;
@@ -61,7 +62,22 @@ async function benchDataParallel(s: Shape, workers: number) {
     num_attention_heads: s.heads, num_key_value_heads: s.kvHeads, max_position_embeddings: s.context + 64, tie_word_embeddings: true,
   });
   const model = new CausalLM(config, { seed: 0 });
-  const dp = await DataParallelTrainer.create(model, { schedule: { lr: 1e-3, kind: 'constant' } }, { workers });
+  // a character tokenizer covering the shape's ids (the workers rebuild it from its files; ids are random here)
+  const chars = Array.from({ length: s.vocab }, (_, i) => String.fromCodePoint(0x100 + i)).join('');
+  const tokenizer = buildCharTokenizer({ chars, tagTokens: [] });
+  const dp = await DataParallelTrainer.create(model, { schedule: { lr: 1e-3, kind: 'constant' } },
+    { workers, tokenizer: { json: tokenizer.toJson(), config: tokenizer.configJson() } });
+  const prompts = randomIds(s.genBatch, s.genPrompt, s.vocab, 2);
+  await dp.generate(tokenizer, prompts, { maxNewTokens: 8, seed: 1, stopTokenIds: [] }); // warm-up (every worker)
+  const genWall: number[] = [];
+  let generated = 0;
+  for (let i = 0; i < genRuns; i++) {
+    const t0 = performance.now();
+    const gen = await dp.generate(tokenizer, prompts, { maxNewTokens: s.genTokens, seed: 1, stopTokenIds: [] });
+    genWall.push(performance.now() - t0);
+    generated = gen.reduce((a, r) => a + r.tokens.length, 0);
+  }
+  const genTokensPerSec = generated / (median(genWall) / 1000);
   const inputIds = randomIds(s.batch, s.context, s.vocab, 1);
   const batch = { inputIds, lossMask: inputIds.map((r) => r.map((_, t) => (t > 0 ? 1 : 0))) };
   await dp.step({ lossName: 'sft', batch });
@@ -70,7 +86,7 @@ async function benchDataParallel(s: Shape, workers: number) {
   const msPerStep = median(wall);
   await dp.dispose();
   model.dispose();
-  return { workers, threads: workers + 1, msPerStep, tokensPerSec: (s.batch * s.context) / (msPerStep / 1000) };
+  return { workers, threads: workers + 1, msPerStep, tokensPerSec: (s.batch * s.context) / (msPerStep / 1000), generateTokensPerSec: genTokensPerSec };
 }
 
 function benchTfjs(s: Shape) {
@@ -164,7 +180,10 @@ if (torch.ok) {
       trainCpu: j.train.tokensPerCpuSec / t.train.tokensPerCpuSec,
       generateWall: j.generate.tokensPerSec / t.generate.tokensPerSec,
       generateCpu: j.generate.tokensPerCpuSec / t.generate.tokensPerCpuSec,
-      ...(dataParallel[s.name] ? { trainDataParallelWall: dataParallel[s.name]!.tokensPerSec / t.train.tokensPerSec } : {}),
+      ...(dataParallel[s.name] ? {
+        trainDataParallelWall: dataParallel[s.name]!.tokensPerSec / t.train.tokensPerSec,
+        generateDataParallelWall: dataParallel[s.name]!.generateTokensPerSec / t.generate.tokensPerSec,
+      } : {}),
     };
   }
 }
@@ -177,5 +196,5 @@ console.log(JSON.stringify({
   ratios: torch.ok ? ratios : null,
   cpus: os.cpus().length,
   loadAverage: os.loadavg(),
-  note: 'ratio = TF.js / PyTorch tokens per second (wall clock, and per CPU-second) on this machine, same shapes and architecture; TF.js runs one wasm thread',
+  note: 'ratio = TF.js / PyTorch tokens per second (wall clock, and per CPU-second) on this machine, same shapes and architecture; tfjs: one wasm thread; dataParallel: the main thread + --workers worker threads (wall clock); PyTorch: --torch-threads threads',
 }, null, 2));
