@@ -1,2 +1,2 @@
 // The torch backend's availability for the host (system.info), from the train layer's light probe.
-export { torchBackendInfo } from '../train/compute-probe.js';
+export { torchBackendInfo, autoWasmWorkers } from '../train/compute-probe.js';

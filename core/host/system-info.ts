@@ -6,7 +6,8 @@ import * as path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { BackendInfo } from '../api/contract.js';
-import { torchBackendInfo } from '../engine/compute-info.js';
+import { autoWasmWorkers, torchBackendInfo } from '../engine/compute-info.js';
+import * as os from 'node:os';
 
 const require = createRequire(import.meta.url);
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -58,7 +59,8 @@ export function detectBackends(): BackendInfo[] {
     nativeBackend('tensorflow', '@tensorflow/tfjs-node'),
     wasmFile
       ? { name: 'wasm', available: true, detail: `@tensorflow/tfjs-backend-wasm ${packageVersion('@tensorflow/tfjs-backend-wasm') ?? ''} ` +
-        `(${path.basename(wasmFile)})` }
+        `(${path.basename(wasmFile)}); the main thread + data-parallel workers (auto: ${autoWasmWorkers()} on ${os.availableParallelism()} cores; ` +
+        'config "workers" / SPA_WASM_WORKERS)' }
       : { name: 'wasm', available: false, detail: '@tensorflow/tfjs-backend-wasm or its .wasm files are missing' },
     { name: 'cpu', available: packageDir('@tensorflow/tfjs-backend-cpu') !== null, detail: 'pure JavaScript; always works, slowest' },
     { ...gpu, detail: `explicit only (backend "tensorflow-gpu"), never chosen by auto: CUDA 11.2 / cuDNN 8.1, no RTX 40xx/50xx; ` + gpu.detail },

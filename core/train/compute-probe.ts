@@ -2,7 +2,14 @@
 // system.info): the Python that `auto` and `backend: torch` would use, its torch version and device,
 // or why not. The first call starts the probe (importing torch takes a second or two) and answers
 // "checking"; later calls answer from the finished probe.
+import { availableParallelism } from 'node:os';
 import { cachedTorchProbe, probeTorchAsync, type TorchProbe } from '../model/torch/worker-client.js';
+
+/** Most worker threads `auto` starts on wasm (each holds a replica of the model). */
+export const AUTO_WORKERS_MAX = 3;
+
+/** Data-parallel worker threads `auto` gives a wasm run on this machine: one per further core, at most AUTO_WORKERS_MAX. */
+export function autoWasmWorkers(): number { return Math.max(0, Math.min(AUTO_WORKERS_MAX, availableParallelism() - 1)); }
 
 export function torchBackendInfo(): { name: 'torch'; available: boolean; detail: string } {
   const p = cachedTorchProbe();

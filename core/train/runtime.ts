@@ -19,7 +19,7 @@ import { TorchRuntime } from '../model/torch/runtime.js';
 import { probeTorch, type TorchProbe } from '../model/torch/worker-client.js';
 import type { RunConfig } from '../api/run-config.js';
 import './losses.js';
-import { availableParallelism } from 'node:os';
+import { autoWasmWorkers } from './compute-probe.js';
 import { fileURLToPath } from 'node:url';
 
 export type { ModelRuntime, GenerateOptions, Generated, TrainRow, TokenStat, RuntimeInfo, RuntimeTrainer } from '../model/runtime.js';
@@ -41,10 +41,7 @@ export interface ComputeChoice {
   summary: string;
 }
 
-/** Most worker threads `auto` starts (each holds a model replica; the gain flattens past 4 threads). */
-export const AUTO_WORKERS_MAX = 3;
-
-/** Worker threads for a wasm run: SPA_WASM_WORKERS, else the config's `workers`, else auto (cores - 1, at most AUTO_WORKERS_MAX). */
+/** Worker threads for a wasm run: SPA_WASM_WORKERS, else the config's `workers`, else auto (autoWasmWorkers: cores - 1, at most 3). */
 export function resolveWorkers(configWorkers: number | 'auto' | undefined, opts: { ignoreEnv?: boolean } = {}): number {
   const env = opts.ignoreEnv ? undefined : process.env.SPA_WASM_WORKERS?.trim();
   let request: number | 'auto' = configWorkers ?? 'auto';
@@ -53,7 +50,7 @@ export function resolveWorkers(configWorkers: number | 'auto' | undefined, opts:
     else if (/^\d+$/.test(env) && Number(env) <= 31) request = Number(env);
     else throw new Error(`environment variable SPA_WASM_WORKERS: expected "auto" or a whole number 0-31, got ${JSON.stringify(env)}`);
   }
-  return request === 'auto' ? Math.max(0, Math.min(AUTO_WORKERS_MAX, availableParallelism() - 1)) : request;
+  return request === 'auto' ? autoWasmWorkers() : request;
 }
 
 let chosen: ComputeChoice | null = null;
