@@ -7,7 +7,7 @@ import type { Size } from '../api/contract.js';
 import { getPreset, listPresets } from './presets.js';
 import { planStages } from './stages.js';
 import { presetEnvOptions } from '../train/presets.js';
-import { loraConfigProblems } from '../model/lora-config.js';
+import { loraIssues } from '../train/plan.js';
 
 /** The preset env options of the run's env (set after `set`, so a study's env.id gets them too). */
 function applyPresetEnvOptions(merged: Record<string, unknown>): void {
@@ -115,7 +115,7 @@ function sectionIssues(config: RunConfig): ResolveResult['issues'] {
     if (!r.success) for (const i of r.error.issues) issues.push({ path: ['stages', name, ...i.path.map(String)].join('.'), message: i.message });
   }
   // model.lora: the schema checks types; the target names are checked here (the valid ones are listed in the message)
-  if (config.model.lora) for (const message of loraConfigProblems(config.model.lora, 'model.lora')) issues.push({ path: 'model.lora', message });
+  for (const message of loraIssues(config)) issues.push({ path: 'model.lora', message });
   const evalSection = StageSectionSchemas.eval.safeParse(config.stages.eval ?? {});
   if (evalSection.success) {
     const maxK = Math.max(...evalSection.data.k);

@@ -3,7 +3,8 @@
 // PPO step (value head) from the same state move only the adapters (and the value head), to the same
 // numbers on both; a LoRA checkpoint (PEFT adapter files, AdamW moments by adapter name) written on
 // one backend loads and resumes on the other. Fresh torch adapters leave the function unchanged
-// (B = 0), and bad settings are refused with the valid targets named.
+// (B = 0), bad settings are refused with the valid targets named, and a smoke run with model.lora
+// on torch writes LoRA checkpoints over the unchanged base.
 // Needs a Python with torch (CI installs Debian's python3-torch); fails, not skips, without it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as fs from 'node:fs';
@@ -17,6 +18,7 @@ import { probeTorch, type TorchProbe } from '../../core/model/torch/worker-clien
 import { readSafetensors } from '../../core/model/safetensors.js';
 import { applyLora, runtimeLora, trainableParameterCount } from '../../core/train/lora.js';
 import { PARITY_FIXTURES, maxDiff, rowsOf, tfjsFrom, torchFrom } from './helpers.js';
+import { runPreset } from '../train/helpers.js';
 import '../../core/train/losses.js';
 
 const DIR = path.join(PARITY_FIXTURES, 'qwen2-f32');
@@ -246,4 +248,30 @@ describe('LoRA on torch: fresh adapters and bad settings', () => {
       .rejects.toThrow(/missing tensor base_model\.model\.model\.layers\.0\.self_attn\.q_proj\.lora_B\.weight/);
     expect(fresh.lora).toBeNull();
   });
+});
+
+describe('model.lora in a run on the torch backend', () => {
+  it('spa-random-action (smoke): SFT and RL checkpoints hold adapters over the bootstrap base, written by the torch worker', async () => {
+    const project = fs.mkdtempSync(path.join(tmp, 'run-'));
+    const lora = { rank: 2, alpha: 4, targetModules: ['q_proj', 'up_proj'] };
+    const { outcome, runDir, events } = await runPreset(project, 'spa-random-action', 'torch-lora', {
+      env: { id: 'frozenlake' }, model: { source: 'preset', preset: 'tiny', lora }, backend: 'torch',
+    });
+    expect(outcome).toEqual({ status: 'completed' });
+    const names = fs.readdirSync(path.join(runDir, 'checkpoints'));
+    const base = await readSafetensors(path.join(runDir, 'checkpoints', 'bootstrap', 'model.safetensors'));
+    for (const name of [names.filter((n) => /^sft-epoch-\d+$/.test(n)).sort().pop()!, names.filter((n) => /^rl-\d+$/.test(n)).sort().pop()!]) {
+      const dir = path.join(runDir, 'checkpoints', name);
+      const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8')) as { lora: unknown; extra: { compute: { backend: string } } };
+      expect(manifest.lora, name).toEqual(lora);
+      expect(manifest.extra.compute.backend, name).toBe('torch');
+      const adapters = await readSafetensors(path.join(dir, 'adapter_model.safetensors'));
+      expect([...adapters].some(([k, v]) => k.endsWith('lora_B.weight') && v.data.some((x) => x !== 0)), name).toBe(true);
+      const weights = await readSafetensors(path.join(dir, 'model.safetensors'));
+      for (const [k, v] of base) expect(maxDiff(weights.get(k)!.data, v.data), `${name}: ${k}`).toBe(0);
+    }
+    const logs = events.filter((e) => e.type === 'log').map((e) => (e as { message: string }).message);
+    expect(logs.some((l) => /^sft: LoRA rank 2, alpha 4 .*trainable parameters [\d,]+ of/.test(l))).toBe(true);
+    expect(logs.some((l) => /^rl policy: LoRA .*adapters from the checkpoint/.test(l))).toBe(true);
+  }, 180_000);
 });
