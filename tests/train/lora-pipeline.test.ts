@@ -1,6 +1,7 @@
 // model.lora through the pipeline (wasm, smoke size): the bootstrap trains the full base (no
 // adapters), SFT trains adapters on the frozen base (its model.safetensors equals the base's), RL
 // starts from SFT's adapters and keeps them, and the run log says LoRA with the trainable count.
+// Without SFT (vanilla-rl, separate critic; rwml-rl) the first finetuning stage starts the adapters.
 // A bad LoRA config is refused when the run config is resolved, naming the valid targets.
 import { describe, expect, it } from 'vitest';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
@@ -62,6 +63,29 @@ describe('model.lora in a run', () => {
     );
     expect(logs.find((l) => l.startsWith('rl policy: LoRA'))).toMatch(/adapters from the checkpoint/);
     expect(logs.some((l) => l.startsWith('bootstrap') && /LoRA/.test(l))).toBe(false);
+  }, 120_000);
+
+  it('vanilla-rl with a separate critic and rwml-rl: RL (and RWML) start new adapters on the bootstrap base, the critic gets its own', async () => {
+    const project = tempProject('spa-lora-run-');
+    for (const [preset, model, trained] of [
+      ['vanilla-rl', { source: 'preset', preset: 'tiny', lora: LORA, criticMode: 'separate' }, ['rl policy', 'rl critic']],
+      ['rwml-rl', { source: 'preset', preset: 'tiny', lora: LORA }, ['rwml', 'rl policy']],
+    ] as const) {
+      const { outcome, runDir, events } = await runPreset(project, preset, preset, { env: { id: 'frozenlake' }, model: { ...model } });
+      expect(outcome, preset).toEqual({ status: 'completed' });
+      const logs = events.filter((e) => e.type === 'log').map((e) => (e as { message: string }).message);
+      expect(logs.find((l) => l.startsWith(`${trained[0]}: LoRA`)), preset).toMatch(/\[new adapters, base weights frozen\]$/);
+      expect(logs.find((l) => l.startsWith(`${trained[1]}: LoRA`)), preset).toMatch(preset === 'rwml-rl' ? /adapters from the checkpoint/ : /new adapters/);
+      const names = readdirSync(join(runDir, 'checkpoints'));
+      const dirs = [names.filter((n) => /^rl-\d+$/.test(n)).sort().pop()!, ...(preset === 'vanilla-rl' ? ['rl-critic-latest'] : [])];
+      const base = await tensors(join(runDir, 'checkpoints', 'bootstrap'), 'model.safetensors');
+      for (const name of dirs) {
+        const dir = join(runDir, 'checkpoints', name);
+        expect(existsSync(join(dir, 'adapter_model.safetensors')), `${preset} ${name}`).toBe(true);
+        const weights = await tensors(dir, 'model.safetensors');
+        for (const [k, v] of base) expect(sameValues(weights.get(k)!, v), `${preset} ${name}: ${k}`).toBe(true);
+      }
+    }
   }, 120_000);
 
   it('a bad LoRA config is an issue of the run config that names the valid targets', () => {
