@@ -7,6 +7,7 @@ import type { Size } from '../api/contract.js';
 import { getPreset, listPresets } from './presets.js';
 import { planStages } from './stages.js';
 import { presetEnvOptions } from '../train/presets.js';
+import { loraIssues } from '../train/plan.js';
 
 /** The preset env options of the run's env (set after `set`, so a study's env.id gets them too). */
 function applyPresetEnvOptions(merged: Record<string, unknown>): void {
@@ -113,6 +114,8 @@ function sectionIssues(config: RunConfig): ResolveResult['issues'] {
     const r = schema.safeParse(config.stages[name] ?? {});
     if (!r.success) for (const i of r.error.issues) issues.push({ path: ['stages', name, ...i.path.map(String)].join('.'), message: i.message });
   }
+  // model.lora: the schema checks types; the target names are checked here (the valid ones are listed in the message)
+  for (const message of loraIssues(config)) issues.push({ path: 'model.lora', message });
   const evalSection = StageSectionSchemas.eval.safeParse(config.stages.eval ?? {});
   if (evalSection.success) {
     const maxK = Math.max(...evalSection.data.k);

@@ -21,7 +21,8 @@ import { createReadStream, existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { configToJson, type ModelConfig } from './config.js';
-import { type CausalLM, type CausalLMOptions, type LoraConfig } from './transformer.js';
+import { type CausalLM, type CausalLMOptions } from './transformer.js';
+import { loraConfigProblems, type LoraConfig } from './lora-config.js';
 import type { OptimizerState } from './optim.js';
 import { inspectHfFolder, loadHfModel, ModelFolderError, type GenerationDefaults, type HfFolderInfo } from './hf-load.js';
 import { readSafetensors, SafetensorsReader, writeSafetensors, type LazyTensorData, type WritableDtype } from './safetensors.js';
@@ -60,14 +61,20 @@ export interface OptimizerStateSource {
 }
 
 /**
- * Weights held elsewhere (the PyTorch worker): it writes model.safetensors (F32) and, when it has
- * one, optimizer.safetensors into the temp folder; the rest (config, tokenizer, hashes, manifest,
- * verification, the atomic swap) is the same as for a TF.js model.
+ * Weights held elsewhere (the PyTorch worker): it writes model.safetensors (F32), under LoRA
+ * adapter_model.safetensors (F32, PEFT names) and, when it has one, optimizer.safetensors into the
+ * temp folder; the rest (config, adapter_config.json, tokenizer, hashes, manifest, verification,
+ * the atomic swap) is the same as for a TF.js model.
  */
 export interface ExternalWeights {
   config: ModelConfig;
   parameters: number;
-  writeFiles(tmp: string): Promise<{ optimizerStep: number | null; optimizer?: { beta1: number; beta2: number; eps: number; weightDecay: number } }>;
+  writeFiles(tmp: string): Promise<{
+    optimizerStep: number | null;
+    optimizer?: { beta1: number; beta2: number; eps: number; weightDecay: number };
+    /** Set when the files include adapter_model.safetensors. */
+    lora?: LoraConfig | null;
+  }>;
 }
 
 export interface SaveCheckpointOptions {
@@ -172,7 +179,7 @@ export async function saveCheckpoint(dir: string, options: SaveCheckpointOptions
   const tmp = join(dirname(dir), `.${basename(dir)}.tmp-${process.pid}-${Date.now().toString(36)}`);
   await mkdir(tmp);
   try {
-    const lora = options.mergeLora || !model ? null : model.getLoraConfig();
+    let lora = options.mergeLora || !model ? null : model.getLoraConfig();
     const written = new Map<string, { sha256: string; bytes: number }>();
     let optimizerStep: number | null = null;
     if (model) {
@@ -181,6 +188,9 @@ export async function saveCheckpoint(dir: string, options: SaveCheckpointOptions
     } else {
       const r = await external!.writeFiles(tmp);
       optimizerStep = r.optimizerStep;
+      lora = r.lora ?? null;
+      if (lora && !existsSync(join(tmp, 'adapter_model.safetensors')))
+        throw new CheckpointError('saveCheckpoint: the worker reported LoRA adapters but wrote no adapter_model.safetensors');
       if (r.optimizer && optimizerStep !== null) {
         const o = r.optimizer;
         await writeJson(join(tmp, 'optimizer.json'), {
@@ -208,6 +218,8 @@ export async function saveCheckpoint(dir: string, options: SaveCheckpointOptions
       const adapters = new Map<string, LazyTensorData>();
       for (const [name, v] of model.loraWeights()) adapters.set(name, { shape: [...v.shape], read: () => v.dataSync() as Float32Array });
       written.set('adapter_model.safetensors', await writeSafetensors(join(tmp, 'adapter_model.safetensors'), adapters, { dtype: 'F32' }));
+    }
+    if (lora) {
       await writeJson(join(tmp, 'adapter_config.json'), {
         peft_type: 'LORA', task_type: 'CAUSAL_LM', r: lora.rank, lora_alpha: lora.alpha, target_modules: lora.targetModules,
         lora_dropout: 0, bias: 'none', fan_in_fan_out: false, inference_mode: true, base_model_name_or_path: null,
@@ -382,7 +394,8 @@ export async function loadCheckpoint(dir: string, options: LoadCheckpointOptions
   }
 }
 
-async function loadAdapters(model: CausalLM, dir: string, configPath: string, seed?: number): Promise<void> {
+/** The LoRA settings of a folder's adapter_config.json (PEFT's keys r, lora_alpha, target_modules), checked. */
+export async function readAdapterConfig(configPath: string): Promise<LoraConfig> {
   let raw: Record<string, unknown>;
   try {
     raw = JSON.parse(await readFile(configPath, 'utf8')) as Record<string, unknown>;
@@ -398,7 +411,14 @@ async function loadAdapters(model: CausalLM, dir: string, configPath: string, se
     throw new ModelFolderError(`${configPath}: key "lora_alpha": expected a positive number, got ${JSON.stringify(alpha)}`);
   if (!Array.isArray(targets) || !targets.every((t) => typeof t === 'string'))
     throw new ModelFolderError(`${configPath}: key "target_modules": expected a list of module names, got ${JSON.stringify(targets)}`);
-  model.enableLora({ rank: rank as number, alpha, targetModules: targets as string[] }, seed ?? 0);
+  const lora: LoraConfig = { rank: rank as number, alpha, targetModules: targets as string[] };
+  const problems = loraConfigProblems(lora, 'adapter');
+  if (problems.length) throw new ModelFolderError(`${configPath}: ${problems.join('; ')}`);
+  return lora;
+}
+
+async function loadAdapters(model: CausalLM, dir: string, configPath: string, seed?: number): Promise<void> {
+  model.enableLora(await readAdapterConfig(configPath), seed ?? 0);
   const weightsPath = join(dir, 'adapter_model.safetensors');
   if (!existsSync(weightsPath)) throw new ModelFolderError(`${weightsPath}: missing (adapter_config.json is present)`);
   const stored = await readSafetensors(weightsPath);

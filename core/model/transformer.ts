@@ -20,14 +20,9 @@ import { attentionFast } from './attention.js';
 
 export interface WeightData { shape: number[]; data: Float32Array }
 
-/** LoRA settings (rank, alpha, which linear layers get adapters). */
-export interface LoraConfig {
-  rank: number;
-  alpha: number;
-  /** Names of the linear modules: q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj. */
-  targetModules: string[];
-}
-export const LORA_TARGETS = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
+import { checkLoraConfig, loraStem, type LoraConfig } from './lora-config.js';
+
+export { LORA_TARGETS, type LoraConfig } from './lora-config.js';
 
 export interface CausalLMOptions {
   /** Seed of the weight initialisation (deterministic). */
@@ -176,7 +171,7 @@ export class CausalLM {
   loraWeights(): Map<string, tf.Variable> {
     const out = new Map<string, tf.Variable>();
     for (const [base, ad] of this.lora) {
-      const stem = `base_model.model.${base.replace(/\.weight$/, '')}`;
+      const stem = loraStem(base);
       out.set(`${stem}.lora_A.weight`, ad.a);
       out.set(`${stem}.lora_B.weight`, ad.b);
     }
@@ -339,17 +334,16 @@ export class CausalLM {
 
   // ------------------------------------------------------------------ LoRA
 
-  /** Freeze the base weights and add trainable low-rank adapters to the target modules. */
+  /**
+   * Freeze the base weights and add trainable low-rank adapters to the target modules. A value head
+   * stays trainable (it is not a linear layer of the trunk, and a frozen fresh head would leave
+   * PPO's critic at zero), as PEFT's modules_to_save would keep it.
+   */
   enableLora(lora: LoraConfig, seed = 0): void {
     if (this.loraConfig) throw new Error('LoRA is already enabled on this model');
-    if (!Number.isInteger(lora.rank) || lora.rank <= 0) throw new Error(`lora.rank: expected a positive integer, got ${lora.rank}`);
-    if (!(lora.alpha > 0)) throw new Error(`lora.alpha: expected a positive number, got ${lora.alpha}`);
-    const bad = lora.targetModules.filter((m) => !(LORA_TARGETS as readonly string[]).includes(m));
-    if (bad.length || lora.targetModules.length === 0) {
-      throw new Error(`lora.targetModules: expected a non-empty subset of ${LORA_TARGETS.join(', ')}, got ${JSON.stringify(lora.targetModules)}`);
-    }
+    checkLoraConfig(lora);
     this.loraConfig = { ...lora, targetModules: [...lora.targetModules] };
-    for (const v of this.weights.values()) v.trainable = false;
+    for (const [name, v] of this.weights) v.trainable = this.trainable && name.startsWith('value_head.');
     let index = 0;
     for (const [name, variable] of this.weights) {
       const m = /\.(q_proj|k_proj|v_proj|o_proj|gate_proj|up_proj|down_proj)\.weight$/.exec(name);

@@ -49,7 +49,8 @@ export const bootstrapStage: StageDefinition = {
     try { builtIn = builtinTemplate(ctx.config.template.preset, ctx.config.template.responseFormat); } catch { builtIn = null; }
     const customHash = builtIn && templateHash(builtIn) === templateHash(own) ? undefined : templateHash(own);
     // the cache key holds what the base depends on: env, templates, model, seed, the bootstrap
-    // settings and the rollout limits that shape its games (not sampling settings)
+    // settings and the rollout limits that shape its games (not sampling settings; not model.lora: the bootstrap always trains
+    // the full base, LoRA starts at the finetuning stages, core/train/lora.ts)
     const shape = { maxTurns: limits.maxTurns, maxActionsPerTurn: limits.maxActionsPerTurn, maxActionsPerGame: limits.maxActionsPerGame };
     // (the run's response format enters the key only when it is not its built-in template's own, e.g. tiny-spa in the plain
     // format, so such a base is not mistaken for the world-model one; `shipped` does not change the base)
@@ -57,8 +58,9 @@ export const bootstrapStage: StageDefinition = {
     try { defaultFormat = builtinTemplate(ctx.config.template.preset).responseFormat; } catch { defaultFormat = null; }
     const ownFormat = defaultFormat !== null && defaultFormat !== own.responseFormat ? own.responseFormat : undefined;
     const keySection = { ...section, shipped: undefined, extend: section.extend.length > 0 ? section.extend : undefined };
+    const model = { ...ctx.config.model, lora: undefined };
     const keyParts = {
-      env: ctx.config.env, templates: names, customTemplate: customHash, ownFormat, model: ctx.config.model, seed: ctx.config.seeds.base,
+      env: ctx.config.env, templates: names, customTemplate: customHash, ownFormat, model, seed: ctx.config.seeds.base,
       selfplayStart: ctx.config.seeds.selfplayStart, section: keySection, limits: shape,
     };
     const key = createHash('sha256').update(JSON.stringify(keyParts)).digest('hex').slice(0, 16);

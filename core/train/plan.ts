@@ -3,6 +3,7 @@
 import type { Method, RunConfig } from '../api/run-config.js';
 import { StageSectionSchemas, type StageSectionName } from '../api/run-config.js';
 import type { z } from 'zod';
+import { loraConfigProblems } from '../model/lora-config.js';
 
 /** Stages after the optional bootstrap, per method. */
 export const METHOD_STAGES: Record<Method, string[]> = {
@@ -31,4 +32,9 @@ export function stageSection<N extends StageSectionName>(config: RunConfig, name
     throw new Error(`invalid run config: ${issues}. Fix the key in the run config (see docs/methods.md for every field).`);
   }
   return result.data as z.infer<(typeof StageSectionSchemas)[N]>;
+}
+
+/** Problems of the run's model.lora (empty when unset or usable); the messages name the valid target modules. */
+export function loraIssues(config: RunConfig): string[] {
+  return config.model.lora ? loraConfigProblems(config.model.lora, 'model.lora') : [];
 }

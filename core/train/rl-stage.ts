@@ -20,6 +20,7 @@ import { filterGroupsBySpread } from './groups.js';
 import { buildPpoRows, samplingStats, turnSamples } from './ppo.js';
 import { buildGrpoRows } from './grpo.js';
 import { elapsedSeconds, loadStartingModel, meanStats, startingCheckpoint, writeCheckpoint, resumeModel } from './stage-utils.js';
+import { loraForStage } from './lora.js';
 import { breathe } from './breathe.js';
 import { loadRuntime, type ModelRuntime, type RuntimeTrainer, type TrainRow } from './runtime.js';
 import { createRng, shuffleInPlace } from '../util/rng.js';
@@ -149,8 +150,12 @@ export const rlStage: StageDefinition = {
     } else {
       ({ runtime: policy, from } = await loadStartingModel(ctx, { valueHead: ppo && !separateCritic }));
     }
+    // model.lora: adapters on a frozen base for the policy and a separate critic (kept when their checkpoint has them),
+    // before any optimizer or value view is built over the trainable weights
+    await loraForStage(ctx, policy, 'rl policy');
     const start = startingCheckpoint(ctx);
     const critic = separateCritic ? await loadCritic(ctx, state?.critic, start) : null;
+    if (critic) await loraForStage(ctx, critic, 'rl critic');
     const reference = section.klCoef > 0 ? (start ? await loadRuntime(start, { valueHead: false, trainable: false }) : null) : null;
     if (section.klCoef > 0 && !reference) ctx.log('warn', 'rl: klCoef > 0 but there is no starting checkpoint to act as the frozen reference; KL is skipped');
     const klCoef = reference ? section.klCoef : 0;

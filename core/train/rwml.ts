@@ -27,6 +27,7 @@ import { buildGrpoRows } from './grpo.js';
 import { samplingStats, type TurnSample } from './ppo.js';
 import { createRng } from '../util/rng.js';
 import { elapsedSeconds, loadStartingModel, meanStats, startingCheckpoint, writeCheckpoint, resumeModel } from './stage-utils.js';
+import { loraForStage } from './lora.js';
 import { breathe } from './breathe.js';
 import { loadRuntime, type ModelRuntime, type TrainRow } from './runtime.js';
 
@@ -127,6 +128,7 @@ export const rwmlStage: StageDefinition = {
     } else {
       ({ runtime, from } = await loadStartingModel(ctx, { valueHead: false }));
     }
+    await loraForStage(ctx, runtime, 'rwml');   // model.lora: adapters on a frozen base (kept when the checkpoint has them)
     const start = startingCheckpoint(ctx);
     const reference = section.klCoef > 0 && start ? await loadRuntime(start, { valueHead: false, trainable: false }) : null;
     runtime.ensureOptimizer(0);

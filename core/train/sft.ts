@@ -14,6 +14,7 @@ import { stageSection } from './plan.js';
 import { sftLossMask } from './sft-mask.js';
 import { createRng, shuffleInPlace } from '../util/rng.js';
 import { elapsedSeconds, loadStartingModel, mean, meanStats, writeCheckpoint, resumeModel } from './stage-utils.js';
+import { loraForStage } from './lora.js';
 import { breathe } from './breathe.js';
 import { type ModelRuntime, type TrainRow } from './runtime.js';
 import { sftFile } from '../storage/run-files.js';
@@ -73,6 +74,7 @@ export const sftStage: StageDefinition = {
     } else {
       ({ runtime, from } = await loadStartingModel(ctx, { valueHead: false }));
     }
+    await loraForStage(ctx, runtime, 'sft');   // model.lora: adapters on a frozen base (kept when the checkpoint has them)
     if (trainRows.length === 0) {
       ctx.log('warn', 'sft: no training rows (self-play kept no well-formed turn); the model is passed on unchanged');
       const checkpoint = await writeCheckpoint(ctx, runtime, 'sft-epoch-0', 0, {}, from);

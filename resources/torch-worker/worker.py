@@ -15,11 +15,18 @@ is NOT here: `forward` keeps the autograd graph and returns per-token log-probs 
 values, the engine evaluates its registered loss on them (TypeScript) and sends back dLoss/d(each
 output) in `backward`; `apply` clips by global norm and takes an AdamW step identical to
 core/model/optim.ts. Device: CUDA (bf16 autocast, f32 master weights), Apple MPS, else CPU.
+
+LoRA (`enable_lora`, and `init` + `enable_lora` with the adapter file when a folder has adapters) is
+the math, init convention and PEFT names of core/model/transformer.ts: on each target linear layer
+y = x W^T (+ b) + (alpha / rank) (x A^T) B^T, A [rank, in] uniform in +-1/sqrt(in), B [out, rank]
+zero, named `base_model.model.<module>.lora_A.weight` / `.lora_B.weight`. Under LoRA the base
+weights are frozen except the value head; only the adapters (and the value head) get AdamW state.
 """
 import ctypes
 import json
 import math
 import os
+import re
 import struct
 import sys
 import time
@@ -211,6 +218,27 @@ def param_specs(c):
     return specs
 
 
+LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+_LORA_MODULE = re.compile(r"\.(q_proj|k_proj|v_proj|o_proj|gate_proj|up_proj|down_proj)\.weight$")
+
+
+def lora_stem(base):
+    """PEFT key stem of a base weight (core/model/lora-config.ts loraStem)."""
+    return "base_model.model." + (base[:-len(".weight")] if base.endswith(".weight") else base)
+
+
+def lora_problems(rank, alpha, targets):
+    """What is wrong with LoRA settings (core/model/lora-config.ts loraConfigProblems); empty = usable."""
+    out = []
+    if not isinstance(rank, int) or isinstance(rank, bool) or rank < 1:
+        out.append("lora.rank: expected a positive integer, got %r" % (rank,))
+    if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not alpha > 0:
+        out.append("lora.alpha: expected a positive number, got %r" % (alpha,))
+    if not isinstance(targets, list) or not targets or any(t not in LORA_TARGETS for t in targets) or len(set(targets)) != len(targets):
+        out.append("lora.targetModules: expected a non-empty subset of %s (each once), got %r" % (", ".join(LORA_TARGETS), targets))
+    return out
+
+
 def rms_norm(x, w, eps):
     return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
 
@@ -243,7 +271,12 @@ class Qwen2:
         self.c = config
         self.device = device
         self.autocast = autocast
+        self.trainable = True
         self.w = {}
+        self.lora = {}           # base weight name -> (lora_A key, lora_B key)
+        self.lora_w = {}         # PEFT key -> adapter tensor
+        self.lora_cfg = None     # {"rank", "alpha", "targetModules"} when LoRA is on
+        self.lora_scale = 0.0
         D, H = config["hidden_size"], config["num_attention_heads"]
         self.H, self.KV, self.hd = H, config["num_key_value_heads"], D // H
         hd = self.hd
@@ -257,7 +290,34 @@ class Qwen2:
         return [self.w[n] for n, _ in param_specs(self.c)]
 
     def names(self):
+        """The base weights (model.safetensors), HF order."""
         return [n for n, _ in param_specs(self.c)]
+
+    def adapter_names(self):
+        return list(self.lora_w.keys())
+
+    def trainable_names(self):
+        """What an optimizer updates (the names of its moments): every base weight, or under LoRA the value head and the adapters
+        (CausalLM.trainableNames: base weights in HF order, then A and B per target module)."""
+        if self.lora_cfg is None:
+            return self.names()
+        return [n for n in self.names() if n.startswith("value_head.")] + self.adapter_names()
+
+    def tensor(self, name):
+        t = self.w.get(name)
+        if t is None:
+            t = self.lora_w.get(name)
+        if t is None:
+            raise KeyError("the model has no weight %s" % name)
+        return t
+
+    def linear(self, x, name, bias=None):
+        """A projection by base weight name, the adapter added when there is one (CausalLM.proj)."""
+        y = F.linear(x, self.w[name], bias)
+        ad = self.lora.get(name)
+        if ad is not None:
+            y = y + F.linear(F.linear(x, self.lora_w[ad[0]]), self.lora_w[ad[1]]) * self.lora_scale   # [.., r] then [.., out]
+        return y
 
     def _ctx(self):
         if self.autocast:
@@ -289,9 +349,9 @@ class Qwen2:
         for i in range(c["num_hidden_layers"]):
             p = "model.layers.%d." % i
             h = rms_norm(x, w[p + "input_layernorm.weight"], eps)
-            q = F.linear(h, w[p + "self_attn.q_proj.weight"], w[p + "self_attn.q_proj.bias"] if bias_attr else None)
-            k = F.linear(h, w[p + "self_attn.k_proj.weight"], w[p + "self_attn.k_proj.bias"] if bias_attr else None)
-            v = F.linear(h, w[p + "self_attn.v_proj.weight"], w[p + "self_attn.v_proj.bias"] if bias_attr else None)
+            q = self.linear(h, p + "self_attn.q_proj.weight", w[p + "self_attn.q_proj.bias"] if bias_attr else None)
+            k = self.linear(h, p + "self_attn.k_proj.weight", w[p + "self_attn.k_proj.bias"] if bias_attr else None)
+            v = self.linear(h, p + "self_attn.v_proj.weight", w[p + "self_attn.v_proj.bias"] if bias_attr else None)
             q = q.view(B, T, self.H, self.hd).transpose(1, 2)
             k = k.view(B, T, self.KV, self.hd).transpose(1, 2)
             v = v.view(B, T, self.KV, self.hd).transpose(1, 2)
@@ -308,10 +368,10 @@ class Qwen2:
                 v = v.repeat_interleave(rep, dim=1)
             scores = (q @ k.transpose(-1, -2)).float() / math.sqrt(self.hd) + bias
             a = torch.softmax(scores, dim=-1).to(v.dtype) @ v
-            x = x + F.linear(a.transpose(1, 2).reshape(B, T, -1), w[p + "self_attn.o_proj.weight"])
+            x = x + self.linear(a.transpose(1, 2).reshape(B, T, -1), p + "self_attn.o_proj.weight")
             h = rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
-            x = x + F.linear(F.silu(F.linear(h, w[p + "mlp.gate_proj.weight"])) * F.linear(h, w[p + "mlp.up_proj.weight"]),
-                             w[p + "mlp.down_proj.weight"])
+            x = x + self.linear(F.silu(self.linear(h, p + "mlp.gate_proj.weight")) * self.linear(h, p + "mlp.up_proj.weight"),
+                                p + "mlp.down_proj.weight")
         return rms_norm(x, w["model.norm.weight"], eps)
 
     def lm_head(self, hidden):
@@ -431,8 +491,68 @@ class Worker:
             model.w[name] = t.to(self.device).clone().requires_grad_(bool(h.get("trainable", True)))
         if problems:
             raise ValueError("weights do not match the config: " + "; ".join(problems[:10]))
+        model.trainable = bool(h.get("trainable", True))
         self.model, self.opts, self.graph = model, {}, None
         return {"parameters": sum(t.numel() for t in model.params())}, {}
+
+    def enable_lora(self, h, a):
+        """Freeze the base (the value head stays trainable) and add adapters to the target modules (CausalLM.enableLora).
+        The adapters: the arrays sent (PEFT keys), else those of the safetensors file at `path`, else fresh ones (A uniform
+        in +-1/sqrt(in) from a generator seeded with `seed`, B zero). Drops the optimizers (they were over the base)."""
+        m = self.model
+        if m is None:
+            raise ValueError("enable_lora before init")
+        if m.lora_cfg is not None:
+            raise ValueError("LoRA is already enabled on this model")
+        rank, alpha, targets = h.get("rank"), h.get("alpha"), h.get("targetModules")
+        problems = lora_problems(rank, alpha, targets)
+        if problems:
+            raise ValueError("; ".join(problems))
+        given = {}
+        if h.get("path"):
+            given, _ = read_safetensors(h["path"])
+        for name, t in a.items():
+            given[name] = t.float()
+        where = h.get("path") or "the adapters sent"
+        gen = torch.Generator()
+        gen.manual_seed(int(h.get("seed", 0)) * 7919 + 1)
+        lora, lora_w, problems = {}, {}, []
+        for name in m.names():
+            hit = _LORA_MODULE.search(name)
+            if not hit or hit.group(1) not in targets:
+                continue
+            out_dim, in_dim = list(m.w[name].shape)
+            stem = lora_stem(name)
+            a_name, b_name = stem + ".lora_A.weight", stem + ".lora_B.weight"
+            if given:
+                for key, shape in ((a_name, [rank, in_dim]), (b_name, [out_dim, rank])):
+                    t = given.get(key)
+                    if t is None:
+                        problems.append("missing tensor %s" % key)
+                    elif list(t.shape) != shape:
+                        problems.append("tensor %s has shape %s, expected %s" % (key, list(t.shape), shape))
+                    else:
+                        lora_w[key] = t
+            else:
+                bound = 1.0 / math.sqrt(in_dim)
+                lora_w[a_name] = (torch.rand(rank, in_dim, generator=gen, dtype=torch.float32) * 2 - 1) * bound
+                lora_w[b_name] = torch.zeros(out_dim, rank)
+            lora[name] = (a_name, b_name)
+        if problems:
+            raise ValueError("%s: %s" % (where, "; ".join(problems[:10])))
+        for name, t in m.w.items():
+            t.requires_grad_(m.trainable and name.startswith("value_head."))
+        m.lora_w = {k: t.to(self.device).clone().requires_grad_(m.trainable) for k, t in lora_w.items()}
+        m.lora, m.lora_scale = lora, float(alpha) / rank
+        m.lora_cfg = {"rank": rank, "alpha": alpha, "targetModules": list(targets)}
+        self.opts, self.graph = {}, None
+        return self.lora_info(h, a)[0], {}
+
+    def lora_info(self, h, a):
+        """The LoRA settings (null without), and how many values an optimizer updates of how many."""
+        m = self.model
+        trainable = sum(m.tensor(n).numel() for n in m.trainable_names()) if m.trainable else 0
+        return {"lora": m.lora_cfg, "trainable": trainable, "parameters": sum(t.numel() for t in m.params())}, {}
 
     def _seg(self, a):
         return a["mask"].to(self.device).long()
@@ -463,15 +583,16 @@ class Worker:
 
     def discard(self, h, a):
         self.graph = None
-        for p in self.model.params():
-            p.grad = None
+        for n in self.model.trainable_names():
+            self.model.tensor(n).grad = None
         return {}, {}
 
     def _ensure_opt(self, wd, slot="main"):
         if slot not in self.opts:
-            names = self.model.names()
-            self.opts[slot] = {"m": {n: torch.zeros_like(self.model.w[n]) for n in names},
-                               "v": {n: torch.zeros_like(self.model.w[n]) for n in names}, "step": 0, "wd": wd}
+            m = self.model
+            names = m.trainable_names()
+            self.opts[slot] = {"m": {n: torch.zeros_like(m.tensor(n)) for n in names},
+                               "v": {n: torch.zeros_like(m.tensor(n)) for n in names}, "step": 0, "wd": wd}
         return self.opts[slot]
 
     def optimizer(self, h, a):
@@ -486,10 +607,10 @@ class Worker:
         tensors, meta = read_safetensors(h["path"])
         opt = self._ensure_opt(float(h.get("weightDecay", 0.01)), h.get("slot", "main"))
         problems = []
-        for n in self.model.names():
+        for n in self.model.trainable_names():
             for slot, key in (("m", n + ".exp_avg"), ("v", n + ".exp_avg_sq")):
                 t = tensors.get(key)
-                if t is None or list(t.shape) != list(self.model.w[n].shape):
+                if t is None or list(t.shape) != list(self.model.tensor(n).shape):
                     problems.append("missing or misshapen %s" % key)
                     continue
                 opt[slot][n] = t.to(self.device)
@@ -505,11 +626,11 @@ class Worker:
         opt["wd"] = float(h.get("weightDecay", opt["wd"]))
         total = float(h["totalWeight"])
         grads = {}
-        for n in self.model.names():
-            g = self.model.w[n].grad
-            if g is not None:
-                grads[n] = g / total
-            self.model.w[n].grad = None
+        for n in self.model.trainable_names():
+            p = self.model.tensor(n)
+            if p.grad is not None:
+                grads[n] = p.grad / total
+            p.grad = None
         names = list(grads.keys())
         norm = math.sqrt(sum(float((g.double() ** 2).sum()) for g in grads.values()))
         if not math.isfinite(norm):
@@ -526,7 +647,7 @@ class Worker:
         step_size, sqrt_bc2 = lr / bc1, math.sqrt(bc2)
         with torch.no_grad():
             for n in names:
-                g, p = grads[n], self.model.w[n]
+                g, p = grads[n], self.model.tensor(n)
                 m = opt["m"][n].mul_(b1).add_(g, alpha=1 - b1)
                 v = opt["v"][n].mul_(b2).add_(g * g, alpha=1 - b2)
                 denom = v.sqrt() / sqrt_bc2 + eps
@@ -610,16 +731,24 @@ class Worker:
         return {}, {}
 
     def weights(self, h, a):
-        names = h.get("names") or self.model.names()
-        return {}, {n: self.model.w[n] for n in names}
+        """Named weights (default: the base weights, then the adapters under LoRA)."""
+        names = h.get("names") or (self.model.names() + self.model.adapter_names())
+        return {}, {n: self.model.tensor(n) for n in names}
 
     def save(self, h, a):
-        write_safetensors(h["weights"], {n: self.model.w[n] for n in self.model.names()}, {"format": "pt"})
-        out = {"optimizerStep": None}
+        """model.safetensors (the base weights); under LoRA adapter_model.safetensors at `adapters` (PEFT keys, as
+        core/model/checkpoint.ts writes them); the main optimizer's moments by trainable name, with its step."""
+        m = self.model
+        write_safetensors(h["weights"], {n: m.w[n] for n in m.names()}, {"format": "pt"})
+        out = {"optimizerStep": None, "lora": m.lora_cfg}
+        if m.lora_cfg is not None:
+            if not h.get("adapters"):
+                raise ValueError("save: the model has LoRA adapters but no `adapters` path was given")
+            write_safetensors(h["adapters"], {n: m.lora_w[n] for n in m.adapter_names()}, {"format": "pt"})
         opt = self.opts.get("main")
         if h.get("optimizer") and opt is not None:
             state = {}
-            for n in self.model.names():
+            for n in m.trainable_names():
                 state[n + ".exp_avg"] = opt["m"][n]
                 state[n + ".exp_avg_sq"] = opt["v"][n]
             write_safetensors(h["optimizer"], state, {"format": "pt", "step": opt["step"]})

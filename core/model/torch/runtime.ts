@@ -5,6 +5,9 @@
 //   → lossOutputGradients (the registered TypeScript loss, tf.grads w.r.t. those outputs)
 //   → worker `backward` with the coefficients times the chunk's token weight
 // then one worker `apply` (mean over the tokens, global-norm clip, AdamW as core/model/optim.ts).
+// LoRA: `enableLora` (fresh adapters from a seed, or given ones), and a folder with adapter files
+// loads with its adapters on; the worker keeps TF.js's math, init convention and PEFT names, so a
+// LoRA checkpoint moves between the backends like any other.
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
 import type { ModelConfig } from '../config.js';
@@ -13,7 +16,8 @@ import type { Tokenizer } from '../tokenizer.js';
 import { loadTokenizer } from '../tokenizer.js';
 import { getLoss } from '../losses.js';
 import { inspectHfFolder } from '../hf-load.js';
-import { readManifest, saveCheckpoint, verifyCheckpoint, CheckpointError } from '../checkpoint.js';
+import { readAdapterConfig, readManifest, saveCheckpoint, verifyCheckpoint, CheckpointError } from '../checkpoint.js';
+import { checkLoraConfig, type LoraConfig } from '../lora-config.js';
 import { chunkRows, padRows, lossTokens, lossOutputGradients, DEFAULT_TOKEN_BUDGET, type TrainBatch, type TrainRow } from '../trainer.js';
 import { RuntimeBase, RUNTIME_ADAMW } from '../runtime.js';
 import type { Generated, GenerateOptions, ModelRuntime, RuntimeInfo, RuntimeManifest, TokenStat } from '../runtime.js';
@@ -37,6 +41,7 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
   private weightDecay: number | null = null;
   private betas: readonly [number, number] = [RUNTIME_ADAMW.beta1, RUNTIME_ADAMW.beta2];
   private piecesSent = false;
+  private loraConfig: LoraConfig | null = null;
 
   /** `slot`: which of the worker's optimizers this runtime steps ('main'; 'value' for a value view, which does not own the worker). */
   private constructor(
@@ -84,10 +89,10 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
       const problems = await verifyCheckpoint(dir, (file) => (opts.resume ?? false) || !file.startsWith('optimizer.'));
       if (problems.length) throw new CheckpointError(`${dir}: checkpoint is damaged: ${problems.join('; ')}`);
     }
-    if (existsSync(join(dir, 'adapter_config.json'))) {
-      throw new Error(`${dir} holds LoRA adapters: the torch backend does not train or load LoRA yet; `
-        + 'merge them (spa-workbench model export --merge-lora) or use backend wasm');
-    }
+    const adapterConfig = join(dir, 'adapter_config.json');
+    const adapterWeights = join(dir, 'adapter_model.safetensors');
+    const lora = existsSync(adapterConfig) ? await readAdapterConfig(adapterConfig) : null;
+    if (lora && !existsSync(adapterWeights)) throw new CheckpointError(`${adapterWeights}: missing (adapter_config.json is present)`);
     const info = await inspectHfFolder(dir);
     const tokenizer = await loadTokenizer(dir);
     const addHead = (opts.valueHead ?? false) && !info.config.value_head;
@@ -102,10 +107,41 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
     }
     const files = [...byFile].map(([file, names]) => ({ path: join(dir, file), names }));
     const optimizerPath = join(dir, 'optimizer.safetensors');
-    return TorchRuntime.start(config, tokenizer, opts, async (worker) => {
+    const runtime = await TorchRuntime.start(config, tokenizer, opts, async (worker) => {
       await worker.request('init', { config, files, zeroValueHead: addHead, trainable: opts.trainable ?? true });
+      if (lora) await worker.request('enable_lora', { ...lora, path: adapterWeights });
       if (opts.resume && existsSync(optimizerPath)) await worker.request('load_optimizer', { path: optimizerPath, weightDecay: 0.01 });
     });
+    runtime.loraConfig = lora;
+    return runtime;
+  }
+
+  /** The LoRA settings when adapters are on (from enableLora or the loaded folder), else null. */
+  get lora(): LoraConfig | null {
+    return this.loraConfig ? { ...this.loraConfig, targetModules: [...this.loraConfig.targetModules] } : null;
+  }
+
+  /**
+   * Freeze the base weights (a value head stays trainable) and add LoRA adapters to the target
+   * modules, as CausalLM.enableLora: fresh ones (A uniform in ±1/sqrt(in) from `seed`, B zero: the
+   * torch generator draws other numbers than TF.js's) or `weights` by PEFT key. Drops the
+   * optimizer state (it was over the base weights); the next step starts AdamW over the adapters.
+   */
+  async enableLora(lora: LoraConfig, opts: { seed?: number; weights?: Map<string, { shape: number[]; data: Float32Array }> } = {}): Promise<void> {
+    if (this.slot !== 'main') throw new Error('enableLora: call it on the model, not on a value view');
+    if (this.loraConfig) throw new Error('LoRA is already enabled on this model');
+    checkLoraConfig(lora);
+    const arrays: Record<string, { data: WireArray; shape: number[] }> = {};
+    for (const [name, w] of opts.weights ?? []) arrays[name] = { data: w.data, shape: w.shape };
+    await this.worker.request('enable_lora', { ...lora, seed: opts.seed ?? 0 }, arrays);
+    this.loraConfig = { ...lora, targetModules: [...lora.targetModules] };
+    this.weightDecay = null;   // the worker dropped its optimizers: ensureOptimizer sends the settings again
+  }
+
+  /** How many values an optimizer step updates (adapters and value head under LoRA), and the base parameters. */
+  async trainableParameters(): Promise<{ trainable: number; parameters: number }> {
+    const r = await this.worker.request('lora_info');
+    return { trainable: r.header.trainable as number, parameters: r.header.parameters as number };
   }
 
   ensureOptimizer(weightDecay = 0.01, betas?: readonly [number, number]): void {
@@ -234,10 +270,12 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
         config: this.config,
         parameters: countParameters(this.config),
         writeFiles: async (tmp) => {
-          const r = await this.worker.request('save', { weights: join(tmp, 'model.safetensors'), optimizer: join(tmp, 'optimizer.safetensors') });
+          const r = await this.worker.request('save', {
+            weights: join(tmp, 'model.safetensors'), optimizer: join(tmp, 'optimizer.safetensors'), adapters: join(tmp, 'adapter_model.safetensors'),
+          });
           const step = (r.header.optimizerStep ?? null) as number | null;
           const optimizer = { beta1: this.betas[0], beta2: this.betas[1], eps: RUNTIME_ADAMW.eps, weightDecay: this.weightDecay ?? 0.01 };
-          return { optimizerStep: step, optimizer };
+          return { optimizerStep: step, optimizer, lora: (r.header.lora ?? null) as LoraConfig | null };
         },
       },
     });
