@@ -140,8 +140,9 @@ export class HfTokenizer implements Tokenizer {
       if (!Number.isInteger(ids[k]) || ids[k] < 0)
         throw new TokenizerError(`tokenizer: id ${ids[k]} at position ${k} is not a token id (expected an integer >= 0)`);
     }
+    // transformers.js refuses an empty id list: an empty run (no ids, or unused ids at either end) is ''
     const decodeKnown = (part: number[]): string =>
-      this.hf.decode(part, { skip_special_tokens: options.skipSpecialTokens ?? false, clean_up_tokenization_spaces: false });
+      part.length === 0 ? '' : this.hf.decode(part, { skip_special_tokens: options.skipSpecialTokens ?? false, clean_up_tokenization_spaces: false });
     if (ids.every((id) => this.tokensById[id] !== undefined)) return decodeKnown([...ids]);
     // Ids past the tokenizer's vocabulary (Qwen2.5's embedding has ~270 padding rows beyond it)
     // are shown as <|unused:ID|> (or dropped with skipSpecialTokens) instead of failing.

@@ -22,8 +22,7 @@ export async function applyLora(runtime: ModelRuntime, lora: LoraConfig, seed: n
   checkLoraConfig(lora, 'model.lora');
   if (runtime instanceof TfjsRuntime) {
     runtime.model.enableLora(lora, seed);
-    runtime.trainer?.dispose();
-    runtime.trainer = null;
+    await runtime.modelChanged();   // optimizer over the adapters at the next step; data-parallel replicas restart with them
     runtime.restoredOptimizerState = null;
     return;
   }

@@ -148,6 +148,11 @@ describe('Hugging Face tokenizer (byte-level BPE in Qwen2 format)', () => {
     expect(tok.padTokenId).toBe(tok.tokenToId('<|endoftext|>'));
     expect(tok.vocabSize).toBe(283);
     expect(tok.decode([...tok.encode('the'), 290, ...tok.encode(' box')])).toBe('the<|unused:290|> box');
+    // empty, and unused ids at either end (a generation that stops at once, a sampled padding row)
+    expect(tok.decode([])).toBe('');
+    expect(tok.decode([290])).toBe('<|unused:290|>');
+    expect(tok.decode([...tok.encode('the'), 290])).toBe('the<|unused:290|>');
+    expect(tok.decode([290, ...tok.encode('the')], { skipSpecialTokens: true })).toBe('the');
     expect(() => tok.decode([1.5])).toThrow(/id 1\.5 at position 0 is not a token id/);
   });
 

@@ -12,6 +12,7 @@ import { generate } from '../../core/model/generate.js';
 import { tokenScores } from '../../core/model/score.js';
 import { tinyConfig, useTestBackend } from './helpers.js';
 import '../../core/train/losses.js';
+import { applyLora } from '../../core/train/lora.js';
 
 beforeAll(useTestBackend);
 
@@ -122,6 +123,36 @@ describe('TfjsRuntime with data-parallel workers', () => {
       const s2 = await two.tokenStats(rows(4, 1), true);
       s1.forEach((s, i) => s.logprobs.forEach((v, t) => expect(Math.abs(s2[i]!.logprobs[t]! - v)).toBeLessThan(1e-4)));
       await v1.dispose(); await v2.dispose();
+    } finally {
+      await one.dispose(); await two.dispose();
+    }
+  });
+
+  it('adapters enabled after the workers started: the workers restart with them and train only them', async () => {
+    const { one, two } = pair(false);
+    try {
+      const prompts = [[3, 4, 5], [6, 7]];
+      const opts = { maxNewTokens: 4, temperature: 1, topP: 1, topK: 0, seed: 5 };
+      await two.generate(prompts, opts);   // workers started without adapters
+      const lora = { rank: 2, alpha: 4, targetModules: ['q_proj', 'v_proj'] };
+      await applyLora(one, lora, 3);
+      await applyLora(two, lora, 3);
+      const base = new Map([...two.model.namedWeights()].map(([k, v]) => [k, Float32Array.from(v.dataSync())]));
+      for (let i = 0; i < 2; i++) {
+        const r1 = await one.trainStep('sft', rows(6, 30 + i), {}, 1e-2, 1.0);
+        const r2 = await two.trainStep('sft', rows(6, 30 + i), {}, 1e-2, 1.0);
+        expect(Math.abs(r2['losses/total']! - r1['losses/total']!)).toBeLessThan(1e-3 * Math.abs(r1['losses/total']!));
+      }
+      for (const [k, v] of two.model.namedWeights()) expect(Array.from(v.dataSync()), k).toEqual(Array.from(base.get(k)!));
+      const la = one.model.loraWeights(); let max = 0; let moved = 0;
+      for (const [k, v] of two.model.loraWeights()) {
+        const x = v.dataSync(); const y = la.get(k)!.dataSync();
+        for (let i = 0; i < x.length; i++) { max = Math.max(max, Math.abs(x[i]! - y[i]!)); moved = Math.max(moved, Math.abs(x[i]!)); }
+      }
+      expect(moved).toBeGreaterThan(0);
+      expect(max).toBeLessThan(2e-2 * 1e-2 * 2);   // two steps at lr 1e-2, within 2% of a step each
+      const here = generate(two.model, tokenizer, prompts, { ...opts, stop: ['</answer>'], stopTokenIds: [tokenizer.eosTokenId, ...tokenizer.stopTokenIds] });
+      expect((await two.generate(prompts, opts)).map((g) => g.ids)).toEqual(here.map((g) => g.tokens));
     } finally {
       await one.dispose(); await two.dispose();
     }
