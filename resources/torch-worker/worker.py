@@ -14,7 +14,9 @@ RoPE, GQA, SwiGLU, q/k/v bias, tied or untied lm_head) plus our scalar value hea
 is NOT here: `forward` keeps the autograd graph and returns per-token log-probs / entropies /
 values, the engine evaluates its registered loss on them (TypeScript) and sends back dLoss/d(each
 output) in `backward`; `apply` clips by global norm and takes an AdamW step identical to
-core/model/optim.ts. Device: CUDA (bf16 autocast, f32 master weights), Apple MPS, else CPU.
+core/model/optim.ts. Device: CUDA (bf16 autocast, f32 master weights), Apple MPS, else CPU;
+SPA_TORCH_DEVICE=cpu|cuda|mps forces one (an unavailable one is a fatal error), SPA_TORCH_AUTOCAST=off
+keeps CUDA in f32 (bench/torch_device_check.py runs the same ops on each and compares them).
 """
 import ctypes
 import json
@@ -376,15 +378,32 @@ def sample_batch(logits, gens, temperature, top_k, top_p):
 
 
 # ---------------------------------------------------------------- the worker
+def _device_choice():
+    """SPA_TORCH_DEVICE (cpu | cuda | mps; unset or auto: the first available of cuda, mps, cpu), or a fatal error."""
+    want = os.environ.get("SPA_TORCH_DEVICE", "").strip().lower() or "auto"
+    mps = getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available()
+    have = {"cuda": torch.cuda.is_available(), "mps": mps, "cpu": True}
+    if want == "auto":
+        return next(d for d in ("cuda", "mps", "cpu") if have[d])
+    if want not in have:
+        sys.stderr.write("SPA-WORKER-FATAL: SPA_TORCH_DEVICE=%s is not a device (use cpu, cuda, mps or auto)\n" % want)
+        sys.exit(3)
+    if not have[want]:
+        sys.stderr.write("SPA-WORKER-FATAL: SPA_TORCH_DEVICE=%s but torch %s here has no %s device\n" % (want, torch.__version__, want))
+        sys.exit(3)
+    return want
+
+
 class Worker:
     def __init__(self, threads):
         torch.set_num_threads(threads)
-        if torch.cuda.is_available():
+        choice = _device_choice()
+        if choice == "cuda":
             self.device = torch.device("cuda")
             bf16 = getattr(torch.cuda, "is_bf16_supported", lambda: False)()
             self.autocast = bool(bf16) and os.environ.get("SPA_TORCH_AUTOCAST", "bf16") != "off"
             self.device_name = "cuda:0 %s%s" % (torch.cuda.get_device_name(0), " (bf16 autocast, f32 weights)" if self.autocast else " (f32)")
-        elif getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+        elif choice == "mps":
             self.device, self.autocast = torch.device("mps"), False
             self.device_name = "mps (Apple GPU, f32)"
         else:
