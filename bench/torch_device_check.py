@@ -32,6 +32,7 @@ import argparse
 import collections
 import contextlib
 import ctypes
+import gc
 import importlib.util
 import json
 import math
@@ -321,20 +322,21 @@ def fixture_case(name, value_head=False):
     return Case(label, cfg, files, arrays, ids, lengths, 5, prompts, new, expected)
 
 
-def random_weights(cfg, seed, matrix_std=None, embed_std=None):
-    """Seeded random weights for the worker's parameter list (param_specs)."""
-    g = torch.Generator().manual_seed(seed)
+def random_weights(cfg, seed, matrix_std=None, embed_std=None, device="cpu"):
+    """Seeded random weights (CPU tensors) for the worker's parameter list (param_specs); drawn on `device` (fast for 0.5B on a GPU)."""
+    g = torch.Generator(device=device).manual_seed(seed)
     out = {}
     for name, shape in W.param_specs(cfg):
+        t = torch.randn(shape, generator=g, device=device)
         if name.endswith("norm.weight"):
-            t = 1.0 + 0.1 * torch.randn(shape, generator=g)
+            t = 1.0 + 0.1 * t
         elif name.endswith(".bias"):
-            t = 0.1 * torch.randn(shape, generator=g)
+            t = 0.1 * t
         elif name in ("model.embed_tokens.weight", "lm_head.weight"):
-            t = torch.randn(shape, generator=g) * (embed_std if embed_std is not None else 2.0 / math.sqrt(cfg["hidden_size"]))
+            t = t * (embed_std if embed_std is not None else 2.0 / math.sqrt(cfg["hidden_size"]))
         else:
-            t = torch.randn(shape, generator=g) * (matrix_std if matrix_std is not None else 1.0 / math.sqrt(shape[-1]))
-        out[name] = t
+            t = t * (matrix_std if matrix_std is not None else 1.0 / math.sqrt(shape[-1]))
+        out[name] = t.cpu()
     return out
 
 
@@ -473,6 +475,17 @@ class Checks:
         return [c for c in self.items if not c["ok"]]
 
 
+def plain_json(x):
+    """Non-finite floats as strings (JSON has no Infinity / NaN)."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return str(x)
+    if isinstance(x, dict):
+        return {k: plain_json(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [plain_json(v) for v in x]
+    return x
+
+
 def max_abs(a, b):
     a, b = a.double(), b.double()
     if a.shape != b.shape:
@@ -502,7 +515,7 @@ def check_single_run(checks, run, case, r, tol):
         checks.add(run, case.name, "logprobs vs fixture float64 logits", max_abs(lp[:, 1:], ref), tol["expected"])
     pos = real_positions(case)
     checks.add(run, case.name, "padding leaves a row unchanged", max_abs(r["statsPadded"]["logprobs"][pos], lp[pos]), tol["padding"])
-    checks.add(run, case.name, "grad norm finite and > 0", r["gradNorm"], float("inf"), ok=math.isfinite(r["gradNorm"]) and r["gradNorm"] > 0)
+    checks.add(run, case.name, "grad norm finite and > 0", r["gradNorm"], None, ok=math.isfinite(r["gradNorm"]) and r["gradNorm"] > 0)
     checks.add(run, case.name, "optimizer step saved", r["savedStep"], 2, ok=r["savedStep"] == 2)
 
 
@@ -580,7 +593,8 @@ def hf_check(checks, devices, cases, results, modes, report):
                 theta = float(cfg.pop("rope_theta", 10000.0))
                 hf_cfg = None
                 fields = getattr(Qwen2Config, "__dataclass_fields__", {}) or {}
-                if "rope_parameters" in fields:   # transformers 5: RoPE settings live in rope_parameters
+                if "rope_parameters" in fields:   # transformers 5: a strict dataclass; RoPE settings live in rope_parameters
+                    cfg = {k: v for k, v in cfg.items() if k in fields}
                     try:
                         hf_cfg = Qwen2Config(**cfg, rope_parameters={"rope_type": "default", "rope_theta": theta})
                     except TypeError:
@@ -679,7 +693,8 @@ def bench_worker(client, shape, device, steps, gen_runs, deadline, timeout):
     s = SHAPES[shape]
     cfg = shape_config(s)
     big = s["hidden"] >= 512
-    weights = random_weights(cfg, 7, matrix_std=0.02 if big else None, embed_std=0.02 if big else None)
+    weights = random_weights(cfg, 7, matrix_std=0.02 if big else None, embed_std=0.02 if big else None,
+                             device="cuda" if device == "cuda" else "cpu")
     client.request("reset", timeout=timeout)
     t0 = time.perf_counter()
     client.request("init", {"config": cfg, "trainable": True}, weights, timeout=timeout)
@@ -731,29 +746,47 @@ def load_reference_module():
     return module
 
 
+class _TorchOn:
+    """`torch` for reference_torch.py's module globals, with `ones` (its causal mask) made on a device: its Block.forward
+    builds the mask on the default device, and a default-device mode would tax every op of the timed loops."""
+
+    def __init__(self, device):
+        self._device = device
+
+    def __getattr__(self, name):
+        return getattr(torch, name)
+
+    def ones(self, *a, **k):
+        k.setdefault("device", self._device)
+        return torch.ones(*a, **k)
+
+
 def bench_raw(shape, device, autocast, steps, gen_runs, deadline):
-    """Raw PyTorch: reference_torch.py's Model (nn.Module, torch.optim.AdamW, loss.backward) on this device, timed with syncs."""
+    """Raw PyTorch: reference_torch.py's Model (nn.Module, torch.optim.AdamW, loss.backward) on this device, timed with syncs.
+    Same autocast as the worker on this device. The caller frees the GPU memory (gc, empty_cache) after it returns."""
     ref = load_reference_module()
+    dev = torch.device(device)
+    if device != "cpu":
+        ref.torch = _TorchOn(dev)
     s = SHAPES[shape]
     c = dict(s)
     c["context"] = max(s["context"], s["genPrompt"] + s["genTokens"])
-    dev = torch.device(device)
-    if device != "cpu" and not hasattr(torch.device, "__enter__"):
-        raise RuntimeError("torch %s has no default-device context (reference_torch.py builds its masks on the default device)" % torch.__version__)
-    where = dev if device != "cpu" else contextlib.nullcontext()
     amp = (lambda: torch.autocast(device_type="cuda", dtype=torch.bfloat16)) if autocast else contextlib.nullcontext
     torch.manual_seed(0)
     if device == "cuda":
         torch.cuda.reset_peak_memory_stats()
-    with where:
-        model = ref.Model(c).to(dev)
+    # built on the device where torch can (a default-device context, 2.0+): 0.5B parameters initialise in a blink there
+    build = dev if device != "cpu" and hasattr(torch.device, "__enter__") else contextlib.nullcontext()
+    with build:
+        model = ref.Model(c)
+    model = model.to(dev)
     opt = torch.optim.AdamW(model.parameters(), lr=ADAMW["lr"], betas=(ADAMW["beta1"], ADAMW["beta2"]), eps=ADAMW["eps"],
                             weight_decay=ADAMW["weightDecay"])
     B, T, V = s["batch"], s["context"], s["vocab"]
     ids = torch.randint(0, V, (B, T), device=dev)
 
     def step():
-        with where, amp():
+        with amp():
             logits = model(ids)
             loss = F.cross_entropy(logits[:, :-1].float().reshape(-1, V), ids[:, 1:].reshape(-1))
         opt.zero_grad(set_to_none=True)
@@ -767,7 +800,7 @@ def bench_raw(shape, device, autocast, steps, gen_runs, deadline):
     gids = torch.randint(0, V, (gB, prompt), device=dev)
 
     def gen():
-        with where, amp(), W._inference_mode():
+        with amp(), W._inference_mode():
             caches = [dict() for _ in range(s["layers"])]
             logits = model(gids, 0, caches)
             tok = logits[:, -1].float().argmax(-1, keepdim=True)
@@ -783,10 +816,15 @@ def bench_raw(shape, device, autocast, steps, gen_runs, deadline):
     if device == "cuda":
         out["peakAllocatedGiB"] = torch.cuda.max_memory_allocated() / 2 ** 30
         out["peakReservedGiB"] = torch.cuda.max_memory_reserved() / 2 ** 30
-    del model, opt
+    return out
+
+
+def free_device_memory(device):
+    gc.collect()
     if device == "cuda":
         torch.cuda.empty_cache()
-    return out
+    elif device == "mps" and hasattr(torch, "mps") and hasattr(torch.mps, "empty_cache"):
+        torch.mps.empty_cache()
 
 
 # ---------------------------------------------------------------- main
@@ -832,12 +870,18 @@ def main(argv=None):
               "torch": torch.__version__, "argv": sys.argv[1:], "tolerances": TOLERANCES, "adamw": ADAMW, "runs": {}, "notes": notes}
     if have["cuda"]:
         report["cudaDevice"] = torch.cuda.get_device_name(0)
-        report["tf32Matmul"] = bool(torch.backends.cuda.matmul.allow_tf32)
+        try:
+            report["tf32Matmul"] = bool(torch.backends.cuda.matmul.allow_tf32)
+        except Exception as e:  # noqa: BLE001 - newer torch may prefer its fp32_precision settings
+            report["tf32Matmul"] = "unknown (%s)" % e
     log("torch %s, Python %s, threads %d; budget %.0f s" % (torch.__version__, report["python"], torch.get_num_threads(), args.budget_s))
     devices = ["cpu"]
+    missing = []
     for d in ("cuda", "mps"):
         if not have[d]:
             notes.append("%s: not available" % d)
+            if d in args.devices_list and not args.devices_auto:
+                missing.append(d)
         elif d in args.devices_list:
             devices.append(d)
         else:
@@ -855,6 +899,8 @@ def main(argv=None):
         runs.append(("mps", {"SPA_TORCH_DEVICE": "mps"}))
 
     checks = Checks()
+    for d in missing:
+        checks.error(d, "-", "requested device available", "--devices asked for %s; torch %s here has none" % (d, torch.__version__))
     cases = all_cases()
     workdir = tempfile.mkdtemp(prefix="spa-device-check-")
     clients, results, modes = {}, {}, {}
@@ -891,7 +937,7 @@ def main(argv=None):
                     r = run_case(client, case, workdir, timeout)
                 except WorkerError as e:
                     checks.error(run, case.name, "ops run", str(e))
-                    if not client.proc.poll() is None:
+                    if client.proc.poll() is not None:
                         break
                     continue
                 results[run][case.name] = r
@@ -942,7 +988,10 @@ def main(argv=None):
                 try:
                     autocast = modes.get(device) == "bf16"
                     # raw first: its model is freed before the worker's is built (peak memory of each alone)
-                    raw = bench_raw(shape, device, autocast, steps, gen_runs, time.monotonic() + share / 2)
+                    try:
+                        raw = bench_raw(shape, device, autocast, steps, gen_runs, time.monotonic() + share / 2)
+                    finally:
+                        free_device_memory(device)
                     watch = GpuMemoryWatch() if device == "cuda" else None
                     with (watch if watch else contextlib.nullcontext()):
                         worker = bench_worker(client, shape, device, steps, gen_runs, time.monotonic() + share / 2, timeout)
@@ -980,7 +1029,7 @@ def main(argv=None):
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     tmp = out + ".tmp"
     with open(tmp, "w") as f:
-        json.dump(report, f, indent=1, default=float)
+        json.dump(plain_json(report), f, indent=1, default=str)
         f.write("\n")
     os.replace(tmp, out)
     log("wrote %s" % out)
