@@ -188,7 +188,8 @@ class WorkerClient:
         time.sleep(0.1)   # let the stderr thread take the last lines
         fatal = [l[len("SPA-WORKER-FATAL: "):] for l in self.tail if l.startswith("SPA-WORKER-FATAL: ")]
         last = " | ".join(l for l in list(self.tail)[-8:] if l.strip())
-        return WorkerError("the %s worker exited with code %s%s" % (self.label, code, (": " + fatal[0]) if fatal else ("; its last output: " + last if last else "")))
+        why = (": " + fatal[0]) if fatal else ("; its last output: " + last if last else "")
+        return WorkerError("the %s worker exited with code %s%s" % (self.label, code, why))
 
     def request(self, op, header=None, arrays=None, timeout=120.0):
         rid = self.next_id
