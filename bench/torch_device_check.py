@@ -665,39 +665,44 @@ def timed_repeats(fn, n, deadline, device):
 
 
 class GpuMemoryWatch:
-    """Peak GPU memory in use on the device (driver view: every process, CUDA contexts and allocator caches included), polled."""
+    """Peak GPU memory in use on the device (driver view: every process, CUDA contexts and allocator caches included),
+    polled from `start` (which takes the baseline) to `stop`."""
 
     def __init__(self):
-        self.peak, self.stop, self.thread = 0, threading.Event(), None
+        self.peak, self.baseline, self.done, self.thread = 0, 0, threading.Event(), None
+
+    def _used(self):
         free, total = torch.cuda.mem_get_info()
-        self.baseline = total - free
+        return total - free
 
     def _poll(self):
-        while not self.stop.is_set():
-            free, total = torch.cuda.mem_get_info()
-            self.peak = max(self.peak, total - free)
+        while not self.done.is_set():
+            self.peak = max(self.peak, self._used())
             time.sleep(0.02)
 
-    def __enter__(self):
+    def start(self):
+        self.baseline = self.peak = self._used()
         self.thread = threading.Thread(target=self._poll, daemon=True)
         self.thread.start()
-        return self
 
-    def __exit__(self, *a):
-        self.stop.set()
-        self.thread.join()
-        free, total = torch.cuda.mem_get_info()
-        self.peak = max(self.peak, total - free)
-        return False
+    def stop(self):
+        if self.thread is not None:
+            self.done.set()
+            self.thread.join()
+            self.peak = max(self.peak, self._used())
 
 
-def bench_worker(client, shape, device, steps, gen_runs, deadline, timeout):
+def bench_worker(client, shape, device, steps, gen_runs, deadline, timeout, watch=None):
+    """The worker's train and generate tokens/s; `watch` (a GpuMemoryWatch) runs from its model's init to its reset."""
     s = SHAPES[shape]
     cfg = shape_config(s)
     big = s["hidden"] >= 512
     weights = random_weights(cfg, 7, matrix_std=0.02 if big else None, embed_std=0.02 if big else None,
                              device="cuda" if device == "cuda" else "cpu")
+    free_device_memory(device)   # this process's share of drawing them, out of the watch's baseline
     client.request("reset", timeout=timeout)
+    if watch is not None:
+        watch.start()
     t0 = time.perf_counter()
     client.request("init", {"config": cfg, "trainable": True}, weights, timeout=timeout)
     init_s = time.perf_counter() - t0
@@ -730,6 +735,8 @@ def bench_worker(client, shape, device, steps, gen_runs, deadline, timeout):
 
     gen()   # warm-up
     gen_s, gen_n = timed_repeats(gen, gen_runs, deadline, "cpu")
+    if watch is not None:
+        watch.stop()
     client.request("reset", timeout=timeout)
     return {"initSeconds": init_s, "train": {"msPerStep": train_s * 1000, "tokensPerSec": B * T / train_s, "steps": train_n},
             "generate": {"seconds": gen_s, "tokensPerSec": generated[-1] / gen_s, "tokens": generated[-1], "runs": gen_n}}
@@ -871,7 +878,6 @@ def main(argv=None):
     report = {"bench": "torch-device-check", "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "python": sys.version.split()[0],
               "torch": torch.__version__, "argv": sys.argv[1:], "tolerances": TOLERANCES, "adamw": ADAMW, "runs": {}, "notes": notes}
     if have["cuda"]:
-        report["cudaDevice"] = torch.cuda.get_device_name(0)
         try:
             report["tf32Matmul"] = bool(torch.backends.cuda.matmul.allow_tf32)
         except Exception as e:  # noqa: BLE001 - newer torch may prefer its fp32_precision settings
@@ -968,11 +974,12 @@ def main(argv=None):
         else:
             log("\n== throughput (median; worker = the frame protocol + this process's SFT coefficients; raw = reference_torch.py's model)")
             steps, gen_runs = (3, 2) if args.quick else (5, 3)
-            plan = [(d, "reference") for d in devices]
+            timed = [d for d in devices if args.devices_auto or d in args.devices_list]   # the cpu reference run is not timed unless asked
+            plan = [(d, "reference") for d in timed]
             if args.quick:
                 notes.append("qwen2.5-0.5b-like shape: skipped (--quick)")
             else:
-                plan += [(d, "qwen2.5-0.5b-like") for d in devices if d != "cpu"]
+                plan += [(d, "qwen2.5-0.5b-like") for d in timed if d != "cpu"]
                 if devices == ["cpu"]:
                     notes.append("qwen2.5-0.5b-like shape: accelerators only (no accelerator here)")
             for i, (device, shape) in enumerate(plan):
@@ -1001,12 +1008,13 @@ def main(argv=None):
                     log("  " + notes[-1])
                 finally:
                     free_device_memory(device)
+                watch = GpuMemoryWatch() if device == "cuda" else None
                 try:
-                    watch = GpuMemoryWatch() if device == "cuda" else None
-                    with (watch if watch else contextlib.nullcontext()):
-                        worker = entry[shape]["worker"] = bench_worker(client, shape, device, steps, gen_runs, time.monotonic() + share / 2,
-                                                                       bench_timeout)
+                    worker = entry[shape]["worker"] = bench_worker(client, shape, device, steps, gen_runs, time.monotonic() + share / 2,
+                                                                   bench_timeout, watch)
                 except Exception as e:  # noqa: BLE001 - a benchmark that breaks is reported, the checks stand
+                    if watch is not None:
+                        watch.stop()
                     entry[shape]["workerError"] = "%s: %s" % (type(e).__name__, e)
                     checks.error(device, shape, "worker throughput run", entry[shape]["workerError"])
                     continue
