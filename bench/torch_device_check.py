@@ -1049,6 +1049,17 @@ def main(argv=None):
     report["ok"] = not failed
     report["seconds"] = round(elapsed(), 1)
     log("\n== summary: %d checks, %d failed, %.1f s" % (len(checks.items), len(failed), elapsed()))
+    by_check = collections.OrderedDict()   # (run, check) -> worst value over the cases, its tolerance, passes, count
+    for c in checks.items:
+        if c["run"] == "harness" or not isinstance(c["value"], (int, float)) or isinstance(c["value"], bool):
+            continue
+        k = (c["run"], c["check"])
+        w = by_check.setdefault(k, [float("-inf"), c["tolerance"], 0, 0])
+        w[0] = max(w[0], float(c["value"]))
+        w[2] += int(c["ok"])
+        w[3] += 1
+    for (run, name), (worst, tol, ok, n) in by_check.items():
+        log("  %-10s %-44s worst %-9.3g tol %-9s %d/%d pass" % (run, name, worst, "%.3g" % tol if isinstance(tol, float) else tol, ok, n))
     for n in notes:
         log("  note: " + n)
     for c in failed:
