@@ -74,10 +74,10 @@ if _threads_env > 0:
 # gradient entries flip sign). So about 2x that: loose, yet a wrong op (RoPE, a bias, a mask, the
 # head) moves log-probs by whole units and the gradient by O(1).
 TOLERANCES = {
-    "f32": {"logprobs": 1e-4, "meanLogprobs": 2e-5, "expected": 1e-4, "padding": 1e-4, "gradRel": 1e-3, "adamwRel": 2e-2,
+    "f32": {"logprobs": 1e-4, "meanLogprobs": 2e-5, "greedyTie": 2e-4, "expected": 1e-4, "padding": 1e-4, "gradRel": 1e-3, "adamwRel": 2e-2,
             "postTrain": 1e-3, "values": 1e-4, "hf": 1e-4},
-    "bf16": {"logprobs": 0.3, "meanLogprobs": 0.06, "expected": 0.3, "padding": 0.3, "gradRel": 0.06, "adamwRel": 0.5,
-             "postTrain": 0.35, "values": 0.1, "hf": 0.3},
+    "bf16": {"logprobs": 0.3, "meanLogprobs": 0.06, "greedyTie": 0.5, "expected": 0.3, "padding": 0.3, "gradRel": 0.06, "adamwRel": 0.5,
+             "postTrain": 0.35, "values": 0.15, "hf": 0.3},
 }
 ADAMW = {"lr": 1e-3, "maxGradNorm": 1.0, "beta1": 0.9, "beta2": 0.95, "eps": 1e-8, "weightDecay": 0.01}   # RUNTIME_ADAMW, sft defaults
 
@@ -547,7 +547,7 @@ def check_against_cpu(checks, run, case, r, ref, tol, cpu_logprob_of):
         ties.append((b, i, rlps[i] - cpu_lp))
     gap = max([t[2] for t in ties], default=0.0)
     note = "tokens equal" if exact else "diverge: " + ", ".join("row %d at %s (cpu log-prob gap %.2g)" % t for t in ties)
-    checks.add(run, case.name, "greedy tokens (equal or near-tie)", gap, tol["logprobs"], note=note)
+    checks.add(run, case.name, "greedy tokens (equal or near-tie)", gap, tol["greedyTie"], note=note)   # two log-prob errors
     checks.add(run, case.name, "greedy logprobs vs cpu (common prefix)", worst_lp, tol["logprobs"])
     checks.add(run, case.name, "gradient vs cpu (rel L2, via apply)", rel_l2(r["grads"], ref["grads"]), tol["gradRel"])
     checks.add(run, case.name, "grad norm vs cpu (rel)", abs(r["gradNorm"] - ref["gradNorm"]) / max(ref["gradNorm"], 1e-30), tol["gradRel"])
