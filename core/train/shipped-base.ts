@@ -200,7 +200,9 @@ export async function shipBase(o: ShipOptions): Promise<ShippedBaseRecord> {
     };
     const manifest = await saveCheckpoint(o.out, {
       model: loaded.model, tokenizer: loaded.tokenizer, dtype: 'F16',
-      manifest: { step: section.steps + (section.extend ?? []).reduce((n, p) => n + p.steps, 0), stage: 'bootstrap', parent: null, extra: { shippedBase: partial } },
+      manifest: {
+        step: section.steps + (section.extend ?? []).reduce((n, p) => n + p.steps, 0), stage: 'bootstrap', parent: null, extra: { shippedBase: partial },
+      },
     });
     record = { ...partial, contentHash: contentHash(manifest) };
     // manifest.json is not among its own hashed files: the content hash goes in after the files are final

@@ -14,7 +14,9 @@ RoPE, GQA, SwiGLU, q/k/v bias, tied or untied lm_head) plus our scalar value hea
 is NOT here: `forward` keeps the autograd graph and returns per-token log-probs / entropies /
 values, the engine evaluates its registered loss on them (TypeScript) and sends back dLoss/d(each
 output) in `backward`; `apply` clips by global norm and takes an AdamW step identical to
-core/model/optim.ts. Device: CUDA (bf16 autocast, f32 master weights), Apple MPS, else CPU.
+core/model/optim.ts. Device: CUDA (bf16 autocast, f32 master weights), Apple MPS, else CPU;
+SPA_TORCH_DEVICE=cpu|cuda|mps forces one (an unavailable one is a fatal error), SPA_TORCH_AUTOCAST=off
+keeps CUDA in f32 (bench/torch_device_check.py runs the same ops on each and compares them).
 
 LoRA (`enable_lora`, and `init` + `enable_lora` with the adapter file when a folder has adapters) is
 the math, init convention and PEFT names of core/model/transformer.ts: on each target linear layer
@@ -416,8 +418,9 @@ class _Null:
 
 # ---------------------------------------------------------------- sampling (the semantics of core/model/generate.ts sampleToken)
 def sample_batch(logits, gens, temperature, top_k, top_p):
-    """One token per row of logits [B, V] (float32, CPU): greedy at temperature 0, else top-k, then the
-    smallest top-p set, then a draw from the row's own generator (one uniform per row per step)."""
+    """One token per row of logits [B, V] (float32, on the CPU or a CUDA device): greedy at temperature 0,
+    else top-k, then the smallest top-p set, then a draw from the row's own (CPU) generator: one uniform
+    per row per step, sent to the logits' device, so only B numbers cross per step each way."""
     if temperature <= 0:
         return torch.argmax(logits, dim=-1)
     B, V = logits.shape
@@ -427,24 +430,41 @@ def sample_batch(logits, gens, temperature, top_k, top_p):
     weights = torch.exp((vals - vals[:, :1]) / temperature).double()                 # [B, K], descending
     if top_p < 1:
         cum = torch.cumsum(weights / weights.sum(-1, keepdim=True), dim=-1)
-        before = torch.cat([torch.zeros(B, 1, dtype=cum.dtype), cum[:, :-1]], dim=1)
+        before = torch.cat([torch.zeros(B, 1, dtype=cum.dtype, device=cum.device), cum[:, :-1]], dim=1)
         weights = weights * (before < top_p)                                             # keep until the mass reaches p
-    u = torch.tensor([torch.rand(1, generator=g, dtype=torch.float64).item() for g in gens], dtype=torch.float64)
+    u = torch.tensor([torch.rand(1, generator=g, dtype=torch.float64).item() for g in gens], dtype=torch.float64).to(logits.device)
     cum = torch.cumsum(weights, dim=-1)
     j = (cum < (u * cum[:, -1]).unsqueeze(1)).sum(-1).clamp(max=weights.shape[1] - 1)
     return ids.gather(1, j.unsqueeze(1)).squeeze(1)
 
 
 # ---------------------------------------------------------------- the worker
+def _device_choice():
+    """SPA_TORCH_DEVICE (cpu | cuda | mps; unset or auto: the first available of cuda, mps, cpu), or a fatal error."""
+    want = os.environ.get("SPA_TORCH_DEVICE", "").strip().lower() or "auto"
+    mps = getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available()
+    have = {"cuda": torch.cuda.is_available(), "mps": mps, "cpu": True}
+    if want == "auto":
+        return next(d for d in ("cuda", "mps", "cpu") if have[d])
+    if want not in have:
+        sys.stderr.write("SPA-WORKER-FATAL: SPA_TORCH_DEVICE=%s is not a device (use cpu, cuda, mps or auto)\n" % want)
+        sys.exit(3)
+    if not have[want]:
+        sys.stderr.write("SPA-WORKER-FATAL: SPA_TORCH_DEVICE=%s but torch %s here has no %s device\n" % (want, torch.__version__, want))
+        sys.exit(3)
+    return want
+
+
 class Worker:
     def __init__(self, threads):
         torch.set_num_threads(threads)
-        if torch.cuda.is_available():
+        choice = _device_choice()
+        if choice == "cuda":
             self.device = torch.device("cuda")
             bf16 = getattr(torch.cuda, "is_bf16_supported", lambda: False)()
             self.autocast = bool(bf16) and os.environ.get("SPA_TORCH_AUTOCAST", "bf16") != "off"
             self.device_name = "cuda:0 %s%s" % (torch.cuda.get_device_name(0), " (bf16 autocast, f32 weights)" if self.autocast else " (f32)")
-        elif getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+        elif choice == "mps":
             self.device, self.autocast = torch.device("mps"), False
             self.device_name = "mps (Apple GPU, f32)"
         else:
@@ -632,7 +652,8 @@ class Worker:
                 grads[n] = p.grad / total
             p.grad = None
         names = list(grads.keys())
-        norm = math.sqrt(sum(float((g.double() ** 2).sum()) for g in grads.values()))
+        acc = torch.float32 if self.device.type == "mps" else torch.float64   # MPS has no float64
+        norm = math.sqrt(float(sum((g.to(acc) ** 2).sum() for g in grads.values())))   # one device sync, not one per tensor
         if not math.isfinite(norm):
             raise ValueError("the gradient norm is %s (not finite): the step was not applied; check the learning rate and the batch" % norm)
         max_norm = float(h.get("maxGradNorm", 1.0))
@@ -690,7 +711,10 @@ class Worker:
         with _inference_mode(), self.model._ctx():
             for step in range(steps):
                 hidden = self.model.trunk(cur_ids, seg, cache=cache, positions=cur_pos)
-                logits = self.model.lm_head(hidden[:, -1]).float().cpu()
+                # sampling on CUDA (float64 there too); MPS has no float64 and samples on the CPU
+                logits = self.model.lm_head(hidden[:, -1]).float()
+                if logits.device.type not in ("cpu", "cuda"):
+                    logits = logits.cpu()
                 picked = sample_batch(logits, gens, temperature, top_k, top_p)
                 picked_lp = torch.log_softmax(logits, dim=-1).gather(1, picked.unsqueeze(1)).squeeze(1).tolist()
                 picked = picked.tolist()
