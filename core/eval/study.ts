@@ -155,6 +155,7 @@ export interface StudyRun {
   eval: StudyRunEval | null;      // null: not evaluated (not finished, or no eval/final.json)
   config: RunConfigLike | null;
   curves: RunCurves | null;       // null: not loaded, or an old record without curves
+  origin: 'run folder' | 'record';
   source: string;                 // the run folder or the record file (messages only; never in the report)
 }
 
@@ -221,7 +222,7 @@ export function loadProjectRun(ref: RunRef, opts: { curves?: boolean } = {}): St
     eval: final && Array.isArray(final.perPuzzle)
       ? { perPuzzle: final.perPuzzle, ...(final.passAtK ? { passAtK: final.passAtK } : {}), ...(Array.isArray(final.k) ? { k: final.k } : {}) }
       : null,
-    config, curves: opts.curves === false ? null : readRunCurves(ref.dir), source: ref.dir,
+    config, curves: opts.curves === false ? null : readRunCurves(ref.dir), origin: 'run folder', source: ref.dir,
   };
 }
 
