@@ -198,8 +198,9 @@ export function parseRunRecord(raw: unknown, file: string): RunRecord {
       for (const [metric, s] of Object.entries(metrics as Record<string, unknown>)) {
         const series = s as { steps?: unknown; values?: unknown } | null;
         const where = `curves.${stage}.${metric}`;
-        if (!series || !Array.isArray(series.steps) || !series.steps.every((x) => typeof x === 'number')) bad(`${where}.steps`, 'an array of numbers', series?.steps);
-        if (!Array.isArray(series!.values) || !series!.values.every((x) => typeof x === 'number')) bad(`${where}.values`, 'an array of numbers', series!.values);
+        const numbers = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === 'number');
+        if (!series || !numbers(series.steps)) bad(`${where}.steps`, 'an array of numbers', series?.steps);
+        if (!numbers(series!.values)) bad(`${where}.values`, 'an array of numbers', series!.values);
         const steps = series!.steps as number[], values = series!.values as number[];
         if (steps.length !== values.length) bad(`${where}.values`, `as many values as steps (${steps.length})`, `${values.length} values`);
       }
@@ -248,7 +249,10 @@ export function readStudyRecords(dirs: string[], name: string): { runs: StudyRun
       const record = parseRunRecord(parseRecordText(readFileSync(file, 'utf8'), file), file);
       if (record.study !== name) { others.set(record.study, (others.get(record.study) ?? 0) + 1); continue; }
       const key = `${record.method}|${record.env}|${record.seed}`;
-      if (seen.has(key)) { notes.push(`${file}: ${record.method} on ${record.env} seed ${record.seed} is also recorded in ${seen.get(key)}; that one counts`); continue; }
+      if (seen.has(key)) {
+        notes.push(`${file}: ${record.method} on ${record.env} seed ${record.seed} is also recorded in ${seen.get(key)}; that one counts`);
+        continue;
+      }
       seen.set(key, file);
       runs.push(recordToStudyRun(record, file));
     }
