@@ -1,14 +1,16 @@
 // `spa-workbench study …`: run a grid of runs (methods × envs × seeds) in a project, resumable,
 // and produce the comparison table (paper layout), CSV and PNG curves.
 //   study run   --methods a,b --envs x,y --seeds 0,1 --size quick --project DIR [--name N] | --grid FILE
-//   study table --name N --project DIR [--project DIR2 …] [--out DIR]
+//   study table --name N --project DIR [--project DIR2 …] [--records DIR …] [--out DIR]
+//   study record --project DIR --name N --out DIR [--missing | --add-curves]
 import { describeJsonError } from './json-error.js';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Command } from 'commander';
 import { createDispatcher } from '../host/dispatcher.js';
 import { createInProcessClient } from '../host/in-process.js';
-import { cellKey, parseStudySpec, studyCells, writeStudyReport, type StudySpec } from '../eval/study.js';
+import { cellKey, loadProjectRuns, parseStudySpec, studyCells, writeStudyReport, type StudyRun, type StudySpec } from '../eval/study.js';
+import { addRecordCurves, mergeStudyRuns, missingStudyCells, readStudyRecords, recordStudyRuns } from '../eval/study-records.js';
 import { parseSetArgs } from '../engine/config.js';
 
 function fail(message: string): never {
@@ -178,25 +180,76 @@ export function registerStudyCommands(program: Command): void {
     });
 
   study.command('table')
-    .description('write the comparison table (markdown + CSV) and curves (PNG) of a study from one or more projects')
-    .requiredOption('--project <dir>', 'project folder (repeat for studies split over several projects)', collect, [])
+    .description('write the comparison table (markdown + CSV) and curves (PNG) of a study from project folders, from its records, or both')
+    .option('--project <dir>', 'project folder (repeat for studies split over several projects)', collect, [])
+    .option('--records <dir>', 'records folder holding runs/<method>-<env>-s<seed>.json (docs/results/<study>/<variant>, written by ' +
+      '`study record`); repeatable; with --project, a cell in both counts once and the record wins', collect, [])
     .option('--name <name>', 'study name', 'study')
-    .option('--methods <list>', 'methods in table order (default: from the study spec)')
-    .option('--envs <list>', 'envs in table order (default: from the study spec)')
-    .option('--out <dir>', 'output folder (default <first project>/studies/<name>)')
-    .action((o: { project: string[]; name: string; methods?: string; envs?: string; out?: string }) => {
-      if (o.project.length === 0) fail('--project: give at least one project folder');
+    .option('--methods <list>', 'methods in table order (default: from the study spec; without one, the order the runs ran)')
+    .option('--envs <list>', 'envs in table order (default: from the study spec; without one, the order the runs ran)')
+    .option('--out <dir>', 'output folder (default <first project>/studies/<name>; required with --records alone)')
+    .action((o: { project: string[]; records: string[]; name: string; methods?: string; envs?: string; out?: string }) => {
+      if (o.project.length === 0 && o.records.length === 0) fail('give at least one --project folder or --records folder');
+      if (o.project.length === 0 && !o.out) fail('--out: give the output folder (there is no --project to put studies/<name>/ in)');
       const specFiles = o.project.map((p) => path.join(path.resolve(p), 'studies', o.name, 'spec.json')).filter((p) => fs.existsSync(p));
       const specs = o.methods && o.envs ? [] : specFiles.map((p) => {
         try { return parseStudySpec(JSON.parse(fs.readFileSync(p, 'utf8')), p); } catch (err) { return fail(`${p}: ${(err as Error).message}; pass ` +
           `--methods and --envs to build the table without it`); }
       });
-      const methods = o.methods ? list(o.methods, '--methods') : [...new Set(specs.flatMap((s) => s.methods))];
-      const envs = o.envs ? list(o.envs, '--envs') : [...new Set(specs.flatMap((s) => s.envs))];
-      if (methods.length === 0 || envs.length === 0) fail(`no study "${o.name}" found in ${o.project.join(', ')}; pass --methods and --envs, or ` +
-        `run the study first`);
+      let runs: StudyRun[];
+      const notes: string[] = [];
+      try {
+        const projectRuns = o.project.length ? loadProjectRuns(o.project, o.name) : [];
+        if (o.records.length) {
+          const recorded = readStudyRecords(o.records, o.name);
+          const merged = mergeStudyRuns(projectRuns, recorded.runs);
+          notes.push(...recorded.notes, ...merged.notes);
+          runs = merged.runs;
+        } else {
+          runs = projectRuns;
+        }
+      } catch (err) {
+        return fail((err as Error).message);
+      }
+      // Without a spec: the order the runs ran (run ids start with the start time; a study runs seed, env, method).
+      const byStart = [...runs].sort((a, b) => (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0));
+      const methods = o.methods ? list(o.methods, '--methods')
+        : specs.length ? [...new Set(specs.flatMap((s) => s.methods))] : [...new Set(byStart.map((r) => r.method))];
+      const envs = o.envs ? list(o.envs, '--envs') : specs.length ? [...new Set(specs.flatMap((s) => s.envs))] : [...new Set(byStart.map((r) => r.env))];
+      if (methods.length === 0 || envs.length === 0) {
+        fail(`no study "${o.name}" found in ${[...o.project, ...o.records].join(', ')}; pass --methods and --envs, or run the study first` +
+          notes.map((n) => `\n  note: ${n}`).join(''));
+      }
       const out = o.out ?? path.join(path.resolve(o.project[0]!), 'studies', o.name);
-      const { markdown, files } = writeStudyReport(o.project, { name: o.name, methods, envs }, out);
-      process.stdout.write(`${markdown}\n\n${files.map((f) => `wrote ${f}`).join('\n')}\n`);
+      const { markdown, files } = writeStudyReport(runs, { name: o.name, methods, envs }, out);
+      const fromRecords = runs.filter((r) => r.origin === 'record').length;
+      if (o.records.length) notes.push(`${runs.length} run(s): ${fromRecords} from records, ${runs.length - fromRecords} from project folders`);
+      process.stdout.write(`${notes.map((n) => `note: ${n}\n`).join('')}${markdown}\n\n${files.map((f) => `wrote ${f}`).join('\n')}\n`);
+    });
+
+  study.command('record')
+    .description('record each completed run of a study as DIR/runs/<method>-<env>-s<seed>.json (eval summary, gate, stage wall times, ' +
+      'config, RL curves), written once and never overwritten, so the table can be built from the records alone (study table --records)')
+    .requiredOption('--project <dir>', 'project folder holding the study\'s runs')
+    .requiredOption('--name <name>', 'study name')
+    .requiredOption('--out <dir>', 'records folder, e.g. docs/results/spa-cpu-v1/fl08')
+    .option('--missing', 'print the cells not yet recorded, one `method env seed` line each, and record nothing')
+    .option('--add-curves', 'add `curves` to existing records that lack them, from their run folder in --project (nothing else changes); ' +
+      'records nothing new')
+    .action((o: { project: string; name: string; out: string; missing?: boolean; addCurves?: boolean }) => {
+      if (o.missing && o.addCurves) fail('--missing and --add-curves: give one of them');
+      try {
+        if (o.missing) {
+          fs.mkdirSync(path.join(o.out, 'runs'), { recursive: true });
+          const cells = missingStudyCells(o.project, o.name, o.out);
+          if (cells === null) { process.stderr.write(`no study ${o.name} in ${o.project}\n`); process.exit(2); }
+          process.stdout.write(cells.map((c) => `${c}\n`).join(''));
+          return;
+        }
+        const lines = o.addCurves ? addRecordCurves(o.project, o.name, o.out) : recordStudyRuns(o.project, o.name, o.out);
+        process.stdout.write(lines.map((l) => `${l}\n`).join(''));
+      } catch (err) {
+        fail((err as Error).message);
+      }
     });
 }

@@ -10,7 +10,7 @@
 // current run, times; written by whichever host runs the study: the CLI or the API's study
 // runner, core/engine/study-host.ts) and the report (table.md, table.csv, PNGs, study.json).
 import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { passAtK, wilsonInterval, type Interval } from '../train/pass-at-k.js';
 import { protocolOf, referenceRows, type ReferenceRow } from './reference.js';
 import { StageSectionSchemas } from '../api/run-config.js';
@@ -127,12 +127,36 @@ export interface StudyCell { method: string; env: string; seed: number; runId: s
 
 // ───────────────────────── the comparison ─────────────────────────
 
-interface EvalFile {
-  perPuzzle?: Array<{ seed: number; n: number; c: number }>;
+/** What the table needs of a run's final evaluation (eval/final.json, or the `eval` of a record). */
+export interface StudyRunEval {
+  perPuzzle: Array<{ seed: number; n: number; c: number }>;
   passAtK?: Record<string, Interval>;
   k?: number[];
-  success?: Interval;
-  wallSeconds?: number;
+}
+
+/**
+ * Per-step metric values of a run, by stage then metric, in the order metrics.jsonl holds them
+ * (a step logged twice, e.g. around a resume, appears twice): what the study curves plot.
+ */
+export type RunCurves = Record<string, Record<string, { steps: number[]; values: number[] }>>;
+
+export interface RunConfigLike { env?: { id?: string; options?: Record<string, unknown> }; seeds?: { evalStart?: number }; stages?: Record<string, unknown> }
+
+/**
+ * A run of a study as the table, the reference rows and the curves see it, whichever the source:
+ * a run folder in a project (loadProjectRuns) or a record under docs/results (study-records.ts).
+ */
+export interface StudyRun {
+  name: string;                   // study:<study>:<method>:<env>:s<seed>
+  study: string; method: string; env: string; seed: number;
+  runId: string;
+  status: string;                 // run.json status; a record is always 'completed'
+  wallSeconds: number;            // whole seconds (run.json durationMs rounded, as records hold it)
+  eval: StudyRunEval | null;      // null: not evaluated (not finished, or no eval/final.json)
+  config: RunConfigLike | null;
+  curves: RunCurves | null;       // null: not loaded, or an old record without curves
+  origin: 'run folder' | 'record';
+  source: string;                 // the run folder or the record file (messages only; never in the report)
 }
 
 function readJson<T>(path: string): T | null {
@@ -166,8 +190,60 @@ export function findStudyRuns(projects: string[], studyName?: string): RunRef[] 
   return out;
 }
 
+/** The metrics a run's curves keep: those studyCurves plots, every RL Pass@k, and the eval's world-model check. */
+export function isCurveMetric(stage: string, metric: string): boolean {
+  if (metric.startsWith('eval/wmCheck/')) return true;
+  return stage === 'rl' && (metric === 'rollout/success' || metric === 'rollout/reward' || metric.startsWith('rl/passAt'));
+}
+
+/** The curves of a run folder, from its metrics.jsonl (null when it has none of the curve metrics). */
+export function readRunCurves(runDir: string): RunCurves | null {
+  const curves: RunCurves = {};
+  for (const row of readJsonl<Record<string, unknown>>(join(runDir, 'metrics.jsonl')).rows) {
+    const values = row.values as Record<string, unknown> | undefined;
+    if (typeof row.stage !== 'string' || typeof row.step !== 'number' || !values || typeof values !== 'object') continue;
+    for (const [metric, value] of Object.entries(values)) {
+      if (typeof value !== 'number' || !isCurveMetric(row.stage, metric)) continue;
+      const series = ((curves[row.stage] ??= {})[metric] ??= { steps: [], values: [] });
+      series.steps.push(row.step);
+      series.values.push(value);
+    }
+  }
+  return Object.keys(curves).length ? curves : null;
+}
+
+/** A run folder as a StudyRun: its eval/final.json (when it holds perPuzzle), config and, when asked, curves. */
+export function loadProjectRun(ref: RunRef, opts: { curves?: boolean } = {}): StudyRun {
+  const final = readJson<Partial<StudyRunEval>>(join(ref.dir, 'eval', 'final.json'));
+  const config = readJson<{ config?: RunConfigLike }>(join(ref.dir, 'run.json'))?.config ?? null;
+  return {
+    name: ref.name, study: ref.study, method: ref.method, env: ref.env, seed: ref.seed, runId: basename(ref.dir), status: ref.status,
+    wallSeconds: Math.round(ref.durationMs / 1000),
+    eval: final && Array.isArray(final.perPuzzle)
+      ? { perPuzzle: final.perPuzzle, ...(final.passAtK ? { passAtK: final.passAtK } : {}), ...(Array.isArray(final.k) ? { k: final.k } : {}) }
+      : null,
+    config, curves: opts.curves === false ? null : readRunCurves(ref.dir), origin: 'run folder', source: ref.dir,
+  };
+}
+
+/** One order for every source (method, env, seed, run id), so the same runs give the same report whether read from folders or records. */
+export function sortStudyRuns<T extends Pick<StudyRun, 'method' | 'env' | 'seed' | 'runId'>>(runs: readonly T[]): T[] {
+  const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  return [...runs].sort((a, b) => cmp(a.method, b.method) || cmp(a.env, b.env) || a.seed - b.seed || cmp(a.runId, b.runId));
+}
+
+/** The runs of a study in project folders, loaded and sorted. */
+export function loadProjectRuns(projects: string[], studyName: string, opts: { curves?: boolean } = {}): StudyRun[] {
+  return sortStudyRuns(findStudyRuns(projects, studyName).map((r) => loadProjectRun(r, opts)));
+}
+
+function asStudyRuns(runs: ReadonlyArray<StudyRun | RunRef>, curves: boolean): StudyRun[] {
+  return sortStudyRuns(runs.map((r) => ('dir' in r ? loadProjectRun(r, { curves }) : r)));
+}
+
 export interface TableCell {
   method: string; env: string; runs: number; completed: number; passAt: Record<string, Interval>; success: number | null; wallSeconds: number;
+  meanWallSeconds?: number;            // mean wall seconds of the evaluated runs
   atOrBelowChance?: boolean;           // Pass@1 mean ≤ the chance row's Pass@1 on the same puzzles
   puzzles?: number;                    // distinct eval puzzles
   sharedPuzzles?: boolean;             // every run seed played the same eval puzzles
@@ -229,30 +305,19 @@ export function clusteredPassAtK(cells: ClusterValue[], k: number, opts: { seed?
   return { ...boot, low: Math.min(boot.low, wilson.low), high: Math.max(boot.high, wilson.high), method };
 }
 
-interface RunEval { run: RunRef; eval: EvalFile; config: RunConfigLike | null }
-interface RunConfigLike { env?: { id?: string; options?: Record<string, unknown> }; seeds?: { evalStart?: number }; stages?: Record<string, unknown> }
+type EvaluatedRun = StudyRun & { eval: StudyRunEval };
 
-function runEvals(runs: RunRef[]): RunEval[] {
-  const out: RunEval[] = [];
-  for (const run of runs) {
-    const e = readJson<EvalFile>(join(run.dir, 'eval', 'final.json'));
-    if (!e || !Array.isArray(e.perPuzzle)) continue;
-    out.push({ run, eval: e, config: readJson<{ config?: RunConfigLike }>(join(run.dir, 'run.json'))?.config ?? null });
-  }
-  return out;
+function clusters(evals: EvaluatedRun[]): ClusterValue[] {
+  return evals.flatMap((e) => e.eval.perPuzzle.map((p) => ({ runSeed: e.seed, puzzle: p.seed, n: p.n, c: p.c })));
 }
 
-function clusters(evals: RunEval[]): ClusterValue[] {
-  return evals.flatMap((e) => e.eval.perPuzzle!.map((p) => ({ runSeed: e.run.seed, puzzle: p.seed, n: p.n, c: p.c })));
-}
-
-/** Chance and oracle rows for an env, on the puzzles and protocol of its first evaluated run. */
-export function studyReferences(evals: RunEval[], env: string, ks: number[]): ReferenceRow[] {
-  const first = evals.find((e) => e.run.env === env && e.config);
-  if (!first || !first.config) return [];
+/** Chance and oracle rows for an env, on the puzzles and protocol of its first evaluated run (in sortStudyRuns order). */
+export function studyReferences(runs: readonly StudyRun[], env: string, ks: number[]): ReferenceRow[] {
+  const first = runs.find((e) => e.env === env && e.eval && e.config);
+  if (!first || !first.config || !first.eval) return [];
   const config = first.config;
   const rollout = StageSectionSchemas.rollout.safeParse(config.stages?.rollout ?? {});
-  const puzzleSeeds = [...new Set(first.eval.perPuzzle!.map((p) => p.seed))].sort((a, b) => a - b);
+  const puzzleSeeds = [...new Set(first.eval.perPuzzle.map((p) => p.seed))].sort((a, b) => a - b);
   try {
     return referenceRows({
       envId: config.env?.id ?? env, envOptions: config.env?.options ?? {},
@@ -263,19 +328,23 @@ export function studyReferences(evals: RunEval[], env: string, ks: number[]): Re
   }
 }
 
-/** Pass@k per (method, env) over (run seed, puzzle) clusters, chance and oracle rows, and paired differences. */
-export function studyTable(runs: RunRef[], methods: string[], envs: string[]): StudyTableData {
+/**
+ * Pass@k per (method, env) over (run seed, puzzle) clusters, chance and oracle rows, and paired differences.
+ * `runs`: StudyRun (from loadProjectRuns or the records), or RunRef (run folders, loaded here).
+ */
+export function studyTable(runs: ReadonlyArray<StudyRun | RunRef>, methods: string[], envs: string[]): StudyTableData {
   const ks = new Set<number>();
   const cells: TableCell[] = [];
   const notes: string[] = [];
-  const all = runEvals(runs);
+  const studyRuns = asStudyRuns(runs, false);
+  const all = studyRuns.filter((r): r is EvaluatedRun => r.eval !== null);
   for (const e of all) for (const k of e.eval.k ?? Object.keys(e.eval.passAtK ?? {}).map(Number)) ks.add(k);
   const kList = [...ks].sort((a, b) => a - b);
   const references = envs.flatMap((env) => studyReferences(all, env, kList));
   const byCell = new Map<string, ClusterValue[]>();
   for (const method of methods) for (const env of envs) {
-    const mine = runs.filter((r) => r.method === method && r.env === env);
-    const evals = all.filter((e) => e.run.method === method && e.run.env === env);
+    const mine = studyRuns.filter((r) => r.method === method && r.env === env);
+    const evals = all.filter((e) => e.method === method && e.env === env);
     const values = clusters(evals);
     byCell.set(`${method}|${env}`, values);
     const passAt: Record<string, Interval> = {};
@@ -284,7 +353,7 @@ export function studyTable(runs: RunRef[], methods: string[], envs: string[]): S
       for (const k of kList) if (k <= minN) passAt[String(k)] = clusteredPassAtK(values, k);
     }
     const successes = values.reduce((a, p) => a + p.c, 0), samples = values.reduce((a, p) => a + p.n, 0);
-    const puzzleSets = evals.map((e) => e.eval.perPuzzle!.map((p) => p.seed).sort((a, b) => a - b).join(','));
+    const puzzleSets = evals.map((e) => e.eval.perPuzzle.map((p) => p.seed).sort((a, b) => a - b).join(','));
     const chance = references.find((r) => r.env === env && r.kind === 'chance')?.passAt['1'];
     cells.push({
       method,
@@ -293,7 +362,8 @@ export function studyTable(runs: RunRef[], methods: string[], envs: string[]): S
       completed: evals.length,
       passAt,
       success: samples ? successes / samples : null,
-      wallSeconds: mine.reduce((a, r) => a + r.durationMs / 1000, 0),
+      wallSeconds: mine.reduce((a, r) => a + r.wallSeconds, 0),
+      ...(evals.length ? { meanWallSeconds: evals.reduce((a, r) => a + r.wallSeconds, 0) / evals.length } : {}),
       puzzles: new Set(values.map((v) => v.puzzle)).size,
       sharedPuzzles: evals.length > 1 && new Set(puzzleSets).size === 1,
       ...(chance !== undefined && passAt['1'] ? { atOrBelowChance: passAt['1'].mean <= chance } : {}),
@@ -366,6 +436,16 @@ export function tableMarkdown(
         `| ${d.cells} |`);
     }
   }
+  if (table.cells.some((c) => c.meanWallSeconds !== undefined)) {
+    lines.push('', `| mean wall seconds per finished run | ${envs.join(' | ')} |`, `|---|${envs.map(() => '---').join('|')}|`);
+    for (const method of methods) {
+      const row = envs.map((env) => {
+        const c = table.cells.find((x) => x.method === method && x.env === env);
+        return c?.meanWallSeconds !== undefined ? `${c.meanWallSeconds.toFixed(0)} (${c.completed} run${c.completed === 1 ? '' : 's'})` : '–';
+      });
+      lines.push(`| ${method} | ${row.join(' | ')} |`);
+    }
+  }
   if (table.notes?.length) lines.push('', ...table.notes.map((n) => `- ${n}`));
   return lines.join('\n');
 }
@@ -382,8 +462,9 @@ export function tableCsv(table: { cells: TableCell[]; ks: number[]; references?:
 }
 
 /** PNG curves per env: RL success per step, and tracked Pass@1 across RL steps, one line per method (mean over seeds). */
-export function studyCurves(runs: RunRef[], methods: string[], envs: string[], outDir: string): string[] {
+export function studyCurves(runs: ReadonlyArray<StudyRun | RunRef>, methods: string[], envs: string[], outDir: string): string[] {
   const files: string[] = [];
+  const studyRuns = asStudyRuns(runs, true);
   const charts: Array<{ metric: string; title: string; file: string }> = [
     { metric: 'rollout/success', title: 'RL rollout success', file: 'rl-success' },
     { metric: 'rollout/reward', title: 'RL rollout reward', file: 'rl-reward' },
@@ -393,14 +474,14 @@ export function studyCurves(runs: RunRef[], methods: string[], envs: string[], o
     const series: Series[] = [];
     for (const method of methods) {
       const byStep = new Map<number, number[]>();
-      for (const r of runs.filter((x) => x.method === method && x.env === env)) {
-        for (const p of readJsonl<Record<string, unknown>>(join(r.dir, 'metrics.jsonl')).rows) {
-          const values = p.values as Record<string, number> | undefined;
-          if (p.stage !== 'rl' || !values || typeof values[chart.metric] !== 'number') continue;
-          const list = byStep.get(p.step as number) ?? [];
-          list.push(values[chart.metric]!);
-          byStep.set(p.step as number, list);
-        }
+      for (const r of studyRuns.filter((x) => x.method === method && x.env === env)) {
+        const curve = r.curves?.rl?.[chart.metric];
+        if (!curve) continue;
+        curve.steps.forEach((step, i) => {
+          const list = byStep.get(step) ?? [];
+          list.push(curve.values[i]!);
+          byStep.set(step, list);
+        });
       }
       if (byStep.size)
         series.push({
@@ -419,12 +500,18 @@ export function studyCurves(runs: RunRef[], methods: string[], envs: string[], o
   return files;
 }
 
-/** Write table.md, table.csv, curves and study.json into <outDir>. */
+/**
+ * Write table.md, table.csv, curves and study.json into <outDir>. `source`: project folders (the
+ * study's runs are found there), or the runs themselves (loadProjectRuns, readStudyRecords,
+ * mergeStudyRuns): the same runs give the same files whichever the source.
+ */
 export function writeStudyReport(
-  projects: string[], spec: Pick<StudySpec, 'name' | 'methods' | 'envs'>, outDir: string,
+  source: string[] | StudyRun[], spec: Pick<StudySpec, 'name' | 'methods' | 'envs'>, outDir: string,
 ): { markdown: string; files: string[] } {
   mkdirSync(outDir, { recursive: true });
-  const runs = findStudyRuns(projects, spec.name);
+  const runs = source.length > 0 && typeof source[0] === 'string'
+    ? loadProjectRuns(source as string[], spec.name)
+    : sortStudyRuns(source as StudyRun[]);
   const table = studyTable(runs, spec.methods, spec.envs);
   const markdown = tableMarkdown(table, spec.methods, spec.envs);
   const write = (name: string, text: string) => { const p = join(outDir, name); writeFileAtomicSync(p, text); return p; };
@@ -434,7 +521,7 @@ export function writeStudyReport(
     write(
       'study.json',
       JSON.stringify(
-        { spec, runs: runs.map((r) => ({ name: r.name, dir: r.dir, status: r.status, wallSeconds: r.durationMs / 1000 })), table },
+        { spec, runs: runs.map((r) => ({ name: r.name, runId: r.runId, status: r.status, wallSeconds: r.wallSeconds })), table },
         null,
         2,
       ),
