@@ -62,7 +62,9 @@ async function shipFromRun(runDir: string, out: string, command: string): Promis
   return shipBase({ checkpoint, out, config, templates: resolved, command, gate, trainSeconds, sourceRun: info.id });
 }
 
-interface ShipCheckpointOptions { checkpoint: string; env: string; size: string; set: string[]; gate?: string; trainSeconds?: string; command: string; out?: string }
+interface ShipCheckpointOptions {
+  checkpoint: string; env: string; size: string; set: string[]; gate?: string; trainSeconds?: string; command: string; out?: string;
+}
 
 /** The config a bootstrap checkpoint was trained with: base build's run (vanilla-rl, bootstrap only) at --size with --set. */
 async function shipFromCheckpoint(o: ShipCheckpointOptions): Promise<ShippedBaseRecord> {

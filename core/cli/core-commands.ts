@@ -409,7 +409,8 @@ async function serve(opts: ServeOpts): Promise<void> {
           const run = await api.runs.create({ preset: opts.startRun.preset, size: opts.startRun.size, set: { 'env.id': opts.startRun.env } });
           await api.runs.start({ runId: run.id });
           openRunId = run.id;
-          process.stdout.write(`started run ${run.id} (${opts.startRun.preset}, ${opts.startRun.size}, ${opts.startRun.env}): ${run.stages.map((st) => st.name).join(' → ')}\n`);
+          const { preset, size, env } = opts.startRun;
+          process.stdout.write(`started run ${run.id} (${preset}, ${size}, ${env}): ${run.stages.map((st) => st.name).join(' → ')}\n`);
         } else {
           if (action.kind === 'start') await api.runs.start({ runId: action.runId });
           if (action.kind === 'resume') await api.runs.resume({ runId: action.runId });

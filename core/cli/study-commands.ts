@@ -150,7 +150,9 @@ export function registerStudyCommands(program: Command): void {
       }
       if (o.skipRecorded) {
         const dir = path.join(o.skipRecorded, 'runs');
-        if (!fs.existsSync(dir)) fail(`--skip-recorded ${o.skipRecorded}: no runs/ folder there (record-runs.mjs writes <dir>/runs/<method>-<env>-s<seed>.json)`);
+        if (!fs.existsSync(dir)) {
+          fail(`--skip-recorded ${o.skipRecorded}: no runs/ folder there (record-runs.mjs writes <dir>/runs/<method>-<env>-s<seed>.json)`);
+        }
         const skip: string[] = [];
         for (const c of studyCells(spec)) {
           const file = path.join(dir, `${c.method}-${c.env}-s${c.seed}.json`);

@@ -68,7 +68,9 @@ export const selfplayStage: StageDefinition = {
     ctx.metric(0, rolloutMetrics(results), { episodes: results.length });
 
     const systemPrompt = sessionFactory(ctx.config, runTemplate(ctx.config, ctx.runDir), limits)(specs[0]!).messages()[0]!.content;
-    const built = buildSftRows(results.map((r) => r.record), { groundTruthReplacement: section.groundTruthReplacement, alignPlan: section.alignPlan, systemPrompt });
+    const built = buildSftRows(results.map((r) => r.record), {
+      groundTruthReplacement: section.groundTruthReplacement, alignPlan: section.alignPlan, systemPrompt,
+    });
     const split = splitByGame(built.rows, (row) => row.episodeId, section.valFraction, ctx.config.seeds.base + 5);
     const row = (r: (typeof built.rows)[number]) => ({ ...r, split: undefined });
     ctx.appendJsonl('datasets/sft-train.jsonl', split.train.map(row));

@@ -9,7 +9,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { existsSync } from 'node:fs';
 import * as tf from '@tensorflow/tfjs';
 import type { CausalLM } from '../transformer.js';
-import { Trainer, chunkRows, padRows, DEFAULT_TOKEN_BUDGET, type StepRequest, type StepResult, type TrainBatch, type TrainerOptions, type TrainRow } from '../trainer.js';
+import {
+  Trainer, chunkRows, padRows, DEFAULT_TOKEN_BUDGET, type StepRequest, type StepResult, type TrainBatch, type TrainerOptions, type TrainRow,
+} from '../trainer.js';
 import { tokenScores, type TokenScores } from '../score.js';
 import type { BackendRequest } from '../backend.js';
 import type { ChunksMessage, FromWorker, GenerateMessage, ScoresMessage, StepMessage, TokenizerFiles } from './protocol.js';
