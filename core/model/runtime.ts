@@ -127,7 +127,7 @@ export abstract class RuntimeBase {
  * with its own wasm instance and model replica (core/model/workers/). `lossModules` register the
  * losses in each worker (core/train passes its losses module).
  */
-export interface TfjsWorkers { workers: number; lossModules: string[] }
+export interface TfjsWorkers { workers: number; lossModules: string[]; /** the worker module (DataParallelOptions.entry) */ entry?: string }
 
 /** The TF.js implementation: the model lives in this process; training goes through Trainer.stepRows. */
 export class TfjsRuntime extends RuntimeBase implements ModelRuntime {
@@ -162,6 +162,7 @@ export class TfjsRuntime extends RuntimeBase implements ModelRuntime {
       const files = await tokenizerFiles(this.tokenizer);
       const dp = await DataParallelTrainer.create(this.model, this.trainer, {
         workers: this.parallel!.workers, lossModules: this.parallel!.lossModules, backend: 'wasm', tokenizer: files,
+        ...(this.parallel!.entry ? { entry: this.parallel!.entry } : {}),
       });
       this.dp = dp;
       return dp;

@@ -21,6 +21,7 @@ import type { RunConfig } from '../api/run-config.js';
 import './losses.js';
 import { autoWasmWorkers } from './compute-probe.js';
 import { fileURLToPath } from 'node:url';
+import { existsSync } from 'node:fs';
 
 export type { ModelRuntime, GenerateOptions, Generated, TrainRow, TokenStat, RuntimeInfo, RuntimeTrainer } from '../model/runtime.js';
 
@@ -100,8 +101,10 @@ export async function chooseCompute(
   const what = backend === 'torch'
     ? `torch (${torch!.python}, torch ${torch!.torch}, ${torch!.cuda ? `CUDA ${torch!.device}` : torch!.mps ? 'Apple MPS' : 'CPU, all cores'})`
     : tfjs.summary.replace(/^TF\.js backend: /, 'TF.js ').replace(/; not used: .*$/, '');
-  const workers = backend === 'wasm' ? workersWanted : 0;
-  const threads = backend === 'wasm' ? `, ${workers + 1} thread${workers ? 's' : ''} (${workers} data-parallel worker${workers === 1 ? '' : 's'})` : '';
+  const noEntry = backend === 'wasm' && workersWanted > 0 && !dpWorkerEntry();
+  const workers = backend === 'wasm' && !noEntry ? workersWanted : 0;
+  const threads = backend !== 'wasm' ? '' : `, ${workers + 1} thread${workers ? 's' : ''} (${workers} data-parallel worker${workers === 1 ? '' : 's'}`
+    + `${noEntry ? `; ${workersWanted} wanted, but the worker module is missing (core/train/dp-worker-entry.ts or dist-electron/dp-worker.js)` : ''})`;
   const summary = `Compute backend: ${what}${threads} [${how}]${notTaken.length ? `; not used: ${notTaken.join('; ')}` : ''}`;
   chosen = { backend, requested, source, torch, tfjs, workers, summary };
   chosenKey = key;
@@ -127,13 +130,24 @@ function tfjsInfo(): { backend: string; device: string } {
   return { backend: r.backend, device: `${r.backend}${features || threads ? ` (${features}${threads})` : ''}` };
 }
 
-/** The losses module every data-parallel worker imports (registers the pipeline's losses there too). */
-const LOSS_MODULE = new URL(`./losses${fileURLToPath(import.meta.url).endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url).href;
+/**
+ * The pipeline's data-parallel worker module (it registers the pipeline's losses): the TypeScript
+ * source in a checkout (run through tsx), else the desktop build's bundle next to dist-electron/;
+ * null when neither is there.
+ */
+export function dpWorkerEntry(): string | null {
+  const source = new URL('./dp-worker-entry.ts', import.meta.url);
+  const bundled = new URL('../../dist-electron/dp-worker.js', import.meta.url);
+  if (existsSync(fileURLToPath(source))) return source.href;
+  if (existsSync(fileURLToPath(bundled))) return bundled.href;
+  return null;
+}
 
 /** Data-parallel workers for a TF.js runtime created now (none unless the chosen backend is wasm with workers). */
-function tfjsParallel(): { workers: number; lossModules: string[] } | null {
+function tfjsParallel(): { workers: number; lossModules: string[]; entry: string } | null {
   const workers = chosen?.backend === 'wasm' ? chosen.workers : 0;
-  return workers > 0 ? { workers, lossModules: [LOSS_MODULE] } : null;
+  const entry = dpWorkerEntry();
+  return workers > 0 && entry ? { workers, lossModules: [], entry } : null;
 }
 
 /** A fresh model from the run's model preset (tiny models: character tokenizer); the same initial weights on every backend. */

@@ -79,7 +79,10 @@ describe('electron hardening', () => {
     });
     expect(cfg.files).toContain('dist-electron/**');
     const build = fs.readFileSync(path.join(root, 'build', 'build-electron.mjs'), 'utf8');
-    for (const entry of ["'template-perplexity': 'core/cli/perplexity-entry.ts'", "probe: 'core/cli/probe-entry.ts'", "'render-worker': 'core/host/render-worker.ts'", "'engine-process': 'core/engine/engine-process.ts'"]) {
+    for (const entry of [
+      "'template-perplexity': 'core/cli/perplexity-entry.ts'", "probe: 'core/cli/probe-entry.ts'", "'render-worker': 'core/host/render-worker.ts'",
+      "'engine-process': 'core/engine/engine-process.ts'", "'dp-worker': 'core/train/dp-worker-entry.ts'",
+    ]) {
       expect(build).toContain(entry);
     }
     // nothing the desktop app runs relies on ELECTRON_RUN_AS_NODE any more (the fuse is off)

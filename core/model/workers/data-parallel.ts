@@ -27,6 +27,11 @@ export interface DataParallelOptions {
   backend?: BackendRequest;
   /** Tokenizer files (tokenizer.json / tokenizer_config.json contents) for generate() in the workers. */
   tokenizer?: TokenizerFiles;
+  /**
+   * The worker module (file URL): a .ts source runs through tsx (bootstrap.mjs), a .js bundle
+   * directly. Default: dp-worker next to this file (which registers only core/model's losses).
+   */
+  entry?: string;
 }
 
 interface WorkerHandle {
@@ -66,15 +71,17 @@ export class DataParallelTrainer {
     if (trainer && trainer.model !== model) throw new Error('data parallel: the trainer given belongs to another model');
     const here = fileURLToPath(import.meta.url);
     const ext = here.endsWith('.ts') ? '.ts' : '.js';
-    const entry = pathToFileURL(here.replace(/data-parallel\.(ts|js)$/, `dp-worker${ext}`)).href;
+    const entry = dp.entry ?? pathToFileURL(here.replace(/data-parallel\.(ts|js)$/, `dp-worker${ext}`)).href;
+    if (!existsSync(fileURLToPath(entry))) throw new Error(`data parallel: worker module not found at ${fileURLToPath(entry)}`);
     const bootstrap = new URL('./bootstrap.mjs', import.meta.url);
-    if (!existsSync(fileURLToPath(bootstrap))) throw new Error(`data parallel: worker bootstrap not found at ${fileURLToPath(bootstrap)}`);
+    const viaTsx = entry.endsWith('.ts');
+    if (viaTsx && !existsSync(fileURLToPath(bootstrap))) throw new Error(`data parallel: worker bootstrap not found at ${fileURLToPath(bootstrap)}`);
     const lossModules = (dp.lossModules ?? []).map((m) => (m.startsWith('file:') || !m.includes('/') ? m : pathToFileURL(m).href));
     const weights = [...model.exportWeights({ includeLora: true })].map(([name, w]) => ({ name, shape: w.shape, data: w.data }));
     const handles: WorkerHandle[] = [];
     try {
       for (let i = 0; i < dp.workers; i++) {
-        const worker = new Worker(bootstrap, { workerData: { entry } });
+        const worker = viaTsx ? new Worker(bootstrap, { workerData: { entry } }) : new Worker(new URL(entry));
         const handle: WorkerHandle = { worker, pending: new Map() };
         handles.push(handle);
         const ready = new Promise<void>((resolve, reject) => {
