@@ -11,7 +11,7 @@ import type { ModelConfig } from './config.js';
 import type { Tokenizer } from './tokenizer.js';
 import { formatChat, type ChatMessage } from './chat.js';
 import { generate as generateTokens } from './generate.js';
-import { tokenScores } from './score.js';
+import { tokenScores, type TokenScores } from './score.js';
 import { Trainer, padRows, DEFAULT_TOKEN_BUDGET, type TrainRow } from './trainer.js';
 import type { OptimizerState } from './optim.js';
 import { saveCheckpoint } from './checkpoint.js';
@@ -151,9 +151,6 @@ export class TfjsRuntime extends RuntimeBase implements ModelRuntime {
     super(model.config, tokenizer);
   }
 
-  /** Worker threads besides this one (0 without data parallelism). */
-  get workers(): number { return this.parallel?.workers ?? 0; }
-
   /** The data-parallel coordinator, started on first use; null without workers. */
   private async workerPool(): Promise<DataParallelTrainer | null> {
     if (!this.parallel || this.parallel.workers <= 0) return null;
@@ -231,26 +228,22 @@ export class TfjsRuntime extends RuntimeBase implements ModelRuntime {
     if (rows.length === 0) return [];
     const longest = Math.max(...rows.map((r) => r.ids.length));
     const per = Math.max(1, Math.floor(tokenBudget / Math.max(1, longest)));   // rows per forward (wasm memory)
+    const values = withValues && this.config.value_head;
+    const pad = (chunk: Array<{ ids: number[] }>) => padRows(chunk.map((r) => ({ ids: r.ids, arrays: {} })), this.tokenizer.padTokenId);
+    const unpad = (chunk: Array<{ ids: number[] }>, s: TokenScores): TokenStat[] => chunk.map((r, k) => ({
+      logprobs: s.logprobs[k]!.slice(0, r.ids.length), entropies: s.entropies[k]!.slice(0, r.ids.length),
+      values: s.values ? s.values[k]!.slice(0, r.ids.length) : null,
+    }));
     const dp = rows.length > 1 ? await this.workerPool() : null;
     if (dp) {
-      const batch = padRows(rows.map((r) => ({ ids: r.ids, arrays: {} })), this.tokenizer.padTokenId);
-      const values = withValues && this.config.value_head;
-      const s = await dp.tokenScores(batch.inputIds, batch.attentionMask!, { values, chunkRows: per });
-      return rows.map((r, k) => ({
-        logprobs: s.logprobs[k]!.slice(0, r.ids.length), entropies: s.entropies[k]!.slice(0, r.ids.length),
-        values: s.values ? s.values[k]!.slice(0, r.ids.length) : null,
-      }));
+      const batch = pad(rows);
+      return unpad(rows, await dp.tokenScores(batch.inputIds, batch.attentionMask!, { values, chunkRows: per }));
     }
     const out: TokenStat[] = [];
     for (let start = 0; start < rows.length; start += per) {
       const chunk = rows.slice(start, start + per);
-      const batch = padRows(chunk.map((r) => ({ ids: r.ids, arrays: {} })), this.tokenizer.padTokenId);   // padded to the chunk's longest row
-      const values = withValues && this.config.value_head;
-      const s = tokenScores(this.model, batch.inputIds, { attentionMask: batch.attentionMask, values, chunkRows: chunk.length });
-      chunk.forEach((r, k) => out.push({
-        logprobs: s.logprobs[k]!.slice(0, r.ids.length), entropies: s.entropies[k]!.slice(0, r.ids.length),
-        values: s.values ? s.values[k]!.slice(0, r.ids.length) : null,
-      }));
+      const batch = pad(chunk);   // padded to the chunk's longest row
+      out.push(...unpad(chunk, tokenScores(this.model, batch.inputIds, { attentionMask: batch.attentionMask, values, chunkRows: chunk.length })));
     }
     await Promise.resolve();
     return out;
@@ -273,12 +266,7 @@ export class TfjsRuntime extends RuntimeBase implements ModelRuntime {
   }
 
   async dispose(): Promise<void> {
-    const dp = this.dp;
-    this.dp = null;
-    this.dpStart = null;
-    await dp?.dispose();
-    this.trainer?.dispose();
-    this.trainer = null;
+    await this.modelChanged();   // stops the workers, frees the optimizer
     if (this.ownsModel) this.model.dispose();
   }
 }

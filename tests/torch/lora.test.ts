@@ -17,7 +17,7 @@ import type { TorchRuntime } from '../../core/model/torch/runtime.js';
 import { probeTorch, type TorchProbe } from '../../core/model/torch/worker-client.js';
 import { readSafetensors } from '../../core/model/safetensors.js';
 import { applyLora, runtimeLora, trainableParameterCount } from '../../core/train/lora.js';
-import { PARITY_FIXTURES, maxDiff, rowsOf, tfjsFrom, torchFrom } from './helpers.js';
+import { PARITY_FIXTURES, PPO_PARAMS, maxDiff, ppoRows, rowsOf, tfjsFrom, torchFrom } from './helpers.js';
 import { runPreset } from '../train/helpers.js';
 import '../../core/train/losses.js';
 
@@ -130,14 +130,8 @@ describe('LoRA: torch against TF.js on the same adapters', () => {
     const before = snapshot(a);
     const ids = rowsOf(a);
     const stats = await a.tokenStats(ids.map((r) => ({ ids: r })), true);
-    const rows: TrainRow[] = ids.map((r, i) => ({
-      ids: r,
-      arrays: {
-        lossMask: r.map((_, t) => (t >= 3 ? 1 : 0)), oldLogprobs: stats[i]!.logprobs.map((x, t) => x + 0.05 * Math.sin(t + i)),
-        advantages: r.map((_, t) => Math.cos(t * 0.7 + i)), returns: r.map((_, t) => 0.5 * Math.sin(t + 2 * i)), oldValues: r.map(() => 0),
-      },
-    }));
-    const params = { clipLow: 0.2, clipHigh: 0.28, dualClip: 3, entropyCoef: 0.01, valueCoef: 0.5, valueClip: 0.5 };
+    const rows = ppoRows(ids, stats);
+    const params = PPO_PARAMS;
     const ra = await a.trainStep('ppo', rows, params, lr, 1);
     const rb = await b.trainStep('ppo', rows, params, lr, 1);
     for (const k of ['losses/total', 'losses/policy', 'losses/value']) expect(Math.abs(ra[k]! - rb[k]!), k).toBeLessThan(1e-4);
@@ -148,6 +142,16 @@ describe('LoRA: torch against TF.js on the same adapters', () => {
     expect(worst).toBeLessThan(0.02 * lr);
   });
 });
+
+/** The same weights (base and adapters, exactly) and log-probs (1e-4) on both backends; returns the rows compared. */
+async function expectSameModel(a: TfjsRuntime, b: TorchRuntime): Promise<TrainRow[]> {
+  const wb = await b.weights();
+  for (const [name, v] of [...a.model.namedWeights(), ...a.model.loraWeights()]) expect(maxDiff(v.dataSync(), wb.get(name)!), name).toBe(0);
+  const rows = sftRows(a);
+  const [sa, sb] = [await a.tokenStats(rows, false), await b.tokenStats(rows, false)];
+  sa.forEach((s, i) => expect(maxDiff(s.logprobs, sb[i]!.logprobs)).toBeLessThan(1e-4));
+  return rows;
+}
 
 describe('LoRA checkpoints move between the backends', () => {
   const manifest = (step: number) => ({ stage: 'sft', step, parent: null, metrics: {}, extra: {} });
@@ -173,11 +177,7 @@ describe('LoRA checkpoints move between the backends', () => {
     const a = await tfjsFrom(saved, { resume: true });
     open.push(a);
     expect(runtimeLora(a)).toEqual(LORA);
-    const wb = await b.weights();
-    for (const [name, v] of [...a.model.namedWeights(), ...a.model.loraWeights()]) expect(maxDiff(v.dataSync(), wb.get(name)!), name).toBe(0);
-    const rows = sftRows(a);
-    const [sa, sb] = [await a.tokenStats(rows, false), await b.tokenStats(rows, false)];
-    sa.forEach((s, i) => expect(maxDiff(s.logprobs, sb[i]!.logprobs)).toBeLessThan(1e-4));
+    const rows = await expectSameModel(a, b);
     // the same second step on both: the same adapters again (so the moments were restored by name, not reset)
     await a.trainStep('sft', rows, {}, 1e-3, 1);
     await b.trainStep('sft', rows, {}, 1e-3, 1);
@@ -195,11 +195,7 @@ describe('LoRA checkpoints move between the backends', () => {
     open.push(b);
     expect(b.lora).toEqual(LORA);
     expect(runtimeLora(b)).toEqual(LORA);
-    const wb = await b.weights();
-    for (const [name, v] of [...a.model.namedWeights(), ...a.model.loraWeights()]) expect(maxDiff(v.dataSync(), wb.get(name)!), name).toBe(0);
-    const rows = sftRows(a);
-    const [sa, sb] = [await a.tokenStats(rows, false), await b.tokenStats(rows, false)];
-    sa.forEach((s, i) => expect(maxDiff(s.logprobs, sb[i]!.logprobs)).toBeLessThan(1e-4));
+    const rows = await expectSameModel(a, b);
     await a.trainStep('sft', rows, {}, 1e-3, 1);
     await b.trainStep('sft', rows, {}, 1e-3, 1);
     const { worst, changedOnTorch } = await compare(a, b, snapshot(a), 1e-3);

@@ -9,14 +9,13 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-cpu';
-import { TfjsRuntime, type ModelRuntime, type TrainRow } from '../../core/model/runtime.js';
-import { TorchRuntime } from '../../core/model/torch/runtime.js';
+import type { ModelRuntime, TfjsRuntime, TrainRow } from '../../core/model/runtime.js';
+import type { TorchRuntime } from '../../core/model/torch/runtime.js';
 import { probeTorch, type TorchProbe } from '../../core/model/torch/worker-client.js';
-import { loadCheckpoint } from '../../core/model/checkpoint.js';
 import { readSafetensors } from '../../core/model/safetensors.js';
 import '../../core/train/losses.js';
+import { PARITY_FIXTURES, PPO_PARAMS, maxDiff, ppoRows, rowsOf, tfjsFrom, torchFrom as torchFromProbe } from './helpers.js';
 
-const FIXTURES = path.resolve(__dirname, '../fixtures/model/parity');
 let probe: TorchProbe;
 
 beforeAll(async () => {
@@ -25,35 +24,13 @@ beforeAll(async () => {
   if (!probe.ok) throw new Error(`these tests need a Python with torch: ${probe.reason}`);
 });
 
-async function tfjsFrom(dir: string, opts: { valueHead?: boolean; resume?: boolean } = {}): Promise<TfjsRuntime> {
-  const loaded = await loadCheckpoint(dir, { valueHead: opts.valueHead, optimizer: opts.resume ?? false });
-  const rt = new TfjsRuntime(loaded.model, loaded.tokenizer, { backend: 'cpu', device: 'cpu' });
-  if (opts.resume) rt.restoredOptimizerState = loaded.optimizerState;
-  if (opts.valueHead && !loaded.info.config.value_head) {
-    // the same fresh head on both backends: zeros (zero output)
-    for (const [name, v] of loaded.model.namedWeights()) if (name.startsWith('value_head.')) v.assign(tf.zerosLike(v));
-  }
-  return rt;
-}
-const torchFrom = (dir: string, opts: { valueHead?: boolean; resume?: boolean } = {}) => TorchRuntime.fromFolder(dir, { ...opts, probe, threads: 1 });
-
-function maxDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  expect(a.length).toBe(b.length);
-  let m = 0;
-  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!));
-  return m;
-}
-
-function rowsOf(rt: ModelRuntime): number[][] {
-  const tok = rt.tokenizer;
-  return ['the box is there', 'the answer</answer> (P X)', '<|im_start|>the is'].map((t) => tok.encode(t));
-}
+const torchFrom = (dir: string, opts: { valueHead?: boolean; resume?: boolean } = {}) => torchFromProbe(probe, dir, opts);
 
 const open: ModelRuntime[] = [];
 afterAll(async () => { for (const rt of open) await rt.dispose(); });
 
 describe.each(['qwen2-f32', 'qwen2-tied-bf16', 'qwen2-sharded-f16'])('torch vs TF.js on %s', (name) => {
-  const dir = path.join(FIXTURES, name);
+  const dir = path.join(PARITY_FIXTURES, name);
 
   it('token log-probs and entropies agree within 1e-4; greedy generation gives the same tokens', async () => {
     const a = await tfjsFrom(dir);
@@ -95,7 +72,7 @@ function snapshot(rt: TfjsRuntime): Map<string, Float32Array> {
 }
 
 describe('training steps agree between the backends (qwen2-f32)', () => {
-  const dir = path.join(FIXTURES, 'qwen2-f32');
+  const dir = path.join(PARITY_FIXTURES, 'qwen2-f32');
   const lr = 1e-3;
 
   it('one SFT step (two chunks: token budget 40) gives the same loss, gradient norm and weights', async () => {
@@ -122,14 +99,8 @@ describe('training steps agree between the backends (qwen2-f32)', () => {
     const before = snapshot(a);
     const ids = rowsOf(a);
     const stats = await a.tokenStats(ids.map((r) => ({ ids: r })), true);
-    const rows: TrainRow[] = ids.map((r, i) => ({
-      ids: r,
-      arrays: {
-        lossMask: r.map((_, t) => (t >= 3 ? 1 : 0)), oldLogprobs: stats[i]!.logprobs.map((x, t) => x + 0.05 * Math.sin(t + i)),
-        advantages: r.map((_, t) => Math.cos(t * 0.7 + i)), returns: r.map((_, t) => 0.5 * Math.sin(t + 2 * i)), oldValues: r.map(() => 0),
-      },
-    }));
-    const params = { clipLow: 0.2, clipHigh: 0.28, dualClip: 3, entropyCoef: 0.01, valueCoef: 0.5, valueClip: 0.5 };
+    const rows = ppoRows(ids, stats);
+    const params = PPO_PARAMS;
     const ra = await a.trainStep('ppo', rows, params, lr, 1);
     const rb = await b.trainStep('ppo', rows, params, lr, 1);
     for (const k of ['losses/total', 'losses/policy', 'losses/value', 'losses/entropy']) expect(Math.abs(ra[k]! - rb[k]!), k).toBeLessThan(1e-4);
@@ -144,7 +115,7 @@ describe('training steps agree between the backends (qwen2-f32)', () => {
 
 describe('the RL update of the pipeline agrees (shared trunk: policy step, then the value view\'s own AdamW)', () => {
   it('ppo-policy at lr then value at criticLr through valueView: the same weights on both backends, twice', async () => {
-    const dir = path.join(FIXTURES, 'qwen2-f32');
+    const dir = path.join(PARITY_FIXTURES, 'qwen2-f32');
     const a = await tfjsFrom(dir, { valueHead: true });
     const b = await torchFrom(dir, { valueHead: true });
     open.push(a, b);
@@ -176,7 +147,7 @@ describe('the RL update of the pipeline agrees (shared trunk: policy step, then 
 });
 
 describe('checkpoints move between the backends', () => {
-  const dir = path.join(FIXTURES, 'qwen2-f32');
+  const dir = path.join(PARITY_FIXTURES, 'qwen2-f32');
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spa-torch-ckpt-'));
   const manifest = (step: number) => ({ stage: 'sft', step, parent: null, metrics: {}, extra: {} });
 

@@ -160,25 +160,14 @@ export class DataParallelTrainer {
   async step(request: StepRequest): Promise<StepResult> {
     if (request.microBatchSize) throw new Error('data parallel: microBatchSize is not supported; use accumulate across calls');
     const rows = request.batch.inputIds.length;
-    const parts = Math.min(rows, this.handles.length + 1);
-    const bounds = Array.from({ length: parts + 1 }, (_, i) => Math.round((i * rows) / parts));
-    const stale = this.workerVersion.some((v, i) => i < parts - 1 && v !== this.weightsVersion);
-    const trainable = stale ? flattenWeights(this.model, this.names) : undefined;
+    const bounds = splitBounds(rows, this.handles.length + 1);
+    const trainable = this.trainableOnce();
     const remote: Array<Promise<FromWorker>> = [];
-    for (let i = 1; i < parts; i++) {
-      const handle = this.handles[i - 1]!;
-      const id = this.nextId++;
-      const send = this.workerVersion[i - 1] !== this.weightsVersion;
-      const message: StepMessage = {
-        type: 'step',
-        id,
-        lossName: request.lossName,
-        params: request.params ?? {},
+    for (let i = 1; i < bounds.length - 1; i++) {
+      remote.push(this.dispatch(i - 1, {
+        type: 'step', id: this.nextId++, lossName: request.lossName, params: request.params ?? {},
         batch: sliceBatch(request.batch, bounds[i]!, bounds[i + 1]!),
-        ...(send && trainable ? { trainable } : {}),
-      };
-      this.workerVersion[i - 1] = this.weightsVersion;
-      remote.push(post(handle, id, message));
+      }, trainable));
     }
     // The main thread computes its shard while the workers compute theirs.
     let local: ReturnType<Trainer['computeGradients']>;
@@ -223,27 +212,15 @@ export class DataParallelTrainer {
    */
   async generate(tokenizer: GenerationTokenizer, prompts: Array<string | number[]>, options: GenerateOptions): Promise<GenerationResult[]> {
     const ids = prompts.map((p) => (typeof p === 'string' ? tokenizer.encode(p) : [...p]));
-    const rows = ids.length;
-    if (rows === 0) return [];
-    const parts = Math.min(rows, this.handles.length + 1);
-    const bounds = Array.from({ length: parts + 1 }, (_, i) => Math.round((i * rows) / parts));
-    const stale = this.workerVersion.some((v, i) => i < parts - 1 && v !== this.weightsVersion);
-    const trainable = stale ? flattenWeights(this.model, this.names) : undefined;
+    if (ids.length === 0) return [];
+    const bounds = splitBounds(ids.length, this.handles.length + 1);
+    const trainable = this.trainableOnce();
     const base = options.rowSeedOffset ?? 0;
     const remote: Array<Promise<FromWorker>> = [];
-    for (let i = 1; i < parts; i++) {
-      const handle = this.handles[i - 1]!;
-      const id = this.nextId++;
-      const send = this.workerVersion[i - 1] !== this.weightsVersion;
-      const message: GenerateMessage = {
-        type: 'generate',
-        id,
-        prompts: ids.slice(bounds[i]!, bounds[i + 1]!),
-        options: { ...options, rowSeedOffset: base + bounds[i]! },
-        ...(send && trainable ? { trainable } : {}),
-      };
-      this.workerVersion[i - 1] = this.weightsVersion;
-      remote.push(post(handle, id, message));
+    for (let i = 1; i < bounds.length - 1; i++) {
+      remote.push(this.dispatch(i - 1, {
+        type: 'generate', id: this.nextId++, prompts: ids.slice(bounds[i]!, bounds[i + 1]!), options: { ...options, rowSeedOffset: base + bounds[i]! },
+      }, trainable));
     }
     let local: GenerationResult[];
     try {
@@ -257,11 +234,11 @@ export class DataParallelTrainer {
   }
 
   /** Send a message to worker `index` (with the trainable weights when its copy is stale) and await its reply. */
-  private dispatch(index: number, message: ChunksMessage | ScoresMessage, trainable: () => Float32Array): Promise<FromWorker> {
+  private dispatch(index: number, message: WorkerRequest, trainable: () => Float32Array): Promise<FromWorker> {
     const handle = this.handles[index]!;
     if (this.workerVersion[index] !== this.weightsVersion) message.trainable = trainable();
     this.workerVersion[index] = this.weightsVersion;
-    return post(handle, message.id, message);
+    return post(handle, message);
   }
 
   /** Lazily flattened trainable weights (computed once per call, only if some worker is stale). */
@@ -308,12 +285,10 @@ export class DataParallelTrainer {
 
   /** No-grad per-token statistics (tokenScores) of padded rows, split across the main thread and the workers. */
   async tokenScores(inputIds: number[][], attentionMask: number[][], options: { values: boolean; chunkRows: number }): Promise<TokenScores> {
-    const rows = inputIds.length;
-    const parts = Math.max(1, Math.min(rows, this.handles.length + 1));
-    const bounds = Array.from({ length: parts + 1 }, (_, i) => Math.round((i * rows) / parts));
+    const bounds = splitBounds(inputIds.length, this.handles.length + 1);
     const trainable = this.trainableOnce();
     const remote: Array<Promise<FromWorker>> = [];
-    for (let i = 1; i < parts; i++) {
+    for (let i = 1; i < bounds.length - 1; i++) {
       remote.push(this.dispatch(i - 1, {
         type: 'scores', id: this.nextId++, inputIds: inputIds.slice(bounds[i]!, bounds[i + 1]!),
         attentionMask: attentionMask.slice(bounds[i]!, bounds[i + 1]!), values: options.values, chunkRows: options.chunkRows,
@@ -361,11 +336,19 @@ export function balanceRows(rows: TrainRow[], parts: number): TrainRow[][] {
   return shards;
 }
 
+type WorkerRequest = StepMessage | GenerateMessage | ChunksMessage | ScoresMessage;
+
+/** Row bounds splitting `rows` into at most `parts` contiguous shards (at least one; none empty when rows > 0). */
+function splitBounds(rows: number, parts: number): number[] {
+  const n = Math.max(1, Math.min(rows, parts));
+  return Array.from({ length: n + 1 }, (_, i) => Math.round((i * rows) / n));
+}
+
 /** Send a request to a worker and await its reply; the worker keeps the process alive only while requests are out. */
-function post(handle: WorkerHandle, id: number, message: StepMessage | GenerateMessage | ChunksMessage | ScoresMessage): Promise<FromWorker> {
+function post(handle: WorkerHandle, message: WorkerRequest): Promise<FromWorker> {
   return new Promise((resolve, reject) => {
     if (handle.dead) { reject(new Error(`${handle.dead}; the step was not taken`)); return; }
-    handle.pending.set(id, { resolve, reject });
+    handle.pending.set(message.id, { resolve, reject });
     handle.worker.ref();
     handle.worker.postMessage(message);
   });
