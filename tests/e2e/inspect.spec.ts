@@ -16,6 +16,10 @@ test('group view, j/k navigation, sorting in the URL and the world-model probe',
   expect(list.episodes.length).toBeGreaterThanOrEqual(3);
   await go(`#/trace/${encodeURIComponent(runId)}/${encodeURIComponent(list.episodes[0]!.id)}?stage=selfplay`);
   await expect(page.getByTestId('trace-episode')).toHaveAttribute('data-episode-id', list.episodes[0]!.id);
+  // the keys act on the loaded list: wait for it, with the episode marked, before pressing
+  // (the episode pane can arrive first; a key pressed before the list is there is ignored)
+  await expect(page.locator(`tr.selected[data-episode-id="${list.episodes[0]!.id}"]`)).toBeVisible();
+  await expect(page.locator(`tr[data-episode-id="${list.episodes[2]!.id}"]`)).toBeVisible();
   await page.keyboard.press('j');
   await expect(page.getByTestId('trace-episode')).toHaveAttribute('data-episode-id', list.episodes[1]!.id);
   await page.keyboard.press('ArrowDown');
