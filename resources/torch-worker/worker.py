@@ -417,10 +417,10 @@ class _Null:
 
 
 # ---------------------------------------------------------------- sampling (the semantics of core/model/generate.ts sampleToken)
-def sample_batch(logits, gens, temperature, top_k, top_p):
+def sample_batch(logits, u, temperature, top_k, top_p):
     """One token per row of logits [B, V] (float32, on the CPU or a CUDA device): greedy at temperature 0,
-    else top-k, then the smallest top-p set, then a draw from the row's own (CPU) generator: one uniform
-    per row per step, sent to the logits' device, so only B numbers cross per step each way."""
+    else top-k, then the smallest top-p set, then a draw with the row's uniform u [B] (float64, on the
+    logits' device, drawn beforehand from the row's own CPU generator). No host sync."""
     if temperature <= 0:
         return torch.argmax(logits, dim=-1)
     B, V = logits.shape
@@ -432,10 +432,22 @@ def sample_batch(logits, gens, temperature, top_k, top_p):
         cum = torch.cumsum(weights / weights.sum(-1, keepdim=True), dim=-1)
         before = torch.cat([torch.zeros(B, 1, dtype=cum.dtype, device=cum.device), cum[:, :-1]], dim=1)
         weights = weights * (before < top_p)                                             # keep until the mass reaches p
-    u = torch.tensor([torch.rand(1, generator=g, dtype=torch.float64).item() for g in gens], dtype=torch.float64).to(logits.device)
     cum = torch.cumsum(weights, dim=-1)
     j = (cum < (u * cum[:, -1]).unsqueeze(1)).sum(-1).clamp(max=weights.shape[1] - 1)
     return ids.gather(1, j.unsqueeze(1)).squeeze(1)
+
+
+def generation_chunk(device_type):
+    """Decode steps between two looks at the tokens on the host: SPA_TORCH_GEN_CHUNK, else 1 on the CPU (a look
+    costs nothing there) and 8 on an accelerator, where each look drains the queue of kernels. A row that stops
+    inside a chunk keeps its tokens up to the stop only; so the tokens and log-probs do not depend on the chunk,
+    only the work done after the last row stopped (at most chunk - 1 steps) does."""
+    raw = os.environ.get("SPA_TORCH_GEN_CHUNK", "").strip()
+    if raw:
+        if not raw.isdigit() or not 1 <= int(raw) <= 256:
+            raise ValueError("SPA_TORCH_GEN_CHUNK=%s: use a whole number from 1 to 256" % raw)
+        return int(raw)
+    return 1 if device_type == "cpu" else 8
 
 
 # ---------------------------------------------------------------- the worker
@@ -708,40 +720,51 @@ class Worker:
         positions = positions_from_segments(seg)
         next_pos = positions[:, -1] + 1
         cur_ids, cur_pos = ids, positions
+        chunk = generation_chunk(self.device.type)
+        # sampling on CUDA (float64 there too); MPS has no float64 and samples on the CPU
+        sample_dev = self.device if self.device.type in ("cpu", "cuda") else torch.device("cpu")
+        alive = torch.ones(B, 1, dtype=torch.long, device=self.device)
+        step = 0
         with _inference_mode(), self.model._ctx():
-            for step in range(steps):
-                hidden = self.model.trunk(cur_ids, seg, cache=cache, positions=cur_pos)
-                # sampling on CUDA (float64 there too); MPS has no float64 and samples on the CPU
-                logits = self.model.lm_head(hidden[:, -1]).float()
-                if logits.device.type not in ("cpu", "cuda"):
-                    logits = logits.cpu()
-                picked = sample_batch(logits, gens, temperature, top_k, top_p)
-                picked_lp = torch.log_softmax(logits, dim=-1).gather(1, picked.unsqueeze(1)).squeeze(1).tolist()
-                picked = picked.tolist()
-                chosen = []
-                for b in range(B):
-                    if done[b]:
-                        chosen.append(pad)
-                        continue
-                    tok = picked[b]
-                    tokens[b].append(tok)
-                    logprobs[b].append(picked_lp[b])
-                    chosen.append(tok)
-                    if tok in stop_ids:
-                        done[b] = True
-                        continue
-                    if stops and pieces is not None:
-                        texts[b] = (texts[b] + (pieces[tok] if tok < len(pieces) else ""))[-window * 4:]
-                        if any(s in texts[b][-window * 2:] for s in stops):
+            while step < steps and not all(done):
+                n = min(chunk, steps - step)
+                # each row's uniforms for the chunk from its own generator: the same numbers as one draw per step
+                u = None
+                if temperature > 0:
+                    u = torch.stack([torch.rand(n, generator=g, dtype=torch.float64) for g in gens], dim=1).to(sample_dev)
+                picks, lps = [], []
+                for i in range(n):
+                    if step + i > 0:
+                        # rows are independent: a finished row keeps feeding its own tokens, which only its own
+                        # (discarded) outputs see
+                        seg = torch.cat([seg, alive], dim=1)
+                        cur_pos = next_pos.unsqueeze(1)
+                        next_pos = next_pos + 1
+                    hidden = self.model.trunk(cur_ids, seg, cache=cache, positions=cur_pos)
+                    logits = self.model.lm_head(hidden[:, -1]).float()
+                    if logits.device != sample_dev:
+                        logits = logits.to(sample_dev)
+                    picked = sample_batch(logits, None if u is None else u[i], temperature, top_k, top_p)
+                    picks.append(picked)
+                    lps.append(torch.log_softmax(logits, dim=-1).gather(1, picked.unsqueeze(1)).squeeze(1))
+                    cur_ids = picked.to(self.device).unsqueeze(1)
+                # one look at the host per chunk: token ids are exact in float64
+                both = torch.stack([torch.stack(picks).double(), torch.stack(lps).double()]).cpu().tolist()
+                for i in range(n):
+                    for b in range(B):
+                        if done[b]:
+                            continue
+                        tok = int(both[0][i][b])
+                        tokens[b].append(tok)
+                        logprobs[b].append(both[1][i][b])
+                        if tok in stop_ids:
                             done[b] = True
-                if all(done):
-                    break
-                # Rows are independent: a finished row keeps feeding tokens that only its own (ignored) outputs see.
-                alive = torch.ones(B, dtype=torch.long, device=self.device)
-                cur_ids = torch.tensor(chosen, dtype=torch.long, device=self.device).unsqueeze(1)
-                seg = torch.cat([seg, alive.unsqueeze(1)], dim=1)
-                cur_pos = next_pos.unsqueeze(1)
-                next_pos = next_pos + 1
+                            continue
+                        if stops and pieces is not None:
+                            texts[b] = (texts[b] + (pieces[tok] if tok < len(pieces) else ""))[-window * 4:]
+                            if any(s in texts[b][-window * 2:] for s in stops):
+                                done[b] = True
+                step += n
         out_len = [len(t) for t in tokens]
         flat_tokens = [x for t in tokens for x in t]
         flat_lp = [x for t in logprobs for x in t]

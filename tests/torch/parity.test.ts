@@ -53,6 +53,45 @@ describe.each(['qwen2-f32', 'qwen2-tied-bf16', 'qwen2-sharded-f16'])('torch vs T
   });
 });
 
+describe('torch generation in chunks (qwen2-f32)', () => {
+  const dir = path.join(PARITY_FIXTURES, 'qwen2-f32');
+
+  async function sampleWith(chunk: string, stop: string[]): Promise<{ ids: number[]; text: string; logprobs: number[] }[]> {
+    const before = process.env.SPA_TORCH_GEN_CHUNK;
+    process.env.SPA_TORCH_GEN_CHUNK = chunk;
+    try {
+      const rt = await torchFrom(dir);
+      open.push(rt);
+      const prompts = rowsOf(rt).map((r) => r.slice(0, 4));
+      return (await rt.generate(prompts, { maxNewTokens: 12, temperature: 1, topK: 0, topP: 0.9, seed: 7, stop })).map((g) => ({ ...g }));
+    } finally {
+      if (before === undefined) delete process.env.SPA_TORCH_GEN_CHUNK; else process.env.SPA_TORCH_GEN_CHUNK = before;
+    }
+  }
+
+  it('sampling with one host look per 5 steps gives the tokens and log-probs of one look per step, stops inside a chunk included', async () => {
+    const one = await sampleWith('1', []);
+    expect(one.every((g) => g.ids.length === 12)).toBe(true);
+    // a stop string that row 0 writes after its 3rd character: it must end there under both chunkings
+    const text0 = one[0]!.text;
+    expect(text0.length).toBeGreaterThan(5);
+    const stop = text0.slice(3, 5);
+    const a = await sampleWith('1', [stop]);
+    const b = await sampleWith('5', [stop]);
+    expect(a[0]!.ids.length).toBeLessThan(12);
+    expect(b.map((g) => g.ids)).toEqual(a.map((g) => g.ids));
+    a.forEach((g, i) => expect(maxDiff(g.logprobs, b[i]!.logprobs)).toBe(0));
+    // and the same draws as without the stop, up to where row 0 stopped
+    expect(a[0]!.ids).toEqual(one[0]!.ids.slice(0, a[0]!.ids.length));
+    const c = await sampleWith('5', []);
+    expect(c.map((g) => g.ids)).toEqual(one.map((g) => g.ids));
+  });
+
+  it('a chunk that is not a whole number from 1 to 256 is refused with the reason', async () => {
+    await expect(sampleWith('0', [])).rejects.toThrow(/SPA_TORCH_GEN_CHUNK=0/);
+  });
+});
+
 /** Weights after a step: the change from `before` on both backends agrees within `tol` of lr. */
 async function compareWeights(a: TfjsRuntime, b: TorchRuntime, before: Map<string, Float32Array>, lr: number): Promise<{ moved: number; worst: number }> {
   const wb = await b.weights();
