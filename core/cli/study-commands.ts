@@ -236,8 +236,8 @@ export function registerStudyCommands(program: Command): void {
     .requiredOption('--name <name>', 'study name')
     .requiredOption('--out <dir>', 'records folder, e.g. docs/results/spa-cpu-v1/fl08')
     .option('--missing', 'print the cells not yet recorded, one `method env seed` line each, and record nothing')
-    .option('--add-curves', 'add `curves` to existing records that lack them, from their run folder in --project (nothing else changes); ' +
-      'records nothing new')
+    .option('--add-curves', 'add the curves existing records lack (the whole field, or curve metrics added since, e.g. rl/wm*) from their run ' +
+      'folder in --project; the series a record holds and every other field stay as they are; records nothing new')
     .action((o: { project: string; name: string; out: string; missing?: boolean; addCurves?: boolean }) => {
       if (o.missing && o.addCurves) fail('--missing and --add-curves: give one of them');
       try {

@@ -113,9 +113,11 @@ export function recordStudyRuns(project: string, name: string, outDir: string): 
 }
 
 /**
- * Add `curves` to the existing records of the study that have none, from their run folder (the one
- * with the record's runId) in `project`. Nothing else of a record changes: the field is appended to
- * its text, and the result is checked to parse to the old record plus curves. Returns the lines to print.
+ * Add the curves a record lacks, from its run folder (the one with the record's runId) in `project`:
+ * the whole `curves` field to old records that have none, and to records that have one the curve
+ * metrics added since (e.g. rl/wm*), keeping every series they hold. Nothing else of a record changes:
+ * the result is checked to parse to the old record with the run folder's curves, whose series the
+ * record already held are unchanged. Returns the lines to print.
  */
 export function addRecordCurves(project: string, name: string, outDir: string): string[] {
   const recordDir = join(outDir, 'runs');
@@ -128,23 +130,40 @@ export function addRecordCurves(project: string, name: string, outDir: string): 
     const text = readFileSync(path, 'utf8');
     const record = parseRunRecord(parseRecordText(text, path), path);
     if (record.study !== name) { lines.push(`${file}: study ${JSON.stringify(record.study)}, not ${JSON.stringify(name)}: left as it is`); continue; }
-    if (record.curves) { lines.push(`${file}: has curves already`); continue; }
     const ref = folders.get(record.runId);
-    if (!ref) { lines.push(`${file}: no run folder ${record.runId} of study ${name} in ${resolve(project)}: left without curves`); continue; }
+    if (!ref) {
+      lines.push(`${file}: no run folder ${record.runId} of study ${name} in ${resolve(project)}: left ${record.curves ? 'as it is' : 'without curves'}`);
+      continue;
+    }
     const curves = readRunCurves(ref.dir);
-    if (!curves) { lines.push(`${file}: run ${record.runId} logged none of the curve metrics: left without curves`); continue; }
-    const trimmed = text.trimEnd();
-    if (!trimmed.endsWith('}')) throw new Error(`${path}: does not end with "}"; not changed`);
-    const updated = `${trimmed.slice(0, -1).trimEnd()},\n  "curves": ${formatCurves(curves)}\n}\n`;
+    if (!curves) { lines.push(`${file}: run ${record.runId} logged none of the curve metrics: left ${record.curves ? 'as it is' : 'without curves'}`); continue; }
+    const held = Object.entries(record.curves ?? {}).flatMap(([stage, m]) => Object.entries(m).map(([metric, series]) => ({ stage, metric, series })));
+    const changed = held.filter((h) => JSON.stringify(curves[h.stage]?.[h.metric]) !== JSON.stringify(h.series));
+    if (changed.length) {
+      lines.push(`${file}: ${changed.map((c) => `${c.stage}/${c.metric}`).join(', ')} in run folder ${ref.dir} differ from the record's: left as it is`);
+      continue;
+    }
+    const newMetrics = Object.entries(curves).flatMap(([stage, m]) => Object.keys(m).filter((metric) => !record.curves?.[stage]?.[metric]));
+    if (newMetrics.length === 0) { lines.push(`${file}: has curves already`); continue; }
+    let head = text.trimEnd();
+    if (record.curves) {
+      const at = head.lastIndexOf('\n  "curves": ');
+      if (at < 0) throw new Error(`${path}: its curves are not the last field as \`study record\` writes them; not changed`);
+      head = `${head.slice(0, at).replace(/,\s*$/, '')}\n}`;
+    }
+    if (!head.endsWith('}')) throw new Error(`${path}: does not end with "}"; not changed`);
+    const updated = `${head.slice(0, -1).trimEnd()},\n  "curves": ${formatCurves(curves)}\n}\n`;
     const check = JSON.parse(updated) as Record<string, unknown>;
     const { curves: written, ...rest } = check;
-    if (JSON.stringify(rest) !== JSON.stringify(JSON.parse(text)) || JSON.stringify(written) !== JSON.stringify(curves)) {
+    const { curves: _old, ...before } = JSON.parse(text) as Record<string, unknown>;
+    if (JSON.stringify(rest) !== JSON.stringify(before) || JSON.stringify(written) !== JSON.stringify(curves)) {
       throw new Error(`${path}: adding curves would change more than the curves field; not changed`);
     }
     writeFileAtomicSync(path, updated);
     added++;
-    const metrics = Object.values(curves).reduce((a, m) => a + Object.keys(m).length, 0);
-    lines.push(`${file}: added curves of ${metrics} metric(s) (${Object.keys(curves).join(', ')}) from ${ref.dir}`);
+    lines.push(record.curves
+      ? `${file}: added ${newMetrics.length} curve metric(s) (${newMetrics.join(', ')}) from ${ref.dir}`
+      : `${file}: added curves of ${newMetrics.length} metric(s) (${Object.keys(curves).join(', ')}) from ${ref.dir}`);
   }
   lines.push(`curves added to ${added} record(s) in ${recordDir}`);
   return lines;
@@ -222,7 +241,12 @@ export function recordToStudyRun(record: RunRecord, file: string): StudyRun {
     name: `study:${record.study}:${record.method}:${record.env}:s${record.seed}`,
     study: record.study, method: record.method, env: record.env, seed: record.seed, runId: record.runId, status: 'completed',
     wallSeconds: Math.round(record.durationSeconds ?? 0),
-    eval: ev ? { perPuzzle: ev.perPuzzle, ...(ev.passAtK ? { passAtK: ev.passAtK } : {}), ...(ev.k ? { k: ev.k } : {}) } : null,
+    eval: ev
+      ? {
+        perPuzzle: ev.perPuzzle, ...(ev.passAtK ? { passAtK: ev.passAtK } : {}), ...(ev.k ? { k: ev.k } : {}),
+        ...(ev.wm ? { wm: ev.wm } : {}), ...(ev.worldModelVersusBase ? { worldModelVersusBase: ev.worldModelVersusBase } : {}),
+      }
+      : null,
     config: record.config ?? null, curves: record.curves ?? null, origin: 'record', source: file,
   };
 }

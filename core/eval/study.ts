@@ -18,6 +18,7 @@ import { createRng } from '../util/rng.js';
 import { lineChartPng, type Series } from './png-chart.js';
 import { readJsonl } from '../storage/jsonl.js';
 import { writeFileAtomicSync, writeJsonAtomicSync } from '../storage/atomic.js';
+import { worldModelMarkdown, worldModelRows, type WorldModelRow } from './study-world-model.js';
 
 export interface StudySpec {
   name: string;               // study name (folder under <project>/studies/)
@@ -132,6 +133,8 @@ export interface StudyRunEval {
   perPuzzle: Array<{ seed: number; n: number; c: number }>;
   passAtK?: Record<string, Interval>;
   k?: number[];
+  wm?: unknown;                   // the world model on the eval's rollouts (study-world-model.ts reads it)
+  worldModelVersusBase?: unknown; // the first turns beside the base
 }
 
 /**
@@ -193,7 +196,7 @@ export function findStudyRuns(projects: string[], studyName?: string): RunRef[] 
 /** The metrics a run's curves keep: those studyCurves plots, every RL Pass@k, and the eval's world-model check. */
 export function isCurveMetric(stage: string, metric: string): boolean {
   if (metric.startsWith('eval/wmCheck/')) return true;
-  return stage === 'rl' && (metric === 'rollout/success' || metric === 'rollout/reward' || metric.startsWith('rl/passAt'));
+  return stage === 'rl' && (metric === 'rollout/success' || metric === 'rollout/reward' || metric.startsWith('rl/passAt') || metric.startsWith('rl/wm'));
 }
 
 /** The curves of a run folder, from its metrics.jsonl (null when it has none of the curve metrics). */
@@ -220,7 +223,10 @@ export function loadProjectRun(ref: RunRef, opts: { curves?: boolean } = {}): St
     name: ref.name, study: ref.study, method: ref.method, env: ref.env, seed: ref.seed, runId: basename(ref.dir), status: ref.status,
     wallSeconds: Math.round(ref.durationMs / 1000),
     eval: final && Array.isArray(final.perPuzzle)
-      ? { perPuzzle: final.perPuzzle, ...(final.passAtK ? { passAtK: final.passAtK } : {}), ...(Array.isArray(final.k) ? { k: final.k } : {}) }
+      ? {
+        perPuzzle: final.perPuzzle, ...(final.passAtK ? { passAtK: final.passAtK } : {}), ...(Array.isArray(final.k) ? { k: final.k } : {}),
+        ...(final.wm ? { wm: final.wm } : {}), ...(final.worldModelVersusBase ? { worldModelVersusBase: final.worldModelVersusBase } : {}),
+      }
       : null,
     config, curves: opts.curves === false ? null : readRunCurves(ref.dir), origin: 'run folder', source: ref.dir,
   };
@@ -252,7 +258,10 @@ export interface TableCell {
 /** A paired comparison of two methods on the (run seed, puzzle) cells both played. */
 export interface PairedDifference { env: string; a: string; b: string; k: number; cells: number; diff: Interval; smallN: boolean }
 
-export interface StudyTableData { cells: TableCell[]; ks: number[]; references: ReferenceRow[]; differences: PairedDifference[]; notes: string[] }
+export interface StudyTableData {
+  cells: TableCell[]; ks: number[]; references: ReferenceRow[]; differences: PairedDifference[]; notes: string[];
+  worldModel: WorldModelRow[];         // criterion 1's numbers, per method with a world-model format
+}
 
 /** One (run seed, puzzle) cell of a method's evaluation: its pass@k estimate. */
 interface ClusterValue { runSeed: number; puzzle: number; n: number; c: number }
@@ -336,7 +345,7 @@ export function studyTable(runs: ReadonlyArray<StudyRun | RunRef>, methods: stri
   const ks = new Set<number>();
   const cells: TableCell[] = [];
   const notes: string[] = [];
-  const studyRuns = asStudyRuns(runs, false);
+  const studyRuns = asStudyRuns(runs, true);      // curves: the world-model rows read RL step 0
   const all = studyRuns.filter((r): r is EvaluatedRun => r.eval !== null);
   for (const e of all) for (const k of e.eval.k ?? Object.keys(e.eval.passAtK ?? {}).map(Number)) ks.add(k);
   const kList = [...ks].sort((a, b) => a - b);
@@ -392,7 +401,7 @@ export function studyTable(runs: ReadonlyArray<StudyRun | RunRef>, methods: stri
     if (envCells.some((c) => (c.puzzles ?? 0) < SMALL_N_PUZZLES)) notes.push(`${env}: fewer than ${SMALL_N_PUZZLES} puzzles: intervals are widened ` +
       `to Wilson's and paired differences are marked "n too small".`);
   }
-  return { cells, ks: kList, references, differences, notes };
+  return { cells, ks: kList, references, differences, notes, worldModel: worldModelRows(studyRuns, methods, envs) };
 }
 
 const pct = (v: number): string => (100 * v).toFixed(1);
@@ -403,7 +412,7 @@ function fmtInterval(i: Interval | undefined): string { return i ? `${pct(i.mean
  * then the chance and oracle rows on the same puzzles, the paired differences and the notes.
  */
 export function tableMarkdown(
-  table: { cells: TableCell[]; ks: number[]; references?: ReferenceRow[]; differences?: PairedDifference[]; notes?: string[] },
+  table: { cells: TableCell[]; ks: number[]; references?: ReferenceRow[]; differences?: PairedDifference[]; notes?: string[]; worldModel?: WorldModelRow[] },
   methods: string[],
   envs: string[],
 ): string {
@@ -446,6 +455,8 @@ export function tableMarkdown(
       lines.push(`| ${method} | ${row.join(' | ')} |`);
     }
   }
+  const wm = worldModelMarkdown(table.worldModel ?? []);
+  if (wm.length) lines.push('', ...wm);
   if (table.notes?.length) lines.push('', ...table.notes.map((n) => `- ${n}`));
   return lines.join('\n');
 }

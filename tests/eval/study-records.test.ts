@@ -29,13 +29,22 @@ function fakeRun(project: string, id: string, r: FakeRun): void {
     stages: [{ name: 'rl' }, { name: 'eval' }], config: { ...CONFIG, name: `study:${r.study}:${r.method}:${env}:s${r.seed}` },
   }));
   writeFileSync(join(dir, 'stages', 'rl', 'done.json'), JSON.stringify({ output: { wallSeconds: 12.5 } }));
+  const wm = r.method === 'spa';    // world-model format: the eval and RL step 0 measure the world model
   writeFileSync(join(dir, 'eval', 'final.json'), JSON.stringify({
     puzzles: PUZZLES.length, samplesPerPuzzle: 4, k: [1, 4], perPuzzle: PUZZLES.map((seed, i) => ({ seed, n: 4, c: r.c[i] })),
+    ...(!wm ? { wm: { observation: { turns: 0, exact: 0 }, prediction: { turns: 0, exact: 0 } } } : {
+      wm: { observation: { turns: 9, exact: 0.7 - 0.1 * r.seed }, prediction: { turns: 9, exact: 0.02 } },
+      worldModelVersusBase: {
+        model: { observationExact: 0.875, conditioned: { exactChanged: 0.1 + 0.1 * r.seed } },
+        base: { observationExact: 0.9, conditioned: { exactChanged: 0.025 } },
+      },
+    }),
   }));
   const rows = r.rewards.map((reward, step) => ({
     stage: 'rl', step, time: step, values: {
       'rollout/success': reward, 'rollout/reward': reward * 2 - 0.25, 'losses/policy': 0.1,
       ...(step % 2 === 0 ? { 'rl/passAt1': reward / 2, 'rl/passAt4': reward } : {}),
+      ...(wm && step === 0 ? { 'rl/wmObservationExact': 0.8 + 0.05 * r.seed, 'rl/wmPredictionExact': 0.01 } : {}),
     },
   }));
   rows.push({ stage: 'eval', step: 0, time: 99, values: { 'eval/wmCheck/observationExact': 0.75, 'eval/success': 0.5 } as never });
@@ -98,7 +107,7 @@ describe('study records', () => {
     for (const f of Object.keys(a)) expect(c[f]!.equals(a[f]!), f).toBe(true);
   }, 120_000);
 
-  it('records carry the curves (RL curve metrics, every rl/passAt*, eval/wmCheck/*) compactly, are never overwritten, and --missing lists the rest', () => {
+  it('records carry the curves (RL curve metrics, every rl/passAt* and rl/wm*, eval/wmCheck/*) compactly, are never overwritten, and --missing lists the rest', () => {
     const project = fakeStudy();
     const records = mkdtempSync(join(tmpdir(), 'study-records-'));
     expect(missingStudyCells(project, 'q', records)).toEqual(['vanilla-rl frozenlake 0', 'spa frozenlake 0', 'vanilla-rl frozenlake 1', 'spa frozenlake 1']);
@@ -119,6 +128,8 @@ describe('study records', () => {
         'rollout/reward': { steps: [0, 1, 2], values: [-0.25, 0.75, 1.25] },
         'rl/passAt1': { steps: [0, 2], values: [0, 0.375] },
         'rl/passAt4': { steps: [0, 2], values: [0, 0.75] },
+        'rl/wmObservationExact': { steps: [0], values: [0.8] },
+        'rl/wmPredictionExact': { steps: [0], values: [0.01] },
       },
       eval: { 'eval/wmCheck/observationExact': { steps: [0], values: [0.75] } },
     });
@@ -147,12 +158,15 @@ describe('study records', () => {
     const out = join(project, 'out-old');
     writeStudyReport(readStudyRecords([records], 'q').runs, SPEC, out);
     expect(readdirSync(out).filter((f) => f.endsWith('.png'))).toEqual([]);
-    expect(readFileSync(join(out, 'table.md'), 'utf8')).toBe(readFileSync(writeStudyReport([project], SPEC, join(project, 'out-p')).files[0]!, 'utf8'));
+    // the same table, but the world model after SFT (an RL curve) is unknown without curves
+    const fromFolders = readFileSync(writeStudyReport([project], SPEC, join(project, 'out-p')).files[0]!, 'utf8');
+    expect(fromFolders).toContain('| 82.5 (80.0, 85.0) | 1.0 (1.0, 1.0) |');
+    expect(readFileSync(join(out, 'table.md'), 'utf8')).toBe(fromFolders.replace('| 82.5 (80.0, 85.0) | 1.0 (1.0, 1.0) |', '| – | – |'));
 
     rmSync(join(project, 'runs', '20261125-000004-vanilla'), { recursive: true });    // that run folder is gone
     const lines = addRecordCurves(project, 'q', records);
     expect(lines).toContain(`vanilla-rl-frozenlake-s1.json: no run folder 20261125-000004-vanilla of study q in ${resolve(project)}: left without curves`);
-    expect(lines.find((l) => l.startsWith('spa-frozenlake-s0.json: added curves of 5 metric(s) (rl, eval)'))).toBeDefined();
+    expect(lines.find((l) => l.startsWith('spa-frozenlake-s0.json: added curves of 7 metric(s) (rl, eval)'))).toBeDefined();
     expect(lines.at(-1)).toBe(`curves added to 3 record(s) in ${dir}`);
     expect(readFileSync(join(dir, 'vanilla-rl-frozenlake-s1.json'), 'utf8')).toBe(old['vanilla-rl-frozenlake-s1.json']);
     const added = readFileSync(join(dir, 'spa-frozenlake-s0.json'), 'utf8');
@@ -160,6 +174,42 @@ describe('study records', () => {
     expect(added.startsWith(old['spa-frozenlake-s0.json']!.slice(0, -3))).toBe(true);  // the old text untouched before it
     expect(addRecordCurves(project, 'q', records)).toContain('spa-frozenlake-s0.json: has curves already');
     expect(readFileSync(join(dir, 'spa-frozenlake-s0.json'), 'utf8')).toBe(withCurves);
+  });
+
+  it('--add-curves adds the curve metrics a record lacks (rl/wm* since 2026-11-26), keeping its series; a record whose series differ is left', () => {
+    const project = fakeStudy();
+    const records = mkdtempSync(join(tmpdir(), 'study-records-'));
+    recordStudyRuns(project, 'q', records);
+    const dir = join(records, 'runs');
+    const fresh = readFileSync(join(dir, 'spa-frozenlake-s0.json'), 'utf8');
+    const drop = (f: string, change?: (r: RunRecord) => void) => {
+      const r = JSON.parse(readFileSync(join(dir, f), 'utf8')) as RunRecord;
+      delete r.curves!.rl!['rl/wmObservationExact'];
+      delete r.curves!.rl!['rl/wmPredictionExact'];
+      change?.(r);
+      writeFileSync(join(dir, f), formatRecord(r));
+    };
+    drop('spa-frozenlake-s0.json');
+    drop('spa-frozenlake-s1.json', (r) => { r.curves!.rl!['rollout/success']!.values[0] = 0.99; });
+    const before1 = readFileSync(join(dir, 'spa-frozenlake-s1.json'), 'utf8');
+    const lines = addRecordCurves(project, 'q', records);
+    expect(lines).toContain(`spa-frozenlake-s0.json: added 2 curve metric(s) (rl/wmObservationExact, rl/wmPredictionExact) from ${join(project, 'runs', '20261125-000003-spa')}`);
+    expect(lines).toContain(`spa-frozenlake-s1.json: rl/rollout/success in run folder ${join(project, 'runs', '20261125-000001-spa')} differ from the record's: left as it is`);
+    expect(lines).toContain('vanilla-rl-frozenlake-s0.json: has curves already');
+    expect(lines.at(-1)).toBe(`curves added to 1 record(s) in ${dir}`);
+    expect(readFileSync(join(dir, 'spa-frozenlake-s0.json'), 'utf8')).toBe(fresh);        // as a record written today
+    expect(readFileSync(join(dir, 'spa-frozenlake-s1.json'), 'utf8')).toBe(before1);
+  });
+
+  it('the table prints the world-model rows (criterion 1): after SFT, end of run, first turns beside the base; none for a plain-format method', () => {
+    const project = fakeStudy();
+    const md = writeStudyReport([project], SPEC, join(project, 'out')).markdown;
+    const row = md.split('\n').find((l) => l.startsWith('| spa | frozenlake |'));
+    // after SFT: 0.80 and 0.85 → 82.5; end observation 0.7 and 0.6 → 65; given the action 0.1 and 0.2 → 15, base 2.5
+    expect(row).toBe('| spa | frozenlake | 0, 1 | 82.5 (80.0, 85.0) | 1.0 (1.0, 1.0) | 65.0 (70.0, 60.0) | 2.0 (2.0, 2.0) ' +
+      '| 87.5 (87.5, 87.5); base 90.0 | 15.0 (10.0, 20.0); base 2.5 |');
+    expect(md).not.toContain('| vanilla-rl | frozenlake | 0, 1 |');
+    expect(md).toContain('| world model, exact match % (mean; each seed) |');
   });
 
   it('--project with --records: a cell in both counts once and the record wins; a record without curves takes its run folder\'s', () => {
