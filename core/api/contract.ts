@@ -429,6 +429,15 @@ export const StudyTableSchema = z.object({
     env: z.string(), kind: z.enum(['chance', 'oracle']), label: z.string(), how: z.string(), puzzles: z.number().int(),
     passAt: z.record(z.string(), z.number()),
   })).optional(),
+  // paired per (run seed, puzzle) differences between methods, two-way bootstrap (smallN: too few puzzles for an interval)
+  differences: z.array(z.object({
+    env: z.string(), a: z.string(), b: z.string(), k: z.number().int(), cells: z.number().int(), diff: IntervalSchema, smallN: z.boolean(),
+  })).optional(),
+  // world-model exact match per method with a world-model format (core/eval/study-world-model.ts): mean over seeds and each seed
+  worldModel: z.array(z.object({
+    method: z.string(), env: z.string(), seeds: z.array(z.number().int()),
+    mean: z.record(z.string(), z.number()), bySeed: z.array(z.record(z.string(), z.number())),
+  })).optional(),
   markdown: z.string(),                          // the paper's layout: rows methods, columns envs
   csv: z.string(),
 });

@@ -35,6 +35,9 @@ test('start a smoke study from the UI, follow it to completion and read its tabl
   await expect(table.locator('tr[data-method="vanilla-rl"] td[data-env="frozenlake"]')).toContainText('2/2 runs');
   await expect(table.locator('tr[data-method="state-estimation-rl"] td[data-env="frozenlake"]')).toContainText('[');
   await expect(table.locator('thead')).toContainText('Pass@1');
+  // paired differences per (run seed, puzzle); the smoke model writes no parseable world-model turn, so no world-model rows
+  await expect(page.locator('[data-testid="study-difference"][data-a="vanilla-rl"][data-b="state-estimation-rl"][data-k="1"]')).toContainText('n too small');
+  await expect(page.getByTestId('study-world-model')).toHaveCount(0);
 
   // The runs are ordinary runs of the project.
   const { runs } = await api.runs.list();

@@ -134,5 +134,36 @@ describe('StudiesView', () => {
     expect(cell('spa')).toBe('not finished');
     fireEvent.click(screen.getByTestId('study-compare'));
     expect(navigate).toHaveBeenCalledWith({ view: 'compare', runIds: ['r1', 'r2', 'r3'] });
+    expect(screen.queryByTestId('study-differences')).toBeNull();               // none in this table
+    expect(screen.queryByTestId('study-world-model')).toBeNull();
+  });
+
+  it('shows the paired differences (interval, or n too small) and the world model per method with each seed and the base', async () => {
+    const { client, table } = mockClient([summary({ name: 'done-grid', status: 'completed', runIds: ['r1'], runs: 4, completed: 4 })]);
+    table.mockImplementation(async () => ({
+      ...TABLE,
+      differences: [
+        { env: 'sokoban', a: 'spa', b: 'vanilla-rl', k: 1, cells: 256, diff: iv(0.031, 0.004, 0.06), smallN: false },
+        { env: 'sokoban', a: 'spa', b: 'vanilla-rl', k: 4, cells: 8, diff: iv(-0.02, -0.3, 0.2), smallN: true },
+      ],
+      worldModel: [{
+        method: 'spa', env: 'sokoban', seeds: [0, 1],
+        mean: { afterSftObservation: 0.8, afterSftPrediction: 0.05, givenAction: 0.1, givenActionBase: 0.02 },
+        bySeed: [{ seed: 0, afterSftObservation: 0.75, afterSftPrediction: 0.04, givenAction: 0.1, givenActionBase: 0.02 },
+          { seed: 1, afterSftObservation: 0.85, afterSftPrediction: 0.06, givenAction: 0.1, givenActionBase: 0.02 }],
+      }],
+    }));
+    render(<StudiesView client={client} navigate={vi.fn()} name="done-grid" />);
+    await waitFor(() => expect(screen.getAllByTestId('study-difference')).toHaveLength(2));
+    const [d1, d4] = screen.getAllByTestId('study-difference');
+    expect(d1!.textContent).toContain('3.1 [0.4, 6.0] *');                     // the interval excludes 0
+    expect(d4!.textContent).toContain('-2.0 (n too small for an interval)');
+    const row = screen.getByTestId('study-world-model-row');
+    expect(row.getAttribute('data-method')).toBe('spa');
+    const cell = (key: string) => row.querySelector(`[data-testid="study-wm-${key}"]`)!;
+    expect(cell('afterSftObservation').textContent).toBe('80.0 / 5.0');
+    expect(cell('afterSftObservation').getAttribute('title')).toBe('seed 0: 75.0 · seed 1: 85.0 | prediction seed 0: 4.0 · seed 1: 6.0');
+    expect(cell('endObservation').textContent).toBe('– / –');                      // not measured
+    expect(cell('givenAction').textContent).toBe('10.0 (2.0)');
   });
 });

@@ -351,8 +351,93 @@ function StudyDetail({ study, table, navigate }: { study: StudySummary | undefin
             Pass@k: unbiased estimator over held-out puzzles; brackets: 95% interval, a two-way bootstrap over run seeds and puzzles (widened to Wilson&apos;s below 20 puzzles).
             Chance: a well-formed uniform random policy; oracle: the optimal policy; both on the same puzzles and turn protocol.
           </div>
+          <StudyDifferences table={table} />
+          <StudyWorldModel table={table} />
         </>
       )}
     </div>
+  );
+}
+
+/** Paired differences between methods, per (run seed, puzzle), with their 95% interval. */
+function StudyDifferences({ table }: { table: StudyTable }) {
+  const rows = table.differences ?? [];
+  if (rows.length === 0) return null;
+  return (
+    <>
+      <h3 style={{ margin: '14px 0 6px' }}>Paired differences</h3>
+      <table className="plain" data-testid="study-differences">
+        <thead><tr><th>a − b</th><th>env</th><th className="num">k</th><th className="num">mean [95% interval], points</th><th className="num">(seed, puzzle) cells</th></tr></thead>
+        <tbody>
+          {rows.map((d) => (
+            <tr key={`${d.a}|${d.b}|${d.env}|${d.k}`} data-testid="study-difference" data-a={d.a} data-b={d.b} data-k={d.k}>
+              <td>{d.a} − {d.b}</td>
+              <td>{d.env}</td>
+              <td className="num">{d.k}</td>
+              <td className="num">
+                {pct(d.diff.mean)}
+                {d.smallN ? <span className="faint"> (n too small for an interval)</span> : <span className="faint"> [{pct(d.diff.low)}, {pct(d.diff.high)}]</span>}
+                {!d.smallN && (d.diff.low > 0 || d.diff.high < 0) && <span className="faint" title="the interval excludes 0"> *</span>}
+              </td>
+              <td className="num">{d.cells}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <div className="faint" style={{ fontSize: 12, marginTop: 6 }}>Pass@k of a minus Pass@k of b on the (run seed, puzzle) cells both played; * : the interval excludes 0.</div>
+    </>
+  );
+}
+
+const WM_COLUMNS: Array<{ keys: [string, string]; base?: boolean; label: string; title: string }> = [
+  { keys: ['afterSftObservation', 'afterSftPrediction'], label: 'after SFT', title: 'RL step 0: the policy\'s own turns on held-out puzzles' },
+  { keys: ['endObservation', 'endPrediction'], label: 'end of run', title: 'the final eval\'s rollouts' },
+  { keys: ['firstObservation', 'firstObservationBase'], base: true, label: 'first turns: observation', title: 'first turns of the eval puzzles, beside the base' },
+  { keys: ['givenAction', 'givenActionBase'], base: true, label: 'prediction given the action', title: 'true observation and one action forced, state-changing turns, beside the base' },
+];
+
+/** The world model of each method with a world-model format: exact match, mean over seeds (each seed in the tooltip). */
+function StudyWorldModel({ table }: { table: StudyTable }) {
+  const rows = table.worldModel ?? [];
+  if (rows.length === 0) return null;
+  const manyEnvs = new Set(rows.map((r) => r.env)).size > 1;
+  const perSeed = (r: (typeof rows)[number], key: string) => r.bySeed.map((v) => `seed ${v.seed}: ${pct(v[key])}`).join(' · ');
+  return (
+    <>
+      <h3 style={{ margin: '14px 0 6px' }}>World model (exact match %)</h3>
+      <div style={{ overflowX: 'auto' }}>
+        <table className="plain" data-testid="study-world-model">
+          <thead>
+            <tr>
+              <th>method</th><th>seeds</th>
+              {WM_COLUMNS.map((c) => (
+                <th key={c.label} className="num" title={c.title}>
+                  {c.label}<div className="faint" style={{ fontWeight: 400 }}>{c.base ? 'model (base)' : 'observation / prediction'}</div>
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((r) => (
+              <tr key={`${r.method}|${r.env}`} data-testid="study-world-model-row" data-method={r.method} data-env={r.env}>
+                <td><strong>{r.method}</strong>{manyEnvs && <div className="faint">{r.env}</div>}</td>
+                <td>{r.seeds.join(', ')}</td>
+                {WM_COLUMNS.map((c) => (
+                  <td key={c.label} className="num" data-testid={`study-wm-${c.keys[0]}`} title={`${perSeed(r, c.keys[0])}${c.base ? '' : ` | prediction ${perSeed(r, c.keys[1])}`}`}>
+                    {c.base
+                      ? <>{pct(r.mean[c.keys[0]])}{r.mean[c.keys[1]] !== undefined && <span className="faint" style={{ fontSize: 11.5 }}> ({pct(r.mean[c.keys[1]])})</span>}</>
+                      : <>{pct(r.mean[c.keys[0]])} / {pct(r.mean[c.keys[1]])}</>}
+                  </td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <div className="faint" style={{ fontSize: 12, marginTop: 6 }}>
+        Observation: the state the model writes before acting; prediction: the state it predicts after its actions; both against the true state.
+        Each seed&apos;s value in the tooltip.
+      </div>
+    </>
   );
 }
