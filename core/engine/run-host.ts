@@ -12,7 +12,7 @@ import { conflict, WorkbenchError } from '../api/errors.js';
 import { appendJsonl } from '../storage/jsonl.js';
 import { writeJsonAtomicSync } from '../storage/atomic.js';
 import type { ProjectStore } from '../storage/project-store.js';
-import { EVENTS_FILE, writeRunRecord, type RunRecord } from '../storage/run-files.js';
+import { EVENTS_FILE, METRICS_FILE, writeRunRecord, type RunRecord } from '../storage/run-files.js';
 import type { EngineExit, EngineProcess, ProcessLauncher } from './launcher.js';
 import type { EngineMessage, RunOutcome } from './protocol.js';
 import { RequestTracker } from './request-tracker.js';
@@ -81,6 +81,7 @@ export class RunHost {
         ? `interrupted: the workbench host exited while the run was active; its engine process (pid ${orphan}) was still running and has been ` +
           `stopped so that it cannot write into the run; resume it to continue`
         : 'interrupted: the workbench host exited while the run was active (its engine process is no longer running); resume it to continue';
+      record.durationMs += interruptedAttemptMs(this.store.runDir(s.id), record, Date.now());
       this.finalise(record, 'failed', reason, Date.now());
       ids.push(s.id);
     }
@@ -354,6 +355,23 @@ export class RunHost {
 }
 
 export const ENGINE_PID_FILE = 'engine.pid.json';
+
+/**
+ * The wall time of an attempt whose host died without counting it (kill -9, a machine that went
+ * away): from the attempt's start (run.json startedAt, set when it began) to the last line its
+ * engine wrote (events.jsonl, metrics.jsonl), at most `now`. 0 when the attempt never started or
+ * the record's times are not this attempt's. So a run resumed after its host died reports the time
+ * it really ran, not only its last attempt's.
+ */
+export function interruptedAttemptMs(runDir: string, record: Pick<RunRecord, 'startedAt' | 'finishedAt'>, now: number): number {
+  const start = record.startedAt;
+  if (typeof start !== 'number' || (record.finishedAt !== null && record.finishedAt >= start)) return 0;
+  let last = 0;
+  for (const file of [EVENTS_FILE, METRICS_FILE]) {
+    try { last = Math.max(last, fs.statSync(path.join(runDir, file)).mtimeMs); } catch { /* not written */ }
+  }
+  return Math.max(0, Math.round(Math.min(last, now) - start));
+}
 
 /**
  * A host that died (kill -9, crash) can leave its engine running, still appending to the run

@@ -161,6 +161,29 @@ describe('engine process', () => {
     expect(r.reason).toMatch(/interrupted/);
     await d2.dispose();
   });
+
+  it('a run whose host died counts the time its attempt ran (start to its last line), not 0', async () => {
+    const dir = path.join(tempDir(), 'lost-time');
+    const d2 = createDispatcher({ host: 'in-process' });
+    const api2 = createInProcessClient(d2);
+    await api2.projects.create({ path: dir });
+    const run = await api2.runs.create({ config: diagConfig({ 'diag-wait': {} }) });
+    await api2.projects.close();
+    const runDir = path.join(dir, 'runs', run.id);
+    const now = Date.now();
+    const file = path.join(runDir, 'run.json');
+    // an earlier attempt counted 5 s; this one started 60 s ago and its engine wrote its last event 20 s ago
+    fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, 'utf8')), status: 'running', startedAt: now - 60_000, finishedAt: null, durationMs: 5_000 }));
+    fs.appendFileSync(path.join(runDir, 'events.jsonl'), '');
+    fs.utimesSync(path.join(runDir, 'events.jsonl'), (now - 20_000) / 1000, (now - 20_000) / 1000);
+    fs.rmSync(path.join(runDir, 'metrics.jsonl'), { force: true });
+    await api2.projects.open({ path: dir });
+    const r = await api2.runs.get({ runId: run.id });
+    expect(r.status).toBe('failed');
+    expect(r.durationMs).toBeGreaterThanOrEqual(5_000 + 40_000 - 1_000);
+    expect(r.durationMs).toBeLessThanOrEqual(5_000 + 40_000 + 1_000);
+    await d2.dispose();
+  });
 });
 
 describe('RequestTracker: every request settles exactly once', () => {
