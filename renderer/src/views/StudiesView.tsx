@@ -390,7 +390,7 @@ function StudyDifferences({ table }: { table: StudyTable }) {
 }
 
 const WM_COLUMNS: Array<{ keys: [string, string]; base?: boolean; label: string; title: string }> = [
-  { keys: ['afterSftObservation', 'afterSftPrediction'], label: 'after SFT', title: 'RL step 0: the policy\'s own turns on held-out puzzles' },
+  { keys: ['afterSftObservation', 'afterSftPrediction'], label: 'after SFT', title: 'RL step 0: the policy\'s own turns on held-out puzzles (the starting model for a method without SFT)' },
   { keys: ['endObservation', 'endPrediction'], label: 'end of run', title: 'the final eval\'s rollouts' },
   { keys: ['firstObservation', 'firstObservationBase'], base: true, label: 'first turns: observation', title: 'first turns of the eval puzzles, beside the base' },
   { keys: ['givenAction', 'givenActionBase'], base: true, label: 'prediction given the action', title: 'true observation and one action forced, state-changing turns, beside the base' },
