@@ -136,7 +136,10 @@ export function addRecordCurves(project: string, name: string, outDir: string): 
       continue;
     }
     const curves = readRunCurves(ref.dir);
-    if (!curves) { lines.push(`${file}: run ${record.runId} logged none of the curve metrics: left ${record.curves ? 'as it is' : 'without curves'}`); continue; }
+    if (!curves) {
+      lines.push(`${file}: run ${record.runId} logged none of the curve metrics: left ${record.curves ? 'as it is' : 'without curves'}`);
+      continue;
+    }
     const held = Object.entries(record.curves ?? {}).flatMap(([stage, m]) => Object.entries(m).map(([metric, series]) => ({ stage, metric, series })));
     const changed = held.filter((h) => JSON.stringify(curves[h.stage]?.[h.metric]) !== JSON.stringify(h.series));
     if (changed.length) {

@@ -93,7 +93,8 @@ export function worldModelMarkdown(rows: WorldModelRow[]): string[] {
       `| ${cell(r, 'endObservation')} | ${cell(r, 'endPrediction')} | ${cell(r, 'firstObservation', 'firstObservationBase')} ` +
       `| ${cell(r, 'givenAction', 'givenActionBase')} |`);
   }
-  lines.push('', 'After SFT = RL step 0 on the policy\'s own turns (held-out puzzles; the starting model for a method without SFT); end = the final eval\'s rollouts; first turns = the first turn ' +
+  lines.push('', 'After SFT = RL step 0 on the policy\'s own turns (held-out puzzles; the starting model for a method without SFT); ' +
+    'end = the final eval\'s rollouts; first turns = the first turn ' +
     'of the eval puzzles beside the shipped base, the prediction there written after the true observation and one forced action.');
   return lines;
 }
