@@ -29,6 +29,37 @@ export function readStageDone(runDir: string, stage: string): StageDone | null {
   try { return readDoneMarker(runDir, stage, undefined, false); } catch { return null; }
 }
 
+/**
+ * Seconds a stage ran in earlier attempts of the run, from events.jsonl: each of its `running`
+ * events to its terminal event (stopped, failed), or, for an attempt that died without one (the
+ * host or the machine went away), to the last event its engine wrote (a later host's "interrupted"
+ * status and the next attempt's start do not count).
+ */
+export function earlierStageSeconds(runDir: string, stage: string): number {
+  let text: string;
+  try { text = fs.readFileSync(`${runDir}/${EVENTS_FILE}`, 'utf8'); } catch { return 0; }
+  let ms = 0, open: number | null = null, last = 0;
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    let e: { type?: string; time?: unknown; stage?: string; status?: string };
+    try { e = JSON.parse(line) as typeof e; } catch { continue; }
+    if (typeof e.time !== 'number') continue;
+    if (e.type === 'status') {
+      // a new attempt, or the run's end (possibly written later by the host that found the run
+      // interrupted): the stage's open span ends at the last event before it
+      if (open !== null) { ms += Math.max(0, last - open); open = null; }
+      if (e.status !== 'running') continue;
+    }
+    if (e.type === 'stage' && e.stage === stage) {
+      if (e.status === 'running') open = e.time;
+      else if (open !== null) { ms += Math.max(0, e.time - open); open = null; }
+    }
+    last = e.time;
+  }
+  if (open !== null) ms += Math.max(0, last - open);
+  return Math.round(ms / 100) / 10;
+}
+
 export async function executeRun(o: ExecuteOptions): Promise<RunOutcome> {
   fs.mkdirSync(o.runDir, { recursive: true });
   const writers = new RunWriters(o.runDir);
@@ -52,6 +83,7 @@ export async function executeRun(o: ExecuteOptions): Promise<RunOutcome> {
       if (o.signal.aborted) break;
       current = name;
       const def = await o.loadStage(name);
+      const earlier = earlierStageSeconds(o.runDir, name);      // before this attempt's events are written
       emit({ type: 'stage', runId: o.runId, time: t(), stage: name, status: 'running' });
       const ctx = createStageContext({
         runId: o.runId,
@@ -69,7 +101,13 @@ export async function executeRun(o: ExecuteOptions): Promise<RunOutcome> {
         current = null;
         break;
       }
-      const marker: StageDone = { stage: name, completedAt: t(), attempt: o.attempt, output: output ?? {} };
+      const result: StageOutput = { ...(output ?? {}) };
+      if (earlier > 0 && typeof result.wallSeconds === 'number') {
+        // a stage resumed after a stop or a lost host: its wall time is all the time it ran
+        result.wallSecondsThisAttempt = result.wallSeconds;
+        result.wallSeconds = Math.round((result.wallSeconds + earlier) * 10) / 10;
+      }
+      const marker: StageDone = { stage: name, completedAt: t(), attempt: o.attempt, output: result };
       writeStageDone(o.runDir, marker);
       previous[name] = marker.output;
       emit({ type: 'stage', runId: o.runId, time: t(), stage: name, status: 'completed' });
