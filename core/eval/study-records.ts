@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { writeFileAtomicSync } from '../storage/atomic.js';
 import {
-  findStudyRuns, readRunCurves, readStudySpec, sortStudyRuns, studyCells,
+  findStudyRuns, readRunCurves, readStudySpec, sortStudyRuns, studyCells, studyRunEval,
   type RunConfigLike, type RunCurves, type RunRef, type StudyRun, type StudyRunEval,
 } from './study.js';
 
@@ -244,12 +244,7 @@ export function recordToStudyRun(record: RunRecord, file: string): StudyRun {
     name: `study:${record.study}:${record.method}:${record.env}:s${record.seed}`,
     study: record.study, method: record.method, env: record.env, seed: record.seed, runId: record.runId, status: 'completed',
     wallSeconds: Math.round(record.durationSeconds ?? 0),
-    eval: ev
-      ? {
-        perPuzzle: ev.perPuzzle, ...(ev.passAtK ? { passAtK: ev.passAtK } : {}), ...(ev.k ? { k: ev.k } : {}),
-        ...(ev.wm ? { wm: ev.wm } : {}), ...(ev.worldModelVersusBase ? { worldModelVersusBase: ev.worldModelVersusBase } : {}),
-      }
-      : null,
+    eval: ev ? studyRunEval(ev) : null,
     config: record.config ?? null, curves: record.curves ?? null, origin: 'record', source: file,
   };
 }

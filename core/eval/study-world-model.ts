@@ -7,12 +7,13 @@
 // Plain-format methods have none of these and get no row.
 import type { StudyRun } from './study.js';
 
-export interface WorldModelValues {
+/** A type, not an interface: rows go out through the API as records of numbers. */
+export type WorldModelValues = {
   afterSftObservation?: number; afterSftPrediction?: number;
   endObservation?: number; endPrediction?: number;
   firstObservation?: number; firstObservationBase?: number;
   givenAction?: number; givenActionBase?: number;
-}
+};
 
 export type WorldModelKey = keyof WorldModelValues;
 

@@ -137,6 +137,14 @@ export interface StudyRunEval {
   worldModelVersusBase?: unknown; // the first turns beside the base
 }
 
+/** The fields of StudyRunEval from eval/final.json or a record's `eval` (the caller checked perPuzzle). */
+export function studyRunEval(e: Partial<StudyRunEval> & Pick<StudyRunEval, 'perPuzzle'>): StudyRunEval {
+  return {
+    perPuzzle: e.perPuzzle, ...(e.passAtK ? { passAtK: e.passAtK } : {}), ...(Array.isArray(e.k) ? { k: e.k } : {}),
+    ...(e.wm ? { wm: e.wm } : {}), ...(e.worldModelVersusBase ? { worldModelVersusBase: e.worldModelVersusBase } : {}),
+  };
+}
+
 /**
  * Per-step metric values of a run, by stage then metric, in the order metrics.jsonl holds them
  * (a step logged twice, e.g. around a resume, appears twice): what the study curves plot.
@@ -222,12 +230,7 @@ export function loadProjectRun(ref: RunRef, opts: { curves?: boolean } = {}): St
   return {
     name: ref.name, study: ref.study, method: ref.method, env: ref.env, seed: ref.seed, runId: basename(ref.dir), status: ref.status,
     wallSeconds: Math.round(ref.durationMs / 1000),
-    eval: final && Array.isArray(final.perPuzzle)
-      ? {
-        perPuzzle: final.perPuzzle, ...(final.passAtK ? { passAtK: final.passAtK } : {}), ...(Array.isArray(final.k) ? { k: final.k } : {}),
-        ...(final.wm ? { wm: final.wm } : {}), ...(final.worldModelVersusBase ? { worldModelVersusBase: final.worldModelVersusBase } : {}),
-      }
-      : null,
+    eval: final && Array.isArray(final.perPuzzle) ? studyRunEval({ ...final, perPuzzle: final.perPuzzle }) : null,
     config, curves: opts.curves === false ? null : readRunCurves(ref.dir), origin: 'run folder', source: ref.dir,
   };
 }

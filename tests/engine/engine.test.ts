@@ -145,15 +145,23 @@ describe('engine process', () => {
     expect(evals.results.map((r) => r.id)).toEqual(['diagnostic']);
   });
 
-  it('marks runs that were active when a previous host died as failed on open', async () => {
-    const dir = path.join(tempDir(), 'other');
+  /** A project whose run was left `running` (with `patch` in run.json) by a host that died; the project is closed. */
+  async function leftRunning(name: string, patch: (now: number) => Record<string, unknown> = () => ({})) {
+    const dir = path.join(tempDir(), name);
     const d2 = createDispatcher({ host: 'in-process' });
     const api2 = createInProcessClient(d2);
     await api2.projects.create({ path: dir });
     const run = await api2.runs.create({ config: diagConfig({ 'diag-wait': {} }) });
     await api2.projects.close();
-    const file = path.join(dir, 'runs', run.id, 'run.json');
-    fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, 'utf8')), status: 'running' }));
+    const runDir = path.join(dir, 'runs', run.id);
+    const now = Date.now();
+    const file = path.join(runDir, 'run.json');
+    fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, 'utf8')), status: 'running', ...patch(now) }));
+    return { dir, d2, api2, run, runDir, now };
+  }
+
+  it('marks runs that were active when a previous host died as failed on open', async () => {
+    const { dir, d2, api2, run } = await leftRunning('other');
     const info = await api2.projects.open({ path: dir });
     expect(info.warnings.join('\n')).toContain(`run ${run.id} was active`);
     const r = await api2.runs.get({ runId: run.id });
@@ -163,17 +171,8 @@ describe('engine process', () => {
   });
 
   it('a run whose host died counts the time its attempt ran (start to its last line), not 0', async () => {
-    const dir = path.join(tempDir(), 'lost-time');
-    const d2 = createDispatcher({ host: 'in-process' });
-    const api2 = createInProcessClient(d2);
-    await api2.projects.create({ path: dir });
-    const run = await api2.runs.create({ config: diagConfig({ 'diag-wait': {} }) });
-    await api2.projects.close();
-    const runDir = path.join(dir, 'runs', run.id);
-    const now = Date.now();
-    const file = path.join(runDir, 'run.json');
     // an earlier attempt counted 5 s; this one started 60 s ago and its engine wrote its last event 20 s ago
-    fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, 'utf8')), status: 'running', startedAt: now - 60_000, finishedAt: null, durationMs: 5_000 }));
+    const { dir, d2, api2, run, runDir, now } = await leftRunning('lost-time', (t) => ({ startedAt: t - 60_000, finishedAt: null, durationMs: 5_000 }));
     fs.appendFileSync(path.join(runDir, 'events.jsonl'), '');
     fs.utimesSync(path.join(runDir, 'events.jsonl'), (now - 20_000) / 1000, (now - 20_000) / 1000);
     fs.rmSync(path.join(runDir, 'metrics.jsonl'), { force: true });

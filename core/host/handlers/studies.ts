@@ -107,9 +107,7 @@ export function studyHandlers(ctx: HostContext) {
         cells: table.cells,
         references,
         differences: table.differences,
-        worldModel: table.worldModel.map((r) => ({
-          method: r.method, env: r.env, seeds: r.seeds, mean: { ...r.mean }, bySeed: r.bySeed.map((v) => ({ ...v })),
-        })),
+        worldModel: table.worldModel,
         markdown: tableMarkdown(table, spec.methods, spec.envs),
         csv: tableCsv(table),
       };
