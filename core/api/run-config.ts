@@ -120,6 +120,10 @@ export const SelfplaySectionSchema = z.object({
   groundTruthReplacement: z.boolean().default(true),           // false = self-belief ablation (train on the model's own states)
   // true: the reasoning is rewritten as "I will try <the answer's actions>." so the prediction follows its plan (tiny models)
   alignPlan: z.boolean().default(false),
+  // one-action world-model drills: the random-action generator plays this many extra one-turn games of one action on fresh
+  // self-play seeds (from selfplayStart + 700000); after ground-truth replacement each is a row whose prediction is the true
+  // state after one action, the dynamics in the shortest turn the format allows (0 = none, as the paper)
+  drills: z.number().int().nonnegative().default(0),
   valFraction: z.number().min(0).lt(1).default(0.1),           // validation share, split by whole game
 }).strict();
 export type SelfplaySection = z.infer<typeof SelfplaySectionSchema>;

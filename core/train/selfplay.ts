@@ -6,7 +6,9 @@
 // side by side, plus datasets/filter-report.json and datasets/sft-stats.json.
 import { join } from 'node:path';
 import type { EpisodeRecord } from '../api/records.js';
-import type { StageDefinition } from '../api/stage.js';
+import type { StageContext, StageDefinition } from '../api/stage.js';
+import type { RolloutSection } from '../api/run-config.js';
+import type { ModelRuntime } from '../model/runtime.js';
 import { readJsonl } from '../storage/jsonl.js';
 import { stageSection } from './plan.js';
 import { playEpisodes, groupSpecs, rolloutMetrics, type RolloutResult } from './rollout.js';
@@ -68,28 +70,35 @@ export const selfplayStage: StageDefinition = {
     ctx.metric(0, rolloutMetrics(results), { episodes: results.length });
 
     const systemPrompt = sessionFactory(ctx.config, runTemplate(ctx.config, ctx.runDir), limits)(specs[0]!).messages()[0]!.content;
-    const built = buildSftRows(results.map((r) => r.record), {
-      groundTruthReplacement: section.groundTruthReplacement, alignPlan: section.alignPlan, systemPrompt,
-    });
-    const split = splitByGame(built.rows, (row) => row.episodeId, section.valFraction, ctx.config.seeds.base + 5);
+    const drills = await playDrills(ctx, runtime, section.drills, limits);
+    if (ctx.signal.aborted) { runtime.dispose(); return {}; }
+    const options = { groundTruthReplacement: section.groundTruthReplacement, alignPlan: section.alignPlan, systemPrompt };
+    const played = buildSftRows(results.map((r) => r.record), options);
+    const drilled = buildSftRows(drills, options);
+    const built = { rows: [...played.rows, ...drilled.rows], turns: played.turns + drilled.turns, dropped: played.dropped };
+    for (const [k, n] of Object.entries(drilled.dropped)) built.dropped[k as keyof typeof built.dropped] += n;
+    // validation = the policy's own games (what SFT is for); the drills all train (marked, so SFT trains their states only)
+    const split = splitByGame(played.rows, (row) => row.episodeId, section.valFraction, ctx.config.seeds.base + 5);
     const row = (r: (typeof built.rows)[number]) => ({ ...r, split: undefined });
-    ctx.appendJsonl('datasets/sft-train.jsonl', split.train.map(row));
+    ctx.appendJsonl('datasets/sft-train.jsonl', [...split.train.map(row), ...drilled.rows.map((r) => ({ ...row(r), drill: true }))]);
+    const trainCount = split.train.length + drilled.rows.length;
     ctx.appendJsonl('datasets/sft-val.jsonl', split.val.map(row));
     const droppedTotal = Object.values(built.dropped).reduce((a, c) => a + c, 0);
     const report = {
-      games: results.length, turns: built.turns, kept: built.rows.length, dropped: built.dropped, droppedTotal,
+      games: results.length, drills: drills.length, turns: built.turns, kept: built.rows.length, dropped: built.dropped, droppedTotal,
       groundTruthReplacement: section.groundTruthReplacement, policy: section.policy,
       successfulGames: results.filter((r) => r.record.success).length,
-      split: { train: split.train.length, val: split.val.length, trainGames: split.trainGames.length, valGames: split.valGames.length },
+      split: { train: trainCount, drills: drilled.rows.length, val: split.val.length, trainGames: split.trainGames.length, valGames: split.valGames.length },
     };
     ctx.writeJson('datasets/filter-report.json', report);
     ctx.writeJson('datasets/sft-stats.json', {
-      train: split.train.length,
+      train: trainCount,
       val: split.val.length,
+      drills: drilled.rows.length,
       dropped: built.dropped,
       games: { train: split.trainGames.length, val: split.valGames.length },
     });
-    ctx.metric(0, { 'selfplay/turns': built.turns, 'selfplay/kept': built.rows.length, 'selfplay/dropped': droppedTotal });
+    ctx.metric(0, { 'selfplay/turns': built.turns, 'selfplay/kept': built.rows.length, 'selfplay/dropped': droppedTotal, 'selfplay/drills': drills.length });
     ctx.log(
       built.rows.length === 0 ? 'warn' : 'info',
       `self-play: ${built.turns} turns, kept ${built.rows.length}, dropped ${droppedTotal} (${
@@ -97,15 +106,34 @@ export const selfplayStage: StageDefinition = {
           .filter(([, n]) => n > 0)
           .map(([k, n]) => `${k} ${n}`)
           .join(', ') || 'none'
-      }); train ${split.train.length} rows / val ${split.val.length} rows`,
+      })${drills.length ? ` (with ${drills.length} one-action drills)` : ''}; train ${trainCount} rows / val ${split.val.length} rows`,
     );
     runtime.dispose();
     return {
       checkpoint: from.startsWith('fresh') ? null : from,
-      train: split.train.length,
+      train: trainCount,
       val: split.val.length,
       dropped: droppedTotal,
       wallSeconds: elapsedSeconds(started),
     };
   },
 };
+
+/** Seed offset of the drills inside the self-play range (the policy's games start at 0, RWML at 500,000). */
+export const DRILL_SEED_OFFSET = 700_000;
+
+/**
+ * selfplay.drills: one-turn, one-action games of the random-action generator on fresh self-play seeds. Their turns are
+ * well formed by construction, the answer is the plan, and ground-truth replacement writes the true state after the one
+ * action: p(s'|s,a) in its shortest form. Played in one pass (no model calls); a stop plays them again.
+ */
+async function playDrills(ctx: StageContext, runtime: ModelRuntime, count: number, limits: RolloutSection): Promise<EpisodeRecord[]> {
+  if (count === 0) return [];
+  const drillLimits = { ...limits, maxTurns: 1, maxActionsPerTurn: 1 };
+  const specs = groupSpecs('drill', ctx.config.seeds.selfplayStart + DRILL_SEED_OFFSET, 0, count, 1);
+  const deps = rolloutDeps(ctx.config, runtime, drillLimits, { runId: ctx.runId, stage: 'selfplay', step: 0, runDir: ctx.runDir },
+    { random: true, seed: ctx.config.seeds.base + 13, signal: ctx.signal });
+  const played = await playEpisodes(specs, drillLimits, ctx.config.seeds.base * 7 + 17, deps);
+  ctx.log('info', `self-play drills: ${played.length} one-action games (seeds ${specs[0]!.seed}…${specs[specs.length - 1]!.seed})`);
+  return played.map((r) => r.record);
+}

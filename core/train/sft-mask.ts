@@ -8,6 +8,8 @@
 //                   released code comes close to it by another road: it swaps the states for
 //                   placeholder tokens and masks the token after each placeholder (off by one),
 //                   adds a double <think> and keeps no state text in the history.
+// Drill rows (selfplay.drills) train the state contents only (`statesOnly`): they teach the world
+// model, while the plan and answer, the policy's part, come from the policy's own turns alone.
 // Masks are aligned with chat.ids: mask[i] = 1 means token i is a target with loss.
 import { clearRanges, findTagContents, messageTokenRanges, roleMask } from '../model/chat.js';
 import type { ChatMessage, FormattedChat } from '../model/chat.js';
@@ -17,6 +19,7 @@ export const STATE_TAGS = ['observation', 'prediction'] as const;
 
 export interface SftMaskOptions {
   maskStateSpans: boolean;          // ablation: drop the observation/prediction contents from the loss
+  statesOnly?: boolean;             // drill rows: only the observation/prediction contents (the tokens maskStateSpans drops)
   messageIndexes?: number[];        // assistant messages to train (default: the last assistant message)
 }
 
@@ -30,12 +33,17 @@ export function sftLossMask(chat: FormattedChat, messages: readonly ChatMessage[
     if (messages[index]?.role !== 'assistant')
       throw new Error(`sftLossMask: message ${index} is not an assistant message (role ${messages[index]?.role ?? 'missing'})`);
     const span = chat.spans[index]!;
-    for (let i = span.start; i <= span.closeStart && i < mask.length; i++) mask[i] = 1; // content + <|im_end|>
-    if (options.maskStateSpans) {
+    const stateRanges = () => {
       const content = messages[index]!.content;
-      const ranges = STATE_TAGS.flatMap((tag) => findTagContents(content, tag));
-      clearRanges(mask, messageTokenRanges(chat, tokenizer, index, messages, ranges, { mode: 'outer' }));
+      return messageTokenRanges(chat, tokenizer, index, messages, STATE_TAGS.flatMap((tag) => findTagContents(content, tag)), { mode: 'outer' });
+    };
+    if (options.statesOnly) {
+      if (options.maskStateSpans) throw new Error('sftLossMask: statesOnly and maskStateSpans together leave nothing to train');
+      for (const r of stateRanges()) for (let i = r.start; i < r.end && i < mask.length; i++) mask[i] = 1;
+      continue;
     }
+    for (let i = span.start; i <= span.closeStart && i < mask.length; i++) mask[i] = 1; // content + <|im_end|>
+    if (options.maskStateSpans) clearRanges(mask, stateRanges());
   }
   return mask;
 }

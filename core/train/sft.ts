@@ -3,7 +3,8 @@
 // true-state spans (the paper's version); `maskStateSpans` drops the observation/prediction
 // contents from the loss (the paper's ablation; the released code ends up close to it). Cosine schedule with
 // warmup, validation loss each epoch (games never seen in training), a checkpoint per epoch, and
-// state perplexity on the validation rows before and after. Resumes after the last finished epoch.
+// state perplexity on the validation rows before and after. Batches group rows of like length (epochBatches).
+// Resumes after the last finished epoch, or mid-epoch at the batch it stopped.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StageDefinition } from '../api/stage.js';
@@ -20,7 +21,7 @@ import { type ModelRuntime, type TrainRow } from './runtime.js';
 import { sftFile } from '../storage/run-files.js';
 import { sampleEvery, writeSample } from './samples.js';
 
-interface Row { id: string; episodeId: string; messages: ChatMessage[] }
+interface Row { id: string; episodeId: string; messages: ChatMessage[]; drill?: boolean }
 
 /** The forced start of every reply at generation (EpisodeSession.generationPrefix). */
 export const GENERATION_PREFIX = '<think>';
@@ -33,15 +34,35 @@ export function formatTrainingChat(runtime: Pick<ModelRuntime, 'tokenizer'>, mes
   return formatChat(messages, runtime.tokenizer, { generationPrefix: GENERATION_PREFIX });
 }
 
-export function toTrainRows(runtime: ModelRuntime, rows: Array<{ messages: ChatMessage[] }>, maxLength: number, maskStateSpans: boolean): TrainRow[] {
+/** Train rows; a drill row (selfplay.drills) trains its state contents only, and is left out when they are masked (nothing to learn). */
+export function toTrainRows(runtime: ModelRuntime, rows: Array<{ messages: ChatMessage[]; drill?: boolean }>, maxLength: number, maskStateSpans: boolean): TrainRow[] {
   const out: TrainRow[] = [];
   for (const row of rows) {
+    if (row.drill && maskStateSpans) continue;
     const { messages } = runtime.formatForTraining(row.messages, maxLength);
     const chat = formatTrainingChat(runtime, messages);
     if (chat.ids.length > runtime.maxContext) continue;
-    out.push({ ids: chat.ids, arrays: { lossMask: sftLossMask(chat, messages, runtime.tokenizer, { maskStateSpans }) } });
+    out.push({ ids: chat.ids, arrays: { lossMask: sftLossMask(chat, messages, runtime.tokenizer, { maskStateSpans, statesOnly: row.drill === true }) } });
   }
   return out;
+}
+
+/**
+ * One epoch's batches: the rows shuffled, then in windows of 8 batches sorted by length and cut into batches, and the
+ * batches shuffled. Rows of like length share a batch, so little of a batch is padding (self-play turns with history are
+ * 3-4x as long as one-turn drills), while every row is still seen once per epoch in an order fixed by the seed (a resumed
+ * epoch replays the same batches). ceil(n / batchSize) batches.
+ */
+export function epochBatches(lengths: readonly number[], batchSize: number, seed: number): number[][] {
+  const rng = createRng(seed);
+  const order = shuffleInPlace(lengths.map((_, i) => i), rng);
+  const window = batchSize * 8;
+  const batches: number[][] = [];
+  for (let w = 0; w < order.length; w += window) {
+    const chunk = order.slice(w, w + window).sort((a, b) => lengths[b]! - lengths[a]! || a - b);
+    for (let b = 0; b < chunk.length; b += batchSize) batches.push(chunk.slice(b, b + batchSize));
+  }
+  return shuffleInPlace(batches, rng);
 }
 
 async function validationLoss(runtime: ModelRuntime, rows: TrainRow[], batchSize: number): Promise<number> {
@@ -82,6 +103,12 @@ export const sftStage: StageDefinition = {
       return { checkpoint, epochs: 0, trainRows: 0, wallSeconds: elapsedSeconds(started) };
     }
     const train = toTrainRows(runtime, trainRows, section.maxLength, section.maskStateSpans);
+    const drillRows = trainRows.filter((r) => r.drill).length;
+    if (drillRows > 0) {
+      ctx.log('info', section.maskStateSpans
+        ? `sft: ${drillRows} drill rows left out (their state contents, all they train, are masked)`
+        : `sft: ${drillRows} of ${trainRows.length} rows are one-action drills (loss on their state contents only)`);
+    }
     const val = toTrainRows(runtime, valRows, section.maxLength, section.maskStateSpans);
     const pplRows = (valRows.length > 0 ? valRows : trainRows).slice(0, 32);
     const pplBefore = state?.epoch || state?.batch ? null : await statePerplexity(runtime, pplRows, section.maxLength);
@@ -96,7 +123,7 @@ export const sftStage: StageDefinition = {
     let checkpoint = from;
     runtime.ensureOptimizer(section.weightDecay);
     for (let epoch = (state?.epoch ?? 0) + 1; epoch <= section.epochs; epoch++) {
-      const order = shuffleInPlace(train.map((_, i) => i), createRng(ctx.config.seeds.base * 31 + epoch));
+      const batches = epochBatches(train.map((r) => r.ids.length), section.batchSize, ctx.config.seeds.base * 31 + epoch);
       const epochStats: Array<Record<string, number>> = [];
       const firstBatch = epoch === (state?.epoch ?? 0) + 1 ? Math.min(state?.batch ?? 0, stepsPerEpoch) : 0;
       for (let b = firstBatch; b < stepsPerEpoch; b++) {
@@ -110,7 +137,7 @@ export const sftStage: StageDefinition = {
           runtime.dispose();
           return {};
         }
-        const batch = order.slice(b * section.batchSize, (b + 1) * section.batchSize).map((i) => train[i]!);
+        const batch = batches[b]!.map((i) => train[i]!);
         const lr = learningRate(step, { lr: section.lr, warmupSteps, totalSteps, kind: 'cosine' });
         const stats = await runtime.trainStep('sft', batch, {}, lr, section.gradClip);
         epochStats.push(stats);

@@ -32,6 +32,14 @@ describe('SFT loss mask', () => {
     const removed = paper.reduce((a, m, i) => a + (m === 1 && mask[i] === 0 ? 1 : 0), 0);
     expect(removed).toBe('P_O'.length + '_PO'.length);
   });
+  it('a drill row (statesOnly) trains exactly the state contents that mask-state-spans removes', () => {
+    const mask = sftLossMask(chat, messages, tokenizer, { maskStateSpans: false, statesOnly: true });
+    expect(maskedText(mask, chat.ids)).toBe('P_O_PO');
+    const masked = sftLossMask(chat, messages, tokenizer, { maskStateSpans: true });
+    const paper = sftLossMask(chat, messages, tokenizer, { maskStateSpans: false });
+    expect(paper.map((m, i) => m - masked[i]!)).toEqual(mask);
+    expect(() => sftLossMask(chat, messages, tokenizer, { maskStateSpans: true, statesOnly: true })).toThrow(/nothing to train/);
+  });
   it('refuses a row without an assistant turn', () => {
     const only = messages.slice(0, 2);
     expect(() => sftLossMask(formatChat(only, tokenizer), only, tokenizer, { maskStateSpans: false })).toThrow(/assistant/);
