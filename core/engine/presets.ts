@@ -47,7 +47,7 @@ registerPreset({
 for (const def of PRESET_DEFINITIONS) {
   registerPreset({
     id: def.id, title: def.title, description: def.description, method: def.method,
-    sizes: ['quick', 'smoke', 'standard', 'paper'],
+    sizes: def.sizes ?? ['quick', 'smoke', 'standard', 'paper'],
     config: (size) => pipelinePresetConfig(def.id, size === 'custom' ? 'quick' : size),
   });
 }

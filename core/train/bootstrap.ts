@@ -415,7 +415,13 @@ export interface WorldModelCheck {
    * observation and the plan "I will try A." for one random legal action A, the model writes the prediction, scored
    * against the state after A (with the env's own slips: the ceiling is the success rate). On turns where A changes the state.
    */
-  conditioned?: { exactChanged: number; counterfactualExactChanged: number; changedTurns: number };
+  conditioned?: { exactChanged: number; counterfactualExactChanged: number; changedTurns: number; oracleExactChanged?: number };
+}
+
+/** The same puzzles without slips (FrozenLake isSlippery false): whose step is the intended move. Null for deterministic envs. */
+function withoutSlips(config: RunConfig): RunConfig | null {
+  if (config.env.id !== 'frozenlake' || config.env.options?.isSlippery === false) return null;
+  return { ...config, env: { ...config.env, options: { ...config.env.options, isSlippery: false } } };
 }
 
 /**
@@ -431,13 +437,18 @@ export async function worldModelCheck(
   if (wm.length === 0 || turns === 0) return null;
   const rng = new Rng(config.seeds.base + 29);
   const sessions: EpisodeSession[] = [];
+  const twins = new Map<EpisodeSession, EpisodeSession>();   // the puzzle without slips: the oracle's prediction is its step
+  const still = withoutSlips(config);
   for (let i = 0; i < turns; i++) {
-    sessions.push(sessionFactory(config, wm[i % wm.length]!, limits)({ seed: seedStart + i, group: i, sample: 0, id: `wm-check-${i}` }));
+    const spec = { seed: seedStart + i, group: i, sample: 0, id: `wm-check-${i}` };
+    const session = sessionFactory(config, wm[i % wm.length]!, limits)(spec);
+    sessions.push(session);
+    if (still) twins.set(session, sessionFactory(still, wm[i % wm.length]!, limits)(spec));
   }
   const policy = modelPolicy(runtime);
   const maxPrompt = Math.max(16, limits.maxContextTokens - limits.maxNewTokens);
   let observationExact = 0, kept = 0, changed = 0, predicted = 0, predictedAll = 0, counterfactual = 0;
-  let condChanged = 0, condExact = 0, condCounterfactual = 0;
+  let condChanged = 0, condExact = 0, condCounterfactual = 0, condOracle = 0;
   const condRng = new Rng(config.seeds.base + 31);
   for (let b = 0; b < sessions.length; b += limits.batchSize) {
     await breathe();
@@ -452,7 +463,10 @@ export async function worldModelCheck(
       const other = legal.filter((x) => x !== action);
       const counter = other.length ? s.simulate([other[condRng.int(other.length)]!]).text : null;
       const prefix = `${s.generationPrefix()}<observation>\n${s.stateText()}\n</observation>\nI will try ${action}.\n<prediction>\n`;
-      return { prefix, before: s.stateText(), truth: s.simulate([action]), counter, messages: s.messages() };
+      const truth = s.simulate([action]);
+      const twin = twins.get(s);
+      const oracle = twin && twin.stateText() === s.stateText() ? twin.simulate([action]).text : truth.text;
+      return { prefix, before: s.stateText(), truth, counter, oracle, messages: s.messages() };
     });
     const condOut = await runtime.generate(forced.map((f) => runtime.encodePrompt(f.messages, f.prefix, maxPrompt)),
       { ...sampling, seed: config.seeds.base * 11 + b, stop: ['</prediction>'] });
@@ -463,6 +477,7 @@ export async function worldModelCheck(
       const board = parseStateText(config.env.id, text, wm[0], f.truth.board);
       if (board && scoreWorldModel(board, f.truth.board).exact) condExact++;
       if (f.counter === f.truth.text) condCounterfactual++;
+      if (f.oracle === f.truth.text) condOracle++;
     });
     const out = await policy.generate(prompts, { ...sampling, seed: config.seeds.base * 7 + b });
     batch.forEach((s, i) => {
@@ -487,7 +502,7 @@ export async function worldModelCheck(
     predictionExactChanged: changed ? predicted / changed : 0, counterfactualExactChanged: changed ? counterfactual / changed : 0, changedTurns: changed,
     conditioned: {
       exactChanged: condChanged ? condExact / condChanged : 0, counterfactualExactChanged: condChanged ? condCounterfactual / condChanged : 0,
-      changedTurns: condChanged,
+      changedTurns: condChanged, oracleExactChanged: condChanged ? condOracle / condChanged : 0,
     },
   };
 }
@@ -542,13 +557,16 @@ export function versusBaseLines(v: WorldModelVersusBase): string[] {
   const row = (name: string, c: WorldModelCheck) =>
     `${name.padEnd(12)} ${f(c.observationExact)}       ${f(c.predictionExact)}      ${f(c.predictionExactChanged)} (${c.changedTurns})   ` +
       `${f(c.keepRate)}   ${cond(c)}`;
-  const cf = v.base.conditioned ? `; a random other action's outcome matches on ${f(v.base.conditioned.counterfactualExactChanged).trim()}` : '';
+  const c = v.base.conditioned;
+  const only = (name: string, x: number) => `${name.padEnd(12)}     –            –           –               –    ${f(x)} (${c!.changedTurns})`;
   return [
     `world model on the first turns of ${v.model.turns} eval puzzles (seeds ${v.model.seedStart}…), template ${v.template}:`,
     '             observation  prediction  on changed turns  kept   given the action',
     row('this model', v.model),
     row('base', v.base),
-    `("given the action": the true observation and "I will try A." forced for one random action A, prediction exact on turns A changes${cf})`,
+    ...(c ? [only('chance', c.counterfactualExactChanged), ...(c.oracleExactChanged !== undefined ? [only('oracle', c.oracleExactChanged)] : [])] : []),
+    '("given the action": the true observation and "I will try A." forced for one random action A, prediction exact on turns A changes; '
+      + 'chance = the outcome of a random other action, oracle = the intended move\'s outcome, what a model that knows the dynamics predicts)',
   ];
 }
 

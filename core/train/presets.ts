@@ -23,6 +23,10 @@ export interface MethodPreset {
   method: Method;
   /** Config fragment shared by all sizes (template, method-specific stage switches). */
   base: RunConfigInput;
+  /** Per-size fragments over `base` (settings whose right value depends on the model size). */
+  bySize?: Partial<Record<PresetSize, RunConfigInput>>;
+  /** The sizes it is offered at (default: all). */
+  sizes?: PresetSize[];
 }
 
 // Template kinds; smoke/quick use the compact tiny-* variants (core/prompts/tiny-templates.ts), paper the full presets.
@@ -130,6 +134,22 @@ export const PRESET_DEFINITIONS: MethodPreset[] = [
     method: 'spa',
     description: 'Ablation: number of SFT epochs (6).',
     base: { method: 'spa', template: coordinates, stages: { sft: { epochs: 6 } } },
+  },
+  {
+    // docs/results/spa-cpu-v1/README.md section 8: the tiny model's predictions given the action went from 2% (base) to 38%
+    // after 24,000 drills in one SFT epoch (~21 min on one core); after 3,000-12,000 they stayed at 0-11%.
+    id: 'spa-drills',
+    title: 'SPA + one-action drills',
+    method: 'spa',
+    description: 'SPA with 24,000 one-action world-model drills added to SFT (selfplay.drills; trained on their states only) and plan-aligned '
+      + 'self-play turns: the CPU recipe under which the tiny model visibly learns the dynamics (~25 min at quick on 2 cores). Not part of the paper.',
+    base: { method: 'spa', template: coordinates, stages: { selfplay: { alignPlan: true } } },
+    bySize: {
+      smoke: { stages: { selfplay: { drills: 8 } } },
+      quick: { stages: { selfplay: { drills: 24000 }, sft: { epochs: 1, batchSize: 32, lr: 1e-3 }, eval: { worldModelTurns: 64 } } },
+      standard: { stages: { selfplay: { drills: 24000 }, sft: { epochs: 1, batchSize: 32, lr: 1e-3 } } },
+    },
+    sizes: ['quick', 'smoke', 'standard'],
   },
 ];
 
@@ -300,8 +320,10 @@ export function getMethodPreset(id: string): MethodPreset {
 export function presetConfig(id: string, size: PresetSize = 'quick', overrides: RunConfigInput = {}): RunConfigInput {
   const def = getMethodPreset(id);
   if (!SIZES.includes(size)) throw new Error(`unknown size ${JSON.stringify(size)} for preset ${id}; expected one of ${SIZES.join(', ')}`);
+  if (def.sizes && !def.sizes.includes(size)) throw new Error(`preset ${id} has no size ${JSON.stringify(size)}; it is offered at ${def.sizes.join(', ')}`);
   const envId = (overrides.env as { id?: string } | undefined)?.id ?? (def.base.env as { id?: string } | undefined)?.id ?? 'sokoban';
-  const merged = mergeConfig(SIZE_SETTINGS[size] as Record<string, unknown>, def.base as Record<string, unknown>, overrides as Record<string, unknown>);
+  const merged = mergeConfig(SIZE_SETTINGS[size] as Record<string, unknown>, def.base as Record<string, unknown>,
+    def.bySize?.[size] as Record<string, unknown> | undefined, overrides as Record<string, unknown>);
   const template = merged.template as { preset?: string } | undefined;
   if (template?.preset?.startsWith('@')) template.preset = TEMPLATE_BY_SIZE[size][template.preset] ?? template.preset.slice(1);
   if (!merged.name) merged.name = `${id} ${envId} ${size}`;

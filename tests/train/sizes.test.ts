@@ -41,3 +41,17 @@ describe('sizes', () => {
       .toBeGreaterThan(stageSection(q, 'rl').steps * stageSection(q, 'rl').groups * stageSection(q, 'rl').groupSize);
   });
 });
+
+describe('spa-drills (SPA + one-action drills)', () => {
+  it('sets its drills per size, and is not offered at the paper size', () => {
+    const quick = RunConfigSchema.parse(presetConfig('spa-drills', 'quick', { env: { id: 'frozenlake' } }));
+    expect(stageSection(quick, 'selfplay')).toMatchObject({ drills: 24000, alignPlan: true });
+    expect(stageSection(quick, 'sft')).toMatchObject({ epochs: 1, batchSize: 32 });
+    expect(quick.template.preset).toBe('tiny-spa');              // the study's template, so the shipped base serves it
+    expect(key('spa-drills', 'quick')).toBe(key('spa', 'quick'));
+    expect(stageSection(RunConfigSchema.parse(presetConfig('spa-drills', 'smoke')), 'selfplay').drills).toBe(8);
+    expect(stageSection(resolved('spa', 'quick'), 'selfplay').drills).toBe(0);   // SPA itself has none
+    expect(() => presetConfig('spa-drills', 'paper')).toThrow(/no size "paper"; it is offered at quick, smoke, standard/);
+    expect(getPreset('spa-drills')!.sizes).not.toContain('paper');
+  });
+});

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { RunConfigSchema } from '../../core/api/run-config.js';
 import { mergeConfig, presetConfig } from '../../core/train/presets.js';
-import { worldModelCheck } from '../../core/train/bootstrap.js';
+import { versusBaseLines, worldModelCheck } from '../../core/train/bootstrap.js';
 import { runTemplate, sessionFactory } from '../../core/train/episodes.js';
 import { stageSection } from '../../core/train/plan.js';
 import type { ModelRuntime } from '../../core/train/runtime.js';
@@ -42,5 +42,29 @@ describe('world-model check: prediction given the action', () => {
     expect(copier!.conditioned!.exactChanged).toBe(0);
     // a deterministic lake: another action never lands on the same state as this one when both move
     expect(oracle!.conditioned!.counterfactualExactChanged).toBeLessThan(0.5);
+    expect(oracle!.conditioned!.oracleExactChanged).toBe(1);   // the intended move is the move
+  });
+  it('on a slippery lake the oracle row (the intended move) is right about as often as the success rate', async () => {
+    const slippery = RunConfigSchema.parse(mergeConfig(config as unknown as Record<string, unknown>,
+      { env: { id: 'frozenlake', options: { isSlippery: true, successRate: 0.8, randomStartGoal: true } } }));
+    const check = await worldModelCheck(slippery, fakeRuntime((obs) => obs), [template], 48, 3_000_000);
+    const c = check!.conditioned!;
+    expect(c.changedTurns).toBeGreaterThan(20);
+    expect(c.oracleExactChanged).toBeGreaterThan(0.6);
+    expect(c.oracleExactChanged).toBeLessThan(1);                 // some moves slipped
+    expect(c.exactChanged).toBe(0);                               // the copier
+  });
+});
+
+describe('the eval prints the world model beside the base, with chance and oracle rows', () => {
+  it('has a chance and an oracle row under "given the action"', () => {
+    const check = (exact: number) => ({
+      turns: 64, seedStart: 3_000_000, observationExact: 0.9, keepRate: 0.9, predictionExact: 0.1, predictionExactChanged: 0.1,
+      counterfactualExactChanged: 0, changedTurns: 30, conditioned: { exactChanged: exact, counterfactualExactChanged: 0.02, changedTurns: 45, oracleExactChanged: 0.84 },
+    });
+    const lines = versusBaseLines({ model: check(0.38), base: check(0.02), baseCheckpoint: 'b', template: 'tiny-spa' });
+    expect(lines.find((l) => l.startsWith('this model'))).toMatch(/38% \(45\)$/);
+    expect(lines.find((l) => l.startsWith('chance'))).toMatch(/–.* 2% \(45\)$/);
+    expect(lines.find((l) => l.startsWith('oracle'))).toMatch(/–.* 84% \(45\)$/);
   });
 });
