@@ -311,6 +311,7 @@ export const SftRowSchema = z.object({
   prompt: z.string(),                             // the conversation up to this turn as text
   original: z.string(),                           // the model's own response
   corrected: z.string(),                          // with observation/prediction replaced by the truth
+  drill: z.boolean().optional(),                  // a one-action drill (selfplay.drills): SFT trains its state contents only
 }).loose();
 export type SftRow = z.infer<typeof SftRowSchema>;
 
@@ -320,6 +321,7 @@ export const DatasetStatsSchema = z.object({
   val: z.number().int(),                          // rows kept for validation
   dropped: z.record(z.string(), z.number().int()), // reason → count of dropped turns
   games: z.object({ train: z.number().int(), val: z.number().int() }).optional(),
+  drills: z.number().int().optional(),            // of the train rows, one-action drills (selfplay.drills)
 }).loose();
 export type DatasetStats = z.infer<typeof DatasetStatsSchema>;
 

@@ -36,6 +36,11 @@ test('configure a run with field validation, start it and watch progress advance
   expect(await clippedTexts(page, '[data-testid="compute-card"] .backend-detail'), 'why a backend is (un)available is shown in full').toEqual([]);
   await expectNoSidewaysScroll(page);
   await shotBothThemes(page, 'new-run-form', 'new-run-form-dark', { docs: true });
+  // a preset offered at some sizes only (spa-drills: no paper size) lists just those
+  await page.getByTestId('preset-spa-drills').click();
+  await expect(page.getByTestId('size-select').locator('option')).toHaveText(['quick', 'smoke', 'standard']);
+  await expect(page.getByTestId('stage-plan')).toContainText('selfplay');
+  await shot(page, 'new-run-spa-drills');
   await page.getByTestId('preset-diagnostic').click();
   await page.getByTestId('size-select').selectOption('quick');
   await expect(page.getByTestId('stage-plan')).toContainText('diag-wait');

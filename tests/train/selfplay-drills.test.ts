@@ -3,7 +3,9 @@
 // Each drill row's prediction is the true state after its one action (ground-truth replacement),
 // its plan is its answer, and its seeds do not overlap the policy's games.
 import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { DatasetStatsSchema } from '../../core/api/contract.js';
 import { readJsonl, runPreset, tempProject } from './helpers.js';
 import { runTemplate, sessionFactory } from '../../core/train/episodes.js';
 import { stageSection } from '../../core/train/plan.js';
@@ -51,6 +53,9 @@ describe('self-play drills', () => {
       if (next !== session.stateText()) changed++;
     }
     expect(changed).toBeGreaterThan(10);
+    const stats = DatasetStatsSchema.parse(JSON.parse(readFileSync(join(runDir, 'datasets', 'sft-stats.json'), 'utf8')));
+    expect(stats.drills).toBe(40);
+    expect(stats.train).toBe(rows.length);
   }, 120_000);
 
   it('is off by default and refuses a negative count', () => {

@@ -66,6 +66,7 @@ function StatsCard({ stats }: { stats: DatasetStats | null }): ReactElement {
         <span><b>{stats.train}</b> train rows</span>
         <span><b>{stats.val}</b> val rows</span>
         {stats.games && <span className="muted">from {stats.games.train} + {stats.games.val} games</span>}
+        {stats.drills ? <span className="muted" data-testid="dataset-drills">{stats.drills} of the train rows are one-action drills</span> : null}
         <span><b>{dropped}</b> dropped{kept + dropped > 0 ? ` (${((100 * dropped) / (kept + dropped)).toFixed(1)}% of turns)` : ''}</span>
       </div>
       {drops.length > 0 ? (
