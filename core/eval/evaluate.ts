@@ -80,7 +80,8 @@ export const evalStage: StageDefinition = {
           'eval/wmCheck/conditionedExact': versusBase.model.conditioned.exactChanged,
           'eval/wmCheck/baseConditionedExact': versusBase.base.conditioned.exactChanged,
           'eval/wmCheck/conditionedChance': versusBase.base.conditioned.counterfactualExactChanged,
-          ...(versusBase.base.conditioned.oracleExactChanged !== undefined ? { 'eval/wmCheck/conditionedOracle': versusBase.base.conditioned.oracleExactChanged } : {}),
+          ...(versusBase.base.conditioned.oracleExactChanged !== undefined
+            ? { 'eval/wmCheck/conditionedOracle': versusBase.base.conditioned.oracleExactChanged } : {}),
         } : {}) });
     }
     for (const [name, p] of Object.entries(perplexity)) if (Number.isFinite(p.perplexity)) metrics[`eval/statePerplexity/${name}`] = p.perplexity;

@@ -35,7 +35,9 @@ export function formatTrainingChat(runtime: Pick<ModelRuntime, 'tokenizer'>, mes
 }
 
 /** Train rows; a drill row (selfplay.drills) trains its state contents only, and is left out when they are masked (nothing to learn). */
-export function toTrainRows(runtime: ModelRuntime, rows: Array<{ messages: ChatMessage[]; drill?: boolean }>, maxLength: number, maskStateSpans: boolean): TrainRow[] {
+export function toTrainRows(
+  runtime: ModelRuntime, rows: Array<{ messages: ChatMessage[]; drill?: boolean }>, maxLength: number, maskStateSpans: boolean,
+): TrainRow[] {
   const out: TrainRow[] = [];
   for (const row of rows) {
     if (row.drill && maskStateSpans) continue;
