@@ -141,8 +141,7 @@ export const PRESET_DEFINITIONS: MethodPreset[] = [
     id: 'spa-drills',
     title: 'SPA + one-action drills',
     method: 'spa',
-    description: 'SPA with 24,000 one-action world-model drills added to SFT (selfplay.drills; trained on their states only) and plan-aligned '
-      + 'self-play turns: the CPU recipe under which the tiny model visibly learns the dynamics (~22 min at quick on one core). Not part of the paper.',
+    description: 'Not in the paper: SPA + 24,000 one-action drills in SFT, so the tiny model learns the dynamics on a CPU (~22 min).',
     base: { method: 'spa', template: coordinates, stages: { selfplay: { alignPlan: true } } },
     bySize: {
       smoke: { stages: { selfplay: { drills: 8 } } },
