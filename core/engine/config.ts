@@ -59,6 +59,15 @@ export function parseSetArgs(args: readonly string[]): Record<string, unknown> {
   return out;
 }
 
+/** A preset's default name says its env ("spa sokoban quick"): when the request moves the run to another env, so does the name. */
+function renameForEnv(base: Record<string, unknown>, merged: Record<string, unknown>, req: ResolveRequest): void {
+  const envOf = (c: Record<string, unknown>) => (c.env as { id?: unknown } | undefined)?.id;
+  const from = envOf(base) ?? RunConfigSchema.parse({}).env.id, to = envOf(merged);
+  if (req.name !== undefined || typeof from !== 'string' || typeof to !== 'string' || from === to || merged.name !== base.name) return;
+  const words = String(base.name).split(' ');
+  if (words.includes(from)) merged.name = words.map((w) => (w === from ? to : w)).join(' ');
+}
+
 export function resolveRunConfig(req: ResolveRequest): ResolveResult {
   const issues: ResolveResult['issues'] = [];
   let base: Record<string, unknown> = {};
@@ -86,6 +95,7 @@ export function resolveRunConfig(req: ResolveRequest): ResolveResult {
     return { ok: false, config: null, stages: [], issues };
   }
   if (req.preset !== undefined) applyPresetEnvOptions(merged);  // e.g. FrozenLake as RAGEN plays it (core/train/presets.ts)
+  renameForEnv(base, merged, req);
   merged = JSON.parse(JSON.stringify(merged)) as Record<string, unknown>;   // plain JSON only
   const parsed = RunConfigSchema.safeParse(merged);
   if (!parsed.success) {
