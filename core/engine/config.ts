@@ -59,10 +59,12 @@ export function parseSetArgs(args: readonly string[]): Record<string, unknown> {
   return out;
 }
 
+const DEFAULT_ENV = RunConfigSchema.parse({}).env.id;
+
 /** A preset's default name says its env ("spa sokoban quick"): when the request moves the run to another env, so does the name. */
 function renameForEnv(base: Record<string, unknown>, merged: Record<string, unknown>, req: ResolveRequest): void {
   const envOf = (c: Record<string, unknown>) => (c.env as { id?: unknown } | undefined)?.id;
-  const from = envOf(base) ?? RunConfigSchema.parse({}).env.id, to = envOf(merged);
+  const from = envOf(base) ?? DEFAULT_ENV, to = envOf(merged);
   if (req.name !== undefined || typeof from !== 'string' || typeof to !== 'string' || from === to || merged.name !== base.name) return;
   const words = String(base.name).split(' ');
   if (words.includes(from)) merged.name = words.map((w) => (w === from ? to : w)).join(' ');

@@ -75,17 +75,19 @@ export const selfplayStage: StageDefinition = {
     const options = { groundTruthReplacement: section.groundTruthReplacement, alignPlan: section.alignPlan, systemPrompt };
     const played = buildSftRows(results.map((r) => r.record), options);
     const drilled = buildSftRows(drills, options);
-    const built = { rows: [...played.rows, ...drilled.rows], turns: played.turns + drilled.turns, dropped: played.dropped };
-    for (const [k, n] of Object.entries(drilled.dropped)) built.dropped[k as keyof typeof built.dropped] += n;
+    const built = {
+      kept: played.rows.length + drilled.rows.length, turns: played.turns + drilled.turns,
+      dropped: Object.fromEntries(Object.entries(played.dropped).map(([k, n]) => [k, n + drilled.dropped[k as keyof typeof played.dropped]])),
+    };
     // validation = the policy's own games (what SFT is for); the drills all train (marked, so SFT trains their states only)
     const split = splitByGame(played.rows, (row) => row.episodeId, section.valFraction, ctx.config.seeds.base + 5);
-    const row = (r: (typeof built.rows)[number]) => ({ ...r, split: undefined });
+    const row = (r: (typeof played.rows)[number]) => ({ ...r, split: undefined });
     ctx.appendJsonl('datasets/sft-train.jsonl', [...split.train.map(row), ...drilled.rows.map((r) => ({ ...row(r), drill: true }))]);
     const trainCount = split.train.length + drilled.rows.length;
     ctx.appendJsonl('datasets/sft-val.jsonl', split.val.map(row));
     const droppedTotal = Object.values(built.dropped).reduce((a, c) => a + c, 0);
     const report = {
-      games: results.length, drills: drills.length, turns: built.turns, kept: built.rows.length, dropped: built.dropped, droppedTotal,
+      games: results.length, drills: drills.length, turns: built.turns, kept: built.kept, dropped: built.dropped, droppedTotal,
       groundTruthReplacement: section.groundTruthReplacement, policy: section.policy,
       successfulGames: results.filter((r) => r.record.success).length,
       split: { train: trainCount, drills: drilled.rows.length, val: split.val.length, trainGames: split.trainGames.length, valGames: split.valGames.length },
@@ -98,10 +100,10 @@ export const selfplayStage: StageDefinition = {
       dropped: built.dropped,
       games: { train: split.trainGames.length, val: split.valGames.length },
     });
-    ctx.metric(0, { 'selfplay/turns': built.turns, 'selfplay/kept': built.rows.length, 'selfplay/dropped': droppedTotal, 'selfplay/drills': drills.length });
+    ctx.metric(0, { 'selfplay/turns': built.turns, 'selfplay/kept': built.kept, 'selfplay/dropped': droppedTotal, 'selfplay/drills': drills.length });
     ctx.log(
-      built.rows.length === 0 ? 'warn' : 'info',
-      `self-play: ${built.turns} turns, kept ${built.rows.length}, dropped ${droppedTotal} (${
+      built.kept === 0 ? 'warn' : 'info',
+      `self-play: ${built.turns} turns, kept ${built.kept}, dropped ${droppedTotal} (${
         Object.entries(built.dropped)
           .filter(([, n]) => n > 0)
           .map(([k, n]) => `${k} ${n}`)
