@@ -2,15 +2,10 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
+import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-const noUiInCore = {
-  patterns: [
-    { group: ['electron', 'electron/*'], message: 'core/ never imports electron: keep it host-agnostic.' },
-    { group: ['react', 'react-dom', 'react/*', 'react-dom/*'], message: 'core/ never imports react.' },
-    { group: ['**/electron/**', '../electron', '../../electron'], message: 'core/ never imports electron/.' },
-    { group: ['**/renderer/**', '../renderer', '../../renderer'], message: 'core/ never imports renderer/.' },
-  ],
-};
+const ROOT = dirname(fileURLToPath(import.meta.url));
 
 // The layers of core/, VS Code style: each folder names the core/ folders it may import.
 // An import of any other core/ folder fails lint (tests/lint/layers.test.ts plants one).
@@ -36,19 +31,68 @@ const PURE_FOLDERS = new Set(['util', 'envs', 'prompts']);
 
 const EVERYONE = ['util'];   // folders every core/ folder may import
 
-function layerRules(folder) {
-  const allowed = new Set([folder, ...EVERYONE, ...CORE_LAYERS[folder]]);
-  const patterns = [...noUiInCore.patterns];
-  for (const other of Object.keys(CORE_LAYERS)) {
-    if (allowed.has(other)) continue;
-    patterns.push({ group: [`../${other}/*`, `../../core/${other}/*`, `**/core/${other}/*`], message: `core/${folder} may import only core/{${[...allowed].join(',')}} (CORE_LAYERS in eslint.config.js); core/${other} is not below it.` });
-  }
-  if (!TFJS_FOLDERS.has(folder)) patterns.push({ group: ['@tensorflow/*'], message: 'Only core/model and core/train import TF.js.' });
-  if (PURE_FOLDERS.has(folder)) {
-    patterns.push({ group: ['fs', 'node:fs', 'fs/*', 'node:fs/*'], message: 'core/util, core/envs and core/prompts are pure: no fs.' });
-  }
-  return { files: [`core/${folder}/**/*.ts`], rules: { 'no-restricted-imports': ['error', { patterns }] } };
+/** The core/ folder a resolved file path lies in, or null outside core/. */
+function coreFolderOf(absPath) {
+  const rel = relative(resolve(ROOT, 'core'), absPath);
+  if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) return null;
+  return rel.split(sep)[0];
 }
+
+/** Package specifiers a core/ folder may not import, by any import form: [regex, message]. */
+function bannedPackages(folder) {
+  const banned = [
+    [/^electron(\/|$)/, 'core/ never imports electron: keep it host-agnostic.'],
+    [/^react(-dom)?(\/|$)/, 'core/ never imports react.'],
+  ];
+  if (!TFJS_FOLDERS.has(folder)) banned.push([/^@tensorflow\//, 'Only core/model and core/train import TF.js.']);
+  if (PURE_FOLDERS.has(folder)) banned.push([/^(node:)?fs(\/|$)/, 'core/util, core/envs and core/prompts are pure: no fs.']);
+  return banned;
+}
+
+/**
+ * The layer wall as one rule that resolves every import form (import, export ... from, import(), import type, typeof import(...),
+ * import x = require()) against the importing file's own path, so it holds at any folder depth and for any spelling of the path
+ * ('../train/x', '../../train/x', './../train/x'). tests/lint/layers.test.ts plants upward imports at depth 1 and 2.
+ */
+const layerImportsRule = {
+  meta: { type: 'problem', schema: [], docs: { description: 'core/ folders import only the folders below them (CORE_LAYERS)' } },
+  create(context) {
+    const file = context.filename ?? context.getFilename();
+    const folder = coreFolderOf(resolve(file));
+    if (!folder || !CORE_LAYERS[folder]) return {};
+    const allowed = new Set([folder, ...EVERYONE, ...CORE_LAYERS[folder]]);
+    const banned = bannedPackages(folder);
+    const check = (node, specifier) => {
+      if (typeof specifier !== 'string') return;
+      if (specifier.startsWith('.')) {
+        const target = resolve(dirname(file), specifier);
+        const rel = relative(ROOT, target).split(sep);
+        if (rel[0] === 'electron' || rel[0] === 'renderer') {
+          context.report({ node, message: `core/ never imports ${rel[0]}/.` });
+          return;
+        }
+        const other = coreFolderOf(target);
+        if (other && !allowed.has(other)) {
+          context.report({ node, message: `core/${folder} may import only core/{${[...allowed].join(',')}} (CORE_LAYERS in eslint.config.js); core/${other} is not below it.` });
+        }
+        return;
+      }
+      for (const [pattern, message] of banned) if (pattern.test(specifier)) context.report({ node, message });
+    };
+    const fromSource = (node) => check(node, node.source?.value);
+    return {
+      ImportDeclaration: fromSource,
+      ExportNamedDeclaration: fromSource,
+      ExportAllDeclaration: fromSource,
+      ImportExpression: (node) => check(node, node.source.type === 'Literal' ? node.source.value
+        : node.source.type === 'TemplateLiteral' && node.source.expressions.length === 0 ? node.source.quasis[0].value.cooked : undefined),
+      TSImportType: (node) => { const source = 'source' in node ? node.source : node.argument; check(node, source?.literal?.value ?? source?.value); },
+      TSExternalModuleReference: (node) => check(node, node.expression?.value),
+    };
+  },
+};
+
+const coreLayersPlugin = { rules: { imports: layerImportsRule } };
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', 'dist-renderer/**', 'dist-electron/**', 'release/**', 'test-results/**', 'playwright-report/**', 'docs/**', 'tests/fixtures/**'] },
@@ -63,10 +107,11 @@ export default tseslint.config(
     },
   },
   {
+    // The layer wall (CORE_LAYERS) and the UI/TF.js/fs bans, for every import form at every depth.
     files: ['core/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', noUiInCore] },
+    plugins: { 'core-layers': coreLayersPlugin },
+    rules: { 'core-layers/imports': 'error' },
   },
-  ...Object.keys(CORE_LAYERS).map(layerRules),
   {
     // Pure and seeded: no Math.random.
     files: ['core/util/**/*.ts', 'core/envs/**/*.ts', 'core/prompts/**/*.ts'],

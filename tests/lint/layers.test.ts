@@ -11,7 +11,7 @@ const eslint = new ESLint({ cwd: root, overrideConfigFile: configFile });
 
 async function lintAt(file: string, source: string): Promise<string[]> {
   const [result] = await eslint.lintText(source, { filePath: join(root, file) });
-  return result.messages.filter((m) => m.ruleId?.endsWith('no-restricted-imports')).map((m) => m.message);
+  return result.messages.filter((m) => m.ruleId === 'core-layers/imports' || m.ruleId?.endsWith('no-restricted-imports')).map((m) => m.message);
 }
 
 describe('CORE_LAYERS lint', () => {
@@ -26,6 +26,33 @@ describe('CORE_LAYERS lint', () => {
 
     const modelToTrain = await lintAt('core/model/planted.ts', "export type { Stage } from '../train/sft.js';\n");
     expect(modelToTrain.join('\n')).toMatch(/core\/model may import only .*core\/train is not below it/);
+  });
+
+  it('holds at any folder depth and for every import form (import(), export from, import type, typeof import)', async () => {
+    const layer = /core\/host may import only .*core\/train is not below it/;
+    // depth 2: core/host/handlers/x.ts reaching up into core/train
+    const deep = await lintAt('core/host/handlers/planted.ts', "import { sftStage } from '../../train/sft.js';\nexport const s = sftStage;\n");
+    expect(deep).toHaveLength(1);
+    expect(deep[0]).toMatch(layer);
+    // depth 3 and a roundabout spelling of the same path
+    expect(await lintAt('core/host/handlers/deeper/planted.ts', "export * from '../../../train/sft.js';\n")).toEqual([expect.stringMatching(layer)]);
+    expect(await lintAt('core/host/planted.ts', "export { sftStage } from './../train/sft.js';\n")).toEqual([expect.stringMatching(layer)]);
+    // dynamic import() and template-literal import()
+    const dynamic = await lintAt('core/host/planted.ts', "export async function f() { return (await import('../train/sft.js')).sftStage; }\n");
+    expect(dynamic).toEqual([expect.stringMatching(layer)]);
+    expect(await lintAt('core/model/torch/planted.ts', 'export const f = () => import(`../../host/dispatcher.js`);\n'))
+      .toEqual([expect.stringMatching(/core\/model may import only .*core\/host is not below it/)]);
+    // type-level imports are dependencies too
+    expect(await lintAt('core/envs/planted.ts', "import type { Stage } from '../train/sft.js';\nexport type S = Stage;\n")).toHaveLength(1);
+    expect(await lintAt('core/envs/planted.ts', "export type S = typeof import('../train/sft.js');\n")).toHaveLength(1);
+    // package bans hold for import() too
+    expect(await lintAt('core/envs/planted.ts', "export const f = () => import('node:fs');\n")).toEqual([expect.stringMatching(/pure: no fs/)]);
+    expect(await lintAt('core/eval/nested/planted.ts', "export const f = () => import('@tensorflow/tfjs');\n")).toEqual([expect.stringMatching(/Only core\/model and core\/train import TF\.js/)]);
+    expect(await lintAt('core/host/handlers/planted.ts', "import '../../../renderer/src/main.js';\n")).toEqual([expect.stringMatching(/never imports renderer/)]);
+    expect(await lintAt('core/host/handlers/planted.ts', "import 'electron';\n")).toEqual([expect.stringMatching(/never imports electron/)]);
+    // allowed at depth: a nested file importing within its own folder or a folder below
+    expect(await lintAt('core/model/torch/planted.ts', "import { Rng } from '../../util/rng.js';\nimport { x } from '../tokenizer.js';\nexport const r = [Rng, x];\n")).toEqual([]);
+    expect(await lintAt('core/host/handlers/planted.ts', "export const f = () => import('../../engine/runner.js');\n")).toEqual([]);
   });
 
   it('passes an import the table allows', async () => {

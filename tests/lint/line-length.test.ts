@@ -9,12 +9,6 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const MAX_LINE = 160;
 
-/**
- * Folders under core/ not checked yet: they were being edited by other branches when the rest of core/ was wrapped.
- * Wrap their long lines, then remove them from this list; an empty list checks all of core/.
- */
-const NOT_YET_WRAPPED: string[] = [];
-
 /** Every source file under `dir`, as paths relative to `base` with forward slashes. */
 function sourceFiles(base: string, dir: string): string[] {
   const out: string[] = [];
@@ -40,14 +34,9 @@ function longLines(base: string, dir: string, max: number, skip: string[]): stri
 }
 
 describe('line length in core/', () => {
-  it(`has no line over ${MAX_LINE} characters (outside ${NOT_YET_WRAPPED.join(', ') || 'nothing'})`, () => {
-    const offenders = longLines(root, 'core', MAX_LINE, NOT_YET_WRAPPED);
+  it(`has no line over ${MAX_LINE} characters anywhere in core/`, () => {
+    const offenders = longLines(root, 'core', MAX_LINE, []);
     expect(offenders, `lines over ${MAX_LINE} characters; wrap them:\n${offenders.join('\n')}`).toEqual([]);
-  });
-
-  it('names only folders that exist in NOT_YET_WRAPPED', () => {
-    const folders = new Set(sourceFiles(root, 'core').map((f) => `${f.split('/').slice(0, 2).join('/')}/`));
-    expect(NOT_YET_WRAPPED.filter((prefix) => !folders.has(prefix))).toEqual([]);
   });
 
   it('reports a planted long line with its file and line, and counts characters rather than bytes', () => {
