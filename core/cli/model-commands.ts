@@ -132,8 +132,9 @@ export function registerModelCommands(program: Command): void {
         weights: { files: info.weightFiles, sharded: info.sharded, dtypes: info.dtypes, bytes: info.weightBytes },
         tokenizer: tokenizer
           ? {
-            kind: tokenizer.kind, vocabSize: tokenizer.vocabSize, chatStyle: tokenizer.chatStyle,
-            eosTokenId: tokenizer.eosTokenId, padTokenId: tokenizer.padTokenId,
+            kind: tokenizer.kind, vocabSize: tokenizer.vocabSize, chatStyle: tokenizer.chatTemplate !== undefined ? 'template' : tokenizer.chatStyle,
+            chatTemplate: tokenizer.chatTemplate !== undefined, eosTokenId: tokenizer.eosTokenId, padTokenId: tokenizer.padTokenId,
+            stopTokenIds: tokenizer.stopTokenIds,
           }
           : null,
         generation: info.generation,
@@ -154,7 +155,8 @@ export function registerModelCommands(program: Command): void {
         `(${Object.entries(info.dtypes).map(([d, n]) => `${n} ${d}`).join(', ')}; ${(info.weightBytes / 1e6).toFixed(2)} MB)`);
       console.log(
         tokenizer
-          ? `  tokenizer: ${tokenizer.kind}, ${tokenizer.vocabSize} tokens, chat style ${tokenizer.chatStyle}`
+          ? `  tokenizer: ${tokenizer.kind}, ${tokenizer.vocabSize} tokens, ` +
+            (tokenizer.chatTemplate !== undefined ? "the folder's chat template" : `chat style ${tokenizer.chatStyle}`)
           : '  tokenizer: none (no tokenizer.json)',
       );
       if (info.generation) console.log(`  generation defaults: ${JSON.stringify(info.generation)}`);

@@ -2,7 +2,17 @@
 // assistant's tokens only) and by sub-span (the "mask state spans" ablation drops the
 // <observation> and <prediction> contents from the loss).
 //
-// Layouts (the tokenizer's `chatStyle` picks one; both are also stored as the Jinja
+// A Hugging Face folder's own chat template (tokenizer_config.json "chat_template" or chat_template.jinja)
+// is rendered with @huggingface/jinja exactly as transformers' apply_chat_template renders it (same
+// variables: messages, add_generation_prompt, the special tokens as strings; trim_blocks and
+// lstrip_blocks; no strftime_now, so date-stamped Llama templates use their fixed fallback date, as
+// transformers 4.40 does). To find each message's exact token range, the template is also rendered with a
+// unique placeholder in place of each content: the text around the placeholders is the template's own
+// markup, and the real rendering must equal that markup with each content inserted verbatim (or trimmed,
+// as Llama 3's `| trim`); a template that rewrites contents in other ways is refused with a clear error.
+//
+// Without a folder template (our character tokenizer, or a folder that has none) one of two built-in
+// layouts is used (the tokenizer's `chatStyle` picks one; both are also stored as the Jinja
 // chat_template in tokenizer_config.json, so Hugging Face's apply_chat_template gives the same text):
 //   qwen:    <|im_start|>system\n{content}<|im_end|>\n<|im_start|>user\n{content}<|im_end|>\n
 //            <|im_start|>assistant\n{content}<|im_end|>\n            (Qwen2 / Qwen2.5 instruct)
@@ -14,6 +24,7 @@
 // tokenizer this equals tokenizing the whole text. With BPE it can differ from tokenizing the
 // whole text at once only where a content starts or ends with whitespace that would merge with
 // the neighbouring marker's newline; the model then sees a valid, slightly different segmentation.
+import { Template } from '@huggingface/jinja';
 import type { ChatStyle, TokenOffset, Tokenizer } from './tokenizer-common.js';
 
 export interface ChatMessage {
@@ -40,6 +51,8 @@ export interface FormattedChat {
   text: string;
   spans: ChatSpan[];
   style: ChatStyle;
+  /** The folder's own chat template laid the chat out (style is then unused). */
+  template: boolean;
   /** Where generated tokens begin (ids.length) when a generation prompt was added. */
   generationStart?: number;
   /** Token range of the forced generation prefix (e.g. `<think>`) inside the prompt. */
@@ -58,7 +71,7 @@ export interface FormatChatOptions {
    * Pass the same prefix when formatting SFT rows as when generating.
    */
   generationPrefix?: string;
-  /** Override the tokenizer's chat style. */
+  /** Use this built-in layout instead of the tokenizer's chat template or chat style. */
   style?: ChatStyle;
 }
 
@@ -99,14 +112,17 @@ function markers(tokenizer: Tokenizer, style: ChatStyle, role: string): { open: 
 
 /** Formats messages into ids and text with each message's content token span. */
 export function formatChat(messages: readonly ChatMessage[], tokenizer: Tokenizer, options: FormatChatOptions = {}): FormattedChat {
+  messages.forEach((message, messageIndex) => {
+    if (typeof message?.role !== 'string' || typeof message.content !== 'string') {
+      throw new ChatFormatError(`formatChat: message ${messageIndex} must be { role: string, content: string }, got ${JSON.stringify(message)?.slice(0, 120)}`);
+    }
+  });
+  if (tokenizer.chatTemplate !== undefined && options.style === undefined) return formatWithTemplate(messages, tokenizer, options);
   const style = options.style ?? tokenizer.chatStyle;
   const ids: number[] = [];
   let text = '';
   const spans: ChatSpan[] = [];
   messages.forEach((message, messageIndex) => {
-    if (typeof message?.role !== 'string' || typeof message.content !== 'string') {
-      throw new ChatFormatError(`formatChat: message ${messageIndex} must be { role: string, content: string }, got ${JSON.stringify(message)?.slice(0, 120)}`);
-    }
     const { open, close } = markers(tokenizer, style, message.role);
     text += open[0];
     ids.push(...open[1]);
@@ -125,7 +141,7 @@ export function formatChat(messages: readonly ChatMessage[], tokenizer: Tokenize
     ids.push(...close[1]);
     spans.push({ role: message.role, messageIndex, start, end, closeStart: end, closeEnd: ids.length, prefixLength });
   });
-  const result: FormattedChat = { ids, text, spans, style };
+  const result: FormattedChat = { ids, text, spans, style, template: false };
   if (options.addGenerationPrompt) {
     const { open } = markers(tokenizer, style, 'assistant');
     text += open[0];
@@ -140,6 +156,119 @@ export function formatChat(messages: readonly ChatMessage[], tokenizer: Tokenize
     result.generationStart = ids.length;
   } else {
     result.text = text;
+  }
+  return result;
+}
+
+const templateCache = new Map<string, Template>();
+
+/** Renders the tokenizer's chat template as transformers' apply_chat_template does (text only). */
+export function renderChatTemplate(messages: readonly ChatMessage[], tokenizer: Tokenizer, addGenerationPrompt: boolean): string {
+  const source = tokenizer.chatTemplate;
+  if (source === undefined) throw new ChatFormatError(`this ${tokenizer.kind} tokenizer has no chat template`);
+  let template = templateCache.get(source);
+  if (!template) {
+    try {
+      template = new Template(source);
+    } catch (err) {
+      throw new ChatFormatError(`the model folder's chat template (tokenizer_config.json "chat_template") does not parse: ${(err as Error).message}`);
+    }
+    templateCache.set(source, template);
+  }
+  try {
+    return template.render({
+      ...tokenizer.chatTemplateContext,
+      messages: messages.map((m) => ({ role: m.role, content: m.content })),
+      add_generation_prompt: addGenerationPrompt,
+    });
+  } catch (err) {
+    if (err instanceof ChatFormatError) throw err;
+    throw new ChatFormatError(`the model folder's chat template failed to render ${messages.length} messages: ${(err as Error).message}`);
+  }
+}
+
+/** Placeholder for message i's content while finding the template's own markup (private-use characters). */
+const placeholder = (i: number): string => `\uE000${i}\uE001`;
+
+/** formatChat through the folder's chat template (see the header comment). */
+function formatWithTemplate(messages: readonly ChatMessage[], tokenizer: Tokenizer, options: FormatChatOptions): FormattedChat {
+  const marked = messages.map((m, i) => ({ role: m.role, content: placeholder(i) }));
+  const skeleton = renderChatTemplate(marked, tokenizer, false);
+  // markup[i] is the text before content i; markup[n] is the text after the last content.
+  const markup: string[] = [];
+  let from = 0;
+  for (let i = 0; i < messages.length; i++) {
+    const at = skeleton.indexOf(placeholder(i), from);
+    if (at < 0 || skeleton.indexOf(placeholder(i), at + 1) >= 0) {
+      throw new ChatFormatError(
+        `the model folder's chat template does not write message ${i}'s content (${messages[i].role}) exactly once, in order; ` +
+          'its token spans cannot be found (use a template that writes every message, or pass style "qwen")',
+      );
+    }
+    markup.push(skeleton.slice(from, at));
+    from = at + placeholder(i).length;
+  }
+  markup.push(skeleton.slice(from));
+  const real = renderChatTemplate(messages, tokenizer, false);
+  const assemble = (contents: readonly string[]) => markup.map((m, i) => m + (contents[i] ?? '')).join('');
+  let contents = messages.map((m) => m.content);
+  if (assemble(contents) !== real) {
+    contents = messages.map((m) => m.content.trim());
+    if (assemble(contents) !== real) {
+      throw new ChatFormatError(
+        "the model folder's chat template changes message contents in a way other than trimming whitespace (e.g. it strips " +
+          'earlier <think> reasoning); the workbench cannot map its token spans (pass style "qwen" to use ChatML)',
+      );
+    }
+  }
+  // Where each message's closing markup ends: the end of the chat rendered up to and including it
+  // (when the template renders prefixes consistently; otherwise all markup up to the next content is its close).
+  const closeLength: number[] = [];
+  for (let i = 0; i < messages.length; i++) {
+    const between = markup[i + 1];
+    const upTo = i === messages.length - 1 ? skeleton : renderChatTemplate(marked.slice(0, i + 1), tokenizer, false);
+    const contentEnd = skeleton.indexOf(placeholder(i)) + placeholder(i).length;
+    const n = upTo.length - contentEnd;
+    closeLength.push(skeleton.startsWith(upTo) && n >= 0 && n <= between.length ? n : between.length);
+  }
+  const ids: number[] = [];
+  const spans: ChatSpan[] = [];
+  ids.push(...tokenizer.encode(markup[0]));
+  messages.forEach((message, messageIndex) => {
+    const content = contents[messageIndex];
+    const start = ids.length;
+    const prefix = message.role === 'assistant' ? options.generationPrefix : undefined;
+    let prefixLength = 0;
+    if (prefix && content.startsWith(prefix)) {
+      prefixLength = prefix.length;
+      ids.push(...tokenizer.encode(prefix), ...tokenizer.encode(content.slice(prefixLength)));
+    } else {
+      ids.push(...tokenizer.encode(content));
+    }
+    const end = ids.length;
+    const after = markup[messageIndex + 1];
+    const close = after.slice(0, closeLength[messageIndex]);
+    ids.push(...tokenizer.encode(close));
+    const closeEnd = ids.length;
+    ids.push(...tokenizer.encode(after.slice(close.length)));
+    spans.push({ role: message.role, messageIndex, start, end, closeStart: end, closeEnd, prefixLength });
+  });
+  const result: FormattedChat = { ids, text: real, spans, style: tokenizer.chatStyle, template: true };
+  if (options.addGenerationPrompt) {
+    const withPrompt = renderChatTemplate(marked, tokenizer, true);
+    if (!withPrompt.startsWith(skeleton)) {
+      throw new ChatFormatError("the model folder's chat template changes earlier text when add_generation_prompt is set; the prompt cannot be built");
+    }
+    const generationPrompt = withPrompt.slice(skeleton.length);
+    ids.push(...tokenizer.encode(generationPrompt));
+    result.text = real + generationPrompt;
+    if (options.generationPrefix) {
+      const start = ids.length;
+      ids.push(...tokenizer.encode(options.generationPrefix));
+      result.text += options.generationPrefix;
+      result.prefixSpan = { start, end: ids.length };
+    }
+    result.generationStart = ids.length;
   }
   return result;
 }

@@ -26,8 +26,15 @@ export interface Tokenizer {
   readonly stopTokenIds: number[];
   /** Special tokens by content, e.g. { "<|im_end|>": 3 }. */
   readonly specialTokens: Record<string, number>;
-  /** The chat layout this tokenizer's models are trained on. */
+  /** The chat layout this tokenizer's models are trained on (used when there is no chatTemplate). */
   readonly chatStyle: ChatStyle;
+  /**
+   * The folder's own Jinja chat template (tokenizer_config.json "chat_template" or chat_template.jinja),
+   * rendered by core/model/chat.ts as transformers' apply_chat_template does. Absent for our character tokenizer.
+   */
+  readonly chatTemplate?: string;
+  /** Variables the chat template sees besides messages (bos_token, eos_token, ... as strings). */
+  readonly chatTemplateContext?: Record<string, unknown>;
   /** Text → ids. Special-token strings in the text become their single ids; no BOS/EOS is added. */
   encode(text: string): number[];
   /** Ids → text. Special tokens are kept unless skipSpecialTokens. */

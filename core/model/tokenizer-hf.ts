@@ -45,6 +45,30 @@ function tokenFromConfig(config: Record<string, unknown>, key: string): string |
   return undefined;
 }
 
+/** What a model folder adds to tokenizer.json + tokenizer_config.json (core/model/tokenizer.ts reads them). */
+export interface HfTokenizerExtras {
+  /** chat_template.jinja (overrides tokenizer_config.json's "chat_template", as in transformers). */
+  chatTemplate?: string;
+  /** generation_config.json "eos_token_id" (every one ends generation). */
+  generationEosIds?: number[];
+}
+
+/**
+ * tokenizer_config.json "chat_template": a string, or a list of named templates (the one named
+ * "default" is the chat template, as in transformers); absent = none (the built-in ChatML layout is used).
+ */
+function chatTemplateOf(config: Record<string, unknown>, source: string): string | undefined {
+  const t = config.chat_template;
+  if (t === undefined || t === null) return undefined;
+  if (typeof t === 'string') return t;
+  if (Array.isArray(t)) {
+    const named = t.find((x) => (x as { name?: unknown })?.name === 'default') as { template?: unknown } | undefined;
+    if (named && typeof named.template === 'string') return named.template;
+    throw new TokenizerError(`${source}: key "chat_template" is a list of named templates without one named "default"`);
+  }
+  throw new TokenizerError(`${source}: key "chat_template" must be a string (a Jinja template), got ${typeof t}`);
+}
+
 export class HfTokenizer implements Tokenizer {
   readonly kind = 'hf' as const;
   readonly vocabSize: number;
@@ -54,6 +78,8 @@ export class HfTokenizer implements Tokenizer {
   readonly stopTokenIds: number[];
   readonly specialTokens: Record<string, number>;
   readonly chatStyle: ChatStyle = 'qwen';
+  readonly chatTemplate?: string;
+  readonly chatTemplateContext: Record<string, unknown>;
   private readonly idsByToken = new Map<string, number>();
   private readonly tokensById: string[] = [];
   private readonly addedIds = new Set<number>();
@@ -65,6 +91,7 @@ export class HfTokenizer implements Tokenizer {
     private readonly json: Record<string, unknown>,
     private readonly config: Record<string, unknown>,
     source: string,
+    extras: HfTokenizerExtras = {},
   ) {
     const model = json.model as { vocab?: unknown };
     const vocab = model.vocab;
@@ -98,12 +125,29 @@ export class HfTokenizer implements Tokenizer {
     this.eosTokenId = eos;
     this.padTokenId = idOf('pad_token') ?? endOfText ?? eos;
     this.bosTokenId = idOf('bos_token');
-    this.stopTokenIds = [...new Set([eos, ...(imEnd !== undefined ? [imEnd] : []), ...(endOfText !== undefined ? [endOfText] : [])])];
+    // generation_config.json's eos_token_id (one id or a list: Llama 3 ends turns with <|eot_id|> and text with <|end_of_text|>)
+    // also ends generation, as in transformers' generate().
+    const generationEos = (extras.generationEosIds ?? []).filter((id) => this.tokensById[id] !== undefined);
+    this.stopTokenIds = [...new Set([
+      eos, ...(imEnd !== undefined ? [imEnd] : []), ...(endOfText !== undefined ? [endOfText] : []), ...generationEos,
+    ])];
     this.byteLevel = usesByteLevel(json);
+    this.chatTemplate = extras.chatTemplate ?? chatTemplateOf(config, source);
+    // What transformers' apply_chat_template passes besides messages: the special tokens map, as strings.
+    const context: Record<string, unknown> = {};
+    for (const key of ['bos_token', 'eos_token', 'unk_token', 'pad_token', 'sep_token', 'cls_token', 'mask_token']) {
+      const token = tokenFromConfig(config, key);
+      if (token !== undefined) context[key] = token;
+    }
+    const additional = config.additional_special_tokens;
+    if (Array.isArray(additional)) {
+      context.additional_special_tokens = additional.map((t) => (typeof t === 'string' ? t : (t as { content?: string })?.content)).filter(Boolean);
+    }
+    this.chatTemplateContext = context;
   }
 
   /** Builds the tokenizer from parsed tokenizer.json and tokenizer_config.json objects. */
-  static async fromJson(json: unknown, config: Record<string, unknown>, source: string): Promise<HfTokenizer> {
+  static async fromJson(json: unknown, config: Record<string, unknown>, source: string, extras: HfTokenizerExtras = {}): Promise<HfTokenizer> {
     if (json === null || typeof json !== 'object' || Array.isArray(json)) {
       throw new TokenizerError(`${source}: expected a tokenizer.json object, got ${JSON.stringify(json)?.slice(0, 80)}`);
     }
@@ -128,7 +172,7 @@ export class HfTokenizer implements Tokenizer {
     } catch (err) {
       throw new TokenizerError(`${source}: @huggingface/transformers could not build the tokenizer (${(err as Error).message})`);
     }
-    return new HfTokenizer(hf, root, config, source);
+    return new HfTokenizer(hf, root, config, source, extras);
   }
 
   encode(text: string): number[] {
@@ -227,6 +271,8 @@ export class HfTokenizer implements Tokenizer {
 
   async save(dir: string): Promise<void> {
     await writeFile(join(dir, 'tokenizer.json'), JSON.stringify(this.json));
-    await writeFile(join(dir, 'tokenizer_config.json'), JSON.stringify(this.config, null, 2) + '\n');
+    // a template read from chat_template.jinja is kept in the saved tokenizer_config.json
+    const config = this.chatTemplate !== undefined && this.config.chat_template === undefined ? { ...this.config, chat_template: this.chatTemplate } : this.config;
+    await writeFile(join(dir, 'tokenizer_config.json'), JSON.stringify(config, null, 2) + '\n');
   }
 }

@@ -3,9 +3,10 @@
 // tokenizer.json + tokenizer_config.json that Hugging Face tools (transformers, transformers.js,
 // tokenizers) load, and `loadTokenizer(dir)` reads either back.
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CharTokenizer } from './tokenizer-char.js';
-import { HfTokenizer } from './tokenizer-hf.js';
+import { HfTokenizer, type HfTokenizerExtras } from './tokenizer-hf.js';
 import { TokenizerError, readJsonFile } from './tokenizer-common.js';
 import type { Tokenizer } from './tokenizer-common.js';
 
@@ -30,7 +31,23 @@ export async function loadTokenizer(dir: string): Promise<Tokenizer> {
   const tokenizerJson = await readJsonFile(jsonPath, 'tokenizer.json');
   const marker = (config as Record<string, unknown>).spa_workbench as { kind?: string } | undefined;
   if (marker?.kind === 'char') return CharTokenizer.fromJson(tokenizerJson, config as Record<string, unknown>, jsonPath);
-  return HfTokenizer.fromJson(tokenizerJson, config as Record<string, unknown>, jsonPath);
+  const extras: HfTokenizerExtras = {};
+  // chat_template.jinja: newer transformers save the template beside tokenizer_config.json
+  const templatePath = join(dir, 'chat_template.jinja');
+  if (existsSync(templatePath)) extras.chatTemplate = await readFile(templatePath, 'utf8');
+  // generation_config.json's eos ids also end generation
+  const generationPath = join(dir, 'generation_config.json');
+  if (existsSync(generationPath)) {
+    const generation = await readJsonFile(generationPath, 'generation config') as Record<string, unknown> | null;
+    const eos = generation && typeof generation === 'object' ? generation.eos_token_id : undefined;
+    if (eos !== undefined && eos !== null) {
+      const list = Array.isArray(eos) ? eos : [eos];
+      if (!list.every((x) => Number.isInteger(x) && x >= 0))
+        throw new TokenizerError(`${generationPath}: key "eos_token_id": expected a token id or a list of ids, got ${JSON.stringify(eos)}`);
+      extras.generationEosIds = list as number[];
+    }
+  }
+  return HfTokenizer.fromJson(tokenizerJson, config as Record<string, unknown>, jsonPath, extras);
 }
 
 export { CharTokenizer, buildCharTokenizer, DEFAULT_CHARSET, DEFAULT_TAG_TOKENS } from './tokenizer-char.js';
