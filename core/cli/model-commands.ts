@@ -6,6 +6,7 @@
 //   model generate --model DIR --prompt TEXT [--chat] [--json] [--max-new-tokens N] [--temperature T] [--top-k K] [--top-p P] [--seed S] [--stop STR...]
 //   model score --model DIR --text TEXT [--json]
 //   model export --model DIR --out DIR [--dtype f32|f16|bf16] [--merge-lora] [--force]
+//   model import FILE.gguf --out DIR [--force] [--json]   (a llama-architecture GGUF → a Hugging Face folder)
 import type { Command } from 'commander';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -75,6 +76,7 @@ interface GenerateFlags {
   topK?: string; topP?: string; seed?: string; stop?: string[]; backend?: string;
 }
 interface ScoreFlags { model: string; text: string; json?: boolean; backend?: string }
+interface ImportFlags { out: string; force?: boolean; json?: boolean }
 interface ExportFlags { model: string; out: string; dtype?: string; mergeLora?: boolean; force?: boolean; backend?: string; json?: boolean }
 
 /** Files a model folder holds (ours or a Hugging Face one); --force replaces only folders made of these. */
@@ -358,5 +360,25 @@ export function registerModelCommands(program: Command): void {
       } finally {
         loaded.model.dispose();
       }
+    }));
+
+  model.command('import')
+    .description('turn a llama-architecture GGUF file (F32, F16, BF16, Q8_0, Q4_0, Q4_1) into a Hugging Face folder: config.json, ' +
+      'model.safetensors (quantised tensors dequantised to F32), tokenizer.json, tokenizer_config.json with its chat template, generation_config.json')
+    .argument('<file>', 'the .gguf file (e.g. SmolLM2-135M-Instruct.Q4_1.gguf)')
+    .requiredOption('--out <dir>', 'folder to write (must not exist or be empty, unless --force)')
+    .option('--force', 'replace an existing model folder')
+    .option('--json', 'print the result as JSON')
+    .action(run(async (fileArg: string, flags: ImportFlags) => {
+      const file = resolve(fileArg);
+      if (!existsSync(file) || !statSync(file).isFile()) fail(`<file>: ${file} is not a file; expected a .gguf file`);
+      const out = checkOut(flags.out, flags.force);
+      const { importGguf } = await import('../model/gguf.js');
+      const result = await importGguf(file, out, { force: existsSync(out), onProgress: flags.json ? undefined : (m) => console.error(m) });
+      if (flags.json) { console.log(JSON.stringify(result, null, 2)); return; }
+      const c = result.config;
+      console.log(`wrote ${out}: LlamaForCausalLM, ${(result.parameters / 1e6).toFixed(3)}M parameters, ${c.num_hidden_layers} layers x ${c.hidden_size}, ` +
+        `heads ${c.num_attention_heads} (kv ${c.num_key_value_heads}), vocab ${c.vocab_size}, tied embeddings ${c.tie_word_embeddings}; ` +
+        `tensors ${Object.entries(result.tensorTypes).map(([t, n]) => `${n} ${t}`).join(', ')}; ${(result.bytes / 1e6).toFixed(1)} MB safetensors`);
     }));
 }
