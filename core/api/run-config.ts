@@ -102,6 +102,8 @@ export const BootstrapSectionSchema = z.object({
   // true: <observation> = the true state, <prediction> = a counterfactual (the state after other random actions);
   // decoy: the old anti-grounded data (audit B2)
   observation: z.enum(['true', 'decoy']).default('true'),
+  // counterfactual: <prediction> = the state after other random actions; copy: the observation again ("nothing moves", issue 23)
+  prediction: z.enum(['counterfactual', 'copy']).default('counterfactual'),
   copyDrills: z.number().min(0).max(1).default(0.2),           // share of extra short rows that copy a state into <observation> (teaches copying)
   saveEvery: z.number().int().nonnegative().default(50),       // save the state every N steps so a stopped bootstrap resumes (0 = only at the end)
   gateTurns: z.number().int().nonnegative().default(50),       // held-out turns for the gate (0 = no gate)

@@ -21,6 +21,7 @@ import { learningRate } from '../model/optim.js';
 import { stageSection } from './plan.js';
 import { builtinTemplate } from '../prompts/resolve-template.js';
 import { groundedBootstrapResponse, modelPolicy, runTemplate, sessionFactory, ungroundedResponse } from './episodes.js';
+import { nothingMovesResponse } from './bootstrap-copy.js';
 import { structuralProblem } from './selfplay-data.js';
 import { templateHash, type PromptTemplate } from '../prompts/template.js';
 import { assistantMask } from './sft-mask.js';
@@ -335,7 +336,8 @@ export function bootstrapRows(
     });
     const prefix = session.generationPrefix();
     while (!session.done) {
-      const reply = section.observation === 'decoy' ? ungroundedResponse(session, config, rng, section.decoyPool) : groundedBootstrapResponse(session, rng);
+      const reply = section.observation === 'decoy' ? ungroundedResponse(session, config, rng, section.decoyPool)
+        : section.prediction === 'copy' ? nothingMovesResponse(session, rng) : groundedBootstrapResponse(session, rng);
       longestResponseTokens = Math.max(longestResponseTokens, tokenizer.encode(reply.startsWith(prefix) ? reply.slice(prefix.length) : reply).length);
       session.applyResponse(reply);
     }
@@ -364,7 +366,7 @@ export function bootstrapRows(
       id: `drill-${d}`,
     });
     const prefix = session.generationPrefix();
-    session.applyResponse(groundedBootstrapResponse(session, rng));
+    session.applyResponse(section.prediction === 'copy' ? nothingMovesResponse(session, rng) : groundedBootstrapResponse(session, rng));
     const messages = session.messages().filter((_, i, all) => !(i === all.length - 1 && all[i]!.role === 'user'));
     const chat = formatChat(messages, tokenizer, { generationPrefix: prefix });
     if (chat.ids.length > limit) continue;

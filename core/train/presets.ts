@@ -166,14 +166,23 @@ const TINY_MODEL: RunConfigInput['model'] = {
   },
 };
 // maxNewTokens 600: character-level world-model replies are 240–546 characters (tests/train/bootstrap-layout.test.ts).
-const TINY_ROLLOUT = { maxTurns: 3, maxNewTokens: 600, maxContextTokens: 2048, batchSize: 16 };
+export const TINY_ROLLOUT = { maxTurns: 3, maxNewTokens: 600, maxContextTokens: 2048, batchSize: 16 };
 // Bootstrap: true observations, counterfactual predictions and copy drills (audit B2); the gate says whether the base can
 // read a state. 900 steps alone failed FrozenLake's gate (observation exact 0%); three extension phases of 400 steps with
 // batch 16, lr 2e-3 and one copy drill per game brought it to 32%, 74%, then 94%: gate passed at 2,100 steps
 // (docs/results/spa-cpu-v1/README.md sections 1, 3, 5; ~90 min on 2 cores). That base is shipped (resources/bases/frozenlake);
 // other envs train it once per project (cached, shared by a study's methods; resumable every 50 steps).
 const BOOTSTRAP_EXTENSION = { steps: 400, batchSize: 16, lr: 2e-3, copyDrills: 1 };
-const TINY_BOOTSTRAP = { games: 600, steps: 900, batchSize: 8, lr: 3e-3, extend: [BOOTSTRAP_EXTENSION, BOOTSTRAP_EXTENSION, BOOTSTRAP_EXTENSION] };
+export const TINY_BOOTSTRAP = { games: 600, steps: 900, batchSize: 8, lr: 3e-3, extend: [BOOTSTRAP_EXTENSION, BOOTSTRAP_EXTENSION, BOOTSTRAP_EXTENSION] };
+
+// The compact format (issue 23, docs/results/compact-v2): one action per turn (so the prediction is of the action the answer
+// takes), 10 turns (FrozenLake's and Sokoban's 10-action game budget, one action at a time), replies of ~140 characters; a
+// "nothing moves" base (prediction = the observation copied: it reads and copies the state, and knows no dynamics) on the
+// compact templates.
+export const COMPACT_ROLLOUT = { maxTurns: 10, maxActionsPerTurn: 1, maxNewTokens: 200, maxContextTokens: 2048, batchSize: 16 };
+export const COMPACT_BOOTSTRAP = {
+  games: 600, steps: 1200, batchSize: 16, lr: 2e-3, copyDrills: 1, prediction: 'copy' as const, templates: ['tiny-compact-plain', 'tiny-compact'],
+};
 
 /** Stage settings and model per size (merged under the preset's own fragment). */
 export const SIZE_SETTINGS: Record<PresetSize, RunConfigInput> = {

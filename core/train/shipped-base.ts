@@ -10,7 +10,7 @@
 // it into the run and skips training; otherwise it trains as before. A shipped base whose files do
 // not match their hashes is refused with an error, never used.
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { RunConfig } from '../api/run-config.js';
@@ -62,9 +62,11 @@ export function baseDescriptor(config: RunConfig, templates: PromptTemplate[]): 
     templates: templates.map((t) => ({ name: t.name, responseFormat: t.responseFormat, hash: templateHash(t) }))
       .sort((a, b) => (a.name + a.responseFormat).localeCompare(b.name + b.responseFormat)),
     model: sortKeys(model) as Record<string, unknown>,
-    // (no extension phases = the key absent, so bases described before `extend` existed still match)
+    // (no extension phases = the key absent, so bases described before `extend` existed still match; likewise the default
+    // counterfactual prediction, so bases described before `prediction` existed still match)
     bootstrap: sortKeys(Object.fromEntries(Object.entries(section)
-      .filter(([k, v]) => !NOT_IN_DESCRIPTOR.has(k) && !(k === 'extend' && Array.isArray(v) && v.length === 0)))) as Record<string, unknown>,
+      .filter(([k, v]) => !NOT_IN_DESCRIPTOR.has(k) && !(k === 'extend' && Array.isArray(v) && v.length === 0)
+        && !(k === 'prediction' && v === 'counterfactual')))) as Record<string, unknown>,
     rollout: { maxTurns: limits.maxTurns, maxActionsPerTurn: limits.maxActionsPerTurn, maxActionsPerGame: limits.maxActionsPerGame },
   };
 }
@@ -138,7 +140,19 @@ export function contentHash(manifest: CheckpointManifest): string {
  * fits but is damaged (files not matching manifest.json, a bad manifest) throws ShippedBaseError.
  */
 export async function findShippedBase(want: BaseDescriptor, root = shippedBasesDir()): Promise<ShippedBaseLookup> {
-  const dir = join(root, want.env.id);
+  // resources/bases/<env> and its variants resources/bases/<env>-<variant> (e.g. frozenlake-compact, the compact format's
+  // base): the first whose descriptor matches; else what the plain <env> folder (or the first variant) says
+  const variants = existsSync(root) ? readdirSync(root).filter((n) => n.startsWith(`${want.env.id}-`)).sort() : [];
+  let first: ShippedBaseLookup | null = null;
+  for (const dir of [join(root, want.env.id), ...variants.map((n) => join(root, n))]) {
+    const found = await findShippedBaseIn(want, dir);
+    if (found.kind === 'match') return found;
+    if (!first || first.kind === 'none') first = found;
+  }
+  return first!;
+}
+
+async function findShippedBaseIn(want: BaseDescriptor, dir: string): Promise<ShippedBaseLookup> {
   if (!existsSync(join(dir, 'manifest.json'))) return { kind: 'none', dir };
   const hint = `restore it (git checkout -- ${dir}), rebuild it (spa-workbench base build --env ${want.env.id}), `
     + 'or train a base for this run with --set stages.bootstrap.shipped=false';
