@@ -99,7 +99,6 @@ class Cursor {
   }
 }
 
-const VALUE_TYPES = ['u8', 'i8', 'u16', 'i16', 'u32', 'i32', 'f32', 'bool', 'string', 'array', 'u64', 'i64', 'f64'];
 
 function readValue(c: Cursor, type: number, key: string, path: string): GgufValue {
   switch (type) {
