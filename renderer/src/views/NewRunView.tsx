@@ -211,6 +211,8 @@ export default function NewRunView({ client, navigate, preset: routePreset, syst
                     </div>
                   )}
                 {field('model.criticMode', { label: 'critic' })}
+                <LoraFields on={'model.lora.rank' in overrides || getPath(config, 'model.lora') != null} field={field}
+                  onToggle={(on) => LORA_DEFAULTS.forEach(([k, v]) => (on ? setValue(`model.lora.${k}`, v) : resetValue(`model.lora.${k}`)))} />
               </div>
             </div>
 
@@ -323,7 +325,7 @@ function inferNode(v: unknown): JsonSchema {
 }
 
 function isShownPath(path: string, config: RunConfig | null): boolean {
-  if (/^(name|method|backend|env\.id|env\.options\..+|template\.(preset|responseFormat|hash)|model\.(source|preset|path|criticMode)|seeds\.\w+)$/.test(path)) return true;
+  if (/^(name|method|backend|env\.id|env\.options\..+|template\.(preset|responseFormat|hash)|model\.(source|preset|path|criticMode|lora\.\w+)|seeds\.\w+)$/.test(path)) return true;
   if (path.startsWith('stages.') && config) return getPath(config, path) !== undefined;
   return false;
 }
@@ -389,6 +391,23 @@ function Field(props: FieldProps) {
       {errors.map((m) => <span className="field-error" key={m} role="alert" data-testid="field-error">{m}</span>)}
       {props.help && errors.length === 0 && <span className="field-help">{props.help}</span>}
     </div>
+  );
+}
+
+/** LoRA adapters (model.lora; docs/methods.md): off = full fine-tuning; on = rank, alpha and the PEFT module names. */
+const LORA_DEFAULTS: Array<[string, unknown]> = [['rank', 16], ['alpha', 32], ['targetModules', ['q_proj', 'k_proj', 'v_proj', 'o_proj']]];
+function LoraFields(props: { on: boolean; onToggle: (on: boolean) => void; field: (path: string, opts?: { label?: string; help?: ReactNode }) => ReactNode }) {
+  return (
+    <>
+      <div className="field field-bool" data-field="model.lora">
+        <label htmlFor="f-model-lora" className="field-label"><span className="label">LoRA</span></label>
+        <input id="f-model-lora" type="checkbox" checked={props.on} data-testid="lora-toggle" onChange={(e) => props.onToggle(e.target.checked)} />
+        <span className="field-help">train low-rank adapters on a frozen base instead of every weight</span>
+      </div>
+      {props.on && props.field('model.lora.rank', { label: 'LoRA rank' })}
+      {props.on && props.field('model.lora.alpha', { label: 'LoRA alpha', help: 'adapter scale = alpha / rank' })}
+      {props.on && props.field('model.lora.targetModules', { label: 'target modules', help: 'PEFT module names as JSON, e.g. ["q_proj","v_proj"]' })}
+    </>
   );
 }
 
