@@ -126,12 +126,23 @@ export const ConfigIssueSchema = z.object({ path: z.string(), message: z.string(
 
 // ───────────────────────────── envs ─────────────────────────────
 
+/** One cell kind of an env's boards with its legend (EnvDefinition.vocabulary.cells); the renderer draws boards from it. */
+export const CellLegendSchema = z.object({
+  kind: z.string(),                               // the Board cell kind, e.g. "boxOnTarget"
+  symbol: z.string(),                             // its grid symbol, e.g. "√"
+  label: z.string(),                              // for people, e.g. "box on target"
+  glyphs: z.array(z.string()),                    // glyph layers, background first (renderer: board-shapes.ts; unknown names draw the symbol)
+  entities: z.array(z.string()),                  // entity kinds on such a cell (e.g. box, target)
+});
+export type CellLegend = z.infer<typeof CellLegendSchema>;
+
 export const EnvInfoSchema = z.object({
   id: z.string(),
   title: z.string(),
   description: z.string(),
   actions: z.array(z.string()),                   // legal action names (canonical spelling)
   defaultOptions: JsonObject,                     // constructor arguments with their defaults
+  cells: z.array(CellLegendSchema),               // the board legend, served by the env
 });
 export type EnvInfo = z.infer<typeof EnvInfoSchema>;
 

@@ -4,14 +4,13 @@
 // Plain JSON only. This file must not import Node modules (the renderer type-checks against it).
 import { z } from 'zod';
 
-/** Kind of one board cell, shared by all environments' renderers. */
-export const CellKindSchema = z.enum([
-  'wall', 'floor', 'target', 'box', 'boxOnTarget', 'player', 'playerOnTarget', // Sokoban
-  'frozen', 'hole', 'goal', 'start', 'playerInHole', 'playerOnGoal',             // FrozenLake (+ player)
-  'digit', 'empty',                                                              // Sudoku
-  'unknown',                                                                     // unparseable cell in a predicted board
-]);
-export type CellKind = z.infer<typeof CellKindSchema>;
+/**
+ * Kind of one board cell: open, each env declares its own (EnvDefinition.vocabulary.cells, served with its legend by envs.list
+ * and envs.describe; the renderer draws boards from that legend). 'unknown' is shared: an unparseable or self-contradicting cell
+ * of a predicted board.
+ */
+export const CellKindSchema = z.string().min(1).max(64);
+export type CellKind = string;
 
 /** A grid board as the UI draws it and the world-model scorer compares it. */
 export const BoardSchema = z.object({

@@ -19,6 +19,7 @@
 import type { Board, CellKind } from '../api/records.js';
 import type { Entity, Env, EnvDefinition, ResetOptions, ResetResult, StepInfo, StepResult } from './types.js';
 import { Rng, type RngState } from '../util/rng.js';
+import { gridVocabulary } from './grid-vocabulary.js';
 import { EnvError, show } from './errors.js';
 import { validateOptions, type OptionSpec, type ResolvedOptions } from './options.js';
 
@@ -332,6 +333,29 @@ export function solveFrozenLake(map: string[], from: [number, number]): string[]
   return null;
 }
 
+/** FrozenLake's state vocabulary: cells with their RAGEN/SPA symbols, entity labels of the SPA line (core/envs/grid-vocabulary.ts). */
+export const FROZEN_LAKE_VOCABULARY = gridVocabulary({
+  envId: 'frozenlake',
+  cells: [
+    { kind: 'frozen', symbol: '_', label: 'frozen', glyphs: ['ice'], entities: [] },
+    { kind: 'hole', symbol: 'O', label: 'hole', glyphs: ['ice', 'hole'], entities: ['hole'] },
+    { kind: 'goal', symbol: 'G', label: 'goal', glyphs: ['ice', 'flag'], entities: ['goal'] },
+    { kind: 'player', symbol: 'P', label: 'player', glyphs: ['ice', 'player'], entities: ['player'] },
+    { kind: 'playerInHole', symbol: 'X', label: 'player in hole', glyphs: ['ice', 'hole', 'player', 'cross'], entities: ['player', 'hole'] },
+    { kind: 'playerOnGoal', symbol: '√', label: 'player on goal', glyphs: ['ice', 'flag', 'playerSmall'], entities: ['player', 'goal'] },
+  ],
+  entities: [
+    { kind: 'player', label: 'Player (P)', title: 'Player', jsonKey: 'player', single: true, scored: true },
+    { kind: 'hole', label: 'hole (O)', title: 'Holes', jsonKey: 'holes', scored: true },
+    { kind: 'goal', label: 'goal (G)', title: 'Goal', jsonKey: 'goal', scored: true },
+  ],
+  spaOrder: ['player', 'hole', 'goal'],
+  listingOrder: ['hole', 'goal', 'player'],
+  relationKinds: ['hole', 'goal'],
+  precedence: ['player', 'hole', 'goal'],
+  fixed: ['hole', 'goal'],
+});
+
 export const frozenLakeDefinition: EnvDefinition = {
   id: 'frozenlake',
   title: 'FrozenLake',
@@ -350,6 +374,7 @@ export const frozenLakeDefinition: EnvDefinition = {
     'ice is slippery.',
   legend: 'P: player, _: frozen, O: hole, G: goal, X: player in a hole, √: player on the goal',
   budget: { maxTurns: 5, maxActionsPerTurn: 5, maxActionsPerGame: 10 },
+  vocabulary: FROZEN_LAKE_VOCABULARY,
   create: (options) => new FrozenLakeEnv(options),
   solve: (env) => {
     const lake = env as FrozenLakeEnv;

@@ -1,7 +1,7 @@
 // Env registry: every environment the workbench can play. Start here when adding an env:
 // copy frozen-lake.ts (the smallest), export an EnvDefinition, and add it to DEFINITIONS.
 // The checker (checker.ts) runs over every registered env in tests/envs/checker.test.ts.
-import type { Env, EnvDefinition, EnvDescription, EnvSolution } from './types.js';
+import type { Env, EnvDefinition, EnvDescription, EnvSolution, StateVocabulary } from './types.js';
 import { EnvError, show } from './errors.js';
 import { sokobanDefinition } from './sokoban.js';
 import { frozenLakeDefinition } from './frozen-lake.js';
@@ -50,6 +50,7 @@ export function describeEnv(id: string): EnvDescription {
     legend: d.legend,
     budget: { ...d.budget },
     hasSolver: d.solve !== undefined,
+    cells: d.vocabulary.cells.map((c) => ({ ...c, glyphs: [...c.glyphs], entities: [...c.entities] })),
   };
 }
 
@@ -64,7 +65,16 @@ export function solveEnv(env: Env): EnvSolution | null {
   return def.solve ? def.solve(env) : null;
 }
 
-export type { Env, EnvDefinition, EnvDescription, EnvSolution, Entity, StepResult, ResetResult, StepInfo, ResetOptions, EnvBudget, EnvDocs } from './types.js';
+/** The state vocabulary of an env id (cell legend, entity kinds, state-text forms, parser). Throws EnvError for unknown ids. */
+export function envVocabulary(id: string): StateVocabulary {
+  return getEnvDefinition(id).vocabulary;
+}
+
+export type {
+  Env, EnvDefinition, EnvDescription, EnvSolution, Entity, StepResult, ResetResult, StepInfo, ResetOptions, EnvBudget, EnvDocs,
+  StateVocabulary, CellLegend, EntityKindInfo, StateForms, CoordinatePolicy,
+} from './types.js';
+export { gridVocabulary, type GridVocabularySpec } from './grid-vocabulary.js';
 export { EnvError } from './errors.js';
 export { Rng, hashString, type RngState } from '../util/rng.js';
 export { SokobanEnv } from './sokoban.js';

@@ -20,6 +20,7 @@
 import type { Board, CellKind } from '../api/records.js';
 import type { Entity, Env, EnvDefinition, ResetOptions, ResetResult, StepInfo, StepResult } from './types.js';
 import { Rng, type RngState } from '../util/rng.js';
+import { gridVocabulary } from './grid-vocabulary.js';
 import { EnvError, show } from './errors.js';
 import { validateOptions, type OptionSpec, type ResolvedOptions } from './options.js';
 import { checkLevel, levelToGrid, levelToXsb, parseXsb, type SokobanLevel } from './sokoban-level.js';
@@ -322,6 +323,31 @@ function round(x: number): number {
   return Math.round(x * 1e6) / 1e6;
 }
 
+/** Sokoban's state vocabulary: cells with their RAGEN/SPA symbols, entity labels of the SPA line (core/envs/grid-vocabulary.ts). */
+export const SOKOBAN_VOCABULARY = gridVocabulary({
+  envId: 'sokoban',
+  cells: [
+    { kind: 'floor', symbol: '_', label: 'floor', glyphs: ['floor'], entities: [] },
+    { kind: 'wall', symbol: '#', label: 'wall', glyphs: ['wall'], entities: ['wall'] },
+    { kind: 'target', symbol: 'O', label: 'target', glyphs: ['floor', 'target'], entities: ['target'] },
+    { kind: 'box', symbol: 'X', label: 'box', glyphs: ['floor', 'box'], entities: ['box'] },
+    { kind: 'boxOnTarget', symbol: '√', label: 'box on target', glyphs: ['floor', 'target', 'boxDone'], entities: ['box', 'target'] },
+    { kind: 'player', symbol: 'P', label: 'player', glyphs: ['floor', 'player'], entities: ['player'] },
+    { kind: 'playerOnTarget', symbol: 'S', label: 'player on target', glyphs: ['floor', 'target', 'player'], entities: ['player', 'target'] },
+  ],
+  entities: [
+    { kind: 'player', label: 'Player (P)', title: 'Player', jsonKey: 'player', single: true, scored: true },
+    { kind: 'box', label: 'box (X)', title: 'Boxes', jsonKey: 'boxes', scored: true },
+    { kind: 'target', label: 'target (O)', title: 'Targets', jsonKey: 'targets', scored: true },
+    { kind: 'wall', label: 'wall (#)', title: 'Walls', scored: true },
+  ],
+  spaOrder: ['player', 'box', 'target'],
+  listingOrder: ['wall', 'target', 'box', 'player'],
+  relationKinds: ['box', 'target'],
+  precedence: ['wall', 'player', 'box', 'target'],
+  fixed: ['wall', 'target'],
+});
+
 export const sokobanDefinition: EnvDefinition = {
   id: 'sokoban',
   title: 'Sokoban',
@@ -339,6 +365,7 @@ export const sokobanDefinition: EnvDefinition = {
     'box, you can push it by moving in the same direction. You cannot push a box through a wall, and you cannot pull a box.',
   legend: '#: wall, _: floor, O: target, X: box, √: box on target, P: player, S: player on target',
   budget: { maxTurns: 5, maxActionsPerTurn: 5, maxActionsPerGame: 10 },
+  vocabulary: SOKOBAN_VOCABULARY,
   create: (options) => new SokobanEnv(options),
   solve: (env) => {
     const solution = solveSokoban((env as SokobanEnv).currentLevel());

@@ -17,6 +17,7 @@
 import type { Board, CellKind } from '../api/records.js';
 import type { Entity, Env, EnvDefinition, ResetOptions, ResetResult, StepInfo, StepResult } from './types.js';
 import { Rng, type RngState } from '../util/rng.js';
+import { SUDOKU_VOCABULARY } from './sudoku-text.js';
 import { EnvError, show } from './errors.js';
 import { validateOptions, type OptionSpec, type ResolvedOptions } from './options.js';
 import { canPlace, carvePuzzle, countSolutions, randomSolution, solveSudoku } from './sudoku-solver.js';
@@ -352,6 +353,7 @@ export const sudokuDefinition: EnvDefinition = {
     'Moves that break a rule or change a given digit leave the board unchanged.',
   legend: '.: empty cell, a digit: a filled cell, |: start of a row',
   budget: { maxTurns: 5, maxActionsPerTurn: 5, maxActionsPerGame: 50 },
+  vocabulary: SUDOKU_VOCABULARY,
   create: (options) => new SudokuEnv(options),
   solve: (env) => {
     const sudoku = env as SudokuEnv;

@@ -87,6 +87,8 @@ export interface EnvDescription {
   legend: string;
   budget: EnvBudget;
   hasSolver: boolean;
+  /** The board legend: cell kinds with symbol, label and glyph layers (the renderer draws boards from it). */
+  cells: CellLegend[];
 }
 
 /** A solver's answer: a plan from the current state, and whether it is optimal. */
@@ -97,7 +99,69 @@ export interface EnvSolution {
   note?: string;
 }
 
-/** A registered env: docs, options, prompt pieces, a factory and (optionally) a solver. */
+// ---- The state vocabulary: everything core/prompts, the API and the renderer need to know about an env's states ----
+
+/**
+ * One cell kind of the env's boards, with its legend: the grid symbol, a label for people, and the glyph layers the renderer
+ * draws (background first). Glyph names the renderer knows: floor, wall, target, box, boxDone, player, playerSmall, ice, hole,
+ * flag, cross, cell, digit, unknown; any other name (or 'symbol') draws the cell's symbol as a letter on the tile.
+ */
+export interface CellLegend {
+  kind: string;
+  symbol: string;
+  label: string;
+  glyphs: string[];
+  /** Entity kinds present on a cell of this kind (e.g. boxOnTarget: box, target); scoring and coordinate parsing use them. */
+  entities: string[];
+}
+
+/** One entity kind of the env's state text: SPA label ("box (X)"), listing title ("Boxes"), JSON key. */
+export interface EntityKindInfo {
+  kind: string;
+  label: string;
+  title: string;
+  /** Key in the JSON form; absent: not in the JSON. */
+  jsonKey?: string;
+  /** The JSON form writes one position, not a list (the player). */
+  single?: boolean;
+  /** Scored by entity F1 (world-model accuracy per kind). */
+  scored: boolean;
+}
+
+/** How a template's state part asks for coordinates, for the parser: check them against the grid, require them, or ignore them. */
+export type CoordinatePolicy = 'required' | 'check-if-present' | 'ignore';
+
+/** The state-text forms templates can ask for (core/prompts/state-text.ts exposes them as Liquid variables). */
+export interface StateForms {
+  spaCoordinates(entities: Entity[]): string;
+  coordinateListing(entities: Entity[]): string;
+  relations(entities: Entity[]): string;
+  json(env: Env): string;
+}
+
+/**
+ * An env's state vocabulary (Gymnasium keeps spaces and rendering in the env; this is that for text states): cell kinds with
+ * their legend, entity kinds, the state-text forms, the kinds a random-coordinates decoy places, and a parser from text to a
+ * board. core/prompts' state text and world-model scoring are loops over it; the API serves the legend; the renderer draws it.
+ */
+export interface StateVocabulary {
+  cells: CellLegend[];
+  entities: EntityKindInfo[];
+  forms: StateForms;
+  /** Entity kinds the "random coordinates" ablation places at random. */
+  decoyKinds: string[];
+  /**
+   * A state text (as a template renders it or a model wrote it) back into a board; null when nothing parses. `reference` (the
+   * true board) gives the size and the fixed cells a coordinate-only text does not list. With a grid and coordinates in the same
+   * text, cells where the two disagree become 'unknown' (policy 'check-if-present' or 'required'); 'required' also marks the
+   * cells of listed entities 'unknown' when the coordinates are missing, so exact match covers the whole state text.
+   */
+  parse(text: string, reference?: Board, coordinates?: CoordinatePolicy): Board | null;
+  /** Entity scores of a predicted board (default: F1 of each scored entity kind's cell positions, mean over kinds). */
+  entityScores?(predicted: Board | null, truth: Board, cellAccuracy: number): { entityF1: Record<string, number>; meanF1: number };
+}
+
+/** A registered env: docs, options, prompt pieces, state vocabulary, a factory and (optionally) a solver. */
 export interface EnvDefinition {
   id: string;
   title: string;
@@ -108,6 +172,8 @@ export interface EnvDefinition {
   instruction: string;
   legend: string;
   budget: EnvBudget;
+  /** The state vocabulary: cell legend, entity kinds, state-text forms, decoy kinds, parser. */
+  vocabulary: StateVocabulary;
   /** Build an env; options are validated by the env (unknown or ill-typed keys throw). */
   create(options: Record<string, unknown>): Env;
   /** A plan from the env's current state (BFS / backtracking), when the env has a solver. */

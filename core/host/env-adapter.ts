@@ -26,7 +26,7 @@ export function envInfos(): EnvInfo[] {
     const d = describeEnv(id);
     return {
       id: d.id, title: d.title, description: d.docs.summary, actions: d.actions,
-      defaultOptions: Object.fromEntries(d.options.map((o) => [o.name, o.default])),
+      defaultOptions: Object.fromEntries(d.options.map((o) => [o.name, o.default])), cells: d.cells,
     };
   });
 }
@@ -43,7 +43,7 @@ export function envDescription(id: string): EnvDescription {
   }
   return {
     id: d.id, title: d.title, description: d.docs.summary, actions: d.actions,
-    defaultOptions: Object.fromEntries(d.options.map((o) => [o.name, o.default])),
+    defaultOptions: Object.fromEntries(d.options.map((o) => [o.name, o.default])), cells: d.cells,
     sections: { ...d.docs },
     options: d.options.map(({ values, ...o }) => ({ ...o, ...(values ? { values: [...values] } : {}) })),
     ...(d.actionPattern ? { actionPattern: d.actionPattern } : {}),

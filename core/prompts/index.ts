@@ -15,7 +15,7 @@ export {
   parseResponse, turnPenalty, stateSpans, findBlock, normalizeAction, FORMAT_PENALTY,
   type ParseOptions,
 } from './response.js';
-export { parseStateText, scoreWorldModel } from './world-model.js';
+export { parseStateText, scoreWorldModel, coordinatePolicy } from './world-model.js';
 export { EpisodeSession, renderState, randomWellFormedResponse, type ChatMessage, type SessionOptions, type EpisodeMeta } from './session.js';
 
 export interface PromptPreview {

@@ -77,13 +77,38 @@ describe('parseStateText', () => {
   it('the random-coordinates ablation keeps the grid, so it still parses from the grid', () => {
     const env = createEnv('sokoban');
     env.reset({ seed: 2 });
-    const text = renderState(getTemplatePreset('random-coordinates'), env);
-    expect(scoreWorldModel(parseStateText('sokoban', text, undefined, env.board()), env.board()).exact).toBe(true);
+    const template = getTemplatePreset('random-coordinates');
+    const text = renderState(template, env);
+    expect(scoreWorldModel(parseStateText('sokoban', text, template, env.board()), env.board()).exact).toBe(true);
+    // Without the template the wrong coordinates beside the grid are a contradiction: not exact.
+    expect(scoreWorldModel(parseStateText('sokoban', text, undefined, env.board()), env.board()).exact).toBe(false);
     // Coordinates alone (grid removed) parse over the reference layout, and are wrong.
     const coordsOnly = text.split('\n').pop()!;
     const fromCoords = parseStateText('sokoban', coordsOnly, undefined, env.board());
     expect(fromCoords).not.toBeNull();
     expect(scoreWorldModel(fromCoords, env.board()).exact).toBe(false);
+  });
+
+  it('exact covers the whole state text the template asks for: grid and coordinate line (issue 24 item 7)', () => {
+    for (const id of ['sokoban', 'frozenlake']) {
+      const env = createEnv(id, id === 'frozenlake' ? { isSlippery: false } : {});
+      env.reset({ seed: 5 });
+      const spa = getTemplatePreset('spa');
+      const truth = renderState(spa, env);
+      const [grid, line] = [truth.split('\n').slice(0, -1).join('\n'), truth.split('\n').pop()!];
+      expect(scoreWorldModel(parseStateText(id, truth, spa, env.board()), env.board()).exact).toBe(true);
+      // A right grid with a wrong coordinate line: not exact, and the cells the line gets wrong are the wrong cells.
+      const player = env.entities().find((e) => e.kind === 'player')!;
+      const moved = line.replace(`Player (P) is at (${player.row},${player.col})`, `Player (P) is at (${player.row},${player.col + 1})`);
+      expect(moved).not.toBe(line);
+      const wrong = scoreWorldModel(parseStateText(id, `${grid}\n${moved}`, spa, env.board()), env.board());
+      expect(wrong.exact).toBe(false);
+      expect(wrong.wrongCells).toContainEqual([player.row, player.col]);
+      // The coordinate line left out although the template asks for it: not exact.
+      expect(scoreWorldModel(parseStateText(id, grid, spa, env.board()), env.board()).exact).toBe(false);
+      // A grid-only template does not ask for coordinates: the grid alone is exact.
+      expect(scoreWorldModel(parseStateText(id, grid, getTemplatePreset('raw-grid'), env.board()), env.board()).exact).toBe(true);
+    }
   });
 
   it('tolerates text around the grid and spaces between symbols; garbage gives null', () => {

@@ -1,4 +1,4 @@
-// SVG board renderer for every environment (Sokoban, FrozenLake, Sudoku) and every CellKind.
+// SVG board renderer for every environment: drawn from the legend each env serves (legend-store.ts), or the built-in glyphs.
 // Colours come from CSS classes (boards.css) so that light/dark themes and a strict CSP work:
 // no inline <style>, no style strings. Each cell carries data-cell-kind / data-row / data-col
 // for tests and tooling; highlighted cells carry data-highlighted="true".
@@ -8,6 +8,7 @@ import {
   boardFamily, boardProblems, boardSummary, cellLabel, cellShapes, diffCells, gridShapes, normaliseCells,
   type BoardFamily, type Shape,
 } from './board-shapes.js';
+import { useLegends } from './legend-store.js';
 import './boards.css';
 
 export interface BoardProps {
@@ -64,7 +65,7 @@ function Cell({ kind, family, row, col, value, given, highlighted }: {
       data-given={kind === 'digit' ? String(given) : undefined}
       data-value={value ?? undefined}
       data-highlighted={highlighted ? 'true' : undefined}>
-      <title>{`(${row},${col}) ${cellLabel(kind, value, given)}`}</title>
+      <title>{`(${row},${col}) ${cellLabel(kind, value, given, family)}`}</title>
       {shapes.map((shape, i) => <ShapeElement key={i} shape={shape} />)}
     </g>
   );
@@ -72,6 +73,7 @@ function Cell({ kind, family, row, col, value, given, highlighted }: {
 
 /** The board as an accessible SVG figure. */
 export default function Board({ board, highlight, overlay, highlightStyle = 'strong', size, title, className, id }: BoardProps): ReactElement {
+  useLegends(); // redraw when the envs' legends arrive
   const problems = boardProblems(board);
   if (problems.length > 0) {
     return (
@@ -120,7 +122,7 @@ export default function Board({ board, highlight, overlay, highlightStyle = 'str
               return (
                 <g key={`o-${r}-${c}`} className="board-overlay-cell" transform={`translate(${c} ${r})`}
                   data-overlay-kind={kind} data-row={r} data-col={c}>
-                  <title>{`(${r},${c}) predicted ${cellLabel(kind, value, given)}`}</title>
+                  <title>{`(${r},${c}) predicted ${cellLabel(kind, value, given, boardFamily(overlay))}`}</title>
                   {cellShapes(kind, boardFamily(overlay), { value, given }).map((shape, i) => <ShapeElement key={i} shape={shape} />)}
                   <rect className="board-overlay-outline" x={0.06} y={0.06} width={0.88} height={0.88} strokeWidth={0.05} />
                 </g>

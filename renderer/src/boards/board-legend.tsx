@@ -1,10 +1,12 @@
-// A legend of the cell kinds of one environment family, drawn with the same glyphs as the board.
+// A legend of the cell kinds of one environment, drawn with the same glyphs as the board: the legend the env served
+// (envs.list, legend-store.ts) when there is one, else the built-in family's kinds.
 import type { ReactElement } from 'react';
 import type { CellKind } from '../../../core/api/records.js';
 import { cellLabel, cellShapes, type BoardFamily } from './board-shapes.js';
 import { ShapeElement } from './Board.js';
+import { legendFor, useLegends } from './legend-store.js';
 
-export const FAMILY_KINDS: Record<BoardFamily, CellKind[]> = {
+export const FAMILY_KINDS: Record<'sokoban' | 'frozenlake' | 'sudoku' | 'unknown', CellKind[]> = {
   sokoban: ['wall', 'floor', 'target', 'box', 'boxOnTarget', 'player', 'playerOnTarget'],
   frozenlake: ['frozen', 'hole', 'goal', 'start', 'player', 'playerInHole', 'playerOnGoal'],
   sudoku: ['digit', 'empty'],
@@ -12,13 +14,16 @@ export const FAMILY_KINDS: Record<BoardFamily, CellKind[]> = {
 };
 
 export function BoardLegend({ family, showUnknown = false }: { family: BoardFamily; showUnknown?: boolean }): ReactElement {
-  const kinds = [...FAMILY_KINDS[family], ...(showUnknown ? (['unknown'] as CellKind[]) : [])];
+  useLegends();
+  const served = legendFor(family)?.map((c) => c.kind);
+  const builtIn = FAMILY_KINDS[family as keyof typeof FAMILY_KINDS] ?? [];
+  const kinds = [...(served ?? builtIn), ...(showUnknown ? (['unknown'] as CellKind[]) : [])];
   const items: Array<{ key: string; kind: CellKind; given?: boolean; label: string }> = [];
   for (const kind of kinds) {
     if (kind === 'digit') {
       items.push({ key: 'given', kind, given: true, label: 'given digit' }, { key: 'filled', kind, given: false, label: 'filled digit' });
     } else {
-      items.push({ key: kind, kind, label: cellLabel(kind) });
+      items.push({ key: kind, kind, label: cellLabel(kind, null, false, family) });
     }
   }
   return (

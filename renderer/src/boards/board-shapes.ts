@@ -2,6 +2,7 @@
 // renderer (Board.tsx) and the canvas painter (board-png.ts) so that the on-screen board and
 // the exported PNG are the same picture. Pure: no DOM, no React.
 import type { Board, CellKind } from '../../../core/api/records.js';
+import { legendEntry, legendFor } from './legend-store.js';
 
 /** Named colours; SVG maps them to CSS classes (board-fill-*, board-stroke-*), canvas to a palette. */
 export type Paint =
@@ -18,15 +19,17 @@ export type Shape =
   | { type: 'poly'; points: Array<[number, number]>; fill?: Paint; stroke?: Paint; strokeWidth?: number }
   | { type: 'text'; x: number; y: number; text: string; size: number; bold?: boolean; fill: Paint };
 
-export type BoardFamily = 'sokoban' | 'frozenlake' | 'sudoku' | 'unknown';
+/** The built-in glyph families, or the id of an env that served its legend (envs.list): then its boards are drawn from that legend. */
+export type BoardFamily = 'sokoban' | 'frozenlake' | 'sudoku' | 'unknown' | (string & {});
 
 const SOKOBAN_KINDS = new Set<CellKind>(['wall', 'floor', 'target', 'box', 'boxOnTarget', 'playerOnTarget']);
 const FROZEN_KINDS = new Set<CellKind>(['frozen', 'hole', 'goal', 'start', 'playerInHole', 'playerOnGoal']);
 const SUDOKU_KINDS = new Set<CellKind>(['digit', 'empty']);
 
-/** Which family of glyphs a board uses: from its env id first, then from the cell kinds it contains. */
+/** Which family of glyphs a board uses: the env's served legend first, then the built-in families by env id, then by cell kinds. */
 export function boardFamily(board: Pick<Board, 'env' | 'cells'>): BoardFamily {
   const env = board.env.toLowerCase();
+  if (legendFor(env)) return env;
   if (env.includes('sokoban')) return 'sokoban';
   if (env.includes('frozen') || env.includes('lake')) return 'frozenlake';
   if (env.includes('sudoku')) return 'sudoku';
@@ -64,8 +67,10 @@ export function boardProblems(board: Board): string[] {
   return problems;
 }
 
-/** Human description of a cell, used in aria labels and tooltips. */
-export function cellLabel(kind: CellKind, value?: number | null, given?: boolean): string {
+/** Human description of a cell, used in aria labels and tooltips (the env's legend label when it served one). */
+export function cellLabel(kind: CellKind, value?: number | null, given?: boolean, family?: BoardFamily): string {
+  const served = family !== undefined && kind !== 'digit' ? legendEntry(family, kind) : undefined;
+  if (served) return served.label;
   switch (kind) {
     case 'boxOnTarget': return 'box on target';
     case 'playerOnTarget': return 'player on target';
@@ -158,11 +163,55 @@ function unknownCell(): Shape[] {
   ];
 }
 
+function digitShapes(opts: { value?: number | null; given?: boolean }, withBackground: boolean): Shape[] {
+  const given = opts.given === true;
+  const shapes: Shape[] = withBackground ? [{ type: 'rect', x: 0, y: 0, w: 1, h: 1, fill: given ? 'given' : 'cell' }] : [];
+  if (opts.value != null) {
+    shapes.push({ type: 'text', x: 0.5, y: 0.54, text: String(opts.value), size: given ? 0.62 : 0.56, bold: given, fill: given ? 'givenText' : 'filledText' });
+  }
+  return shapes;
+}
+
+/** Background glyphs: left out when a cell is drawn as an overlay (`background: false`). */
+const BACKGROUND_GLYPHS = new Set(['floor', 'ice', 'cell']);
+
 /**
- * Shapes of one cell in unit coordinates. `family` decides the background of a plain 'player'
- * (floor for Sokoban, ice for FrozenLake); `background: false` draws only the glyph (overlays).
+ * The shapes of one glyph layer of a served legend. Known names draw the built-in pictures; any other name draws the cell's
+ * symbol as a letter, so an env with a new kind of cell is drawn legibly without a renderer change.
+ */
+export function glyphShapes(glyph: string, symbol: string, opts: { value?: number | null; given?: boolean; background?: boolean } = {}): Shape[] {
+  const withBackground = opts.background !== false;
+  if (!withBackground && BACKGROUND_GLYPHS.has(glyph)) return [];
+  switch (glyph) {
+    case 'floor': return sokobanFloor();
+    case 'ice': return ice();
+    case 'cell': return [{ type: 'rect', x: 0, y: 0, w: 1, h: 1, fill: 'cell' }];
+    case 'wall': return withBackground ? wall() : [{ type: 'rect', x: 0.05, y: 0.05, w: 0.9, h: 0.9, fill: 'wall' }];
+    case 'target': return targetRing();
+    case 'box': return box(false);
+    case 'boxDone': return box(true);
+    case 'player': return player();
+    case 'playerSmall': return player().map((s) => shrinkRight(s));
+    case 'hole': return hole();
+    case 'flag': return goalFlag();
+    case 'cross': return [
+      { type: 'line', x1: 0.2, y1: 0.2, x2: 0.8, y2: 0.8, stroke: 'danger', strokeWidth: 0.09 },
+      { type: 'line', x1: 0.8, y1: 0.2, x2: 0.2, y2: 0.8, stroke: 'danger', strokeWidth: 0.09 },
+    ];
+    case 'digit': return digitShapes(opts, withBackground);
+    case 'unknown': return unknownCell();
+    default: return [{ type: 'text', x: 0.5, y: 0.52, text: symbol, size: 0.5, bold: true, fill: 'givenText' }];
+  }
+}
+
+/**
+ * Shapes of one cell in unit coordinates. A family that is an env with a served legend draws the legend's glyph layers; the
+ * built-in families decide the background of a plain 'player' (floor for Sokoban, ice for FrozenLake). `background: false`
+ * draws only the glyph (overlays). A kind no legend and no family knows draws its first letter, never nothing.
  */
 export function cellShapes(kind: CellKind, family: BoardFamily, opts: { value?: number | null; given?: boolean; background?: boolean } = {}): Shape[] {
+  const served = legendEntry(family, kind);
+  if (served) return served.glyphs.flatMap((glyph) => glyphShapes(glyph, served.symbol, opts));
   const withBackground = opts.background !== false;
   const bg = (shapes: Shape[]): Shape[] => (withBackground ? shapes : []);
   switch (kind) {
@@ -183,16 +232,11 @@ export function cellShapes(kind: CellKind, family: BoardFamily, opts: { value?: 
       { type: 'line', x1: 0.8, y1: 0.2, x2: 0.2, y2: 0.8, stroke: 'danger', strokeWidth: 0.09 },
     ];
     case 'playerOnGoal': return [...bg(ice()), ...goalFlag(), ...player().map((s) => shrinkRight(s))];
-    case 'digit': {
-      const given = opts.given === true;
-      const shapes: Shape[] = bg([{ type: 'rect', x: 0, y: 0, w: 1, h: 1, fill: given ? 'given' : 'cell' }]);
-      if (opts.value != null) {
-        shapes.push({ type: 'text', x: 0.5, y: 0.54, text: String(opts.value), size: given ? 0.62 : 0.56, bold: given, fill: given ? 'givenText' : 'filledText' });
-      }
-      return shapes;
-    }
+    case 'digit': return digitShapes(opts, withBackground);
     case 'empty': return bg([{ type: 'rect', x: 0, y: 0, w: 1, h: 1, fill: 'cell' }]);
     case 'unknown': return unknownCell();
+    default: return [...bg([{ type: 'rect', x: 0, y: 0, w: 1, h: 1, fill: 'unknown' }]),
+      { type: 'text', x: 0.5, y: 0.52, text: kind.slice(0, 1).toUpperCase(), size: 0.5, bold: true, fill: 'unknownText' }];
   }
 }
 
@@ -257,14 +301,14 @@ export function diffCells(a: Board, b: Board): Array<[number, number]> {
 
 /** One-line summary of a board for screen readers, e.g. "sokoban 6×6: player at (1,2), 1 box, 1 target". */
 export function boardSummary(board: Board): string {
+  const family = boardFamily(board);
   const counts = new Map<string, number>();
   const players: string[] = [];
   board.cells.forEach((row, r) => row.forEach((kind, c) => {
     counts.set(kind, (counts.get(kind) ?? 0) + 1);
-    if (kind.startsWith('player')) players.push(`${cellLabel(kind)} at (${r},${c})`);
+    if (kind.startsWith('player')) players.push(`${cellLabel(kind, null, false, family)} at (${r},${c})`);
   }));
   const parts: string[] = [...players];
-  const family = boardFamily(board);
   const add = (kind: CellKind, one: string, many: string): void => {
     const n = counts.get(kind) ?? 0;
     if (n > 0) parts.push(`${n} ${n === 1 ? one : many}`);
@@ -272,6 +316,10 @@ export function boardSummary(board: Board): string {
   if (family === 'sokoban') { add('box', 'box', 'boxes'); add('boxOnTarget', 'box on target', 'boxes on targets'); add('target', 'free target', 'free targets'); }
   if (family === 'frozenlake') { add('hole', 'hole', 'holes'); add('goal', 'goal', 'goals'); }
   if (family === 'sudoku') { add('digit', 'digit', 'digits'); add('empty', 'empty cell', 'empty cells'); }
+  const served = legendFor(family);
+  if (served && !['sokoban', 'frozenlake', 'sudoku'].includes(family)) {
+    for (const cell of served) if (cell.entities.length > 0 && !cell.kind.startsWith('player')) add(cell.kind, cell.label, `${cell.label}s`);
+  }
   add('unknown', 'unknown cell', 'unknown cells');
   return `${board.env} ${board.rows}×${board.cols}${parts.length > 0 ? `: ${parts.join(', ')}` : ''}`;
 }
