@@ -6,14 +6,18 @@ import { EnvError, show } from './errors.js';
 import { sokobanDefinition } from './sokoban.js';
 import { frozenLakeDefinition } from './frozen-lake.js';
 import { sudokuDefinition } from './sudoku.js';
+import { keyDoorDefinition } from './key-door.js';
 
-const DEFINITIONS: EnvDefinition[] = [sokobanDefinition, frozenLakeDefinition, sudokuDefinition];
+const DEFINITIONS: EnvDefinition[] = [sokobanDefinition, frozenLakeDefinition, sudokuDefinition, keyDoorDefinition];
 const ALIASES: Record<string, string> = {
   frozen_lake: 'frozenlake',
   'frozen-lake': 'frozenlake',
   FrozenLake: 'frozenlake',
   Sokoban: 'sokoban',
   Sudoku: 'sudoku',
+  KeyDoor: 'keydoor',
+  'key-door': 'keydoor',
+  key_door: 'keydoor',
 };
 
 /** Ids of the registered envs. */
@@ -80,6 +84,7 @@ export { Rng, hashString, type RngState } from '../util/rng.js';
 export { SokobanEnv } from './sokoban.js';
 export { FrozenLakeEnv } from './frozen-lake.js';
 export { SudokuEnv } from './sudoku.js';
+export { KeyDoorEnv } from './key-door.js';
 export { parseXsb, levelToXsb, splitXsbCollection, parseSokobanGrid, type SokobanLevel } from './sokoban-level.js';
 export { solveSokoban } from './sokoban-solver.js';
 export { checkEnv, type CheckReport } from './checker.js';

@@ -9,8 +9,8 @@ const VARIANTS: Record<string, Record<string, unknown>[]> = {
 };
 
 describe('env checker over every registered env', () => {
-  it('registers sokoban, frozenlake and sudoku', () => {
-    expect(listEnvs()).toEqual(['sokoban', 'frozenlake', 'sudoku']);
+  it('registers sokoban, frozenlake, sudoku and keydoor', () => {
+    expect(listEnvs()).toEqual(['sokoban', 'frozenlake', 'sudoku', 'keydoor']);
   });
 
   for (const id of listEnvs()) {
