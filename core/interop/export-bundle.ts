@@ -125,7 +125,7 @@ export function hydraConfig(config: RunConfig, template: PromptTemplate, experim
     : { size: num(options.size, 4), p: num(options.p, 0.8), is_slippery: options.isSlippery !== false };
   envConfig.state_format = stateFormatFor(template);
   const maxActionsPerGame = num(rollout.maxActionsPerGame, config.env.id === 'sudoku' ? 50 : 10);
-  const advantage = rl.advantage === 'turn-then-token' ? 'gae' : (rl.algorithm === 'grpo' ? 'grpo' : 'gae');
+  const advantage = rl.advantage === 'turn-then-token' ? 'gae' : (rl.algorithm === 'grpo' || rl.algorithm === 'dr-grpo' ? 'grpo' : 'gae');
   return {
     defaults: ['base'],
     model_path: modelPath,

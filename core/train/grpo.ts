@@ -1,18 +1,21 @@
 // GRPO (Shao et al. 2024): critic-free. Each episode's total reward is normalised within its
 // group (the episodes that share a puzzle seed), and that advantage is given to every token the
 // model wrote in the episode. The loss is the registered 'grpo' loss (clipped surrogate, entropy
-// bonus, optional KL to the frozen reference).
+// bonus, optional KL to the frozen reference). Dr. GRPO (Liu et al. 2025) removes only the group
+// mean (no division by the group's std). Both are rows of RL_ALGORITHMS (rl-algorithms.ts).
 import { grpoAdvantages } from './groups.js';
 import { responseMask, type samplingStats, type TurnSample } from './ppo.js';
 import type { TrainRow } from './runtime.js';
+import type { RlAlgorithm } from './rl-algorithms.js';
 
 export function buildGrpoRows(
   samples: TurnSample[],
   episodeRewards: number[],
   episodeGroups: number[],
   stats: Awaited<ReturnType<typeof samplingStats>>,
+  opts: { normalizeStd?: boolean } = {},
 ): { rows: TrainRow[]; advantageMean: number; advantageStd: number } {
-  const advantages = grpoAdvantages(episodeRewards, episodeGroups);
+  const advantages = grpoAdvantages(episodeRewards, episodeGroups, opts);
   const rows = samples.map((s, i) => {
     const mask = responseMask(s);
     return {
@@ -30,3 +33,20 @@ export function buildGrpoRows(
   const advantageStd = used.length ? Math.sqrt(used.reduce((a, c) => a + (c - advantageMean) ** 2, 0) / used.length) : 0;
   return { rows, advantageMean, advantageStd };
 }
+
+/** A critic-free row: group-relative advantages, the 'grpo' loss on the policy only. */
+function groupRelative(id: string, summary: string, normalizeStd: boolean): RlAlgorithm {
+  return {
+    id,
+    summary,
+    needsCritic: false,
+    buildRows: ({ samples, episodeRewards, groups, stats }) => {
+      const built = buildGrpoRows(samples, episodeRewards, groups, stats, { normalizeStd });
+      return { rows: built.rows, charts: { 'charts/advantageMean': built.advantageMean, 'charts/advantageStd': built.advantageStd } };
+    },
+    update: ({ policy }, batch, lossParams, section) => policy.trainStep('grpo', batch, lossParams, section.lr, section.gradClip),
+  };
+}
+
+export const grpoAlgorithm = groupRelative('grpo', 'GRPO: critic-free, episode reward normalised within its puzzle group (mean and std)', true);
+export const drGrpoAlgorithm = groupRelative('dr-grpo', 'Dr. GRPO: GRPO without the division by the group std (mean removed only)', false);

@@ -9,6 +9,7 @@ import { episodeAdvantages } from './advantages.js';
 import { explainedVariance, whitenMasked } from './gae.js';
 import type { RolloutResult } from './rollout.js';
 import type { ModelRuntime, TrainRow } from './runtime.js';
+import type { RlAlgorithm } from './rl-algorithms.js';
 
 export interface TurnSample { episode: number; turn: number; ids: number[]; responseStart: number }
 
@@ -110,3 +111,26 @@ export function buildPpoRows(
   }));
   return { rows, explainedVariance: ev, advantageMean, advantageStd };
 }
+
+/**
+ * PPO with a critic: turn-level rewards, GAE advantages (advantages.ts), whitened; one update is the policy loss at lr and the
+ * value loss on the critic (a separate model, or the shared trunk's value view with its own AdamW moments) at criticLr.
+ */
+export const ppoAlgorithm: RlAlgorithm = {
+  id: 'ppo',
+  summary: 'PPO: a critic, GAE advantages per token, clipped policy and value losses',
+  needsCritic: true,
+  buildRows: ({ samples, turnRewards, stats, section }) => {
+    const built = buildPpoRows(samples, turnRewards, stats, section);
+    return {
+      rows: built.rows,
+      charts: { 'charts/explainedVariance': built.explainedVariance, 'charts/advantageMean': built.advantageMean, 'charts/advantageStd': built.advantageStd },
+    };
+  },
+  update: async ({ policy, critic }, batch, lossParams, section) => {
+    if (!critic) throw new Error('rlUpdate: PPO needs a critic or a value optimizer over the shared trunk');
+    const policyStats = await policy.trainStep('ppo-policy', batch, lossParams, section.lr, section.gradClip);
+    const valueStats = await critic.trainStep('value', batch, lossParams, section.criticLr, section.gradClip);
+    return { ...policyStats, 'losses/value': valueStats['losses/value']!, 'charts/valueGradNorm': valueStats['charts/gradNorm']! };
+  },
+};

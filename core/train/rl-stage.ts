@@ -17,8 +17,8 @@ import { stageSection } from './plan.js';
 import { groupSpecs, playEpisodes, rolloutMetrics, type RolloutResult } from './rollout.js';
 import { rolloutDeps } from './episodes.js';
 import { filterGroupsBySpread } from './groups.js';
-import { buildPpoRows, samplingStats, turnSamples } from './ppo.js';
-import { buildGrpoRows } from './grpo.js';
+import { samplingStats, turnSamples } from './ppo.js';
+import { rlAlgorithm } from './rl-algorithms.js';
 import { elapsedSeconds, loadStartingModel, meanStats, startingCheckpoint, writeCheckpoint, resumeModel } from './stage-utils.js';
 import { loraForStage } from './lora.js';
 import { breathe } from './breathe.js';
@@ -82,11 +82,10 @@ export interface Trainable {
 }
 
 /**
- * One RL update. PPO with a separate critic: the policy loss at lr, the value loss on the critic at
- * criticLr. PPO with a shared trunk: the same two losses as two steps on one model, the value step
- * through `valueOptimizer` (its own AdamW moments) at criticLr, so each has its own learning rate and
- * its own gradient clip (one clip over both let early value gradients shrink the policy step; audit B4).
- * GRPO: the policy loss only.
+ * One RL update: the algorithm's row (RL_ALGORITHMS) runs its losses. PPO with a separate critic: the policy loss at lr, the
+ * value loss on the critic at criticLr. PPO with a shared trunk: the same two losses as two steps on one model, the value step
+ * through `valueOptimizer` (its own AdamW moments) at criticLr, so each has its own learning rate and its own gradient clip
+ * (one clip over both let early value gradients shrink the policy step; audit B4). GRPO and Dr. GRPO: the policy loss only.
  */
 export async function rlUpdate(
   policy: Trainable,
@@ -96,12 +95,7 @@ export async function rlUpdate(
   lossParams: Record<string, unknown>,
   section: RlSection,
 ): Promise<Record<string, number>> {
-  if (section.algorithm !== 'ppo') return policy.trainStep('grpo', batch, lossParams, section.lr, section.gradClip);
-  const valueModel = critic ?? valueOptimizer;
-  if (!valueModel) throw new Error('rlUpdate: PPO needs a critic or a value optimizer over the shared trunk');
-  const policyStats = await policy.trainStep('ppo-policy', batch, lossParams, section.lr, section.gradClip);
-  const valueStats = await valueModel.trainStep('value', batch, lossParams, section.criticLr, section.gradClip);
-  return { ...policyStats, 'losses/value': valueStats['losses/value']!, 'charts/valueGradNorm': valueStats['charts/gradNorm']! };
+  return rlAlgorithm(section.algorithm).update({ policy, critic: critic ?? valueOptimizer }, batch, lossParams, section);
 }
 
 /**
@@ -138,7 +132,8 @@ export const rlStage: StageDefinition = {
     const started = Date.now();
     const section = stageSection(ctx.config, 'rl');
     const limits = stageSection(ctx.config, 'rollout');
-    const ppo = section.algorithm === 'ppo';
+    const algorithm = rlAlgorithm(section.algorithm);
+    const ppo = algorithm.needsCritic;
     const separateCritic = ppo && ctx.config.model.criticMode === 'separate';
     const state = ctx.loadState() as { nextStep?: number; checkpoint?: string; critic?: string } | null;
     let policy: ModelRuntime;
@@ -195,21 +190,9 @@ export const rlStage: StageDefinition = {
       const samples = turnSamples(results, (e) => kept.has(groups[e]!));
       // 3. rows with old log-probs / values (and reference log-probs for KL)
       const stats = await samplingStats(policy, samples, { critic: ppo ? (critic ?? policy) : undefined, reference, batchSize: section.miniBatchSize });
-      let rows: TrainRow[];
-      const charts: Record<string, number> = { 'charts/keptGroups': filter.keptGroups.length };
-      if (ppo) {
-        const built = buildPpoRows(samples, turnRewards, stats, section);
-        rows = built.rows;
-        Object.assign(charts, {
-          'charts/explainedVariance': built.explainedVariance,
-          'charts/advantageMean': built.advantageMean,
-          'charts/advantageStd': built.advantageStd,
-        });
-      } else {
-        const built = buildGrpoRows(samples, episodeRewards, groups, stats);
-        rows = built.rows;
-        Object.assign(charts, { 'charts/advantageMean': built.advantageMean, 'charts/advantageStd': built.advantageStd });
-      }
+      const built = algorithm.buildRows({ samples, turnRewards, episodeRewards, groups, stats, section });
+      const rows: TrainRow[] = built.rows;
+      const charts: Record<string, number> = { 'charts/keptGroups': filter.keptGroups.length, ...built.charts };
       // the episodes are written with per-token stats of the turns used in the update (core/train/token-stats.ts)
       attachTokenStats(
         results.map((r) => r.record),

@@ -18,7 +18,7 @@ import { TfjsRuntime, type ModelRuntime, type RuntimeManifest } from '../model/r
 import { TorchRuntime } from '../model/torch/runtime.js';
 import { probeTorch, type TorchProbe } from '../model/torch/worker-client.js';
 import type { RunConfig } from '../api/run-config.js';
-import './losses.js';
+import './rl-algorithms.js';   // registers every RL loss (the table's rows), as the worker threads do
 import { autoWasmWorkers } from './compute-probe.js';
 import { fileURLToPath } from 'node:url';
 import { existsSync } from 'node:fs';

@@ -1,0 +1,78 @@
+// RL algorithms are rows of one table (core/train/rl-algorithms.ts; issue 22): the stage's update and row building go
+// through the row named by rl.algorithm; a variant is one file plus one row; Dr. GRPO is reachable from the run config; the
+// losses every row registers are known wherever the table is imported (the runtime and the data-parallel worker entry).
+import { afterEach, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { getLoss } from '../../core/model/losses.js';
+import { RL_ALGORITHMS, rlAlgorithm, type RlRowsInput } from '../../core/train/rl-algorithms.js';
+import { rlUpdate } from '../../core/train/rl-stage.js';
+import { RunConfigSchema, StageSectionSchemas } from '../../core/api/run-config.js';
+import { stageSection } from '../../core/train/plan.js';
+import type { RlSection } from '../../core/api/run-config.js';
+import type { TrainRow } from '../../core/train/runtime.js';
+import { rlooAlgorithm } from './fixtures/rloo-variant.js';
+
+const section = (algorithm: string): RlSection => ({ ...StageSectionSchemas.rl.parse({}), algorithm } as RlSection);
+
+/** A trainable that records which loss ran, at which learning rate. */
+function recorder(name: string, log: string[]) {
+  return { trainStep: async (loss: string, _rows: TrainRow[], _p: Record<string, unknown>, lr: number) => { log.push(`${name}:${loss}@${lr}`); return { 'losses/policy': 0, 'losses/value': 0, 'charts/gradNorm': 0 }; } };
+}
+
+/** Two groups of two one-turn episodes, one sample each (prompt of 2 tokens, response of 2). */
+function input(rewards: number[]): RlRowsInput {
+  const samples = rewards.map((_, e) => ({ episode: e, turn: 0, ids: [1, 2, 3, 4], responseStart: 2 }));
+  return {
+    samples, turnRewards: rewards.map((r) => [r]), episodeRewards: rewards, groups: [0, 0, 1, 1],
+    stats: { logprobs: samples.map(() => [0, 0, -1, -1]), values: samples.map(() => [0, 0, 0, 0]), refLogprobs: null, entropies: [] } as never,
+    section: section('grpo'),
+  };
+}
+
+afterEach(() => { delete RL_ALGORITHMS.rloo; });
+
+describe('RL_ALGORITHMS', () => {
+  it('adds a GRPO variant as one file plus one row, and the stage dispatch runs its rows and its own registered loss', async () => {
+    expect(() => rlAlgorithm('rloo')).toThrow(/unknown RL algorithm "rloo".*ppo, grpo, dr-grpo/);
+    RL_ALGORITHMS.rloo = rlooAlgorithm;                                     // the one row
+    const log: string[] = [];
+    await rlUpdate(recorder('policy', log), null, null, [], {}, section('rloo'));
+    expect(log).toEqual([`policy:rloo@${section('rloo').lr}`]);
+    expect(getLoss('rloo').needs.values).toBe(false);
+    const built = rlAlgorithm('rloo').buildRows(input([1, 0, 1, 1]));
+    // leave-one-out: episode 0's baseline is episode 1's reward (0), so its advantage is 1 on its response tokens only
+    expect(built.rows[0]!.arrays.advantages).toEqual([0, 0, 1, 1]);
+    expect(built.rows[2]!.arrays.advantages).toEqual([0, 0, 0, 0]);
+  });
+
+  it('reaches Dr. GRPO from the run config: the mean is removed, not divided by the group std', () => {
+    const config = RunConfigSchema.parse({ stages: { rl: { algorithm: 'dr-grpo' } } });
+    const rl = stageSection(config, 'rl');
+    expect(rl.algorithm).toBe('dr-grpo');
+    const dr = rlAlgorithm(rl.algorithm).buildRows(input([3, 1, 2, 2]));
+    const grpo = rlAlgorithm('grpo').buildRows(input([3, 1, 2, 2]));
+    expect(dr.rows[0]!.arrays.advantages!.slice(2)).toEqual([1, 1]);            // 3 - mean(3, 1)
+    expect(grpo.rows[0]!.arrays.advantages![2]).toBeCloseTo(1 / Math.SQRT2, 4); // divided by the unbiased std √2
+    expect(() => stageSection(RunConfigSchema.parse({ stages: { rl: { algorithm: 'dr_grpo' } } }), 'rl')).toThrow(/algorithm/);
+  });
+
+  it('runs PPO as policy loss at lr then value loss on the critic at criticLr, and refuses PPO without a critic', async () => {
+    const log: string[] = [];
+    const s = section('ppo');
+    await rlUpdate(recorder('policy', log), recorder('critic', log), null, [], {}, s);
+    expect(log).toEqual([`policy:ppo-policy@${s.lr}`, `critic:value@${s.criticLr}`]);
+    await expect(rlUpdate(recorder('policy', []), null, null, [], {}, s)).rejects.toThrow(/PPO needs a critic/);
+    expect(rlAlgorithm('ppo').needsCritic).toBe(true);
+    expect(rlAlgorithm('grpo').needsCritic).toBe(false);
+  });
+
+  it('is the one import of the RL losses in the runtime and the worker-thread entry', () => {
+    for (const name of ['ppo', 'ppo-policy', 'value', 'grpo']) expect(getLoss(name).fn).toBeTypeOf('function');
+    for (const file of ['runtime.ts', 'dp-worker-entry.ts']) {
+      const source = readFileSync(fileURLToPath(new URL(`../../core/train/${file}`, import.meta.url)), 'utf8');
+      expect(source, file).toMatch(/import '\.\/rl-algorithms\.js';/);
+      expect(source, file).not.toMatch(/import '\.\/losses\.js';/);
+    }
+  });
+});
