@@ -140,8 +140,8 @@ function weightEntries(model: CausalLM, mergeLora: boolean): Map<string, LazyTen
 function hfConfigJson(config: ModelConfig, tokenizer: Tokenizer, dtype: WritableDtype): Record<string, unknown> {
   return {
     ...configToJson(config),
-    architectures: ['Qwen2ForCausalLM'],
-    model_type: 'qwen2',
+    // the family the folder came in (a Llama/SmolLM2 or Qwen3 checkpoint stays one: its bias and norm layout follow model_type)
+    ...hfArchitecture((config as { model_type?: string }).model_type ?? 'qwen2'),
     torch_dtype: TORCH_DTYPE[dtype],
     bos_token_id: tokenizer.bosTokenId ?? null,
     eos_token_id: tokenizer.eosTokenId,
@@ -149,6 +149,11 @@ function hfConfigJson(config: ModelConfig, tokenizer: Tokenizer, dtype: Writable
     use_cache: true,
     value_head: config.value_head,
   };
+}
+
+function hfArchitecture(modelType: string): { architectures: string[]; model_type: string } {
+  const names: Record<string, string> = { qwen2: 'Qwen2ForCausalLM', qwen3: 'Qwen3ForCausalLM', llama: 'LlamaForCausalLM' };
+  return { architectures: [names[modelType] ?? 'Qwen2ForCausalLM'], model_type: modelType };
 }
 
 async function writeJson(path: string, value: unknown): Promise<void> {
