@@ -30,10 +30,12 @@ const COMPACT_RULES =
   '{% elsif env.id == "sudoku" %}Fill the grid; no digit twice in a row, column or box.{% else %}Solve the {{ env.id }} puzzle.{% endif %}' +
   ' Actions: {{ actions_text }}.';
 
+// The two formats' prompts differ in one phrase, so a base trained on both knows which reply a prompt asks for.
 function compact(name: string, description: string, responseFormat: 'plain' | 'world-model'): PromptTemplate {
+  const ask = responseFormat === 'world-model' ? ' Write the state, your move, the next state.' : ' Write your move.';
   return {
     name, description, responseFormat,
-    parts: { system: '', instruction: COMPACT_RULES, turn: '\n{{ state }}\n', reward: '', state: '{{ grid }}', format: '' },
+    parts: { system: '', instruction: COMPACT_RULES + ask, turn: '\n{{ state }}\n', reward: '', state: '{{ grid }}', format: '' },
   };
 }
 

@@ -1,6 +1,6 @@
-// The base shipped in this repository (resources/bases/frozenlake) is the one every arm of the study
-// uses at the quick and standard sizes: its descriptor matches their configs (2,100 steps in four
-// phases), its files match their hashes, and its recorded gate passed. `base ship --checkpoint`
+// The bases shipped in this repository: resources/bases/frozenlake-compact (the compact format's "nothing moves" base) is
+// the one every arm of study v2 uses at the quick and standard sizes, and resources/bases/frozenlake (study v1's, 2,100
+// steps in four phases) still serves the v1 settings: descriptors match, files match their hashes, recorded gates passed. `base ship --checkpoint`
 // re-describes a checkpoint trained by hand and rejects bad input with a clear error.
 import { describe, expect, it } from 'vitest';
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -12,12 +12,13 @@ import '../../core/engine/presets.js';
 import { bootstrapTemplates } from '../../core/train/bootstrap.js';
 import { builtinTemplate } from '../../core/prompts/resolve-template.js';
 import { baseDescriptor, findShippedBase, shippedBasesDir, type ShippedBaseRecord } from '../../core/train/shipped-base.js';
+import { TINY_BOOTSTRAP, TINY_ROLLOUT } from '../../core/train/presets.js';
 
 const CLI = join(__dirname, '..', '..', 'bin', 'spa-workbench.mjs');
 
-describe('the shipped FrozenLake base', () => {
+describe('the shipped FrozenLake bases', () => {
   for (const size of ['quick', 'standard'] as const) {
-    it(`serves every arm of the study at size ${size}`, async () => {
+    it(`the compact base (resources/bases/frozenlake-compact) serves every arm of study v2 at size ${size}`, async () => {
       for (const preset of ['vanilla-rl', 'state-estimation-rl', 'spa', 'spa-mask-state-spans']) {
         const r = resolveRunConfig({ preset, size, set: { 'env.id': 'frozenlake' } });
         expect(r.issues).toEqual([]);
@@ -25,15 +26,29 @@ describe('the shipped FrozenLake base', () => {
         const found = await findShippedBase(baseDescriptor(r.config!, templates.map((t) => (typeof t === 'string' ? builtinTemplate(t) : t))));
         expect({ preset, kind: found.kind, differs: found.kind === 'mismatch' ? found.differs : [] }).toEqual({ preset, kind: 'match', differs: [] });
         if (found.kind !== 'match') continue;
+        expect(found.dir.endsWith('frozenlake-compact')).toBe(true);
         expect((found.record.gate as { passed: boolean }).passed).toBe(true);
-        expect(found.record.config.stages.bootstrap).toMatchObject({ steps: 900, extend: [{ steps: 400 }, { steps: 400 }, { steps: 400 }] });
+        expect(found.record.config.stages.bootstrap).toMatchObject({ prediction: 'copy', templates: ['tiny-compact-plain', 'tiny-compact'] });
       }
     });
   }
 
+  it('the study v1 base (resources/bases/frozenlake) still serves the v1 settings (tiny-spa, 3 turns, 2,100 steps)', async () => {
+    const r = resolveRunConfig({
+      preset: 'spa', size: 'standard',
+      set: { 'env.id': 'frozenlake', 'template.preset': 'tiny-spa', 'stages.rollout': TINY_ROLLOUT, 'stages.bootstrap': TINY_BOOTSTRAP, 'stages.selfplay.alignPlan': false },
+    });
+    expect(r.issues).toEqual([]);
+    const { templates } = bootstrapTemplates(r.config!);
+    const found = await findShippedBase(baseDescriptor(r.config!, templates.map((t) => (typeof t === 'string' ? builtinTemplate(t) : t))));
+    expect(found.kind === 'match' && found.dir.endsWith('frozenlake')).toBe(true);
+    if (found.kind !== 'match') return;
+    expect(found.record.config.stages.bootstrap).toMatchObject({ steps: 900, extend: [{ steps: 400 }, { steps: 400 }, { steps: 400 }] });
+  });
+
   it('base ship --checkpoint writes the same descriptor, and refuses bad input', () => {
     const out = join(mkdtempSync(join(tmpdir(), 'ship-')), 'frozenlake');
-    const base = join(shippedBasesDir(), 'frozenlake');
+    const base = join(shippedBasesDir(), 'frozenlake-compact');   // trained at today's quick settings (base build --env frozenlake)
     const gateFile = join(mkdtempSync(join(tmpdir(), 'gate-')), 'gate.json');
     const shipped = JSON.parse(readFileSync(join(base, 'manifest.json'), 'utf8')).extra.shippedBase as ShippedBaseRecord;
     writeFileSync(gateFile, JSON.stringify(shipped.gate));

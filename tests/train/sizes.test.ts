@@ -35,7 +35,7 @@ describe('sizes', () => {
     const q = resolved('spa', 'quick'), s = resolved('spa', 'standard');
     const evalS = stageSection(s, 'eval');
     expect([evalS.puzzles, evalS.samples, evalS.k]).toEqual([128, 8, [1, 8]]);
-    expect(stageSection(s, 'rollout').maxTurns).toBe(3); // the turn budget of the design's chance/oracle rows
+    expect(stageSection(s, 'rollout')).toMatchObject({ maxTurns: 10, maxActionsPerTurn: 1 }); // study v2's protocol (its chance/oracle rows)
     expect(stageSection(s, 'selfplay').games).toBeGreaterThan(stageSection(q, 'selfplay').games);
     expect(stageSection(s, 'rl').steps * stageSection(s, 'rl').groups * stageSection(s, 'rl').groupSize)
       .toBeGreaterThan(stageSection(q, 'rl').steps * stageSection(q, 'rl').groups * stageSection(q, 'rl').groupSize);
@@ -47,10 +47,11 @@ describe('spa-drills (SPA + one-action drills)', () => {
     const quick = RunConfigSchema.parse(presetConfig('spa-drills', 'quick', { env: { id: 'frozenlake' } }));
     expect(stageSection(quick, 'selfplay')).toMatchObject({ drills: 24000, alignPlan: true });
     expect(stageSection(quick, 'sft')).toMatchObject({ epochs: 1, batchSize: 32 });
-    expect(quick.template.preset).toBe('tiny-spa');              // the study's template, so the shipped base serves it
+    expect(quick.template.preset).toBe('tiny-compact');          // the size's template, so the shipped base serves it
     expect(key('spa-drills', 'quick')).toBe(key('spa', 'quick'));
     expect(stageSection(RunConfigSchema.parse(presetConfig('spa-drills', 'smoke')), 'selfplay').drills).toBe(8);
-    expect(stageSection(resolved('spa', 'quick'), 'selfplay').drills).toBe(0);   // SPA itself has none
+    expect(stageSection(resolved('spa', 'quick'), 'selfplay').drills).toBe(8000);   // the compact quick SPA has 8,000 (issue 23)
+    expect(stageSection(resolved('spa', 'paper'), 'selfplay').drills).toBe(0);      // the paper's SPA has none
     expect(() => presetConfig('spa-drills', 'paper')).toThrow(/no size "paper"; it is offered at quick, smoke, standard/);
     expect(getPreset('spa-drills')!.sizes).not.toContain('paper');
   });
