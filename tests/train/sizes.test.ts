@@ -51,7 +51,7 @@ describe('spa-drills (SPA + one-action drills)', () => {
     expect(key('spa-drills', 'quick')).toBe(key('spa', 'quick'));
     expect(stageSection(RunConfigSchema.parse(presetConfig('spa-drills', 'smoke')), 'selfplay').drills).toBe(8);
     expect(stageSection(resolved('spa', 'quick'), 'selfplay').drills).toBe(8000);   // the compact quick SPA has 8,000 (issue 23)
-    expect(stageSection(resolved('spa', 'paper'), 'selfplay').drills).toBe(0);      // the paper's SPA has none
+    expect(stageSection(RunConfigSchema.parse(presetConfig('spa', 'paper')), 'selfplay').drills).toBe(0);   // the paper's SPA has none
     expect(() => presetConfig('spa-drills', 'paper')).toThrow(/no size "paper"; it is offered at quick, smoke, standard/);
     expect(getPreset('spa-drills')!.sizes).not.toContain('paper');
   });
