@@ -32,7 +32,7 @@ SPA_TORCH_THREADS=${SPA_TORCH_THREADS:-1} /usr/bin/time -f '%e %U %S' -o "$TIMEF
 RC=$?
 kill "$POLLER" 2>/dev/null
 TICKS=$(getconf CLK_TCK)
-POLLED=$(awk -v t="$TICKS" '{printf "%.1f", $1 / t}' "$CPUF")
+POLLED=$(awk -v t="$TICKS" '{printf "%.1f", $1 / t}' "$CPUF" 2>/dev/null); POLLED=${POLLED:-nan}
 LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
 read -r WALL USER SYS < "$TIMEF"
 RUNDIR=$(python3 -c "import json,sys; t=open(sys.argv[1]).read(); print(json.loads(t[t.index('{'):])['dir'])" "$PROJECT.seed$SEED.json" 2>/dev/null)

@@ -11,7 +11,10 @@ WORK=${1:?usage: run.sh WORKDIR VARIANT STREAM}; VARIANT=${2:?fldet or fl08}; ST
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 OUT=$ROOT/docs/results/spa-cpu-v2/$VARIANT
 case $VARIANT in
-  fldet) SET=(--set env.options.isSlippery=false) ;;
+  # the deterministic lake starts from the same shipped base (the "nothing moves" base knows no dynamics; its descriptor
+  # names the success-0.8 lake, so it is loaded as a checkpoint rather than matched)
+  fldet) SET=(--set env.options.isSlippery=false --set model.source=checkpoint --set "model.path=$ROOT/resources/bases/frozenlake-compact"
+              --set stages.bootstrap.steps=0 --set stages.bootstrap.gateTurns=0 --set stages.bootstrap.shipped=false --set stages.bootstrap.cache=false) ;;
   fl08) SET=() ;;
   *) echo "unknown variant $VARIANT" >&2; exit 2 ;;
 esac
