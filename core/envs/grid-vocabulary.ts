@@ -63,18 +63,21 @@ function checkSpec(spec: GridVocabularySpec): void {
   if (!spec.cells.some((c) => c.entities.length === 0)) throw new EnvError('no ground cell (a cell kind without entities)', { where });
 }
 
-/** Build the vocabulary of a grid game from its table. */
-export function gridVocabulary(spec: GridVocabularySpec): StateVocabulary {
-  checkSpec(spec);
-  const info = new Map(spec.entities.map((e) => [e.kind, e]));
-  const symbolToKind = new Map(spec.cells.map((c) => [c.symbol, c.kind]));
-  const entitiesOf = new Map(spec.cells.map((c) => [c.kind, new Set(c.entities)]));
-  const hasPlayer = info.has('player');
-  const weight = new Map(spec.precedence.map((k, i) => [k, 2 ** (spec.precedence.length - i)]));
+/** The lookups every form and the parser share, built once from the spec. */
+interface GridTable {
+  spec: GridVocabularySpec;
+  info: Map<string, EntityKindInfo>;
+  symbolToKind: Map<string, CellKind>;
+  entitiesOf: Map<string, Set<string>>;
+  /** A cell kind for a set of entities: the exact set when a cell kind holds it, else the best subset by precedence. */
+  compose(present: Set<string>): CellKind;
+}
 
-  // A cell kind for a set of entities: the exact set when a cell kind holds it, else the best subset by precedence.
+function gridTable(spec: GridVocabularySpec): GridTable {
+  const entitiesOf = new Map(spec.cells.map((c) => [c.kind, new Set(c.entities)]));
+  const weight = new Map(spec.precedence.map((k, i) => [k, 2 ** (spec.precedence.length - i)]));
   const composeCache = new Map<string, CellKind>();
-  function compose(present: Set<string>): CellKind {
+  const compose = (present: Set<string>): CellKind => {
     const key = [...present].sort().join(',');
     const cached = composeCache.get(key);
     if (cached) return cached;
@@ -88,8 +91,16 @@ export function gridVocabulary(spec: GridVocabularySpec): StateVocabulary {
     }
     composeCache.set(key, best);
     return best;
-  }
+  };
+  return {
+    spec, entitiesOf, compose,
+    info: new Map(spec.entities.map((e) => [e.kind, e])),
+    symbolToKind: new Map(spec.cells.map((c) => [c.symbol, c.kind])),
+  };
+}
 
+/** The state-text forms: the SPA line, the listing by kind, relations to the player, JSON. */
+function gridForms({ spec, info }: GridTable): StateVocabulary['forms'] {
   const spaCoordinates = (entities: Entity[]): string => {
     const parts: string[] = [];
     for (const kind of spec.spaOrder) for (const e of byKind(entities, kind)) parts.push(`${info.get(kind)!.label} is at (${e.row},${e.col})`);
@@ -118,34 +129,37 @@ export function gridVocabulary(spec: GridVocabularySpec): StateVocabulary {
     }
     return JSON.stringify(out);
   };
+  return { spaCoordinates, coordinateListing, relations, json };
+}
 
-  /** The first run of ≥ 2 consecutive lines made only of the env's grid symbols (spaces ignored). */
-  function parseGrid(text: string): Board | null {
-    const lines = text.split(/\r?\n/).map((l) => [...l.replace(/\s+/g, '')]);
-    const isGridLine = (chars: string[]) => chars.length >= 2 && chars.every((ch) => symbolToKind.has(ch));
-    for (let i = 0; i < lines.length; i++) {
-      if (!isGridLine(lines[i])) continue;
-      let j = i;
-      while (j < lines.length && isGridLine(lines[j])) j++;
-      if (j - i < 2) continue;
-      const rowsChars = lines.slice(i, j);
-      const cols = Math.max(...rowsChars.map((r) => r.length));
-      const cells = rowsChars.map((r) => Array.from({ length: cols }, (_, c): CellKind => (c < r.length ? symbolToKind.get(r[c])! : 'unknown')));
-      return { env: spec.envId, rows: cells.length, cols, cells };
-    }
-    return null;
+/** The first run of ≥ 2 consecutive lines made only of the env's grid symbols (spaces ignored). */
+function parseGrid({ spec, symbolToKind }: GridTable, text: string): Board | null {
+  const lines = text.split(/\r?\n/).map((l) => [...l.replace(/\s+/g, '')]);
+  const isGridLine = (chars: string[]) => chars.length >= 2 && chars.every((ch) => symbolToKind.has(ch));
+  for (let i = 0; i < lines.length; i++) {
+    if (!isGridLine(lines[i])) continue;
+    let j = i;
+    while (j < lines.length && isGridLine(lines[j])) j++;
+    if (j - i < 2) continue;
+    const rowsChars = lines.slice(i, j);
+    const cols = Math.max(...rowsChars.map((r) => r.length));
+    const cells = rowsChars.map((r) => Array.from({ length: cols }, (_, c): CellKind => (c < r.length ? symbolToKind.get(r[c])! : 'unknown')));
+    return { env: spec.envId, rows: cells.length, cols, cells };
   }
+  return null;
+}
 
-  // "<label word> (<sym>) is at (r,c)" (SPA line) or "<label word> (<sym>) at (r,c)" (relations), and "Title: (r, c), …" (listing).
+/**
+ * Positions by entity kind written in a text: "<label word> (<sym>) is at (r,c)" (SPA line), "<label word> (<sym>) at (r,c)"
+ * (relations) and "Title: (r, c), …" (listing).
+ */
+function coordinateReader({ spec }: GridTable): (text: string) => Map<string, Pos[]> {
   const labelWord = new Map(spec.entities.map((e) => [e.label.split(/\s*\(/)[0].trim().toLowerCase(), e.kind]));
   const spaPattern = new RegExp(`\\b(${[...labelWord.keys()].map(escape).join('|')})\\s*\\([^)]*\\)\\s*(?:is\\s+)?at\\s*\\(\\s*(\\d+)\\s*,\\s*(\\d+)\\s*\\)`, 'gi');
   const titleWord = new Map<string, string>();
-  for (const e of spec.entities) {
-    for (const w of [e.title, e.kind, `${e.kind}s`, `${e.kind}es`]) titleWord.set(w.toLowerCase(), e.kind);
-  }
+  for (const e of spec.entities) for (const w of [e.title, e.kind, `${e.kind}s`, `${e.kind}es`]) titleWord.set(w.toLowerCase(), e.kind);
   const listingPattern = new RegExp(`^\\s*(${[...titleWord.keys()].map(escape).join('|')})\\s*:(.*)$`, 'i');
-
-  function coordinatesByKind(text: string): Map<string, Pos[]> {
+  return (text) => {
     const out = new Map<string, Pos[]>();
     const add = (kind: string, list: Pos[]) => out.set(kind, [...(out.get(kind) ?? []), ...list]);
     for (const m of text.matchAll(spaPattern)) add(labelWord.get(m[1].toLowerCase())!, [[Number(m[2]), Number(m[3])]]);
@@ -154,64 +168,60 @@ export function gridVocabulary(spec: GridVocabularySpec): StateVocabulary {
       if (m) add(titleWord.get(m[1].toLowerCase())!, positions(m[2]));
     }
     return out;
-  }
+  };
+}
 
-  /** Coordinates laid over `reference`: listed kinds where the text puts them, unlisted fixed kinds from the reference. */
-  function boardFromCoordinates(found: Map<string, Pos[]>, reference: Board): Board | null {
-    if (hasPlayer ? !found.has('player') : found.size === 0) return null;
-    const { rows, cols } = reference;
-    const present: Set<string>[] = Array.from({ length: rows * cols }, () => new Set<string>());
-    for (const e of spec.entities) {
-      const list = found.get(e.kind);
-      if (list) {
-        for (const [r, c] of list) if (r >= 0 && c >= 0 && r < rows && c < cols) present[r * cols + c].add(e.kind);
-      } else if (spec.fixed.includes(e.kind)) {
-        reference.cells.forEach((row, r) => row.forEach((cell, c) => { if (entitiesOf.get(cell)?.has(e.kind)) present[r * cols + c].add(e.kind); }));
-      }
+/** Coordinates laid over `reference`: listed kinds where the text puts them, unlisted fixed kinds from the reference. */
+function boardFromCoordinates({ spec, info, entitiesOf, compose }: GridTable, found: Map<string, Pos[]>, reference: Board): Board | null {
+  if (info.has('player') ? !found.has('player') : found.size === 0) return null;
+  const { rows, cols } = reference;
+  const present: Set<string>[] = Array.from({ length: rows * cols }, () => new Set<string>());
+  for (const e of spec.entities) {
+    const list = found.get(e.kind);
+    if (list) {
+      for (const [r, c] of list) if (r >= 0 && c >= 0 && r < rows && c < cols) present[r * cols + c].add(e.kind);
+    } else if (spec.fixed.includes(e.kind)) {
+      reference.cells.forEach((row, r) => row.forEach((cell, c) => { if (entitiesOf.get(cell)?.has(e.kind)) present[r * cols + c].add(e.kind); }));
     }
-    const cells = Array.from({ length: rows }, (_, r) => Array.from({ length: cols }, (_, c) => compose(present[r * cols + c])));
-    return { env: spec.envId, rows, cols, cells };
   }
+  const cells = Array.from({ length: rows }, (_, r) => Array.from({ length: cols }, (_, c) => compose(present[r * cols + c])));
+  return { env: spec.envId, rows, cols, cells };
+}
 
+/** The parser: JSON, the symbol grid (checked against coordinates in the same text, by policy), or coordinates alone. */
+function gridParser(table: GridTable): StateVocabulary['parse'] {
+  const readCoordinates = coordinateReader(table);
   /** Cells where the grid and the coordinates of the same text disagree become 'unknown'. */
-  function checkAgainstCoordinates(grid: Board, text: string, policy: CoordinatePolicy): Board {
+  const checkAgainstCoordinates = (grid: Board, text: string, policy: CoordinatePolicy): Board => {
     if (policy === 'ignore') return grid;
-    const fromCoordinates = boardFromCoordinates(coordinatesByKind(text), grid);
-    if (fromCoordinates) {
-      const cells = grid.cells.map((row, r) => row.map((kind, c) => (kind === fromCoordinates.cells[r][c] ? kind : 'unknown')));
-      return { ...grid, cells };
-    }
+    const fromCoordinates = boardFromCoordinates(table, readCoordinates(text), grid);
+    if (fromCoordinates) return { ...grid, cells: grid.cells.map((row, r) => row.map((kind, c) => (kind === fromCoordinates.cells[r][c] ? kind : 'unknown'))) };
     if (policy !== 'required') return grid;
     // The template asks for coordinates and the text has none: the cells they would have stated are not stated.
-    const stated = new Set(spec.spaOrder);
-    const cells = grid.cells.map((row) => row.map((kind) => ([...(entitiesOf.get(kind) ?? [])].some((e) => stated.has(e)) ? 'unknown' : kind)));
-    return { ...grid, cells };
-  }
-
-  function parse(text: string, reference?: Board, policy: CoordinatePolicy = 'check-if-present'): Board | null {
-    if (text.includes('{')) {
-      const start = text.indexOf('{');
-      const end = text.lastIndexOf('}');
-      if (end > start) {
-        try {
-          const data = JSON.parse(text.slice(start, end + 1)) as Record<string, unknown> | null;
-          if (data && Array.isArray(data.grid) && data.grid.every((l) => typeof l === 'string')) {
-            const board = parseGrid((data.grid as string[]).join('\n'));
-            if (board) return board;
-          }
-        } catch { /* not JSON: try the other forms */ }
-      }
-    }
-    const grid = parseGrid(text);
-    if (grid) return checkAgainstCoordinates(grid, text, policy);
-    return reference ? boardFromCoordinates(coordinatesByKind(text), reference) : null;
-  }
-
-  return {
-    cells: spec.cells,
-    entities: spec.entities,
-    forms: { spaCoordinates, coordinateListing, relations, json },
-    decoyKinds: [...spec.spaOrder],
-    parse,
+    const stated = new Set(table.spec.spaOrder);
+    return { ...grid, cells: grid.cells.map((row) => row.map((kind) => ([...(table.entitiesOf.get(kind) ?? [])].some((e) => stated.has(e)) ? 'unknown' : kind))) };
   };
+  return (text, reference, policy = 'check-if-present') => {
+    const start = text.indexOf('{');
+    const end = text.lastIndexOf('}');
+    if (start >= 0 && end > start) {
+      try {
+        const data = JSON.parse(text.slice(start, end + 1)) as Record<string, unknown> | null;
+        if (data && Array.isArray(data.grid) && data.grid.every((l) => typeof l === 'string')) {
+          const board = parseGrid(table, (data.grid as string[]).join('\n'));
+          if (board) return board;
+        }
+      } catch { /* not JSON: try the other forms */ }
+    }
+    const grid = parseGrid(table, text);
+    if (grid) return checkAgainstCoordinates(grid, text, policy);
+    return reference ? boardFromCoordinates(table, readCoordinates(text), reference) : null;
+  };
+}
+
+/** Build the vocabulary of a grid game from its table. */
+export function gridVocabulary(spec: GridVocabularySpec): StateVocabulary {
+  checkSpec(spec);
+  const table = gridTable(spec);
+  return { cells: spec.cells, entities: spec.entities, forms: gridForms(table), decoyKinds: [...spec.spaOrder], parse: gridParser(table) };
 }

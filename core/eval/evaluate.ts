@@ -12,7 +12,7 @@ import { builtinTemplate } from '../prompts/resolve-template.js';
 import { elapsedSeconds, loadStartingModel } from '../train/stage-utils.js';
 import type { ModelRuntime } from '../train/runtime.js';
 import { summaryMetrics } from '../train/summary.js';
-import { versusBaseLines, worldModelVersusBase } from '../train/bootstrap.js';
+import { versusBaseLines, worldModelVersusBase } from '../train/world-model-check.js';
 
 /** Perplexity of the true initial state text, per template, on the first evaluation puzzles. */
 export async function statePerplexityByTemplate(

@@ -13,10 +13,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ProbeResult } from '../api/contract.js';
 import { RunConfigSchema, type RunConfig } from '../api/run-config.js';
-import { parseStateText, scoreWorldModel } from '../prompts/world-model.js';
+import { tagText } from '../prompts/reply-format.js';
 import { RunData } from '../storage/run-data.js';
 import { runTemplate, sessionFactory } from '../train/episodes.js';
 import { stageSection } from '../train/plan.js';
+import { forcedPredictions } from '../train/world-model-check.js';
 import { findCheckpoint, runFolder, TemplatePerplexityError } from './template-perplexity.js';
 
 export interface ProbeOptions {
@@ -51,12 +52,6 @@ function readConfig(runDir: string): RunConfig {
       file,
     );
   return parsed.data;
-}
-
-/** The text of the first <tag>…</tag> (or of an unclosed <tag>… to the end), trimmed of one newline each side. */
-function tagText(text: string, tag: string): string | null {
-  const m = new RegExp(`<${tag}>([\\s\\S]*?)(?:</${tag}>|$)`).exec(text);
-  return m ? m[1]!.replace(/^\n/, '').replace(/\n$/, '') : null;
 }
 
 export async function probeTurn(opts: ProbeOptions): Promise<ProbeResult> {
@@ -148,19 +143,14 @@ export async function probeTurn(opts: ProbeOptions): Promise<ProbeResult> {
     let actionGiven: ProbeResult['actionGiven'] = null;
     if (actions.length > 0) {
       const truth = session.simulate(actions);
-      const observation = tagText(ownText, 'observation') ?? session.stateText();
-      const forced = `${prefix}<observation>\n${observation}\n</observation>\nI will try ${actions.join(', ')}.\n<prediction>\n`;
-      const ids = runtime.encodePrompt(messages, forced, maxPrompt);
-      const [given] = await runtime.generate([ids], { ...sampling, maxNewTokens: limits.maxNewTokens, stop: ['</prediction>'] });
-      const text = forced + given!.text;
-      const prediction = tagText(text, 'prediction');
-      const board = template.responseFormat === 'world-model' ? parseStateText(config.env.id, prediction, template, truth.board) : null;
-      const body = prediction ?? '';
+      const [given] = await forcedPredictions(runtime, [{
+        messages, generationPrefix: prefix, observation: tagText(ownText, 'observation') ?? session.stateText(), actions, truth: truth.board,
+      }], { envId: config.env.id, template, maxPrompt, sampling: { ...sampling, maxNewTokens: limits.maxNewTokens } });
       actionGiven = {
-        actions, text, prediction, predictedBoard: board,
+        actions, text: given!.text, prediction: given!.prediction, predictedBoard: given!.board,
         trueNext: { text: truth.text, board: truth.board },
-        score: scoreWorldModel(board, truth.board),
-        stepResponse: `${forced}${body}\n</prediction></think><answer>${actions.join(' || ')}</answer>`,
+        score: given!.score,
+        stepResponse: `${given!.prefix}${given!.prediction ?? ''}\n</prediction></think><answer>${actions.join(' || ')}</answer>`,
       };
     }
     const turn = session.applyResponse(ownText, { prompt: promptIds.length, response: own!.ids.length });

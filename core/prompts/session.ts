@@ -2,6 +2,7 @@
 // (parse, execute valid actions, reward with the −0.1 penalty, true states before/after, parsed
 // world-model boards and their scores) and produces the TurnRecord / EpisodeRecord the engine
 // stores. The pipeline batches many sessions and calls the LLM between messages() and applyResponse().
+import { GENERATION_PREFIX } from './reply-format.js';
 import type { EpisodeRecord, ParsedResponse, StateSnapshot, TurnRecord, WmScore } from '../api/records.js';
 import type { Env } from '../envs/types.js';
 import { getEnvDefinition } from '../envs/index.js';
@@ -154,7 +155,7 @@ export class EpisodeSession {
 
   /** Text the generation is forced to start with (the assistant message begins with it). */
   generationPrefix(): string {
-    return '<think>';
+    return GENERATION_PREFIX;
   }
 
   // ------------------------------------------------------------ state

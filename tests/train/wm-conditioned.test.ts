@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { RunConfigSchema } from '../../core/api/run-config.js';
 import { mergeConfig, presetConfig } from '../../core/train/presets.js';
-import { versusBaseLines, worldModelCheck } from '../../core/train/bootstrap.js';
+import { versusBaseLines, worldModelCheck } from '../../core/train/world-model-check.js';
 import { runTemplate, sessionFactory } from '../../core/train/episodes.js';
 import { stageSection } from '../../core/train/plan.js';
 import type { ModelRuntime } from '../../core/train/runtime.js';

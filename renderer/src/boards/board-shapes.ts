@@ -200,7 +200,10 @@ export function glyphShapes(glyph: string, symbol: string, opts: { value?: numbe
     ];
     case 'digit': return digitShapes(opts, withBackground);
     case 'unknown': return unknownCell();
-    default: return [{ type: 'text', x: 0.5, y: 0.52, text: symbol, size: 0.5, bold: true, fill: 'givenText' }];
+    default: return [   // a letter on a light plate, legible on any background layer
+      { type: 'rect', x: 0.2, y: 0.2, w: 0.6, h: 0.6, rx: 0.12, fill: 'cell', stroke: 'grid', strokeWidth: S },
+      { type: 'text', x: 0.5, y: 0.52, text: symbol, size: 0.46, bold: true, fill: 'givenText' },
+    ];
   }
 }
 

@@ -1,0 +1,33 @@
+// The reply format in one place: the tags a model's reply uses (<think>, <observation>, <prediction>, <answer>), the prefix a
+// turn's generation starts with, and the forced prefixes that make a model write only part of a reply (the action-conditioned
+// prediction of the world-model check, the probe and the eval stage). The parser (response.ts), the session, the world-model
+// check and the probe read them from here, so the format is changed in one file.
+import { findBlock } from './response.js';
+
+/** The reply tags, in the order a world-model reply writes them. */
+export const REPLY_TAGS = ['think', 'observation', 'prediction', 'answer'] as const;
+export type ReplyTag = (typeof REPLY_TAGS)[number];
+
+export const openTag = (tag: ReplyTag): string => `<${tag}>`;
+export const closeTag = (tag: ReplyTag): string => `</${tag}>`;
+
+/** What every turn's generation starts with (the model continues after it). */
+export const GENERATION_PREFIX = openTag('think');
+
+/** The stop string of a forced prediction: generation ends when the prediction is closed. */
+export const PREDICTION_STOP = closeTag('prediction');
+
+/** The content of the first <tag>…</tag> block (or of an unclosed <tag>… to the end), less one newline each side; null when absent. */
+export function tagText(text: string, tag: ReplyTag): string | null {
+  const block = findBlock(text, tag);
+  return block ? block.content.replace(/^\n/, '').replace(/\n$/, '') : null;
+}
+
+/**
+ * The forced opening of an action-conditioned prediction: the turn's generation prefix, the observation written out, the
+ * action(s) announced, and an open <prediction>, so the model writes only p(s' | s, a):
+ * `<think><observation>\n…\n</observation>\nI will try Up.\n<prediction>\n`.
+ */
+export function actionGivenPrefix(generationPrefix: string, observation: string, actions: readonly string[]): string {
+  return `${generationPrefix}${openTag('observation')}\n${observation}\n${closeTag('observation')}\nI will try ${actions.join(', ')}.\n${openTag('prediction')}\n`;
+}
