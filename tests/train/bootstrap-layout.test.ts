@@ -19,8 +19,13 @@ import { rolloutDeps } from '../../core/train/episodes.js';
 
 await tf.setBackend('cpu');
 
+// The compact quick size plays 3-turn bootstrap games against 10-turn rollouts (stages.bootstrap.turns: shorter, cheaper
+// rows; later turns repeat the same layout with a longer history), so the layout is checked with rollouts of the
+// bootstrap's own number of turns.
 function quickConfig(env: string, games: number): RunConfig {
-  return RunConfigSchema.parse(mergeConfig(presetConfig('spa', 'quick', { env: { id: env } }) as Record<string, unknown>, { stages: { bootstrap: { games } } }));
+  const preset = presetConfig('spa', 'quick', { env: { id: env } }) as Record<string, unknown>;
+  const turns = (preset.stages as { bootstrap?: { turns?: number } }).bootstrap?.turns;
+  return RunConfigSchema.parse(mergeConfig(preset, { stages: { bootstrap: { games }, ...(turns ? { rollout: { maxTurns: turns } } : {}) } }));
 }
 
 describe('bootstrap rows match the rollout layout (quick size)', () => {
