@@ -52,7 +52,8 @@ describe('format rule from the rl section (audit B5)', () => {
   });
   it('the plain-format state-estimation preset exists (the release baseline)', () => {
     const c = presetConfig('state-estimation-rl-plain', 'quick');
-    expect(c.template).toEqual({ preset: 'tiny-spa', responseFormat: 'plain' });
+    expect(c.template).toEqual({ preset: 'tiny-compact', responseFormat: 'plain' });   // quick's compact format (issue 23)
+    expect(presetConfig('state-estimation-rl-plain', 'paper').template).toEqual({ preset: 'spa', responseFormat: 'plain' });
   });
 });
 
