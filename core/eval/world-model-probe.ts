@@ -54,12 +54,8 @@ function readConfig(runDir: string): RunConfig {
   return parsed.data;
 }
 
-export async function probeTurn(opts: ProbeOptions): Promise<ProbeResult> {
-  const started = performance.now();
-  const runDir = runFolder(opts.project, opts.runId);
-  const checkpoint = findCheckpoint(opts.project, opts.runId, opts.checkpoint);
-  const config = readConfig(runDir);
-  const template = runTemplate(config, runDir);
+/** The probed turn: the puzzle (a seed, or a saved episode and turn), the history replayed, the actions checked and canonicalised. */
+function probeSession(opts: ProbeOptions, runDir: string, config: RunConfig, template: ReturnType<typeof runTemplate>) {
   const limits = stageSection(config, 'rollout');
   let seed = opts.seed;
   let history = opts.history ?? [];
@@ -121,6 +117,18 @@ export async function probeTurn(opts: ProbeOptions): Promise<ProbeResult> {
       if (c !== undefined) actions[i] = c;
     });
   }
+
+  return { session, seed, history, legalActions, actions };
+}
+
+export async function probeTurn(opts: ProbeOptions): Promise<ProbeResult> {
+  const started = performance.now();
+  const runDir = runFolder(opts.project, opts.runId);
+  const checkpoint = findCheckpoint(opts.project, opts.runId, opts.checkpoint);
+  const config = readConfig(runDir);
+  const template = runTemplate(config, runDir);
+  const limits = stageSection(config, 'rollout');
+  const { session, seed, history, legalActions, actions } = probeSession(opts, runDir, config, template);
 
   // the run's compute backend (torch or TF.js), chosen as a run chooses it (core/train/runtime.ts)
   const { chooseCompute, loadRuntime } = await import('../train/runtime.js');

@@ -14,7 +14,7 @@
 import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
-import type { StageDefinition } from '../api/stage.js';
+import type { StageContext, StageDefinition } from '../api/stage.js';
 import { createRng, Rng, shuffleInPlace } from '../util/rng.js';
 import { formatChat, type ChatMessage } from '../model/chat.js';
 import { learningRate } from '../model/optim.js';
@@ -42,78 +42,11 @@ export const bootstrapStage: StageDefinition = {
     const section = stageSection(ctx.config, 'bootstrap');
     const limits = stageSection(ctx.config, 'rollout');
     const { names, own, templates } = bootstrapTemplates(ctx.config, ctx.runDir);
-    // the key carries the run template's content hash only when it is not the built-in of that name,
-    // so cached bases of built-in templates stay valid
-    let builtIn: PromptTemplate | null = null;
-    try { builtIn = builtinTemplate(ctx.config.template.preset, ctx.config.template.responseFormat); } catch { builtIn = null; }
-    const customHash = builtIn && templateHash(builtIn) === templateHash(own) ? undefined : templateHash(own);
-    // the cache key holds what the base depends on: env, templates, model, seed, the bootstrap
-    // settings and the rollout limits that shape its games (not sampling settings; not model.lora: the bootstrap always trains
-    // the full base, LoRA starts at the finetuning stages, core/train/lora.ts)
-    const shape = { maxTurns: limits.maxTurns, maxActionsPerTurn: limits.maxActionsPerTurn, maxActionsPerGame: limits.maxActionsPerGame };
-    // (the run's response format enters the key only when it is not its built-in template's own, e.g. tiny-spa in the plain
-    // format, so such a base is not mistaken for the world-model one; `shipped` does not change the base)
-    let defaultFormat: string | null = null;
-    try { defaultFormat = builtinTemplate(ctx.config.template.preset).responseFormat; } catch { defaultFormat = null; }
-    const ownFormat = defaultFormat !== null && defaultFormat !== own.responseFormat ? own.responseFormat : undefined;
-    const keySection = { ...section, shipped: undefined, extend: section.extend.length > 0 ? section.extend : undefined };
-    const model = { ...ctx.config.model, lora: undefined };
-    const keyParts = {
-      env: ctx.config.env, templates: names, customTemplate: customHash, ownFormat, model, seed: ctx.config.seeds.base,
-      selfplayStart: ctx.config.seeds.selfplayStart, section: keySection, limits: shape,
-    };
-    const key = createHash('sha256').update(JSON.stringify(keyParts)).digest('hex').slice(0, 16);
+    const key = bootstrapCacheKey(ctx.config, section, limits, names, own);
     const cacheDir = ctx.cacheDir('bootstrap', key);
     const target = join(ctx.runDir, 'checkpoints', 'bootstrap');
-    // the shipped base (resources/bases/<env>) when this run's base would be the same one: copied in, no training
-    if (section.shipped) {
-      const found = await findShippedBase(baseDescriptor(ctx.config, templates.map((t) => (typeof t === 'string' ? builtinTemplate(t) : t))));
-      if (found.kind === 'match') {
-        rmSync(target, { recursive: true, force: true });
-        cpSync(found.dir, target, { recursive: true });
-        const gate = found.record.gate as BootstrapGate | null;
-        if (gate) ctx.writeJson('bootstrap/gate.json', gate);
-        const content = found.record.contentHash.slice(0, 12);
-        ctx.log(
-          gate && !gate.passed ? 'warn' : 'info',
-          `bootstrap: using the shipped base ${found.dir} (content ${content}…; ${gate ? gateLine(gate) : 'no gate recorded'})`,
-        );
-        ctx.checkpoint(bootstrapTotalSteps(section), target);
-        const gatePassed = gate ? { gatePassed: gate.passed } : {};
-        return {
-          checkpoint: target,
-          cached: true,
-          shipped: found.dir,
-          contentHash: found.record.contentHash,
-          ...gatePassed,
-          wallSeconds: elapsedSeconds(started),
-        };
-      }
-      if (found.kind === 'mismatch') {
-        ctx.log('info', `bootstrap: the shipped base ${found.dir} does not fit this run (${found.differs.join('; ')}); training a base`);
-      }
-    }
-    const cacheProblems = section.cache && existsSync(cacheDir) ? await checkpointProblems(cacheDir) : null;
-    if (cacheProblems && cacheProblems.length > 0) {
-      // a damaged cache is moved aside (kept for inspection) and rebuilt, never reused
-      const aside = `${cacheDir}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-      renameSync(cacheDir, aside);
-      ctx.log('warn', `bootstrap: the cached base ${cacheDir} is damaged (${cacheProblems[0]}); moved to ${aside} and rebuilt`);
-    }
-    if (cacheProblems && cacheProblems.length === 0) {
-      cpSync(cacheDir, target, { recursive: true });
-      ctx.log('info', `bootstrap: reused the cached base ${cacheDir}`);
-      ctx.checkpoint(bootstrapTotalSteps(section), target);
-      const cachedGate = existsSync(join(cacheDir, 'gate.json')) ? JSON.parse(readFileSync(join(cacheDir, 'gate.json'), 'utf8')) as BootstrapGate : null;
-      if (cachedGate) { ctx.writeJson('bootstrap/gate.json', cachedGate); ctx.log(cachedGate.passed ? 'info' : 'warn', gateLine(cachedGate)); }
-      return {
-        checkpoint: target,
-        cached: true,
-        cacheKey: key,
-        ...(cachedGate ? { gatePassed: cachedGate.passed } : {}),
-        wallSeconds: elapsedSeconds(started),
-      };
-    }
+    const reused = (await useShippedBase(ctx, section, templates, target, started)) ?? (await reuseCachedBase(ctx, section, cacheDir, target, key, started));
+    if (reused) return reused;
 
     const saved = ctx.loadState() as { step?: number; checkpoint?: string } | null;
     const phases = bootstrapPhases(section);
@@ -374,4 +307,96 @@ export function bootstrapRows(
     drills++;
   }
   return { rows, chats, tokens, turns, longestResponseTokens, drills };
+}
+
+/**
+ * The bootstrap cache key: what the base depends on (env, templates, model, seed, the bootstrap settings and the rollout limits
+ * that shape its games; not sampling settings, not model.lora: the bootstrap always trains the full base).
+ */
+function bootstrapCacheKey(config: RunConfig, section: BootstrapSection, limits: ReturnType<typeof stageSection<'rollout'>>, names: string[],
+  own: PromptTemplate): string {
+  // the key carries the run template's content hash only when it is not the built-in of that name,
+  // so cached bases of built-in templates stay valid
+  let builtIn: PromptTemplate | null = null;
+  try { builtIn = builtinTemplate(config.template.preset, config.template.responseFormat); } catch { builtIn = null; }
+  const customHash = builtIn && templateHash(builtIn) === templateHash(own) ? undefined : templateHash(own);
+  // the cache key holds what the base depends on: env, templates, model, seed, the bootstrap
+  // settings and the rollout limits that shape its games (not sampling settings; not model.lora: the bootstrap always trains
+  // the full base, LoRA starts at the finetuning stages, core/train/lora.ts)
+  const shape = { maxTurns: limits.maxTurns, maxActionsPerTurn: limits.maxActionsPerTurn, maxActionsPerGame: limits.maxActionsPerGame };
+  // (the run's response format enters the key only when it is not its built-in template's own, e.g. tiny-spa in the plain
+  // format, so such a base is not mistaken for the world-model one; `shipped` does not change the base)
+  let defaultFormat: string | null = null;
+  try { defaultFormat = builtinTemplate(config.template.preset).responseFormat; } catch { defaultFormat = null; }
+  const ownFormat = defaultFormat !== null && defaultFormat !== own.responseFormat ? own.responseFormat : undefined;
+  const keySection = { ...section, shipped: undefined, extend: section.extend.length > 0 ? section.extend : undefined };
+  const model = { ...config.model, lora: undefined };
+  const keyParts = {
+    env: config.env, templates: names, customTemplate: customHash, ownFormat, model, seed: config.seeds.base,
+    selfplayStart: config.seeds.selfplayStart, section: keySection, limits: shape,
+  };
+  const key = createHash('sha256').update(JSON.stringify(keyParts)).digest('hex').slice(0, 16);
+  return key;
+}
+
+/** The shipped base (resources/bases/<env>) when this run's base would be the same one: copied in, no training. Null otherwise. */
+async function useShippedBase(ctx: StageContext, section: BootstrapSection, templates: Array<string | PromptTemplate>, target: string,
+  started: number): Promise<Record<string, unknown> | null> {
+  // the shipped base (resources/bases/<env>) when this run's base would be the same one: copied in, no training
+  if (section.shipped) {
+    const found = await findShippedBase(baseDescriptor(ctx.config, templates.map((t) => (typeof t === 'string' ? builtinTemplate(t) : t))));
+    if (found.kind === 'match') {
+      rmSync(target, { recursive: true, force: true });
+      cpSync(found.dir, target, { recursive: true });
+      const gate = found.record.gate as BootstrapGate | null;
+      if (gate) ctx.writeJson('bootstrap/gate.json', gate);
+      const content = found.record.contentHash.slice(0, 12);
+      ctx.log(
+        gate && !gate.passed ? 'warn' : 'info',
+        `bootstrap: using the shipped base ${found.dir} (content ${content}…; ${gate ? gateLine(gate) : 'no gate recorded'})`,
+      );
+      ctx.checkpoint(bootstrapTotalSteps(section), target);
+      const gatePassed = gate ? { gatePassed: gate.passed } : {};
+      return {
+        checkpoint: target,
+        cached: true,
+        shipped: found.dir,
+        contentHash: found.record.contentHash,
+        ...gatePassed,
+        wallSeconds: elapsedSeconds(started),
+      };
+    }
+    if (found.kind === 'mismatch') {
+      ctx.log('info', `bootstrap: the shipped base ${found.dir} does not fit this run (${found.differs.join('; ')}); training a base`);
+    }
+  }
+  return null;
+}
+
+/** The project's cached base of the same key, when it is intact (a damaged one is moved aside and rebuilt). Null otherwise. */
+async function reuseCachedBase(ctx: StageContext, section: BootstrapSection, cacheDir: string, target: string, key: string,
+  started: number): Promise<Record<string, unknown> | null> {
+  const cacheProblems = section.cache && existsSync(cacheDir) ? await checkpointProblems(cacheDir) : null;
+  if (cacheProblems && cacheProblems.length > 0) {
+    // a damaged cache is moved aside (kept for inspection) and rebuilt, never reused
+    const aside = `${cacheDir}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+    renameSync(cacheDir, aside);
+    ctx.log('warn', `bootstrap: the cached base ${cacheDir} is damaged (${cacheProblems[0]}); moved to ${aside} and rebuilt`);
+  }
+  if (cacheProblems && cacheProblems.length === 0) {
+    cpSync(cacheDir, target, { recursive: true });
+    ctx.log('info', `bootstrap: reused the cached base ${cacheDir}`);
+    ctx.checkpoint(bootstrapTotalSteps(section), target);
+    const cachedGate = existsSync(join(cacheDir, 'gate.json')) ? JSON.parse(readFileSync(join(cacheDir, 'gate.json'), 'utf8')) as BootstrapGate : null;
+    if (cachedGate) { ctx.writeJson('bootstrap/gate.json', cachedGate); ctx.log(cachedGate.passed ? 'info' : 'warn', gateLine(cachedGate)); }
+    return {
+      checkpoint: target,
+      cached: true,
+      cacheKey: key,
+      ...(cachedGate ? { gatePassed: cachedGate.passed } : {}),
+      wallSeconds: elapsedSeconds(started),
+    };
+  }
+
+  return null;
 }

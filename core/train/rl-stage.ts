@@ -125,6 +125,48 @@ async function trackPassAtK(ctx: StageContext, runtime: ModelRuntime, section: R
   ctx.writeJson(`eval/rl-step-${String(step).padStart(6, '0')}.json`, { kind: 'rl-pass-at-k', stage: 'rl', step, ...summary });
 }
 
+/**
+ * The models of an RL stage: the policy (resumed with its AdamW moments, else the starting model), a separate critic when the
+ * algorithm needs one and model.criticMode is 'separate' (else the shared trunk's value view), the frozen KL reference, LoRA
+ * adapters, and the loss parameters.
+ */
+async function loadRlModels(ctx: StageContext, section: RlSection, ppo: boolean) {
+  const separateCritic = ppo && ctx.config.model.criticMode === 'separate';
+  const state = ctx.loadState() as { nextStep?: number; checkpoint?: string; critic?: string } | null;
+  let policy: ModelRuntime;
+  let from: string;
+  if (state?.checkpoint && existsSync(join(state.checkpoint, 'config.json'))) {
+    policy = await resumeModel(ctx, state.checkpoint, { valueHead: ppo && !separateCritic });
+    from = state.checkpoint;
+    ctx.log('info', `rl: resuming at step ${state.nextStep} from ${from} (weights and AdamW moments restored)`);
+  } else {
+    ({ runtime: policy, from } = await loadStartingModel(ctx, { valueHead: ppo && !separateCritic }));
+  }
+  // model.lora: adapters on a frozen base for the policy and a separate critic (kept when their checkpoint has them),
+  // before any optimizer or value view is built over the trainable weights
+  await loraForStage(ctx, policy, 'rl policy');
+  const start = startingCheckpoint(ctx);
+  const critic = separateCritic ? await loadCritic(ctx, state?.critic, start) : null;
+  if (critic) await loraForStage(ctx, critic, 'rl critic');
+  const reference = section.klCoef > 0 ? (start ? await loadRuntime(start, { valueHead: false, trainable: false }) : null) : null;
+  if (section.klCoef > 0 && !reference) ctx.log('warn', 'rl: klCoef > 0 but there is no starting checkpoint to act as the frozen reference; KL is skipped');
+  const klCoef = reference ? section.klCoef : 0;
+  ensureRlOptimizer(policy, section.adamBetas);
+  if (critic) ensureRlOptimizer(critic, section.adamBetas);
+  const valueView = ppo && !critic ? sharedTrunkValueView(policy, section.adamBetas) : null;
+  const lossParams = {
+    clipLow: section.clipLow,
+    clipHigh: section.clipHigh,
+    dualClip: section.dualClip,
+    valueClip: section.valueClip,
+    entropyCoef: section.entropyCoef,
+    valueCoef: section.valueCoef,
+    klCoef,
+    klEstimator: section.klEstimator,
+  };
+  return { state, policy, from, critic, reference, valueView, lossParams };
+}
+
 export const rlStage: StageDefinition = {
   name: 'rl',
   title: 'RL (PPO or GRPO)',
@@ -134,39 +176,7 @@ export const rlStage: StageDefinition = {
     const limits = stageSection(ctx.config, 'rollout');
     const algorithm = rlAlgorithm(section.algorithm);
     const ppo = algorithm.needsCritic;
-    const separateCritic = ppo && ctx.config.model.criticMode === 'separate';
-    const state = ctx.loadState() as { nextStep?: number; checkpoint?: string; critic?: string } | null;
-    let policy: ModelRuntime;
-    let from: string;
-    if (state?.checkpoint && existsSync(join(state.checkpoint, 'config.json'))) {
-      policy = await resumeModel(ctx, state.checkpoint, { valueHead: ppo && !separateCritic });
-      from = state.checkpoint;
-      ctx.log('info', `rl: resuming at step ${state.nextStep} from ${from} (weights and AdamW moments restored)`);
-    } else {
-      ({ runtime: policy, from } = await loadStartingModel(ctx, { valueHead: ppo && !separateCritic }));
-    }
-    // model.lora: adapters on a frozen base for the policy and a separate critic (kept when their checkpoint has them),
-    // before any optimizer or value view is built over the trainable weights
-    await loraForStage(ctx, policy, 'rl policy');
-    const start = startingCheckpoint(ctx);
-    const critic = separateCritic ? await loadCritic(ctx, state?.critic, start) : null;
-    if (critic) await loraForStage(ctx, critic, 'rl critic');
-    const reference = section.klCoef > 0 ? (start ? await loadRuntime(start, { valueHead: false, trainable: false }) : null) : null;
-    if (section.klCoef > 0 && !reference) ctx.log('warn', 'rl: klCoef > 0 but there is no starting checkpoint to act as the frozen reference; KL is skipped');
-    const klCoef = reference ? section.klCoef : 0;
-    ensureRlOptimizer(policy, section.adamBetas);
-    if (critic) ensureRlOptimizer(critic, section.adamBetas);
-    const valueView = ppo && !critic ? sharedTrunkValueView(policy, section.adamBetas) : null;
-    const lossParams = {
-      clipLow: section.clipLow,
-      clipHigh: section.clipHigh,
-      dualClip: section.dualClip,
-      valueClip: section.valueClip,
-      entropyCoef: section.entropyCoef,
-      valueCoef: section.valueCoef,
-      klCoef,
-      klEstimator: section.klEstimator,
-    };
+    const { state, policy, from, critic, reference, valueView, lossParams } = await loadRlModels(ctx, section, ppo);
     const firstStep = state?.nextStep ?? 0;
     if (firstStep === 0 && section.passAtKEvery > 0) await trackPassAtK(ctx, policy, section, 0);
     let checkpoint = from;
