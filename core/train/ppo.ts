@@ -69,19 +69,23 @@ export function buildPpoRows(
   const advantages: number[][] = samples.map((s) => s.ids.map(() => 0));
   const returns: number[][] = samples.map((s) => s.ids.map(() => 0));
   for (const [episode, indexes] of byEpisode) {
-    const turnValues = indexes.map((i) => stats.values[i]!.slice(samples[i]!.responseStart));
-    // rewards of this episode's turns, in the order of its kept samples (turns without model tokens pass theirs on)
-    const rewards = turnRewards[episode]!;
-    const perSample = indexes.map((i) => rewards[samples[i]!.turn] ?? 0);
-    const skipped = rewards.reduce((a, c) => a + c, 0) - perSample.reduce((a, c) => a + c, 0);
-    perSample[perSample.length - 1]! += skipped;
-    const out = episodeAdvantages(turnValues, perSample, {
+    // every turn of the episode, with the values of its model tokens ([] for a turn without any): episodeAdvantages moves the
+    // reward of a turn without tokens to the previous turn that has some (the one redistribution rule, advantages.ts)
+    const turns = Math.max(turnRewards[episode]!.length, ...indexes.map((i) => samples[i]!.turn + 1));
+    const rewards = Array.from({ length: turns }, (_, t) => turnRewards[episode]![t] ?? 0);
+    const sampleOfTurn = new Map(indexes.map((i) => [samples[i]!.turn, i]));
+    const turnValues = rewards.map((_, t) => {
+      const i = sampleOfTurn.get(t);
+      return i === undefined ? [] : stats.values[i]!.slice(samples[i]!.responseStart);
+    });
+    const all = episodeAdvantages(turnValues, rewards, {
       placement: section.rewardPlacement,
       advantage: section.advantage,
       gamma: section.gamma,
       lambda: section.lambda,
       turnGamma: section.turnGamma,
     });
+    const out = { advantages: indexes.map((i) => all.advantages[samples[i]!.turn]!), returns: indexes.map((i) => all.returns[samples[i]!.turn]!) };
     indexes.forEach((i, k) => {
       const start = samples[i]!.responseStart;
       out.advantages[k]!.forEach((a, t) => {

@@ -75,4 +75,14 @@ describe('RL_ALGORITHMS', () => {
       expect(source, file).not.toMatch(/import '\.\/losses\.js';/);
     }
   });
+
+  it('moves the reward of a turn without model tokens by one rule: to the previous turn that has tokens', () => {
+    // turns 0 and 2 have tokens, turn 1 none (its reward 1 must land on turn 0's last token, not on turn 2's)
+    const samples = [{ episode: 0, turn: 0, ids: [1, 2, 3], responseStart: 1 }, { episode: 0, turn: 2, ids: [1, 4, 5], responseStart: 1 }];
+    const stats = { logprobs: samples.map(() => [0, 0, 0]), values: samples.map(() => [0, 0, 0]), refLogprobs: null, entropies: [] } as never;
+    const s = { ...StageSectionSchemas.rl.parse({}), rewardPlacement: 'per-turn', advantage: 'gae', gamma: 0.5, lambda: 1 } as RlSection;
+    const built = rlAlgorithm('ppo').buildRows({ samples, turnRewards: [[0, 1, 0]], episodeRewards: [1], groups: [0], stats, section: s });
+    expect(built.rows[0]!.arrays.returns!.slice(1)).toEqual([0.5, 1]);   // turn 0: the reward on its last token
+    expect(built.rows[1]!.arrays.returns!.slice(1)).toEqual([0, 0]);     // turn 2: nothing after it
+  });
 });
