@@ -12,7 +12,7 @@ import type { ProjectEvent, RunSummary } from '../api/contract.js';
 import { RunEventSchema, type EpisodeSummary, type MetricPoint, type RunEvent } from '../api/records.js';
 import { conflict, WorkbenchError } from '../api/errors.js';
 import { holderCanStop, type ProjectStore } from '../storage/project-store.js';
-import { liveLockHolder } from '../storage/lock.js';
+import { liveLockHolder, type LockInfo } from '../storage/lock.js';
 import { EVENTS_FILE, METRICS_FILE, ROLLOUT_INDEX, type RunRecord } from '../storage/run-files.js';
 import { estimateRunEta } from '../engine/run-eta.js';
 
@@ -52,6 +52,7 @@ export class RunWatcher {
   private readonly tails = new Map<string, { events: Tail; metrics: Tail; episodes: Tail }>();
   private timer: ReturnType<typeof setInterval> | null = null;
   private holderGone = false;
+  private goneNotice: string | null = null;
 
   constructor(private readonly o: RunWatcherOptions) {
     this.timer = setInterval(() => this.tick(), o.intervalMs ?? 500);
@@ -73,11 +74,41 @@ export class RunWatcher {
     const watched = new Set(this.o.watched());
     for (const id of [...this.tails.keys()]) if (!watched.has(id)) this.tails.delete(id);
     for (const id of watched) this.follow(id);
-    if (!this.holderGone && !liveLockHolder(store.dir)) {
+    this.checkHolder();
+  }
+
+  /**
+   * Follow whoever holds the project now: when the watched process ends, say so; when another one
+   * takes the lock (the next `spa-workbench run`, a study), watch that one (Stop signals it).
+   * Returns the live holder, or null when none holds the project.
+   */
+  private checkHolder(): LockInfo | null {
+    const { store } = this.o;
+    const live = liveLockHolder(store.dir);
+    const known = store.lockHolder;
+    if (live && known && (live.pid !== known.pid || live.host !== known.host || live.startedAt !== known.startedAt)) {
+      store.followHolder(live);
+      this.clearGoneNotice();
+      this.holderGone = false;
+      this.o.onProjectEvent({ type: 'project', time: Date.now(), project: store.info() });
+    } else if (live && this.holderGone) {
+      this.clearGoneNotice();
+      this.holderGone = false;
+      this.o.onProjectEvent({ type: 'project', time: Date.now(), project: store.info() });
+    } else if (!live && !this.holderGone) {
       this.holderGone = true;
-      store.warnings.push(`process ${store.lockHolder?.pid} no longer holds the project; open it again to work on it (not only watch)`);
+      this.goneNotice = `process ${known?.pid} no longer holds the project; open it again to work on it (not only watch)`;
+      store.warnings.push(this.goneNotice);
       this.o.onProjectEvent({ type: 'project', time: Date.now(), project: store.info() });
     }
+    return live;
+  }
+
+  private clearGoneNotice(): void {
+    if (!this.goneNotice) return;
+    const at = this.o.store.warnings.indexOf(this.goneNotice);
+    if (at >= 0) this.o.store.warnings.splice(at, 1);
+    this.goneNotice = null;
   }
 
   private follow(runId: string): void {
@@ -136,11 +167,18 @@ export class RunWatcher {
   /** Stop a run of the holder, as `spa-workbench stop` does: SIGINT to a CLI run on this machine (it stops after the current step). */
   async stop(runId: string): Promise<RunSummary> {
     const { store } = this.o;
+    store.refresh();
+    const live = this.checkHolder();                 // the holder now, not the one seen when the project was opened
     const holder = store.lockHolder!;
     const r = store.getRun(runId);
     if (!r) throw new WorkbenchError('NotFound', `run ${JSON.stringify(runId)} not found`, { where: 'runs.stop runId' });
     if (!ACTIVE.has(r.status)) throw conflict(`run ${runId} is ${r.status}: nothing to stop`, 'runs.stop', { received: r.status });
-    if (!holderCanStop(holder) || !liveLockHolder(store.dir)) {
+    if (!live) {
+      const message = `run ${runId} is marked ${r.status} but no process holds the project any more (process ${holder.pid} ended): ` +
+        'nothing to stop; open the project again to take it over (the run is then marked interrupted and can be resumed)';
+      throw conflict(message, 'runs.stop', { received: r.status });
+    }
+    if (!holderCanStop(holder)) {
       const where = `process ${holder.pid} on ${holder.host} (${holder.purpose ?? 'workbench'})`;
       const message = `run ${runId} runs in ${where}; stop it there (its window, or Ctrl-C in its terminal)`;
       throw conflict(message, 'runs.stop', { received: holder.purpose ?? 'workbench' });

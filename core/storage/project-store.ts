@@ -115,6 +115,8 @@ export class ProjectStore {
 
   get readOnly(): boolean { return this.readOnlyFs || this.holder !== null; }
   get lockHolder(): LockInfo | null { return this.holder; }
+  /** Read-only: another process now holds the lock (the one watched ended, a new one took it); the watcher follows it. */
+  followHolder(holder: LockInfo): void { if (this.holder) this.holder = holder; }
 
   /**
    * Open a project that another process holds, to watch it: nothing is written, moved aside or
