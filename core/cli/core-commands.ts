@@ -250,6 +250,60 @@ async function follow(d: Dispatcher, api: WorkbenchClient, runId: string, begin:
 function collect(value: string, previous: string[] = []): string[] { return [...previous, value]; }
 
 /**
+ * A project that `serve` (or the app in browser mode) holds on this machine: its API link (port and
+ * token, remembered by serve for the project folder), or null when another kind of process holds it.
+ */
+function servingLink(dir: string): { pid: number; wsUrl: string } | null {
+  const abs = path.resolve(dir);
+  const holder = liveLockHolder(abs);
+  if (!holder || holder.host !== os.hostname() || holder.purpose !== 'serve') return null;
+  const link = rememberedLink(abs);
+  return link && link.port > 0 ? { pid: holder.pid, wsUrl: `ws://127.0.0.1:${link.port}/api?token=${link.token}` } : null;
+}
+
+/**
+ * Start a run in the `serve` process that holds the project (through its API, as its UI would) and
+ * follow it from here: progress, Ctrl-C stops it, the exit code says how it ended. The run lives in
+ * serve: closing this terminal does not stop it.
+ */
+async function runThroughServe(link: { pid: number; wsUrl: string }, begin: (api: WorkbenchClient) => Promise<string>, json: boolean): Promise<number> {
+  const out = json ? process.stderr : process.stdout;
+  const { connectWorkbench } = await import('../server/ws-client.js');
+  let api: WorkbenchClient;
+  try { api = await connectWorkbench(link.wsUrl); } catch (err) {
+    fail(`the project is open in \`spa-workbench serve\` (process ${link.pid}) but its API could not be reached: ${describeError(err)}`);
+  }
+  let runId: string;
+  try { runId = await begin(api); } catch (err) { api.close?.(); fail(describeError(err)); }
+  out.write(`run ${runId} runs in the serve process ${link.pid} that holds the project (watch it in its window too; Ctrl-C here stops it)\n`);
+  const reporter = progressReporter(out);
+  const unsubscribe = api.subscribe({ kind: 'run', runId }, (e) => reporter.event(e));
+  let stopping = false;
+  onInterrupt({
+    stop: () => { if (stopping) return; stopping = true; reporter.done(); out.write('\nstopping after the current step...\n'); void api.runs.stop({ runId }).catch(() => undefined); },
+    kill: () => process.exit(130),
+  });
+  const ACTIVE = new Set(['created', 'queued', 'running', 'stopping']);
+  let info = await api.runs.get({ runId });
+  while (ACTIVE.has(info.status)) {
+    await new Promise((r) => setTimeout(r, 500));
+    info = await api.runs.get({ runId });
+  }
+  reporter.done();
+  unsubscribe();
+  if (json) process.stdout.write(`${JSON.stringify(info, null, 2)}\n`);
+  else {
+    out.write(`${info.id}: ${info.status}${info.reason ? ` (${info.reason})` : ''} in ${duration(info.durationMs)}\n`);
+    const metrics = finalMetricLines(info.latest);
+    if (metrics.length) out.write(`final metrics:\n${metrics.join('\n')}\n`);
+    out.write(`folder: ${info.dir}\n`);
+  }
+  api.close?.();
+  return info.status === 'completed' ? 0 : info.status === 'stopped' ? 130 : 1;
+}
+
+
+/**
  * Problems of a run request, before any project or run folder is made: the resolved config (with its
  * stage sections and env options, see resolveRunConfig), the model folder and the template name.
  * Empty when the config is fine.
@@ -554,6 +608,15 @@ export function registerCoreCommands(program: Command): void {
         fail(
           `invalid run config${request.config && (target ?? o.config) ? ` in ${target ?? o.config}` : ''}:\n${problems.map((p) => `  - ${p}`).join('\n')}`,
         );
+      const served = servingLink(o.project);
+      if (served) {
+        process.exit(await runThroughServe(served, async (api) => {
+          const run = await api.runs.create({ ...request, ...(o.size ? { size: o.size as SizeArg } : {}), set, ...(o.name ? { name: o.name } : {}) });
+          (o.json ? process.stderr : process.stdout).write(`run ${run.id}: ${run.stages.map((s) => s.name).join(' → ')}\n`);
+          await api.runs.start({ runId: run.id });
+          return run.id;
+        }, !!o.json));
+      }
       const { d, api } = await openProject(o.project, true, 'cli run');
       let code = 1;
       try {
@@ -589,6 +652,8 @@ export function registerCoreCommands(program: Command): void {
     .requiredOption('--project <dir>', 'project folder')
     .option('--json', 'print the final run as JSON')
     .action(async (runId: string, o: { project: string; json?: boolean }) => {
+      const served = servingLink(o.project);
+      if (served) process.exit(await runThroughServe(served, async (api) => { await api.runs.resume({ runId }); return runId; }, !!o.json));
       const { d, api } = await openProject(o.project, false, 'cli run');
       let code = 1;
       try {
