@@ -1,11 +1,24 @@
-// Model configuration: the Hugging Face Qwen2 config.json fields (same names, snake_case, so a
+// Model configuration: the Hugging Face Qwen2 / Qwen3 / Llama config.json fields (same names, snake_case, so a
 // config written here is a valid config.json and one from transformers loads here), each with a
 // default and a one-line reason, plus our own extensions (value head). Validated where it enters.
 import { z } from 'zod';
 
+/** The decoder families that load (hf-load.ts maps each family's config.json defaults). */
+export const MODEL_FAMILIES = ['qwen2', 'qwen3', 'llama'] as const;
+export type ModelFamily = (typeof MODEL_FAMILIES)[number];
+
+/** Llama 3.x frequency-dependent RoPE scaling (transformers' rope_type "llama3"). */
+export const Llama3RopeScalingSchema = z.object({
+  rope_type: z.literal('llama3'),
+  factor: z.number().positive(),
+  low_freq_factor: z.number().positive(),
+  high_freq_factor: z.number().positive(),
+  original_max_position_embeddings: z.number().int().positive(),
+}).loose();
+
 export const ModelConfigSchema = z.object({
   architectures: z.array(z.string()).default(['Qwen2ForCausalLM']), // what transformers instantiates
-  model_type: z.string().default('qwen2'),                         // HF model family
+  model_type: z.enum(MODEL_FAMILIES).default('qwen2'),              // HF model family (qwen3 adds q/k RMSNorm; llama has no qkv bias)
   vocab_size: z.number().int().positive().default(128),            // set from the tokenizer in practice
   hidden_size: z.number().int().positive().default(128),           // residual stream width
   intermediate_size: z.number().int().positive().default(352),     // SwiGLU width (~8/3 x hidden keeps params ~ GPT 4x MLP)
@@ -13,7 +26,9 @@ export const ModelConfigSchema = z.object({
   num_attention_heads: z.number().int().positive().default(4),     // query heads
   num_key_value_heads: z.number().int().positive().default(4),     // K/V heads (GQA when < query heads)
   max_position_embeddings: z.number().int().positive().default(512), // longest context (RoPE table size)
-  rope_theta: z.number().positive().default(10000),                // RoPE base (Qwen2.5 uses 1e6)
+  rope_theta: z.number().positive().default(10000),                // RoPE base (Qwen2.5 uses 1e6, SmolLM2 1e5)
+  rope_scaling: Llama3RopeScalingSchema.nullable().optional(),      // Llama 3.x long-context RoPE (torch backend only)
+  head_dim: z.number().int().positive().optional(),                // per-head width when not hidden/heads (Qwen3; torch backend only)
   rms_norm_eps: z.number().positive().default(1e-6),               // RMSNorm epsilon (Qwen2 value)
   tie_word_embeddings: z.boolean().default(true),                  // lm_head shares embed_tokens (small models)
   attention_bias: z.boolean().default(true),                       // q/k/v projections have bias (Qwen2 = true)
@@ -70,7 +85,59 @@ export const PRESETS = {
 } as const satisfies Record<string, ModelConfigInput>;
 export type PresetName = keyof typeof PRESETS;
 
-export function headDim(config: ModelConfig): number { return config.hidden_size / config.num_attention_heads; }
+export function headDim(config: ModelConfig): number { return config.head_dim ?? config.hidden_size / config.num_attention_heads; }
+
+/** HF tensor names and shapes a config implies, in HF order (the torch worker's param_specs; TF.js's parameterSpecs for the qwen2/llama shapes). */
+export function hfTensorSpecs(config: ModelConfig): Map<string, number[]> {
+  const c = config;
+  const D = c.hidden_size;
+  const hd = headDim(c);
+  const q = c.num_attention_heads * hd;
+  const kv = c.num_key_value_heads * hd;
+  const specs = new Map<string, number[]>([['model.embed_tokens.weight', [c.vocab_size, D]]]);
+  for (let i = 0; i < c.num_hidden_layers; i++) {
+    const p = `model.layers.${i}`;
+    specs.set(`${p}.input_layernorm.weight`, [D]);
+    specs.set(`${p}.self_attn.q_proj.weight`, [q, D]);
+    specs.set(`${p}.self_attn.k_proj.weight`, [kv, D]);
+    specs.set(`${p}.self_attn.v_proj.weight`, [kv, D]);
+    if (c.attention_bias) {
+      specs.set(`${p}.self_attn.q_proj.bias`, [q]);
+      specs.set(`${p}.self_attn.k_proj.bias`, [kv]);
+      specs.set(`${p}.self_attn.v_proj.bias`, [kv]);
+    }
+    if (c.model_type === 'qwen3') {
+      specs.set(`${p}.self_attn.q_norm.weight`, [hd]);
+      specs.set(`${p}.self_attn.k_norm.weight`, [hd]);
+    }
+    specs.set(`${p}.self_attn.o_proj.weight`, [D, q]);
+    specs.set(`${p}.post_attention_layernorm.weight`, [D]);
+    specs.set(`${p}.mlp.gate_proj.weight`, [c.intermediate_size, D]);
+    specs.set(`${p}.mlp.up_proj.weight`, [c.intermediate_size, D]);
+    specs.set(`${p}.mlp.down_proj.weight`, [D, c.intermediate_size]);
+  }
+  specs.set('model.norm.weight', [D]);
+  if (!c.tie_word_embeddings) specs.set('lm_head.weight', [c.vocab_size, D]);
+  if (c.value_head) {
+    specs.set('value_head.weight', [1, D]);
+    specs.set('value_head.bias', [1]);
+  }
+  return specs;
+}
+
+/**
+ * What the TF.js model (core/model/transformer.ts) does not implement in this config; empty when it
+ * runs there. The torch worker runs all of these.
+ */
+export function tfjsUnsupported(config: ModelConfig): string[] {
+  const out: string[] = [];
+  if (config.model_type === 'qwen3') out.push('model_type "qwen3" (per-head q/k RMSNorm)');
+  if (config.head_dim !== undefined && config.head_dim !== config.hidden_size / config.num_attention_heads) {
+    out.push(`head_dim ${config.head_dim} != hidden_size / num_attention_heads (${config.hidden_size / config.num_attention_heads})`);
+  }
+  if (config.rope_scaling) out.push(`rope_scaling.rope_type "${config.rope_scaling.rope_type}"`);
+  return out;
+}
 
 /**
  * Parse and check a config (from a preset, a config.json or code). `where` names the source
@@ -84,18 +151,18 @@ export function parseModelConfig(input: unknown, where = 'model config'): ModelC
   }
   const c = parsed.data;
   const problems: string[] = [];
-  if (c.hidden_size % c.num_attention_heads !== 0) {
-    problems.push(`hidden_size (${c.hidden_size}) must be divisible by num_attention_heads (${c.num_attention_heads})`);
-  } else if ((c.hidden_size / c.num_attention_heads) % 2 !== 0) {
-    problems.push(`head dim hidden_size/num_attention_heads = ${c.hidden_size / c.num_attention_heads} must be even for rotary embeddings`);
+  if (c.head_dim === undefined && c.hidden_size % c.num_attention_heads !== 0) {
+    problems.push(`hidden_size (${c.hidden_size}) must be divisible by num_attention_heads (${c.num_attention_heads}), or head_dim given`);
+  } else if (headDim(c) % 2 !== 0) {
+    problems.push(`head dim ${headDim(c)} must be even for rotary embeddings`);
   }
   if (c.num_attention_heads % c.num_key_value_heads !== 0) {
     problems.push(`num_attention_heads (${c.num_attention_heads}) must be a multiple of num_key_value_heads (${c.num_key_value_heads})`);
   }
   if (c.use_sliding_window) problems.push('use_sliding_window = true is not supported (set it to false)');
-  const explicitHeadDim = (c as Record<string, unknown>).head_dim;
-  if (typeof explicitHeadDim === 'number' && explicitHeadDim !== c.hidden_size / c.num_attention_heads) {
-    problems.push(`head_dim ${explicitHeadDim} != hidden_size/num_attention_heads (${c.hidden_size / c.num_attention_heads}) is not supported`);
+  if (c.rope_scaling && c.model_type !== 'llama') problems.push(`rope_scaling "llama3" is for model_type "llama", not "${c.model_type}"`);
+  if (c.rope_scaling && !(c.rope_scaling.high_freq_factor > c.rope_scaling.low_freq_factor)) {
+    problems.push(`rope_scaling.high_freq_factor (${c.rope_scaling.high_freq_factor}) must exceed low_freq_factor (${c.rope_scaling.low_freq_factor})`);
   }
   if (problems.length) throw new Error(`${where}: invalid model config: ${problems.join('; ')}`);
   return c;
@@ -112,9 +179,11 @@ export function presetConfig(name: string, overrides: ModelConfigInput = {}): Mo
 /** Number of parameters a config implies (without instantiating it). */
 export function countParameters(config: ModelConfig): number {
   const d = config.hidden_size;
+  const q = config.num_attention_heads * headDim(config);
   const kv = config.num_key_value_heads * headDim(config);
-  const bias = config.attention_bias ? d + 2 * kv : 0;
-  const attention = d * d + 2 * d * kv + d * d + bias;
+  const bias = config.attention_bias ? q + 2 * kv : 0;
+  const qkNorm = config.model_type === 'qwen3' ? 2 * headDim(config) : 0;
+  const attention = d * q + 2 * d * kv + q * d + bias + qkNorm;
   const mlp = 3 * d * config.intermediate_size;
   const perLayer = attention + mlp + 2 * d;
   const embed = config.vocab_size * d;

@@ -1,5 +1,5 @@
-// Loading a local Hugging Face Qwen2 / Qwen2.5 folder (and our own checkpoints, which use the
-// same layout): config.json, model.safetensors or shards + model.safetensors.index.json,
+// Loading a local Hugging Face folder of the Qwen2 / Qwen2.5, Qwen3 or Llama (3.x, SmolLM2) family
+// (and our own checkpoints, which use the same layout): config.json, model.safetensors or shards + model.safetensors.index.json,
 // tokenizer.json (+ tokenizer_config.json), generation_config.json.
 //
 // Everything is validated before any weight is read: the config is mapped to ModelConfig,
@@ -11,8 +11,9 @@ import * as tf from '@tensorflow/tfjs';
 import { existsSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseModelConfig, type ModelConfig } from './config.js';
+import { hfTensorSpecs, MODEL_FAMILIES, parseModelConfig, tfjsUnsupported, type ModelConfig, type ModelFamily } from './config.js';
 import { CausalLM, type CausalLMOptions } from './transformer.js';
+import { wasmFitProblem } from './memory.js';
 import { SafetensorsReader, type SafetensorsDtype } from './safetensors.js';
 import { loadTokenizer, type Tokenizer } from './tokenizer.js';
 
@@ -75,48 +76,92 @@ async function readJson(path: string, what: string, required: boolean): Promise<
   return value as Record<string, unknown>;
 }
 
+/** Per family: the architectures names transformers uses, and the defaults of its config class that differ from ours. */
+const FAMILY: Record<ModelFamily, { architecture: string; pattern: RegExp; defaults: Record<string, unknown> }> = {
+  // Qwen2Config: tie false, qkv bias always, max positions 32768
+  qwen2: { architecture: 'Qwen2ForCausalLM', pattern: /^Qwen2(ForCausalLM|Model)$/,
+    defaults: { max_position_embeddings: 32768, rope_theta: 10000, rms_norm_eps: 1e-6, tie_word_embeddings: false, attention_bias: true } },
+  // Qwen3Config: no qkv bias, head_dim 128, per-head q/k RMSNorm
+  qwen3: { architecture: 'Qwen3ForCausalLM', pattern: /^Qwen3(ForCausalLM|Model)$/,
+    defaults: { max_position_embeddings: 32768, rope_theta: 10000, rms_norm_eps: 1e-6, tie_word_embeddings: false, attention_bias: false, head_dim: 128 } },
+  // LlamaConfig (Llama 2/3.x, SmolLM2): no bias, max positions 2048
+  llama: { architecture: 'LlamaForCausalLM', pattern: /^Llama(ForCausalLM|Model)$/,
+    defaults: { max_position_embeddings: 2048, rope_theta: 10000, rms_norm_eps: 1e-6, tie_word_embeddings: false, attention_bias: false } },
+};
+
 /**
- * Maps a Hugging Face Qwen2 config.json object to ModelConfig, filling the defaults of
- * transformers' Qwen2Config (which differ from our presets: e.g. tie_word_embeddings false).
+ * Maps a Hugging Face config.json object (model_type qwen2, qwen3 or llama) to ModelConfig, filling
+ * the defaults of that family's transformers config class (which differ from our presets: e.g.
+ * tie_word_embeddings false). Anything this code does not run is refused naming the key and value.
  */
 export function hfConfigToModelConfig(raw: Record<string, unknown>, source = 'config.json'): ModelConfig {
   const bad = (key: string, expected: string): never => {
     throw new ModelFolderError(`${source}: key "${key}": expected ${expected}, got ${JSON.stringify(raw[key])}`);
   };
-  if (raw.model_type !== undefined && raw.model_type !== 'qwen2') {
-    bad('model_type', '"qwen2" (Qwen2 / Qwen2.5 decoders are supported; other families are not)');
-  }
   const architectures = raw.architectures;
   if (architectures !== undefined && (!Array.isArray(architectures) || !architectures.every((a) => typeof a === 'string'))) {
     bad('architectures', 'an array of strings such as ["Qwen2ForCausalLM"]');
   }
-  if (Array.isArray(architectures) && architectures.length && !architectures.some((a) => /^Qwen2(ForCausalLM|Model)$/.test(a))) {
-    bad('architectures', 'to contain "Qwen2ForCausalLM"');
+  let family: ModelFamily;
+  if (raw.model_type === undefined) {
+    // older configs: the family from architectures, else Qwen2
+    const arch = Array.isArray(architectures) ? (architectures as string[]) : [];
+    family = MODEL_FAMILIES.find((f) => arch.some((a) => FAMILY[f].pattern.test(a))) ?? 'qwen2';
+  } else if (typeof raw.model_type === 'string' && (MODEL_FAMILIES as readonly string[]).includes(raw.model_type)) {
+    family = raw.model_type as ModelFamily;
+  } else {
+    return bad('model_type', `one of ${MODEL_FAMILIES.map((f) => `"${f}"`).join(', ')} (Qwen2 / Qwen2.5, Qwen3, Llama 2/3.x and SmolLM2 decoders load; other families do not)`);
+  }
+  const fam = FAMILY[family];
+  if (Array.isArray(architectures) && architectures.length && !architectures.some((a) => fam.pattern.test(a as string))) {
+    bad('architectures', `to contain "${fam.architecture}" (model_type is "${family}")`);
   }
   for (const key of ['hidden_size', 'num_hidden_layers', 'num_attention_heads', 'vocab_size', 'intermediate_size']) {
     if (raw[key] === undefined) throw new ModelFolderError(`${source}: missing required key "${key}"`);
     if (!Number.isInteger(raw[key]) || (raw[key] as number) <= 0) bad(key, 'a positive integer');
   }
+  let ropeScaling: Record<string, unknown> | null = null;
   if (raw.rope_scaling !== undefined && raw.rope_scaling !== null) {
-    bad('rope_scaling', 'null (scaled RoPE variants such as YaRN are not supported)');
+    const rs = raw.rope_scaling as Record<string, unknown>;
+    const kind = typeof rs === 'object' && !Array.isArray(rs) ? (rs.rope_type ?? rs.type) : undefined;
+    if (kind === 'default') ropeScaling = null;
+    else if (kind === 'llama3' && family === 'llama') {
+      for (const k of ['factor', 'low_freq_factor', 'high_freq_factor', 'original_max_position_embeddings']) {
+        if (typeof rs[k] !== 'number' || !((rs[k] as number) > 0)) {
+          throw new ModelFolderError(`${source}: key "rope_scaling.${k}": expected a positive number, got ${JSON.stringify(rs[k])}`);
+        }
+      }
+      ropeScaling = { ...rs, rope_type: 'llama3' };
+      delete ropeScaling.type;
+    } else {
+      throw new ModelFolderError(`${source}: key "rope_scaling": rope_type ${JSON.stringify(kind)} is not supported for model_type "${family}" ` +
+        '(supported: null, "default", and "llama3" on Llama; YaRN, linear and dynamic scaling are not)');
+    }
   }
   if (raw.hidden_act !== undefined && raw.hidden_act !== 'silu') bad('hidden_act', '"silu"');
+  if (raw.mlp_bias !== undefined && raw.mlp_bias !== false) bad('mlp_bias', 'false (MLP projections with bias are not supported)');
+  if (raw.pretraining_tp !== undefined && raw.pretraining_tp !== 1 && raw.pretraining_tp !== null) bad('pretraining_tp', '1');
   const dtype = raw.torch_dtype ?? raw.dtype;
+  const d = fam.defaults;
   const mapped: Record<string, unknown> = {
     ...raw,
-    architectures: ['Qwen2ForCausalLM'],
-    model_type: 'qwen2',
+    architectures: [fam.architecture],
+    model_type: family,
     num_key_value_heads: raw.num_key_value_heads ?? raw.num_attention_heads,
-    max_position_embeddings: raw.max_position_embeddings ?? 32768,   // Qwen2Config default
-    rope_theta: raw.rope_theta ?? 10000,
-    rms_norm_eps: raw.rms_norm_eps ?? 1e-6,
-    tie_word_embeddings: raw.tie_word_embeddings ?? false,             // Qwen2Config default (ours is true)
-    attention_bias: raw.attention_bias ?? true,                         // Qwen2 q/k/v always carry a bias
+    max_position_embeddings: raw.max_position_embeddings ?? d.max_position_embeddings,
+    rope_theta: raw.rope_theta ?? d.rope_theta,
+    rms_norm_eps: raw.rms_norm_eps ?? d.rms_norm_eps,
+    tie_word_embeddings: raw.tie_word_embeddings ?? d.tie_word_embeddings,
+    attention_bias: family === 'qwen2' ? true : (raw.attention_bias ?? d.attention_bias),   // Qwen2's q/k/v always carry a bias
     torch_dtype: dtype === 'float16' || dtype === 'bfloat16' ? dtype : 'float32',
     use_sliding_window: raw.use_sliding_window ?? false,
   };
+  if (raw.head_dim !== undefined && raw.head_dim !== null) mapped.head_dim = raw.head_dim;
+  else if (d.head_dim !== undefined) mapped.head_dim = d.head_dim;
+  else delete mapped.head_dim;
   delete mapped.dtype;
-  delete mapped.rope_scaling;
+  if (ropeScaling) mapped.rope_scaling = ropeScaling;
+  else delete mapped.rope_scaling;
   try {
     return parseModelConfig(mapped, source);
   } catch (err) {
@@ -159,10 +204,7 @@ export function parseGenerationConfig(raw: Record<string, unknown>, source: stri
 
 /** The tensor names and shapes a config implies (HF keys, HF layout). */
 export function expectedTensors(config: ModelConfig): Map<string, number[]> {
-  // Adapter: parameterSpecs() reads only `this.config`, so it runs without allocating a model
-  // (constructing one would allocate every weight, GBs for a 1.5B model).
-  const specs = (CausalLM.prototype.parameterSpecs as (this: { config: ModelConfig }) => Array<[string, number[], string]>).call({ config });
-  return new Map(specs.map(([name, shape]) => [name, shape]));
+  return hfTensorSpecs(config);
 }
 
 /** Normalises stored tensor names: bare Qwen2Model keys (`layers.0...`) get the `model.` prefix. */
@@ -331,6 +373,15 @@ export async function streamWeightsInto(model: CausalLM, info: HfFolderInfo): Pr
 /** Loads a Qwen2 folder (Hugging Face or our checkpoint) into a CausalLM, with its tokenizer. */
 export async function loadHfModel(dir: string, options: LoadHfOptions = {}): Promise<LoadedModel> {
   const info = await inspectHfFolder(dir);
+  const unsupported = tfjsUnsupported(info.config);
+  if (unsupported.length) {
+    throw new ModelFolderError(`${join(dir, 'config.json')}: the TF.js backends do not implement ${unsupported.join(', ')}; ` +
+      "run this model on the torch backend (backend: 'torch')");
+  }
+  if (tf.getBackend() === 'wasm') {
+    const problem = wasmFitProblem(info.config, { trainable: options.model?.trainable ?? true });
+    if (problem) throw new ModelFolderError(`${dir}: ${problem}`);
+  }
   let tokenizer: Tokenizer | null = null;
   if (options.tokenizer ?? true) {
     if (!info.hasTokenizer) throw new ModelFolderError(`${join(dir, 'tokenizer.json')}: missing tokenizer.json (pass tokenizer: false to load weights only)`);

@@ -199,18 +199,63 @@ def write_safetensors(path, tensors, metadata):
         os.fsync(f.fileno())
 
 
-# ---------------------------------------------------------------- Qwen2 (same names and math as core/model)
+# ---------------------------------------------------------------- decoders (same names and math as core/model)
+FAMILIES = ("qwen2", "qwen3", "llama")
+
+
+def head_dim(c):
+    """The per-head width: config head_dim (Qwen3, some Llamas), else hidden_size / num_attention_heads."""
+    return int(c.get("head_dim") or c["hidden_size"] // c["num_attention_heads"])
+
+
+def check_family(c):
+    """Refuse a config this worker does not implement, naming the field and its value (hf-load.ts checks the same first)."""
+    mt = c.get("model_type", "qwen2")
+    if mt not in FAMILIES:
+        raise ValueError("config model_type=%r is not supported (supported: %s)" % (mt, ", ".join(FAMILIES)))
+    if c.get("hidden_act", "silu") != "silu":
+        raise ValueError("config hidden_act=%r is not supported (only silu)" % (c.get("hidden_act"),))
+    if c.get("mlp_bias"):
+        raise ValueError("config mlp_bias=%r is not supported (MLP projections without bias only)" % (c.get("mlp_bias"),))
+    rs = c.get("rope_scaling")
+    if rs:
+        kind = rs.get("rope_type", rs.get("type"))
+        if kind not in ("default", "llama3") or (kind == "llama3" and mt != "llama"):
+            raise ValueError("config rope_scaling.rope_type=%r is not supported for model_type %r (supported: llama3 on llama)" % (kind, mt))
+
+
+def rope_inv_freq(c, hd):
+    """RoPE inverse frequencies [hd / 2] (float64): theta^(-2i/hd), Llama 3's frequency-dependent scaling when
+    rope_scaling says llama3 (transformers' _compute_llama3_parameters)."""
+    inv = 1.0 / (float(c.get("rope_theta", 10000.0)) ** (torch.arange(0, hd, 2, dtype=torch.float64) / hd))
+    rs = c.get("rope_scaling") or {}
+    if rs.get("rope_type", rs.get("type")) == "llama3":
+        factor, low, high = float(rs["factor"]), float(rs["low_freq_factor"]), float(rs["high_freq_factor"])
+        old = float(rs["original_max_position_embeddings"])
+        low_wavelen, high_wavelen = old / low, old / high
+        wavelen = 2 * math.pi / inv
+        scaled = torch.where(wavelen > low_wavelen, inv / factor, inv)
+        smooth = (old / wavelen - low) / (high - low)
+        smoothed = (1 - smooth) * scaled / factor + smooth * scaled
+        medium = (wavelen >= high_wavelen) & (wavelen <= low_wavelen)
+        inv = torch.where(medium, smoothed, scaled)
+    return inv
+
+
 def param_specs(c):
     D, I, V = c["hidden_size"], c["intermediate_size"], c["vocab_size"]
-    kv = c["num_key_value_heads"] * (D // c["num_attention_heads"])
+    hd = head_dim(c)
+    q, kv = c["num_attention_heads"] * hd, c["num_key_value_heads"] * hd
     specs = [("model.embed_tokens.weight", [V, D])]
     for i in range(c["num_hidden_layers"]):
         p = "model.layers.%d." % i
-        specs += [(p + "input_layernorm.weight", [D]), (p + "self_attn.q_proj.weight", [D, D]),
+        specs += [(p + "input_layernorm.weight", [D]), (p + "self_attn.q_proj.weight", [q, D]),
                   (p + "self_attn.k_proj.weight", [kv, D]), (p + "self_attn.v_proj.weight", [kv, D])]
         if c.get("attention_bias", True):
-            specs += [(p + "self_attn.q_proj.bias", [D]), (p + "self_attn.k_proj.bias", [kv]), (p + "self_attn.v_proj.bias", [kv])]
-        specs += [(p + "self_attn.o_proj.weight", [D, D]), (p + "post_attention_layernorm.weight", [D]),
+            specs += [(p + "self_attn.q_proj.bias", [q]), (p + "self_attn.k_proj.bias", [kv]), (p + "self_attn.v_proj.bias", [kv])]
+        if c.get("model_type") == "qwen3":
+            specs += [(p + "self_attn.q_norm.weight", [hd]), (p + "self_attn.k_norm.weight", [hd])]
+        specs += [(p + "self_attn.o_proj.weight", [D, q]), (p + "post_attention_layernorm.weight", [D]),
                   (p + "mlp.gate_proj.weight", [I, D]), (p + "mlp.up_proj.weight", [I, D]), (p + "mlp.down_proj.weight", [D, I])]
     specs.append(("model.norm.weight", [D]))
     if not c.get("tie_word_embeddings", True):
@@ -268,7 +313,10 @@ def has_prefix(seg):
     return out
 
 
-class Qwen2:
+class Decoder:
+    """Qwen2 / Qwen2.5, Qwen3 (q/k RMSNorm, head_dim) and Llama (Llama 3.x rope scaling, SmolLM2): one decoder, the
+    family differences switched by the config."""
+
     def __init__(self, config, device, autocast):
         self.c = config
         self.device = device
@@ -279,10 +327,13 @@ class Qwen2:
         self.lora_w = {}         # PEFT key -> adapter tensor
         self.lora_cfg = None     # {"rank", "alpha", "targetModules"} when LoRA is on
         self.lora_scale = 0.0
-        D, H = config["hidden_size"], config["num_attention_heads"]
-        self.H, self.KV, self.hd = H, config["num_key_value_heads"], D // H
+        self.grad_ckpt = bool(config.get("gradient_checkpointing", False))   # recompute each layer in the backward pass
+        self.sdpa = os.environ.get("SPA_TORCH_SDPA", "on") != "off"           # torch >= 2: fused attention
+        check_family(config)
+        self.H, self.KV, self.hd = config["num_attention_heads"], config["num_key_value_heads"], head_dim(config)
+        self.qk_norm = config.get("model_type") == "qwen3"
         hd = self.hd
-        inv = 1.0 / (config.get("rope_theta", 10000.0) ** (torch.arange(0, hd, 2, dtype=torch.float64) / hd))
+        inv = rope_inv_freq(config, hd)
         ang = torch.outer(torch.arange(config["max_position_embeddings"], dtype=torch.float64), inv)
         emb = torch.cat([ang, ang], dim=-1)
         self.cos = emb.cos().float().to(device)
@@ -315,7 +366,11 @@ class Qwen2:
 
     def linear(self, x, name, bias=None):
         """A projection by base weight name, the adapter added when there is one (CausalLM.proj)."""
-        y = F.linear(x, self.w[name], bias)
+        wt = self.w[name]
+        if wt.dtype != x.dtype and not self.autocast:   # frozen low-precision weights (reference model, LoRA base) outside autocast
+            y = F.linear(x.to(wt.dtype), wt, bias).to(x.dtype)
+        else:
+            y = F.linear(x, wt, bias)
         ad = self.lora.get(name)
         if ad is not None:
             y = y + F.linear(F.linear(x, self.lora_w[ad[0]]), self.lora_w[ad[1]]) * self.lora_scale   # [.., r] then [.., out]
@@ -327,80 +382,166 @@ class Qwen2:
         return _Null()
 
     def trunk(self, ids, seg, cache=None, positions=None):
-        """ids [B, T] -> hidden [B, T, D]. seg: segment ids of the keys (0 = padding) [B, Tk]."""
+        """ids [B, T] -> hidden [B, T, D]. seg: segment ids of the keys (0 = padding) [B, Tk].
+        cache (generation): {"cap": longest key length} plus per-layer K/V buffers [B, KV, cap, hd] written in place."""
         c, w = self.c, self.w
         B, T = ids.shape
         if positions is None:
             positions = positions_from_segments(seg)
         cos, sin = self.cos[positions].unsqueeze(1), self.sin[positions].unsqueeze(1)   # [B, 1, T, hd]
-        eps = c["rms_norm_eps"]
         x = F.embedding(ids.long(), w["model.embed_tokens.weight"])
+        if x.dtype != torch.float32:
+            x = x.float()   # a frozen bf16 embedding: the residual stream stays f32
         Tk = seg.shape[1]
         if T == 1 and cache is not None:
             # one new token per row (generation, one segment per row): it sees every real key before it
-            bias = torch.zeros(B, 1, 1, Tk, dtype=torch.float32, device=ids.device).masked_fill((seg == 0).view(B, 1, 1, Tk), float("-inf"))
+            allowed = (seg != 0).view(B, 1, 1, Tk)
         else:
             qseg = seg[:, Tk - T:]
             allowed = torch.ones(T, Tk, dtype=torch.bool, device=ids.device).tril(Tk - T).unsqueeze(0)
             allowed = allowed & (qseg.unsqueeze(2) == seg.unsqueeze(1)) & (seg.unsqueeze(1) != 0)       # [B, T, Tk]
             eye = torch.zeros(T, Tk, dtype=torch.bool, device=ids.device)
             eye[torch.arange(T), torch.arange(Tk - T, Tk)] = True
-            allowed = allowed | (~allowed.any(-1, keepdim=True) & eye.unsqueeze(0))   # padding queries attend to themselves
-            bias = torch.zeros(allowed.shape, dtype=torch.float32, device=ids.device).masked_fill(~allowed, float("-inf")).unsqueeze(1)
-        bias_attr = c.get("attention_bias", True)
+            allowed = (allowed | (~allowed.any(-1, keepdim=True) & eye.unsqueeze(0))).unsqueeze(1)   # padding queries see themselves
+        rep = self.H // self.KV
+        if rep > 1:   # GQA without repeating K/V: the rep query heads of a K/V head are folded into its query axis
+            allowed = allowed.unsqueeze(2).expand(B, 1, rep, T, Tk).reshape(B, 1, rep * T, Tk)   # [B, 1, rep*T, Tk]
+        ckpt = self.grad_ckpt and cache is None and torch.is_grad_enabled()
         for i in range(c["num_hidden_layers"]):
-            p = "model.layers.%d." % i
-            h = rms_norm(x, w[p + "input_layernorm.weight"], eps)
-            q = self.linear(h, p + "self_attn.q_proj.weight", w[p + "self_attn.q_proj.bias"] if bias_attr else None)
-            k = self.linear(h, p + "self_attn.k_proj.weight", w[p + "self_attn.k_proj.bias"] if bias_attr else None)
-            v = self.linear(h, p + "self_attn.v_proj.weight", w[p + "self_attn.v_proj.bias"] if bias_attr else None)
-            q = q.view(B, T, self.H, self.hd).transpose(1, 2)
-            k = k.view(B, T, self.KV, self.hd).transpose(1, 2)
-            v = v.view(B, T, self.KV, self.hd).transpose(1, 2)
-            q = q * cos + rotate_half(q) * sin
-            k = k * cos + rotate_half(k) * sin
-            if cache is not None:
-                if i in cache:
-                    k = torch.cat([cache[i][0], k], dim=2)
-                    v = torch.cat([cache[i][1], v], dim=2)
-                cache[i] = (k, v)
-            rep = self.H // self.KV
-            if rep > 1:
-                k = k.repeat_interleave(rep, dim=1)
-                v = v.repeat_interleave(rep, dim=1)
-            scores = (q @ k.transpose(-1, -2)).float() / math.sqrt(self.hd) + bias
-            a = torch.softmax(scores, dim=-1).to(v.dtype) @ v
-            x = x + self.linear(a.transpose(1, 2).reshape(B, T, -1), p + "self_attn.o_proj.weight")
-            h = rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
-            x = x + self.linear(F.silu(self.linear(h, p + "mlp.gate_proj.weight")) * self.linear(h, p + "mlp.up_proj.weight"),
-                                p + "mlp.down_proj.weight")
-        return rms_norm(x, w["model.norm.weight"], eps)
+            if ckpt:   # keep only the layer's input; recompute its activations in the backward pass
+                x = _checkpoint(self._layer, i, x, cos, sin, allowed, None, Tk)
+            else:
+                x = self._layer(i, x, cos, sin, allowed, cache, Tk)
+        return rms_norm(x, w["model.norm.weight"], c["rms_norm_eps"])
+
+    def _layer(self, i, x, cos, sin, allowed, cache, Tk):
+        """One decoder block: x [B, T, D] -> [B, T, D]."""
+        c, w = self.c, self.w
+        eps = c["rms_norm_eps"]
+        B, T, _ = x.shape
+        p = "model.layers.%d." % i
+        bias_attr = c.get("attention_bias", True)
+        h = rms_norm(x, w[p + "input_layernorm.weight"], eps)
+        q = self.linear(h, p + "self_attn.q_proj.weight", w[p + "self_attn.q_proj.bias"] if bias_attr else None)
+        k = self.linear(h, p + "self_attn.k_proj.weight", w[p + "self_attn.k_proj.bias"] if bias_attr else None)
+        v = self.linear(h, p + "self_attn.v_proj.weight", w[p + "self_attn.v_proj.bias"] if bias_attr else None)
+        q = q.view(B, T, self.H, self.hd)
+        k = k.view(B, T, self.KV, self.hd)
+        if self.qk_norm:   # Qwen3: RMSNorm over each head's vector, before RoPE
+            q = rms_norm(q, w[p + "self_attn.q_norm.weight"], eps)
+            k = rms_norm(k, w[p + "self_attn.k_norm.weight"], eps)
+        q, k = q.transpose(1, 2), k.transpose(1, 2)                        # [B, H, T, hd], [B, KV, T, hd]
+        v = v.view(B, T, self.KV, self.hd).transpose(1, 2)                  # [B, KV, T, hd]
+        q = (q * cos + rotate_half(q) * sin).to(v.dtype)
+        k = (k * cos + rotate_half(k) * sin).to(v.dtype)
+        if cache is not None:
+            buf = cache.get(i)
+            if buf is None:   # one buffer per layer for the whole generation: written in place, never re-concatenated
+                buf = (torch.zeros(B, self.KV, cache["cap"], self.hd, dtype=v.dtype, device=v.device),
+                       torch.zeros(B, self.KV, cache["cap"], self.hd, dtype=v.dtype, device=v.device))
+                cache[i] = buf
+            buf[0][:, :, Tk - T:Tk] = k
+            buf[1][:, :, Tk - T:Tk] = v
+            k, v = buf[0][:, :, :Tk], buf[1][:, :, :Tk]
+        rep = self.H // self.KV
+        qf = q.reshape(B, self.KV, rep * T, self.hd)                         # [B, KV, rep*T, hd]
+        if _SDPA is not None and self.sdpa:
+            a = _SDPA(qf, k, v, attn_mask=allowed)
+        else:
+            scores = (qf @ k.transpose(-1, -2)).float() / math.sqrt(self.hd)
+            scores = scores.masked_fill(~allowed, float("-inf"))
+            a = torch.softmax(scores, dim=-1).to(v.dtype) @ v                   # [B, KV, rep*T, hd]
+        a = a.reshape(B, self.H, T, self.hd).transpose(1, 2).reshape(B, T, self.H * self.hd)
+        x = x + self.linear(a, p + "self_attn.o_proj.weight")
+        h = rms_norm(x, w[p + "post_attention_layernorm.weight"], eps)
+        return x + self.linear(F.silu(self.linear(h, p + "mlp.gate_proj.weight")) * self.linear(h, p + "mlp.up_proj.weight"),
+                               p + "mlp.down_proj.weight")
+
+    def head_weight(self):
+        return self.w["model.embed_tokens.weight" if self.c.get("tie_word_embeddings", True) else "lm_head.weight"]
 
     def lm_head(self, hidden):
-        name = "model.embed_tokens.weight" if self.c.get("tie_word_embeddings", True) else "lm_head.weight"
-        return F.linear(hidden, self.w[name]).float()
+        wt = self.head_weight()
+        return F.linear(hidden.to(wt.dtype) if hidden.dtype != wt.dtype and not self.autocast else hidden, wt).float()
 
     def value(self, hidden):
         return F.linear(hidden, self.w["value_head.weight"], self.w["value_head.bias"]).float().squeeze(-1)
 
-    def token_outputs(self, ids, seg, want_logits=True, want_values=False):
-        """Per-token log-prob and entropy of each token given its prefix, and the prefix's value (0 without a prefix)."""
+    def token_outputs(self, ids, seg, want_logits=True, want_values=False, score=None, want_entropy=True):
+        """Per-token log-prob and entropy of each token given its prefix, and the prefix's value (0 without a prefix).
+        Log-probs and entropies are computed only where `score` [B, T] is set (default: every token with a prefix),
+        in chunks of rows of the LM head (never a [tokens, vocab] tensor for all tokens; under autograd each chunk's
+        [rows, vocab] logits are recomputed in the backward pass instead of kept); elsewhere they are 0."""
         with self._ctx():
             hidden = self.trunk(ids, seg)
-            defined = has_prefix(seg).float()
+            defined = has_prefix(seg)
             B, T = ids.shape
             out = {}
             if want_logits:
-                logp = torch.log_softmax(self.lm_head(hidden[:, :-1]), dim=-1)           # [B, T-1, V]
-                lp = logp.gather(-1, ids[:, 1:].long().unsqueeze(-1)).squeeze(-1)
-                ent = -(logp.exp() * logp).sum(-1)
+                sel = defined[:, 1:] if score is None else defined[:, 1:] & (score[:, 1:] != 0)
+                idx = sel.reshape(-1).nonzero().squeeze(1)                              # scored positions, flat
+                hs = hidden[:, :-1].reshape(B * (T - 1), -1).index_select(0, idx)        # [N, D]
+                tg = ids[:, 1:].reshape(-1).long().index_select(0, idx)                  # [N]
+                wt = self.head_weight()
+                rows = head_rows(wt.shape[0])
+                lps, ents = [], []
+                grad = torch.is_grad_enabled()
+                for s0 in range(0, hs.shape[0], rows):
+                    args = (hs[s0:s0 + rows], wt, tg[s0:s0 + rows])
+                    if grad:
+                        lp, ent = _checkpoint(self._head_stats, *args)
+                    else:
+                        lp, ent = self._head_stats(*args)
+                    lps.append(lp)
+                    ents.append(ent)
+                flat = torch.zeros(B * (T - 1), device=ids.device)
+                lp_all = flat.index_put((idx,), torch.cat(lps)) if lps else flat
+                ent_all = flat.index_put((idx,), torch.cat(ents)) if ents else flat
                 zero = torch.zeros(B, 1, device=ids.device)
-                out["logprobs"] = torch.cat([zero, lp], dim=1) * defined
-                out["entropies"] = torch.cat([zero, ent], dim=1) * defined
+                out["logprobs"] = torch.cat([zero, lp_all.view(B, T - 1)], dim=1)
+                out["entropies"] = torch.cat([zero, ent_all.view(B, T - 1)], dim=1)
             if want_values:
                 val = self.value(hidden[:, :-1])
-                out["values"] = torch.cat([torch.zeros(B, 1, device=ids.device), val], dim=1) * defined
+                out["values"] = torch.cat([torch.zeros(B, 1, device=ids.device), val], dim=1) * defined.float()
             return out
+
+    def _head_stats(self, h, wt, targets):
+        """Rows h [n, D] of the final hidden state -> (log-prob of each target [n], entropy of the distribution [n]), f32."""
+        with self._ctx():
+            logits = F.linear(h.to(wt.dtype) if h.dtype != wt.dtype and not self.autocast else h, wt).float()   # [n, V]
+            logz = torch.logsumexp(logits, dim=-1)
+            lp = logits.gather(1, targets.unsqueeze(1)).squeeze(1) - logz
+            ent = logz - (torch.softmax(logits, dim=-1) * logits).sum(-1)
+            return lp, ent
+
+
+def head_rows(vocab):
+    """Rows of the LM head per chunk: SPA_TORCH_HEAD_CHUNK_MB (default 256) MiB of f32 logits, at least 1."""
+    mb = float(os.environ.get("SPA_TORCH_HEAD_CHUNK_MB", "256") or 256)
+    return max(1, int(mb * 1024 * 1024 // (4 * vocab)))
+
+
+_SDPA = getattr(F, "scaled_dot_product_attention", None) if _version_tuple(torch.__version__) >= (2, 0) else None
+
+
+def release_memory(device):
+    """Give freed memory back between phases: the CUDA caching allocator's blocks, and on Linux glibc's free heap
+    pages (malloc_trim), so a worker's RSS after a large step falls back instead of staying at its peak."""
+    import gc
+    gc.collect()
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
+        except (OSError, AttributeError):
+            pass
+
+
+def _checkpoint(fn, *args):
+    """Activation checkpointing (torch.utils.checkpoint, non-reentrant: works with frozen inputs and LoRA)."""
+    import torch.utils.checkpoint as cp
+    return cp.checkpoint(fn, *args, use_reentrant=False)
 
 
 def _inference_mode():
@@ -501,7 +642,7 @@ class Worker:
 
     def init(self, h, a):
         config = h["config"]
-        model = Qwen2(config, self.device, self.autocast)
+        model = Decoder(config, self.device, self.autocast)
         weights = {}
         for entry in h.get("files", []):
             tensors, _ = read_safetensors(entry["path"], set(n for n, _ in entry["names"]))
@@ -690,14 +831,34 @@ class Worker:
         return {"gradNorm": norm, "step": t}, {}
 
     def generate(self, h, a):
-        """Batched sampling with a KV cache; left-padded prompts; stops on stop ids, stop strings (piece table) or length."""
+        """Batched sampling with a KV cache; left-padded prompts; stops on stop ids, stop strings (piece table) or length.
+        The rows are prefilled and decoded in chunks of `rowChunk` rows (default: all): each row draws from its own
+        generator, so the tokens do not depend on the chunking; only the memory does (prefill activations and the
+        K/V cache are those of one chunk)."""
         lengths = h["lengths"]
         flat = a["prompts"].tolist()
         prompts, o = [], 0
         for n in lengths:
             prompts.append(flat[o:o + n])
             o += n
-        B, P = len(prompts), max(lengths)
+        B = len(prompts)
+        R = int(h.get("rowChunk") or B)
+        if R < 1:
+            raise ValueError("generate: rowChunk must be a positive number of rows, got %r" % (h.get("rowChunk"),))
+        tokens, logprobs = [], []
+        for r0 in range(0, B, R):
+            t, l = self._generate_rows(h, prompts[r0:r0 + R], r0)
+            tokens += t
+            logprobs += l
+            release_memory(self.device)
+        out_len = [len(t) for t in tokens]
+        flat_tokens = [x for t in tokens for x in t]
+        flat_lp = [x for t in logprobs for x in t]
+        return {"lengths": out_len}, {"tokens": torch.tensor(flat_tokens, dtype=torch.int32),
+                                      "logprobs": torch.tensor(flat_lp, dtype=torch.float32)}
+
+    def _generate_rows(self, h, prompts, row0):
+        B, P = len(prompts), max(len(p) for p in prompts)
         pad = int(h["padTokenId"])
         steps = int(h["maxNewTokens"])
         temperature, top_k, top_p = float(h["temperature"]), int(h["topK"]), float(h["topP"])
@@ -710,13 +871,13 @@ class Worker:
         gens = []
         for b in range(B):
             g = torch.Generator()
-            g.manual_seed(int(h["seed"]) * 1000003 + int(h.get("rowSeedOffset", 0)) + b)
+            g.manual_seed(int(h["seed"]) * 1000003 + int(h.get("rowSeedOffset", 0)) + row0 + b)
             gens.append(g)
         tokens = [[] for _ in range(B)]
         logprobs = [[] for _ in range(B)]
         texts = ["" for _ in range(B)]
         done = [False] * B
-        cache = {}
+        cache = {"cap": P + steps}   # K/V buffers of the prompt plus every new token, allocated once
         positions = positions_from_segments(seg)
         next_pos = positions[:, -1] + 1
         cur_ids, cur_pos = ids, positions
@@ -742,6 +903,7 @@ class Worker:
                         next_pos = next_pos + 1
                     hidden = self.model.trunk(cur_ids, seg, cache=cache, positions=cur_pos)
                     logits = self.model.lm_head(hidden[:, -1]).float()
+                    del hidden
                     if logits.device != sample_dev:
                         logits = logits.to(sample_dev)
                     picked = sample_batch(logits, None if u is None else u[i], temperature, top_k, top_p)
@@ -765,11 +927,7 @@ class Worker:
                             if any(s in texts[b][-window * 2:] for s in stops):
                                 done[b] = True
                 step += n
-        out_len = [len(t) for t in tokens]
-        flat_tokens = [x for t in tokens for x in t]
-        flat_lp = [x for t in logprobs for x in t]
-        return {"lengths": out_len}, {"tokens": torch.tensor(flat_tokens, dtype=torch.int32),
-                                      "logprobs": torch.tensor(flat_lp, dtype=torch.float32)}
+        return tokens, logprobs
 
     pieces = None
 
@@ -841,3 +999,6 @@ def main():
 
 if __name__ == "__main__":
     main()
+
+
+Qwen2 = Decoder   # the name tests and benches used before other families loaded

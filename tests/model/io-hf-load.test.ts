@@ -32,7 +32,7 @@ describe('Hugging Face folder loading', () => {
     expect(c.num_key_value_heads).toBe(4);
     expect(c.max_position_embeddings).toBe(32768);
     expect(c.torch_dtype).toBe('bfloat16');
-    expect(() => hfConfigToModelConfig({ model_type: 'llama', hidden_size: 8 }, 'x/config.json')).toThrow(/x\/config\.json: key "model_type": expected "qwen2"/);
+    expect(() => hfConfigToModelConfig({ model_type: 'gpt2', hidden_size: 8 }, 'x/config.json')).toThrow(/x\/config\.json: key "model_type": expected one of "qwen2", "qwen3", "llama".*got "gpt2"/);
     expect(() => hfConfigToModelConfig({ hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 4, vocab_size: 100 }, 'c.json')).toThrow(/c\.json: missing required key "intermediate_size"/);
     expect(() => hfConfigToModelConfig({ hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 4, vocab_size: 100, intermediate_size: 8, rope_scaling: { type: 'yarn' } }, 'c.json')).toThrow(/key "rope_scaling"/);
     expect(() => hfConfigToModelConfig({ hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 3, vocab_size: 100, intermediate_size: 8 }, 'c.json')).toThrow(/c\.json: invalid model config: hidden_size \(64\) must be divisible/);
