@@ -20,6 +20,8 @@ import { ChartGroups } from '../charts/ChartGroups.js';
 import { sortMetricNames, useRunMetrics, xLabelOf, type XMode } from '../charts/use-metrics.js';
 import { DEFAULT_SMOOTHING, defaultSmoothing, loadPinned, paramsToView, savePinned, SMOOTHING_MIN_POINTS, togglePinned, viewToParams, type ChartViewState, type RunTab } from '../charts/chart-view.js';
 import { SystemPanel } from '../components/SystemPanel.js';
+import { FinalEvalPanel } from '../components/FinalEvalPanel.js';
+import { metricMeaning } from '../components/metric-glossary.js';
 import { TokensPanel } from '../components/TokensPanel.js';
 import { ExportBundlePanel, forgetImport, importSummary, recalledImport } from '../components/InteropPanels.js';
 import { seriesColor } from '../theme/theme.js';
@@ -267,13 +269,19 @@ export default function RunView({ client, navigate, runId, theme, params }: RunV
         <span title={src(km.successSource)?.long} data-testid="headline-success">Success{km.successSource ? <span className="faint"> ({src(km.successSource)!.short})</span> : null} <strong>{fmtPct(km.success)}</strong></span>
         <span title={src(km.passSource)?.long} data-testid="headline-pass1">Pass@1{km.passSource ? <span className="faint"> ({src(km.passSource)!.short})</span> : null} <strong>{fmtPct(km.passAt1)}</strong></span>
         <span title={src(km.passSource)?.long}>Pass@{km.k ?? 'k'} <strong>{fmtPct(km.passAtK)}</strong></span>
-        <span title={`world-model prediction cell accuracy over well-formed turns${km.wmSource ? `; ${src(km.wmSource)!.long}` : ''}${km.wmTurns !== null ? ` (${km.wmTurns} turns)` : ''}`} data-testid="headline-wm">
-          WM accuracy{km.wmSource ? <span className="faint"> ({src(km.wmSource)!.short})</span> : null} <strong>{fmtWmAccuracy(km, fmtPct)}</strong>
-        </span>
+        {km.wmExact !== null && km.wmTurns !== 0
+          ? <span title={`${metricMeaning('eval/wmPredictionExact') ?? 'world-model prediction exact match'}${km.wmTurns !== null ? ` (${km.wmTurns} turns)` : ''}`} data-testid="headline-wm">
+            WM prediction exact <span className="faint">(eval)</span> <strong>{fmtPct(km.wmExact)}</strong>
+          </span>
+          : <span title={`world-model prediction cell accuracy over well-formed turns${km.wmSource ? `; ${src(km.wmSource)!.long}` : ''}${km.wmTurns !== null ? ` (${km.wmTurns} turns)` : ''}`} data-testid="headline-wm">
+            WM cell accuracy{km.wmSource ? <span className="faint"> ({src(km.wmSource)!.short})</span> : null} <strong>{fmtWmAccuracy(km, fmtPct)}</strong>
+          </span>}
         {isImported
           ? <span className="muted" data-testid="run-time">imported {fmtDate(run.createdAt)} from a SPA/RAGEN run folder</span>
           : <span className="muted" data-testid="run-time">created {fmtDate(run.createdAt)} · ran {fmtDuration(ranMs)} · attempts {run.attempts}</span>}
       </div>
+
+      <FinalEvalPanel latest={run.latest} />
 
       <Tabs<RunTab> tabs={[{ id: 'charts', label: `Charts (${metrics.names.length})` }, { id: 'log', label: `Log (${log.length})` }, { id: 'samples', label: 'Samples' },
         { id: 'system', label: 'System' }, { id: 'tokens', label: 'Tokens' }, { id: 'config', label: 'Config' }]} active={tab} onChange={setTab} />

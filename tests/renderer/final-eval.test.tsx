@@ -1,0 +1,77 @@
+// The Run view's final-eval panel: the world-model table's rows from eval metrics, headlines in
+// exact match, the rest folded, and every tooltip from the one glossary (docs/metrics.md).
+// @vitest-environment jsdom
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { render, screen, within } from '@testing-library/react';
+import { finalEval } from '../../renderer/src/components/final-eval.js';
+import { GLOSSARY, lookupIn, metricMeaning, parseGlossary } from '../../renderer/src/components/metric-glossary.js';
+import { FinalEvalPanel } from '../../renderer/src/components/FinalEvalPanel.js';
+
+const LATEST: Record<string, number> = {
+  'eval/success': 0.25, 'eval/passAt1': 0.2, 'eval/passAt4': 0.5,
+  'eval/wmPredictionCellAccuracy': 0.702, 'eval/wmPredictionExact': 0.019, 'eval/wmObservationExact': 0.6, 'eval/wmTurns': 40,
+  'eval/wmCheck/observationExact': 0.9, 'eval/wmCheck/predictionExact': 0.3, 'eval/wmCheck/conditionedExact': 0.4,
+  'eval/wmCheck/baseObservationExact': 0.8, 'eval/wmCheck/basePredictionExact': 0.031, 'eval/wmCheck/baseConditionedExact': 0.1,
+  'eval/wmCheck/conditionedChance': 0.05, 'eval/wmCheck/conditionedOracle': 1,
+  'eval/formatErrorRate': 0.1, 'eval/collapse/distinctResponseRatio': 0.7, 'eval/statePerplexity/spa_coordinates': 3.2,
+};
+
+describe('finalEval', () => {
+  it('builds the world-model table model / base / chance / oracle from the eval metrics', () => {
+    const fe = finalEval(LATEST);
+    expect(fe.worldModel).toEqual([
+      { name: 'this model', observationExact: 0.9, predictionExact: 0.3, givenAction: 0.4 },
+      { name: 'base', observationExact: 0.8, predictionExact: 0.031, givenAction: 0.1 },
+      { name: 'chance', observationExact: null, predictionExact: null, givenAction: 0.05 },
+      { name: 'oracle', observationExact: null, predictionExact: null, givenAction: 1 },
+    ]);
+    expect(fe.passAt).toEqual([{ k: 1, value: 0.2 }, { k: 4, value: 0.5 }]);
+  });
+
+  it('headlines exact match, not cell accuracy, where exact match exists; the rest is folded', () => {
+    const fe = finalEval(LATEST);
+    expect(fe.headline.map((h) => h.metric)).toEqual(['eval/success', 'eval/wmObservationExact', 'eval/wmPredictionExact']);
+    expect(fe.other.map((o) => o.metric)).toContain('eval/wmPredictionCellAccuracy');
+    expect(fe.other.map((o) => o.metric)).not.toContain('eval/wmCheck/conditionedOracle');
+    // cell accuracy heads only when no exact measure was logged
+    expect(finalEval({ 'eval/wmPredictionCellAccuracy': 0.5 }).headline.map((h) => h.metric)).toEqual(['eval/wmPredictionCellAccuracy']);
+  });
+
+  it('has no table without a world-model check', () => {
+    expect(finalEval({ 'eval/success': 1 }).worldModel).toEqual([]);
+  });
+});
+
+describe('metric glossary', () => {
+  it('is docs/metrics.md: every backticked metric row of the document is in it, with that row\'s meaning', () => {
+    const doc = readFileSync('docs/metrics.md', 'utf8');
+    expect(GLOSSARY).toEqual(parseGlossary(doc));
+    const rows = doc.split('\n').filter((l) => /^\|\s*`/.test(l));
+    expect(rows.length).toBeGreaterThan(30);
+    for (const row of rows) {
+      const name = /`([^`]+)`/.exec(row)![1]!;
+      expect(metricMeaning(name), name).not.toBeNull();
+      expect(row.replace(/`/g, '').replace(/\\\|/g, '|')).toContain(metricMeaning(name)!.slice(0, 40));
+    }
+  });
+
+  it('resolves patterned names and every metric the panel shows', () => {
+    expect(lookupIn(parseGlossary('| `eval/passAt<k>` | pass at k |'), 'eval/passAt8')).toBe('pass at k');
+    expect(lookupIn(parseGlossary('| `eval/passAt<k>` | pass at k |'), 'eval/other')).toBeNull();
+    for (const m of Object.keys(LATEST)) expect(metricMeaning(m), m).not.toBeNull();
+  });
+});
+
+describe('FinalEvalPanel', () => {
+  it('renders the table rows and a tooltip from the glossary', () => {
+    render(<FinalEvalPanel latest={LATEST} />);
+    const table = screen.getByTestId('wm-table');
+    expect(within(table).getAllByRole('row').map((r) => r.textContent)).toEqual([
+      'world modelobservation exactprediction exactprediction exact given the action',
+      'this model90.0%30.0%40.0%', 'base80.0%3.1%10.0%', 'chance––5.0%', 'oracle––100.0%',
+    ]);
+    expect(screen.getByTestId('final-headline-eval/wmPredictionExact').getAttribute('title')).toBe(metricMeaning('eval/wmPredictionExact'));
+    expect(screen.getByTestId('final-other').textContent).toContain('eval/formatErrorRate');
+  });
+});
