@@ -143,7 +143,8 @@ export const SftSectionSchema = z.object({
 export type SftSection = z.infer<typeof SftSectionSchema>;
 
 export const RlSectionSchema = z.object({
-  algorithm: z.enum(['ppo', 'grpo', 'dr-grpo']).default('ppo'), // a row of RL_ALGORITHMS (core/train/rl-algorithms.ts): PPO with a critic, critic-free GRPO, or Dr. GRPO (no std normalisation)
+  // a row of RL_ALGORITHMS (core/train/rl-algorithms.ts): PPO with a critic, critic-free GRPO, or Dr. GRPO (no std normalisation)
+  algorithm: z.enum(['ppo', 'grpo', 'dr-grpo']).default('ppo'),
   steps: z.number().int().nonnegative().default(20),           // RL iterations (reference: 1000)
   groups: z.number().int().positive().default(4),              // puzzles per step (reference: 32)
   groupSize: z.number().int().positive().default(4),           // episodes per puzzle, same seed (reference: 8)

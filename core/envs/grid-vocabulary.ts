@@ -52,10 +52,14 @@ function checkSpec(spec: GridVocabularySpec): void {
   const entityKinds = new Set(spec.entities.map((e) => e.kind));
   const symbols = new Set<string>();
   for (const cell of spec.cells) {
-    if ([...cell.symbol].length !== 1) throw new EnvError('a cell symbol must be one character', { where, received: `${cell.kind}: ${JSON.stringify(cell.symbol)}` });
+    if ([...cell.symbol].length !== 1) {
+      throw new EnvError('a cell symbol must be one character', { where, received: `${cell.kind}: ${JSON.stringify(cell.symbol)}` });
+    }
     if (symbols.has(cell.symbol)) throw new EnvError('two cell kinds share a symbol', { where, received: cell.symbol });
     symbols.add(cell.symbol);
-    for (const e of cell.entities) if (!entityKinds.has(e)) throw new EnvError('a cell names an undeclared entity kind', { where, received: `${cell.kind}: ${e}` });
+    for (const e of cell.entities) {
+      if (!entityKinds.has(e)) throw new EnvError('a cell names an undeclared entity kind', { where, received: `${cell.kind}: ${e}` });
+    }
   }
   for (const list of [spec.spaOrder, spec.listingOrder, spec.relationKinds, spec.precedence, spec.fixed]) {
     for (const k of list) if (!entityKinds.has(k)) throw new EnvError('an order names an undeclared entity kind', { where, received: k });
@@ -155,7 +159,8 @@ function parseGrid({ spec, symbolToKind }: GridTable, text: string): Board | nul
  */
 function coordinateReader({ spec }: GridTable): (text: string) => Map<string, Pos[]> {
   const labelWord = new Map(spec.entities.map((e) => [e.label.split(/\s*\(/)[0].trim().toLowerCase(), e.kind]));
-  const spaPattern = new RegExp(`\\b(${[...labelWord.keys()].map(escape).join('|')})\\s*\\([^)]*\\)\\s*(?:is\\s+)?at\\s*\\(\\s*(\\d+)\\s*,\\s*(\\d+)\\s*\\)`, 'gi');
+  const words = [...labelWord.keys()].map(escape).join('|');
+  const spaPattern = new RegExp(`\\b(${words})\\s*\\([^)]*\\)\\s*(?:is\\s+)?at\\s*\\(\\s*(\\d+)\\s*,\\s*(\\d+)\\s*\\)`, 'gi');
   const titleWord = new Map<string, string>();
   for (const e of spec.entities) for (const w of [e.title, e.kind, `${e.kind}s`, `${e.kind}es`]) titleWord.set(w.toLowerCase(), e.kind);
   const listingPattern = new RegExp(`^\\s*(${[...titleWord.keys()].map(escape).join('|')})\\s*:(.*)$`, 'i');
@@ -199,7 +204,8 @@ function gridParser(table: GridTable): StateVocabulary['parse'] {
     if (policy !== 'required') return grid;
     // The template asks for coordinates and the text has none: the cells they would have stated are not stated.
     const stated = new Set(table.spec.spaOrder);
-    return { ...grid, cells: grid.cells.map((row) => row.map((kind) => ([...(table.entitiesOf.get(kind) ?? [])].some((e) => stated.has(e)) ? 'unknown' : kind))) };
+    const states = (kind: string) => [...(table.entitiesOf.get(kind) ?? [])].some((e) => stated.has(e));
+    return { ...grid, cells: grid.cells.map((row) => row.map((kind) => (states(kind) ? 'unknown' : kind))) };
   };
   return (text, reference, policy = 'check-if-present') => {
     const start = text.indexOf('{');

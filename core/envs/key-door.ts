@@ -31,7 +31,8 @@ const DC = [0, 0, -1, 1];
 export const KEY_DOOR_OPTIONS: OptionSpec[] = [
   { name: 'size', type: 'integer', default: 6, min: 5, max: 12, doc: 'side of the square board, border walls included' },
   { name: 'wallDensity', type: 'number', default: 0.1, min: 0, max: 0.3, doc: 'fraction of inner cells tried as extra walls (kept only while solvable)' },
-  { name: 'map', type: 'stringList', default: null, nullable: true, doc: 'explicit level, rows of # _ P K D G (one P, one K, one D, at least one G); overrides size' },
+  { name: 'map', type: 'stringList', default: null, nullable: true, 
+    doc: 'explicit level, rows of # _ P K D G (one P, one K, one D, at least one G); overrides size' },
   { name: 'maxSteps', type: 'integer', default: 100, min: 1, max: 100_000, nullable: true, doc: 'truncate the episode after this many steps (null: never)' },
 ];
 
@@ -60,23 +61,30 @@ export function parseKeyDoorMap(rows: string[], where = 'keydoor option "map"'):
   const width = rows[0].length;
   const found: Record<string, [number, number][]> = { P: [], K: [], D: [], G: [] };
   const map = rows.map((row, r) => {
-    if (row.length !== width) throw new EnvError('ragged map', { where: `${where} row ${r + 1}`, expected: `${width} characters`, received: `${row.length} (${show(row)})` });
+    if (row.length !== width) {
+      throw new EnvError('ragged map', { where: `${where} row ${r + 1}`, expected: `${width} characters`, received: `${row.length} (${show(row)})` });
+    }
     return [...row].map((ch, c) => {
-      if (!'#_PKDG'.includes(ch)) throw new EnvError('unexpected map character', { where: `${where} row ${r + 1} column ${c + 1}`, expected: 'one of # _ P K D G', received: show(ch) });
+      if (!'#_PKDG'.includes(ch)) {
+        throw new EnvError('unexpected map character', { where: `${where} row ${r + 1} column ${c + 1}`, expected: 'one of # _ P K D G', received: show(ch) });
+      }
       if (ch in found) found[ch].push([r, c]);
       return ch === '#' || ch === 'G' ? ch : '_';
     }).join('');
   });
   if (found.P.length !== 1 || found.K.length !== 1 || found.D.length !== 1 || found.G.length < 1) {
     throw new EnvError('map needs one player, one key, one door and a goal', {
-      where, expected: 'exactly one P, one K, one D, at least one G', received: `${found.P.length} P, ${found.K.length} K, ${found.D.length} D, ${found.G.length} G`,
+      where, expected: 'exactly one P, one K, one D, at least one G',
+      received: `${found.P.length} P, ${found.K.length} K, ${found.D.length} D, ${found.G.length} G`,
     });
   }
   return { map, player: found.P[0], key: found.K[0], door: found.D[0] };
 }
 
 /** Shortest plan (BFS over position × key held × door open) from a state to a goal; null when none. */
-export function solveKeyDoor(map: string[], player: [number, number], key: [number, number] | null, door: [number, number] | null, hasKey: boolean): string[] | null {
+export function solveKeyDoor(
+  map: string[], player: [number, number], key: [number, number] | null, door: [number, number] | null, hasKey: boolean,
+): string[] | null {
   const h = map.length; const w = map[0].length;
   const encode = (r: number, c: number, held: boolean, open: boolean) => ((r * w + c) * 2 + (held ? 1 : 0)) * 2 + (open ? 1 : 0);
   const start = encode(player[0], player[1], hasKey, door === null);
@@ -112,7 +120,8 @@ export function solveKeyDoor(map: string[], player: [number, number], key: [numb
  * side, the goal on the other, and extra inner walls kept only while the level stays solvable and the key still matters.
  */
 export function generateKeyDoorLevel(rng: Rng, size: number, wallDensity: number): Level {
-  const grid: string[][] = Array.from({ length: size }, (_, r) => Array.from({ length: size }, (_, c) => (r === 0 || c === 0 || r === size - 1 || c === size - 1 ? '#' : '_')));
+  const border = (r: number, c: number) => r === 0 || c === 0 || r === size - 1 || c === size - 1;
+  const grid: string[][] = Array.from({ length: size }, (_, r) => Array.from({ length: size }, (_, c) => (border(r, c) ? '#' : '_')));
   const vertical = rng.next() < 0.5;
   const split = 2 + rng.int(size - 4);                  // the dividing line, leaving at least one inner line on each side
   const doorAt = 1 + rng.int(size - 2);
@@ -228,7 +237,8 @@ export class KeyDoorEnv implements Env<string, KeyDoorState> {
   }
 
   private info(valid: boolean, effective: boolean): StepInfo {
-    return { success: this.started && this.map[this.player[0]]?.[this.player[1]] === 'G', actionIsValid: valid, actionIsEffective: effective, steps: this.steps };
+    const success = this.started && this.map[this.player[0]]?.[this.player[1]] === 'G';
+    return { success, actionIsValid: valid, actionIsEffective: effective, steps: this.steps };
   }
 
   getState(): KeyDoorState {

@@ -29,5 +29,6 @@ export function tagText(text: string, tag: ReplyTag): string | null {
  * `<think><observation>\n…\n</observation>\nI will try Up.\n<prediction>\n`.
  */
 export function actionGivenPrefix(generationPrefix: string, observation: string, actions: readonly string[]): string {
-  return `${generationPrefix}${openTag('observation')}\n${observation}\n${closeTag('observation')}\nI will try ${actions.join(', ')}.\n${openTag('prediction')}\n`;
+  const stated = `${openTag('observation')}\n${observation}\n${closeTag('observation')}\n`;
+  return `${generationPrefix}${stated}I will try ${actions.join(', ')}.\n${openTag('prediction')}\n`;
 }

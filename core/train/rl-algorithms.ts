@@ -35,7 +35,9 @@ export interface RlAlgorithm {
   /** The update rows (lossMask, oldLogprobs, advantages, ...) and the step's charts (advantage mean/std, explained variance, ...). */
   buildRows(input: RlRowsInput): { rows: TrainRow[]; charts: Record<string, number> };
   /** One update on a minibatch: the registered losses it runs, on which model, at which learning rate. */
-  update(models: { policy: RlTrainable; critic: RlTrainable | null }, batch: TrainRow[], lossParams: Record<string, unknown>, section: RlSection): Promise<Record<string, number>>;
+  update(
+    models: { policy: RlTrainable; critic: RlTrainable | null }, batch: TrainRow[], lossParams: Record<string, unknown>, section: RlSection,
+  ): Promise<Record<string, number>>;
 }
 
 /** The table: `rl.algorithm` in the run config names a row. */
@@ -48,6 +50,9 @@ export const RL_ALGORITHMS: Record<string, RlAlgorithm> = {
 /** The row of an algorithm id; throws naming the table's ids for an unknown one. */
 export function rlAlgorithm(id: string): RlAlgorithm {
   const row = Object.hasOwn(RL_ALGORITHMS, id) ? RL_ALGORITHMS[id] : undefined;
-  if (!row) throw new Error(`unknown RL algorithm ${JSON.stringify(id)} (rl.algorithm); expected one of ${Object.keys(RL_ALGORITHMS).join(', ')} (RL_ALGORITHMS in core/train/rl-algorithms.ts)`);
+  if (!row) {
+    throw new Error(`unknown RL algorithm ${JSON.stringify(id)} (rl.algorithm); expected one of ${Object.keys(RL_ALGORITHMS).join(', ')} ` +
+      '(RL_ALGORITHMS in core/train/rl-algorithms.ts)');
+  }
   return row;
 }

@@ -148,7 +148,8 @@ export async function worldModelCheck(
       const truth = s.simulate([action]);
       const twin = twins.get(s);
       const oracle = twin && twin.stateText() === s.stateText() ? twin.simulate([action]).text : truth.text;
-      return { before: s.stateText(), truth, counter, oracle, request: { messages: s.messages(), generationPrefix: s.generationPrefix(), observation: s.stateText(), actions: [action], truth: truth.board } };
+      const request = { messages: s.messages(), generationPrefix: s.generationPrefix(), observation: s.stateText(), actions: [action], truth: truth.board };
+      return { before: s.stateText(), truth, counter, oracle, request };
     });
     const predictions = await forcedPredictions(runtime, forced.map((f) => f.request),
       { envId: config.env.id, template: wm[0]!, maxPrompt, sampling: { ...sampling, seed: config.seeds.base * 11 + b } });

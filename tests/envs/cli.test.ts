@@ -33,7 +33,7 @@ describe('spa-workbench env', () => {
   it('list names every env with its options', async () => {
     const { out } = await cli('env', 'list', '--json');
     const list = JSON.parse(out);
-    expect(list.map((d: { id: string }) => d.id)).toEqual(['sokoban', 'frozenlake', 'sudoku']);
+    expect(list.map((d: { id: string }) => d.id)).toEqual(['sokoban', 'frozenlake', 'sudoku', 'keydoor']);
   });
 
   it('render prints the template state text', async () => {
