@@ -76,15 +76,25 @@ function tokenEquals(a: string | null | undefined, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-function cookieToken(header: string | undefined): string | null {
-  if (!header) return null;
+/**
+ * Every value of the token cookie in a Cookie header: another page on 127.0.0.1 (any port shares the
+ * cookie jar) can plant a second cookie of the same name, and the browser may send it first, so all
+ * of them are checked, never only the first.
+ */
+function cookieTokens(header: string | undefined): string[] {
+  if (!header) return [];
+  const out: string[] = [];
   for (const part of header.split(';')) {
     const [k, ...v] = part.trim().split('=');
     if (k !== TOKEN_COOKIE) continue;
     // A malformed escape (%E0%A4%A) is a wrong token, not a crash: any local page can send one.
-    try { return decodeURIComponent(v.join('=')); } catch { return null; }
+    try { out.push(decodeURIComponent(v.join('='))); } catch { /* a wrong one: the others are still checked */ }
   }
-  return null;
+  return out;
+}
+
+function cookieHasToken(header: string | undefined, token: string): boolean {
+  return cookieTokens(header).some((c) => tokenEquals(c, token));
 }
 
 const NOT_BUILT = `<!doctype html><html><head><meta charset="utf-8"><title>SPA Workbench</title></head>
@@ -124,7 +134,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     let url: URL;
     try { url = new URL(req.url ?? '/', 'http://localhost'); } catch { return deny(400, 'bad request URL'); }
     const queryToken = url.searchParams.get('token');
-    const ok = tokenEquals(queryToken, token) || tokenEquals(cookieToken(req.headers.cookie), token);
+    const ok = tokenEquals(queryToken, token) || cookieHasToken(req.headers.cookie, token);
     if (!ok) {
       return deny(401, `${queryToken ? 'wrong' : 'missing'} access token: open the URL that \`spa-workbench serve\` printed (it ends in ?token=...)`);
     }
@@ -167,7 +177,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     if (!hostOk(req)) return refuse(421, 'wrong Host header');
     const origin = req.headers.origin;
     if (origin && !allowedHosts().has(origin.replace(/^https?:\/\//, '')) && isLoopback(host)) return refuse(403, `origin ${origin} may not use this API`);
-    if (!tokenEquals(url.searchParams.get('token'), token) && !tokenEquals(cookieToken(req.headers.cookie), token))
+    if (!tokenEquals(url.searchParams.get('token'), token) && !cookieHasToken(req.headers.cookie, token))
       return refuse(401, 'missing or wrong access token');
     wss.handleUpgrade(req, socket, head, (ws) => {
       sockets.add(ws);

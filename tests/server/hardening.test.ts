@@ -49,6 +49,16 @@ describe('serve: hostile requests', () => {
     client.close();
   });
 
+  it('a second token cookie planted by another 127.0.0.1 page does not lock the user out (every cookie is checked)', async () => {
+    const planted = `${TOKEN_COOKIE}=planted-by-another-page; ${TOKEN_COOKIE}=${server.token}`;
+    expect((await get(`${server.origin}/`, { Cookie: planted })).status).toBe(200);
+    const client = await connectWorkbench(`ws://127.0.0.1:${server.port}/api`, { headers: { Cookie: planted } });
+    expect((await client.projects.info({})).project).toBeNull();
+    client.close();
+    // only wrong cookies: still refused
+    expect((await get(`${server.origin}/`, { Cookie: `${TOKEN_COOKIE}=a; ${TOKEN_COOKIE}=%E0%A4%A` })).status).toBe(401);
+  });
+
   it('refused WebSocket upgrades carry the CSP like every other response', async () => {
     const reply = await raw(server.port, `GET /nope HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n`
       + 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n');
