@@ -665,6 +665,7 @@ class Worker:
         if problems:
             raise ValueError("weights do not match the config: " + "; ".join(problems[:10]))
         model.trainable = bool(h.get("trainable", True))
+        model.grad_ckpt = bool(h.get("gradientCheckpointing", model.grad_ckpt))
         self.model, self.opts, self.graph = model, {}, None
         return {"parameters": sum(t.numel() for t in model.params())}, {}
 
@@ -738,7 +739,8 @@ class Worker:
 
     def forward(self, h, a):
         ids = a["ids"].to(self.device)
-        self.graph = self.model.token_outputs(ids, self._seg(a), bool(h.get("logits", True)), bool(h.get("values")))
+        score = a["score"].to(self.device) if "score" in a else None   # the loss positions: log-probs only there
+        self.graph = self.model.token_outputs(ids, self._seg(a), bool(h.get("logits", True)), bool(h.get("values")), score=score)
         return {}, {k: v.detach() for k, v in self.graph.items()}
 
     def backward(self, h, a):

@@ -18,8 +18,9 @@ import { getLoss } from '../losses.js';
 import { inspectHfFolder } from '../hf-load.js';
 import { readAdapterConfig, readManifest, saveCheckpoint, verifyCheckpoint, CheckpointError } from '../checkpoint.js';
 import { checkLoraConfig, type LoraConfig } from '../lora-config.js';
-import { chunkRows, padRows, lossTokens, lossOutputGradients, DEFAULT_TOKEN_BUDGET, type TrainBatch, type TrainRow } from '../trainer.js';
+import { chunkRows, padRows, lossTokens, lossOutputGradients, type TrainBatch, type TrainRow } from '../trainer.js';
 import { RuntimeBase, RUNTIME_ADAMW } from '../runtime.js';
+import { memorySettings } from '../memory.js';
 import type { Generated, GenerateOptions, ModelRuntime, RuntimeInfo, RuntimeManifest, TokenStat } from '../runtime.js';
 import { releaseWorker, takeWorker, type TorchWorker, type TorchProbe, type WireArray } from './worker-client.js';
 
@@ -74,7 +75,7 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
     return TorchRuntime.start(config, tokenizer, opts, async (worker) => {
       const arrays: Record<string, { data: WireArray; shape: number[] }> = {};
       for (const [name, w] of weights) arrays[name] = { data: w.data, shape: w.shape };
-      await worker.request('init', { config, trainable: true }, arrays);
+      await worker.request('init', { config, trainable: true, gradientCheckpointing: memorySettings().gradientCheckpointing }, arrays);
     });
   }
 
@@ -108,7 +109,9 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
     const files = [...byFile].map(([file, names]) => ({ path: join(dir, file), names }));
     const optimizerPath = join(dir, 'optimizer.safetensors');
     const runtime = await TorchRuntime.start(config, tokenizer, opts, async (worker) => {
-      await worker.request('init', { config, files, zeroValueHead: addHead, trainable: opts.trainable ?? true });
+      await worker.request('init', {
+        config, files, zeroValueHead: addHead, trainable: opts.trainable ?? true, gradientCheckpointing: memorySettings().gradientCheckpointing,
+      });
       if (lora) await worker.request('enable_lora', { ...lora, path: adapterWeights });
       if (opts.resume && existsSync(optimizerPath)) await worker.request('load_optimizer', { path: optimizerPath, weightDecay: 0.01 });
     });
@@ -174,6 +177,7 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
     const reply = await this.worker.request('generate', {
       lengths: prompts.map((p) => p.length), padTokenId: this.tokenizer.padTokenId, maxNewTokens: this.newTokenBudget(prompts, opts.maxNewTokens),
       temperature: opts.temperature, topK: opts.topK, topP: opts.topP, seed: opts.seed, stopTokenIds: stopIds, stop,
+      rowChunk: memorySettings().generationRows,
     }, { prompts: { data: flat, shape: [flat.length] } });
     const lengths = reply.header.lengths as number[];
     const tokens = reply.arrays.tokens as Int32Array;
@@ -217,7 +221,7 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
   }
 
   async trainStep(
-    lossName: string, rows: TrainRow[], params: Record<string, unknown>, lr: number, gradClip: number, tokenBudget = DEFAULT_TOKEN_BUDGET,
+    lossName: string, rows: TrainRow[], params: Record<string, unknown>, lr: number, gradClip: number, tokenBudget = memorySettings().tokenBudget,
   ): Promise<Record<string, number>> {
     if (rows.length === 0) throw new Error('trainStep: no rows to train on');
     this.ensureOptimizer();
@@ -233,7 +237,8 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
         const chunk = chunks[i]!;
         const [B, T] = [chunk.inputIds.length, chunk.inputIds[0]!.length];
         const logits = spec.needs.logprobs || spec.needs.entropies;
-        const inputs = { ids: grid(chunk.inputIds), mask: grid(chunk.attentionMask!) };
+        const lossMask = chunk.lossMask as number[][] | undefined;
+        const inputs = { ids: grid(chunk.inputIds), mask: grid(chunk.attentionMask!), ...(lossMask ? { score: grid(lossMask) } : {}) };
         const fwd = await this.worker.request('forward', { logits, values: spec.needs.values }, inputs);
         const outputs = { ...(logits ? { logprobs: fwd.arrays.logprobs as Float32Array, entropies: fwd.arrays.entropies as Float32Array } : {}),
           ...(spec.needs.values ? { values: fwd.arrays.values as Float32Array } : {}) };
