@@ -504,6 +504,9 @@ export const SystemSampleSchema = z.object({
   memUsedMb: z.number(),                          // machine memory in use (total − available)
   memTotalMb: z.number(),
   loadAvg: z.number(),                            // 1-minute load average (0 on Windows)
+  workerCpuPercent: z.number().optional(),        // the engine's child processes (torch workers), % of one core, where present (Linux /proc)
+  workerRssMb: z.number().optional(),             // their resident memory, summed
+  workerPids: z.array(z.number().int()).optional(),
   gpuPercent: z.number().optional(),              // first GPU's utilisation (nvidia-smi), where present
   gpuMemMb: z.number().optional(),
   gpuMemTotalMb: z.number().optional(),

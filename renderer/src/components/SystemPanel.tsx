@@ -23,7 +23,13 @@ export function systemCharts(samples: SystemSample[]): SystemChart[] {
     return xs.length ? { key, label, color: seriesColor(i), x: xs, y: ys } : null;
   };
   const present = (xs: Array<ChartSeries | null>) => xs.filter((s): s is ChartSeries => s !== null);
+  const workers = samples.some((s) => s.workerCpuPercent !== undefined);
   const charts: SystemChart[] = [
+    // the torch workers do the computing on the torch backend: their figures first, where present
+    ...(workers ? [
+      { name: 'torch worker CPU (% of one core)', unit: '%', series: present([line('wcpu', 'worker CPU %', 0, (s) => s.workerCpuPercent)]) },
+      { name: 'torch worker memory (MB)', unit: 'MB', series: present([line('wrss', 'resident (RSS)', 0, (s) => s.workerRssMb)]) },
+    ] : []),
     { name: 'engine CPU (% of one core)', unit: '%', series: present([line('cpu', 'CPU %', 0, (s) => s.cpuPercent)]) },
     { name: 'engine memory (MB)', unit: 'MB', series: present([line('rss', 'resident (RSS)', 0, (s) => s.rssMb), line('heap', 'V8 heap', 1, (s) => s.heapMb)]) },
     { name: 'machine memory (MB)', unit: 'MB', series: present([line('used', 'in use', 0, (s) => s.memUsedMb), line('total', 'total', 2, (s) => s.memTotalMb)]) },
@@ -80,6 +86,11 @@ export function SystemPanel(props: { client: Client; runId: string; active: bool
       <div className="row" style={{ gap: 24, alignItems: 'flex-start', marginBottom: 8 }}>
         <KeyValues items={[
           ['samples', `${total.toLocaleString()}${total > samples.length ? ` (${samples.length} shown, evenly thinned)` : ''}`],
+          ...(samples.some((s) => s.workerCpuPercent !== undefined) ? [
+            ['torch worker', last.workerCpuPercent !== undefined
+              ? `CPU ${formatValue(last.workerCpuPercent)} % now (peak ${formatValue(peak((s) => s.workerCpuPercent ?? 0))} %) · RSS ${formatValue(last.workerRssMb ?? 0)} MB (peak ${formatValue(peak((s) => s.workerRssMb ?? 0))}) · pid ${(last.workerPids ?? []).join(', ')}`
+              : 'not running now'] as [string, string],
+          ] : []),
           ['engine CPU', `${formatValue(last.cpuPercent)} % now · peak ${formatValue(peak((s) => s.cpuPercent))} %`],
           ['engine memory', `RSS ${formatValue(last.rssMb)} MB (peak ${formatValue(peak((s) => s.rssMb))}) · heap ${formatValue(last.heapMb)} MB`],
           ['machine memory', `${formatValue(last.memUsedMb)} of ${formatValue(last.memTotalMb)} MB in use`],
