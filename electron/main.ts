@@ -30,6 +30,7 @@ const rendererDir = path.join(appRoot, 'dist-renderer');
 const devServerUrl = devServerUrlFor(process.env['SPA_WORKBENCH_DEV_URL'], app.isPackaged);
 
 crashReporter.start({ uploadToServer: false });                      // local crash dumps only
+app.enableSandbox();                                                 // every renderer sandboxed, whatever a window's webPreferences say
 
 protocol.registerSchemesAsPrivileged([
   { scheme: APP_SCHEME, privileges: { standard: true, secure: true, supportFetchAPI: true, codeCache: true } },
@@ -71,11 +72,13 @@ function main(): void {
     win.focus();
   });
 
-  // Deny new windows, navigation away from the app, webviews; refuse permission requests.
+  // Deny new windows, navigation away from the app (main frame and subframes), webviews; refuse permission requests.
   app.on('web-contents-created', (_e, contents: WebContents) => {
     contents.setWindowOpenHandler(() => ({ action: 'deny' }));
     contents.on('will-navigate', (event, url) => { if (!isTrustedOrigin(url, devServerUrl)) event.preventDefault(); });
     contents.on('will-redirect', (event, url) => { if (!isTrustedOrigin(url, devServerUrl)) event.preventDefault(); });
+    // any frame (an iframe included, which will-navigate does not see) stays on the app's own origin
+    contents.on('will-frame-navigate', (details) => { if (!isTrustedOrigin(details.url, devServerUrl)) details.preventDefault(); });
     contents.on('will-attach-webview', (event) => event.preventDefault());
   });
 

@@ -133,6 +133,15 @@ test('navigation away and new windows are denied', async () => {
   expect(same.prevented).toBe(false);
 });
 
+test('a subframe cannot navigate away either (will-frame-navigate), and every renderer is sandboxed (app.enableSandbox)', async () => {
+  const away = (await main.request('frameNavigate', { url: 'https://example.com/frame' })).result as { prevented: boolean };
+  expect(away.prevented).toBe(true);
+  const same = (await main.request('frameNavigate', { url: `${APP}/index.html#/runs` })).result as { prevented: boolean };
+  expect(same.prevented).toBe(false);
+  const state = (await main.request('state')).result as { sandboxEnabled: boolean };
+  expect(state.sandboxEnabled).toBe(true);
+});
+
 test('quitting stops cleanly', async () => {
   const exited = new Promise<number | null>((r) => main.child.once('exit', (code) => r(code)));
   await main.request('quit');

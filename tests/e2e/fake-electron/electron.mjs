@@ -14,6 +14,8 @@ class App extends EventEmitter {
   #ready = null;
   requestSingleInstanceLock() { return true; }
   whenReady() { this.#ready ??= new Promise((r) => setTimeout(r, 10)); return this.#ready; }
+  sandboxEnabled = false;
+  enableSandbox() { if (this.#ready) throw new Error('enableSandbox after ready'); this.sandboxEnabled = true; }
   getVersion() { return '0.0.0-fake'; }
   getAppPath() { return process.cwd(); }
   quit() { this.emit('before-quit', { preventDefault() {} }); }
@@ -101,13 +103,17 @@ process.on('message', async (msg) => {
       const event = { prevented: false, preventDefault() { this.prevented = true; } };
       windows[0].webContents.emit('will-navigate', event, msg.url);
       reply({ result: { prevented: event.prevented, windowOpen: windows[0].webContents.windowOpenHandler?.({ url: msg.url })?.action } });
+    } else if (msg.op === 'frameNavigate') {
+      const event = { url: msg.url, isMainFrame: false, prevented: false, preventDefault() { this.prevented = true; } };
+      windows[0].webContents.emit('will-frame-navigate', event);
+      reply({ result: { prevented: event.prevented } });
     } else if (msg.op === 'state') {
       const w = windows[0];
       let permission = null;
       session.defaultSession.permission?.(null, 'media', (ok) => { permission = ok; });
       reply({ result: {
         windows: windows.length, url: w?.webContents.url, webPreferences: w ? { ...w.options.webPreferences, preload: String(w.options.webPreferences.preload) } : null,
-        menu: (menu ?? []).map((m) => m.label ?? m.role), privileged: protocol.privileged, crashUpload: crashReporter.options?.uploadToServer, permission,
+        menu: (menu ?? []).map((m) => m.label ?? m.role), privileged: protocol.privileged, sandboxEnabled: app.sandboxEnabled, crashUpload: crashReporter.options?.uploadToServer, permission,
       } });
     } else if (msg.op === 'quit') {
       app.quit();
