@@ -122,7 +122,8 @@ export function hydraConfig(config: RunConfig, template: PromptTemplate, experim
   const envConfig: Record<string, unknown> = config.env.id === 'sokoban'
     ? { dim_x: num(options.height, 6), dim_y: num(options.width, 6), num_boxes: num(options.numBoxes, 1), max_steps: num(options.maxSteps, 100),
       search_depth: num(options.searchDepth, 100) }
-    : { size: num(options.size, 4), p: num(options.p, 0.8), is_slippery: options.isSlippery !== false };
+    : { size: num(options.size, 4), p: num(options.p, 0.8), is_slippery: options.isSlippery !== false && num(options.successRate, 1 / 3) < 1,
+      success_rate: num(options.successRate, 1 / 3) };
   envConfig.state_format = stateFormatFor(template);
   const maxActionsPerGame = num(rollout.maxActionsPerGame, config.env.id === 'sudoku' ? 50 : 10);
   const advantage = rl.advantage === 'turn-then-token' ? 'gae' : (rl.algorithm === 'grpo' || rl.algorithm === 'dr-grpo' ? 'grpo' : 'gae');
@@ -190,7 +191,7 @@ export function unknownRagenKeys(cfg: Record<string, unknown>): string[] {
       if (!RAGEN_CUSTOM_ENV_KEYS.includes(field!)) bad.push(key);
       else if (field === 'env_config' && sub) {
         const envType = String((cfg.custom_envs as Record<string, Record<string, unknown>>)[key.split('.')[1]!]?.env_type ?? '').replace(/^workbench_/, '');
-        if (sub !== 'state_format' && !(RAGEN_ENV_CONFIG_KEYS[envType] ?? []).includes(sub)) bad.push(key);
+        if (sub !== 'state_format' && sub !== 'success_rate' && !(RAGEN_ENV_CONFIG_KEYS[envType] ?? []).includes(sub)) bad.push(key);
       }
       continue;
     }
@@ -216,7 +217,7 @@ export function sftOverrides(config: RunConfig): string[] {
   return list;
 }
 
-function launchScript(experiment: string, configName: string, sft: string[], hasSft: boolean, biLevel: boolean): string {
+function launchScript(experiment: string, configName: string, sft: string[], hasSft: boolean, biLevel: boolean, grpo: boolean): string {
   return `#!/usr/bin/env bash
 # SFT on the exported self-play data, then PPO from the SFT checkpoint, with SPA's recipe on RAGEN v1 + verl.
 # Usage: ./launch.sh --ragen <RAGEN checkout with SPA/ inside> [--gpus N] [--sft-gpus N] [--tp N] [--model PATH] [--out DIR] [--skip-sft]
@@ -240,12 +241,15 @@ done
 [ -n "$RAGEN" ] || { echo "launch.sh: --ragen <RAGEN checkout> is required (see README.md)" >&2; exit 2; }
 [ -d "$RAGEN/SPA" ] || { echo "launch.sh: $RAGEN/SPA not found; clone SPA inside the RAGEN checkout (README.md)" >&2; exit 2; }
 SFT_GPUS="\${SFT_GPUS:-$GPUS}"; TP="\${TP:-$GPUS}"
+# RAGEN train.py reads both keys and SPA's config has neither (SPA train_ppo_sfted.sh:61-62 adds them with '+').
+TP_CHECK=True; [ "$TP" = "$GPUS" ] || TP_CHECK=False
 EXPERIMENT="${experiment}"; DATA="$HERE/data"
 mkdir -p "$OUT"
 bash "$HERE/install_env.sh" "$RAGEN"
 cp "$HERE/config/${configName}.yaml" "$RAGEN/SPA/config/${configName}.yaml"
 export PYTHONPATH="$HERE:\${PYTHONPATH:-}"          # ragen_recorder.py for the validation hook
 export SPA_WORKBENCH_RECORD_DIR="$OUT/workbench_rollouts"
+export WANDB_DIR="$OUT"                             # wandb/ inside the output folder (import reads it from there)
 export CUDA_VISIBLE_DEVICES="\${CUDA_VISIBLE_DEVICES:-$(seq -s, 0 $((GPUS - 1)))}"
 
 cd "$RAGEN/SPA"
@@ -253,7 +257,7 @@ if [ "$SKIP_SFT" = 0 ]; then
   MODE=add_worldmodel torchrun --standalone --nnodes=1 --nproc_per_node="$SFT_GPUS" -m sft.spa_sft_trainer \\
 ${sft.map((o) => `    ${o} \\`).join('\n')}
     2>&1 | tee "$OUT/sft.log"
-  LAST=$(ls -d "$OUT"/sft/global_step_* | sort -t_ -k3 -n | tail -1)
+  LAST=$(ls -d "$OUT"/sft/global_step_* | sort -V | tail -1)   # run_spa.sh:111; sort -t_ broke on a '_' in the path
   [ -n "$LAST" ] || { echo "launch.sh: SFT wrote no global_step_* folder under $OUT/sft" >&2; exit 1; }
   MODEL_PATH="$LAST"
 fi
@@ -264,7 +268,11 @@ MODE=base python ../train.py --config-path=SPA/config --config-name ${configName
   trainer.n_gpus_per_node="$GPUS" \\
   actor_rollout_ref.rollout.tensor_model_parallel_size="$TP" \\
   trainer.default_local_dir="$OUT/ppo" \\
-  trainer.experiment_name="$EXPERIMENT"${biLevel ? ' \\\n  +algorithm.bi_level_gae=True' : ''} \\
+  trainer.experiment_name="$EXPERIMENT" \\
+  +algorithm.bi_level_gae=${biLevel ? 'True' : 'False'} \\
+  +actor_rollout_ref.rollout.tp_size_check="$TP_CHECK" \\
+${grpo ? '  +grpo_advantage_length_weight=False \\\n' : ''}  trainer.validation_data_dir="$OUT/val_generations" \\
+  hydra.run.dir="$OUT/hydra" \\
   2>&1 | tee "$OUT/ppo.log"
 echo "done: checkpoints in $OUT/ppo, validation rollouts in $SPA_WORKBENCH_RECORD_DIR (spa-workbench import $OUT --project <P>)"
 `;
@@ -342,8 +350,10 @@ released recipe on RAGEN v1 + verl (Ray): self-play SFT, then PPO from the SFT c
 \`\`\`
 git clone https://github.com/RAGEN-AI/RAGEN && cd RAGEN && git checkout 5eb79b8 && git submodule update --init   # verl 1e47e412
 git clone https://github.com/shiqichen17/SPA && (cd SPA && git checkout 3848e68)
+bash scripts/setup_ragen.sh        # RAGEN's setup (SPA README "Environment Setup"): pip install -e verl, -e ., requirements (gym_sokoban, ray, …)
 pip install torch==2.6.0 --index-url https://download.pytorch.org/whl/cu124 && pip install vllm==0.8.5.post1   # then flash-attn 2.7.3 (stack.json)
 \`\`\`
+Without \`setup_ragen.sh\` SFT stops at \`import verl\` (RAGEN's verl/ is a submodule, not an installed package).
 SPA's own scripts hard-code \`JAVA_HOME\` and cluster paths; \`launch.sh\` does not use them.
 
 ## Run
@@ -353,7 +363,9 @@ sbatch --gres=gpu:4 slurm.sbatch --ragen /path/to/RAGEN --gpus 4
 \`\`\`
 Outputs: \`outputs/sft/global_step_*\` (HF folders), \`outputs/ppo/global_step_*\` (verl FSDP shards; convert with
 \`python scripts/model_merger.py --backend fsdp --hf_model_path <base> --local_dir outputs/ppo/global_step_N/actor --target_dir <out>\`),
-\`outputs/workbench_rollouts/val_step*.jsonl\` (recorder). Bring the run back: \`spa-workbench import outputs --project <P>\`.
+\`outputs/workbench_rollouts/val_step*.jsonl\` (recorder), \`outputs/val_generations/<step>.jsonl\` (verl's validation dump),
+\`outputs/ppo.log\` (verl console metrics, 3 decimals), \`outputs/hydra/.hydra/config.yaml\`, \`outputs/wandb/\`. Bring the run back:
+\`spa-workbench import outputs --project <P>\` (or \`wandb sync outputs/wandb/offline-run-*\` for the full-precision W&B history).
 
 ## Model
 ${o.model.kind === 'base' ? 'Base model' : 'Model'}: \`${o.model.path}\` — ${o.model.note}. Override with \`--model\` or \`MODEL_PATH\` (a local HF ` +
@@ -364,8 +376,13 @@ ${o.model.kind === 'base' ? 'Base model' : 'Model'}: \`${o.model.path}\` — ${o
   is the same function of the board.
 - PPO prompts are built by RAGEN's ctx_manager: the instruction is the template's, followed by RAGEN's symbol and action lines;
   the turn lines are RAGEN's ("Turn k:\\nState:\\n…\\nYou have N actions left…").
-- SPA's released SFT masks the <observation>/<prediction> contents out of the loss (sft/spa_sft_trainer.py); the workbench's
-  default SFT trains on them (its \`maskStateSpans\` ablation matches the release).
+- SPA's released SFT does not simply mask the state spans: it replaces each <observation>…</observation> and
+  <prediction>…</prediction> content with a placeholder token (two added special tokens, embeddings resized;
+  sft/spa_sft_dataset.py:174-196, sft/spa_sft_trainer.py:232-239), and masks the position after each placeholder. The model never
+  sees state text in its own turns and learns to emit the placeholder. The workbench's \`maskStateSpans\` only drops the span
+  tokens from the loss, so it is close to, not equal to, the release.
+- SFT rows keep the workbench run's chat layout; the release's SFT chats (SPA_agent/ctx_manager.py) and RAGEN's PPO prompts use
+  RAGEN's layout. The state text is the only part shared with the workbench template.
 ${o.warnings.map((w) => `- ${w}`).join('\n')}
 
 Not verified by the workbench: the recipe itself (no GPU where it was built). Verified: the formats, read back by pyarrow, pandas,
@@ -423,6 +440,14 @@ export function exportSpaRagenBundle(opts: ExportOptions): ExportResult {
       });
     });
   }
+  if (config.env.id === 'frozenlake') {
+    const o = config.env.options as Record<string, unknown>;
+    if (o.randomStartGoal !== true) warnings.push('FrozenLake: RAGEN always puts start and goal at random cells (ragen/env/frozen_lake/utils.py); ' +
+      'the run used the corners (randomStartGoal false), so cluster maps differ in that respect.');
+    if (o.map !== undefined) warnings.push('FrozenLake: the run\'s explicit map is not carried over; RAGEN generates a random map per seed.');
+    warnings.push(`FrozenLake: a slippery move goes the intended way with probability ${num(o.successRate, 1 / 3)} (env_config.success_rate, ` +
+      'applied by workbench_env.py to gymnasium\'s transition table; RAGEN itself fixes it at 1/3).');
+  }
   const hasSft = rows.train.length > 0;
   if (!hasSft) warnings.push('The run has no self-play SFT rows (its method has no self-play stage); launch.sh skips SFT and runs PPO from the model.');
 
@@ -449,7 +474,8 @@ export function exportSpaRagenBundle(opts: ExportOptions): ExportResult {
     write('data/to_parquet.py', TO_PARQUET);
     write(`config/${configName}.yaml`,
       `# SPA Workbench run ${run.id}: the run's settings on RAGEN v1 keys (checked against them at export)\n${YAML.stringify(cfg, { lineWidth: 0 })}`);
-    write('launch.sh', launchScript(experiment, configName, sftOverrides(config), hasSft, rl.advantage === 'turn-then-token'), 0o755);
+    write('launch.sh', launchScript(experiment, configName, sftOverrides(config), hasSft, rl.advantage === 'turn-then-token',
+      (cfg.algorithm as { adv_estimator: string }).adv_estimator === 'grpo'), 0o755);
     write('slurm.sbatch', SLURM(experiment), 0o755);
     write('env.sh', ENV_SH);
     write('install_env.sh', INSTALL_ENV, 0o755);

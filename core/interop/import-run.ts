@@ -22,7 +22,7 @@ import { readParquetRows } from './parquet.js';
 import { episodeFromChat, episodeFromRecorderLine, envFromRagen, importError, RECORDER_FORMAT, splitDecodedChat,
   type ChatMessageIn } from './ragen-episodes.js';
 
-export type ImportSourceKind = 'recorder' | 'raw-trajectories' | 'wandb-table' | 'sft-parquet' | 'metrics' | 'config';
+export type ImportSourceKind = 'recorder' | 'raw-trajectories' | 'wandb-table' | 'sft-parquet' | 'metrics' | 'console-metrics' | 'verl-val-dump' | 'config';
 
 export interface ImportSource { file: string; kind: ImportSourceKind; count: number }
 
@@ -155,7 +155,47 @@ async function readSource(file: string, rel: string, runId: string, time: number
       c.sources.push({ file: rel, kind: 'metrics', count: lines.length });
       return;
     }
-    c.skipped.push(`${rel} (JSONL, but neither recorder records nor {"step","data"} metric lines)`);
+    if (isObject(first) && typeof first.output === 'string' && 'score' in first && 'step' in first) {
+      // verl 1e47e412 ray_trainer.py:506-526 (_dump_generations, called by RAGEN agent_trainer.py:270-278): <dir>/<step>.jsonl of
+      // {input, output, score, step, reward}; output is the whole decoded chat
+      let count = 0;
+      for (const { line, value } of lines) {
+        if (!isObject(value) || typeof value.output !== 'string') throw importError(rel, line, 'output',
+          'expected the decoded chat (verl validation dump line {input, output, score, step})', 'string', isObject(value) ? value.output : value);
+        const step = value.step;
+        if (typeof step !== 'number' || !Number.isInteger(step)) throw importError(rel, line, 'step', 'expected an integer step', 'integer', step);
+        if (value.output.trim() === '') continue;
+        c.episodes.push(episodeFromChat(splitDecodedChat(value.output), { file: rel, line, field: 'output' }, {
+          runId, id: `valdump-${String(step).padStart(6, '0')}-${line}`, stage: 'val', step, env: null, seed: -1, group: line - 1, sample: 0, time,
+        }));
+        count++;
+      }
+      c.sources.push({ file: rel, kind: 'verl-val-dump', count });
+      return;
+    }
+    c.skipped.push(`${rel} (JSONL, but neither recorder records, {"step","data"} metric lines nor a verl validation dump)`);
+    return;
+  }
+  if (base.endsWith('.log')) {
+    // verl 1e47e412's console logger (verl/utils/logger/aggregate_logger.py:23-29): "step:N - key:v.vvv - …", values rounded to 3 decimals
+    const mtime = fs.statSync(file).mtimeMs;
+    let count = 0;
+    fs.readFileSync(file, 'utf8').split('\n').forEach((text, i) => {
+      const m = /(?:^|\s)step:(\d+) - (.*)$/.exec(text);
+      if (!m) return;
+      const values: Record<string, number> = {};
+      for (const part of m[2]!.split(' - ')) {
+        const kv = /^(\S+):(-?[\d.]+(?:e[-+]?\d+)?|nan|inf|-inf)$/i.exec(part.trim());
+        if (!kv) throw importError(rel, i + 1, part.trim().split(':')[0] ?? '', 'expected key:number in a verl console metrics line', 'key:value', part);
+        const v = Number(kv[2]);
+        if (Number.isFinite(v)) values[kv[1]!] = v;
+      }
+      c.metrics.push({ stage: base.startsWith('sft') ? 'sft' : 'rl', step: Number(m[1]), time: mtime, values });
+      count++;
+    });
+    if (count === 0) { c.skipped.push(`${rel} (log without verl "step:N - key:value" lines)`); return; }
+    c.sources.push({ file: rel, kind: 'console-metrics', count });
+    c.warnings.push(`${rel}: metrics read from verl's console lines are rounded to 3 decimals`);
     return;
   }
   if (/^raw_trajectories.*\.json$/.test(base)) {
@@ -282,10 +322,14 @@ export async function importRagenRun(opts: ImportOptions): Promise<ImportResult>
   const envFromConfig = envFromRagen(at(cfg, `custom_envs.${String(firstTag)}.env_type`), firstTag);
   const env = envFromConfig ?? c.episodes[0]?.env ?? 'sokoban';
   const mode = at(cfg, 'ctx_manager.mode');
-  const worldModel = typeof mode === 'string' ? mode.includes('worldmodel') : c.episodes.some((e) => e.turns.some((t) => t.parsed.observation !== null));
+  const resolvedMode = typeof mode === 'string' && !mode.includes('${') ? mode : null;   // SPA's configs leave ${oc.env:MODE} unresolved
+  // only SPA's config/ writes ctx_manager.mode as ${oc.env:MODE} (its PPO runs MODE=base after world-model SFT): that is an SPA run
+  const isSpaConfig = typeof mode === 'string' && mode.includes('${oc.env:MODE');
+  const worldModel = resolvedMode !== null ? resolvedMode.includes('worldmodel')
+    : isSpaConfig || c.episodes.some((e) => e.turns.some((t) => t.parsed.observation !== null || t.parsed.prediction !== null));
   const modelPath = at(cfg, 'model_path') ?? at(cfg, 'actor_rollout_ref.model.path');
-  if (typeof mode === 'string' && mode.startsWith('${')) c.warnings.push(`ctx_manager.mode is the unresolved ${mode}; the method was guessed from the ` +
-    `responses`);
+  if (typeof mode === 'string' && mode.startsWith('${')) c.warnings.push(`ctx_manager.mode is the unresolved ${mode}` +
+    (isSpaConfig ? ' (SPA\'s config/): imported as an SPA run' : '; the method was guessed from the responses'));
   const config = RunConfigSchema.parse({
     name, method: worldModel ? 'spa' : 'vanilla-rl', size: 'custom', env: { id: env, options: {} },
     ...(typeof modelPath === 'string' ? { model: { source: 'hf-folder', path: modelPath } } : {}),

@@ -110,6 +110,23 @@ function episodeOf(meta: EpisodeMetaInput, initialState: StateSnapshot, turns: T
 
 // ───────────── 1. recorder JSONL ─────────────
 
+/** RAGEN's action ids (the `action_lookup` of ragen/env/sokoban/config.py and ragen/env/frozen_lake/config.py:22 @5eb79b8). */
+export const RAGEN_ACTION_IDS: Record<'sokoban' | 'frozenlake', Record<number, string>> = {
+  sokoban: { 1: 'Up', 2: 'Down', 3: 'Left', 4: 'Right' },
+  frozenlake: { 1: 'Left', 2: 'Down', 3: 'Right', 4: 'Up' },
+};
+
+/** A history entry's executed actions: RAGEN logs the ids (es_manager.py:153,257-267), older recorders the names. */
+function actionNames(env: 'sokoban' | 'frozenlake', actions: unknown, file: string, line: number, field: string): string[] {
+  if (!Array.isArray(actions)) throw importError(file, line, field, 'expected a list of action ids or names', 'number[] | string[]', actions);
+  return actions.map((a, k) => {
+    if (typeof a === 'string') return a;
+    if (typeof a === 'number' && Number.isInteger(a) && RAGEN_ACTION_IDS[env][a] !== undefined) return RAGEN_ACTION_IDS[env][a]!;
+    throw importError(file, line, `${field}[${k}]`, `expected a RAGEN ${env} action id (${Object.keys(RAGEN_ACTION_IDS[env]).join(', ')}) or an action name`,
+      'integer 1-4 | string', a);
+  });
+}
+
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** One recorder line → an episode. `sample` is the index of this env within its group in the file. */
@@ -130,8 +147,7 @@ export function episodeFromRecorderLine(value: unknown, file: string, line: numb
     if (i < history.length - 1) {
       if (typeof h.reward !== 'number') throw importError(file, line, `history[${i}].reward`,
         'expected a number (every entry but the last is a played turn)', 'number', h.reward);
-      if (!Array.isArray(h.actions) || h.actions.some((a) => typeof a !== 'string')) throw importError(file, line, `history[${i}].actions`,
-        'expected a list of action names', 'string[]', h.actions);
+      h.actions = actionNames(env, h.actions, file, line, `history[${i}].actions`);
       const response = h.llm_raw_response ?? h.llm_response;
       if (typeof response !== 'string') throw importError(file, line, `history[${i}].llm_raw_response`, 'expected the model response (a string)',
         'string', response);

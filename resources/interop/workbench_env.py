@@ -118,6 +118,20 @@ def render_state(env_id, grid, state_format):
     return state_format.format(**values)
 
 
+def set_success_rate(table, success_rate):
+    """Rewrite gymnasium FrozenLake's transition table P[s][a] in place: a slippery move (three outcomes, listed by gymnasium as
+    [a-1, a, a+1]) goes the intended way with success_rate and to each perpendicular side with (1 - success_rate) / 2."""
+    p = float(success_rate)
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f'env_config.success_rate: expected a probability in [0, 1], got {success_rate!r}')
+    side = (1.0 - p) / 2.0
+    for s, by_action in table.items():
+        for a, outcomes in by_action.items():
+            if len(outcomes) == 3:
+                by_action[a] = [(q,) + tuple(o[1:]) for q, o in zip((side, p, side), outcomes)]
+    return table
+
+
 # ───────────── RAGEN section: needs a RAGEN v1 checkout (ragen, gym_sokoban) on the path ─────────────
 
 def register(registered_envs, registered_env_configs):
@@ -134,6 +148,9 @@ def register(registered_envs, registered_env_configs):
     @dataclass
     class WorkbenchFrozenLakeEnvConfig(FrozenLakeEnvConfig):
         state_format: str = '{grid}\n{spa_coordinates}'
+        # Probability that a slippery move goes the intended way (the workbench run's successRate). RAGEN passes only
+        # is_slippery to gymnasium (ragen/env/frozen_lake/env.py:21-26 @5eb79b8), where it is fixed at 1/3.
+        success_rate: float = 1.0 / 3.0
 
     class WorkbenchSokobanEnv(SokobanEnv):
         def render(self, mode=None):
@@ -143,11 +160,20 @@ def register(registered_envs, registered_env_configs):
             return render_state('sokoban', out, self.config.state_format)
 
     class WorkbenchFrozenLakeEnv(FrozenLakeEnv):
+        def __init__(self, config=None):
+            # RAGEN's reset() calls self.__init__(self.config) to rebuild the map, so the table is rewritten on every reset.
+            super().__init__(config)
+            set_success_rate(self.P, getattr(self.config, 'success_rate', 1.0 / 3.0))
+
         def render(self, mode=None):
-            out = super().render(mode)
-            if (mode or self.render_mode) != 'text':
+            out = self._parent_render(mode)
+            if (mode or getattr(self, 'render_mode', 'text')) != 'text':
                 return out
             return render_state('frozenlake', out, self.config.state_format)
+
+        # RAGEN's FrozenLakeEnv.render(self) takes no mode (ragen/env/frozen_lake/env.py:47); Sokoban's does.
+        def _parent_render(self, mode):
+            return super().render() if mode is None else super().render(mode)
 
     registered_envs['workbench_sokoban'] = WorkbenchSokobanEnv
     registered_env_configs['workbench_sokoban'] = WorkbenchSokobanEnvConfig

@@ -6,9 +6,10 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { exportSpaRagenBundle, hydraConfig, unknownRagenKeys, INTEROP_RESOURCES } from '../../core/interop/export-bundle.js';
-import { gridPart } from '../../core/interop/ragen-episodes.js';
+import { gridPart, episodeFromRecorderLine, RAGEN_ACTION_IDS } from '../../core/interop/ragen-episodes.js';
 import { parseCsv } from '../../core/interop/import-run.js';
 import { createDispatcher, type Dispatcher } from '../../core/host/dispatcher.js';
 import { previewPrompt } from '../../core/prompts/index.js';
@@ -272,5 +273,74 @@ describe('import (SPA/RAGEN → read-only run)', () => {
     expect(runPython([RECORDER, 'patch', ragen])).toContain('hook added at line 4');
     expect(runPython([RECORDER, 'patch', ragen])).toContain('already present');
     expect(fs.readFileSync(file, 'utf8').split('\n')[3]).toBe('        import ragen_recorder; ragen_recorder.record_validation(self.agent_proxy.val_es_manager, self.global_steps)');
+  });
+});
+
+// Upstream checks of ../shared/reference/interop-check.md (M1, M2, M4, M7) against SPA @3848e68 / RAGEN @5eb79b8.
+describe('upstream fidelity fixes (issue 21)', () => {
+  const launch = () => fs.readFileSync(path.join(bundle, 'launch.sh'), 'utf8');
+  const bash = (script: string, env: Record<string, string>) => {
+    const r = spawnSync('bash', ['-c', script], { encoding: 'utf8', env: { ...process.env, ...env } });
+    if (r.status !== 0) throw new Error(`bash failed (${r.status}): ${r.stderr}`);
+    return r.stdout.trim();
+  };
+
+  it('M1: launch.sh always passes +algorithm.bi_level_gae and +rollout.tp_size_check (RAGEN train.py:138,142; SPA train_ppo_sfted.sh:61-62)', () => {
+    const text = launch();
+    expect(text).toMatch(/\+algorithm\.bi_level_gae=(True|False) \\/);
+    expect(text).toContain('+actor_rollout_ref.rollout.tp_size_check="$TP_CHECK"');
+    const tpLine = text.split('\n').find((l) => l.startsWith('TP_CHECK='))!;
+    expect(bash(`${tpLine}\necho $TP_CHECK`, { TP: '4', GPUS: '8' })).toBe('False');
+    expect(bash(`${tpLine}\necho $TP_CHECK`, { TP: '8', GPUS: '8' })).toBe('True');
+  });
+
+  it('M4: the SFT checkpoint pick is numeric even when the output path has "_" in it (SPA run_spa.sh:111 uses sort -V)', () => {
+    const line = launch().split('\n').find((l) => l.trim().startsWith('LAST=$('))!.trim();
+    const out = path.join(tmp, 'my_bundle_out');
+    for (const s of [5, 10, 9]) fs.mkdirSync(path.join(out, 'sft', `global_step_${s}`), { recursive: true });
+    expect(bash(`${line}\necho "$LAST"`, { OUT: out })).toBe(path.join(out, 'sft', 'global_step_10'));
+  });
+
+  it('M2: WorkbenchFrozenLakeEnv renders when RAGEN calls render() on a parent whose render(self) takes no mode', () => {
+    // Stand-ins with RAGEN 5eb79b8's signatures: frozen_lake/env.py:47 `def render(self)`, sokoban/env.py:53 `def render(self, mode=None)`.
+    const out = py(`
+import sys, types, json, dataclasses
+sys.path.insert(0, sys.argv[1])
+def mod(name, **attrs):
+    m = types.ModuleType(name); m.__dict__.update(attrs); sys.modules[name] = m
+@dataclasses.dataclass
+class Cfg: render_mode: str = 'text'
+class FrozenLakeEnv:
+    def __init__(self, config): self.config = config; self.render_mode = 'text'; self.P = {}
+    def render(self): return '_P_\\n_G_'
+class SokobanEnv:
+    def __init__(self, config): self.config = config; self.render_mode = 'text'
+    def render(self, mode=None): return '#P#'
+for n in ('ragen', 'ragen.env', 'ragen.env.sokoban', 'ragen.env.frozen_lake'): mod(n)
+mod('ragen.env.sokoban.config', SokobanEnvConfig=Cfg); mod('ragen.env.sokoban.env', SokobanEnv=SokobanEnv)
+mod('ragen.env.frozen_lake.config', FrozenLakeEnvConfig=Cfg); mod('ragen.env.frozen_lake.env', FrozenLakeEnv=FrozenLakeEnv)
+import workbench_env
+envs, cfgs = {}, {}
+workbench_env.register(envs, cfgs)
+lake = envs['workbench_frozen_lake'](cfgs['workbench_frozen_lake'](state_format='{grid}|{rows}x{cols}'))
+box = envs['workbench_sokoban'](cfgs['workbench_sokoban'](state_format='{grid}|{rows}x{cols}'))
+print(json.dumps([lake.render(), box.render(), box.render('text')]))
+`, INTEROP_RESOURCES);
+    expect(JSON.parse(out)).toEqual(['_P_\n_G_|2x3', '#P#|1x3', '#P#|1x3']);
+  });
+
+  it('M7: recorder lines with RAGEN action ids (es_manager.py:153,257-267) import as names; an unknown id is refused by field', () => {
+    const file = path.join(tmp, 'ids', 'val_step0.jsonl');
+    runPython([RECORDER, 'from-json', path.join(FIXTURES, 'rollout-states.json'), '--out', file, '--step', '0']);
+    const ids: Record<string, number> = { Up: 1, Down: 2, Left: 3, Right: 4 };   // ragen/env/sokoban/config.py action_lookup
+    const lines = fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { history: { actions?: unknown[] }[] });
+    for (const l of lines) for (const h of l.history) if (h.actions) h.actions = h.actions.map((a) => ids[a as string]);
+    const ep = episodeFromRecorderLine(lines[0], 'val_step0.jsonl', 1, 'r', 0, 0);
+    expect(ep.turns.map((t) => t.actionsExecuted)).toEqual([['Up'], ['Right', 'Right']]);
+    const bad = structuredClone(lines[0]!);
+    bad.history[1]!.actions = [9];
+    expect(() => episodeFromRecorderLine(bad, 'val_step0.jsonl', 1, 'r', 0, 0)).toThrow(/val_step0\.jsonl:1 history\[1\]\.actions\[0\]: expected a RAGEN sokoban action id/);
+    // FrozenLake ids differ: frozen_lake/config.py:22 maps 1-4 to Left, Down, Right, Up.
+    expect(RAGEN_ACTION_IDS.frozenlake[4]).toBe('Up');
   });
 });
