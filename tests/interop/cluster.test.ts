@@ -1,0 +1,182 @@
+// Issue 21: what a cluster user hits running the bundle on SPA @3848e68 / RAGEN @5eb79b8 / verl @1e47e412
+// (../shared/reference/interop-check.md M1-M12). Each test names the upstream file it reproduces.
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { exportSpaRagenBundle, INTEROP_RESOURCES } from '../../core/interop/export-bundle.js';
+import { importRagenRun } from '../../core/interop/import-run.js';
+import { makeWorkbenchRun, pythonHas, runPython, type FixtureRun } from './workbench-run.js';
+
+const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url));
+const RAGEN_STUB = fileURLToPath(new URL('../fixtures/interop-ragen-stub/', import.meta.url));
+let tmp: string;
+let run: FixtureRun;
+
+beforeAll(async () => {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spa-cluster-'));
+  run = await makeWorkbenchRun(path.join(tmp, 'project'), { games: 4 });
+}, 120_000);
+afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+function exportWith(edit: (cfg: Record<string, any>) => void, name: string): string {
+  const dir = path.join(tmp, `run-${name}`);
+  fs.cpSync(run.runDir, dir, { recursive: true });
+  const rec = JSON.parse(fs.readFileSync(path.join(dir, 'run.json'), 'utf8'));
+  edit(rec.config);
+  fs.writeFileSync(path.join(dir, 'run.json'), JSON.stringify(rec));
+  const out = path.join(tmp, `my_bundle_${name}`);
+  exportSpaRagenBundle({ runDir: dir, out });
+  return out;
+}
+
+/** The PPO command's Hydra overrides, as launch.sh passes them (variables substituted). */
+function ppoOverrides(launch: string, vars: Record<string, string>): string[] {
+  const cmd = launch.slice(launch.indexOf('python ../train.py'), launch.indexOf('2>&1 | tee "$OUT/ppo.log"'));
+  return cmd.split('\\\n').slice(1).map((l) => l.trim()).filter(Boolean)
+    .map((o) => o.replace(/"/g, '').replace(/\$([A-Z_]+)/g, (_, v: string) => vars[v] ?? `<${v}>`));
+}
+
+// RAGEN 5eb79b8 train.py:136-142 (add_dependency_and_validate_config) reads these keys before training, on a struct config; the
+// composed SPA base has none of them (SPA train_ppo_sfted.sh:61-62 adds the first two with '+'), and
+// ragen/trainer/agent_trainer.py:636 reads grpo_advantage_length_weight for GRPO.
+const RAGEN_CHECKS = `
+import sys, json
+from omegaconf import OmegaConf
+base = OmegaConf.create(json.loads(sys.argv[1]))
+OmegaConf.set_struct(base, True)
+over = json.loads(sys.argv[2])
+plus = [o[1:] for o in over if o.startswith('+')]
+plain = [o for o in over if not o.startswith('+') and not o.startswith('hydra.')]
+cfg = OmegaConf.merge(base, OmegaConf.from_dotlist(plain))   # struct: an unknown plain key raises, as Hydra does
+OmegaConf.set_struct(cfg, False); cfg = OmegaConf.merge(cfg, OmegaConf.from_dotlist(plus)); OmegaConf.set_struct(cfg, True)
+assert cfg.trainer.n_gpus_per_node * cfg.trainer.nnodes >= 1
+if cfg.actor_rollout_ref.rollout.tp_size_check:                   # train.py:138
+    assert cfg.actor_rollout_ref.rollout.tensor_model_parallel_size == cfg.trainer.n_gpus_per_node, 'tp_size_check'
+bi = cfg.algorithm.bi_level_gae                                    # train.py:142
+if cfg.algorithm.adv_estimator == 'grpo':
+    _ = cfg.grpo_advantage_length_weight                           # agent_trainer.py:636
+print('ok', bi)
+`;
+
+function checkRagen(overrides: string[], adv = 'gae'): string {
+  const base = { trainer: { n_gpus_per_node: 1, nnodes: 1, default_local_dir: '', experiment_name: '', validation_data_dir: null },
+    actor_rollout_ref: { rollout: { tensor_model_parallel_size: 1 } }, algorithm: { adv_estimator: adv }, model_path: '',
+    system: { CUDA_VISIBLE_DEVICES: '' } };
+  return runPython(['-c', RAGEN_CHECKS, JSON.stringify(base), JSON.stringify(overrides)]).trim();
+}
+
+describe('launch.sh against RAGEN train.py checks (M1, M11, M12 paths)', () => {
+  it('PPO overrides pass RAGEN 5eb79b8 train.py:136-142 with --gpus 8 --tp 4 and --gpus 4 --tp 4; GRPO passes agent_trainer.py:636', () => {
+    const bundle = exportWith(() => {}, 'gae');
+    const launch = fs.readFileSync(path.join(bundle, 'launch.sh'), 'utf8');
+    expect(checkRagen(ppoOverrides(launch, { GPUS: '8', TP: '4', TP_CHECK: 'False', OUT: '/o', MODEL_PATH: 'm', CUDA_VISIBLE_DEVICES: '0' }))).toBe('ok False');
+    expect(checkRagen(ppoOverrides(launch, { GPUS: '4', TP: '4', TP_CHECK: 'True', OUT: '/o', MODEL_PATH: 'm', CUDA_VISIBLE_DEVICES: '0' }))).toBe('ok False');
+    // without the '+' extras the same check fails, as on the cluster
+    expect(() => checkRagen(ppoOverrides(launch, { GPUS: '4', TP: '4', TP_CHECK: 'True' }).filter((o) => !o.startsWith('+')))).toThrow(/bi_level_gae|tp_size_check/);
+    expect(launch).toContain('hydra.run.dir="$OUT/hydra"');
+    expect(launch).toContain('export WANDB_DIR="$OUT"');
+    expect(launch).toContain('trainer.validation_data_dir="$OUT/val_generations"');
+    const grpo = exportWith((c) => { c.stages.rl = { ...(c.stages.rl ?? {}), algorithm: 'grpo', advantage: 'token' }; }, 'grpo');
+    const g = fs.readFileSync(path.join(grpo, 'launch.sh'), 'utf8');
+    expect(fs.readFileSync(path.join(grpo, 'config', fs.readdirSync(path.join(grpo, 'config'))[0]!), 'utf8')).toContain('adv_estimator: grpo');
+    expect(checkRagen(ppoOverrides(g, { GPUS: '1', TP: '1', TP_CHECK: 'True' }), 'grpo')).toBe('ok False');
+    expect(() => checkRagen(ppoOverrides(g, { GPUS: '1', TP: '1', TP_CHECK: 'True' }).filter((o) => !o.includes('grpo_')), 'grpo')).toThrow(/grpo_advantage/);
+  });
+
+  it('M4: the SFT checkpoint pick takes the highest step even with "_" in the bundle path (run_spa.sh:111 sort -V)', () => {
+    const launch = fs.readFileSync(path.join(tmp, 'my_bundle_gae', 'launch.sh'), 'utf8');
+    const line = launch.split('\n').find((l) => l.includes('LAST=$('))!.split('#')[0]!;
+    const out = path.join(tmp, 'my_bundle_out_x');
+    for (const s of [5, 10, 9]) fs.mkdirSync(path.join(out, 'sft', `global_step_${s}`), { recursive: true });
+    const got = execFileSync('bash', ['-c', `OUT=${JSON.stringify(out)}; ${line}; echo "$LAST"`], { encoding: 'utf8' }).trim();
+    expect(path.basename(got)).toBe('global_step_10');
+  });
+
+  it('M6/M10: the bundle README has SPA\'s setup step and describes the placeholder tokens', () => {
+    const readme = fs.readFileSync(path.join(tmp, 'my_bundle_gae', 'README.md'), 'utf8');
+    expect(readme).toContain('bash scripts/setup_ragen.sh');
+    expect(readme.indexOf('setup_ragen.sh')).toBeLessThan(readme.indexOf('pip install torch==2.6.0'));
+    expect(readme).toContain('placeholder token');
+    expect(readme).not.toMatch(/masks the <observation>\/<prediction> contents out of the loss/);
+  });
+});
+
+const HAS_GYM = pythonHas(['gymnasium']);
+if (!HAS_GYM) console.error('\n*** tests/interop/cluster.test.ts: gymnasium is NOT installed for python3 (.ci/install-interop.sh installs it); ' +
+  'the RAGEN env tests are SKIPPED ***\n');
+
+describe.skipIf(!HAS_GYM)('workbench_env.py on RAGEN-shaped env classes over real gymnasium (M2, M3)', () => {
+  it('FrozenLake resets, renders and steps; a slippery move goes the intended way with the run\'s success rate (fixed seed)', () => {
+    const bundle = exportWith((c) => { c.env = { id: 'frozenlake', options: { successRate: 0.8 } }; }, 'fl');
+    const cfgText = fs.readFileSync(path.join(bundle, 'config', fs.readdirSync(path.join(bundle, 'config'))[0]!), 'utf8');
+    expect(cfgText).toContain('success_rate: 0.8');
+    const out = runPython(['-c', `
+import sys, json, yaml, importlib.util, numpy as np
+sys.path.insert(0, sys.argv[1])
+spec = importlib.util.spec_from_file_location('workbench_env', sys.argv[2]); wb = importlib.util.module_from_spec(spec); spec.loader.exec_module(wb)
+envs, cfgs = {}, {}
+wb.register(envs, cfgs)
+c = yaml.safe_load(open(sys.argv[3]))['custom_envs']['WorkbenchFrozenLake']
+env = envs[c['env_type']](cfgs[c['env_type']](**c['env_config']))   # es_manager.py:70-74
+first = env.reset(seed=7)                                          # es_manager.py:108 -> render() (M2)
+s2 = env.step(3)[0]
+# statistics: from an interior frozen cell, action Right (gym 2) many times
+env.reset(seed=7)
+n = env.ncol; hits = 0; N = 4000; rng = np.random.default_rng(0)
+cell = next(s for s in range(env.observation_space.n) if 0 < s // n < n - 1 and 0 < s % n < n - 1 and len(env.P[s][2]) == 3)
+intended = env.P[cell][2][1][1]
+env.np_random = np.random.default_rng(0)
+for _ in range(N):
+    env.s = cell
+    env.step(3)
+    hits += int(env.s == intended)
+print(json.dumps({'first': first, 'after': s2, 'rate': hits / N}))
+`, RAGEN_STUB, path.join(INTEROP_RESOURCES, 'workbench_env.py'), path.join(bundle, 'config', fs.readdirSync(path.join(bundle, 'config'))[0]!)]);
+    const r = JSON.parse(out) as { first: string; after: string; rate: number };
+    expect(r.first).toMatch(/Player \(P\) is at \(\d+,\d+\)/);
+    expect(typeof r.after).toBe('string');
+    expect(Math.abs(r.rate - 0.8)).toBeLessThan(0.03);   // gymnasium alone: 1/3
+  });
+});
+
+describe('import of what the cluster writes (M7, M8, M9, M12)', () => {
+  it('recorder file with integer action ids, verl <step>.jsonl dump, ppo.log console metrics, .hydra config of SPA → an spa run', async () => {
+    const src = path.join(tmp, 'outputs');
+    const states = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'rollout-states.json'), 'utf8')) as { history: { actions?: unknown[] }[] }[];
+    const ids: Record<string, number> = { Up: 1, Down: 2, Left: 3, Right: 4 };   // ragen/env/sokoban/config.py action_lookup
+    for (const s of states) for (const h of s.history) if (h.actions) h.actions = h.actions.map((a) => ids[String(a)] ?? a);
+    fs.writeFileSync(path.join(tmp, 'int-states.json'), JSON.stringify(states));
+    runPython([path.join(INTEROP_RESOURCES, 'ragen_recorder.py'), 'from-json', path.join(tmp, 'int-states.json'), '--out',
+      path.join(src, 'workbench_rollouts', 'val_step0.jsonl'), '--step', '0']);
+    const table = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'val_generations.table.json'), 'utf8')) as { columns: string[]; data: unknown[][] };
+    const chat = String(table.data[0]![table.columns.indexOf('output_1')]);   // RAGEN's decoded chat (agent_trainer.py:251)
+    fs.mkdirSync(path.join(src, 'val_generations'), { recursive: true });
+    fs.writeFileSync(path.join(src, 'val_generations', '10.jsonl'), [JSON.stringify({ input: '', output: chat, score: 0, step: 10, reward: 0 }),
+      JSON.stringify({ input: '', output: chat, score: 1, step: 10, reward: 1 })].join('\n') + '\n');
+    fs.writeFileSync(path.join(src, 'ppo.log'), '(TaskRunner pid=1) step:1 - actor/entropy:0.912 - val-env/success:0.125\nnoise\n' +
+      '(TaskRunner pid=1) step:2 - actor/entropy:0.850 - val-env/success:0.250\n');
+    fs.mkdirSync(path.join(src, 'hydra', '.hydra'), { recursive: true });
+    fs.writeFileSync(path.join(src, 'hydra', '.hydra', 'config.yaml'),
+      'ctx_manager:\n  mode: ${oc.env:MODE}\nmodel_path: m\ntrainer:\n  total_training_steps: 2\nes_manager:\n  train:\n    env_configs:\n      tags: [SimpleSokoban]\ncustom_envs:\n  SimpleSokoban:\n    env_type: sokoban\n');
+    const r = await importRagenRun({ source: src, projectDir: path.join(tmp, 'project'), now: 1 });
+    const kinds = Object.fromEntries(r.sources.map((s) => [s.kind, s.count]));
+    expect(kinds).toMatchObject({ recorder: 2, 'verl-val-dump': 2, 'console-metrics': 2, config: 1 });
+    expect(r.record.method).toBe('spa');
+    expect(r.record.latest['actor/entropy']).toBe(0.85);
+    expect(r.warnings.join('\n')).toMatch(/rounded to 3 decimals/);
+    const eps = fs.readFileSync(path.join(tmp, 'project', 'runs', r.runId, 'rollouts', 'imported.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const rec = eps.find((e) => e.id.startsWith('val-'))!;
+    expect(rec.turns[0].actionsExecuted).toEqual(['Up']);
+    expect(eps.filter((e) => e.id.startsWith('valdump-')).length).toBe(2);
+  });
+
+  it('a malformed console metrics line names file, line and key', async () => {
+    const src = path.join(tmp, 'badlog');
+    fs.mkdirSync(src);
+    fs.writeFileSync(path.join(src, 'ppo.log'), 'step:1 - actor/entropy:0.9\nstep:2 - actor/entropy:abc\n');
+    await expect(importRagenRun({ source: src, projectDir: path.join(tmp, 'project') })).rejects.toThrow(/ppo\.log:2 actor\/entropy/);
+  });
+});
