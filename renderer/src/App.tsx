@@ -2,6 +2,7 @@
 // status bar (transport, host, compute backend). Routes live in the URL hash (routes.ts).
 // The "seeing" views (trace, replay, templates, datasets) are loaded lazily if their files
 // exist (import.meta.glob), so the frame builds before and after they land.
+import { isProbing, statusBackend } from './status-backend.js';
 import { Suspense, lazy, useCallback, useEffect, useMemo, useState, type ComponentType, type LazyExoticComponent } from 'react';
 import type { ProjectInfo, SystemInfo, WorkbenchEvent } from '../../core/api/contract.js';
 import type { Client, ConnectionState } from './api/client.js';
@@ -70,8 +71,15 @@ export function App({ client }: { client: Client }) {
     if (connection !== 'open') return;
     let cancelled = false;
     client.projects.info().then((r) => { if (!cancelled) { setProject(r.project); setProjectChecked(true); } }, (e) => { if (!cancelled) { setError(e); setProjectChecked(true); } });
-    client.system.info().then((s) => { if (!cancelled) setSystem(s); }, () => {});
-    return () => { cancelled = true; };
+    // the host probes for torch in the background: ask again until no backend is still being checked
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const ask = (left: number) => client.system.info().then((s) => {
+      if (cancelled) return;
+      setSystem(s);
+      if (left > 0 && s.backends.some(isProbing)) timer = setTimeout(() => ask(left - 1), 2000);
+    }, () => {});
+    void ask(30);
+    return () => { cancelled = true; if (timer) clearTimeout(timer); };
   }, [client, connection]);
 
   // Apply the theme before re-rendering so that views reading CSS variables (chart colours) see it.
@@ -175,7 +183,6 @@ export function App({ client }: { client: Client }) {
     }
   };
   const activeSection = route.view === 'run' ? 'runs' : route.view;
-  const backend = system?.backends.find((b) => b.available);
 
   return (
     <div className="app" data-testid="app-shell">
@@ -226,7 +233,7 @@ export function App({ client }: { client: Client }) {
       <footer className="statusbar" data-testid="statusbar">
         <span>{client.transport === 'ipc' ? 'desktop' : 'browser mode'} · {connection}</span>
         {system && <span>host: {system.host}</span>}
-        {system && <span title={system.backends.map((b) => `${b.name}: ${b.available ? 'available' : 'unavailable'} — ${b.detail}`).join('\n')}>backend: {backend ? backend.name : 'none available'}</span>}
+        {system && <span title={system.backends.map((b) => `${b.name}: ${b.available ? 'available' : 'unavailable'} — ${b.detail}`).join('\n')} data-testid="status-backend">backend: {statusBackend(system)}</span>}
         {system?.versions['app'] && <span>v{system.versions['app']}</span>}
       </footer>
     </div>
