@@ -25,20 +25,27 @@ export function appendJsonl(file: string, rows: readonly unknown[]): LineSpan[] 
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const fd = fs.openSync(file, 'a+');
   try {
-    return appendToFd(fd, rows);
+    return appendToFd(fd, rows, file);
   } finally {
     fs.closeSync(fd);
   }
 }
 
-function appendToFd(fd: number, rows: readonly unknown[]): LineSpan[] {
+function appendToFd(fd: number, rows: readonly unknown[], file?: string): LineSpan[] {
   const size = fs.fstatSync(fd).size;
   let offset = size;
   const parts: Buffer[] = [];
   if (endsTorn(fd, size)) { parts.push(Buffer.from('\n')); offset += 1; }
   const spans: LineSpan[] = [];
-  for (const row of rows) {
-    const text = JSON.stringify(row);
+  for (const [i, row] of rows.entries()) {
+    let text: string | undefined;
+    try {
+      text = JSON.stringify(row);
+    } catch (err) {
+      // a value nested deeper than the stack allows (or too long for one string): say so, never a raw RangeError
+      const why = err instanceof RangeError ? 'it is nested too deeply or is too large to write as one JSON line' : (err as Error).message;
+      throw Object.assign(new Error(`appendJsonl${file ? ` (${file})` : ''}: row ${i + 1} of ${rows.length} cannot be written: ${why}`), { code: 'EJSONROW' });
+    }
     if (text === undefined) throw new Error(`appendJsonl: a row is not JSON-serialisable (received ${typeof row})`);
     const buf = Buffer.from(`${text}\n`, 'utf8');
     spans.push({ offset, length: buf.length - 1 });
@@ -73,7 +80,7 @@ export class JsonlWriter {
   }
   append(rows: readonly unknown[]): LineSpan[] {
     if (this.fd === null) throw new Error(`JsonlWriter(${this.file}): append after close`);
-    return appendToFd(this.fd, rows);
+    return appendToFd(this.fd, rows, this.file);
   }
   close(): void {
     if (this.fd !== null) { fs.closeSync(this.fd); this.fd = null; }
