@@ -141,11 +141,22 @@ function table(rows: string[][]): string {
   return rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
 }
 
+/**
+ * A run's time so far: the finished attempts' summed time plus, while it runs (or stops), the time
+ * since this attempt started; durationMs alone is 0 until the first attempt ends ("0s" for a run
+ * that has been running for an hour). A finished attempt whose time is not in yet counts from its start and end.
+ */
+export function runTimeMs(r: Pick<RunSummary, 'status' | 'durationMs' | 'startedAt' | 'finishedAt'>, now = Date.now()): number {
+  if ((r.status === 'running' || r.status === 'stopping') && r.startedAt) return r.durationMs + Math.max(0, now - r.startedAt);
+  if (r.durationMs > 0) return r.durationMs;
+  return r.startedAt && r.finishedAt && r.finishedAt > r.startedAt ? r.finishedAt - r.startedAt : 0;
+}
+
 function runRow(r: RunSummary): string[] {
   const done = r.stages.filter((s) => s.status === 'completed').length;
   const name = r.name.length > 40 ? `${r.name.slice(0, 39)}…` : r.name;
   const created = new Date(r.createdAt).toISOString().slice(0, 16).replace('T', ' ');
-  return [r.id, name, r.status, r.method, r.env, r.size, `${done}/${r.stages.length}`, created, duration(r.durationMs), (r.tags ?? []).join(',')];
+  return [r.id, name, r.status, r.method, r.env, r.size, `${done}/${r.stages.length}`, created, duration(runTimeMs(r)), (r.tags ?? []).join(',')];
 }
 
 /** The run's headline numbers for the terminal, each labelled by where it comes from (the final eval, or training rollouts). */
@@ -730,7 +741,7 @@ export function registerCoreCommands(program: Command): void {
           `${r.name}  (${r.id})`,
           `status:   ${r.status}${r.reason ? ` — ${r.reason}` : ''}`,
           `method:   ${r.method}   env: ${r.env}   size: ${r.size}   preset: ${r.preset ?? '-'}   template: ${r.templateHash?.slice(0, 12) ?? '-'}`,
-          `created:  ${new Date(r.createdAt).toISOString()}   attempts: ${r.attempts}   time: ${duration(r.durationMs)}`,
+          `created:  ${new Date(r.createdAt).toISOString()}   attempts: ${r.attempts}   time: ${duration(runTimeMs(r))}${r.status === 'running' ? ' so far' : ''}`,
           `folder:   ${r.dir}`,
           ...(r.tags?.length ? [`tags:     ${r.tags.join(', ')}`] : []),
           ...(r.notes ? [`notes:    ${r.notes.split('\n').join('\n          ')}`] : []),
