@@ -28,6 +28,23 @@ function collect(value: string, previous: string[] = []): string[] { return [...
 
 const STUDY_SIZES = ['smoke', 'quick', 'standard', 'paper'];
 
+
+/** The study names of the records in `dirs` (runs/*.json, field "study"), in order of first appearance; unreadable files are left to readStudyRecords to report. */
+function recordedStudies(dirs: string[]): string[] {
+  const names = new Set<string>();
+  for (const dir of dirs) {
+    const runsDir = path.join(dir, 'runs');
+    const files = fs.existsSync(runsDir) ? fs.readdirSync(runsDir).filter((f) => f.endsWith('.json')).sort() : [];
+    for (const f of files) {
+      try {
+        const study = (JSON.parse(fs.readFileSync(path.join(runsDir, f), 'utf8')) as { study?: unknown }).study;
+        if (typeof study === 'string') names.add(study);
+      } catch { /* reported by readStudyRecords, with the file and line */ }
+    }
+  }
+  return [...names];
+}
+
 /** What a grid file held for the fields parseStudySpec checks (its message says only what is expected). */
 function describeSpecValues(raw: unknown): string {
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return '';
@@ -186,12 +203,19 @@ export function registerStudyCommands(program: Command): void {
     .option('--project <dir>', 'project folder (repeat for studies split over several projects)', collect, [])
     .option('--records <dir>', 'records folder holding runs/<method>-<env>-s<seed>.json (docs/results/<study>/<variant>, written by ' +
       '`study record`); repeatable; with --project, a cell in both counts once and the record wins', collect, [])
-    .option('--name <name>', 'study name', 'study')
+    .option('--name <name>', 'study name (default "study"; with --records alone, the one study the records hold)')
     .option('--methods <list>', 'methods in table order (default: from the study spec; without one, the order the runs ran)')
     .option('--envs <list>', 'envs in table order (default: from the study spec; without one, the order the runs ran)')
     .option('--out <dir>', 'output folder (default <first project>/studies/<name>; required with --records alone)')
-    .action((o: { project: string[]; records: string[]; name: string; methods?: string; envs?: string; out?: string }) => {
-      if (o.project.length === 0 && o.records.length === 0) fail('give at least one --project folder or --records folder');
+    .action((given: { project: string[]; records: string[]; name?: string; methods?: string; envs?: string; out?: string }) => {
+      if (given.project.length === 0 && given.records.length === 0) fail('give at least one --project folder or --records folder');
+      const o = { ...given, name: given.name ?? '' };
+      if (given.name === undefined) {
+        // records alone: the study they hold (docs/results/spa-cpu-v1/fl08 holds "spa-cpu-v1-fl08"), so the name need not be known
+        const held = o.project.length === 0 ? recordedStudies(o.records) : [];
+        if (held.length > 1) fail(`--name: the records hold ${held.length} studies (${held.map((n) => JSON.stringify(n)).join(', ')}); say which`);
+        o.name = held[0] ?? 'study';
+      }
       if (o.project.length === 0 && !o.out) fail('--out: give the output folder (there is no --project to put studies/<name>/ in)');
       const specFiles = o.project.map((p) => path.join(path.resolve(p), 'studies', o.name, 'spec.json')).filter((p) => fs.existsSync(p));
       const specs = o.methods && o.envs ? [] : specFiles.map((p) => {
