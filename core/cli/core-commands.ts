@@ -291,7 +291,11 @@ async function runThroughServe(link: { pid: number; wsUrl: string }, begin: (api
   const unsubscribe = api.subscribe({ kind: 'run', runId }, (e) => reporter.event(e));
   let stopping = false;
   onInterrupt({
-    stop: () => { if (stopping) return; stopping = true; reporter.done(); out.write('\nstopping after the current step...\n'); void api.runs.stop({ runId }).catch(() => undefined); },
+    stop: () => {
+      if (stopping) return;
+      stopping = true; reporter.done(); out.write('\nstopping after the current step...\n');
+      void api.runs.stop({ runId }).catch(() => undefined);
+    },
     kill: () => process.exit(130),
   });
   const ACTIVE = new Set(['created', 'queued', 'running', 'stopping']);
@@ -741,7 +745,8 @@ export function registerCoreCommands(program: Command): void {
           `${r.name}  (${r.id})`,
           `status:   ${r.status}${r.reason ? ` — ${r.reason}` : ''}`,
           `method:   ${r.method}   env: ${r.env}   size: ${r.size}   preset: ${r.preset ?? '-'}   template: ${r.templateHash?.slice(0, 12) ?? '-'}`,
-          `created:  ${new Date(r.createdAt).toISOString()}   attempts: ${r.attempts}   time: ${duration(runTimeMs(r))}${r.status === 'running' ? ' so far' : ''}`,
+          `created:  ${new Date(r.createdAt).toISOString()}   attempts: ${r.attempts}   ` +
+            `time: ${duration(runTimeMs(r))}${r.status === 'running' ? ' so far' : ''}`,
           `folder:   ${r.dir}`,
           ...(r.tags?.length ? [`tags:     ${r.tags.join(', ')}`] : []),
           ...(r.notes ? [`notes:    ${r.notes.split('\n').join('\n          ')}`] : []),

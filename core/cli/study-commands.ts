@@ -29,7 +29,8 @@ function collect(value: string, previous: string[] = []): string[] { return [...
 const STUDY_SIZES = ['smoke', 'quick', 'standard', 'paper'];
 
 
-/** The study names of the records in `dirs` (runs/*.json, field "study"), in order of first appearance; unreadable files are left to readStudyRecords to report. */
+/** The study names of the records in `dirs` (runs/*.json, field "study"), in order of first appearance;
+ *  unreadable files are left to readStudyRecords to report. */
 function recordedStudies(dirs: string[]): string[] {
   const names = new Set<string>();
   for (const dir of dirs) {

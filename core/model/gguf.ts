@@ -164,7 +164,9 @@ export function readGguf(path: string): GgufFile {
     }
     const alignmentValue = metadata.get('general.alignment') ?? 32;
     const alignment = Number(alignmentValue);
-    if (!Number.isInteger(alignment) || alignment <= 0) throw new GgufError(`${path}: key "general.alignment" is ${String(alignmentValue)}; expected a positive integer`);
+    if (!Number.isInteger(alignment) || alignment <= 0) {
+      throw new GgufError(`${path}: key "general.alignment" is ${String(alignmentValue)}; expected a positive integer`);
+    }
     const dataStart = Math.ceil(c.pos / alignment) * alignment;
     const tensors = infos.map((t, i) => {
       const elements = t.dims.reduce((a, b) => a * b, 1);
@@ -172,10 +174,12 @@ export function readGguf(path: string): GgufFile {
       const byteLength = block ? (elements / block[0]) * block[1] : NaN;
       const offset = dataStart + relative[i];
       if (block && (t.dims[0] % block[0] !== 0)) {
-        throw new GgufError(`${path}: tensor "${t.name}" (${t.typeName}) has a first dimension ${t.dims[0]} that is not a multiple of its block size ${block[0]}`);
+        throw new GgufError(`${path}: tensor "${t.name}" (${t.typeName}) has a first dimension ${t.dims[0]} ` +
+          `that is not a multiple of its block size ${block[0]}`);
       }
       if (block && offset + byteLength > size) {
-        throw new GgufError(`${path}: tensor "${t.name}" (${t.typeName}, dims ${t.dims.join('x')}) ends at byte ${offset + byteLength}, past the end of the file (${size} bytes): truncated`);
+        throw new GgufError(`${path}: tensor "${t.name}" (${t.typeName}, dims ${t.dims.join('x')}) ends at byte ` +
+          `${offset + byteLength}, past the end of the file (${size} bytes): truncated`);
       }
       return { ...t, offset, byteLength };
     });
@@ -311,8 +315,12 @@ export function planHfFolder(file: GgufFile): HfFolderFromGguf {
   const kvHeads = num(file, 'llama.attention.head_count_kv', heads);
   const ffn = num(file, 'llama.feed_forward_length');
   const headDim = num(file, 'llama.attention.key_length', num(file, 'llama.rope.dimension_count', hidden / heads));
-  if (!Number.isInteger(headDim) || headDim % 2 !== 0) throw new GgufError(`${file.path}: the head size ${headDim} (llama.attention.key_length / llama.rope.dimension_count) must be an even integer`);
-  if (heads % kvHeads !== 0) throw new GgufError(`${file.path}: llama.attention.head_count ${heads} is not a multiple of llama.attention.head_count_kv ${kvHeads}`);
+  if (!Number.isInteger(headDim) || headDim % 2 !== 0) {
+    throw new GgufError(`${file.path}: the head size ${headDim} (llama.attention.key_length / llama.rope.dimension_count) must be an even integer`);
+  }
+  if (heads % kvHeads !== 0) {
+    throw new GgufError(`${file.path}: llama.attention.head_count ${heads} is not a multiple of llama.attention.head_count_kv ${kvHeads}`);
+  }
 
   // tokenizer
   const tokModel = str(file, 'tokenizer.ggml.model');
@@ -325,7 +333,8 @@ export function planHfFolder(file: GgufFile): HfFolderFromGguf {
   const preName = str(file, 'tokenizer.ggml.pre') ?? 'default';
   const pre = PRE_TOKENIZERS[preName];
   if (!pre) {
-    throw new GgufError(`${file.path}: metadata key "tokenizer.ggml.pre" is "${preName}", a pre-tokenizer model import does not know (known: ${Object.keys(PRE_TOKENIZERS).join(', ')})`);
+    throw new GgufError(`${file.path}: metadata key "tokenizer.ggml.pre" is "${preName}", a pre-tokenizer model import does not know ` +
+      `(known: ${Object.keys(PRE_TOKENIZERS).join(', ')})`);
   }
   const tokens = strList(file, 'tokenizer.ggml.tokens');
   const merges = strList(file, 'tokenizer.ggml.merges');
@@ -350,7 +359,9 @@ export function planHfFolder(file: GgufFile): HfFolderFromGguf {
   const tokenId = (key: string): number | undefined => {
     if (meta(file, key) === undefined) return undefined;
     const id = num(file, key);
-    if (!Number.isInteger(id) || id < 0 || id >= tokens.length) throw new GgufError(`${file.path}: metadata key "${key}" is ${id}, not a token id (the vocabulary has ${tokens.length})`);
+    if (!Number.isInteger(id) || id < 0 || id >= tokens.length) {
+      throw new GgufError(`${file.path}: metadata key "${key}" is ${id}, not a token id (the vocabulary has ${tokens.length})`);
+    }
     return id;
   };
   const bos = tokenId('tokenizer.ggml.bos_token_id');

@@ -110,7 +110,8 @@ export function hfConfigToModelConfig(raw: Record<string, unknown>, source = 'co
   } else if (typeof raw.model_type === 'string' && (MODEL_FAMILIES as readonly string[]).includes(raw.model_type)) {
     family = raw.model_type as ModelFamily;
   } else {
-    return bad('model_type', `one of ${MODEL_FAMILIES.map((f) => `"${f}"`).join(', ')} (Qwen2 / Qwen2.5, Qwen3, Llama 2/3.x and SmolLM2 decoders load; other families do not)`);
+    return bad('model_type', `one of ${MODEL_FAMILIES.map((f) => `"${f}"`).join(', ')} ` +
+      '(Qwen2 / Qwen2.5, Qwen3, Llama 2/3.x and SmolLM2 decoders load; other families do not)');
   }
   const fam = FAMILY[family];
   if (Array.isArray(architectures) && architectures.length && !architectures.some((a) => fam.pattern.test(a as string))) {

@@ -71,6 +71,7 @@ export function wasmFitProblem(config: ModelConfig, opts: { trainable: boolean; 
     ? `set model.memory.tokenBudget to ${fitBudget} or less, or use the torch backend`
     : 'use the torch backend (install PyTorch for a Python 3: pip install torch, or apt install python3-torch; SPA_PYTHON points at it)';
   return `the model does not fit the wasm backend's ${gb(WASM_HEAP_BYTES)} of memory: it needs about ${gb(need.total)} ` +
-    `(${countParameters(config).toLocaleString('en-US')} parameters: ${gb(need.state)} of f32 weights${opts.trainable ? ', gradients and AdamW moments' : ''}; ` +
+    `(${countParameters(config).toLocaleString('en-US')} parameters: ${gb(need.state)} of f32 weights` +
+    `${opts.trainable ? ', gradients and AdamW moments' : ''}; ` +
     `${gb(need.head)} for the LM head's [tokens x ${config.vocab_size}] log-softmax over a ${opts.trainable ? tokenBudget : 8192}-token chunk); ${fix}`;
 }

@@ -272,7 +272,8 @@ export class HfTokenizer implements Tokenizer {
   async save(dir: string): Promise<void> {
     await writeFile(join(dir, 'tokenizer.json'), JSON.stringify(this.json));
     // a template read from chat_template.jinja is kept in the saved tokenizer_config.json
-    const config = this.chatTemplate !== undefined && this.config.chat_template === undefined ? { ...this.config, chat_template: this.chatTemplate } : this.config;
+    const config = this.chatTemplate !== undefined && this.config.chat_template === undefined
+      ? { ...this.config, chat_template: this.chatTemplate } : this.config;
     await writeFile(join(dir, 'tokenizer_config.json'), JSON.stringify(config, null, 2) + '\n');
   }
 }

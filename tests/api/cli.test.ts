@@ -143,7 +143,7 @@ describe('spa-workbench CLI (core commands)', { timeout: 2 * HANG_LIMIT_MS }, ()
     expect(set.stderr).toMatch(/study run spa on sokoban: invalid run config:\n {2}- stages\.rl\.steps: Invalid input: expected number, received string/);
     const env = cli(['study', 'run', '--methods', 'spa', '--envs', 'chess', '--size', 'smoke', '--project', project], home);
     expect(env.code).toBe(1);
-    expect(env.stderr).toMatch(/unknown env; expected one of sokoban, frozenlake, sudoku; received "chess"/);
+    expect(env.stderr).toMatch(/unknown env; expected one of sokoban, frozenlake, sudoku, keydoor; received "chess"/);
     expect(fs.existsSync(project)).toBe(false);
   });
 

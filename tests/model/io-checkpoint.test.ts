@@ -94,7 +94,9 @@ describe('checkpoints', () => {
       expect(Array.from(stored.get('model.layers.0.self_attn.q_proj.bias')!.data).every((x) => x === 0)).toBe(true);
       expect(JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')).torch_dtype).toBe(dtype === 'BF16' ? 'bfloat16' : 'float16');
       const loaded = await loadCheckpoint(dir);
-      expect(loaded.model.config.attention_bias).toBe(false);
+      // a qwen2 folder always carries q/k/v biases (HF Qwen2Attention has bias=True); the zeros written keep the logits
+      expect(loaded.model.config.attention_bias).toBe(true);
+      expect(Array.from(stored.get('model.layers.0.self_attn.k_proj.bias')!.data).every((x) => x === 0)).toBe(true);
       const diff = maxAbsDiff(logitsOf(loaded.model), before);
       expect(diff).toBeGreaterThan(0);
       expect(diff).toBeLessThan(dtype === 'BF16' ? 0.1 : 0.01);
