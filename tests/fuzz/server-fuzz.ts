@@ -63,7 +63,7 @@ function wsSession(url: string, headers: Record<string, string>, frames: Array<s
       timer = setTimeout(finish, waitMs);
     });
     ws.on('message', (d) => {
-      if (replies.length < 10_000) replies.push(d.toString().slice(0, 2000));
+      if (replies.length < 10_000) replies.push(d.toString().slice(0, 64_000));
       if (replies.length >= expectReplies) finish();
     });
     ws.on('unexpected-response', (_req, res) => { error = `HTTP ${res.statusCode}`; finish(); });
