@@ -12,7 +12,7 @@ import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createDispatcher, type Dispatcher } from '../core/host/dispatcher.js';
-import { describeStartup, startupRunAction } from '../core/host/startup-run.js';
+import { START_RUN_ENV, describeStartup, startupRunAction } from '../core/host/startup-run.js';
 import type { RunSummary } from '../core/api/contract.js';
 import { toApiError } from '../core/api/errors.js';
 import { BRIDGE_CHANNELS, type MenuCommand } from './bridge.js';
@@ -154,7 +154,7 @@ function main(): void {
     // `spa-workbench start --run PRESET` hands the main job to the app: SPA_START_RUN=preset:size:env.
     const startRun = process.env.SPA_START_RUN;
     if (argProject && startRun) {
-      const [preset = 'spa', size = 'quick', env = 'frozenlake'] = startRun.split(':');
+      const [preset = 'spa', size = 'quick', env = START_RUN_ENV] = startRun.split(':');
       try {
         // Only when the project has no runs yet; an unfinished one is resumed, a finished one opened.
         const { runs } = await dispatcher.call('runs.list', { limit: 100000 }) as { runs: RunSummary[] };

@@ -14,8 +14,11 @@ export const MethodSchema = z.enum([
 ]);
 export type Method = z.infer<typeof MethodSchema>;
 
+/** The env a run gets when its config names none: the one place the default env is written (engine, presets and imports read it). */
+export const DEFAULT_ENV_ID = 'sokoban';
+
 export const EnvConfigSchema = z.object({
-  id: z.string().default('sokoban'),                          // registered env id
+  id: z.string().default(DEFAULT_ENV_ID),                          // registered env id
   options: z.record(z.string(), z.unknown()).default({}),     // env constructor arguments (validated by the env)
 }).strict();
 
@@ -45,7 +48,7 @@ export const RunConfigSchema = z.object({
   name: z.string().min(1).max(200).optional(),                // display name; defaults to method + env
   method: MethodSchema.default('spa'),
   size: z.enum(['smoke', 'quick', 'standard', 'paper', 'custom']).default('quick'),
-  env: EnvConfigSchema.default({ id: 'sokoban', options: {} }),
+  env: EnvConfigSchema.default({ id: DEFAULT_ENV_ID, options: {} }),
   template: TemplateRefSchema.default({ preset: 'spa', responseFormat: 'world-model' }),
   model: ModelConfigSchema.default({ source: 'preset', preset: 'tiny', criticMode: 'shared-trunk' }),
   seeds: SeedsSchema.default({ base: 0, selfplayStart: 1_000_000, rlStart: 2_000_000, evalStart: 3_000_000 }),

@@ -19,7 +19,7 @@ import { checkMetricPoint, checkSummary } from '../storage/run-data.js';
 import { onInterrupt } from './interrupt.js';
 import { describeJsonError } from './json-error.js';
 import { checkToken, chooseToken, rememberedLink, rememberLink, SERVE_LINKS_FILE } from './serve-link.js';
-import { describeStartup, startupRunAction } from '../host/startup-run.js';
+import { START_RUN_ENV, describeStartup, startupRunAction } from '../host/startup-run.js';
 import { formatRunEta } from '../engine/run-eta.js';
 import { workbenchHome } from '../storage/home.js';
 
@@ -540,8 +540,8 @@ export function registerCoreCommands(program: Command): void {
     .option('--no-open', 'browser mode: do not open a browser')
     .option('--run <preset>', 'also create and start a run from this preset (e.g. spa) on the project')
     .option('--size <size>', `size of the --run preset: ${SIZES.join(' | ')}`, 'quick')
-    // FrozenLake by default: it has a shipped base (resources/bases/frozenlake), so the run reaches self-play in seconds
-    .option('--env <id>', 'environment of the --run preset (frozenlake has a shipped base; others train one first, ~90 min)', 'frozenlake')
+    // START_RUN_ENV (FrozenLake) by default: it has a shipped base, so the run reaches self-play in seconds
+    .option('--env <id>', `environment of the --run preset (${START_RUN_ENV} has a shipped base; others train one first, ~90 min)`, START_RUN_ENV)
     .action(async (o: {
       project: string; port?: string; token?: string; newToken?: boolean; open: boolean; run?: string; size: string; env: string;
     }) => {

@@ -1,7 +1,7 @@
 // Resolve a run config: preset (for a size) ← partial config ← dotted `set` overrides, then
 // validate with RunConfigSchema and plan the stages. Issues say where and what was expected.
 import type { RunConfig } from '../api/run-config.js';
-import { RunConfigSchema, StageSectionSchemas } from '../api/run-config.js';
+import { DEFAULT_ENV_ID, RunConfigSchema, StageSectionSchemas } from '../api/run-config.js';
 import { createEnv } from '../envs/index.js';
 import type { Size } from '../api/contract.js';
 import { getPreset, listPresets } from './presets.js';
@@ -12,7 +12,7 @@ import { loraIssues } from '../train/plan.js';
 /** The preset env options of the run's env (set after `set`, so a study's env.id gets them too). */
 function applyPresetEnvOptions(merged: Record<string, unknown>): void {
   const env = isPlainObject(merged.env) ? merged.env : {};
-  const id = typeof env.id === 'string' ? env.id : 'sokoban';
+  const id = typeof env.id === 'string' ? env.id : DEFAULT_ENV_ID;
   merged.env = { ...env, options: presetEnvOptions(id, isPlainObject(env.options) ? env.options : undefined) };
 }
 
@@ -59,12 +59,10 @@ export function parseSetArgs(args: readonly string[]): Record<string, unknown> {
   return out;
 }
 
-const DEFAULT_ENV = RunConfigSchema.parse({}).env.id;
-
 /** A preset's default name says its env ("spa sokoban quick"): when the request moves the run to another env, so does the name. */
 function renameForEnv(base: Record<string, unknown>, merged: Record<string, unknown>, req: ResolveRequest): void {
   const envOf = (c: Record<string, unknown>) => (c.env as { id?: unknown } | undefined)?.id;
-  const from = envOf(base) ?? DEFAULT_ENV, to = envOf(merged);
+  const from = envOf(base) ?? DEFAULT_ENV_ID, to = envOf(merged);
   if (req.name !== undefined || typeof from !== 'string' || typeof to !== 'string' || from === to || merged.name !== base.name) return;
   const words = String(base.name).split(' ');
   if (words.includes(from)) merged.name = words.map((w) => (w === from ? to : w)).join(' ');

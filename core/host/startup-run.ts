@@ -3,6 +3,13 @@
 // otherwise just open the newest run. Starting twice never makes two identical runs.
 import type { RunSummary } from '../api/contract.js';
 
+/**
+ * The env of the demo run when `start --run` names none (the CLI's --env default and the desktop app's SPA_START_RUN fallback).
+ * Not the run config's default env (DEFAULT_ENV_ID in core/api/run-config.ts): FrozenLake has a shipped base
+ * (resources/bases/frozenlake), so the demo reaches self-play in seconds; other envs train a base first (~90 min).
+ */
+export const START_RUN_ENV = 'frozenlake';
+
 export type StartupAction =
   | { kind: 'create' }                                        // no runs yet: create and start one
   | { kind: 'start'; runId: string }                          // created but never started

@@ -8,7 +8,7 @@
 //   paper  the reference settings (arXiv 2510.15047, 4 GPUs, a 1.5B model): set model.path to a
 //          local Qwen2.5 folder (model.source = 'hf-folder') to run them as published
 // The stage plan of a method lives in planStages (core/train/plan.ts).
-import type { Method, RunConfigInput } from '../api/run-config.js';
+import { DEFAULT_ENV_ID, type Method, type RunConfigInput } from '../api/run-config.js';
 import type { Size } from '../api/contract.js';
 
 /** The sizes a method preset defines ('custom' is a config that came from no preset). */
@@ -335,7 +335,7 @@ export function presetConfig(id: string, size: PresetSize = 'quick', overrides: 
   const def = getMethodPreset(id);
   if (!SIZES.includes(size)) throw new Error(`unknown size ${JSON.stringify(size)} for preset ${id}; expected one of ${SIZES.join(', ')}`);
   if (def.sizes && !def.sizes.includes(size)) throw new Error(`preset ${id} has no size ${JSON.stringify(size)}; it is offered at ${def.sizes.join(', ')}`);
-  const envId = (overrides.env as { id?: string } | undefined)?.id ?? (def.base.env as { id?: string } | undefined)?.id ?? 'sokoban';
+  const envId = (overrides.env as { id?: string } | undefined)?.id ?? (def.base.env as { id?: string } | undefined)?.id ?? DEFAULT_ENV_ID;
   const merged = mergeConfig(SIZE_SETTINGS[size] as Record<string, unknown>, def.base as Record<string, unknown>,
     def.bySize?.[size] as Record<string, unknown> | undefined, overrides as Record<string, unknown>);
   const template = merged.template as { preset?: string } | undefined;

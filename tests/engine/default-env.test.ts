@@ -1,0 +1,33 @@
+// The default env is written once, in the run-config schema (DEFAULT_ENV_ID); the engine, the presets
+// and a config without an env all get it from there. `start --run`'s demo env (START_RUN_ENV) is its
+// own single constant, read by the CLI and the desktop app. No default-env literal elsewhere.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_ENV_ID, EnvConfigSchema, RunConfigSchema } from '../../core/api/run-config.js';
+import { resolveRunConfig } from '../../core/engine/config.js';
+import '../../core/engine/presets.js';
+import { presetConfig } from '../../core/train/presets.js';
+import { START_RUN_ENV } from '../../core/host/startup-run.js';
+
+describe('the default env comes from the schema', () => {
+  it('schema, engine and presets agree', () => {
+    expect(RunConfigSchema.parse({}).env.id).toBe(DEFAULT_ENV_ID);
+    expect(EnvConfigSchema.parse({}).id).toBe(DEFAULT_ENV_ID);
+    const r = resolveRunConfig({ config: {} });
+    expect(r.issues).toEqual([]);
+    expect(r.config!.env.id).toBe(DEFAULT_ENV_ID);
+    expect(resolveRunConfig({ config: { env: { options: {} } } }).config!.env.id).toBe(DEFAULT_ENV_ID);
+    expect(presetConfig('spa', 'quick').name).toBe(`spa ${DEFAULT_ENV_ID} quick`);
+  });
+
+  it('no other file writes a default env literal', () => {
+    const literal = /(\?\?|=|,)\s*'(sokoban|frozenlake)'/;
+    for (const file of ['core/engine/config.ts', 'core/train/presets.ts', 'core/cli/core-commands.ts', 'electron/main.ts']) {
+      const hits = readFileSync(file, 'utf8').split('\n').filter((l) => literal.test(l));
+      expect({ file, hits }).toEqual({ file, hits: [] });
+    }
+    expect(readFileSync('core/cli/core-commands.ts', 'utf8')).toContain(', START_RUN_ENV)');
+    expect(readFileSync('electron/main.ts', 'utf8')).toContain('env = START_RUN_ENV]');
+    expect(START_RUN_ENV).toBe('frozenlake');   // the demo env has a shipped base (resources/bases/frozenlake)
+  });
+});
