@@ -37,7 +37,7 @@ export function exportTo(target: string, project: string, runId: string, out: st
 export function registerInteropCommands(program: Command): void {
   program.command('import')
     .description('import a finished SPA/RAGEN run (recorder JSONL, raw_trajectories_*.json, wm_*.parquet, verl file-logger JSONL, W&B val/generations ' +
-      'table) as a read-only run')
+      'table), or a folder written by `export RUN --out DIR/`, as a read-only run')
     .argument('<dir>', 'the run\'s output folder, or one file')
     .requiredOption('--project <dir>', 'project folder (created when missing)')
     .option('--name <name>', 'display name of the imported run')

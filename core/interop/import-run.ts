@@ -6,13 +6,16 @@
 //   wm_train.parquet / wm_val.parquet (SPA stage 1)          → the dataset browser
 //   *.jsonl of {"step", "data"} (verl ≥ 0.6 file logger)     → metrics (charts)
 //   .hydra/config.yaml, config.yaml or any *.yaml with es_manager / trainer keys → the run's config
+// A folder written by `spa-workbench export RUN --out DIR/` (run.json, metrics.csv, episodes.jsonl, eval.json, events.jsonl:
+// core/cli/core-commands.ts exportRun) comes back whole instead: the run's config, stages and latest values, every metric
+// point, every episode and every eval file, as a read-only run (status "imported") of the importing project.
 // Everything is parsed and validated first; the run folder is written in a temporary folder of the
 // project and renamed into runs/ only when complete, so a bad file leaves nothing behind.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import YAML from 'yaml';
-import type { EpisodeRecord, EpisodeSummary, MetricPoint } from '../api/records.js';
+import { EpisodeRecordSchema, type EpisodeRecord, type EpisodeSummary, type MetricPoint } from '../api/records.js';
 import { RunConfigSchema } from '../api/run-config.js';
 import { WorkbenchError } from '../api/errors.js';
 import { appendJsonl } from '../storage/jsonl.js';
@@ -22,7 +25,8 @@ import { readParquetRows } from './parquet.js';
 import { episodeFromChat, episodeFromRecorderLine, envFromRagen, importError, RECORDER_FORMAT, splitDecodedChat,
   type ChatMessageIn } from './ragen-episodes.js';
 
-export type ImportSourceKind = 'recorder' | 'raw-trajectories' | 'wandb-table' | 'sft-parquet' | 'metrics' | 'console-metrics' | 'verl-val-dump' | 'config';
+export type ImportSourceKind = 'recorder' | 'raw-trajectories' | 'wandb-table' | 'sft-parquet' | 'metrics' | 'console-metrics' | 'verl-val-dump' | 'config'
+  | 'workbench-run' | 'workbench-metrics' | 'workbench-episodes' | 'workbench-eval';
 
 export interface ImportSource { file: string; kind: ImportSourceKind; count: number }
 
@@ -288,6 +292,132 @@ function newImportId(name: string, now: number): string {
   return `${stamp}-imported-${slug}-${randomBytes(2).toString('hex')}`;
 }
 
+/** Writes the run in a temporary folder of the project, then renames it into runs/ (nothing is left behind on an error). */
+function writeImportedRun(projectDir: string, runId: string, record: RunRecord, c: Collected, source: string, now: number,
+  evals: Record<string, unknown>): void {
+  const runsDir = path.join(projectDir, 'runs');
+  fs.mkdirSync(runsDir, { recursive: true });
+  const tmp = path.join(projectDir, `.import-${randomBytes(4).toString('hex')}`);
+  try {
+    fs.mkdirSync(tmp, { recursive: true });
+    if (c.episodes.length) {
+      const rel = 'rollouts/imported.jsonl';
+      fs.mkdirSync(path.join(tmp, 'rollouts'), { recursive: true });
+      const spans = appendJsonl(path.join(tmp, rel), c.episodes);
+      const index: EpisodeSummary[] = c.episodes.map((e, i) => ({
+        id: e.id, stage: e.stage, step: e.step, seed: e.seed, group: e.group, sample: e.sample, success: e.success, totalReward: e.totalReward,
+        numTurns: e.numTurns, formatErrors: e.formatErrors, invalidActions: e.invalidActions, file: rel, offset: spans[i]!.offset, length: spans[i]!.length,
+      }));
+      appendJsonl(path.join(tmp, ROLLOUT_INDEX), index);
+    }
+    if (c.metrics.length) appendJsonl(path.join(tmp, METRICS_FILE), c.metrics);
+    for (const split of ['train', 'val'] as const) if (c.sft[split].length) appendJsonl(path.join(tmp, sftFile(split)), c.sft[split]);
+    if (c.sft.train.length + c.sft.val.length) writeJsonAtomicSync(path.join(tmp, SFT_STATS), { train: c.sft.train.length, val: c.sft.val.length,
+      dropped: {} });
+    const summary = c.sources.map((s) => `${s.kind} ${s.file} (${s.count})`).join('; ');
+    appendJsonl(path.join(tmp, EVENTS_FILE), [
+      { type: 'log', runId, time: now, level: 'info', message: `imported from ${source}: ${summary}` },
+      ...c.skipped.map((s) => ({ type: 'log', runId, time: now, level: 'info', message: `not imported: ${s}` })),
+      ...c.warnings.map((w) => ({ type: 'log', runId, time: now, level: 'warn', message: w })),
+      { type: 'status', runId, time: now, status: 'imported' },
+    ]);
+    if (Object.keys(evals).length) fs.mkdirSync(path.join(tmp, 'eval'), { recursive: true });
+    for (const [id, result] of Object.entries(evals)) writeJsonAtomicSync(path.join(tmp, 'eval', `${id}.json`), result);
+    writeRunRecord(tmp, record);
+    fs.renameSync(tmp, path.join(runsDir, runId));
+  } catch (err) {
+    fs.rmSync(tmp, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+/** Whether `dir` is a folder written by `spa-workbench export RUN --out DIR/` (core/cli/core-commands.ts exportRun). */
+export function isWorkbenchExport(dir: string): boolean {
+  if (!fs.existsSync(path.join(dir, 'run.json')) || !['metrics.csv', 'episodes.jsonl', 'eval.json'].some((f) => fs.existsSync(path.join(dir, f)))) return false;
+  try {
+    const v: unknown = JSON.parse(fs.readFileSync(path.join(dir, 'run.json'), 'utf8'));
+    return isObject(v) && typeof v.id === 'string' && isObject(v.config) && Array.isArray(v.stages) && typeof v.createdAt === 'number';
+  } catch { return false; }
+}
+
+/** The metric points of an exported metrics.csv (header stage, step, time, episodes, then one column per metric; empty: not logged). */
+function metricsFromCsv(file: string, rel: string): MetricPoint[] {
+  const rows = parseCsv(fs.readFileSync(file, 'utf8'), rel);
+  const header = rows[0]?.cells ?? [];
+  if (header.slice(0, 4).join(',') !== 'stage,step,time,episodes') throw importError(rel, 1, 'header',
+    'expected the columns stage, step, time, episodes, then the metric names', 'stage,step,time,episodes,…', header.slice(0, 4).join(','));
+  return rows.slice(1).map(({ line, cells }) => {
+    const num = (i: number, what: string, optional = false): number | undefined => {
+      const cell = cells[i] ?? '';
+      if (cell === '' && optional) return undefined;
+      const v = Number(cell);
+      if (cell === '' || !Number.isFinite(v)) throw importError(rel, line, what, 'expected a number', 'number', cell);
+      return v;
+    };
+    const values: Record<string, number> = {};
+    header.slice(4).forEach((name, k) => { const v = num(k + 4, name, true); if (v !== undefined) values[name] = v; });
+    const episodes = num(3, 'episodes', true);
+    return { stage: cells[0] ?? '', step: num(1, 'step')!, time: num(2, 'time')!, ...(episodes !== undefined ? { episodes } : {}), values };
+  });
+}
+
+/** A workbench export folder → the same run, read-only, under a new id of this project. */
+function importWorkbenchExport(opts: ImportOptions, source: string, now: number): ImportResult {
+  const c: Collected = { episodes: [], metrics: [], sft: { train: [], val: [] }, config: null, configFile: null, sources: [], skipped: [], warnings: [] };
+  const info = JSON.parse(fs.readFileSync(path.join(source, 'run.json'), 'utf8')) as RunRecord & { dir?: string };
+  const parsed = RunConfigSchema.safeParse(info.config);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw importError('run.json', 0, `config.${issue?.path.join('.') ?? ''}`, `not a run config of this workbench (${issue?.message ?? 'invalid'})`,
+      'the config of an exported run', info.config);
+  }
+  c.sources.push({ file: 'run.json', kind: 'workbench-run', count: 1 });
+  const runId = newImportId(info.id, now);
+  const name = opts.name ?? info.name;
+  const file = (f: string) => path.join(source, f);
+  if (fs.existsSync(file('metrics.csv'))) {
+    c.metrics = metricsFromCsv(file('metrics.csv'), 'metrics.csv');
+    c.sources.push({ file: 'metrics.csv', kind: 'workbench-metrics', count: c.metrics.length });
+  }
+  if (fs.existsSync(file('episodes.jsonl'))) {
+    for (const { line, value } of jsonlLines(file('episodes.jsonl'), 'episodes.jsonl')) {
+      const r = EpisodeRecordSchema.safeParse(value);
+      if (!r.success) {
+        const issue = r.error.issues[0];
+        throw importError('episodes.jsonl', line, issue?.path.join('.') ?? '', `not a workbench episode (${issue?.message ?? 'invalid'})`, 'an episode record',
+          isObject(value) ? value.id : value);
+      }
+      c.episodes.push({ ...r.data, runId });
+    }
+    c.sources.push({ file: 'episodes.jsonl', kind: 'workbench-episodes', count: c.episodes.length });
+  }
+  const evals: Record<string, unknown> = {};
+  if (fs.existsSync(file('eval.json'))) {
+    let v: unknown;
+    try { v = JSON.parse(fs.readFileSync(file('eval.json'), 'utf8')); } catch (err) {
+      throw importError('eval.json', 0, '', `not valid JSON (${(err as Error).message})`, '{<eval id>: result}');
+    }
+    if (!isObject(v)) throw importError('eval.json', 0, '', 'expected an object of eval results by id', 'object', v);
+    for (const [id, result] of Object.entries(v)) {
+      if (!/^[\w.@+-]+$/.test(id)) throw importError('eval.json', 0, id, 'expected an eval id usable as a file name', '[A-Za-z0-9_.@+-]+', id);
+      if (isObject(result)) evals[id] = result; else c.skipped.push(`eval.json ${id} (not an object: the export could not read eval/${id}.json)`);
+    }
+    c.sources.push({ file: 'eval.json', kind: 'workbench-eval', count: Object.keys(evals).length });
+  }
+  if (fs.existsSync(file('events.jsonl'))) {
+    c.skipped.push('events.jsonl (the source run\'s event log; its status and metrics are carried by run.json and metrics.csv)');
+  }
+  const record: RunRecord = {
+    ...info, id: runId, name, config: { ...parsed.data, name }, status: 'imported', reason: null, progress: null,
+    stages: [...info.stages, { name: 'import', title: 'Imported from a workbench export', status: 'completed', startedAt: now, finishedAt: now,
+      reason: null, done: c.episodes.length, total: c.episodes.length }],
+    versions: { ...(isObject(info.versions) ? info.versions : {}), importedFrom: source, originalRunId: info.id, importer: 'spa-workbench core/interop' },
+  };
+  delete (record as { dir?: string }).dir;
+  writeImportedRun(opts.projectDir, runId, record, c, source, now, evals);
+  return { runId, record, sources: c.sources, skipped: c.skipped, warnings: c.warnings };
+}
+
 /** Read, validate and write the run; returns its record (the caller adds it to the project index). */
 export async function importRagenRun(opts: ImportOptions): Promise<ImportResult> {
   const source = path.resolve(opts.source);
@@ -295,6 +425,7 @@ export async function importRagenRun(opts: ImportOptions): Promise<ImportResult>
     expected: 'a SPA/RAGEN run folder or file', received: source });
   const now = opts.now ?? Date.now();
   const isDir = fs.statSync(source).isDirectory();
+  if (isDir && isWorkbenchExport(source)) return importWorkbenchExport(opts, source, now);
   const name = opts.name ?? `RAGEN · ${path.basename(source)}`;
   const runId = newImportId(isDir ? path.basename(source) : path.basename(source, path.extname(source)), now);
   const root = isDir ? source : path.dirname(source);
@@ -347,39 +478,7 @@ export async function importRagenRun(opts: ImportOptions): Promise<ImportResult>
     progress: null, latest, config, versions: { importedFrom: source, importer: 'spa-workbench core/interop' },
   };
 
-  // write everything into a temporary folder of the project, then rename it into runs/
-  const runsDir = path.join(opts.projectDir, 'runs');
-  fs.mkdirSync(runsDir, { recursive: true });
-  const tmp = path.join(opts.projectDir, `.import-${randomBytes(4).toString('hex')}`);
-  try {
-    fs.mkdirSync(tmp, { recursive: true });
-    if (c.episodes.length) {
-      const rel = 'rollouts/imported.jsonl';
-      fs.mkdirSync(path.join(tmp, 'rollouts'), { recursive: true });
-      const spans = appendJsonl(path.join(tmp, rel), c.episodes);
-      const index: EpisodeSummary[] = c.episodes.map((e, i) => ({
-        id: e.id, stage: e.stage, step: e.step, seed: e.seed, group: e.group, sample: e.sample, success: e.success, totalReward: e.totalReward,
-        numTurns: e.numTurns, formatErrors: e.formatErrors, invalidActions: e.invalidActions, file: rel, offset: spans[i]!.offset, length: spans[i]!.length,
-      }));
-      appendJsonl(path.join(tmp, ROLLOUT_INDEX), index);
-    }
-    if (c.metrics.length) appendJsonl(path.join(tmp, METRICS_FILE), c.metrics);
-    for (const split of ['train', 'val'] as const) if (c.sft[split].length) appendJsonl(path.join(tmp, sftFile(split)), c.sft[split]);
-    if (c.sft.train.length + c.sft.val.length) writeJsonAtomicSync(path.join(tmp, SFT_STATS), { train: c.sft.train.length, val: c.sft.val.length,
-      dropped: {} });
-    const summary = c.sources.map((s) => `${s.kind} ${s.file} (${s.count})`).join('; ');
-    appendJsonl(path.join(tmp, EVENTS_FILE), [
-      { type: 'log', runId, time: now, level: 'info', message: `imported from ${source}: ${summary}` },
-      ...c.skipped.map((s) => ({ type: 'log', runId, time: now, level: 'info', message: `not imported: ${s}` })),
-      ...c.warnings.map((w) => ({ type: 'log', runId, time: now, level: 'warn', message: w })),
-      { type: 'status', runId, time: now, status: 'imported' },
-    ]);
-    writeRunRecord(tmp, record);
-    fs.renameSync(tmp, path.join(runsDir, runId));
-  } catch (err) {
-    fs.rmSync(tmp, { recursive: true, force: true });
-    throw err;
-  }
+  writeImportedRun(opts.projectDir, runId, record, c, source, now, {});
   return { runId, record, sources: c.sources, skipped: c.skipped, warnings: c.warnings };
 }
 
