@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { RunConfigSchema, type RunConfigInput } from '../../../core/api/run-config.js';
 import { mergeConfig, presetConfig } from '../../../core/train/presets.js';
 import { setPath } from '../../../core/engine/config.js';
-import { worldModelCheck } from '../../../core/train/bootstrap.js';
+import { worldModelCheck } from '../../../core/train/world-model-check.js';
 import { TorchRuntime } from '../../../core/model/torch/runtime.js';
 import { probeTorch } from '../../../core/model/torch/worker-client.js';
 
