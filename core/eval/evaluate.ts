@@ -12,6 +12,7 @@ import { builtinTemplate } from '../prompts/resolve-template.js';
 import { elapsedSeconds, loadStartingModel } from '../train/stage-utils.js';
 import type { ModelRuntime } from '../train/runtime.js';
 import { summaryMetrics } from '../train/summary.js';
+import { maskedNll } from '../train/perplexity.js';
 import { versusBaseLines, worldModelVersusBase } from '../train/world-model-check.js';
 
 /** Perplexity of the true initial state text, per template, on the first evaluation puzzles. */
@@ -23,8 +24,7 @@ export async function statePerplexityByTemplate(
   for (const name of templates) {
     let template;
     try { template = builtinTemplate(name, 'world-model'); } catch { continue; }
-    let nll = 0, tokens = 0;
-    const batch: Array<{ ids: number[]; from: number }> = [];
+    const batch: Array<{ ids: number[]; positions: number[] }> = [];
     for (let i = 0; i < rows; i++) {
       const session = sessionFactory(config, template, limits)({ seed: config.seeds.evalStart + i, group: i, sample: 0, id: `ppl-${i}` });
       const prefix = '<think><observation>\n';
@@ -32,13 +32,9 @@ export async function statePerplexityByTemplate(
       const stateIds = runtime.tokenizer.encode(session.stateText());
       const ids = [...promptIds, ...stateIds];
       if (ids.length > runtime.maxContext) continue;
-      batch.push({ ids, from: promptIds.length });
+      batch.push({ ids, positions: Array.from({ length: stateIds.length }, (_, k) => promptIds.length + k) });   // the state tokens
     }
-    for (let i = 0; i < batch.length; i += 8) {
-      const part = batch.slice(i, i + 8);
-      const stats = await runtime.tokenStats(part, false);
-      part.forEach((row, b) => { for (let t = row.from; t < row.ids.length; t++) { nll -= stats[b]!.logprobs[t]!; tokens++; } });
-    }
+    const { nll, tokens } = await maskedNll(runtime, batch, 8);
     out[name] = { perplexity: tokens === 0 ? Number.NaN : Math.exp(nll / tokens), tokens };
   }
   return out;

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { StageDefinition } from '../api/stage.js';
 import { formatChat, type ChatMessage } from '../model/chat.js';
 import { learningRate } from '../model/optim.js';
-import { statePerplexity } from './perplexity.js';
+import { maskedNll, statePerplexity } from './perplexity.js';
 import { stageSection } from './plan.js';
 import { sftLossMask } from './sft-mask.js';
 import { createRng, shuffleInPlace } from '../util/rng.js';
@@ -68,13 +68,9 @@ export function epochBatches(lengths: readonly number[], batchSize: number, seed
 }
 
 async function validationLoss(runtime: ModelRuntime, rows: TrainRow[], batchSize: number): Promise<number> {
-  let nll = 0, count = 0;
-  for (let i = 0; i < rows.length; i += batchSize) {
-    const batch = rows.slice(i, i + batchSize);
-    const stats = await runtime.tokenStats(batch, false);
-    batch.forEach((row, b) => row.arrays.lossMask!.forEach((m, t) => { if (m) { nll -= stats[b]!.logprobs[t]!; count++; } }));
-  }
-  return count === 0 ? Number.NaN : nll / count;
+  const masked = rows.map((row) => ({ ids: row.ids, positions: row.arrays.lossMask!.flatMap((m, t) => (m ? [t] : [])) }));
+  const { nll, tokens } = await maskedNll(runtime, masked, batchSize);
+  return tokens === 0 ? Number.NaN : nll / tokens;
 }
 
 export const sftStage: StageDefinition = {
