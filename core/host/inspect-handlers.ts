@@ -2,13 +2,13 @@
 // filter (sort by any column, group, search, world-model accuracy), inspect.runTemplate,
 // inspect.systemMetrics, inspect.tokenHistograms and probe.turn (in a child process). The
 // dispatcher spreads these into its handler table; they reach the project through `deps`.
-import * as fs from 'node:fs';
 import type { ApiMethodName, ApiRequestParsed, ApiResponse, RunInfo } from '../api/contract.js';
 import { WorkbenchError } from '../api/errors.js';
 import { assertTemplate, templateHash } from '../prompts/template.js';
 import type { RunData } from '../storage/run-data.js';
 import { readSystemSamples } from '../storage/system-samples.js';
-import { queryRolloutsInspect, runTemplateFile, tokenHistograms } from './rollout-inspect.js';
+import { queryRolloutsInspect, tokenHistograms } from './rollout-inspect.js';
+import { readPinnedTemplate } from '../storage/run-files.js';
 import { ProbeRunner, type ProbeLauncher } from './probe-child.js';
 
 type Handler<M extends ApiMethodName> = (req: ApiRequestParsed<M>) => Promise<ApiResponse<M>> | ApiResponse<M>;
@@ -33,17 +33,10 @@ export function inspectHandlers(deps: InspectDeps): { handlers: { [M in InspectM
     'inspect.runTemplate': (req) => {
       const where = 'inspect.runTemplate';
       const run = deps.runInfo(req.runId, where);
-      const file = runTemplateFile(run.dir);
       const env = { id: run.config.env.id, options: run.config.env.options ?? {} };
-      if (fs.existsSync(file)) {
-        let json: unknown;
-        try { json = JSON.parse(fs.readFileSync(file, 'utf8')); } catch (err) {
-          throw new WorkbenchError('CorruptData', `${where}: ${file} is not valid JSON (${(err as Error).message})`, { where: file });
-        }
-        let template;
-        try { template = assertTemplate(json); } catch (err) {
-          throw new WorkbenchError('CorruptData', `${where}: ${file} is not a valid template: ${(err as Error).message}`, { where: file });
-        }
+      const pinned = readPinnedTemplate(run.dir, assertTemplate);
+      if (pinned) {
+        const { json, template } = pinned;
         return {
           runId: run.id, pinned: true, name: template.name, hash: templateHash(template), recordedHash: run.templateHash,
           responseFormat: run.config.template.responseFormat, source: JSON.stringify(json, null, 2), env,

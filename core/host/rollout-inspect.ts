@@ -4,7 +4,6 @@
 // (by byte span from the index), only for rows that pass the index filters, and the accuracy is
 // cached per episode line (episodes are immutable; a superseded one has another offset). Also the
 // per-step histograms of the per-token statistics that RL episodes store (item 11).
-import * as path from 'node:path';
 import type { EpisodeRecord, EpisodeSummary, TurnRecord } from '../api/records.js';
 import type { ApiRequestParsed, ApiResponse, Histogram, RolloutSortKey, TokenField } from '../api/contract.js';
 import { WorkbenchError } from '../api/errors.js';
@@ -164,4 +163,3 @@ export function tokenHistograms(data: RunData, q: ApiRequestParsed<'inspect.toke
   return { steps, range };
 }
 
-export const runTemplateFile = (runDir: string): string => path.join(runDir, 'template.json');

@@ -15,7 +15,7 @@ import { WorkbenchError } from '../api/errors.js';
 import { previewPrompt, TemplateSchema, type PromptTemplate } from '../prompts/index.js';
 import { builtinTemplate } from '../prompts/resolve-template.js';
 import { readJsonl } from '../storage/jsonl.js';
-import { readRunRecord, sftFile } from '../storage/run-files.js';
+import { readPinnedTemplate, readRunRecord, sftFile } from '../storage/run-files.js';
 import { writeSpaSftParquet, type SpaSftRow } from './parquet.js';
 import { isRagenPpoKey, isSpaSftKey, RAGEN_CUSTOM_ENV_KEYS, RAGEN_ENV_CONFIG_KEYS } from './ragen-keys.js';
 
@@ -391,11 +391,8 @@ omegaconf and Python.
 }
 
 function runTemplateOf(runDir: string, config: RunConfig): PromptTemplate {
-  const file = path.join(runDir, 'template.json');
-  if (fs.existsSync(file)) {
-    const parsed = TemplateSchema.safeParse(JSON.parse(fs.readFileSync(file, 'utf8')));
-    if (parsed.success) return parsed.data;
-  }
+  const pinned = readPinnedTemplate(runDir, (json) => TemplateSchema.parse(json));
+  if (pinned) return pinned.template;
   return builtinTemplate(config.template.preset, config.template.responseFormat);
 }
 

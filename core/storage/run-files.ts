@@ -20,6 +20,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { RunInfo } from '../api/contract.js';
+import { WorkbenchError } from '../api/errors.js';
 import { moveAside, readJsonOrMoveAside, writeJsonAtomicSync, type JsonReadResult } from './atomic.js';
 
 export const RUN_JSON = 'run.json';
@@ -77,16 +78,28 @@ export function projectCacheDir(runDir: string, kind: string, key: string): stri
   return path.join(path.dirname(runs), 'cache', kind, key);
 }
 
-/** The template pinned in a run folder (template.json, written by runs.create), parsed; null when absent. */
-export function readPinnedTemplate(runDir: string): unknown | null {
-  const file = path.join(runDir, 'template.json');
+/** The file runs.create pins a run's template in: <run>/template.json. */
+export const pinnedTemplatePath = (runDir: string): string => path.join(runDir, 'template.json');
+
+/**
+ * The template pinned in a run folder (written by runs.create), the one reader every caller uses: null when the run has
+ * none (runs from before pinning: the caller resolves the preset); `json` as stored and `template` = validate(json).
+ * One error policy: unreadable, not JSON or failing `validate` is a CorruptData error naming the file, never a silent fallback.
+ */
+export function readPinnedTemplate<T>(runDir: string, validate: (json: unknown) => T): { json: unknown; template: T } | null {
+  const file = pinnedTemplatePath(runDir);
   let text: string;
   try { text = fs.readFileSync(file, 'utf8'); } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw err;
+    throw new WorkbenchError('CorruptData', `${file}: the run's pinned template cannot be read (${(err as Error).message})`, { where: file });
   }
-  try { return JSON.parse(text); } catch (err) {
-    throw new Error(`${file}: the run's pinned template is not valid JSON (${(err as Error).message}); restore it or recreate the run`);
+  let json: unknown;
+  try { json = JSON.parse(text); } catch (err) {
+    throw new WorkbenchError('CorruptData', `${file}: the run's pinned template is not valid JSON (${(err as Error).message}); ` +
+      'restore it or recreate the run', { where: file });
+  }
+  try { return { json, template: validate(json) }; } catch (err) {
+    throw new WorkbenchError('CorruptData', `${file}: the run's pinned template is invalid: ${(err as Error).message}`, { where: file });
   }
 }
 

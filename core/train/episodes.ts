@@ -1,6 +1,5 @@
 // Glue between the rollout loop and core/prompts: sessions for a run's env and template, the
 // model-backed text policy, the random writer, and the bootstrap's ungrounded turns.
-import { join } from 'node:path';
 import type { EpisodeRecord } from '../api/records.js';
 import type { RunConfig, RolloutSection } from '../api/run-config.js';
 import { createEnv } from '../envs/index.js';
@@ -20,12 +19,9 @@ import { stageSection } from './plan.js';
  * (or for runs created before pinning), the preset is resolved by name.
  */
 export function runTemplate(config: RunConfig, runDir?: string): PromptTemplate {
-  const json = runDir ? readPinnedTemplate(runDir) : null;
-  if (json !== null) {
-    let template: PromptTemplate;
-    try { template = assertTemplate(json); } catch (err) {
-      throw new Error(`${join(runDir!, 'template.json')}: the run's pinned template is invalid: ${(err as Error).message}`);
-    }
+  const pinned = runDir ? readPinnedTemplate(runDir, assertTemplate) : null;
+  if (pinned !== null) {
+    let template = pinned.template;
     if (config.template.responseFormat !== template.responseFormat) template = { ...template, responseFormat: config.template.responseFormat };
     return template;
   }

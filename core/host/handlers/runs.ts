@@ -8,7 +8,7 @@ import { RunConfigSchema, type RunConfig } from '../../api/run-config.js';
 import { conflict, describeValue, WorkbenchError } from '../../api/errors.js';
 import { writeJsonAtomicSync } from '../../storage/atomic.js';
 import { appendJsonl } from '../../storage/jsonl.js';
-import { EVENTS_FILE, writeRunRecord, type RunRecord } from '../../storage/run-files.js';
+import { EVENTS_FILE, pinnedTemplatePath, writeRunRecord, type RunRecord } from '../../storage/run-files.js';
 import { resolveRunConfig, type ResolveRequest } from '../../engine/config.js';
 import { listPresets } from '../../engine/presets.js';
 import { stageTitle } from '../../engine/stages.js';
@@ -64,7 +64,7 @@ export function runHandlers(ctx: HostContext) {
           const t = resolveTemplate(s, config.template);
           templateHash = t.version.hash;
           config.template.hash = t.version.hash;                 // pin the version in the resolved config
-          writeJsonAtomicSync(path.join(dir, 'template.json'), JSON.parse(t.version.source));
+          writeJsonAtomicSync(pinnedTemplatePath(dir), JSON.parse(t.version.source));
         } catch (err) {
           notes.push(`template not resolved at creation: ${(err as Error).message}`);
         }
