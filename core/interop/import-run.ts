@@ -16,7 +16,7 @@ import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import YAML from 'yaml';
 import { EpisodeRecordSchema, type EpisodeRecord, type EpisodeSummary, type MetricPoint } from '../api/records.js';
-import { RunConfigSchema } from '../api/run-config.js';
+import { DEFAULT_ENV_ID, RunConfigSchema } from '../api/run-config.js';
 import { WorkbenchError } from '../api/errors.js';
 import { appendJsonl } from '../storage/jsonl.js';
 import { writeJsonAtomicSync } from '../storage/atomic.js';
@@ -451,7 +451,7 @@ export async function importRagenRun(opts: ImportOptions): Promise<ImportResult>
   const tags = at(cfg, 'es_manager.train.env_configs.tags');
   const firstTag = Array.isArray(tags) ? tags[0] : undefined;
   const envFromConfig = envFromRagen(at(cfg, `custom_envs.${String(firstTag)}.env_type`), firstTag);
-  const env = envFromConfig ?? c.episodes[0]?.env ?? 'sokoban';
+  const env = envFromConfig ?? c.episodes[0]?.env ?? DEFAULT_ENV_ID;
   const mode = at(cfg, 'ctx_manager.mode');
   const resolvedMode = typeof mode === 'string' && !mode.includes('${') ? mode : null;   // SPA's configs leave ${oc.env:MODE} unresolved
   // only SPA's config/ writes ctx_manager.mode as ${oc.env:MODE} (its PPO runs MODE=base after world-model SFT): that is an SPA run
