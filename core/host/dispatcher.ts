@@ -145,7 +145,6 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       });
     await session.store.flush().catch(() => undefined);
     if (session.runs instanceof RunWatcher) await session.runs.dispose();
-    if (session.runs instanceof RunWatcher) await session.runs.dispose();
     session.store.close();
     session = null;
     emitProject({ type: 'project', time: Date.now(), project: null });

@@ -19,8 +19,6 @@ export interface SpaSftRow {
   extra_info: string;      // constant dummy in the release
 }
 
-export const SPA_SFT_COLUMNS = ['data_source', 'prompt', 'response', 'ability', 'reward_model', 'extra_info'] as const;
-
 const utf8 = (name: string) => ({ name, type: 'BYTE_ARRAY' as const, converted_type: 'UTF8' as const, repetition_type: 'OPTIONAL' as const });
 
 // The 3-level LIST layout of the Parquet spec (what pyarrow writes for list<struct<content, role>>):

@@ -103,9 +103,6 @@ export const RAGEN_ENV_CONFIG_KEYS: Readonly<Record<string, readonly string[]>> 
   frozen_lake: ['size', 'p', 'is_slippery', 'map_seed', 'render_mode', 'action_map', 'map_lookup', 'grid_lookup', 'grid_vocab', 'action_lookup'],
 };
 
-/** Keys of a whole composed config that are maps with free keys (env tags), checked by their own lists above. */
-export const RAGEN_FREE_MAPS: readonly string[] = ['custom_envs'];
-
 const PPO_SET = new Set(RAGEN_PPO_KEYS);
 const SFT_SET = new Set(SPA_SFT_KEYS);
 

@@ -57,9 +57,6 @@ export function resolveWorkers(configWorkers: number | 'auto' | undefined, opts:
 let chosen: ComputeChoice | null = null;
 let chosenKey = '';
 
-/** The compute backend of this process (set by useBackend; null before). */
-export function currentCompute(): ComputeChoice | null { return chosen; }
-
 function parseRequest(value: string, where: string): ComputeRequest {
   if ((COMPUTE_BACKENDS as readonly string[]).includes(value)) return value as ComputeRequest;
   throw new Error(`${where}: expected one of ${COMPUTE_BACKENDS.join(', ')}, got ${JSON.stringify(value)}`);

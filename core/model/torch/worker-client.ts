@@ -369,8 +369,3 @@ export async function releaseWorker(w: TorchWorker): Promise<void> {
   });
   w.setRef(false);
 }
-
-/** Close the idle workers (tests, shutdown). */
-export async function closeIdleWorkers(): Promise<void> {
-  await Promise.all(idle.splice(0).map((w) => w.close()));
-}

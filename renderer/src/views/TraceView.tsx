@@ -278,11 +278,6 @@ function parsePercent(text: string, what: string): { value: number | undefined; 
   return { value: n / 100, error: null };
 }
 
-/** Long episode ids keep their distinctive end: "eval-eval-000000-g0000-s0" → "…000000-g0000-s0". */
-export function shortId(id: string, max = 18): string {
-  return id.length <= max ? id : `…${id.slice(id.length - (max - 1))}`;
-}
-
 /** The parts of an episode id a person reads: "rl · step 12 · group 3 · sample 1". */
 export function readableEpisode(e: { stage: string; step: number; group: number; sample: number }): string {
   return `${e.stage} · step ${e.step} · group ${e.group} · sample ${e.sample}`;
