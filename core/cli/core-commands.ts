@@ -222,6 +222,16 @@ export function progressReporter(stream: Pick<NodeJS.WriteStream, 'write' | 'isT
   };
 }
 
+/** How a finished run is printed, by `run`/`resume` here and through serve: its JSON on stdout with --json, else status, time,
+ *  headline metrics and folder. */
+function printRunEnd(info: RunInfo, json: boolean, out: NodeJS.WritableStream): void {
+  if (json) { process.stdout.write(`${JSON.stringify(info, null, 2)}\n`); return; }
+  out.write(`${info.id}: ${info.status}${info.reason ? ` (${info.reason})` : ''} in ${duration(info.durationMs)}\n`);
+  const metrics = finalMetricLines(info.latest);
+  if (metrics.length) out.write(`final metrics:\n${metrics.join('\n')}\n`);
+  out.write(`folder: ${info.dir}\n`);
+}
+
 /** Run (or resume) until the engine exits; Ctrl-C stops gracefully, twice kills. */
 async function follow(d: Dispatcher, api: WorkbenchClient, runId: string, begin: () => Promise<unknown>, json: boolean): Promise<number> {
   const out = json ? process.stderr : process.stdout;
@@ -246,12 +256,8 @@ async function follow(d: Dispatcher, api: WorkbenchClient, runId: string, begin:
     unsubscribe();
   }
   const info = await api.runs.get({ runId });
-  if (json) process.stdout.write(`${JSON.stringify(info, null, 2)}\n`);
-  else {
-    out.write(`${info.id}: ${info.status}${info.reason ? ` (${info.reason})` : ''} in ${duration(info.durationMs)}\n`);
-    const metrics = finalMetricLines(info.latest);
-    if (metrics.length) out.write(`final metrics:\n${metrics.join('\n')}\n`);
-    out.write(`folder: ${info.dir}\n`);
+  printRunEnd(info, json, out);
+  if (!json) {
     if (info.status === 'failed' || info.status === 'stopped') out.write(`resume with: spa-workbench resume ${info.id} ` +
       `--project ${path.dirname(path.dirname(info.dir))}\n`);
   }
@@ -306,13 +312,7 @@ async function runThroughServe(link: { pid: number; wsUrl: string }, begin: (api
   }
   reporter.done();
   unsubscribe();
-  if (json) process.stdout.write(`${JSON.stringify(info, null, 2)}\n`);
-  else {
-    out.write(`${info.id}: ${info.status}${info.reason ? ` (${info.reason})` : ''} in ${duration(info.durationMs)}\n`);
-    const metrics = finalMetricLines(info.latest);
-    if (metrics.length) out.write(`final metrics:\n${metrics.join('\n')}\n`);
-    out.write(`folder: ${info.dir}\n`);
-  }
+  printRunEnd(info, json, out);
   api.close?.();
   return info.status === 'completed' ? 0 : info.status === 'stopped' ? 130 : 1;
 }
