@@ -177,6 +177,12 @@ export function finalMetricLines(latest: Record<string, number>): string[] {
     else if (wm !== undefined) parts.push(`WM accuracy ${pct(wm)}${turns !== undefined ? ` over ${turns} turns` : ''}`);
     if (parts.length) { lines.push(`  ${label}: ${parts.join(', ')}`); break; }   // the evaluation when there is one
   }
+  // the eval stage's chance and oracle rows on the same puzzles (eval/chance/passAtK, eval/oracle/passAtK)
+  for (const kind of ['chance', 'oracle'] as const) {
+    const ks = Object.keys(latest).map((k) => new RegExp(`^eval/${kind}/passAt(\\d+)$`).exec(k)).filter((m): m is RegExpExecArray => m !== null)
+      .map((m) => Number(m[1])).sort((a, b) => a - b);
+    if (ks.length) lines.push(`  ${kind} (same puzzles): ${ks.map((k) => `Pass@${k} ${pct(latest[`eval/${kind}/passAt${k}`]!)}`).join(', ')}`);
+  }
   return lines;
 }
 

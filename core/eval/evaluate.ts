@@ -14,6 +14,25 @@ import type { ModelRuntime } from '../train/runtime.js';
 import { summaryMetrics } from '../train/summary.js';
 import { maskedNll } from '../train/perplexity.js';
 import { versusBaseLines, worldModelVersusBase } from '../train/world-model-check.js';
+import { protocolOf, referenceRows, type ReferenceRow } from './reference.js';
+
+/**
+ * Chance and oracle rows on the eval stage's own puzzles (seeds evalStart…) and protocol (the run's rollout limits), so the
+ * final Pass@k is read beside them as in every study table. Monte Carlo where chance is not exact (1,000 rollouts a puzzle).
+ * An env without a solver gets no rows (logged), never a guess.
+ */
+export function evalReferenceRows(config: RunConfig, puzzles: number, ks: number[]): { rows: ReferenceRow[]; error: string | null } {
+  const limits = stageSection(config, 'rollout');
+  try {
+    const rows = referenceRows({
+      envId: config.env.id, envOptions: config.env.options ?? {}, protocol: protocolOf(config.env.id, limits),
+      seeds: Array.from({ length: puzzles }, (_, i) => config.seeds.evalStart + i), ks, monteCarlo: 1000,
+    });
+    return { rows, error: null };
+  } catch (err) {
+    return { rows: [], error: err instanceof Error ? err.message : String(err) };
+  }
+}
 
 /** Perplexity of the true initial state text, per template, on the first evaluation puzzles. */
 export async function statePerplexityByTemplate(
@@ -81,10 +100,18 @@ export const evalStage: StageDefinition = {
         } : {}) });
     }
     for (const [name, p] of Object.entries(perplexity)) if (Number.isFinite(p.perplexity)) metrics[`eval/statePerplexity/${name}`] = p.perplexity;
+    const reference = evalReferenceRows(ctx.config, section.puzzles, section.k);
+    if (reference.error) ctx.log('warn', `no chance/oracle rows for ${ctx.config.env.id}: ${reference.error}`);
+    for (const row of reference.rows) {
+      for (const [k, v] of Object.entries(row.passAt)) metrics[`eval/${row.kind}/passAt${k}`] = v;
+      ctx.log('info', `${row.label.padEnd(30)} ${Object.entries(row.passAt).map(([k, v]) => `Pass@${k} ${(100 * v).toFixed(1)}%`).join('  ')}` +
+        ` (${row.how}; same ${row.puzzles} puzzles)`);
+    }
     ctx.metric(0, metrics, { episodes: summary.episodes });
     const result = {
       kind: 'eval', stage: 'eval', step: 0, model: from, method: ctx.config.method, env: ctx.config.env, template: ctx.config.template,
       temperature: section.temperature, k: section.k, ...summary, statePerplexity: perplexity, ...(versusBase ? { worldModelVersusBase: versusBase } : {}),
+      reference: reference.rows.map(({ perPuzzle: _p, ...row }) => row),
       wallSeconds: elapsedSeconds(started),
     };
     ctx.writeJson('eval/final.json', result);

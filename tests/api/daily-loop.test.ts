@@ -131,6 +131,9 @@ describe('terminal output', () => {
     expect(finalMetricLines({ 'eval/success': 0, 'eval/formatErrorRate': 1, 'eval/wmTurns': 0 })).toEqual(['  final evaluation: success 0.0%, format errors 100.0%, WM accuracy n/a (0 well-formed turns)']);
     expect(finalMetricLines({ 'rollout/success': 0.5 })).toEqual(['  training rollouts (no evaluation ran): success 50.0%']);
     expect(finalMetricLines({ 'diag/value': 1 })).toEqual([]);
+    // the eval stage's chance and oracle rows, on the same puzzles, under the model's line
+    expect(finalMetricLines({ 'eval/passAt1': 0.25, 'eval/chance/passAt4': 0.2, 'eval/chance/passAt1': 0.0625, 'eval/oracle/passAt1': 1 }))
+      .toEqual(['  final evaluation: Pass@1 25.0%', '  chance (same puzzles): Pass@1 6.3%, Pass@4 20.0%', '  oracle (same puzzles): Pass@1 100.0%']);
   });
 
   it('the backend line is short and logged once per engine process, the backends not taken at debug', async () => {
