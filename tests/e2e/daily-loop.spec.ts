@@ -5,45 +5,14 @@
 // making another run.
 import { expect, test } from '@playwright/test';
 import { test as wbTest } from './helpers.js';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { createDispatcher } from '../../core/host/dispatcher.js';
-import { freshProjectDir, shot, watchConsole } from './helpers.js';
-
-const root = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
-const URL_RE = /(https?:\/\/[^\s]+[?&]token=[0-9A-Za-z_-]+(?:#\/run\/[\w.-]+)?)/;
-
-interface Cli { child: ChildProcess; output: () => string; exited: Promise<number | null>; ctrlC: () => void }
-
-/** A CLI process in its own process group, as in a terminal (a Ctrl-C signals the whole group). */
-function cli(args: string[], home: string): Cli {
-  const child = spawn(process.execPath, [join(root, 'bin', 'spa-workbench.mjs'), ...args], {
-    cwd: root, env: { ...process.env, SPA_WORKBENCH_HOME: home, NO_COLOR: '1' }, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
-  child.stderr!.on('data', (d: Buffer) => { out += d.toString(); });
-  const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
-  return { child, output: () => out, exited, ctrlC: () => { try { process.kill(-child.pid!, 'SIGINT'); } catch { /* gone */ } } };
-}
-
-function runJson(project: string, runId?: string): { id: string; status: string; reason: string | null; durationMs: number } {
-  const id = runId ?? readdirSync(join(project, 'runs'))[0]!;
-  return JSON.parse(readFileSync(join(project, 'runs', id, 'run.json'), 'utf8'));
-}
-
-async function urlOf(p: Cli): Promise<string> {
-  await expect.poll(() => URL_RE.test(p.output()), { timeout: 60_000, message: 'the printed URL' }).toBe(true);
-  return URL_RE.exec(p.output())![1]!;
-}
+import { cli, freshProjectDir, killAll, runJson, shot, urlOf, watchConsole, type Cli } from './helpers.js';
 
 const cleanup: Cli[] = [];
-test.afterEach(async () => {
-  for (const p of cleanup.splice(0)) if (p.child.exitCode === null) { try { process.kill(-p.child.pid!, 'SIGKILL'); } catch { /* gone */ } }
-});
+test.afterEach(() => killAll(cleanup));
 
 test('a run launched from the terminal is watched live, read-only, in the browser, and stopped from there', async ({ page }) => {
   const problems = watchConsole(page);

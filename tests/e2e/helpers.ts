@@ -2,7 +2,8 @@
 // fresh project open), API access from Node for setup, and screenshots saved under
 // test-results/screenshots/ for people to look at.
 import { test as base, expect, type Page } from '@playwright/test';
-import { copyFileSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ProjectInfo, WorkbenchClient } from '../../core/api/contract.js';
@@ -163,6 +164,44 @@ export async function smokeRun(api: WorkbenchClient, name: string): Promise<stri
   }
   expect(status, `smoke run ${run.id} ended ${status}${reason ? `: ${reason}` : ''}`).toBe('completed');
   return run.id;
+}
+
+/** A `spa-workbench` CLI process started by a test. */
+export interface Cli { child: ChildProcess; output: () => string; exited: Promise<number | null>; ctrlC: () => void }
+
+/** The tokenised URL `serve`/`start` print (with the run's hash route when there is one). */
+export const SERVE_URL_RE = /(https?:\/\/[^\s]+[?&]token=[0-9A-Za-z_-]+(?:#\/run\/[\w.-]+)?)/;
+
+/**
+ * `node bin/spa-workbench.mjs ARGS` in its own process group, as in a terminal (a Ctrl-C signals
+ * the whole group), with SPA_WORKBENCH_HOME=home. Output (stdout and stderr) is collected.
+ */
+export function cli(args: string[], home: string): Cli {
+  const child = spawn(process.execPath, [join(root, 'bin', 'spa-workbench.mjs'), ...args], {
+    cwd: root, env: { ...process.env, SPA_WORKBENCH_HOME: home, NO_COLOR: '1' }, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
+  child.stderr!.on('data', (d: Buffer) => { out += d.toString(); });
+  const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+  return { child, output: () => out, exited, ctrlC: () => { try { process.kill(-child.pid!, 'SIGINT'); } catch { /* gone */ } } };
+}
+
+/** SIGKILL to the process groups of CLI processes still alive (test cleanup). */
+export function killAll(procs: Cli[]): void {
+  for (const p of procs.splice(0)) if (p.child.exitCode === null) { try { process.kill(-p.child.pid!, 'SIGKILL'); } catch { /* gone */ } }
+}
+
+/** The URL a `serve`/`start` process prints, waited for up to 60 s. */
+export async function urlOf(p: Cli): Promise<string> {
+  await expect.poll(() => SERVE_URL_RE.test(p.output()), { timeout: 60_000, message: `the printed URL; output so far:\n${p.output()}` }).toBe(true);
+  return SERVE_URL_RE.exec(p.output())![1]!;
+}
+
+/** A run's run.json as written in the project folder (the first run when no id is given). */
+export function runJson(project: string, runId?: string): { id: string; name: string; status: string; reason: string | null; durationMs: number } {
+  const id = runId ?? readdirSync(join(project, 'runs'))[0]!;
+  return JSON.parse(readFileSync(join(project, 'runs', id, 'run.json'), 'utf8'));
 }
 
 export { expect };
