@@ -15,8 +15,10 @@ import { WorkbenchError } from '../api/errors.js';
 import { previewPrompt, TemplateSchema, type PromptTemplate } from '../prompts/index.js';
 import { builtinTemplate } from '../prompts/resolve-template.js';
 import { readJsonl } from '../storage/jsonl.js';
-import { readPinnedTemplate, readRunRecord, sftFile } from '../storage/run-files.js';
+import { insideRun, readPinnedTemplate, readRunRecord, ROLLOUT_INDEX, sftFile } from '../storage/run-files.js';
+import type { EpisodeRecord } from '../api/records.js';
 import { writeSpaSftParquet, type SpaSftRow } from './parquet.js';
+import { ragenChat, ragenPrefix, ragenTurnsOf, type RagenEnvId } from './spa-chat.js';
 import { isRagenPpoKey, isSpaSftKey, RAGEN_CUSTOM_ENV_KEYS, RAGEN_ENV_CONFIG_KEYS } from './ragen-keys.js';
 
 /** Where the shipped Python files live (resources/interop/ of the repository). */
@@ -381,13 +383,32 @@ ${o.model.kind === 'base' ? 'Base model' : 'Model'}: \`${o.model.path}\` — ${o
   sft/spa_sft_dataset.py:174-196, sft/spa_sft_trainer.py:232-239), and masks the position after each placeholder. The model never
   sees state text in its own turns and learns to emit the placeholder. The workbench's \`maskStateSpans\` only drops the span
   tokens from the loss, so it is close to, not equal to, the release.
-- SFT rows keep the workbench run's chat layout; the release's SFT chats (SPA_agent/ctx_manager.py) and RAGEN's PPO prompts use
-  RAGEN's layout. The state text is the only part shared with the workbench template.
+- SFT rows are re-rendered in the chat layout of the release's SFT data (SPA 3848e68 SPA_agent/ctx_manager.py:179-194, 339-358;
+  generate_sft_data.py:254-268): system "You're a helpful assistant. ", the instruction with RAGEN's symbol and action lines, then
+  "Turn k:\nState:\n…\nYou have N actions left. Always output: <think> <observation> … Max response length: …" and "Reward:\n<r>"
+  messages; the replies are the run's (ground-truth states). RAGEN's PPO prompt of the same game differs only in its format line
+  ("<think> [Your thoughts] </think> <answer> …", RAGEN ctx_manager.py:256), as in the release. The state text is the only part
+  shared with the workbench template; the workbench's own turn lines and system prompt are not used.
 ${o.warnings.map((w) => `- ${w}`).join('\n')}
 
 Not verified by the workbench: the recipe itself (no GPU where it was built). Verified: the formats, read back by pyarrow, pandas,
 omegaconf and Python.
 `;
+}
+
+/** The run's self-play episodes by id (the files rollouts/index.jsonl names for stage selfplay); empty when the run kept none. */
+function readRunEpisodes(runDir: string): Map<string, EpisodeRecord> {
+  const out = new Map<string, EpisodeRecord>();
+  const indexFile = path.join(runDir, ROLLOUT_INDEX);
+  if (!fs.existsSync(indexFile)) return out;
+  const files = new Set(readJsonl<{ stage?: string; file?: string }>(indexFile).rows.filter((e) => e.stage === 'selfplay' && typeof e.file === 'string')
+    .map((e) => e.file!));
+  for (const rel of files) {
+    const file = insideRun(runDir, rel, 'rollouts/index.jsonl file');
+    if (!fs.existsSync(file)) continue;
+    for (const e of readJsonl<EpisodeRecord>(file).rows) if (e && typeof e.id === 'string' && Array.isArray(e.turns)) out.set(e.id, e);
+  }
+  return out;
 }
 
 function runTemplateOf(runDir: string, config: RunConfig): PromptTemplate {
@@ -418,8 +439,17 @@ export function exportSpaRagenBundle(opts: ExportOptions): ExportResult {
   const model = modelReference(opts.runDir, config, opts.model);
   if (model.kind === 'base') warnings.push(`Model: ${model.note}.`);
 
-  // SFT rows: the conversation before each kept assistant turn, and the corrected response
+  const cfg = hydraConfig(config, template, experiment, model.path);
+  const unknown = unknownRagenKeys(cfg);
+  if (unknown.length) throw new Error(`export: the Hydra config has keys RAGEN does not know: ${unknown.join(', ')} (a bug in the exporter)`);
+  const customEnv = (cfg.custom_envs as Record<string, { env_instruction_add_worldmodel: string; max_actions_per_traj: number; max_tokens: number;
+    env_config: { state_format: string } }>)[RAGEN_ENV[config.env.id]!.tag]!;
+
+  // SFT rows in the release's layout (M5): SPA_agent's ctx_manager chat rebuilt from the run's episodes, the kept replies unchanged
+  const episodes = readRunEpisodes(opts.runDir);
+  const prefix = ragenPrefix(config.env.id as RagenEnvId, customEnv.env_instruction_add_worldmodel, customEnv.max_actions_per_traj);
   const rows: Record<'train' | 'val', SpaSftRow[]> = { train: [], val: [] };
+  let keptLayout = 0;
   for (const split of ['train', 'val'] as const) {
     const file = path.join(opts.runDir, sftFile(split));
     if (!fs.existsSync(file)) continue;
@@ -430,13 +460,25 @@ export function exportSpaRagenBundle(opts: ExportOptions): ExportResult {
         throw new WorkbenchError('CorruptData', `export: ${sftFile(split)} row ${i + 1} has no messages ending with the assistant turn`,
           { where: `${sftFile(split)}:${i + 1} messages` });
       }
+      const replies = messages.filter((m) => m.role === 'assistant').map((m) => m.content);
+      const episode = typeof row.episodeId === 'string' ? episodes.get(row.episodeId) : undefined;
+      const turn = typeof row.turn === 'number' ? row.turn : -1;
+      let prompt: { role: string; content: string }[];
+      if (episode && turn >= 0 && turn < episode.turns.length && replies.length === turn + 1) {
+        const turns = ragenTurnsOf(episode, replies, customEnv.max_actions_per_traj);
+        prompt = ragenChat(prefix, turns, { mode: 'add_worldmodel', maxTokens: customEnv.max_tokens, upto: turn });
+      } else {
+        keptLayout++;
+        prompt = messages.slice(0, -1).map((m) => ({ role: m.role, content: m.content }));
+      }
       rows[split].push({
-        data_source: config.env.id, prompt: messages.slice(0, -1).map((m) => ({ role: m.role, content: m.content })),
-        response: messages[messages.length - 1]!.content, ability: 'bfs',
+        data_source: config.env.id, prompt, response: messages[messages.length - 1]!.content, ability: 'bfs',
         reward_model: "{'ground_truth': {'numbers': array([0, 0]), 'target': 0}}", extra_info: "{'index': 0, 'split': 'dummy'}",
       });
     });
   }
+  if (keptLayout) warnings.push(`${keptLayout} SFT row(s) kept the workbench chat layout: their episode (rollouts/) was not found or does not ` +
+    'match the row, so the SPA_agent layout could not be rebuilt.');
   if (config.env.id === 'frozenlake') {
     const o = config.env.options as Record<string, unknown>;
     if (o.randomStartGoal !== true) warnings.push('FrozenLake: RAGEN always puts start and goal at random cells (ragen/env/frozen_lake/utils.py); ' +
@@ -448,12 +490,8 @@ export function exportSpaRagenBundle(opts: ExportOptions): ExportResult {
   const hasSft = rows.train.length > 0;
   if (!hasSft) warnings.push('The run has no self-play SFT rows (its method has no self-play stage); launch.sh skips SFT and runs PPO from the model.');
 
-  const cfg = hydraConfig(config, template, experiment, model.path);
-  const unknown = unknownRagenKeys(cfg);
-  if (unknown.length) throw new Error(`export: the Hydra config has keys RAGEN does not know: ${unknown.join(', ')} (a bug in the exporter)`);
   const rl = sectionOf(config, 'rl');
-  const stateFormat = String((cfg.custom_envs as Record<string,
-    { env_config: { state_format: string } }>)[RAGEN_ENV[config.env.id]!.tag]!.env_config.state_format);
+  const stateFormat = customEnv.env_config.state_format;
 
   const tmp = path.join(path.dirname(out), `.${path.basename(out)}.tmp-${randomBytes(3).toString('hex')}`);
   const files: string[] = [];
