@@ -3,7 +3,7 @@
 // @vitest-environment jsdom
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { render, screen, within } from '@testing-library/react';
+import { cleanup, render, screen, within } from '@testing-library/react';
 import { finalEval } from '../../renderer/src/components/final-eval.js';
 import { GLOSSARY, lookupIn, metricMeaning, parseGlossary } from '../../renderer/src/components/metric-glossary.js';
 import { FinalEvalPanel } from '../../renderer/src/components/FinalEvalPanel.js';
@@ -36,6 +36,20 @@ describe('finalEval', () => {
     expect(fe.other.map((o) => o.metric)).not.toContain('eval/wmCheck/conditionedOracle');
     // cell accuracy heads only when no exact measure was logged
     expect(finalEval({ 'eval/wmPredictionCellAccuracy': 0.5 }).headline.map((h) => h.metric)).toEqual(['eval/wmPredictionCellAccuracy']);
+  });
+
+  it('reads the eval stage\'s Pass@k chance and oracle rows (same puzzles) and keeps them out of the folded metrics', () => {
+    const fe = finalEval({ ...LATEST, 'eval/chance/passAt1': 0.06, 'eval/chance/passAt4': 0.2, 'eval/oracle/passAt1': 0.9, 'eval/oracle/passAt4': 0.99 });
+    expect(fe.passAtReference).toEqual([{ name: 'chance', values: { 1: 0.06, 4: 0.2 } }, { name: 'oracle', values: { 1: 0.9, 4: 0.99 } }]);
+    expect(fe.other.map((o) => o.metric).filter((m) => /chance|oracle/.test(m))).toEqual([]);
+    expect(finalEval(LATEST).passAtReference).toEqual([]);
+    render(<FinalEvalPanel latest={{ ...LATEST, 'eval/chance/passAt1': 0.06, 'eval/oracle/passAt1': 0.9 }} />);
+    const table = screen.getByTestId('passat-table');
+    expect(within(table).getByTestId('passat-row-this-model').textContent).toBe('this model20.0%50.0%');
+    expect(within(table).getByTestId('passat-row-chance').textContent).toBe('chance6.0%–');
+    expect(within(table).getByTestId('passat-row-oracle').textContent).toBe('oracle90.0%–');
+    expect(within(table).getByTestId('passat-row-chance').querySelector('td')!.getAttribute('title')).toContain('uniform random policy');
+    cleanup();
   });
 
   it('has no table without a world-model check', () => {

@@ -35,6 +35,21 @@ export function FinalEvalPanel({ latest }: { latest: Record<string, number> }) {
           <span key={p.k} title={tip(`eval/passAt${p.k}`)} data-testid={`final-pass-${p.k}`}>Pass@{p.k} <strong>{fmtPct(p.value)}</strong></span>
         ))}
       </div>
+      {fe.passAt.length > 0 && fe.passAtReference.length > 0 && (
+        <table className="plain" data-testid="passat-table" style={{ marginBottom: 10 }}>
+          <thead>
+            <tr><th>Pass@k (same puzzles)</th>{fe.passAt.map((p) => <th key={p.k} title={tip(`eval/passAt${p.k}`)}>Pass@{p.k}</th>)}</tr>
+          </thead>
+          <tbody>
+            <tr data-testid="passat-row-this-model"><td title={ROW_TIP['this model']}>this model</td>
+              {fe.passAt.map((p) => <td key={p.k} className="mono">{fmtPct(p.value)}</td>)}</tr>
+            {fe.passAtReference.map((r) => (
+              <tr key={r.name} data-testid={`passat-row-${r.name}`}><td title={tip(`eval/${r.name}/passAt1`)}>{r.name}</td>
+                {fe.passAt.map((p) => <td key={p.k} className="mono">{r.values[p.k] === undefined ? '–' : fmtPct(r.values[p.k]!)}</td>)}</tr>
+            ))}
+          </tbody>
+        </table>
+      )}
       {fe.worldModel.length > 0 && (
         <table className="plain" data-testid="wm-table">
           <thead>

@@ -13,6 +13,8 @@ export interface WmRow {
 export interface FinalEval {
   worldModel: WmRow[];            // empty when the eval ran no world-model check
   passAt: Array<{ k: number; value: number }>;
+  /** Pass@k of the eval stage's chance and oracle rows on the same puzzles (eval/chance|oracle/passAtK); empty when not logged. */
+  passAtReference: Array<{ name: 'chance' | 'oracle'; values: Record<number, number> }>;
   headline: Array<{ metric: string; label: string; value: number }>;
   other: Array<{ metric: string; value: number }>;
 }
@@ -36,6 +38,15 @@ export function finalEval(latest: Record<string, number>): FinalEval {
     if (m && Number.isFinite(value)) passAt.push({ k: Number(m[1]), value });
   }
   passAt.sort((a, b) => a.k - b.k);
+  const passAtReference: FinalEval['passAtReference'] = [];
+  for (const name of ['chance', 'oracle'] as const) {
+    const values: Record<number, number> = {};
+    for (const [metric, value] of Object.entries(latest)) {
+      const m = new RegExp(`^eval/${name}/passAt(\\d+)$`).exec(metric);
+      if (m && Number.isFinite(value)) values[Number(m[1])] = value;
+    }
+    if (Object.keys(values).length > 0) passAtReference.push({ name, values });
+  }
   // headlines: exact match where it exists (cell accuracy only when no exact measure was logged)
   const headline: FinalEval['headline'] = [];
   const add = (metric: string, label: string) => { const x = v(metric); if (x !== null) headline.push({ metric, label, value: x }); };
@@ -44,10 +55,10 @@ export function finalEval(latest: Record<string, number>): FinalEval {
   add('eval/wmPredictionExact', 'prediction exact');
   if (v('eval/wmPredictionExact') === null) add('eval/wmPredictionCellAccuracy', 'prediction cell accuracy');
   const shown = new Set([...headline.map((h) => h.metric), ...passAt.map((p) => `eval/passAt${p.k}`)]);
-  for (const n of Object.keys(latest)) if (n.startsWith(WM)) shown.add(n);
+  for (const n of Object.keys(latest)) if (n.startsWith(WM) || /^eval\/(chance|oracle)\/passAt\d+$/.test(n)) shown.add(n);
   const other = Object.entries(latest)
     .filter(([n, x]) => n.startsWith('eval/') && !shown.has(n) && Number.isFinite(x))
     .map(([metric, value]) => ({ metric, value }))
     .sort((a, b) => a.metric.localeCompare(b.metric));
-  return { worldModel, passAt, headline, other };
+  return { worldModel, passAt, passAtReference, headline, other };
 }
