@@ -108,6 +108,7 @@ export async function executeRun(o: ExecuteOptions): Promise<RunOutcome> {
         result.wallSeconds = Math.round((result.wallSeconds + earlier) * 10) / 10;
       }
       const marker: StageDone = { stage: name, completedAt: t(), attempt: o.attempt, output: result };
+      writers.syncAll();   // the stage's metrics, episodes and events are on disk before its done marker says so
       writeStageDone(o.runDir, marker);
       previous[name] = marker.output;
       emit({ type: 'stage', runId: o.runId, time: t(), stage: name, status: 'completed' });

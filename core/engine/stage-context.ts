@@ -19,6 +19,8 @@ export class RunWriters {
     if (!w) this.writers.set(relPath, (w = new JsonlWriter(insideRun(this.runDir, relPath, 'jsonl'))));
     return w;
   }
+  /** fsync every stream appended to since the last call (at stage boundaries: a completed stage's rows survive a power loss). */
+  syncAll(): void { for (const w of this.writers.values()) w.sync(); }
   closeAll(): void { for (const w of this.writers.values()) w.close(); this.writers.clear(); }
 }
 

@@ -147,6 +147,8 @@ export function episodeFromRecorderLine(value: unknown, file: string, line: numb
     if (i < history.length - 1) {
       if (typeof h.reward !== 'number') throw importError(file, line, `history[${i}].reward`,
         'expected a number (every entry but the last is a played turn)', 'number', h.reward);
+      if (!Number.isFinite(h.reward)) throw importError(file, line, `history[${i}].reward`, `the reward is ${h.reward}; an episode's total reward ` +
+        'must be a finite number to be stored and queried', 'a finite number', String(h.reward));
       h.actions = actionNames(env, h.actions, file, line, `history[${i}].actions`);
       const response = h.llm_raw_response ?? h.llm_response;
       if (typeof response !== 'string') throw importError(file, line, `history[${i}].llm_raw_response`, 'expected the model response (a string)',
@@ -178,11 +180,18 @@ export function episodeFromRecorderLine(value: unknown, file: string, line: numb
   return episodeOf({
     runId, id: `${split}-${String(step).padStart(6, '0')}-e${envId}`, stage: split, step, env,
     envConfig: isObject(value.env_config) ? { ragenTag: tag, ...value.env_config } : { ragenTag: tag },
-    seed, group, sample, success: typeof successMetric === 'number' ? successMetric > 0 : null,
-    penalty: typeof value.penalty === 'number' ? value.penalty : 0,
+    seed, group, sample, success: typeof successMetric === 'number' && !Number.isNaN(successMetric) ? successMetric > 0 : null,
+    penalty: finitePenalty(value.penalty, file, line),
     terminated: typeof value.terminated === 'boolean' ? value.terminated : null,
     truncated: typeof value.truncated === 'boolean' ? value.truncated : null, time,
   }, snaps[0]!, turns);
+}
+
+/** The recorder's penalty: 0 when absent; a non-finite one is refused (it would make the total reward unstorable). */
+function finitePenalty(v: unknown, file: string, line: number): number {
+  if (typeof v !== 'number') return 0;
+  if (!Number.isFinite(v)) throw importError(file, line, 'penalty', `the penalty is ${v}; it must be a finite number`, 'a finite number', String(v));
+  return v;
 }
 
 // ───────────── 2. chats (stage-1 raw trajectories, W&B tables) ─────────────
@@ -219,6 +228,8 @@ export function episodeFromChat(messages: ChatMessageIn[], where: { file: string
     }
     const next = messages[i + 1];
     const reward = next && next.role === 'user' ? REWARD.exec(next.content) : null;
+    if (reward && !Number.isFinite(Number(reward[1]))) throw importError(where.file, where.line, `${where.field} turn ${t + 1} reward`,
+      'the reward is not a finite number (too large for a double, or malformed)', 'a finite number', reward[1]);
     turns.push(makeTurn(env, t, {
       stateBefore: before, stateAfter: after, prompt: messages[states[t]!.messageIndex]!.content,
       response: m.content.startsWith('<think>') ? m.content : `<think>${m.content}`, actions: null,

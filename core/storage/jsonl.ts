@@ -20,12 +20,15 @@ function endsTorn(fd: number, size: number): boolean {
 /**
  * Append rows to a JSONL file. If the file ends with a torn line (a crash mid-append), a newline
  * is written first so the new rows never merge with the fragment (which then reads as one bad line).
+ * `sync: true` fsyncs the file before returning (the rows survive a power loss; imports use it).
  */
-export function appendJsonl(file: string, rows: readonly unknown[]): LineSpan[] {
+export function appendJsonl(file: string, rows: readonly unknown[], opts: { sync?: boolean } = {}): LineSpan[] {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const fd = fs.openSync(file, 'a+');
   try {
-    return appendToFd(fd, rows, file);
+    const spans = appendToFd(fd, rows, file);
+    if (opts.sync) fsyncFile(fd, file);
+    return spans;
   } finally {
     fs.closeSync(fd);
   }
@@ -71,16 +74,37 @@ function appendToFd(fd: number, rows: readonly unknown[], file?: string): LineSp
   return spans;
 }
 
-/** Keeps the file open for many appends (the engine's metrics and rollouts). */
+/** fsync, with the file named in the error (EIO, ENOSPC on some file systems). */
+function fsyncFile(fd: number, file: string): void {
+  try { fs.fsyncSync(fd); } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    throw Object.assign(new Error(`could not fsync ${file}: ${e.message}`), { code: e.code });
+  }
+}
+
+/**
+ * Keeps the file open for many appends (the engine's metrics and rollouts). Appends are not
+ * fsynced one by one (a step writes many rows); `sync()` makes everything appended so far durable,
+ * and the engine calls it at each stage boundary (core/engine/stage-context.ts RunWriters.syncAll).
+ */
 export class JsonlWriter {
   private fd: number | null;
+  private dirty = false;
   constructor(readonly file: string) {
     fs.mkdirSync(path.dirname(file), { recursive: true });
     this.fd = fs.openSync(file, 'a+');
   }
   append(rows: readonly unknown[]): LineSpan[] {
     if (this.fd === null) throw new Error(`JsonlWriter(${this.file}): append after close`);
-    return appendToFd(this.fd, rows, this.file);
+    const spans = appendToFd(this.fd, rows, this.file);
+    this.dirty = true;
+    return spans;
+  }
+  /** fsync what was appended since the last sync (nothing to do when nothing was). */
+  sync(): void {
+    if (this.fd === null || !this.dirty) return;
+    fsyncFile(this.fd, this.file);
+    this.dirty = false;
   }
   close(): void {
     if (this.fd !== null) { fs.closeSync(this.fd); this.fd = null; }
