@@ -4,6 +4,7 @@
 //   engine-process.js  core/engine/engine-process.ts, the utilityProcess entry (ESM, with chunks
 //                      for the lazily loaded stages)
 //   render-worker.js   core/host/render-worker.ts, the worker thread of envs.render / templates.preview
+//   import-worker.js   core/host/import-worker.ts, the worker thread of runs.import
 //   dp-worker.js       core/train/dp-worker-entry.ts, a data-parallel worker thread of the wasm backend
 //   template-perplexity.js  core/cli/perplexity-entry.ts, the templates.perplexity utilityProcess
 //                      (so the packaged app needs neither bin/ nor ELECTRON_RUN_AS_NODE)
@@ -55,6 +56,7 @@ const mainBuild = {
   absWorkingDir: root,
   entryPoints: {
     main: 'electron/main.ts', 'engine-process': 'core/engine/engine-process.ts', 'render-worker': 'core/host/render-worker.ts',
+    'import-worker': 'core/host/import-worker.ts',
     'template-perplexity': 'core/cli/perplexity-entry.ts', probe: 'core/cli/probe-entry.ts', 'dp-worker': 'core/train/dp-worker-entry.ts',
   },
   outdir: out,

@@ -22,6 +22,7 @@ import { checkToken, chooseToken, rememberedLink, rememberLink, SERVE_LINKS_FILE
 import { START_RUN_ENV, describeStartup, startupRunAction } from '../host/startup-run.js';
 import { formatRunEta } from '../engine/run-eta.js';
 import { workbenchHome } from '../storage/home.js';
+import { isInside, realPathOf } from '../storage/real-path.js';
 
 // The dispatcher and the server load lazily, so `--help` and other areas' commands stay quick.
 async function createDispatcher(...args: Parameters<typeof import('../host/dispatcher.js').createDispatcher>): Promise<Dispatcher> {
@@ -788,9 +789,10 @@ export function registerCoreCommands(program: Command): void {
       try {
         const info = await reader.get(runId);
         // Never write into the project's own run folders (export into a run folder would overwrite run.json and events.jsonl).
-        const runsDir = path.join(path.resolve(o.project), 'runs');
-        const target = path.resolve(o.out);
-        if (target === runsDir || target.startsWith(runsDir + path.sep)) {
+        // real paths: a link (or a link above a folder still to be made) cannot lead the export into a run folder
+        const runsDir = path.join(realPathOf(o.project), 'runs');
+        const target = realPathOf(o.out);
+        if (isInside(target, runsDir)) {
           throw new Error(`--out: ${target} is inside the project's runs folder ${runsDir}; exporting there would overwrite the runs' own files. ` +
             `Choose a folder outside it, e.g. --out out/`);
         }

@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import type { Command } from 'commander';
 import { WorkbenchError } from '../api/errors.js';
 import { exportSpaRagenBundle } from '../interop/export-bundle.js';
+import { isInside, realPathOf } from '../storage/real-path.js';
 
 function message(err: unknown): string {
   if (err instanceof WorkbenchError || (err instanceof Error && 'details' in err)) {
@@ -24,9 +25,9 @@ export function exportTo(target: string, project: string, runId: string, out: st
   if (!/^[\w.-]+$/.test(runId) || !fs.existsSync(path.join(runDir, 'run.json'))) {
     throw new Error(`run ${JSON.stringify(runId)} not found in ${project} (list runs with: spa-workbench list --project ${project})`);
   }
-  const target_ = path.resolve(out);
-  const projectAbs = path.resolve(project);
-  if (target_ === projectAbs || target_.startsWith(projectAbs + path.sep)) throw new Error(`--out: ${target_} is inside the project folder; choose a ` +
+  const target_ = realPathOf(out);            // links resolved: a linked --out cannot write inside the project
+  const projectAbs = realPathOf(project);
+  if (isInside(target_, projectAbs)) throw new Error(`--out: ${target_} is inside the project folder; choose a ` +
     `folder outside it`);
   const r = exportSpaRagenBundle({ runDir, out, ...(model ? { model } : {}) });
   process.stdout.write(`wrote SPA/RAGEN bundle ${r.dir} (${r.files.length} files)\n  model: ${r.model.path} (${r.model.note})\n`);

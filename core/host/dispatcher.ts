@@ -50,7 +50,8 @@ export interface Dispatcher {
 type Handlers = { [M in ApiMethodName]: Handler<M> };
 
 /** Methods that change a project: refused while it is open read-only (watched, or a folder that cannot be written). */
-const WRITE_METHODS = new Set(['runs.create', 'runs.start', 'runs.resume', 'runs.delete', 'runs.update', 'templates.save', 'studies.start', 'studies.stop']);
+const WRITE_METHODS = new Set(['runs.create', 'runs.start', 'runs.resume', 'runs.delete', 'runs.update', 'templates.save', 'studies.start', 'studies.stop',
+  'runs.import']);
 
 function readOnlyError(store: ProjectStore, method: string): WorkbenchError {
   const h = store.lockHolder;

@@ -6,7 +6,9 @@ import { WorkbenchError } from '../api/errors.js';
 import type { ProjectStore } from '../storage/project-store.js';
 import { summaryOf } from '../engine/run-host.js';
 import { exportSpaRagenBundle } from '../interop/export-bundle.js';
-import { importRagenRun } from '../interop/import-run.js';
+import { realSource } from '../interop/import-run.js';
+import { isInside, realPathOf } from '../storage/real-path.js';
+import { ImportPool } from './import-pool.js';
 
 export interface InteropContext {
   need(where: string): { store: ProjectStore };
@@ -19,14 +21,16 @@ export type InteropHandlers = { [K in M]: (req: ApiRequestParsed<K>) => Promise<
 
 /** The two handlers, closed over the dispatcher's session helpers. */
 export function interopHandlers(ctx: InteropContext): InteropHandlers {
+  let pool: ImportPool | null = null;   // started on the first import
   return {
     'runs.exportBundle': (req) => {
       const where = 'runs.exportBundle';
       const s = ctx.need(where);
       ctx.needRun(s, req.runId, where);
-      const out = path.resolve(req.out);
-      const project = path.resolve(s.store.dir);
-      if (out === project || out.startsWith(project + path.sep)) {
+      // real paths: a link (or a link above a folder still to be made) cannot lead the bundle into the project
+      const out = realPathOf(req.out);
+      const project = realPathOf(s.store.dir);
+      if (isInside(out, project)) {
         throw new WorkbenchError('ValidationError', `${where}: ${out} is inside the project folder ${project}; choose a folder outside it`,
           { where: `${where} out`, expected: 'a folder outside the project', received: out });
       }
@@ -35,13 +39,16 @@ export function interopHandlers(ctx: InteropContext): InteropHandlers {
     'runs.import': async (req) => {
       const where = 'runs.import';
       const s = ctx.need(where);
-      const source = path.resolve(req.path);
-      const runs = path.join(path.resolve(s.store.dir), 'runs');
-      if (source === runs || source.startsWith(runs + path.sep)) {
-        throw new WorkbenchError('ValidationError', `${where}: ${source} is a run folder of this project; import from a SPA/RAGEN output folder`,
-          { where: `${where} path`, received: source });
+      // (a project open read-only is refused before this handler: runs.import is in the dispatcher's WRITE_METHODS)
+      const given = path.resolve(req.path);
+      const source = realSource(given);      // links resolved: the guard applies to what would be read
+      const runs = path.join(realPathOf(s.store.dir), 'runs');
+      if (isInside(source, runs)) {
+        throw new WorkbenchError('ValidationError', `${where}: ${given}${source !== given ? ` (a link to ${source})` : ''} is a run folder of this ` +
+          'project; import from a SPA/RAGEN output folder', { where: `${where} path`, received: source });
       }
-      const r = await importRagenRun({ projectDir: s.store.dir, source, ...(req.name ? { name: req.name } : {}) });
+      pool ??= new ImportPool();
+      const r = await pool.run({ projectDir: s.store.dir, source, ...(req.name ? { name: req.name } : {}) }, where);
       const summary = summaryOf(r.record);
       s.store.putRun(summary);
       await s.store.flush();

@@ -231,3 +231,4 @@ function overflow(rel: string, line: number, field: string): WorkbenchError {
   return importError(rel, line, field, 'a number too large for a double (beyond ±1.8e308, e.g. 1e400); it cannot be stored, so the import ' +
     'is refused rather than dropping it', 'a finite number', 'a number that overflows to Infinity');
 }
+

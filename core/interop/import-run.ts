@@ -300,8 +300,7 @@ async function readOtherSource(file: string, base: string, rel: string, runId: s
     return;
   }
   if (/^raw_trajectories.*\.json$/.test(base)) {
-    let value: unknown;
-    value = parseJsonText(readDocument(file, rel, c.limits), rel, 0, c.limits);
+    const value = parseJsonText(readDocument(file, rel, c.limits), rel, 0, c.limits);
     if (!Array.isArray(value)) throw importError(rel, 0, '', 'expected a JSON list of {id, messages_list}', 'array', typeof value);
     value.forEach((item, i) => {
       if (!isObject(item)) throw importError(rel, 0, `[${i}]`, 'expected {id, messages_list}', 'object', item);

@@ -1,0 +1,111 @@
+// runs.import off the host's thread: each import runs in a fresh worker thread (core/host/import-worker.ts)
+// with a bounded heap (IMPORT_LIMITS.heapMb) and a wall-time budget (IMPORT_LIMITS.timeoutMs), one at
+// a time, so a large or hostile source (10^6 rows, a 16k-duplicate recorder file, a huge line) never
+// stops the host from answering other requests. Over the budget, or when the worker runs out of
+// memory or dies, the worker is terminated, its temporary folder in the project is removed, and the
+// caller gets a named error. The reads themselves never block (core/interop/import-read.ts refuses
+// FIFOs, sockets and devices from lstat), so a terminated worker always ends. Where no worker can
+// start (a bundle without the worker file), or when SPA_WORKBENCH_IMPORT_INLINE=1 (a diagnostic
+// switch: the fuzz suite's control case shows the ping probe catches a blocked host), the import
+// runs inline, still bounded by IMPORT_LIMITS.
+import { existsSync, promises as fsp } from 'node:fs';
+import * as path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { WorkbenchError } from '../api/errors.js';
+import { IMPORT_LIMITS, type ImportLimits } from '../interop/import-read.js';
+import { importRagenRun, type ImportOptions, type ImportResult } from '../interop/import-run.js';
+
+type Reply = { id: number; ok: true; value: ImportResult } | { id: number; ok: false; error: { name: string; message: string; details?: Record<string, unknown> } };
+
+/** The worker entry: the TypeScript source through tsx, else the bundled file next to the Electron build. */
+function workerEntry(): URL | null {
+  const bundled = new URL('../../dist-electron/import-worker.js', import.meta.url);
+  const source = new URL('./import-worker-boot.mjs', import.meta.url);
+  const sourceTs = new URL('./import-worker.ts', import.meta.url);
+  if (existsSync(fileURLToPath(sourceTs)) && existsSync(fileURLToPath(source))) return source;
+  if (existsSync(fileURLToPath(bundled))) return bundled;
+  return null;
+}
+
+export class ImportPool {
+  private queue: Promise<unknown> = Promise.resolve();
+  private current: Worker | null = null;
+  private nextId = 1;
+  private disposed = false;
+  private readonly limits: ImportLimits;
+  private readonly inline: boolean;
+
+  constructor(o: { limits?: Partial<ImportLimits>; inline?: boolean; log?: (line: string) => void } = {}) {
+    this.limits = { ...IMPORT_LIMITS, ...(o.limits ?? {}) };
+    this.inline = o.inline ?? process.env.SPA_WORKBENCH_IMPORT_INLINE === '1';
+    this.log = o.log ?? (() => undefined);
+  }
+  private readonly log: (line: string) => void;
+
+  /** Import one run (queued behind any import in progress). */
+  run(options: Omit<ImportOptions, 'tempName' | 'limits'>, where = 'runs.import'): Promise<ImportResult> {
+    const job = this.queue.then(() => this.runOne(options, where));
+    this.queue = job.catch(() => undefined);
+    return job;
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    void this.current?.terminate();
+    this.current = null;
+  }
+
+  private runOne(options: Omit<ImportOptions, 'tempName' | 'limits'>, where: string): Promise<ImportResult> {
+    if (this.disposed) return Promise.reject(new WorkbenchError('Unavailable', `${where}: the host is shutting down`, { where }));
+    const tempName = `.import-${randomBytes(6).toString('hex')}`;
+    const full: ImportOptions = { ...options, tempName, limits: this.limits };
+    const entry = this.inline ? null : workerEntry();
+    if (!entry) return importRagenRun(full);
+    let worker: Worker;
+    try {
+      worker = new Worker(entry, { resourceLimits: { maxOldGenerationSizeMb: this.limits.heapMb } });
+    } catch (err) {
+      this.log(`import worker could not start (${(err as Error).message}); importing inline`);
+      return importRagenRun(full);
+    }
+    worker.unref();
+    this.current = worker;
+    const id = this.nextId++;
+    return new Promise<ImportResult>((resolve, reject) => {
+      let done = false;
+      const cleanup = () => { void fsp.rm(path.join(options.projectDir, tempName), { recursive: true, force: true }).catch(() => undefined); };
+      const finish = (fail?: WorkbenchError) => {
+        done = true;
+        clearTimeout(timer);
+        this.current = null;
+        void worker.terminate();
+        if (fail) { cleanup(); reject(fail); }
+      };
+      worker.on('message', (m: Reply) => {
+        if (done || m.id !== id) return;
+        finish();
+        if (m.ok) resolve(m.value);
+        else reject(new WorkbenchError(m.error.name, m.error.message, m.error.details ?? {}));
+      });
+      worker.on('error', (err: Error & { code?: string }) => {
+        if (done) return;
+        const oom = err.code === 'ERR_WORKER_OUT_OF_MEMORY';
+        finish(new WorkbenchError(oom ? 'ValidationError' : 'InternalError', oom
+          ? `${where}: ${options.source} needs more than ${this.limits.heapMb} MB of memory to import (IMPORT_LIMITS.heapMb); import fewer or smaller files`
+          : `${where}: the import worker failed: ${err.message}`, { where, received: options.source }));
+      });
+      worker.on('exit', (code) => {
+        if (!done) finish(new WorkbenchError('InternalError', `${where}: the import worker exited (code ${code}) before answering`, { where }));
+      });
+      const timer = setTimeout(() => {
+        if (done) return;
+        const s = Math.round(this.limits.timeoutMs / 1000);
+        finish(new WorkbenchError('Timeout', `${where}: importing ${options.source} took longer than ${s} s (IMPORT_LIMITS.timeoutMs) and was ` +
+          'stopped; nothing was written', { where, expected: `an import within ${s} s`, received: options.source }));
+      }, this.limits.timeoutMs);
+      worker.postMessage({ id, options: full });
+    });
+  }
+}
