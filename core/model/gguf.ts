@@ -295,8 +295,10 @@ export interface HfFolderFromGguf {
   tensors: { hfName: string; tensor: GgufTensorInfo; shape: number[]; unpermuteHeads?: number }[];
 }
 
-/** Maps a parsed llama GGUF to the HF folder's JSON files and tensor list (validating everything first). */
-export function planHfFolder(file: GgufFile): HfFolderFromGguf {
+interface LlamaShape { layers: number; hidden: number; heads: number; kvHeads: number; ffn: number; headDim: number }
+
+/** The llama architecture's sizes from the GGUF metadata (refusing other architectures, MoE and RoPE scaling). */
+function llamaShape(file: GgufFile): LlamaShape {
   const arch = str(file, 'general.architecture');
   if (arch === undefined) throw new GgufError(`${file.path}: metadata key "general.architecture" is missing`);
   if (arch !== 'llama') {
@@ -322,7 +324,16 @@ export function planHfFolder(file: GgufFile): HfFolderFromGguf {
     throw new GgufError(`${file.path}: llama.attention.head_count ${heads} is not a multiple of llama.attention.head_count_kv ${kvHeads}`);
   }
 
-  // tokenizer
+  return { layers, hidden, heads, kvHeads, ffn, headDim };
+}
+
+interface GgufTokenizer {
+  tokens: string[]; bos?: number; eos?: number; maxLength: number;
+  tokenizerJson: Record<string, unknown>; tokenizerConfig: Record<string, unknown>; generationConfig: Record<string, unknown>;
+}
+
+/** tokenizer.json, tokenizer_config.json (with the chat template) and generation_config.json from the GGUF's tokenizer metadata. */
+function ggufTokenizer(file: GgufFile): GgufTokenizer {
   const tokModel = str(file, 'tokenizer.ggml.model');
   if (tokModel !== 'gpt2') {
     throw new GgufError(
@@ -390,7 +401,12 @@ export function planHfFolder(file: GgufFile): HfFolderFromGguf {
     ...(pad !== undefined ? { pad_token_id: pad } : {}),
   };
 
-  // tensors
+  return { tokens, bos, eos, maxLength, tokenizerJson, tokenizerConfig, generationConfig };
+}
+
+/** The HF tensors of a plain llama model, each checked against the shape the metadata implies; any other tensor is refused. */
+function llamaTensors(file: GgufFile, shape: LlamaShape, vocabTokens: number): { tensors: HfFolderFromGguf['tensors']; vocabSize: number; tied: boolean } {
+  const { layers, hidden, heads, kvHeads, ffn, headDim } = shape;
   const byName = new Map(file.tensors.map((t) => [t.name, t]));
   for (const t of file.tensors) {
     if (!SUPPORTED_TYPES.includes(t.typeName)) {
@@ -403,7 +419,7 @@ export function planHfFolder(file: GgufFile): HfFolderFromGguf {
   const embedding = byName.get('token_embd.weight');
   if (!embedding) throw new GgufError(`${file.path}: tensor "token_embd.weight" is missing`);
   const vocabSize = embedding.dims[1] ?? 0;
-  if (vocabSize < tokens.length) throw new GgufError(`${file.path}: token_embd.weight has ${vocabSize} rows but the vocabulary has ${tokens.length} tokens`);
+  if (vocabSize < vocabTokens) throw new GgufError(`${file.path}: token_embd.weight has ${vocabSize} rows but the vocabulary has ${vocabTokens} tokens`);
   const tied = !byName.has('output.weight');
   const out: HfFolderFromGguf['tensors'] = [];
   const used = new Set<string>();
@@ -439,6 +455,15 @@ export function planHfFolder(file: GgufFile): HfFolderFromGguf {
         'model import does not support it (e.g. rope_freqs: Llama 3.1 RoPE scaling; biases)',
     );
   }
+  return { tensors: out, vocabSize, tied };
+}
+
+/** Maps a parsed llama GGUF to the HF folder's JSON files and tensor list (validating everything first). */
+export function planHfFolder(file: GgufFile): HfFolderFromGguf {
+  const shape = llamaShape(file);
+  const { layers, hidden, heads, kvHeads, ffn, headDim } = shape;
+  const { tokens, bos, eos, maxLength, tokenizerJson, tokenizerConfig, generationConfig } = ggufTokenizer(file);
+  const { tensors, vocabSize, tied } = llamaTensors(file, shape, tokens.length);
   const config: Record<string, unknown> = {
     architectures: ['LlamaForCausalLM'], model_type: 'llama',
     hidden_size: hidden, intermediate_size: ffn, num_hidden_layers: layers, num_attention_heads: heads, num_key_value_heads: kvHeads,
@@ -448,7 +473,7 @@ export function planHfFolder(file: GgufFile): HfFolderFromGguf {
     tie_word_embeddings: tied, vocab_size: vocabSize, initializer_range: 0.02, use_cache: true, torch_dtype: 'float32',
     ...(bos !== undefined ? { bos_token_id: bos } : {}), ...(eos !== undefined ? { eos_token_id: eos } : {}),
   };
-  return { config, tokenizerJson, tokenizerConfig, generationConfig, tensors: out };
+  return { config, tokenizerJson, tokenizerConfig, generationConfig, tensors };
 }
 
 /** Undoes convert_hf_to_gguf's q/k permutation: GGUF row h·D + 2i + j holds HF row h·D + j·D/2 + i. */
