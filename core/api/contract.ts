@@ -103,6 +103,17 @@ export const RunSummarySchema = z.object({
 });
 export type RunSummary = z.infer<typeof RunSummarySchema>;
 
+/** runs.estimate: how long a run would take, before it is created (core/engine/run-estimate.ts). */
+export const RunEstimateSchema = z.object({
+  seconds: z.number().nullable(),                                   // sum of the estimated stages; null when none is
+  stages: z.array(z.object({ name: z.string(), seconds: z.number().nullable(), source: z.string().nullable() })), // where each number comes from
+  unestimated: z.array(z.string()),                                 // stages with no measurement to go by
+  bootstrap: z.enum(['shipped', 'cached', 'train']).nullable(),     // where the bootstrap base would come from; null: no bootstrap stage
+  warning: z.string().nullable(),                                   // e.g. a bootstrap base must be trained first (with its estimate)
+  shippedBaseEnvs: z.array(z.string()),                             // envs with a shipped base (their runs skip the bootstrap's training)
+});
+export type RunEstimate = z.infer<typeof RunEstimateSchema>;
+
 /** Everything run.json holds: the summary plus the resolved config and provenance. */
 export const RunInfoSchema = RunSummarySchema.extend({
   config: RunConfigSchema,                        // resolved config (defaults filled in)
@@ -609,6 +620,11 @@ export const apiContract = {
       set: z.record(z.string(), z.unknown()).optional(),
     }).strict(), z.object({ ok: z.boolean(), config: RunConfigSchema.nullable(), stages: z.array(z.string()), issues: z.array(ConfigIssueSchema) }),
       'Resolve and validate a config without creating a run (for the new-run form).'),
+    estimate: method(z.object({
+      preset: z.string().min(1).optional(), config: JsonObject.optional(), size: SizeSchema.optional(),
+      set: z.record(z.string(), z.unknown()).optional(),
+    }).strict(), RunEstimateSchema,
+      'How long a run of this config would take, per stage, from earlier runs of the open project and the bench; whether a bootstrap base must be trained.'),
     list: method(z.object({
       status: z.array(RunStatusSchema).optional(),
       offset: Offset, limit: pageLimit(1000, 100000),

@@ -313,7 +313,7 @@ export function bootstrapRows(
  * The bootstrap cache key: what the base depends on (env, templates, model, seed, the bootstrap settings and the rollout limits
  * that shape its games; not sampling settings, not model.lora: the bootstrap always trains the full base).
  */
-function bootstrapCacheKey(config: RunConfig, section: BootstrapSection, limits: ReturnType<typeof stageSection<'rollout'>>, names: string[],
+export function bootstrapCacheKey(config: RunConfig, section: BootstrapSection, limits: ReturnType<typeof stageSection<'rollout'>>, names: string[],
   own: PromptTemplate): string {
   // the key carries the run template's content hash only when it is not the built-in of that name,
   // so cached bases of built-in templates stay valid

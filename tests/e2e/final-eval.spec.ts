@@ -39,5 +39,5 @@ test('final-eval panel: world-model table, Pass@k, folded metrics, glossary tool
   await expect(panel.getByTestId('final-other')).not.toHaveAttribute('open', '');
   await expect(panel.getByTestId('final-other')).toContainText('other eval metrics');
   await panel.scrollIntoViewIfNeeded();
-  await shot(page, 'run-final-eval', { docs: true });
+  await shot(page, 'run-final-eval-record');       // docs' run-final-eval.png is a real run's (docs/ui.md)
 });

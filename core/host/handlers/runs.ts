@@ -18,6 +18,7 @@ import { defineHandlers, resolveTemplate, type HostContext } from './context.js'
 import { updateRun, withParams } from '../run-update.js';
 import { configParams } from '../../engine/config-params.js';
 import { readSamples } from '../run-samples.js';
+import { bootstrapSource, estimateNewRun, readBenchStageTimes, shippedBaseEnvs } from '../../engine/run-estimate.js';
 
 function newRunId(config: RunConfig): string {
   const d = new Date();
@@ -91,6 +92,12 @@ export function runHandlers(ctx: HostContext) {
     'runs.validateConfig': (req) => {
       const r = resolveRunConfig(req);
       return { ok: r.ok, config: r.config, stages: r.stages, issues: r.issues };
+    },
+    'runs.estimate': async (req) => {
+      const { config, stages } = resolveOrThrow(req, 'runs.estimate');
+      const s = ctx.session();
+      const bootstrap = stages.includes('bootstrap') ? await bootstrapSource(config, s ? s.store.dir : null) : null;
+      return estimateNewRun({ preset: req.preset ?? null, config, stages }, s ? s.store.listRuns() : [], readBenchStageTimes(), bootstrap, shippedBaseEnvs());
     },
     'runs.list': (req) => {
       const s = ctx.need('runs.list');

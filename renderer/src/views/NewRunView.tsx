@@ -4,13 +4,14 @@
 // as a board and as the prompt text the model will see. Model: tiny preset or a local Hugging
 // Face folder. The compute backends the host found are shown next to the backend choice.
 import { Suspense, lazy, useEffect, useMemo, useRef, useState, type ComponentType, type ReactNode } from 'react';
-import type { EnvInfo, PresetInfo, RenderedPuzzle, Size, SystemInfo, TemplateListItem } from '../../../core/api/contract.js';
+import type { EnvInfo, PresetInfo, RenderedPuzzle, RunEstimate, Size, SystemInfo, TemplateListItem } from '../../../core/api/contract.js';
 import type { Board as BoardData } from '../../../core/api/records.js';
 import type { RunConfig } from '../../../core/api/run-config.js';
 import type { Client } from '../api/client.js';
 import { bridge } from '../api/connect.js';
 import type { Route } from '../routes.js';
 import { ErrorBanner } from '../components/widgets.js';
+import { fmtDuration } from '../components/format.js';
 import {
   getPath, issuesAt, labelOf, nodeAt, parseInput, resolveNode, schemaType, valueKind, type JsonSchema,
 } from '../components/schema-form.js';
@@ -45,6 +46,9 @@ export default function NewRunView({ client, navigate, preset: routePreset, syst
   const [seed, setSeed] = useState(0);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
+  const [estimate, setEstimate] = useState<RunEstimate | null>(null);
+  /** The preset whose default env was already decided (an env with a shipped base replaces one that must train its base). */
+  const envDecided = useRef<string | null>(null);
 
   useEffect(() => {
     Promise.all([client.runs.presets(), client.runs.configSchema(), client.envs.list(), client.templates.list()]).then(([p, s, e, t]) => {
@@ -75,6 +79,26 @@ export default function NewRunView({ client, navigate, preset: routePreset, syst
   }, [client, presetId, size, overrides]);
 
   const config = validation?.config ?? lastGood;
+
+  // The run's time from the stage times measured (earlier runs here, the bench), and whether a bootstrap base must be trained.
+  const estimateSeq = useRef(0);
+  useEffect(() => {
+    if (!presetId || !size || !validation?.ok) { setEstimate(null); return; }
+    const id = ++estimateSeq.current;
+    const t = setTimeout(() => {
+      client.runs.estimate({ preset: presetId, size, set: overrides }).then((e) => {
+        if (id !== estimateSeq.current) return;
+        setEstimate(e);
+        // the preset's default env trains a base first (e.g. ~1.5 h for Sokoban): start from an env that has a shipped base instead
+        if (envDecided.current !== presetId && !('env.id' in overrides)) {
+          envDecided.current = presetId;
+          const env = validation.config?.env.id;
+          if (e.bootstrap === 'train' && e.shippedBaseEnvs.length > 0 && env && !e.shippedBaseEnvs.includes(env)) setValue('env.id', e.shippedBaseEnvs[0]!);
+        }
+      }, () => { if (id === estimateSeq.current) setEstimate(null); });   // no estimate is not an error of the form
+    }, 250);
+    return () => clearTimeout(t);
+  }, [client, presetId, size, overrides, validation]);
   // Checks the schema cannot express: a model folder is needed unless the model is a preset.
   const extraIssues: Issue[] = validation?.config && validation.config.model.source !== 'preset' && !validation.config.model.path
     ? [{ path: 'model.path', message: `expected the folder of a ${validation.config.model.source === 'hf-folder' ? 'Hugging Face model (config.json, model.safetensors, tokenizer.json)' : 'checkpoint'}, got nothing` }]
@@ -183,7 +207,9 @@ export default function NewRunView({ client, navigate, preset: routePreset, syst
             <div className="card form-card">
               <h2>Environment</h2>
               <div className="form-grid">
-                {field('env.id', { label: 'environment', choices: envs.map((e) => ({ value: e.id, label: e.title })), help: envInfo?.description })}
+                {field('env.id', { label: 'environment', choices: envs.map((e) => ({ value: e.id, label: e.title })),
+                  help: <>{envInfo?.description}{config && estimate?.shippedBaseEnvs.includes(config.env.id)
+                    ? <span data-testid="env-shipped-base"> · has a shipped base: the bootstrap copies it instead of training one</span> : null}</> })}
                 {config && Object.keys({ ...(envInfo?.defaultOptions ?? {}), ...config.env.options }).map((k) =>
                   field(`env.options.${k}`, { label: labelOf(k), node: inferNode(config.env.options[k] ?? envInfo?.defaultOptions[k]), placeholder: placeholderOf(envInfo?.defaultOptions[k]) }))}
               </div>
@@ -243,6 +269,7 @@ export default function NewRunView({ client, navigate, preset: routePreset, syst
               )}
               {(hasLocalErrors || issues.length > 0) && <div className="field-error" style={{ marginBottom: 8 }} data-testid="form-invalid">Fix the highlighted fields to create the run ({issues.length + Object.keys(localErrors).length} issue(s)).</div>}
               {Object.keys(overrides).length > 0 && <div className="faint" style={{ marginBottom: 8 }}>{Object.keys(overrides).length} field(s) changed from the preset. <a onClick={() => { setOverrides({}); setLocalErrors({}); }}>Reset all</a></div>}
+              {estimate && validation?.ok && <RunEstimateNote estimate={estimate} />}
               <div className="row">
                 <button className="btn primary" disabled={!canCreate} onClick={() => void create(true)} data-testid="create-start">Create and start</button>
                 <button className="btn" disabled={!canCreate} onClick={() => void create(false)} data-testid="create-only">Create</button>
@@ -430,5 +457,31 @@ function TextInput(props: { id: string; path: string; kind: 'integer' | 'number'
       onBlur={() => { editing.current = false; commit(text); }}
       onKeyDown={(e) => { if (e.key === 'Enter') commit(text); }}
       onChange={(e) => { setText(e.target.value); commit(e.target.value); }} />
+  );
+}
+
+/** The Create card's estimate: total time, per stage with where each number comes from, and the bootstrap warning. */
+function RunEstimateNote({ estimate }: { estimate: RunEstimate }) {
+  const total = estimate.seconds === null ? 'not estimated yet'
+    : `about ${fmtDuration(estimate.seconds * 1000)}${estimate.unestimated.length ? ` + ${estimate.unestimated.length} stage(s) not estimated` : ''}`;
+  return (
+    <div style={{ marginBottom: 8 }} data-testid="run-estimate">
+      {estimate.warning && <div className="banner warn" data-testid="bootstrap-warning">{estimate.warning}</div>}
+      <div className="muted">Estimated time: <strong data-testid="run-estimate-total">{total}</strong></div>
+      <details>
+        <summary className="faint">per stage</summary>
+        <table className="plain mono" data-testid="run-estimate-stages">
+          <tbody>
+            {estimate.stages.map((st) => (
+              <tr key={st.name} title={st.source ?? 'no earlier run of this preset, size, method and env here, and no bench measurement'}>
+                <td>{st.name}</td><td>{st.seconds === null ? '–' : fmtDuration(st.seconds * 1000)}</td>
+                <td className="faint">{st.source ?? 'not measured'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </details>
+      {estimate.bootstrap === 'shipped' && <div className="faint">The bootstrap uses the shipped base: no base to train.</div>}
+    </div>
   );
 }
