@@ -24,7 +24,7 @@ const Offset = z.number().int().nonnegative().default(0);
 const pageLimit = (def: number, max: number) => z.number().int().positive().max(max).default(def);
 const JsonObject = z.record(z.string(), z.unknown());
 
-export const SizeSchema = z.enum(['smoke', 'quick', 'standard', 'paper', 'custom']);
+export const SizeSchema = z.enum(['smoke', 'quick', 'standard', 'paper', 'gpu-24g', 'gpu-80g', 'custom']);   // gpu-*: core/engine/presets.ts
 export type Size = z.infer<typeof SizeSchema>;
 
 // ───────────────────────────── projects ─────────────────────────────

@@ -47,7 +47,7 @@ export const SeedsSchema = z.object({
 export const RunConfigSchema = z.object({
   name: z.string().min(1).max(200).optional(),                // display name; defaults to method + env
   method: MethodSchema.default('spa'),
-  size: z.enum(['smoke', 'quick', 'standard', 'paper', 'custom']).default('quick'),
+  size: z.enum(['smoke', 'quick', 'standard', 'paper', 'gpu-24g', 'gpu-80g', 'custom']).default('quick'),
   env: EnvConfigSchema.default({ id: DEFAULT_ENV_ID, options: {} }),
   template: TemplateRefSchema.default({ preset: 'spa', responseFormat: 'world-model' }),
   model: ModelConfigSchema.default({ source: 'preset', preset: 'tiny', criticMode: 'shared-trunk' }),

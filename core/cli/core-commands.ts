@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import type { Command } from 'commander';
-import type { RunInfo, RunSummary, WorkbenchClient, WorkbenchEvent } from '../api/contract.js';
+import { SizeSchema, type RunInfo, type RunSummary, type WorkbenchClient, type WorkbenchEvent } from '../api/contract.js';
 import type { Dispatcher } from '../host/dispatcher.js';
 import type { EpisodeRecord, MetricPoint } from '../api/records.js';
 import { EpisodeRecordSchema, RunEventSchema } from '../api/records.js';
@@ -32,7 +32,7 @@ async function createInProcessClient(d: Dispatcher): Promise<WorkbenchClient> {
   return (await import('../host/in-process.js')).createInProcessClient(d);
 }
 
-const SIZES = ['smoke', 'quick', 'standard', 'paper', 'custom'] as const;
+const SIZES = SizeSchema.options;
 type SizeArg = (typeof SIZES)[number];
 
 function fail(message: string, code = 1): never {

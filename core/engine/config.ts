@@ -4,7 +4,7 @@ import type { RunConfig } from '../api/run-config.js';
 import { DEFAULT_ENV_ID, RunConfigSchema, StageSectionSchemas } from '../api/run-config.js';
 import { createEnv } from '../envs/index.js';
 import type { Size } from '../api/contract.js';
-import { getPreset, listPresets } from './presets.js';
+import { getPreset, listPresets, sizeIssues } from './presets.js';
 import { planStages } from './stages.js';
 import { presetEnvOptions } from '../train/presets.js';
 import { loraIssues } from '../train/plan.js';
@@ -110,6 +110,7 @@ export function resolveRunConfig(req: ResolveRequest): ResolveResult {
   // Stage sections and env options are checked now, not when their stage starts: a typo must not
   // surface after an hour of training.
   issues.push(...sectionIssues(parsed.data));
+  issues.push(...sizeIssues(parsed.data));   // quick/standard refuse a model folder; a GPU size must fit its card
   try { createEnv(parsed.data.env.id, parsed.data.env.options); } catch (err) {
     issues.push({ path: 'env.options', message: (err as Error).message });
   }

@@ -12,7 +12,7 @@ import { DEFAULT_ENV_ID, type Method, type RunConfigInput } from '../api/run-con
 import type { Size } from '../api/contract.js';
 
 /** The sizes a method preset defines ('custom' is a config that came from no preset). */
-export type PresetSize = Exclude<Size, 'custom'>;
+export type PresetSize = Exclude<Size, 'custom' | 'gpu-24g' | 'gpu-80g'>;   // the GPU sizes are the paper size's (core/engine/presets.ts)
 export const SIZES: PresetSize[] = ['smoke', 'quick', 'standard', 'paper'];
 
 /** A method preset: one row of the table below, registered for every size by core/engine/presets.ts. */
