@@ -53,3 +53,20 @@ export function filterGroupsBySpread(rewards: number[], groups: number[], keepFr
   const keep = Math.max(1, Math.ceil(order.length * keepFraction - 1e-9));
   return { keptGroups: order.slice(0, keep), droppedGroups: order.slice(keep), spreads };
 }
+
+/**
+ * Within-group reward statistics of one RL step (issue 23 item 4, docs/results/rl-learns): the share of groups whose episodes all
+ * got the same total reward (they carry no group-relative signal: GRPO gives them advantage 0), and the mean within-group
+ * (population) std of the episode rewards. Over every group played, before the spread filter.
+ */
+export function groupRewardCharts(rewards: number[], groups: number[]): { 'charts/uniformRewardGroups': number; 'charts/groupRewardStd': number } {
+  if (rewards.length !== groups.length) {
+    throw new Error(`groupRewardCharts: expected one group id per reward; received ${rewards.length} rewards and ${groups.length} group ids`);
+  }
+  const spreads = Object.values(filterGroupsBySpread(rewards, groups, 1).spreads);
+  if (spreads.length === 0) return { 'charts/uniformRewardGroups': 0, 'charts/groupRewardStd': 0 };
+  return {
+    'charts/uniformRewardGroups': spreads.filter((s) => s < 1e-12).length / spreads.length,
+    'charts/groupRewardStd': spreads.reduce((a, c) => a + c, 0) / spreads.length,
+  };
+}

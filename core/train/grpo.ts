@@ -3,7 +3,7 @@
 // model wrote in the episode. The loss is the registered 'grpo' loss (clipped surrogate, entropy
 // bonus, optional KL to the frozen reference). Dr. GRPO (Liu et al. 2025) removes only the group
 // mean (no division by the group's std). Both are rows of RL_ALGORITHMS (rl-algorithms.ts).
-import { grpoAdvantages } from './groups.js';
+import { groupRewardCharts, grpoAdvantages } from './groups.js';
 import { responseMask, type samplingStats, type TurnSample } from './ppo.js';
 import type { TrainRow } from './runtime.js';
 import type { RlAlgorithm } from './rl-algorithms.js';
@@ -42,7 +42,10 @@ function groupRelative(id: string, summary: string, normalizeStd: boolean): RlAl
     needsCritic: false,
     buildRows: ({ samples, episodeRewards, groups, stats }) => {
       const built = buildGrpoRows(samples, episodeRewards, groups, stats, { normalizeStd });
-      return { rows: built.rows, charts: { 'charts/advantageMean': built.advantageMean, 'charts/advantageStd': built.advantageStd } };
+      return {
+        rows: built.rows,
+        charts: { 'charts/advantageMean': built.advantageMean, 'charts/advantageStd': built.advantageStd, ...groupRewardCharts(episodeRewards, groups) },
+      };
     },
     update: ({ policy }, batch, lossParams, section) => policy.trainStep('grpo', batch, lossParams, section.lr, section.gradClip),
   };

@@ -7,6 +7,7 @@
 import type { RlSection } from '../api/run-config.js';
 import { episodeAdvantages } from './advantages.js';
 import { explainedVariance, whitenMasked } from './gae.js';
+import { groupRewardCharts } from './groups.js';
 import type { RolloutResult } from './rollout.js';
 import type { ModelRuntime, TrainRow } from './runtime.js';
 import type { RlAlgorithm } from './rl-algorithms.js';
@@ -124,11 +125,14 @@ export const ppoAlgorithm: RlAlgorithm = {
   id: 'ppo',
   summary: 'PPO: a critic, GAE advantages per token, clipped policy and value losses',
   needsCritic: true,
-  buildRows: ({ samples, turnRewards, stats, section }) => {
+  buildRows: ({ samples, turnRewards, episodeRewards, groups, stats, section }) => {
     const built = buildPpoRows(samples, turnRewards, stats, section);
     return {
       rows: built.rows,
-      charts: { 'charts/explainedVariance': built.explainedVariance, 'charts/advantageMean': built.advantageMean, 'charts/advantageStd': built.advantageStd },
+      charts: {
+        'charts/explainedVariance': built.explainedVariance, 'charts/advantageMean': built.advantageMean, 'charts/advantageStd': built.advantageStd,
+        ...groupRewardCharts(episodeRewards, groups),
+      },
     };
   },
   update: async ({ policy, critic }, batch, lossParams, section) => {
