@@ -49,7 +49,12 @@ function shippedRecord(dir: string): ShippedBaseRecord | null {
  */
 export async function bootstrapSource(config: RunConfig, projectDir: string | null, root = shippedBasesDir()): Promise<BootstrapSource> {
   const section = stageSection(config, 'bootstrap');
-  const { names, own, templates } = bootstrapTemplates(config);
+  let resolved: ReturnType<typeof bootstrapTemplates>;
+  try { resolved = bootstrapTemplates(config); } catch (err) {
+    // a template saved in the project (not a built-in): no shipped base is made from one; the run resolves it when it starts
+    return { kind: 'train', why: `the base's templates are not all built in (${(err as Error).message})`, reference: null };
+  }
+  const { names, own, templates } = resolved;
   let why = `no shipped base for ${config.env.id}`;
   if (section.shipped) {
     try {
