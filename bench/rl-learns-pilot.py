@@ -35,7 +35,9 @@ ap.add_argument('--eval-every', type=int, default=10)
 ap.add_argument('--eval-puzzles', type=int, default=128)
 ap.add_argument('--eval-samples', type=int, default=2)
 ap.add_argument('--std', action='store_true', help='divide the group-relative advantage by the group std (GRPO); default: mean only')
+ap.add_argument('--gamma', type=float, default=1.0, help='per-turn discount of the success reward (1 = every decision of an episode gets its return)')
 ap.add_argument('--history', type=int, default=1, help='1 = the product multi-turn context; 0 = only the current turn')
+ap.add_argument('--bc', type=int, default=0, help='> 0: behaviour cloning instead of RL, this many random states per step, label = the shortest-path move (positive control)')
 ap.add_argument('--out', default=None)
 args = ap.parse_args()
 torch.manual_seed(args.seed)
@@ -148,6 +150,22 @@ def play(puzzles, rng, policy='model'):
             if done: alive[i] = False; succ[i] = r
     return succ, decisions, toward / max(1, moves)
 
+def shortest_move(cells, p):
+    """First move of a shortest path to G on the non-slippery map (BFS backwards from G), or None."""
+    g = next((r, c) for r in range(4) for c in range(4) if cells[r][c] == 'G')
+    dist = {g: 0}; q = deque([g])
+    while q:
+        r, c = q.popleft()
+        for dr, dc in MOVES:
+            rr, cc = r + dr, c + dc
+            if 0 <= rr < 4 and 0 <= cc < 4 and (rr, cc) not in dist and cells[rr][cc] != 'H':
+                dist[(rr, cc)] = dist[(r, c)] + 1; q.append((rr, cc))
+    best = None
+    for a, (dr, dc) in enumerate(MOVES):
+        q2 = (p[0] + dr, p[1] + dc)
+        if q2 in dist and (best is None or dist[q2] < dist[best[1]]): best = (a, q2)
+    return None if best is None else best[0]
+
 eval_rng = random.Random(3_000_000)
 eval_puzzles = [gen_map(eval_rng) for _ in range(args.eval_puzzles)]
 def evaluate(step):
@@ -159,12 +177,17 @@ def evaluate(step):
     with torch.no_grad():
         probs = torch.softmax(action_logits([prefix('', c, p, True) for c, p in eval_puzzles]), -1)
         ent = float(-(probs * probs.clamp_min(1e-12).log()).sum(-1).mean())
-    return {'step': step, 'passAt1': sum(res) / len(res), 'n': len(res), 'towardGoal': sum(tw) / len(tw), 'turn0Entropy': ent,
+        mean = probs.mean(0, keepdim=True)
+        # how much the turn-0 action distribution depends on the state: mean KL(pi(.|s) || mean over s) = I(action; state), nats
+        dependence = float((probs * (probs.clamp_min(1e-12).log() - mean.log())).sum(-1).mean())
+        best = [shortest_move(c, p) for c, p in eval_puzzles]
+        pbest = float(sum(probs[i, a] for i, a in enumerate(best) if a is not None) / sum(a is not None for a in best))
+    return {'stateDependence': round(dependence, 4), 'pShortestMove': round(pbest, 3), 'step': step, 'passAt1': sum(res) / len(res), 'n': len(res), 'towardGoal': sum(tw) / len(tw), 'turn0Entropy': ent,
             'marginal': [round(float(x), 3) for x in probs.mean(0)]}
 
 out = open(args.out, 'a') if args.out else None
 def emit(row):
-    row.update({'lr': args.lr, 'groups': args.groups, 'groupSize': args.group_size, 'slip': args.slip, 'seed': args.seed,
+    row.update({'gamma': args.gamma, 'bc': args.bc, 'lr': args.lr, 'groups': args.groups, 'groupSize': args.group_size, 'slip': args.slip, 'seed': args.seed,
                 'std': args.std, 'history': args.history})
     line = json.dumps(row); print(line, flush=True)
     if out: out.write(line + '\n'); out.flush()
@@ -175,20 +198,41 @@ chance = [play(eval_puzzles, crng, 'random')[0] for _ in range(20)]
 emit({'row': 'chance', 'passAt1': sum(map(sum, chance)) / (20 * len(eval_puzzles))})
 train_rng = random.Random(2_000_000 + args.seed * 7919)
 t0 = time.time()
+
+if args.bc:
+    for step in range(1, args.steps + 1):
+        texts, acts = [], []
+        while len(texts) < args.bc:
+            cells, _ = gen_map(train_rng)
+            free = [(r, c) for r in range(4) for c in range(4) if cells[r][c] in 'FS']
+            p = free[train_rng.randrange(len(free))]
+            a = shortest_move(cells, p)
+            if a is None: continue
+            texts.append(prefix('', cells, p, True)); acts.append(a)
+        loss = F.cross_entropy(action_logits(texts), torch.tensor(acts))
+        opt.zero_grad(); loss.backward(); torch.nn.utils.clip_grad_norm_(params, 1.0); opt.step()
+        if step % args.eval_every == 0 or step == args.steps:
+            emit({'row': 'bc', **evaluate(step), 'examples': step * args.bc, 'loss': float(loss), 'wall': round(time.time() - t0, 1)})
+    sys.exit(0)
 emit({'row': 'eval', **evaluate(0), 'wall': 0})
 for step in range(1, args.steps + 1):
     puzzles = [gen_map(train_rng) for _ in range(args.groups)]
     batch = [pz for pz in puzzles for _ in range(args.group_size)]
     succ, decisions, tw = play(batch, train_rng)
-    adv = []
-    for g in range(args.groups):
-        r = succ[g * args.group_size:(g + 1) * args.group_size]
-        m = sum(r) / len(r); sd = (sum((x - m) ** 2 for x in r) / max(1, len(r) - 1)) ** 0.5
-        adv += [(x - m) / (sd + 1e-6) if args.std else x - m for x in r]
+    # return of decision t of an episode that ended after n decisions: gamma^(n-1-t) * success; baseline: the mean return over
+    # the decisions of its puzzle group (gamma 1: the group mean of the episode rewards, as GRPO without the std)
+    returns = [[succ[e] * args.gamma ** (len(ds) - 1 - t) for t in range(len(ds))] for e, ds in enumerate(decisions)]
     texts, acts, weights = [], [], []
-    for e, ds in enumerate(decisions):
-        for text, a in ds:
-            texts.append(text); acts.append(a); weights.append(adv[e])
+    for g in range(args.groups):
+        members = range(g * args.group_size, (g + 1) * args.group_size)
+        if args.gamma == 1.0:   # per-episode baseline over episodes (each episode weighs the same)
+            r = [succ[e] for e in members]; m = sum(r) / len(r); sd = (sum((x - m) ** 2 for x in r) / max(1, len(r) - 1)) ** 0.5
+        else:
+            flat = [x for e in members for x in returns[e]]; m = sum(flat) / max(1, len(flat)); sd = (sum((x - m) ** 2 for x in flat) / max(1, len(flat) - 1)) ** 0.5
+        for e in members:
+            for t, (text, a) in enumerate(decisions[e]):
+                w = returns[e][t] - m
+                texts.append(text); acts.append(a); weights.append(w / (sd + 1e-6) if args.std else w)
     keep = [i for i, w in enumerate(weights) if w != 0]
     if keep:
         logits = action_logits([texts[i] for i in keep])
