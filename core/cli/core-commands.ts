@@ -778,9 +778,10 @@ export function registerCoreCommands(program: Command): void {
     .option('--format <format>', 'json | csv | jsonl (default: from the file extension; into a folder: just <run-id>.<format>)')
     .option('--to <target>', 'spa-ragen: a bundle that runs the experiment with SPA/RAGEN on verl (core/cli/interop-commands.ts)')
     .option('--model <path>', 'with --to: the model the bundle trains (default: the run\'s checkpoint, or the named base model)')
-    .action(async (runId: string, o: { project: string; out: string; format?: string; to?: string; model?: string }) => {
+    .option('--values <run|paper>', 'with --to: run (default) = the run\'s own settings; paper = the SPA release\'s (groups 32x8, 1000 steps, …)')
+    .action(async (runId: string, o: { project: string; out: string; format?: string; to?: string; model?: string; values?: string }) => {
       if (o.to !== undefined) {
-        try { (await import('./interop-commands.js')).exportTo(o.to, o.project, runId, o.out, o.model); } catch (err) { fail(describeError(err)); }
+        try { (await import('./interop-commands.js')).exportTo(o.to, o.project, runId, o.out, o.model, o.values); } catch (err) { fail(describeError(err)); }
         return;
       }
       if (o.format !== undefined && !['json', 'csv', 'jsonl'].includes(o.format)) fail(`--format: expected json, csv or jsonl, ` +

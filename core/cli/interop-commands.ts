@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Command } from 'commander';
 import { WorkbenchError } from '../api/errors.js';
-import { exportSpaRagenBundle } from '../interop/export-bundle.js';
+import { BUNDLE_VALUES, exportSpaRagenBundle, type BundleValues } from '../interop/export-bundle.js';
 import { isInside, realPathOf } from '../storage/real-path.js';
 
 function message(err: unknown): string {
@@ -17,8 +17,11 @@ function message(err: unknown): string {
 
 export const EXPORT_TARGETS = ['spa-ragen'] as const;
 
-/** `export RUN --to spa-ragen --out DIR`: reads the run folder (no project lock needed) and writes the bundle. */
-export function exportTo(target: string, project: string, runId: string, out: string, model?: string): void {
+/** `export RUN --to spa-ragen --out DIR [--values run|paper]`: reads the run folder (no project lock needed) and writes the bundle. */
+export function exportTo(target: string, project: string, runId: string, out: string, model?: string, values?: string): void {
+  if (values !== undefined && !(BUNDLE_VALUES as readonly string[]).includes(values)) {
+    throw new Error(`--values: expected ${BUNDLE_VALUES.join(' | ')} (run: the run's own settings; paper: the SPA release's), received ${JSON.stringify(values)}`);
+  }
   if (!(EXPORT_TARGETS as readonly string[]).includes(target)) throw new Error(`--to: expected ${EXPORT_TARGETS.join(' | ')}, received ` +
     `${JSON.stringify(target)}`);
   const runDir = path.join(path.resolve(project), 'runs', runId);
@@ -29,8 +32,9 @@ export function exportTo(target: string, project: string, runId: string, out: st
   const projectAbs = realPathOf(project);
   if (isInside(target_, projectAbs)) throw new Error(`--out: ${target_} is inside the project folder; choose a ` +
     `folder outside it`);
-  const r = exportSpaRagenBundle({ runDir, out, ...(model ? { model } : {}) });
-  process.stdout.write(`wrote SPA/RAGEN bundle ${r.dir} (${r.files.length} files)\n  model: ${r.model.path} (${r.model.note})\n`);
+  const r = exportSpaRagenBundle({ runDir, out, ...(model ? { model } : {}), ...(values ? { values: values as BundleValues } : {}) });
+  process.stdout.write(`wrote SPA/RAGEN bundle ${r.dir} (${r.files.length} files)\n  model: ${r.model.path} (${r.model.note})\n` +
+    `  values: ${r.values === 'paper' ? 'the SPA release\'s (--values paper)' : 'the run\'s own'}\n`);
   for (const w of r.warnings) process.stdout.write(`  note: ${w}\n`);
   process.stdout.write(`  next: ${path.join(r.dir, 'launch.sh')} --ragen /path/to/RAGEN --gpus N   (see README.md in the bundle)\n`);
 }

@@ -45,11 +45,13 @@ export interface ExportOptions {
   runDir: string;
   out: string;                 // bundle folder (must not exist, or be empty)
   model?: string;              // model for SFT/PPO: a local HF folder or hub id (default: see modelReference)
+  values?: BundleValues;       // 'run' (default): the run's own settings; 'paper': the release's _3_frozen_lake / _2_sokoban settings
   now?: number;
 }
 
 export interface ExportResult {
   dir: string;
+  values: BundleValues;
   files: string[];
   warnings: string[];
   model: { path: string; kind: 'checkpoint' | 'hf-folder' | 'base'; note: string };
@@ -81,6 +83,58 @@ export function stateFormatFor(template: PromptTemplate): string {
   return out + src.slice(last).replace(/\{/g, '{{').replace(/\}/g, '}}');
 }
 
+/** Which numbers the bundle trains with: the run's own, or the SPA release's. */
+export const BUNDLE_VALUES = ['run', 'paper'] as const;
+export type BundleValues = typeof BUNDLE_VALUES[number];
+
+/**
+ * The SPA release's PPO and SFT settings (`--values paper`), as its `_3_frozen_lake` / `_2_sokoban` runs compose them:
+ * SPA 3848e68 config/base.yaml (seeds, mini-batch, response length, filter ratio, groups 32x8 / val 128x8, max turn,
+ * test_freq), config/ppo_trainer.yaml (actor lr 1e-6, critic lr 1e-5, dual clip 3, value clip 0.5), config/envs.yaml
+ * (max_actions_per_traj 10, max_tokens 100), train_ppo_sfted.sh:50-62 (1000 steps, save_freq 100, bi_level_gae False) and
+ * sft/finetune_ft.sh:44-63 (SFT lr 1e-4, 5 epochs, batch 16, max length 2048). tests/interop/spa-config.test.ts checks
+ * them against Hydra's composition of the release's own _3_frozen_lake.
+ */
+export const PAPER_VALUES = {
+  ppo: {
+    ppo_mini_batch_size: 64, micro_batch_size_per_gpu: 1, seed: { train: 10000, val: 123 },
+    actor: { entropy_coeff: 0.001, clip_ratio_low: 0.2, clip_ratio_high: 0.28, clip_ratio_c: 3, use_kl_loss: false, kl_loss_coef: 0,
+      kl_loss_type: 'kl', ppo_epochs: 1, grad_clip: 1, optim: { lr: 1e-6 } },
+    rollout: { response_length: 400, temperature: 1, top_p: 1, top_k: -1, rollout_filter_ratio: 0.25, rollout_filter_type: 'std',
+      val_kwargs: { do_sample: true, temperature: 1 } },
+    critic: { optim: { lr: 1e-5 }, cliprange_value: 0.5 },
+    algorithm: { adv_estimator: 'gae', gamma: 1, lam: 1, high_level_gamma: 0.95, kl_ctrl: { kl_coef: 0 } },
+    agent_proxy: { max_turn: 5, max_actions_per_turn: 5 },
+    es_manager: { format_penalty: -0.1, train: { env_groups: 32, group_size: 8 }, val: { env_groups: 128, group_size: 8 } },
+    custom_env: { max_actions_per_traj: 10, max_tokens: 100 },
+    trainer: { total_training_steps: 1000, test_freq: 10, save_freq: 100 },
+    biLevelGae: false,
+  },
+  sft: { lr: 1e-4, epochs: 5, batchSize: 16, maxLength: 2048 },
+} as const;
+
+/** The Hydra config with the release's settings written over the run's (templates, env and its options stay the run's). */
+function withPaperValues(cfg: Record<string, any>): Record<string, unknown> {
+  const p = PAPER_VALUES.ppo;
+  const tag = Object.keys(cfg.custom_envs)[0]!;
+  cfg.ppo_mini_batch_size = p.ppo_mini_batch_size;
+  cfg.micro_batch_size_per_gpu = p.micro_batch_size_per_gpu;
+  cfg.seed = { ...p.seed };
+  cfg.actor_rollout_ref.actor = { ...cfg.actor_rollout_ref.actor, ...p.actor, optim: { ...p.actor.optim } };
+  cfg.actor_rollout_ref.rollout = { ...cfg.actor_rollout_ref.rollout, ...p.rollout, val_kwargs: { ...p.rollout.val_kwargs } };
+  cfg.critic = { ...p.critic, optim: { ...p.critic.optim } };
+  cfg.algorithm = { ...p.algorithm, kl_ctrl: { ...p.algorithm.kl_ctrl } };
+  cfg.agent_proxy = { ...cfg.agent_proxy, ...p.agent_proxy };
+  cfg.es_manager.format_penalty = p.es_manager.format_penalty;
+  for (const split of ['train', 'val'] as const) {
+    const g = p.es_manager[split];
+    cfg.es_manager[split] = { env_groups: g.env_groups, group_size: g.group_size, env_configs: { tags: [tag], n_groups: [g.env_groups] } };
+  }
+  Object.assign(cfg.custom_envs[tag], p.custom_env);
+  cfg.trainer = { ...cfg.trainer, ...p.trainer };
+  return cfg;
+}
+
 function sectionOf(config: RunConfig, name: string): Record<string, unknown> { return (config.stages[name] ?? {}) as Record<string, unknown>; }
 const num = (v: unknown, d: number): number => (typeof v === 'number' && Number.isFinite(v) ? v : d);
 
@@ -102,8 +156,26 @@ export function modelReference(runDir: string, config: RunConfig, override?: str
   };
 }
 
+/** Attention heads of known base models (their config.json num_attention_heads), for launch.sh's tensor-parallel check. */
+export const KNOWN_MODEL_HEADS: Readonly<Record<string, number>> = {
+  'Qwen/Qwen2.5-0.5B-Instruct': 14, 'Qwen/Qwen2.5-1.5B-Instruct': 12, 'Qwen/Qwen2.5-3B-Instruct': 16, 'Qwen/Qwen2.5-7B-Instruct': 28,
+};
+
+/** num_attention_heads of a local HF folder, or of a known hub model; null when unknown. */
+export function attentionHeads(modelPath: string): number | null {
+  const file = path.join(modelPath, 'config.json');
+  if (fs.existsSync(file)) {
+    try {
+      const heads = (JSON.parse(fs.readFileSync(file, 'utf8')) as { num_attention_heads?: unknown }).num_attention_heads;
+      return typeof heads === 'number' && Number.isInteger(heads) && heads > 0 ? heads : null;
+    } catch { return null; }
+  }
+  return KNOWN_MODEL_HEADS[modelPath] ?? null;
+}
+
 /** The Hydra config: `defaults: [base]` and the run's settings on RAGEN's keys. */
-export function hydraConfig(config: RunConfig, template: PromptTemplate, experiment: string, modelPath: string): Record<string, unknown> {
+export function hydraConfig(config: RunConfig, template: PromptTemplate, experiment: string, modelPath: string,
+  values: BundleValues = 'run'): Record<string, unknown> {
   const env = RAGEN_ENV[config.env.id];
   if (!env) {
     throw new WorkbenchError('ValidationError',
@@ -129,7 +201,7 @@ export function hydraConfig(config: RunConfig, template: PromptTemplate, experim
   envConfig.state_format = stateFormatFor(template);
   const maxActionsPerGame = num(rollout.maxActionsPerGame, config.env.id === 'sudoku' ? 50 : 10);
   const advantage = rl.advantage === 'turn-then-token' ? 'gae' : (rl.algorithm === 'grpo' || rl.algorithm === 'dr-grpo' ? 'grpo' : 'gae');
-  return {
+  const cfg: Record<string, any> = {
     defaults: ['base'],
     model_path: modelPath,
     ppo_mini_batch_size: num(rl.miniBatchSize, 8),
@@ -174,6 +246,7 @@ export function hydraConfig(config: RunConfig, template: PromptTemplate, experim
       logger: ['console', 'wandb'], val_before_train: true,
     },
   };
+  return values === 'paper' ? withPaperValues(cfg) : cfg;
 }
 
 function flatKeys(obj: Record<string, unknown>, prefix = ''): string[] {
@@ -211,22 +284,33 @@ const SFT_OVERRIDES = (lr: number, epochs: number, batch: number, maxLength: num
 ];
 
 /** The SFT launch overrides (key=value), each key checked against SPA's SFT trainer keys. */
-export function sftOverrides(config: RunConfig): string[] {
-  const sft = sectionOf(config, 'sft');
+export function sftOverrides(config: RunConfig, values: BundleValues = 'run'): string[] {
+  const sft = values === 'paper' ? PAPER_VALUES.sft : sectionOf(config, 'sft');
   const list = SFT_OVERRIDES(num(sft.lr, 1e-4), num(sft.epochs, 5), num(sft.batchSize, 16), num(sft.maxLength, 2048));
   const bad = list.map((o) => o.split('=')[0]!).filter((k) => !isSpaSftKey(k));
   if (bad.length) throw new Error(`sftOverrides: keys unknown to SPA's sft_trainer.yaml: ${bad.join(', ')} (a bug in the exporter)`);
   return list;
 }
 
-function launchScript(experiment: string, configName: string, sft: string[], hasSft: boolean, biLevel: boolean, grpo: boolean): string {
+/** What launch.sh checks before it starts anything (RAGEN train.py:130-138, SPA spa_sft_trainer.py:123, 189-199, 602; vLLM's TP | heads). */
+export interface LaunchFacts {
+  miniBatch: number;            // ppo_mini_batch_size (micro_batch_size_per_gpu is 1)
+  sftBatch: number;             // SFT data.train_batch_size
+  rows: { train: number; val: number };
+  heads: number | null;         // attention heads of the exported model (null: unknown)
+  modelPath: string;            // the model those heads belong to
+}
+
+function launchScript(experiment: string, configName: string, sft: string[], hasSft: boolean, biLevel: boolean, grpo: boolean,
+  facts: LaunchFacts): string {
   return `#!/usr/bin/env bash
 # SFT on the exported self-play data, then PPO from the SFT checkpoint, with SPA's recipe on RAGEN v1 + verl.
 # Usage: ./launch.sh --ragen <RAGEN checkout with SPA/ inside> [--gpus N] [--sft-gpus N] [--tp N] [--model PATH] [--out DIR] [--skip-sft]
+#        ./launch.sh --check [--gpus N] [--sft-gpus N] [--tp N]   # only the checks below; prints the settings it would use
 set -euo pipefail
 HERE="$(cd "$(dirname "\${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/env.sh"
-RAGEN=""; GPUS=1; SFT_GPUS=""; TP=""; OUT="$HERE/outputs"; SKIP_SFT=${hasSft ? 0 : 1}
+RAGEN=""; GPUS=1; SFT_GPUS=""; TP=""; OUT="$HERE/outputs"; SKIP_SFT=${hasSft ? 0 : 1}; CHECK_ONLY=0
 MODEL_PATH="\${MODEL_PATH:-$(cat "$HERE/model.txt")}"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -237,14 +321,65 @@ while [ $# -gt 0 ]; do
     --model) MODEL_PATH="$2"; shift 2;;
     --out) OUT="$2"; shift 2;;
     --skip-sft) SKIP_SFT=1; shift;;
+    --check) CHECK_ONLY=1; shift;;
     *) echo "launch.sh: unknown argument $1" >&2; exit 2;;
   esac
 done
-[ -n "$RAGEN" ] || { echo "launch.sh: --ragen <RAGEN checkout> is required (see README.md)" >&2; exit 2; }
-[ -d "$RAGEN/SPA" ] || { echo "launch.sh: $RAGEN/SPA not found; clone SPA inside the RAGEN checkout (README.md)" >&2; exit 2; }
-SFT_GPUS="\${SFT_GPUS:-$GPUS}"; TP="\${TP:-$GPUS}"
+die() { echo "launch.sh: $*" >&2; exit 2; }
+for v in GPUS SFT_GPUS TP; do [ -z "\${!v}" ] || [[ "\${!v}" =~ ^[1-9][0-9]*$ ]] || die "--\${v,,}: expected a positive integer, received '\${!v}'"; done
+SFT_GPUS="\${SFT_GPUS:-$GPUS}"
+
+# --- checks before anything starts (each would otherwise fail after setup or after SFT's GPU hours) ---
+# GPUs: under SLURM CUDA_VISIBLE_DEVICES is already set; RAGEN train.py:136 wants exactly --gpus ids in it.
+if [ -n "\${CUDA_VISIBLE_DEVICES:-}" ]; then
+  IFS=, read -r -a DEVS <<< "$CUDA_VISIBLE_DEVICES"
+  if [ "\${#DEVS[@]}" -lt "$GPUS" ]; then
+    die "--gpus $GPUS but CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES lists \${#DEVS[@]} device(s) (SLURM: ask for --gres=gpu:$GPUS, or pass --gpus \${#DEVS[@]})"
+  fi
+  CUDA_VISIBLE_DEVICES="$(IFS=,; echo "\${DEVS[*]:0:$GPUS}")"   # the first --gpus of the allocated devices
+else
+  CUDA_VISIBLE_DEVICES="$(seq -s, 0 $((GPUS - 1)))"
+fi
+export CUDA_VISIBLE_DEVICES
+# Tensor parallel: vLLM needs it to divide the model's attention heads.
+HEADS=""
+if [ -f "$MODEL_PATH/config.json" ]; then
+  HEADS=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("num_attention_heads", ""))' "$MODEL_PATH/config.json" 2>/dev/null || true)
+elif [ "$MODEL_PATH" = ${JSON.stringify(facts.modelPath)} ]; then
+  HEADS=${facts.heads ?? '""'}
+fi
+if [ -z "$TP" ]; then
+  TP=$GPUS
+  if [ -n "$HEADS" ]; then   # the largest divisor of both --gpus and the heads
+    while [ $((HEADS % TP)) -ne 0 ] || [ $((GPUS % TP)) -ne 0 ]; do TP=$((TP - 1)); done
+  fi
+fi
+if [ -n "$HEADS" ] && [ $((HEADS % TP)) -ne 0 ]; then
+  die "--tp $TP does not divide the model's $HEADS attention heads (vLLM needs heads % tp == 0); use a divisor of $HEADS"
+fi
+[ "$TP" -le "$GPUS" ] || die "--tp $TP is more than --gpus $GPUS"
 # RAGEN train.py reads both keys and SPA's config has neither (SPA train_ppo_sfted.sh:61-62 adds them with '+').
 TP_CHECK=True; [ "$TP" = "$GPUS" ] || TP_CHECK=False
+# PPO mini-batch against the GPU count (RAGEN train.py:130-133, micro_batch_size_per_gpu 1).
+MINI=${facts.miniBatch}
+[ "$GPUS" -le "$MINI" ] && [ $((MINI % GPUS)) -eq 0 ] || \
+  die "ppo_mini_batch_size $MINI must be a multiple of --gpus $GPUS (RAGEN train.py:130-133); use --gpus dividing $MINI or re-export with another mini-batch"
+if [ "$SKIP_SFT" = 0 ]; then
+  # SFT (SPA sft/spa_sft_trainer.py): the batch splits over the GPUs (:123); every GPU needs a validation row, or the
+  # validation loss is torch.stack([]) on an empty list (:189-199, :602); the train rows must fill one batch.
+  SFT_BATCH=${facts.sftBatch}; TRAIN_ROWS=${facts.rows.train}; VAL_ROWS=${facts.rows.val}
+  [ $((SFT_BATCH % SFT_GPUS)) -eq 0 ] || die "SFT batch $SFT_BATCH is not divisible by --sft-gpus $SFT_GPUS (spa_sft_trainer.py:123)"
+  [ "$VAL_ROWS" -ge "$SFT_GPUS" ] || die "data/wm_val has $VAL_ROWS row(s) but SFT on $SFT_GPUS GPUs needs at least one per GPU (the release's \
+DistributedSampler drops the rest and the validation loss fails on an empty list, spa_sft_trainer.py:189-199,602); pass --sft-gpus $VAL_ROWS or less"
+  [ "$TRAIN_ROWS" -ge "$SFT_BATCH" ] || die "data/wm_train has $TRAIN_ROWS row(s), fewer than one SFT batch of $SFT_BATCH (no training step would run)"
+fi
+if [ "$CHECK_ONLY" = 1 ]; then
+  echo "ok GPUS=$GPUS SFT_GPUS=$SFT_GPUS TP=$TP TP_CHECK=$TP_CHECK HEADS=\${HEADS:-unknown} CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES"
+  exit 0
+fi
+
+[ -n "$RAGEN" ] || die "--ragen <RAGEN checkout> is required (see README.md)"
+[ -d "$RAGEN/SPA" ] || die "$RAGEN/SPA not found; clone SPA inside the RAGEN checkout (README.md)"
 EXPERIMENT="${experiment}"; DATA="$HERE/data"
 mkdir -p "$OUT"
 bash "$HERE/install_env.sh" "$RAGEN"
@@ -252,7 +387,6 @@ cp "$HERE/config/${configName}.yaml" "$RAGEN/SPA/config/${configName}.yaml"
 export PYTHONPATH="$HERE:\${PYTHONPATH:-}"          # ragen_recorder.py for the validation hook
 export SPA_WORKBENCH_RECORD_DIR="$OUT/workbench_rollouts"
 export WANDB_DIR="$OUT"                             # wandb/ inside the output folder (import reads it from there)
-export CUDA_VISIBLE_DEVICES="\${CUDA_VISIBLE_DEVICES:-$(seq -s, 0 $((GPUS - 1)))}"
 
 cd "$RAGEN/SPA"
 if [ "$SKIP_SFT" = 0 ]; then
@@ -328,14 +462,27 @@ for split in ('train', 'val'):
     print(split, len(df), 'rows ->', f'wm_{split}.parquet', file=sys.stderr)
 `;
 
+const VALUES_NOTE: Record<BundleValues, string> = {
+  run: 'the run\'s own settings (the default): its groups, steps, learning rates, clips, response length, turns and seeds on ' +
+    'RAGEN\'s keys. Export with `--values paper` for the SPA release\'s settings.',
+  paper: 'the SPA release\'s settings (`--values paper`): train groups 32x8, val groups 128x8, 1000 steps (test every 10, save every ' +
+    '100), PPO mini-batch 64, actor lr 1e-6, critic lr 1e-5, response length 400, max turn 5, rollout filter ratio 0.25, seeds ' +
+    '10000 (train) / 123 (val), 10 actions per game, SFT lr 1e-4 for 5 epochs at batch 16 (SPA 3848e68 config/base.yaml, ' +
+    'ppo_trainer.yaml, train_ppo_sfted.sh, sft/finetune_ft.sh). The template (instruction, state text) and the env with its ' +
+    'options are the run\'s.',
+};
+
 function readme(o: {
-  runId: string; runName: string; experiment: string; configName: string; env: string; model: ExportResult['model'];
+  runId: string; runName: string; experiment: string; configName: string; env: string; model: ExportResult['model']; values: BundleValues;
   rows: { train: number; val: number };
   stateFormat: string; warnings: string[] }): string {
   return `# ${o.runName} — SPA/RAGEN bundle
 
 Exported by SPA Workbench from run \`${o.runId}\` (${o.env}). Runs the same experiment at scale with SPA's
 released recipe on RAGEN v1 + verl (Ray): self-play SFT, then PPO from the SFT checkpoint.
+
+## Values
+This bundle trains with ${VALUES_NOTE[o.values]}
 
 ## Contents
 - \`data/wm_train.parquet\`, \`data/wm_val.parquet\` — the run's self-play SFT rows (${o.rows.train} train / ${o.rows.val} val) in the
@@ -439,7 +586,12 @@ export function exportSpaRagenBundle(opts: ExportOptions): ExportResult {
   const model = modelReference(opts.runDir, config, opts.model);
   if (model.kind === 'base') warnings.push(`Model: ${model.note}.`);
 
-  const cfg = hydraConfig(config, template, experiment, model.path);
+  const values: BundleValues = opts.values ?? 'run';
+  if (!(BUNDLE_VALUES as readonly string[]).includes(values)) {
+    throw new WorkbenchError('ValidationError', `export: --values must be ${BUNDLE_VALUES.join(' or ')}, received ${JSON.stringify(values)}`,
+      { where: '--values', expected: BUNDLE_VALUES.join(' | '), received: String(values) });
+  }
+  const cfg = hydraConfig(config, template, experiment, model.path, values);
   const unknown = unknownRagenKeys(cfg);
   if (unknown.length) throw new Error(`export: the Hydra config has keys RAGEN does not know: ${unknown.join(', ')} (a bug in the exporter)`);
   const customEnv = (cfg.custom_envs as Record<string, { env_instruction_add_worldmodel: string; max_actions_per_traj: number; max_tokens: number;
@@ -492,6 +644,23 @@ export function exportSpaRagenBundle(opts: ExportOptions): ExportResult {
 
   const rl = sectionOf(config, 'rl');
   const stateFormat = customEnv.env_config.state_format;
+  const sft = sftOverrides(config, values);
+  // RAGEN 5eb79b8 train.py:140 checks env_groups x group_size x rollout_filter_ratio >= ppo_mini_batch_size before training: the
+  // workbench caps a mini-batch at the batch it has, so the bundle writes the cap (and says so) instead of failing on the cluster
+  const es = cfg.es_manager as { train: { env_groups: number; group_size: number } };
+  const filterRatio = Number((cfg.actor_rollout_ref as { rollout: { rollout_filter_ratio: number } }).rollout.rollout_filter_ratio);
+  const effective = Math.floor(es.train.env_groups * es.train.group_size * filterRatio + 1e-9);
+  if (effective < 1) {
+    throw new WorkbenchError('ValidationError', `export --to spa-ragen: env_groups ${es.train.env_groups} x group_size ${es.train.group_size} x ` +
+      `rollout_filter_ratio ${filterRatio} leaves no rollout to train on (RAGEN train.py:140); raise rl.groups, rl.groupSize or rl.keepGroupsFraction`,
+    { where: 'config.stages.rl', expected: 'groups x groupSize x keepGroupsFraction >= 1', received: String(effective) });
+  }
+  if (Number(cfg.ppo_mini_batch_size) > effective) {
+    warnings.push(`PPO mini-batch: the run's ${String(cfg.ppo_mini_batch_size)} is more than the ${effective} rollouts each step keeps ` +
+      `(env_groups ${es.train.env_groups} x group_size ${es.train.group_size} x rollout_filter_ratio ${filterRatio}); RAGEN train.py:140 refuses ` +
+      `that, so the bundle uses ppo_mini_batch_size ${effective} (the workbench caps a mini-batch at the batch).`);
+    cfg.ppo_mini_batch_size = effective;
+  }
 
   const tmp = path.join(path.dirname(out), `.${path.basename(out)}.tmp-${randomBytes(3).toString('hex')}`);
   const files: string[] = [];
@@ -508,9 +677,14 @@ export function exportSpaRagenBundle(opts: ExportOptions): ExportResult {
     }
     write('data/to_parquet.py', TO_PARQUET);
     write(`config/${configName}.yaml`,
-      `# SPA Workbench run ${run.id}: the run's settings on RAGEN v1 keys (checked against them at export)\n${YAML.stringify(cfg, { lineWidth: 0 })}`);
-    write('launch.sh', launchScript(experiment, configName, sftOverrides(config), hasSft, rl.advantage === 'turn-then-token',
-      (cfg.algorithm as { adv_estimator: string }).adv_estimator === 'grpo'), 0o755);
+      `# SPA Workbench run ${run.id}: ${values === 'paper' ? 'the SPA release\'s settings (--values paper) with the run\'s template and env'
+        : 'the run\'s settings'} on RAGEN v1 keys (checked against them at export)\n${YAML.stringify(cfg, { lineWidth: 0 })}`);
+    write('launch.sh', launchScript(experiment, configName, sft, hasSft,
+      values === 'paper' ? PAPER_VALUES.ppo.biLevelGae : rl.advantage === 'turn-then-token',
+      (cfg.algorithm as { adv_estimator: string }).adv_estimator === 'grpo', {
+        miniBatch: Number(cfg.ppo_mini_batch_size), sftBatch: Number(sft.find((o) => o.startsWith('data.train_batch_size='))!.split('=')[1]),
+        rows: { train: rows.train.length, val: rows.val.length }, heads: attentionHeads(model.path), modelPath: model.path,
+      }), 0o755);
     write('slurm.sbatch', SLURM(experiment), 0o755);
     write('env.sh', ENV_SH);
     write('install_env.sh', INSTALL_ENV, 0o755);
@@ -518,11 +692,11 @@ export function exportSpaRagenBundle(opts: ExportOptions): ExportResult {
     write('model.txt', `${model.path}\n`);
     write('model.json', `${JSON.stringify(model, null, 2)}\n`);
     write('stack.json', `${JSON.stringify(PINNED_STACK, null, 2)}\n`);
-    write('README.md', readme({ runId: run.id, runName: run.name, experiment, configName, env: config.env.id, model, rows: { train: rows.train.length,
+    write('README.md', readme({ runId: run.id, runName: run.name, experiment, configName, env: config.env.id, model, values, rows: { train: rows.train.length,
       val: rows.val.length }, stateFormat, warnings }));
     const manifest = files.map((rel) => ({ file: rel, sha256: createHash('sha256').update(fs.readFileSync(path.join(tmp, rel))).digest('hex') }));
     const exportedAt = new Date(opts.now ?? Date.now()).toISOString();
-    const bundleInfo = { format: 'spa-workbench.spa-ragen-bundle', version: 1, runId: run.id, exportedAt, files: manifest };
+    const bundleInfo = { format: 'spa-workbench.spa-ragen-bundle', version: 1, runId: run.id, exportedAt, values, files: manifest };
     write('bundle.json', `${JSON.stringify(bundleInfo, null, 2)}\n`);
     if (fs.existsSync(out)) fs.rmdirSync(out);
     fs.renameSync(tmp, out);
@@ -530,5 +704,5 @@ export function exportSpaRagenBundle(opts: ExportOptions): ExportResult {
     fs.rmSync(tmp, { recursive: true, force: true });
     throw err;
   }
-  return { dir: out, files, warnings, model };
+  return { dir: out, values, files, warnings, model };
 }

@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { exportSpaRagenBundle, INTEROP_RESOURCES } from '../../core/interop/export-bundle.js';
 import { importRagenRun } from '../../core/interop/import-run.js';
-import { makeWorkbenchRun, pythonHas, runPython, type FixtureRun } from './workbench-run.js';
+import { makeWorkbenchRun, ppoOverrides, pythonHas, runPython, type FixtureRun } from './workbench-run.js';
 
 const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url));
 const RAGEN_STUB = fileURLToPath(new URL('../fixtures/interop-ragen-stub/', import.meta.url));
@@ -32,12 +32,6 @@ function exportWith(edit: (cfg: Record<string, any>) => void, name: string): str
   return out;
 }
 
-/** The PPO command's Hydra overrides, as launch.sh passes them (variables substituted). */
-function ppoOverrides(launch: string, vars: Record<string, string>): string[] {
-  const cmd = launch.slice(launch.indexOf('python ../train.py'), launch.indexOf('2>&1 | tee "$OUT/ppo.log"'));
-  return cmd.split('\\\n').slice(1).map((l) => l.trim()).filter(Boolean)
-    .map((o) => o.replace(/"/g, '').replace(/\$([A-Z_]+)/g, (_, v: string) => vars[v] ?? `<${v}>`));
-}
 
 // RAGEN 5eb79b8 train.py:136-142 (add_dependency_and_validate_config) reads these keys before training, on a struct config; the
 // composed SPA base has none of them (SPA train_ppo_sfted.sh:61-62 adds the first two with '+'), and

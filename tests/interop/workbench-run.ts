@@ -87,3 +87,10 @@ export function toRagenCache(ep: EpisodeRecord, envId: number, maxActions = 10):
     seed: ep.seed, terminated: ep.terminated, truncated: ep.truncated, env_type: ep.env === 'sokoban' ? 'workbench_sokoban' : 'workbench_frozen_lake',
   };
 }
+
+/** The PPO command's Hydra overrides, as an exported launch.sh passes them (shell variables substituted from `vars`). */
+export function ppoOverrides(launch: string, vars: Record<string, string>): string[] {
+  const cmd = launch.slice(launch.indexOf('python ../train.py'), launch.indexOf('2>&1 | tee "$OUT/ppo.log"'));
+  return cmd.split('\\\n').slice(1).map((l) => l.trim()).filter(Boolean)
+    .map((o) => o.replace(/"/g, '').replace(/\$([A-Z_]+)/g, (_, v: string) => vars[v] ?? `<${v}>`));
+}
