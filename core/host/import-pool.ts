@@ -1,6 +1,6 @@
-// runs.import off the host's thread: each import runs in a fresh worker thread (core/host/import-worker.ts)
-// with a bounded heap (IMPORT_LIMITS.heapMb) and a wall-time budget (IMPORT_LIMITS.timeoutMs), one at
-// a time, so a large or hostile source (10^6 rows, a 16k-duplicate recorder file, a huge line) never
+// runs.import off the host's thread: imports run in a worker thread (core/host/import-worker.ts,
+// kept warm for IMPORT_WORKER_IDLE_MS after an import) with a bounded heap (IMPORT_LIMITS.heapMb)
+// and a wall-time budget (IMPORT_LIMITS.timeoutMs), one at a time, so a large or hostile source (10^6 rows, a 16k-duplicate recorder file, a huge line) never
 // stops the host from answering other requests. Over the budget, or when the worker runs out of
 // memory or dies, the worker is terminated, its temporary folder in the project is removed, and the
 // caller gets a named error. The reads themselves never block (core/interop/import-read.ts refuses
@@ -29,20 +29,24 @@ function workerEntry(): URL | null {
   return null;
 }
 
+/** A worker left idle this long is closed (its heap, which a large import grew, goes with it). */
+export const IMPORT_WORKER_IDLE_MS = 30_000;
+
 export class ImportPool {
   private queue: Promise<unknown> = Promise.resolve();
-  private current: Worker | null = null;
+  private worker: Worker | null = null;
+  private idleTimer: NodeJS.Timeout | null = null;
   private nextId = 1;
   private disposed = false;
   private readonly limits: ImportLimits;
   private readonly inline: boolean;
+  private readonly log: (line: string) => void;
 
   constructor(o: { limits?: Partial<ImportLimits>; inline?: boolean; log?: (line: string) => void } = {}) {
     this.limits = { ...IMPORT_LIMITS, ...(o.limits ?? {}) };
     this.inline = o.inline ?? process.env.SPA_WORKBENCH_IMPORT_INLINE === '1';
     this.log = o.log ?? (() => undefined);
   }
-  private readonly log: (line: string) => void;
 
   /** Import one run (queued behind any import in progress). */
   run(options: Omit<ImportOptions, 'tempName' | 'limits'>, where = 'runs.import'): Promise<ImportResult> {
@@ -53,58 +57,82 @@ export class ImportPool {
 
   dispose(): void {
     this.disposed = true;
-    void this.current?.terminate();
-    this.current = null;
+    this.close();
+  }
+
+  private close(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
+    void this.worker?.terminate();
+    this.worker = null;
+  }
+
+  /** The warm worker, or a new one; null where none can start (then the import runs inline). */
+  private start(): Worker | null {
+    if (this.idleTimer) { clearTimeout(this.idleTimer); this.idleTimer = null; }
+    if (this.worker) return this.worker;
+    const entry = this.inline ? null : workerEntry();
+    if (!entry) return null;
+    try {
+      const w = new Worker(entry, { resourceLimits: { maxOldGenerationSizeMb: this.limits.heapMb } });
+      w.unref();
+      w.on('error', () => undefined);   // reported through the job's own listeners; never an unhandled 'error'
+      this.worker = w;
+      return w;
+    } catch (err) {
+      this.log(`import worker could not start (${(err as Error).message}); importing inline`);
+      return null;
+    }
   }
 
   private runOne(options: Omit<ImportOptions, 'tempName' | 'limits'>, where: string): Promise<ImportResult> {
     if (this.disposed) return Promise.reject(new WorkbenchError('Unavailable', `${where}: the host is shutting down`, { where }));
     const tempName = `.import-${randomBytes(6).toString('hex')}`;
     const full: ImportOptions = { ...options, tempName, limits: this.limits };
-    const entry = this.inline ? null : workerEntry();
-    if (!entry) return importRagenRun(full);
-    let worker: Worker;
-    try {
-      worker = new Worker(entry, { resourceLimits: { maxOldGenerationSizeMb: this.limits.heapMb } });
-    } catch (err) {
-      this.log(`import worker could not start (${(err as Error).message}); importing inline`);
-      return importRagenRun(full);
-    }
-    worker.unref();
-    this.current = worker;
+    const worker = this.start();
+    if (!worker) return importRagenRun(full);
     const id = this.nextId++;
     return new Promise<ImportResult>((resolve, reject) => {
       let done = false;
-      const cleanup = () => { void fsp.rm(path.join(options.projectDir, tempName), { recursive: true, force: true }).catch(() => undefined); };
       const finish = (fail?: WorkbenchError) => {
         done = true;
         clearTimeout(timer);
-        this.current = null;
-        void worker.terminate();
-        if (fail) { cleanup(); reject(fail); }
+        worker.off('message', onMessage); worker.off('error', onError); worker.off('exit', onExit);
+        if (fail) {
+          if (this.worker === worker) this.close(); else void worker.terminate();
+          void fsp.rm(path.join(options.projectDir, tempName), { recursive: true, force: true }).catch(() => undefined);
+          reject(fail);
+          return;
+        }
+        if (this.worker === worker && !this.disposed) { this.idleTimer = setTimeout(() => this.close(), IMPORT_WORKER_IDLE_MS); this.idleTimer.unref(); }
       };
-      worker.on('message', (m: Reply) => {
+      const onMessage = (m: Reply) => {
         if (done || m.id !== id) return;
         finish();
         if (m.ok) resolve(m.value);
         else reject(new WorkbenchError(m.error.name, m.error.message, m.error.details ?? {}));
-      });
-      worker.on('error', (err: Error & { code?: string }) => {
+      };
+      const onError = (err: Error & { code?: string }) => {
         if (done) return;
         const oom = err.code === 'ERR_WORKER_OUT_OF_MEMORY';
+        if (this.worker === worker) this.worker = null;
         finish(new WorkbenchError(oom ? 'ValidationError' : 'InternalError', oom
           ? `${where}: ${options.source} needs more than ${this.limits.heapMb} MB of memory to import (IMPORT_LIMITS.heapMb); import fewer or smaller files`
           : `${where}: the import worker failed: ${err.message}`, { where, received: options.source }));
-      });
-      worker.on('exit', (code) => {
+      };
+      const onExit = (code: number) => {
+        if (this.worker === worker) this.worker = null;
         if (!done) finish(new WorkbenchError('InternalError', `${where}: the import worker exited (code ${code}) before answering`, { where }));
-      });
+      };
       const timer = setTimeout(() => {
         if (done) return;
         const s = Math.round(this.limits.timeoutMs / 1000);
         finish(new WorkbenchError('Timeout', `${where}: importing ${options.source} took longer than ${s} s (IMPORT_LIMITS.timeoutMs) and was ` +
           'stopped; nothing was written', { where, expected: `an import within ${s} s`, received: options.source }));
       }, this.limits.timeoutMs);
+      worker.on('message', onMessage);
+      worker.on('error', onError);
+      worker.on('exit', onExit);
       worker.postMessage({ id, options: full });
     });
   }

@@ -184,6 +184,21 @@ function scanJson(text: string, maxDepth: number): Scan | { tooDeep: number } {
   return { depth: max, tokens, bigNumbers };
 }
 
+/**
+ * The common case without a character loop: no more brackets in the whole text than `maxDepth`
+ * (so the nesting cannot be deeper), no "NaN"/"Infinity" anywhere and no exponent or 300-digit run
+ * anywhere (even inside strings). Null when the text needs the full scan.
+ */
+function quickScan(text: string, maxDepth: number): Scan | null {
+  if (text.includes('NaN') || text.includes('Infinity')) return null;
+  let brackets = 0;
+  for (const ch of ['{', '[']) {
+    for (let i = text.indexOf(ch); i >= 0; i = text.indexOf(ch, i + 1)) if (++brackets > maxDepth) return null;
+  }
+  return { depth: brackets, tokens: [], bigNumbers: BIG_NUMBER.test(text) };
+}
+const BIG_NUMBER = /[\d.][eE]|\d{300}/;
+
 const fieldPath = (parent: string, key: string | number): string =>
   typeof key === 'number' ? `${parent}[${key}]` : /^[A-Za-z_$][\w$]*$/.test(key) ? (parent ? `${parent}.${key}` : key) : `${parent}[${JSON.stringify(key)}]`;
 
@@ -193,7 +208,7 @@ const fieldPath = (parent: string, key: string | number): string =>
  * invalid JSON are refused naming the file, the line and (for a number) the field.
  */
 export function parseJsonText(text: string, rel: string, line: number, limits: Pick<ImportLimits, 'maxDepth'>): unknown {
-  const scan = scanJson(text, limits.maxDepth);
+  const scan = quickScan(text, limits.maxDepth) ?? scanJson(text, limits.maxDepth);
   if ('tooDeep' in scan) throw importError(rel, line, '', `nested more than ${limits.maxDepth} levels deep (IMPORT_LIMITS.maxDepth); ` +
     'not a SPA/RAGEN record', `at most ${limits.maxDepth} levels of objects and arrays`, `over ${limits.maxDepth}`);
   let source = text;
