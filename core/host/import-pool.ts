@@ -126,9 +126,10 @@ export class ImportPool {
       };
       const timer = setTimeout(() => {
         if (done) return;
-        const s = Math.round(this.limits.timeoutMs / 1000);
-        finish(new WorkbenchError('Timeout', `${where}: importing ${options.source} took longer than ${s} s (IMPORT_LIMITS.timeoutMs) and was ` +
-          'stopped; nothing was written', { where, expected: `an import within ${s} s`, received: options.source }));
+        const ms = this.limits.timeoutMs;
+        const budget = ms >= 1000 ? `${Math.round(ms / 1000)} s` : `${ms} ms`;
+        finish(new WorkbenchError('Timeout', `${where}: importing ${options.source} took longer than ${budget} (IMPORT_LIMITS.timeoutMs) and was ` +
+          'stopped; nothing was written', { where, expected: `an import within ${budget}`, received: options.source }));
       }, this.limits.timeoutMs);
       worker.on('message', onMessage);
       worker.on('error', onError);
