@@ -38,6 +38,7 @@ ap.add_argument('--std', action='store_true', help='divide the group-relative ad
 ap.add_argument('--gamma', type=float, default=1.0, help='per-turn discount of the success reward (1 = every decision of an episode gets its return)')
 ap.add_argument('--history', type=int, default=1, help='1 = the product multi-turn context; 0 = only the current turn')
 ap.add_argument('--bc', type=int, default=0, help='> 0: behaviour cloning instead of RL, this many random states per step, label = the shortest-path move (positive control)')
+ap.add_argument('--freeze-embeddings', action='store_true', help='keep the (tied) token embeddings / readout fixed during the update')
 ap.add_argument('--out', default=None)
 args = ap.parse_args()
 torch.manual_seed(args.seed)
@@ -68,7 +69,8 @@ tensors, _ = worker.read_safetensors(os.path.join(args.base, 'model.safetensors'
 for name, _shape in worker.param_specs(cfg):
     if name.startswith('value_head'): continue
     model.w[name] = tensors[name].float().clone().requires_grad_(True)
-params = [p for p in model.w.values()]
+params = [p for n, p in model.w.items() if not (args.freeze_embeddings and n == 'model.embed_tokens.weight')]
+if args.freeze_embeddings: model.w['model.embed_tokens.weight'].requires_grad_(False)
 opt = torch.optim.AdamW(params, lr=args.lr, betas=(0.9, 0.999), weight_decay=0.0)
 
 # ---- env ----
@@ -187,7 +189,7 @@ def evaluate(step):
 
 out = open(args.out, 'a') if args.out else None
 def emit(row):
-    row.update({'gamma': args.gamma, 'bc': args.bc, 'lr': args.lr, 'groups': args.groups, 'groupSize': args.group_size, 'slip': args.slip, 'seed': args.seed,
+    row.update({'frozenEmbeddings': args.freeze_embeddings, 'gamma': args.gamma, 'bc': args.bc, 'lr': args.lr, 'groups': args.groups, 'groupSize': args.group_size, 'slip': args.slip, 'seed': args.seed,
                 'std': args.std, 'history': args.history})
     line = json.dumps(row); print(line, flush=True)
     if out: out.write(line + '\n'); out.flush()
