@@ -102,7 +102,7 @@ const HAS_GYM = pythonHas(['gymnasium']);
 if (!HAS_GYM) console.error('\n*** tests/interop/cluster.test.ts: gymnasium is NOT installed for python3 (.ci/install-interop.sh installs it); ' +
   'the RAGEN env tests are SKIPPED ***\n');
 
-describe.skipIf(!HAS_GYM)('workbench_env.py on RAGEN-shaped env classes over real gymnasium (M2, M3)', () => {
+describe.skipIf(!HAS_GYM)('workbench_env.py on RAGEN 5eb79b8\'s own FrozenLake env (tests/fixtures/interop-ragen-stub, copied unchanged) over gymnasium (M2, M3)', () => {
   it('FrozenLake resets, renders and steps; a slippery move goes the intended way with the run\'s success rate (fixed seed)', () => {
     const bundle = exportWith((c) => { c.env = { id: 'frozenlake', options: { successRate: 0.8 } }; }, 'fl');
     const cfgText = fs.readFileSync(path.join(bundle, 'config', fs.readdirSync(path.join(bundle, 'config'))[0]!), 'utf8');
