@@ -39,6 +39,7 @@ ap.add_argument('--gamma', type=float, default=1.0, help='per-turn discount of t
 ap.add_argument('--history', type=int, default=1, help='1 = the product multi-turn context; 0 = only the current turn')
 ap.add_argument('--bc', type=int, default=0, help='> 0: behaviour cloning instead of RL, this many random states per step, label = the shortest-path move (positive control)')
 ap.add_argument('--freeze-embeddings', action='store_true', help='keep the (tied) token embeddings / readout fixed during the update')
+ap.add_argument('--bc-warmup', type=int, default=0, help='RL after this many behaviour-cloning steps (64 states, lr 2e-3): RL from a base whose action reads the state')
 ap.add_argument('--out', default=None)
 args = ap.parse_args()
 torch.manual_seed(args.seed)
@@ -189,7 +190,7 @@ def evaluate(step):
 
 out = open(args.out, 'a') if args.out else None
 def emit(row):
-    row.update({'frozenEmbeddings': args.freeze_embeddings, 'gamma': args.gamma, 'bc': args.bc, 'lr': args.lr, 'groups': args.groups, 'groupSize': args.group_size, 'slip': args.slip, 'seed': args.seed,
+    row.update({'bcWarmup': args.bc_warmup, 'frozenEmbeddings': args.freeze_embeddings, 'gamma': args.gamma, 'bc': args.bc, 'lr': args.lr, 'groups': args.groups, 'groupSize': args.group_size, 'slip': args.slip, 'seed': args.seed,
                 'std': args.std, 'history': args.history})
     line = json.dumps(row); print(line, flush=True)
     if out: out.write(line + '\n'); out.flush()
@@ -201,16 +202,28 @@ emit({'row': 'chance', 'passAt1': sum(map(sum, chance)) / (20 * len(eval_puzzles
 train_rng = random.Random(2_000_000 + args.seed * 7919)
 t0 = time.time()
 
+def bc_batch(n):
+    texts, acts = [], []
+    while len(texts) < n:
+        cells, _ = gen_map(train_rng)
+        free = [(r, c) for r in range(4) for c in range(4) if cells[r][c] in 'FS']
+        p = free[train_rng.randrange(len(free))]
+        a = shortest_move(cells, p)
+        if a is None: continue
+        texts.append(prefix('', cells, p, True)); acts.append(a)
+    return texts, acts
+
+if args.bc_warmup:
+    warm = torch.optim.AdamW(params, lr=2e-3, betas=(0.9, 0.999), weight_decay=0.0)
+    for _ in range(args.bc_warmup):
+        texts, acts = bc_batch(64)
+        loss = F.cross_entropy(action_logits(texts), torch.tensor(acts))
+        warm.zero_grad(); loss.backward(); torch.nn.utils.clip_grad_norm_(params, 1.0); warm.step()
+    train_rng = random.Random(2_000_000 + args.seed * 7919)   # RL sees the same puzzles as without the warm-up
+
 if args.bc:
     for step in range(1, args.steps + 1):
-        texts, acts = [], []
-        while len(texts) < args.bc:
-            cells, _ = gen_map(train_rng)
-            free = [(r, c) for r in range(4) for c in range(4) if cells[r][c] in 'FS']
-            p = free[train_rng.randrange(len(free))]
-            a = shortest_move(cells, p)
-            if a is None: continue
-            texts.append(prefix('', cells, p, True)); acts.append(a)
+        texts, acts = bc_batch(args.bc)
         loss = F.cross_entropy(action_logits(texts), torch.tensor(acts))
         opt.zero_grad(); loss.backward(); torch.nn.utils.clip_grad_norm_(params, 1.0); opt.step()
         if step % args.eval_every == 0 or step == args.steps:
