@@ -95,7 +95,7 @@ const layerImportsRule = {
 const coreLayersPlugin = { rules: { imports: layerImportsRule } };
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', 'dist-renderer/**', 'dist-electron/**', 'release/**', 'test-results/**', 'playwright-report/**', 'docs/**', 'tests/fixtures/**'] },
+  { ignores: ['node_modules/**', 'dist/**', 'dist-renderer/**', 'dist-electron/**', 'dist-cli/**', 'release/**', 'test-results/**', 'playwright-report/**', 'docs/**', 'tests/fixtures/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

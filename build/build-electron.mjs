@@ -13,8 +13,9 @@
 // npm packages stay external for main/engine (resolved from node_modules, unpacked from asar
 // where native). Usage: node build/build-electron.mjs [--watch]
 import * as esbuild from 'esbuild';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { coreBanner, sourceUrlPlugin } from './core-bundle.mjs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -25,32 +26,8 @@ const ELECTRON_NODE_TARGET = 'node22';   // Electron 38 ships Node 22
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
 
-const banner = {
-  // ESM output: give bundled CommonJS-style code a require(); and __spaDist = the dist-electron/
-  // folder URL whether this file is an entry or a chunk (see sourceUrlPlugin).
-  js: [
-    "import { createRequire as __spaCreateRequire } from 'node:module'; const require = __spaCreateRequire(import.meta.url);",
-    "const __spaDist = (() => { const u = new URL('.', import.meta.url); return u.pathname.endsWith('/chunks/') ? new URL('..', u) : u; })();",
-  ].join('\n'),
-};
-
-/**
- * core/ modules find files relative to their own source location (`import.meta.url`, e.g. the
- * repository root from core/host/system-info.ts). Once bundled they would all see
- * dist-electron/main.js instead, so rewrite `import.meta.url` in core/ to the URL the source file
- * would have: dist-electron/../core/....ts (same depth as in the repository and in app.asar).
- */
-const sourceUrlPlugin = {
-  name: 'core-source-url',
-  setup(build) {
-    build.onLoad({ filter: /[\\/]core[\\/].*\.ts$/ }, (args) => {
-      const text = readFileSync(args.path, 'utf8');
-      if (!text.includes('import.meta.url')) return undefined;
-      const rel = relative(root, args.path).split('\\').join('/');
-      return { contents: text.replaceAll('import.meta.url', `new URL(${JSON.stringify(`../${rel}`)}, __spaDist).href`), loader: 'ts' };
-    });
-  },
-};
+const banner = coreBanner;
+const sourceUrl = sourceUrlPlugin(root);
 
 const mainBuild = {
   absWorkingDir: root,
@@ -70,7 +47,7 @@ const mainBuild = {
   chunkNames: 'chunks/[name]-[hash]',
   sourcemap: true,
   banner,
-  plugins: [sourceUrlPlugin],
+  plugins: [sourceUrl],
   logLevel: 'info',
 };
 

@@ -9,14 +9,23 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { RunConfigSchema, type RunConfig } from '../api/run-config.js';
-import { bootstrapTemplates } from '../train/bootstrap.js';
-import { gateLine, type BootstrapGate } from '../train/world-model-check.js';
+import type { BootstrapGate } from '../train/world-model-check.js';
 import { builtinTemplate } from '../prompts/resolve-template.js';
-import { contentHash, SHIPPED_BASE_FORMAT, shipBase, shippedBasesDir, type ShippedBaseRecord } from '../train/shipped-base.js';
-import { readManifest, verifyCheckpoint } from '../model/checkpoint.js';
+import type { ShippedBaseRecord } from '../train/shipped-base.js';
 import { workbenchHome } from '../storage/home.js';
 import { parseSetArgs, resolveRunConfig } from '../engine/config.js';
 import type { Size } from '../api/contract.js';
+
+/**
+ * The bootstrap, shipped-base and checkpoint code, loaded when a base command runs: it brings the
+ * model code (TF.js), which the CLI's other commands and its start should not wait for.
+ */
+async function lib() {
+  const [bootstrap, check, shipped, checkpoint] = await Promise.all([
+    import('../train/bootstrap.js'), import('../train/world-model-check.js'), import('../train/shipped-base.js'), import('../model/checkpoint.js'),
+  ]);
+  return { ...bootstrap, ...check, ...shipped, ...checkpoint };
+}
 
 function fail(message: string): never {
   process.stderr.write(`error: ${message}\n`);
@@ -57,6 +66,7 @@ async function shipFromRun(runDir: string, out: string, command: string): Promis
   const config: RunConfig = RunConfigSchema.parse(info.config);
   const gateFile = path.join(runDir, 'bootstrap', 'gate.json');
   const gate = fs.existsSync(gateFile) ? JSON.parse(fs.readFileSync(gateFile, 'utf8')) as Record<string, unknown> : null;
+  const { bootstrapTemplates, shipBase } = await lib();
   const { templates } = bootstrapTemplates(config, runDir);
   const trainSeconds = stage.startedAt && stage.finishedAt ? Math.round((stage.finishedAt - stage.startedAt) / 1000) : null;
   const resolved = templates.map((t) => (typeof t === 'string' ? builtinTemplate(t) : t));
@@ -71,6 +81,7 @@ interface ShipCheckpointOptions {
 async function shipFromCheckpoint(o: ShipCheckpointOptions): Promise<ShippedBaseRecord> {
   const checkpoint = path.resolve(o.checkpoint);
   if (!fs.existsSync(path.join(checkpoint, 'config.json'))) fail(`${checkpoint}: not a checkpoint folder (no config.json)`);
+  const { bootstrapTemplates, shipBase, shippedBasesDir, verifyCheckpoint } = await lib();
   const problems = await verifyCheckpoint(checkpoint);
   if (problems.length > 0) fail(`${checkpoint}: damaged checkpoint: ${problems.join('; ')}`);
   let set: Record<string, unknown> = {};
@@ -95,7 +106,8 @@ async function shipFromCheckpoint(o: ShipCheckpointOptions): Promise<ShippedBase
   return shipBase({ checkpoint, out, config, templates: resolvedTemplates, command: o.command, gate, trainSeconds, sourceRun: null });
 }
 
-function printRecord(dir: string, record: ShippedBaseRecord): void {
+async function printRecord(dir: string, record: ShippedBaseRecord): Promise<void> {
+  const { gateLine } = await lib();
   const gate = record.gate as BootstrapGate | null;
   process.stdout.write(`${dir}: ${record.env}, content ${record.contentHash.slice(0, 16)}…, match key ${record.matchKey}\n`);
   process.stdout.write(`  command: ${record.command}\n`);
@@ -118,6 +130,7 @@ export function registerBaseCommands(program: Command): void {
     .option('--resume <runId>', 'resume a stopped build run of --project instead of starting one')
     .action(async (o: { env: string; size: string; project: string; set: string[]; out?: string; resume?: string }) => {
       const project = o.project || path.join(workbenchHome(), 'base-builds', o.env);
+      const { shippedBasesDir } = await lib();
       const out = o.out ?? path.join(shippedBasesDir(), o.env);
       const sets = [`env.id=${o.env}`, 'stages.plan.order=["bootstrap"]', 'stages.bootstrap.shipped=false', ...o.set];
       const args = o.resume
@@ -131,7 +144,7 @@ export function registerBaseCommands(program: Command): void {
       }
       const command = `spa-workbench base build --env ${o.env} --size ${o.size}${o.set.map((s) => ` --set '${s}'`).join('')}`;
       const record = await shipFromRun(run.dir, out, command);
-      printRecord(out, record);
+      await printRecord(out, record);
     });
 
   base.command('ship')
@@ -151,10 +164,11 @@ export function registerBaseCommands(program: Command): void {
       project?: string; run?: string; checkpoint?: string; env?: string; size: string; set: string[]; gate?: string; trainSeconds?: string;
       command: string; out?: string;
     }) => {
+      const { shippedBasesDir } = await lib();
       if (o.checkpoint) {
         if (o.project || o.run) fail('give either --checkpoint (with --env) or --project and --run, not both');
         if (!o.env) fail('--checkpoint needs --env <id> (and --size if not quick)');
-        printRecord(o.out ?? path.join(shippedBasesDir(), o.env), await shipFromCheckpoint(o as ShipCheckpointOptions & { env: string }));
+        await printRecord(o.out ?? path.join(shippedBasesDir(), o.env), await shipFromCheckpoint(o as ShipCheckpointOptions & { env: string }));
         return;
       }
       if (!o.project || !o.run) fail('give --project and --run (a finished bootstrap run), or --checkpoint with --env');
@@ -162,13 +176,14 @@ export function registerBaseCommands(program: Command): void {
       if (!fs.existsSync(path.join(runDir, 'run.json'))) fail(`${runDir}: not a run folder (no run.json)`);
       const env = (JSON.parse(fs.readFileSync(path.join(runDir, 'run.json'), 'utf8')) as { config: { env: { id: string } } }).config.env.id;
       const out = o.out ?? path.join(shippedBasesDir(), env);
-      printRecord(out, await shipFromRun(runDir, out, o.command));
+      await printRecord(out, await shipFromRun(runDir, out, o.command));
     });
 
   base.command('show')
     .description('list the shipped bases, check their files against manifest.json and print their gate')
     .option('--dir <dir>', 'folder of the bases (default: resources/bases)')
     .action(async (o: { dir?: string }) => {
+      const { contentHash, readManifest, SHIPPED_BASE_FORMAT, shippedBasesDir, verifyCheckpoint } = await lib();
       const root = o.dir ?? shippedBasesDir();
       const envs = fs.existsSync(root) ? fs.readdirSync(root).filter((e) => fs.existsSync(path.join(root, e, 'manifest.json'))) : [];
       if (envs.length === 0) { process.stdout.write(`no shipped bases in ${root}\n`); return; }
@@ -180,7 +195,7 @@ export function registerBaseCommands(program: Command): void {
         if (!manifest || record?.format !== SHIPPED_BASE_FORMAT) { process.stdout.write(`${dir}: no shipped-base record\n`); bad++; continue; }
         const problems = await verifyCheckpoint(dir);
         if (problems.length === 0 && contentHash(manifest) !== record.contentHash) problems.push('content hash differs from the recorded one');
-        printRecord(dir, record);
+        await printRecord(dir, record);
         process.stdout.write(problems.length ? `  DAMAGED: ${problems.join('; ')}\n` : '  files intact\n');
         if (problems.length) bad++;
       }

@@ -10,9 +10,19 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { RunConfig } from '../api/run-config.js';
 import type { RunEstimate, RunSummary, StageState } from '../api/contract.js';
-import { bootstrapWork, type BootstrapSource } from '../train/bootstrap-source.js';
+import type { BootstrapSource } from '../train/bootstrap-source.js';
 
-export { bootstrapSource, bootstrapWork, shippedBaseEnvs, type BootstrapSource } from '../train/bootstrap-source.js';
+export type { BootstrapSource } from '../train/bootstrap-source.js';
+
+/**
+ * Where the bootstrap base of `config` would come from (null without a bootstrap stage) and the envs
+ * with a shipped base. Loaded on demand: the bootstrap code brings the model code (TF.js) with it,
+ * which a host or CLI that only lists runs should not load at start.
+ */
+export async function bootstrapFacts(config: RunConfig, hasBootstrap: boolean, projectDir: string | null): Promise<{ source: BootstrapSource | null; baseEnvs: string[] }> {
+  const m = await import('../train/bootstrap-source.js');
+  return { source: hasBootstrap ? await m.bootstrapSource(config, projectDir) : null, baseEnvs: m.shippedBaseEnvs() };
+}
 
 type RunLike = Pick<RunSummary, 'id' | 'preset' | 'size' | 'method' | 'env' | 'status' | 'stages'>;
 
@@ -74,7 +84,7 @@ export function estimateNewRun(target: NewRunTarget, history: ReadonlyArray<RunL
       continue;
     }
     if (name === 'bootstrap' && bootstrap?.kind === 'train') {
-      const { steps, rows } = bootstrapWork(config);
+      const { steps, rows } = bootstrap.work;
       const ref = bootstrap.reference;
       // training time grows with the rows trained on (steps x batch size); games' lengths differ by env, so this is rough
       const scaled = ref && ref.rows > 0 ? Math.round(ref.seconds * rows / ref.rows) : null;

@@ -15,7 +15,7 @@ import { baseDescriptor, findShippedBase, shippedBasesDir, SHIPPED_BASE_FORMAT, 
 export type BootstrapSource =
   | { kind: 'shipped'; dir: string }
   | { kind: 'cached'; dir: string }
-  | { kind: 'train'; why: string; reference: { seconds: number; steps: number; rows: number; env: string } | null };
+  | { kind: 'train'; why: string; reference: { seconds: number; steps: number; rows: number; env: string } | null; work: { steps: number; rows: number } };
 
 /** The bootstrap's training work: optimizer steps and training rows (steps x batch size, over its phases). */
 export function bootstrapWork(config: RunConfig): { steps: number; rows: number } {
@@ -52,7 +52,7 @@ export async function bootstrapSource(config: RunConfig, projectDir: string | nu
   let resolved: ReturnType<typeof bootstrapTemplates>;
   try { resolved = bootstrapTemplates(config); } catch (err) {
     // a template saved in the project (not a built-in): no shipped base is made from one; the run resolves it when it starts
-    return { kind: 'train', why: `the base's templates are not all built in (${(err as Error).message})`, reference: null };
+    return { kind: 'train', why: `the base's templates are not all built in (${(err as Error).message})`, reference: null, work: bootstrapWork(config) };
   }
   const { names, own, templates } = resolved;
   let why = `no shipped base for ${config.env.id}`;
@@ -77,5 +77,5 @@ export async function bootstrapSource(config: RunConfig, projectDir: string | nu
   if (ref) {
     try { reference = { seconds: ref.trainSeconds!, ...bootstrapWork(ref.config), env: ref.env }; } catch { reference = null; }
   }
-  return { kind: 'train', why, reference };
+  return { kind: 'train', why, reference, work: bootstrapWork(config) };
 }

@@ -4,7 +4,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import * as path from 'node:path';
 import { createDispatcher, type Dispatcher } from '../../core/host/dispatcher.js';
-import { bootstrapWork, estimateNewRun, type BenchStageTimes } from '../../core/engine/run-estimate.js';
+import { estimateNewRun, type BenchStageTimes } from '../../core/engine/run-estimate.js';
+import { bootstrapWork } from '../../core/train/bootstrap-source.js';
 import { resolveRunConfig } from '../../core/engine/config.js';
 import type { RunSummary, StageState } from '../../core/api/contract.js';
 import { isolateHome, tempDir } from '../api/helpers.js';
@@ -59,7 +60,7 @@ describe('estimateNewRun', () => {
     const t = target('sokoban');
     const own = bootstrapWork(t.config);
     const reference = { seconds: 5600, steps: 2100, rows: own.rows / 4, env: 'frozenlake' };   // this run trains 4x the reference's rows
-    const e = estimateNewRun(t, [], [], { kind: 'train', why: 'no shipped base for sokoban', reference }, ['frozenlake']);
+    const e = estimateNewRun(t, [], [], { kind: 'train', why: 'no shipped base for sokoban', reference, work: own }, ['frozenlake']);
     expect(e.bootstrap).toBe('train');
     expect(e.warning).toBe(`A bootstrap base must be trained first (no shipped base for sokoban): ${own.steps} training steps, about 6 h 13 min `
       + '(rough: the shipped frozenlake base took 1 h 33 min for 2100 steps). Runs on frozenlake use a shipped base instead.');
@@ -68,11 +69,11 @@ describe('estimateNewRun', () => {
     expect(e.unestimated).toEqual(['selfplay', 'sft', 'rl', 'eval']);
     expect(e.seconds).toBe(4 * 5600);
     // an earlier run here that trained the same base measures it instead; a short bootstrap is estimated, not warned about
-    const quick = estimateNewRun(t, [{ ...past('p', 'sokoban', { bootstrap: 30 }) }], [], { kind: 'train', why: 'x', reference }, ['frozenlake']);
+    const quick = estimateNewRun(t, [{ ...past('p', 'sokoban', { bootstrap: 30 }) }], [], { kind: 'train', why: 'x', reference, work: own }, ['frozenlake']);
     expect(quick.stages[0]).toEqual({ name: 'bootstrap', seconds: 30, source: 'median of 1 earlier run here' });
     expect(quick.warning).toBeNull();
     // nothing to go by: not estimated, and warned without a number
-    const blind = estimateNewRun(t, [], [], { kind: 'train', why: 'no shipped base for sokoban', reference: null }, []);
+    const blind = estimateNewRun(t, [], [], { kind: 'train', why: 'no shipped base for sokoban', reference: null, work: own }, []);
     expect(blind.stages[0]!.seconds).toBeNull();
     expect(blind.warning).toBe(`A bootstrap base must be trained first (no shipped base for sokoban): ${own.steps} training steps.`);
   });

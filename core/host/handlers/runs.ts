@@ -18,7 +18,7 @@ import { defineHandlers, resolveTemplate, type HostContext } from './context.js'
 import { updateRun, withParams } from '../run-update.js';
 import { configParams } from '../../engine/config-params.js';
 import { readSamples } from '../run-samples.js';
-import { bootstrapSource, estimateNewRun, readBenchStageTimes, shippedBaseEnvs } from '../../engine/run-estimate.js';
+import { bootstrapFacts, estimateNewRun, readBenchStageTimes } from '../../engine/run-estimate.js';
 
 function newRunId(config: RunConfig): string {
   const d = new Date();
@@ -96,8 +96,8 @@ export function runHandlers(ctx: HostContext) {
     'runs.estimate': async (req) => {
       const { config, stages } = resolveOrThrow(req, 'runs.estimate');
       const s = ctx.session();
-      const bootstrap = stages.includes('bootstrap') ? await bootstrapSource(config, s ? s.store.dir : null) : null;
-      return estimateNewRun({ preset: req.preset ?? null, config, stages }, s ? s.store.listRuns() : [], readBenchStageTimes(), bootstrap, shippedBaseEnvs());
+      const { source, baseEnvs } = await bootstrapFacts(config, stages.includes('bootstrap'), s ? s.store.dir : null);
+      return estimateNewRun({ preset: req.preset ?? null, config, stages }, s ? s.store.listRuns() : [], readBenchStageTimes(), source, baseEnvs);
     },
     'runs.list': (req) => {
       const s = ctx.need('runs.list');
