@@ -8,11 +8,11 @@
 //   dist-cli/chunks/*.js         lazily loaded parts (content-hashed, shared between builds)
 //   dist-cli/manifest.json       { entry, builtAt, inputs: { "core/...ts": [size, mtimeMs] } }, written last
 // Usage: node build/build-cli.mjs [--quiet]
-import * as esbuild from 'esbuild';
 import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { coreBanner, sourceUrlPlugin } from './core-bundle.mjs';
+// (esbuild is imported in the try below: an install without dev packages must not fail on it)
 
 /** Packages loaded from node_modules at run time (TF.js, native bindings, loaders, Hugging Face's transformers). */
 const EXTERNAL = [
@@ -55,6 +55,7 @@ function prune(keep) {
 try {
   if (!takeLock()) { say('build-cli: another build is under way'); process.exit(0); }
   try {
+    const esbuild = await import('esbuild');
     const r = await esbuild.build({
       absWorkingDir: root,
       entryPoints: { main: 'core/cli/main.ts' },
