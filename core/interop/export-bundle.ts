@@ -37,8 +37,9 @@ export const PINNED_STACK = {
   vllm: '0.8.5.post1',
   'flash-attn': '2.7.3 (flash_attn-2.7.3+cu12torch2.6cxx11abiFALSE)',
   baseModel: 'Qwen/Qwen2.5-1.5B-Instruct (SPA default model_path)',
-  verified: 'Formats only: the parquet read back by pyarrow and pandas, the Hydra file by omegaconf, the env renderer and recorder by Python, in the ' +
-    'workbench tests. The recipe itself was not run by the workbench (no GPU).',
+  verified: 'On the CPU, in the workbench tests: the parquet read back by pyarrow and pandas; the config composed by Hydra over SPA 3848e68 ' +
+    'config/ and passing RAGEN 5eb79b8 train.py\'s pre-training checks; the SFT chat layout against SPA_agent\'s ctx_manager; workbench_env.py on ' +
+    'RAGEN\'s FrozenLake class; the recorder on RAGEN\'s EnvStateManager. The recipe itself was not run by the workbench (no GPU).',
 };
 
 export interface ExportOptions {
@@ -538,8 +539,10 @@ ${o.model.kind === 'base' ? 'Base model' : 'Model'}: \`${o.model.path}\` — ${o
   shared with the workbench template; the workbench's own turn lines and system prompt are not used.
 ${o.warnings.map((w) => `- ${w}`).join('\n')}
 
-Not verified by the workbench: the recipe itself (no GPU where it was built). Verified: the formats, read back by pyarrow, pandas,
-omegaconf and Python.
+Not verified by the workbench: the recipe itself (no GPU where it was built). Verified on the CPU: the formats (pyarrow, pandas,
+omegaconf), the config composed by Hydra over SPA 3848e68's config/ and passing RAGEN 5eb79b8's train.py checks, the SFT chat layout
+against SPA_agent's ctx_manager, the env on RAGEN's FrozenLake class, and the recorder on RAGEN's EnvStateManager
+(docs/scale-out.md in the workbench lists each test).
 `;
 }
 
