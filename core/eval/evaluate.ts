@@ -78,6 +78,7 @@ export const evalStage: StageDefinition = {
       stage: 'eval',
       step: 0,
       file: 'eval',
+      onProgress: (done, total) => ctx.progress(done, total, `eval: ${done}/${total} games on held-out puzzles`),
     });
     if (ctx.signal.aborted) { runtime.dispose(); return {}; }
     const perplexity = section.perplexityRows > 0
@@ -85,6 +86,7 @@ export const evalStage: StageDefinition = {
       : {};
     const metrics = summaryMetrics(summary);
     // the world model beside the base's, on the same puzzles (stages.eval.worldModelTurns)
+    if (section.worldModelTurns > 0) ctx.log('info', `eval: the world model against the base on ${section.worldModelTurns} turns…`);
     const versusBase = await worldModelVersusBase(ctx, runtime, section.worldModelTurns);
     if (versusBase) {
       for (const line of versusBaseLines(versusBase)) ctx.log('info', line);

@@ -129,6 +129,7 @@ export const bootstrapStage: StageDefinition = {
     const { rows, tokens: tokensTotal } = firstData;
     const trainSeconds = elapsedSeconds(started);
     // 3. the gate, on held-out turns of the world-model templates
+    if (section.gateTurns > 0) ctx.log('info', `bootstrap: checking the gate on ${section.gateTurns} held-out turns…`);
     const gate = section.gateTurns > 0 ? await bootstrapGate(ctx.config, runtime, templates) : null;
     if (ctx.signal.aborted) { runtime.dispose(); return {}; }
     if (gate) {

@@ -8,7 +8,11 @@ import { rolloutDeps } from './episodes.js';
 import type { ModelRuntime } from './runtime.js';
 import { summarizeEpisodes, type EvalSummary } from './summary.js';
 
-export interface EvaluateOptions { puzzles: number; samples: number; k: number[]; temperature: number; stage: string; step: number; file?: string }
+export interface EvaluateOptions {
+  puzzles: number; samples: number; k: number[]; temperature: number; stage: string; step: number; file?: string;
+  /** Episodes finished so far of all (at most about once a second, and at the last one), for the stage's progress. */
+  onProgress?: (done: number, total: number) => void;
+}
 
 /** Play the evaluation puzzles and summarise them (episodes go to rollouts/<file>.jsonl when `file` is set). */
 export async function evaluateModel(
@@ -26,7 +30,18 @@ export async function evaluateModel(
     { runId: ctx.runId, stage: episodeStage, step: opts.step, runDir: ctx.runDir },
     { signal: ctx.signal },
   );
-  const results = await playEpisodes(specs, limits, ctx.config.seeds.base * 13 + 101 + opts.step, deps);
+  let finished = 0;
+  let reported = Date.now();
+  const counted = opts.onProgress ? {
+    ...deps,
+    finish: (...args: Parameters<typeof deps.finish>) => {
+      const record = deps.finish(...args);
+      finished++;
+      if (finished === specs.length || Date.now() - reported >= 1000) { reported = Date.now(); opts.onProgress!(finished, specs.length); }
+      return record;
+    },
+  } : deps;
+  const results = await playEpisodes(specs, limits, ctx.config.seeds.base * 13 + 101 + opts.step, counted);
   if (opts.file && !ctx.signal.aborted) for (const r of results) ctx.episode(opts.file, r.record);
   const summary = summarizeEpisodes(
     results.map((r) => r.record),

@@ -118,6 +118,8 @@ async function trackPassAtK(ctx: StageContext, runtime: ModelRuntime, section: R
     temperature: evalSection.temperature,
     stage: 'rl',
     step,
+    // the step count stays; the message says which held-out game the Pass@k evaluation is at
+    onProgress: (done, total) => ctx.progress(step, section.steps, `RL Pass@k at step ${step}: ${done}/${total} held-out games`),
   });
   if (ctx.signal.aborted) return; // stopped mid-evaluation: no partial Pass@k
   const values = summaryMetrics(summary, 'rl');
