@@ -61,7 +61,8 @@ function listFiles(root: string, limits: ImportLimits, skipped: string[]): strin
     let entries: fs.Dirent[];
     try { entries = fs.readdirSync(dir, { withFileTypes: true }); } catch (err) {
       const e = err as NodeJS.ErrnoException;
-      if (dir === root) throw err;
+      if (dir === root) throw new WorkbenchError('ValidationError', `import: the folder ${root} cannot be read (${e.code ?? e.message})`, {
+        where: 'import path', expected: 'a readable SPA/RAGEN run folder', received: root });
       skipped.push(`${path.relative(root, dir)}/ (the folder cannot be read: ${e.code ?? e.message})`);
       return;
     }
