@@ -1,8 +1,14 @@
 // The whole run's ETA: the running stage's own ETA (from its progress) plus, for each stage still
 // to come, the median time that stage took in the project's earlier completed runs of the same
-// preset, size, method and env. Stages never seen finished before are counted, not guessed: the
-// ETA then says "+ N stages not estimated" instead of inventing a number.
+// preset, size, method and env, else in the bench's measurement of that preset, size and env
+// (bench/results/spa-stages*.json), so a first run has an ETA from its first minute. Stages never
+// measured are counted, not guessed: the ETA then says "+ N stages not estimated".
 import type { RunSummary, StageState } from '../api/contract.js';
+import { readBenchStageTimes, type BenchStageTimes } from './run-estimate.js';
+
+let benchCache: BenchStageTimes[] | null = null;
+/** The bench's stage times, read once per process. */
+function benchTimes(): BenchStageTimes[] { return (benchCache ??= readBenchStageTimes()); }
 
 export interface RunEta {
   /** Seconds until the last estimated stage ends; null when nothing is estimated yet. */
@@ -24,12 +30,15 @@ function stageSeconds(s: StageState): number | null {
 }
 
 /** `history`: other runs of the project (any status; only completed stages of comparable runs count). */
-export function estimateRunEta(run: RunLike, history: ReadonlyArray<RunLike>, now = Date.now()): RunEta {
+export function estimateRunEta(run: RunLike, history: ReadonlyArray<RunLike>, now = Date.now(), bench: ReadonlyArray<BenchStageTimes> = benchTimes()): RunEta {
   const comparable = history.filter((h) => h.id !== run.id && h.preset === run.preset && h.size === run.size && h.method === run.method && h.env === run.env);
+  const measured = bench.filter((b) => b.preset === run.preset && b.size === run.size && b.env === run.env);
   const pastSeconds = (name: string): number | null => {
     const xs = comparable.map((h) => h.stages.find((s) => s.name === name)).filter((s): s is StageState => !!s)
       .map(stageSeconds).filter((x): x is number => x !== null);
-    return xs.length ? median(xs) : null;
+    if (xs.length) return median(xs);
+    const ys = measured.map((b) => b.stageSeconds[name]).filter((x): x is number => typeof x === 'number');
+    return ys.length ? median(ys) : null;
   };
   let seconds = 0;
   let estimated = 0;

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import * as path from 'node:path';
 import { createDispatcher, type Dispatcher } from '../../core/host/dispatcher.js';
 import { estimateNewRun, type BenchStageTimes } from '../../core/engine/run-estimate.js';
+import { estimateRunEta } from '../../core/engine/run-eta.js';
 import { bootstrapWork } from '../../core/train/bootstrap-source.js';
 import { resolveRunConfig } from '../../core/engine/config.js';
 import type { RunSummary, StageState } from '../../core/api/contract.js';
@@ -76,6 +77,22 @@ describe('estimateNewRun', () => {
     const blind = estimateNewRun(t, [], [], { kind: 'train', why: 'no shipped base for sokoban', reference: null, work: own }, []);
     expect(blind.stages[0]!.seconds).toBeNull();
     expect(blind.warning).toBe(`A bootstrap base must be trained first (no shipped base for sokoban): ${own.steps} training steps.`);
+  });
+});
+
+describe('the run ETA of a first run', () => {
+  it('takes the stages to come from the bench when no earlier run here measured them', () => {
+    const live = { ...past('live', 'frozenlake', {}), status: 'running' as const,
+      stages: [stage('selfplay', null), stage('sft', null), stage('rl', null)],
+      progress: { stage: 'selfplay', done: 1, total: 4, etaSeconds: 30 } };
+    live.stages[0] = { ...live.stages[0]!, status: 'running', startedAt: 0 };
+    const bench: BenchStageTimes[] = [{ file: 'b.json', preset: 'spa', size: 'quick', env: 'frozenlake', backend: 'wasm', stageSeconds: { sft: 40, rl: 60 } }];
+    expect(estimateRunEta(live, [], 0, bench)).toEqual({ seconds: 30 + 40 + 60, unestimated: 0 });
+    expect(estimateRunEta(live, [], 0, [])).toEqual({ seconds: 30, unestimated: 2 });
+    // an earlier run here wins over the bench
+    expect(estimateRunEta(live, [past('p', 'frozenlake', { sft: 10 })], 0, bench)).toEqual({ seconds: 30 + 10 + 60, unestimated: 0 });
+    // the bench of another env does not count
+    expect(estimateRunEta({ ...live, env: 'sokoban' }, [], 0, bench)).toEqual({ seconds: 30, unestimated: 2 });
   });
 });
 
