@@ -569,6 +569,7 @@ export const ExportBundleResultSchema = z.object({
   files: z.array(z.string()),                     // files written, relative to dir
   warnings: z.array(z.string()),                  // what the bundle could not carry over (e.g. a tiny preset model)
   model: z.object({ path: z.string(), kind: z.enum(['checkpoint', 'hf-folder', 'base']), note: z.string() }),
+  values: z.enum(['run', 'paper']),               // whose settings the config carries
 });
 export type ExportBundleResult = z.infer<typeof ExportBundleResultSchema>;
 
@@ -656,6 +657,7 @@ export const apiContract = {
     }).strict(), RunSummarySchema, 'Rename a run, set its tags or notes (also while it runs).'),
     exportBundle: method(z.object({
       runId: RunId, to: z.literal('spa-ragen').default('spa-ragen'), out: PathString, model: PathString.optional(),
+      values: z.enum(['run', 'paper']).default('run'),   // run: the run's own settings; paper: the SPA release's (docs/scale-out.md)
     }).strict(), ExportBundleResultSchema,
       'Export a run as a SPA/RAGEN bundle (SFT parquet, Hydra config, RAGEN env, launch script) into a new folder.'),
     import: method(z.object({ path: PathString, name: z.string().min(1).max(200).optional() }).strict(), ImportRunResultSchema,

@@ -34,7 +34,7 @@ export function interopHandlers(ctx: InteropContext): InteropHandlers {
         throw new WorkbenchError('ValidationError', `${where}: ${out} is inside the project folder ${project}; choose a folder outside it`,
           { where: `${where} out`, expected: 'a folder outside the project', received: out });
       }
-      return exportSpaRagenBundle({ runDir: s.store.runDir(req.runId), out, ...(req.model ? { model: req.model } : {}) });
+      return exportSpaRagenBundle({ runDir: s.store.runDir(req.runId), out, values: req.values, ...(req.model ? { model: req.model } : {}) });
     },
     'runs.import': async (req) => {
       const where = 'runs.import';

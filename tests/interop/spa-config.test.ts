@@ -12,6 +12,7 @@ import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { exportSpaRagenBundle, type ExportOptions } from '../../core/interop/export-bundle.js';
+import { exportTo } from '../../core/cli/interop-commands.js';
 import { makeWorkbenchRun, ppoOverrides, pythonHas, runPython, type FixtureRun } from './workbench-run.js';
 
 const SPA_CONFIG = fileURLToPath(new URL('../fixtures/interop/spa-config-3848e68/', import.meta.url));
@@ -127,6 +128,16 @@ describe.skipIf(!HAS_HYDRA)('the bundle config composed on SPA 3848e68 config/ a
       .toMatch(/must be greater than or equal to ppo_mini_batch_size \(8\)/);   // train.py:140 itself, on the uncapped value
     expect(() => exportRun('no-rollouts', {}, (c) => { c.stages.rl = { ...(c.stages.rl ?? {}), groups: 1, groupSize: 1, keepGroupsFraction: 0.5 }; }))
       .toThrow(/leaves no rollout to train on/);
+  });
+});
+
+describe('export --values', () => {
+  it('an unknown value is refused naming the flag and the choices, before anything is written', () => {
+    const project = path.join(tmp, 'project');
+    const out = path.join(tmp, 'bundle_bad-values');
+    expect(() => exportTo('spa-ragen', project, run.runId, out, undefined, 'papr')).toThrow(/--values: expected run \| paper .*received "papr"/);
+    expect(() => exportSpaRagenBundle({ runDir: run.runDir, out, values: 'papr' as never })).toThrow(/--values must be run or paper/);
+    expect(fs.existsSync(out)).toBe(false);
   });
 });
 
