@@ -90,7 +90,7 @@ describe('the run ETA of a first run', () => {
     expect(estimateRunEta(live, [], 0, bench)).toEqual({ seconds: 30 + 40 + 60, unestimated: 0 });
     expect(estimateRunEta(live, [], 0, [])).toEqual({ seconds: 30, unestimated: 2 });
     // an earlier run here wins over the bench
-    expect(estimateRunEta(live, [past('p', 'frozenlake', { sft: 10 })], 0, bench)).toEqual({ seconds: 30 + 10 + 60, unestimated: 0 });
+    expect(estimateRunEta(live, [{ ...past('p', 'frozenlake', { sft: 10 }), progress: null }], 0, bench)).toEqual({ seconds: 30 + 10 + 60, unestimated: 0 });
     // the bench of another env does not count
     expect(estimateRunEta({ ...live, env: 'sokoban' }, [], 0, bench)).toEqual({ seconds: 30, unestimated: 2 });
   });
