@@ -33,51 +33,40 @@ function exportWith(edit: (cfg: Record<string, any>) => void, name: string): str
 }
 
 
-// RAGEN 5eb79b8 train.py:136-142 (add_dependency_and_validate_config) reads these keys before training, on a struct config; the
-// composed SPA base has none of them (SPA train_ppo_sfted.sh:61-62 adds the first two with '+'), and
-// ragen/trainer/agent_trainer.py:636 reads grpo_advantage_length_weight for GRPO.
-const RAGEN_CHECKS = `
-import sys, json
-from omegaconf import OmegaConf
-base = OmegaConf.create(json.loads(sys.argv[1]))
-OmegaConf.set_struct(base, True)
-over = json.loads(sys.argv[2])
-plus = [o[1:] for o in over if o.startswith('+')]
-plain = [o for o in over if not o.startswith('+') and not o.startswith('hydra.')]
-cfg = OmegaConf.merge(base, OmegaConf.from_dotlist(plain))   # struct: an unknown plain key raises, as Hydra does
-OmegaConf.set_struct(cfg, False); cfg = OmegaConf.merge(cfg, OmegaConf.from_dotlist(plus)); OmegaConf.set_struct(cfg, True)
-assert cfg.trainer.n_gpus_per_node * cfg.trainer.nnodes >= 1
-if cfg.actor_rollout_ref.rollout.tp_size_check:                   # train.py:138
-    assert cfg.actor_rollout_ref.rollout.tensor_model_parallel_size == cfg.trainer.n_gpus_per_node, 'tp_size_check'
-bi = cfg.algorithm.bi_level_gae                                    # train.py:142
-if cfg.algorithm.adv_estimator == 'grpo':
-    _ = cfg.grpo_advantage_length_weight                           # agent_trainer.py:636
-print('ok', bi)
-`;
+// RAGEN 5eb79b8 train.py:127-150 (add_dependency_and_validate_config) and ragen/trainer/agent_trainer.py:636 run unchanged on the
+// bundle config composed by Hydra over SPA 3848e68's own config/ (tests/fixtures/interop/ragen_train_checks.py; spa-config.test.ts
+// has the rest). SPA's config has neither bi_level_gae nor tp_size_check (SPA train_ppo_sfted.sh:61-62 adds them with '+').
+const SPA_CONFIG = fileURLToPath(new URL('../fixtures/interop/spa-config-3848e68/', import.meta.url));
+const CHECKS_PY = fileURLToPath(new URL('../fixtures/interop/ragen_train_checks.py', import.meta.url));
 
-function checkRagen(overrides: string[], adv = 'gae'): string {
-  const base = { trainer: { n_gpus_per_node: 1, nnodes: 1, default_local_dir: '', experiment_name: '', validation_data_dir: null },
-    actor_rollout_ref: { rollout: { tensor_model_parallel_size: 1 } }, algorithm: { adv_estimator: adv }, model_path: '',
-    system: { CUDA_VISIBLE_DEVICES: '' } };
-  return runPython(['-c', RAGEN_CHECKS, JSON.stringify(base), JSON.stringify(overrides)]).trim();
+function checkRagen(bundle: string, overrides: string[]): string {
+  const config = path.join(bundle, 'config', fs.readdirSync(path.join(bundle, 'config'))[0]!);
+  const r = JSON.parse(runPython([CHECKS_PY, SPA_CONFIG, config, JSON.stringify(overrides)])) as { ok: boolean; error?: string; bi_level_gae?: boolean };
+  if (!r.ok) throw new Error(r.error);
+  return `ok ${r.bi_level_gae ? 'True' : 'False'}`;
 }
 
 describe('launch.sh against RAGEN train.py checks (M1, M11, M12 paths)', () => {
-  it('PPO overrides pass RAGEN 5eb79b8 train.py:136-142 with --gpus 8 --tp 4 and --gpus 4 --tp 4; GRPO passes agent_trainer.py:636', () => {
+  it('PPO overrides pass RAGEN 5eb79b8 train.py:127-150 on SPA 3848e68 config/ with TP < GPUs and TP = GPUs; GRPO passes agent_trainer.py:636', () => {
     const bundle = exportWith(() => {}, 'gae');
     const launch = fs.readFileSync(path.join(bundle, 'launch.sh'), 'utf8');
-    expect(checkRagen(ppoOverrides(launch, { GPUS: '8', TP: '4', TP_CHECK: 'False', OUT: '/o', MODEL_PATH: 'm', CUDA_VISIBLE_DEVICES: '0' }))).toBe('ok False');
-    expect(checkRagen(ppoOverrides(launch, { GPUS: '4', TP: '4', TP_CHECK: 'True', OUT: '/o', MODEL_PATH: 'm', CUDA_VISIBLE_DEVICES: '0' }))).toBe('ok False');
+    const vars = (gpus: number, tp: number) => ({ GPUS: String(gpus), TP: String(tp), TP_CHECK: gpus === tp ? 'True' : 'False', OUT: '/o',
+      MODEL_PATH: 'Qwen/Qwen2.5-1.5B-Instruct', CUDA_VISIBLE_DEVICES: Array.from({ length: gpus }, (_, i) => i).join(','), EXPERIMENT: 'x' });
+    const mini = Number(/^ppo_mini_batch_size: (\d+)/m.exec(fs.readFileSync(path.join(bundle, 'config', fs.readdirSync(path.join(bundle, 'config'))[0]!),
+      'utf8'))![1]);
+    const [g1, g2] = mini % 4 === 0 ? [4, 2] : [mini, 1];   // launch.sh refuses a mini-batch that --gpus does not divide (spa-config.test.ts)
+    expect(checkRagen(bundle, ppoOverrides(launch, vars(g1, g2)))).toBe('ok False');
+    expect(checkRagen(bundle, ppoOverrides(launch, vars(g1, g1)))).toBe('ok False');
     // without the '+' extras the same check fails, as on the cluster
-    expect(() => checkRagen(ppoOverrides(launch, { GPUS: '4', TP: '4', TP_CHECK: 'True' }).filter((o) => !o.startsWith('+')))).toThrow(/bi_level_gae|tp_size_check/);
+    expect(() => checkRagen(bundle, ppoOverrides(launch, vars(g1, g1)).filter((o) => !o.startsWith('+')))).toThrow(/bi_level_gae|tp_size_check/);
     expect(launch).toContain('hydra.run.dir="$OUT/hydra"');
     expect(launch).toContain('export WANDB_DIR="$OUT"');
     expect(launch).toContain('trainer.validation_data_dir="$OUT/val_generations"');
     const grpo = exportWith((c) => { c.stages.rl = { ...(c.stages.rl ?? {}), algorithm: 'grpo', advantage: 'token' }; }, 'grpo');
     const g = fs.readFileSync(path.join(grpo, 'launch.sh'), 'utf8');
     expect(fs.readFileSync(path.join(grpo, 'config', fs.readdirSync(path.join(grpo, 'config'))[0]!), 'utf8')).toContain('adv_estimator: grpo');
-    expect(checkRagen(ppoOverrides(g, { GPUS: '1', TP: '1', TP_CHECK: 'True' }), 'grpo')).toBe('ok False');
-    expect(() => checkRagen(ppoOverrides(g, { GPUS: '1', TP: '1', TP_CHECK: 'True' }).filter((o) => !o.includes('grpo_')), 'grpo')).toThrow(/grpo_advantage/);
+    expect(checkRagen(grpo, ppoOverrides(g, vars(1, 1)))).toBe('ok False');
+    expect(() => checkRagen(grpo, ppoOverrides(g, vars(1, 1)).filter((o) => !o.includes('grpo_')))).toThrow(/grpo_advantage/);
   });
 
   it('M4: the SFT checkpoint pick takes the highest step even with "_" in the bundle path (run_spa.sh:111 sort -V)', () => {
