@@ -216,59 +216,57 @@ async function readSource(file: string, rel: string, runId: string, time: number
 
 function readJsonlSource(lines: Generator<{ line: number; value: unknown }>, file: string, rel: string, runId: string, time: number,
   c: Collected): void {
-  {
-    const head = lines.next();
-    if (head.done) { c.skipped.push(`${rel} (an empty JSONL file)`); return; }
-    const first = head.value.value;
-    // the rest of the file is read as it is used (one line in memory at a time)
-    const all = (function* () { yield head.value; yield* lines; })();
-    if (isObject(first) && first.format === RECORDER_FORMAT) {
-      const seen = new Map<string, number>();
-      let count = 0;
-      for (const { line, value } of all) {
-        const v = value as Record<string, unknown>;
-        const key = `${String(v?.step)}/${String(v?.tag)}/${String(v?.group_id)}`;
-        const sample = seen.get(key) ?? 0;
-        seen.set(key, sample + 1);
-        addEpisode(c, episodeFromRecorderLine(value, rel, line, runId, sample, time));
-        count++;
-      }
-      c.sources.push({ file: rel, kind: 'recorder', count });
-      return;
+  const head = lines.next();
+  if (head.done) { c.skipped.push(`${rel} (an empty JSONL file)`); return; }
+  const first = head.value.value;
+  // the rest of the file is read as it is used (one line in memory at a time)
+  const all = (function* () { yield head.value; yield* lines; })();
+  if (isObject(first) && first.format === RECORDER_FORMAT) {
+    const seen = new Map<string, number>();
+    let count = 0;
+    for (const { line, value } of all) {
+      const v = value as Record<string, unknown>;
+      const key = `${String(v?.step)}/${String(v?.tag)}/${String(v?.group_id)}`;
+      const sample = seen.get(key) ?? 0;
+      seen.set(key, sample + 1);
+      addEpisode(c, episodeFromRecorderLine(value, rel, line, runId, sample, time));
+      count++;
     }
-    if (isObject(first) && 'step' in first && isObject(first.data)) {
-      const mtime = fs.lstatSync(file).mtimeMs;
-      let count = 0;
-      for (const { line, value } of all) {
-        if (!isObject(value) || typeof value.step !== 'number' || !Number.isFinite(value.step)) throw importError(rel, line, 'step',
-          'expected {"step": <finite number>, "data": {...}} (verl file logger)', 'number', isObject(value) ? value.step : value);
-        if (!isObject(value.data)) throw importError(rel, line, 'data', 'expected an object of metric values', 'object', value.data);
-        c.metrics.push({ stage: 'rl', step: value.step, time: mtime, values: finiteValues(c, rel, value.data) });
-        count++;
-      }
-      c.sources.push({ file: rel, kind: 'metrics', count });
-      return;
-    }
-    if (isObject(first) && typeof first.output === 'string' && 'score' in first && 'step' in first) {
-      // verl 1e47e412 ray_trainer.py:506-526 (_dump_generations, called by RAGEN agent_trainer.py:270-278): <dir>/<step>.jsonl of
-      // {input, output, score, step, reward}; output is the whole decoded chat
-      let count = 0;
-      for (const { line, value } of all) {
-        if (!isObject(value) || typeof value.output !== 'string') throw importError(rel, line, 'output',
-          'expected the decoded chat (verl validation dump line {input, output, score, step})', 'string', isObject(value) ? value.output : value);
-        const step = value.step;
-        if (typeof step !== 'number' || !Number.isInteger(step)) throw importError(rel, line, 'step', 'expected an integer step', 'integer', step);
-        if (value.output.trim() === '') continue;
-        addEpisode(c, episodeFromChat(splitDecodedChat(value.output), { file: rel, line, field: 'output' }, {
-          runId, id: `valdump-${String(step).padStart(6, '0')}-${line}`, stage: 'val', step, env: null, seed: -1, group: line - 1, sample: 0, time,
-        }));
-        count++;
-      }
-      c.sources.push({ file: rel, kind: 'verl-val-dump', count });
-      return;
-    }
-    c.skipped.push(`${rel} (JSONL, but neither recorder records, {"step","data"} metric lines nor a verl validation dump)`);
+    c.sources.push({ file: rel, kind: 'recorder', count });
+    return;
   }
+  if (isObject(first) && 'step' in first && isObject(first.data)) {
+    const mtime = fs.lstatSync(file).mtimeMs;
+    let count = 0;
+    for (const { line, value } of all) {
+      if (!isObject(value) || typeof value.step !== 'number' || !Number.isFinite(value.step)) throw importError(rel, line, 'step',
+        'expected {"step": <finite number>, "data": {...}} (verl file logger)', 'number', isObject(value) ? value.step : value);
+      if (!isObject(value.data)) throw importError(rel, line, 'data', 'expected an object of metric values', 'object', value.data);
+      c.metrics.push({ stage: 'rl', step: value.step, time: mtime, values: finiteValues(c, rel, value.data) });
+      count++;
+    }
+    c.sources.push({ file: rel, kind: 'metrics', count });
+    return;
+  }
+  if (isObject(first) && typeof first.output === 'string' && 'score' in first && 'step' in first) {
+    // verl 1e47e412 ray_trainer.py:506-526 (_dump_generations, called by RAGEN agent_trainer.py:270-278): <dir>/<step>.jsonl of
+    // {input, output, score, step, reward}; output is the whole decoded chat
+    let count = 0;
+    for (const { line, value } of all) {
+      if (!isObject(value) || typeof value.output !== 'string') throw importError(rel, line, 'output',
+        'expected the decoded chat (verl validation dump line {input, output, score, step})', 'string', isObject(value) ? value.output : value);
+      const step = value.step;
+      if (typeof step !== 'number' || !Number.isInteger(step)) throw importError(rel, line, 'step', 'expected an integer step', 'integer', step);
+      if (value.output.trim() === '') continue;
+      addEpisode(c, episodeFromChat(splitDecodedChat(value.output), { file: rel, line, field: 'output' }, {
+        runId, id: `valdump-${String(step).padStart(6, '0')}-${line}`, stage: 'val', step, env: null, seed: -1, group: line - 1, sample: 0, time,
+      }));
+      count++;
+    }
+    c.sources.push({ file: rel, kind: 'verl-val-dump', count });
+    return;
+  }
+  c.skipped.push(`${rel} (JSONL, but neither recorder records, {"step","data"} metric lines nor a verl validation dump)`);
 }
 
 async function readOtherSource(file: string, base: string, rel: string, runId: string, time: number, c: Collected): Promise<void> {
