@@ -13,6 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { exportSpaRagenBundle, type ExportOptions } from '../../core/interop/export-bundle.js';
 import { exportTo } from '../../core/cli/interop-commands.js';
+import { RAGEN_PPO_KEYS } from '../../core/interop/ragen-keys.js';
 import { makeWorkbenchRun, ppoOverrides, pythonHas, runPython, type FixtureRun } from './workbench-run.js';
 
 const SPA_CONFIG = fileURLToPath(new URL('../fixtures/interop/spa-config-3848e68/', import.meta.url));
@@ -64,6 +65,26 @@ const RELEASE_OVERRIDES = ['model_path=/ckpt/sft', "system.CUDA_VISIBLE_DEVICES=
   'actor_rollout_ref.rollout.tensor_model_parallel_size=4', '+actor_rollout_ref.rollout.tp_size_check=True', '+algorithm.bi_level_gae=False'];
 
 describe.skipIf(!HAS_HYDRA)('the bundle config composed on SPA 3848e68 config/ and RAGEN 5eb79b8 pre-training checks', () => {
+  it('core/interop/ragen-keys.ts holds exactly the leaf keys of SPA\'s composed base (base.yaml over ppo_trainer.yaml, custom_envs aside)', () => {
+    const keys = JSON.parse(runPython(['-c', `
+import json, os, sys
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+os.environ['MODE'] = 'base'
+with initialize_config_dir(config_dir=sys.argv[1], version_base=None):
+    c = OmegaConf.to_container(compose(config_name='base'), resolve=False)
+def leaves(o, p=''):
+    if isinstance(o, dict) and o:
+        for k, v in o.items():
+            yield from leaves(v, f'{p}.{k}' if p else str(k))
+    else:
+        yield p
+print(json.dumps(sorted(k for k in leaves(c) if not k.startswith('custom_envs'))))
+`, path.resolve(SPA_CONFIG)])) as string[];
+    expect(keys.length).toBeGreaterThan(200);
+    expect([...RAGEN_PPO_KEYS].sort()).toEqual(keys);
+  });
+
   it('control: the release\'s own _3_frozen_lake passes with train_ppo_sfted.sh\'s overrides, and fails without its two "+" extras', () => {
     const release = compose(path.join(SPA_CONFIG, '_3_frozen_lake.yaml'), RELEASE_OVERRIDES);
     expect(release).toMatchObject({ ok: true, train_batch_size: 256, tag: 'FrozenLake', env_type: 'frozen_lake' });
