@@ -1,8 +1,10 @@
 // Host responsiveness during runs.import (issue 24 item 8): a real host (tests/fuzz/import-host.ts, its
 // own process) imports a 10^6-row verl metrics file and 16,000 recorder lines with one episode id while
 // this script pings it (projects.info) every 20 ms. Measured twice, side by side: the product
-// (the import in a worker thread) and the reference, the same host importing on its own thread
-// (SPA_WORKBENCH_IMPORT_INLINE=1, what runs.import did before). Prints and writes JSON:
+// (the import in a worker thread) and the reference, the same host running the same import code on
+// its own thread (SPA_WORKBENCH_IMPORT_INLINE=1), as runs.import ran before issue 24. Before issue 24
+// the duplicate-id pass was also quadratic (31 s for 16k lines, ../shared/reference/reliability-retest.md
+// I8); the reference here has the linear one, so it shows the blocking alone. Prints and writes JSON:
 // bench/results/import-responsiveness.json. The fuzz suite (tests/fuzz/import.fuzz.test.ts) asserts
 // the 200 ms bound; this file records the figures.
 // Run: node bin/run-ts.mjs bench/import-responsiveness.ts [--rows 1000000] [--dupes 16000] [--out FILE]
@@ -53,7 +55,7 @@ const report = {
   bench: 'import-responsiveness', date: new Date().toISOString(), machine: `${os.cpus().length} cores, load ${os.loadavg().map((l) => l.toFixed(1)).join('/')}`,
   node: process.version, pingEveryMs: 20,
   product: { mode: 'worker thread (core/host/import-pool.ts)', ...worker },
-  reference: { mode: 'on the host thread (SPA_WORKBENCH_IMPORT_INLINE=1; runs.import before issue 24)', ...inline },
+  reference: { mode: 'the same import code on the host thread itself (SPA_WORKBENCH_IMPORT_INLINE=1), as runs.import ran before issue 24', ...inline },
 };
 fs.mkdirSync(path.dirname(out), { recursive: true });
 fs.writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
