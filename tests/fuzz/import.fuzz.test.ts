@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Host, PING_BOUND_MS, pinged, type Pinged, RECORDER_LINE, verlMetrics } from './import-lib.js';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'spa-wb-import-fuzz-'));
+afterAll(() => { fs.rmSync(root, { recursive: true, force: true }); });   // after the hosts are stopped (the describes' own afterAll)
 
 function source(name: string, files: Record<string, string>): string {
   const dir = path.join(root, 'sources', name);

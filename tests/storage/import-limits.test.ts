@@ -17,7 +17,7 @@ import { isInside, realPathOf } from '../../core/storage/real-path.js';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'spa-wb-import-limits-'));
 const children: ChildProcess[] = [];
-afterAll(() => { for (const c of children) c.kill('SIGKILL'); });
+afterAll(() => { for (const c of children) c.kill('SIGKILL'); fs.rmSync(root, { recursive: true, force: true }); });
 
 function folder(name: string, files: Record<string, string>): string {
   const dir = path.join(root, name);
