@@ -45,7 +45,14 @@ export interface EvalRow {
   wmPredExact: number | null;
   wmPredCell: number | null;
   avgActions: number | null;
+  /** What the intervals rest on: episodes (Success, Wilson) and puzzles × samples (Pass@k, bootstrap over puzzles); null when unknown. */
+  episodes: number | null;
+  puzzles: number | null;
+  samplesPerPuzzle: number | null;
 }
+
+/** Below this many puzzles a percentile bootstrap over puzzles says little (2 puzzles all failed: "[0.0, 0.0]"): not shown. */
+export const MIN_BOOTSTRAP_PUZZLES = 10;
 
 /** Latest evaluation of a run (by file time) turned into a table row. */
 export function evalRow(run: RunSummary, results: EvalResult[]): EvalRow {
@@ -69,17 +76,26 @@ export function evalRow(run: RunSummary, results: EvalResult[]): EvalRow {
     wmPredExact: wm?.prediction?.exact ?? run.latest['eval/wmPredictionExact'] ?? null,
     wmPredCell: wm?.prediction?.cellAccuracy ?? run.latest['eval/wmPredictionCellAccuracy'] ?? null,
     avgActions: typeof res['avgActions'] === 'number' ? res['avgActions'] : run.latest['eval/avgActions'] ?? null,
+    episodes: typeof res['episodes'] === 'number' ? res['episodes'] : null,
+    puzzles: typeof res['puzzles'] === 'number' ? res['puzzles'] : null,
+    samplesPerPuzzle: typeof res['samplesPerPuzzle'] === 'number' ? res['samplesPerPuzzle'] : null,
   };
 }
 
 const pct = (v: number | null | undefined) => (v === null || v === undefined ? '–' : (v * 100).toFixed(1));
-function IntervalCell({ iv, best }: { iv: Interval | null | undefined; best: boolean }) {
+function IntervalCell({ iv, best, hide, title }: { iv: Interval | null | undefined; best: boolean; hide?: boolean; title?: string }) {
   if (!iv) return <td className="num faint">–</td>;
   return (
-    <td className={`num ${best ? 'best' : ''}`}>
-      {pct(iv.mean)}{iv.low !== null && iv.high !== null && <span className="faint" style={{ fontSize: 11.5 }}> [{pct(iv.low)}, {pct(iv.high)}]</span>}
+    <td className={`num ${best ? 'best' : ''}`} title={title}>
+      {pct(iv.mean)}{!hide && iv.low !== null && iv.high !== null && <span className="faint" style={{ fontSize: 11.5 }}> [{pct(iv.low)}, {pct(iv.high)}]</span>}
     </td>
   );
+}
+
+/** The n a row's intervals rest on: "8 puzzles × 4 = 32 episodes". */
+export function restsOn(r: Pick<EvalRow, 'episodes' | 'puzzles' | 'samplesPerPuzzle'>): string {
+  if (r.puzzles === null) return r.episodes === null ? '–' : `${r.episodes} episodes`;
+  return `${r.puzzles} puzzle${r.puzzles === 1 ? '' : 's'}${r.samplesPerPuzzle !== null ? ` × ${r.samplesPerPuzzle}` : ''}${r.episodes !== null ? ` = ${r.episodes} episodes` : ''}`;
 }
 
 export default function CompareView({ client, navigate, runIds, theme }: CompareViewProps) {
@@ -173,14 +189,17 @@ export default function CompareView({ client, navigate, runIds, theme }: Compare
           {tab === 'table' && (
             <div className="card">
               <div className="row" style={{ marginBottom: 8 }}>
-                <span className="muted grow">Latest evaluation of each run; Pass@k is the unbiased estimator averaged over puzzles, brackets give the 95% interval. Best per environment in bold.</span>
+                <span className="muted grow">Latest evaluation of each run; Pass@k is the unbiased estimator averaged over puzzles. Brackets: 95% intervals,
+                  for Success a Wilson interval over the episodes, for Pass@k a percentile bootstrap over the puzzles (not shown under {MIN_BOOTSTRAP_PUZZLES} puzzles);
+                  "n" is what they rest on. Best per environment in bold.</span>
                 <button className="btn small" onClick={exportTable}>CSV</button>
               </div>
               <table className="plain" data-testid="compare-table">
                 <thead>
                   <tr>
-                    <th>Environment</th><th>Method</th><th>Run</th><th className="num">Success %</th>
-                    {ks.map((k) => <th key={k} className="num">Pass@{k} %</th>)}
+                    <th>Environment</th><th>Method</th><th>Run</th><th className="num" title="puzzles × samples per puzzle = episodes">n</th>
+                    <th className="num" title="Wilson 95% interval over the episodes">Success %</th>
+                    {ks.map((k) => <th key={k} className="num" title="percentile bootstrap 95% interval over the puzzles">Pass@{k} %</th>)}
                     <th className="num">WM exact %</th><th className="num">WM cell %</th><th className="num">Avg actions</th>
                   </tr>
                 </thead>
@@ -190,8 +209,15 @@ export default function CompareView({ client, navigate, runIds, theme }: Compare
                       <td>{i === 0 ? <strong>{env}</strong> : ''}</td>
                       <td>{r.method}</td>
                       <td><a onClick={() => navigate({ view: 'run', runId: r.runId })}>{r.name}</a> <StatusBadge status={r.status} />{!r.evalId && <span className="faint"> (no eval file)</span>}</td>
-                      <IntervalCell iv={r.success} best={best(env, (x) => x.success?.mean) === r.success?.mean} />
-                      {ks.map((k) => <IntervalCell key={k} iv={r.passAt[k]} best={best(env, (x) => x.passAt[k]?.mean) === r.passAt[k]?.mean} />)}
+                      <td className="num faint" data-testid="compare-n">{restsOn(r)}</td>
+                      <IntervalCell iv={r.success} best={best(env, (x) => x.success?.mean) === r.success?.mean}
+                        title={r.episodes !== null ? `Wilson 95% interval over ${r.episodes} episodes` : undefined} />
+                      {ks.map((k) => {
+                        const few = r.puzzles !== null && r.puzzles < MIN_BOOTSTRAP_PUZZLES;
+                        return <IntervalCell key={k} iv={r.passAt[k]} best={best(env, (x) => x.passAt[k]?.mean) === r.passAt[k]?.mean} hide={few}
+                          title={r.puzzles === null ? undefined : few ? `${r.puzzles} puzzles: too few for a bootstrap interval over puzzles`
+                            : `percentile bootstrap 95% interval over ${r.puzzles} puzzles`} />;
+                      })}
                       <td className="num">{pct(r.wmPredExact)}</td>
                       <td className="num">{pct(r.wmPredCell)}</td>
                       <td className="num">{r.avgActions === null ? '–' : r.avgActions.toFixed(2)}</td>
