@@ -28,6 +28,17 @@ export const TemplateRefSchema = z.object({
   responseFormat: z.enum(['plain', 'world-model']).default('world-model'),
 }).strict();
 
+/** RunConfig.model.memory: how the model runtime trades memory for compute, and what checkpoints hold (core/model/memory.ts). */
+export const ModelMemorySchema = z.object({
+  tokensPerMicroBatch: z.number().int().positive().optional(),  // padded tokens per forward/backward; gradients accumulate to one step (6144)
+  gradientCheckpointing: z.union([z.boolean(), z.literal('auto')]).optional(), // recompute layer activations in backward (auto: real models)
+  generationRows: z.number().int().positive().optional(),       // rows prefilled and decoded together on torch (64)
+  frozenDtype: z.enum(['auto', 'bf16', 'f32']).optional(),      // KL reference / LoRA base weights (auto: bf16 for real models)
+  checkpointDtype: z.enum(['auto', 'bf16', 'f16', 'f32']).optional(), // weights of checkpoints without moments (auto: bf16 for real models)
+  optimizerState: z.enum(['resume', 'all', 'none']).optional(), // AdamW moments: only in a stage's resume point (default), everywhere, never
+  keepMilestones: z.number().int().nonnegative().nullable().optional(), // RL milestones kept besides the final one (5; null: all)
+}).strict();
+
 export const ModelConfigSchema = z.object({
   source: z.enum(['preset', 'hf-folder', 'checkpoint']).default('preset'),
   preset: z.string().default('tiny'),                         // model size preset when source = preset
@@ -35,6 +46,7 @@ export const ModelConfigSchema = z.object({
   lora: z.object({ rank: z.number().int().positive(), alpha: z.number().positive(), targetModules: z.array(z.string()) }).strict().optional(),
   criticMode: z.enum(['shared-trunk', 'separate']).default('shared-trunk'),
   overrides: z.record(z.string(), z.unknown()).optional(),    // model config fields over the preset (e.g. a smaller width for smoke runs)
+  memory: ModelMemorySchema.optional(),                       // memory and checkpoint-size settings (docs/checkpoints.md); unset: defaults
 }).strict();
 
 export const SeedsSchema = z.object({

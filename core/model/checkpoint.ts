@@ -74,6 +74,8 @@ export interface ExternalWeights {
     optimizer?: { beta1: number; beta2: number; eps: number; weightDecay: number };
     /** Set when the files include adapter_model.safetensors. */
     lora?: LoraConfig | null;
+    /** The dtype model.safetensors was written in (default F32). */
+    dtype?: WritableDtype;
   }>;
 }
 
@@ -171,8 +173,8 @@ export async function saveCheckpoint(dir: string, options: SaveCheckpointOptions
   const { model, tokenizer, external } = options;
   if (!model === !external) throw new CheckpointError('saveCheckpoint: pass exactly one of model and external');
   const config = model ? model.config : external!.config;
-  const dtype = options.dtype ?? 'F32';
-  if (external && dtype !== 'F32') throw new CheckpointError(`saveCheckpoint: weights held by a worker are written as F32, not ${dtype}`);
+  let dtype = options.dtype ?? 'F32';
+  if (external && dtype !== 'F32') throw new CheckpointError(`saveCheckpoint: a worker writes its weights in the dtype it reports, not ${dtype}`);
   if (!['F32', 'F16', 'BF16'].includes(dtype)) throw new CheckpointError(`saveCheckpoint: dtype must be F32, F16 or BF16, got ${JSON.stringify(dtype)}`);
   if (!Number.isInteger(options.manifest.step) || options.manifest.step < 0) {
     throw new CheckpointError(`saveCheckpoint: manifest.step must be a non-negative integer, got ${JSON.stringify(options.manifest.step)}`);
@@ -194,6 +196,8 @@ export async function saveCheckpoint(dir: string, options: SaveCheckpointOptions
       const r = await external!.writeFiles(tmp);
       optimizerStep = r.optimizerStep;
       lora = r.lora ?? null;
+      dtype = r.dtype ?? 'F32';
+      if (!['F32', 'F16', 'BF16'].includes(dtype)) throw new CheckpointError(`saveCheckpoint: the worker reported dtype ${JSON.stringify(dtype)}`);
       if (lora && !existsSync(join(tmp, 'adapter_model.safetensors')))
         throw new CheckpointError('saveCheckpoint: the worker reported LoRA adapters but wrote no adapter_model.safetensors');
       if (r.optimizer && optimizerStep !== null) {
@@ -434,4 +438,22 @@ async function loadAdapters(model: CausalLM, dir: string, configPath: string, se
       throw new ModelFolderError(`${weightsPath}: tensor "${name}" has shape [${t.shape.join(', ')}], expected [${variable.shape.join(', ')}]`);
     tf.tidy(() => variable.assign(tf.tensor(t.data, t.shape, 'float32')));
   }
+}
+
+/**
+ * Remove all but the newest `keep` checkpoints named `<prefix><n>` (n a whole number) in `checkpointsDir`, never one named
+ * in `protect`; returns the names removed, oldest first. Bounds the milestones a long run leaves on disk.
+ */
+export async function pruneCheckpoints(checkpointsDir: string, prefix: string, keep: number, protect: string[] = []): Promise<string[]> {
+  if (!Number.isInteger(keep) || keep < 0) throw new CheckpointError(`pruneCheckpoints: keep must be a whole number >= 0, got ${JSON.stringify(keep)}`);
+  if (!existsSync(checkpointsDir)) return [];
+  const pattern = new RegExp(`^${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(\\d+)$`);
+  const kept = new Set(protect.map((p) => basename(p)));
+  const milestones = (await readdir(checkpointsDir))
+    .map((name) => ({ name, n: Number(pattern.exec(name)?.[1] ?? NaN) }))
+    .filter((m) => Number.isFinite(m.n) && !kept.has(m.name))
+    .sort((a, b) => a.n - b.n);
+  const removed = milestones.slice(0, Math.max(0, milestones.length - keep)).map((m) => m.name);
+  for (const name of removed) await rm(join(checkpointsDir, name), { recursive: true, force: true });
+  return removed;
 }

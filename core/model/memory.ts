@@ -8,38 +8,73 @@ import { DEFAULT_TOKEN_BUDGET } from './trainer.js';
 
 export interface MemorySettings {
   /** Padded tokens per micro-batch of a training step; gradients accumulate over the micro-batches, one optimizer step per step. */
-  tokenBudget: number;
-  /** Recompute each decoder layer's activations in the backward pass (torch): activation memory ~1 layer instead of all. */
-  gradientCheckpointing: boolean;
+  tokensPerMicroBatch: number;
+  /** Recompute each decoder layer's activations in the backward pass (torch): activation memory ~1 layer instead of all; auto: real models. */
+  gradientCheckpointing: boolean | 'auto';
   /** Rows prefilled and decoded together in one generation call (torch); a rollout batch is generated in chunks of this many rows. */
   generationRows: number;
-  /** Weights of frozen models (KL reference, LoRA base) on the torch worker: bf16 where the device has it (auto: GPUs with bf16), else f32. */
+  /** Storage of frozen weights (KL reference, LoRA base) on the torch worker; auto: bf16 for real models. CPUs compute them in f32. */
   frozenDtype: 'auto' | 'bf16' | 'f32';
-  /** Weight dtype of checkpoints written during training (auto: bf16 for models loaded from bf16/f16 folders, else f32). */
+  /** Weight dtype of checkpoints without optimizer moments (milestones, a stage's final one); auto: bf16 for real models, else f32. */
   checkpointDtype: 'auto' | 'bf16' | 'f16' | 'f32';
-  /** AdamW moments in checkpoints: 'resume' writes them only into the resume point (rl-latest / a stage's last checkpoint); 'all'; 'none'. */
+  /** AdamW moments in checkpoints: 'resume' only in a stage's resume point (with f32 weights, so resuming is exact); 'all'; 'none'. */
   optimizerState: 'resume' | 'all' | 'none';
+  /** RL milestones (rl-<n>) kept on disk besides the final one: the newest this many (null: all). */
+  keepMilestones: number | null;
 }
 
+/** A model of this many parameters or more is a "real" model for the auto settings (the tiny presets are far below it). */
+export const REAL_MODEL_PARAMETERS = 100_000_000;
+
 export const DEFAULT_MEMORY: MemorySettings = {
-  tokenBudget: DEFAULT_TOKEN_BUDGET, gradientCheckpointing: false, generationRows: 64, frozenDtype: 'auto', checkpointDtype: 'auto', optimizerState: 'all',
+  tokensPerMicroBatch: DEFAULT_TOKEN_BUDGET, gradientCheckpointing: 'auto', generationRows: 64, frozenDtype: 'auto', checkpointDtype: 'auto',
+  optimizerState: 'resume', keepMilestones: 5,
 };
 
 let current: MemorySettings = { ...DEFAULT_MEMORY };
 
-/** Set the run's memory settings (missing fields: defaults). */
+/** Set the run's memory settings (RunConfig.model.memory; missing fields: defaults). Bad values throw naming the field. */
 export function setMemorySettings(settings: Partial<MemorySettings> | undefined): MemorySettings {
-  current = { ...DEFAULT_MEMORY, ...(settings ?? {}) };
-  if (!Number.isInteger(current.tokenBudget) || current.tokenBudget < 1) {
-    throw new Error(`model.memory.tokenBudget: expected a positive whole number of tokens, got ${JSON.stringify(current.tokenBudget)}`);
+  const next = { ...DEFAULT_MEMORY, ...Object.fromEntries(Object.entries(settings ?? {}).filter(([, v]) => v !== undefined)) } as MemorySettings;
+  const whole = (key: 'tokensPerMicroBatch' | 'generationRows', what: string): void => {
+    if (!Number.isInteger(next[key]) || next[key] < 1) {
+      throw new Error(`model.memory.${key}: expected a positive whole number of ${what}, got ${JSON.stringify(next[key])}`);
+    }
+  };
+  whole('tokensPerMicroBatch', 'tokens');
+  whole('generationRows', 'rows');
+  const oneOf = (key: keyof MemorySettings, allowed: readonly unknown[]): void => {
+    if (!allowed.includes(next[key])) throw new Error(`model.memory.${key}: expected one of ${allowed.map((a) => JSON.stringify(a)).join(', ')}, got ${JSON.stringify(next[key])}`);
+  };
+  oneOf('gradientCheckpointing', [true, false, 'auto']);
+  oneOf('frozenDtype', ['auto', 'bf16', 'f32']);
+  oneOf('checkpointDtype', ['auto', 'bf16', 'f16', 'f32']);
+  oneOf('optimizerState', ['resume', 'all', 'none']);
+  if (next.keepMilestones !== null && (!Number.isInteger(next.keepMilestones) || next.keepMilestones < 0)) {
+    throw new Error(`model.memory.keepMilestones: expected a whole number >= 0 or null (keep all), got ${JSON.stringify(next.keepMilestones)}`);
   }
-  if (!Number.isInteger(current.generationRows) || current.generationRows < 1) {
-    throw new Error(`model.memory.generationRows: expected a positive whole number of rows, got ${JSON.stringify(current.generationRows)}`);
-  }
+  current = next;
   return { ...current };
 }
 
 export function memorySettings(): MemorySettings { return { ...current }; }
+
+/** The settings resolved for a model of `parameters` parameters ('auto' decided: on / bf16 for real models, off / f32 for tiny ones). */
+export function resolvedMemory(parameters: number, settings: MemorySettings = current): {
+  gradientCheckpointing: boolean; frozenDtype: 'bf16' | 'f32'; checkpointDtype: 'bf16' | 'f16' | 'f32';
+} {
+  const real = parameters >= REAL_MODEL_PARAMETERS;
+  return {
+    gradientCheckpointing: settings.gradientCheckpointing === 'auto' ? real : settings.gradientCheckpointing,
+    frozenDtype: settings.frozenDtype === 'auto' ? (real ? 'bf16' : 'f32') : settings.frozenDtype,
+    checkpointDtype: settings.checkpointDtype === 'auto' ? (real ? 'bf16' : 'f32') : settings.checkpointDtype,
+  };
+}
+
+/** Whether a checkpoint carries the AdamW moments: `resumePoint` = a stage resumes from it (not its final one, not a milestone). */
+export function writesMoments(resumePoint: boolean, settings: MemorySettings = current): boolean {
+  return settings.optimizerState === 'all' || (settings.optimizerState === 'resume' && resumePoint);
+}
 
 /** The wasm backend's heap: wasm32 addresses 4 GiB. */
 export const WASM_HEAP_BYTES = 4 * 1024 ** 3;
@@ -62,13 +97,13 @@ const gb = (b: number): string => `${(b / 1e9).toFixed(1)} GB`;
 
 /** Why this model cannot run on wasm (null when it fits): the reason with the sizes, and what to do. */
 export function wasmFitProblem(config: ModelConfig, opts: { trainable: boolean; tokenBudget?: number }): string | null {
-  const tokenBudget = opts.tokenBudget ?? current.tokenBudget;
+  const tokenBudget = opts.tokenBudget ?? current.tokensPerMicroBatch;
   const need = tfjsPeakBytes(config, { trainable: opts.trainable, tokenBudget });
   if (need.total <= WASM_HEAP_BYTES * 0.9) return null;
   const perToken = config.vocab_size * 4 * 3;
   const fitBudget = Math.floor((WASM_HEAP_BYTES * 0.9 - need.state) / perToken);
   const fix = opts.trainable && fitBudget >= 64 && need.state < WASM_HEAP_BYTES * 0.5
-    ? `set model.memory.tokenBudget to ${fitBudget} or less, or use the torch backend`
+    ? `set model.memory.tokensPerMicroBatch to ${fitBudget} or less, or use the torch backend`
     : 'use the torch backend (install PyTorch for a Python 3: pip install torch, or apt install python3-torch; SPA_PYTHON points at it)';
   return `the model does not fit the wasm backend's ${gb(WASM_HEAP_BYTES)} of memory: it needs about ${gb(need.total)} ` +
     `(${countParameters(config).toLocaleString('en-US')} parameters: ${gb(need.state)} of f32 weights` +

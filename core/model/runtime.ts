@@ -12,7 +12,8 @@ import type { Tokenizer } from './tokenizer.js';
 import { formatChat, type ChatMessage } from './chat.js';
 import { generate as generateTokens } from './generate.js';
 import { tokenScores, type TokenScores } from './score.js';
-import { Trainer, padRows, DEFAULT_TOKEN_BUDGET, type TrainRow } from './trainer.js';
+import { Trainer, padRows, type TrainRow } from './trainer.js';
+import { memorySettings, resolvedMemory, writesMoments } from './memory.js';
 import type { OptimizerState } from './optim.js';
 import { saveCheckpoint } from './checkpoint.js';
 import { DataParallelTrainer } from './workers/data-parallel.js';
@@ -49,6 +50,9 @@ export interface RuntimeTrainer {
   dispose(): Promise<void>;
 }
 
+/** What a checkpoint is for: a stage resumes from it (moments and f32 weights) or not (weights in the checkpoint dtype). */
+export interface SaveOptions { resumePoint?: boolean }
+
 export interface ModelRuntime {
   readonly info: RuntimeInfo;
   readonly config: ModelConfig;
@@ -77,8 +81,11 @@ export interface ModelRuntime {
   trainStep(
     lossName: string, rows: TrainRow[], params: Record<string, unknown>, lr: number, gradClip: number, tokenBudget?: number,
   ): Promise<Record<string, number>>;
-  /** Write a checkpoint (HF layout + optimizer state + manifest), atomically. */
-  save(dir: string, manifest: RuntimeManifest): Promise<void>;
+  /**
+   * Write a checkpoint (HF layout + optimizer state + manifest), atomically. `resumePoint` (default true): a stage resumes
+   * from it; the memory settings decide from it whether the AdamW moments go in and the weights' dtype (docs/checkpoints.md).
+   */
+  save(dir: string, manifest: RuntimeManifest, opts?: SaveOptions): Promise<void>;
   dispose(): Promise<void>;
 }
 
@@ -211,7 +218,7 @@ export class TfjsRuntime extends RuntimeBase implements ModelRuntime {
   }
 
   async trainStep(
-    lossName: string, rows: TrainRow[], params: Record<string, unknown>, lr: number, gradClip: number, tokenBudget = DEFAULT_TOKEN_BUDGET,
+    lossName: string, rows: TrainRow[], params: Record<string, unknown>, lr: number, gradClip: number, tokenBudget = memorySettings().tokensPerMicroBatch,
   ): Promise<Record<string, number>> {
     const trainer = this.ensureOptimizer();
     const opts = { lr, maxGradNorm: gradClip, tokenBudget, padTokenId: this.tokenizer.padTokenId };
@@ -249,12 +256,15 @@ export class TfjsRuntime extends RuntimeBase implements ModelRuntime {
     return out;
   }
 
-  async save(dir: string, manifest: RuntimeManifest): Promise<void> {
+  async save(dir: string, manifest: RuntimeManifest, opts: SaveOptions = {}): Promise<void> {
+    const moments = this.trainer !== null && writesMoments(opts.resumePoint ?? true);
+    const dtype = moments ? 'f32' : resolvedMemory(this.model.parameterCount()).checkpointDtype;
     await saveCheckpoint(dir, {
       model: this.model,
       tokenizer: this.tokenizer,
-      ...(this.trainer ? { optimizer: this.trainer.optimizer } : {}),
+      ...(moments ? { optimizer: this.trainer!.optimizer } : {}),
       manifest,
+      dtype: dtype === 'bf16' ? 'BF16' : dtype === 'f16' ? 'F16' : 'F32',
     });
   }
 

@@ -22,7 +22,7 @@ import { rlAlgorithm } from './rl-algorithms.js';
 import { elapsedSeconds, loadStartingModel, meanStats, startingCheckpoint, writeCheckpoint, resumeModel } from './stage-utils.js';
 import { loraForStage } from './lora.js';
 import { breathe } from './breathe.js';
-import { loadRuntime, type ModelRuntime, type RuntimeTrainer, type TrainRow } from './runtime.js';
+import { loadRuntime, pruneMilestones, removeCheckpoint, type ModelRuntime, type RuntimeTrainer, type TrainRow } from './runtime.js';
 import { createRng, shuffleInPlace } from '../util/rng.js';
 import { attachTokenStats } from './token-stats.js';
 
@@ -243,18 +243,20 @@ export const rlStage: StageDefinition = {
       for (const key of Object.keys(values)) if (!Number.isFinite(values[key]!)) delete values[key]; // e.g. explained variance when returns do not vary
       ctx.metric(step + 1, values, { episodes: episodesSeen });
       ctx.progress(step + 1, section.steps, `RL step ${step + 1}/${section.steps}: success ${(rollout['rollout/success']! * 100).toFixed(0)}%`);
-      // 5. checkpoint (latest, for resume) and Pass@k tracking
+      // 5. checkpoints (docs/checkpoints.md): rl-latest is the resume point (AdamW moments, f32 weights); a milestone rl-<n>
+      // and the final rl-<steps> hold weights only (model.memory.checkpointDtype); model.memory.keepMilestones bounds the milestones
       const milestone = section.passAtKEvery > 0 && ((step + 1) % section.passAtKEvery === 0 || step + 1 === section.steps);
-      checkpoint = await writeCheckpoint(
-        ctx,
-        policy,
-        milestone || step + 1 === section.steps ? `rl-${step + 1}` : 'rl-latest',
-        step + 1,
-        { reward: rollout['rollout/reward']!, success: rollout['rollout/success']! },
-        from,
-      );
-      const criticDir = critic ? await writeCheckpoint(ctx, critic, 'rl-critic-latest', step + 1, {}, from) : undefined;
+      const last = step + 1 === section.steps;
+      const scores = { reward: rollout['rollout/reward']!, success: rollout['rollout/success']! };
+      if (!last) checkpoint = await writeCheckpoint(ctx, policy, 'rl-latest', step + 1, scores, from, { resumePoint: true });
+      if (milestone || last) {
+        const dir = await writeCheckpoint(ctx, policy, `rl-${step + 1}`, step + 1, scores, from, { resumePoint: false });
+        if (last) checkpoint = dir;
+        await pruneMilestones(join(ctx.runDir, 'checkpoints'), 'rl-', [`rl-${section.steps}`]);
+      }
+      const criticDir = critic ? await writeCheckpoint(ctx, critic, 'rl-critic-latest', step + 1, {}, from, { resumePoint: !last }) : undefined;
       ctx.saveState({ nextStep: step + 1, checkpoint, ...(criticDir ? { critic: criticDir } : {}) });
+      if (last) await removeCheckpoint(join(ctx.runDir, 'checkpoints', 'rl-latest'));   // the stage is done: nothing resumes from it
       if (milestone) await trackPassAtK(ctx, policy, section, step + 1);
     }
     await disposeValueView(valueView);

@@ -20,9 +20,11 @@ import { probeTorch, type TorchProbe } from '../model/torch/worker-client.js';
 import type { RunConfig } from '../api/run-config.js';
 import './rl-algorithms.js';   // registers every RL loss (the table's rows), as the worker threads do
 import { autoWasmWorkers } from './compute-probe.js';
-import { autoBackendProblem } from './auto-backend.js';
+import { setMemorySettings, memorySettings } from '../model/memory.js';
+import { pruneCheckpoints } from '../model/checkpoint.js';
 import { fileURLToPath } from 'node:url';
 import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 
 export type { ModelRuntime, GenerateOptions, Generated, TrainRow, TokenStat, RuntimeInfo, RuntimeTrainer } from '../model/runtime.js';
 
@@ -110,12 +112,14 @@ export async function chooseCompute(
   return chosen;
 }
 
-/** Initialise the run's backend (stages call this first); returns the summary line. */
+/**
+ * Initialise the run's backend (stages call this first) and set its memory settings (model.memory: the token budget per
+ * micro-batch, gradient checkpointing, generation rows, frozen and checkpoint dtypes, optimizer moments, kept milestones),
+ * which the runtimes read when they start a worker, split a training step or write a checkpoint; returns the summary line.
+ */
 export async function useBackend(config: RunConfig, log?: (line: string) => void): Promise<string> {
-  const choice = await chooseCompute(config.backend, { log, workers: config.workers });
-  const misfit = autoBackendProblem(config, choice);   // auto never lands on a backend that cannot hold the model (core/train/auto-backend.ts)
-  if (misfit) throw new Error(misfit);
-  return choice.summary;
+  setMemorySettings(config.model.memory);
+  return (await chooseCompute(config.backend, { log, workers: config.workers })).summary;
 }
 
 function onTorch(): TorchProbe | null {
@@ -186,8 +190,13 @@ export async function loadRuntime(dir: string, opts: { valueHead?: boolean; trai
 /**
  * Write a checkpoint: weights, HF config, tokenizer, AdamW state and a manifest with hashes;
  * written to a temp folder, verified, and only then swapped in for the previous checkpoint.
+ * `resumePoint` (default true): a stage resumes from this checkpoint, so under model.memory.optimizerState 'resume' it
+ * carries the AdamW moments and f32 weights; false (a stage's final checkpoint, an RL milestone): weights only, in
+ * model.memory.checkpointDtype (docs/checkpoints.md).
  */
-export async function saveRuntime(runtime: ModelRuntime, dir: string, manifest: Record<string, unknown>): Promise<void> {
+export async function saveRuntime(
+  runtime: ModelRuntime, dir: string, manifest: Record<string, unknown>, opts: { resumePoint?: boolean } = {},
+): Promise<void> {
   const { stage, step, parent, metrics, ...extra } = manifest;
   const numeric = Object.fromEntries(
     Object.entries((metrics ?? {}) as Record<string, unknown>).filter(
@@ -201,5 +210,20 @@ export async function saveRuntime(runtime: ModelRuntime, dir: string, manifest: 
     metrics: numeric,
     extra: { ...extra, compute: runtime.info },
   };
-  await runtime.save(dir, m);
+  await runtime.save(dir, m, { resumePoint: opts.resumePoint ?? true });
+}
+
+/**
+ * Keep the newest model.memory.keepMilestones milestones `<prefix><n>` in a run's checkpoints folder (null: all); never removes
+ * `protect` (the final checkpoint, the one the stage state points at). Returns the names removed.
+ */
+export async function pruneMilestones(checkpointsDir: string, prefix: string, protect: string[]): Promise<string[]> {
+  const keep = memorySettings().keepMilestones;
+  if (keep === null) return [];
+  return pruneCheckpoints(checkpointsDir, prefix, keep, protect);
+}
+
+/** Remove a checkpoint folder that nothing resumes from any more (a finished stage's rl-latest); absent is fine. */
+export async function removeCheckpoint(dir: string): Promise<void> {
+  await rm(dir, { recursive: true, force: true });
 }

@@ -211,6 +211,7 @@ export const rwmlStage: StageDefinition = {
         step + 1,
         { predictionReward: accuracy },
         from,
+        { resumePoint: step + 1 < section.steps },   // the final one: no AdamW moments (docs/checkpoints.md)
       );
       ctx.saveState({ nextStep: step + 1, checkpoint });
     }

@@ -153,7 +153,8 @@ export const sftStage: StageDefinition = {
       const valLoss = val.length > 0 ? await validationLoss(runtime, val, section.batchSize) : Number.NaN;
       const trainLoss = meanStats(epochStats)['losses/sft'] ?? Number.NaN;
       ctx.metric(step, { 'losses/sftVal': valLoss, 'sft/epoch': epoch, 'sft/trainLossEpoch': trainLoss });
-      checkpoint = await writeCheckpoint(ctx, runtime, `sft-epoch-${epoch}`, step, { trainLoss, valLoss }, from);
+      // the last epoch's checkpoint ends the stage: no AdamW moments (docs/checkpoints.md)
+      checkpoint = await writeCheckpoint(ctx, runtime, `sft-epoch-${epoch}`, step, { trainLoss, valLoss }, from, { resumePoint: epoch < section.epochs });
       ctx.saveState({ epoch, checkpoint, step });
       ctx.log('info', `sft epoch ${epoch}: train loss ${trainLoss.toFixed(4)}, val loss ${Number.isFinite(valLoss) ? valLoss.toFixed(4) : 'n/a'}`);
     }

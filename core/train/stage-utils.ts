@@ -91,11 +91,13 @@ export async function writeCheckpoint(
   step: number,
   metrics: Record<string, number> = {},
   parent: string | null = null,
+  opts: { resumePoint?: boolean } = {},
 ): Promise<string> {
   const dir = checkpointDir(ctx, name);
   // the parent is stored relative to the project when it is one of its checkpoints (moved/copied projects)
   const parentRef = parent && isAbsolute(parent) ? checkpointRef(ctx.runDir, parent) : parent;
-  await saveRuntime(runtime, dir, { stage: ctx.stage, step, runId: ctx.runId, parent: parentRef, metrics, config: ctx.config });
+  // resumePoint false (a stage's final checkpoint, a milestone): no AdamW moments, weights in model.memory.checkpointDtype
+  await saveRuntime(runtime, dir, { stage: ctx.stage, step, runId: ctx.runId, parent: parentRef, metrics, config: ctx.config }, opts);
   ctx.checkpoint(step, dir);
   return dir;
 }

@@ -54,6 +54,24 @@ THREADS = _cpu_threads()
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, str(THREADS))
 
+
+
+def _tune_malloc():
+    """glibc: allocations of 1 MiB or more (activations, logits chunks, gradients) get their own mappings, returned to the
+    system when freed, and at most 2 arenas. Without it freed activations stay in fragmented heaps: after the 0.5B SFT
+    step's forward the worker held 5.1 GB instead of 2.6 GB, and peaked at 5.9 GB instead of 3.4 GB
+    (bench/results/real-model-memory-step.json). SPA_TORCH_MALLOC=default leaves glibc's settings alone."""
+    if not sys.platform.startswith("linux") or os.environ.get("SPA_TORCH_MALLOC", "") == "default":
+        return
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallopt(-3, 1 << 20)   # M_MMAP_THRESHOLD (fixed: no dynamic raise to 32 MiB)
+        libc.mallopt(-8, 2)         # M_ARENA_MAX
+    except (OSError, AttributeError):
+        pass
+
+
+_tune_malloc()
 _out = None   # frames only (set by main: the real stdout; fd 1 then points at stderr)
 _in = None
 
@@ -156,8 +174,8 @@ def write_frame(header, arrays=None):
 ST_DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16, "F64": torch.float64}
 
 
-def read_safetensors(path, names=None):
-    """{name: f32 tensor} from one .safetensors file (F32/F16/BF16/F64)."""
+def read_safetensors(path, names=None, keep_low=False):
+    """{name: f32 tensor} from one .safetensors file (F32/F16/BF16/F64); keep_low: BF16/F16 tensors stay as stored."""
     with open(path, "rb") as f:
         (n,) = struct.unpack("<Q", f.read(8))
         header = json.loads(f.read(n).decode("utf-8"))
@@ -176,25 +194,32 @@ def read_safetensors(path, names=None):
                 t = torch.frombuffer(data, dtype=torch.int16).view(torch.bfloat16) if data else torch.zeros(0, dtype=dtype)
             else:
                 t = torch.frombuffer(data, dtype=dtype) if data else torch.zeros(0, dtype=dtype)
-            out[name] = t.reshape(info["shape"]).float()
+            t = t.reshape(info["shape"])
+            out[name] = t if keep_low and dtype in (torch.bfloat16, torch.float16) else t.float()
         return out, header.get("__metadata__", {})
 
 
-def write_safetensors(path, tensors, metadata):
+WRITE_DTYPES = {"f32": ("F32", torch.float32, 4), "bf16": ("BF16", torch.bfloat16, 2), "f16": ("F16", torch.float16, 2)}
+
+
+def write_safetensors(path, tensors, metadata, dtype="f32"):
+    """One .safetensors file in `dtype` (f32 | bf16 | f16), written a tensor at a time (never a second copy of them all)."""
+    if dtype not in WRITE_DTYPES:
+        raise ValueError("save: dtype must be one of %s, got %r" % (", ".join(WRITE_DTYPES), dtype))
+    code, tdtype, size = WRITE_DTYPES[dtype]
     header = {"__metadata__": {k: str(v) for k, v in metadata.items()}}
-    offset, blobs = 0, []
+    offset = 0
     for name, t in tensors.items():
-        b = raw_bytes(t.detach().to("cpu", torch.float32))
-        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(b)]}
-        offset += len(b)
-        blobs.append(b)
+        n = t.numel() * size
+        header[name] = {"dtype": code, "shape": list(t.shape), "data_offsets": [offset, offset + n]}
+        offset += n
     h = json.dumps(header, separators=(",", ":")).encode("utf-8")
     h += b" " * ((8 - len(h) % 8) % 8)
     with open(path, "wb") as f:
         f.write(struct.pack("<Q", len(h)))
         f.write(h)
-        for b in blobs:
-            f.write(b)
+        for t in tensors.values():
+            f.write(raw_bytes(t.detach().to("cpu", tdtype)))
         f.flush()
         os.fsync(f.fileno())
 
@@ -367,8 +392,10 @@ class Decoder:
     def linear(self, x, name, bias=None):
         """A projection by base weight name, the adapter added when there is one (CausalLM.proj)."""
         wt = self.w[name]
-        if wt.dtype != x.dtype and not self.autocast:   # frozen low-precision weights (reference model, LoRA base) outside autocast
-            y = F.linear(x.to(wt.dtype), wt, bias).to(x.dtype)
+        if wt.dtype != x.dtype and not self.autocast:
+            # frozen bf16 weights (reference model, LoRA base) outside autocast: computed in f32, one layer's weight
+            # upcast at a time (torch's CPU bf16 matmul is ~50x slower than f32 on CPUs without bf16 units)
+            y = F.linear(x, wt.to(x.dtype), None if bias is None else bias.to(x.dtype))
         else:
             y = F.linear(x, wt, bias)
         ad = self.lora.get(name)
@@ -457,12 +484,20 @@ class Decoder:
         return x + self.linear(F.silu(self.linear(h, p + "mlp.gate_proj.weight")) * self.linear(h, p + "mlp.up_proj.weight"),
                                p + "mlp.down_proj.weight")
 
+    head_f32 = None   # an f32 copy of a frozen bf16 head, held for the length of one generate call
+
     def head_weight(self):
         return self.w["model.embed_tokens.weight" if self.c.get("tie_word_embeddings", True) else "lm_head.weight"]
 
-    def lm_head(self, hidden):
+    def compute_head_weight(self):
+        """The LM head's weight in the dtype it is computed in: a frozen bf16 head outside autocast is upcast (once per call)."""
+        if self.head_f32 is not None:
+            return self.head_f32
         wt = self.head_weight()
-        return F.linear(hidden.to(wt.dtype) if hidden.dtype != wt.dtype and not self.autocast else hidden, wt).float()
+        return wt.float() if wt.dtype != torch.float32 and not self.autocast else wt
+
+    def lm_head(self, hidden):
+        return F.linear(hidden, self.compute_head_weight()).float()
 
     def value(self, hidden):
         return F.linear(hidden, self.w["value_head.weight"], self.w["value_head.bias"]).float().squeeze(-1)
@@ -482,7 +517,7 @@ class Decoder:
                 idx = sel.reshape(-1).nonzero().squeeze(1)                              # scored positions, flat
                 hs = hidden[:, :-1].reshape(B * (T - 1), -1).index_select(0, idx)        # [N, D]
                 tg = ids[:, 1:].reshape(-1).long().index_select(0, idx)                  # [N]
-                wt = self.head_weight()
+                wt = self.compute_head_weight()
                 rows = head_rows(wt.shape[0])
                 lps, ents = [], []
                 grad = torch.is_grad_enabled()
@@ -508,7 +543,7 @@ class Decoder:
     def _head_stats(self, h, wt, targets):
         """Rows h [n, D] of the final hidden state -> (log-prob of each target [n], entropy of the distribution [n]), f32."""
         with self._ctx():
-            logits = F.linear(h.to(wt.dtype) if h.dtype != wt.dtype and not self.autocast else h, wt).float()   # [n, V]
+            logits = F.linear(h, wt).float()   # [n, V]
             logz = torch.logsumexp(logits, dim=-1)
             lp = logits.gather(1, targets.unsqueeze(1)).squeeze(1) - logz
             ent = logz - (torch.softmax(logits, dim=-1) * logits).sum(-1)
@@ -522,6 +557,9 @@ def head_rows(vocab):
 
 
 _SDPA = getattr(F, "scaled_dot_product_attention", None) if _version_tuple(torch.__version__) >= (2, 0) else None
+
+
+ADAM_SLICE = 1 << 22   # elements per slice of the AdamW update (its temporaries: 2 x 16 MB)
 
 
 def release_memory(device):
@@ -641,16 +679,22 @@ class Worker:
                 "device": self.device_name, "threads": torch.get_num_threads()}, {}
 
     def init(self, h, a):
+        """The model from safetensors files and/or arrays. A frozen model (trainable false) with frozenDtype bf16 keeps its
+        weights in bf16 (the value head in f32): half the memory of the KL reference; outside autocast each weight is upcast
+        to f32 where it is used (torch's CPU bf16 matmul is slow). The weights are not copied once more after reading."""
         config = h["config"]
         model = Decoder(config, self.device, self.autocast)
+        trainable = bool(h.get("trainable", True))
+        frozen_bf16 = not trainable and h.get("frozenDtype", "f32") == "bf16"
         weights = {}
         for entry in h.get("files", []):
-            tensors, _ = read_safetensors(entry["path"], set(n for n, _ in entry["names"]))
+            tensors, _ = read_safetensors(entry["path"], set(n for n, _ in entry["names"]), keep_low=frozen_bf16)
             for canonical, stored in entry["names"]:
-                weights[canonical] = tensors[stored]
+                weights[canonical] = tensors.pop(stored)
+            del tensors
         for name, t in a.items():
             weights[name] = t.float()
-        problems = []
+        problems, seen = [], set()
         for name, shape in param_specs(config):
             t = weights.get(name)
             if t is None and name.startswith("value_head.") and h.get("zeroValueHead"):
@@ -661,10 +705,19 @@ class Worker:
             if list(t.shape) != shape:
                 problems.append("%s: expected shape %s, got %s" % (name, shape, list(t.shape)))
                 continue
-            model.w[name] = t.to(self.device).clone().requires_grad_(bool(h.get("trainable", True)))
+            want = torch.bfloat16 if frozen_bf16 and not name.startswith("value_head.") else torch.float32
+            weights.pop(name, None)
+            t = t.to(self.device, want)
+            if t.numel() and t.data_ptr() in seen:
+                t = t.clone()   # one buffer under two names: each weight owns its memory
+            seen.add(t.data_ptr())
+            model.w[name] = t.requires_grad_(trainable and t.dtype == torch.float32)
         if problems:
             raise ValueError("weights do not match the config: " + "; ".join(problems[:10]))
-        model.trainable = bool(h.get("trainable", True))
+        if frozen_bf16:
+            sys.stderr.write("torch worker: frozen model weights kept in bf16 (%s)\n" % (
+                "computed in bf16 under autocast" if self.autocast else "upcast to f32 per layer where used"))
+        model.trainable = trainable
         model.grad_ckpt = bool(h.get("gradientCheckpointing", model.grad_ckpt))
         self.model, self.opts, self.graph = model, {}, None
         return {"parameters": sum(t.numel() for t in model.params())}, {}
@@ -714,8 +767,13 @@ class Worker:
             lora[name] = (a_name, b_name)
         if problems:
             raise ValueError("%s: %s" % (where, "; ".join(problems[:10])))
-        for name, t in m.w.items():
-            t.requires_grad_(m.trainable and name.startswith("value_head."))
+        bf16_base = h.get("frozenDtype", "f32") == "bf16"
+        for name in list(m.w):
+            if bf16_base and not name.startswith("value_head.") and m.w[name].dtype == torch.float32:
+                m.w[name] = m.w[name].detach().to(torch.bfloat16)   # the frozen base in bf16: half its memory
+            m.w[name].requires_grad_(m.trainable and name.startswith("value_head."))
+        if bf16_base:
+            release_memory(self.device)
         m.lora_w = {k: t.to(self.device).clone().requires_grad_(m.trainable) for k, t in lora_w.items()}
         m.lora, m.lora_scale = lora, float(alpha) / rank
         m.lora_cfg = {"rank": rank, "alpha": alpha, "targetModules": list(targets)}
@@ -735,6 +793,7 @@ class Worker:
         ids = a["ids"].to(self.device)
         with _inference_mode():
             out = self.model.token_outputs(ids, self._seg(a), True, bool(h.get("values")))
+        release_memory(self.device)   # the pass's freed activations go back before the next phase
         return {}, out
 
     def forward(self, h, a):
@@ -801,35 +860,44 @@ class Worker:
         opt["wd"] = float(h.get("weightDecay", opt["wd"]))
         total = float(h["totalWeight"])
         grads = {}
-        for n in self.model.trainable_names():
+        for n in self.model.trainable_names():   # in place: no second (or third) copy of the gradients
             p = self.model.tensor(n)
             if p.grad is not None:
-                grads[n] = p.grad / total
+                grads[n] = p.grad.div_(total)
             p.grad = None
         names = list(grads.keys())
         acc = torch.float32 if self.device.type == "mps" else torch.float64   # MPS has no float64
-        norm = math.sqrt(float(sum((g.to(acc) ** 2).sum() for g in grads.values())))   # one device sync, not one per tensor
+        # per-tensor f32 norms, summed in float64: one device sync, and no float64 copy of a whole tensor
+        norm = math.sqrt(float((torch.stack([torch.linalg.vector_norm(g).to(acc) for g in grads.values()]) ** 2).sum())) if grads else 0.0
         if not math.isfinite(norm):
             raise ValueError("the gradient norm is %s (not finite): the step was not applied; check the learning rate and the batch" % norm)
         max_norm = float(h.get("maxGradNorm", 1.0))
         if max_norm > 0 and norm > max_norm:
             scale = max_norm / (norm + 1e-6)
-            grads = {n: g * scale for n, g in grads.items()}
+            for g in grads.values():
+                g.mul_(scale)
         lr = float(h["lr"])
         b1, b2, eps = float(h.get("beta1", 0.9)), float(h.get("beta2", 0.95)), float(h.get("eps", 1e-8))
         opt["step"] += 1
         t = opt["step"]
         bc1, bc2 = 1 - b1 ** t, 1 - b2 ** t
         step_size, sqrt_bc2 = lr / bc1, math.sqrt(bc2)
+        decay = 1 - lr * opt["wd"]
         with torch.no_grad():
             for n in names:
-                g, p = grads[n], self.model.tensor(n)
-                m = opt["m"][n].mul_(b1).add_(g, alpha=1 - b1)
-                v = opt["v"][n].mul_(b2).add_(g * g, alpha=1 - b2)
-                denom = v.sqrt() / sqrt_bc2 + eps
-                if p.dim() >= 2 and opt["wd"] > 0:
-                    p.mul_(1 - lr * opt["wd"])
-                p.sub_(m / denom * step_size)
+                g, p = grads.pop(n), self.model.tensor(n)   # each gradient is freed once its weight is updated
+                pf, gf, mf, vf = p.view(-1), g.reshape(-1), opt["m"][n].view(-1), opt["v"][n].view(-1)
+                for s0 in range(0, pf.numel(), ADAM_SLICE):   # in slices: the update's temporary is 16 MB, not a whole embedding
+                    sl = slice(s0, s0 + ADAM_SLICE)
+                    gs = gf[sl]
+                    m = mf[sl].mul_(b1).add_(gs, alpha=1 - b1)
+                    v = vf[sl].mul_(b2).addcmul_(gs, gs, value=1 - b2)
+                    denom = v.sqrt().div_(sqrt_bc2).add_(eps)
+                    if p.dim() >= 2 and opt["wd"] > 0:
+                        pf[sl].mul_(decay)
+                    pf[sl].sub_(m.div(denom).mul_(step_size))
+                del g
+        release_memory(self.device)   # the step's freed activations and gradients go back (RSS / the CUDA cache falls between phases)
         return {"gradNorm": norm, "step": t}, {}
 
     def generate(self, h, a):
@@ -946,14 +1014,17 @@ class Worker:
         """model.safetensors (the base weights); under LoRA adapter_model.safetensors at `adapters` (PEFT keys, as
         core/model/checkpoint.ts writes them); the main optimizer's moments by trainable name, with its step."""
         m = self.model
-        write_safetensors(h["weights"], {n: m.w[n] for n in m.names()}, {"format": "pt"})
-        out = {"optimizerStep": None, "lora": m.lora_cfg}
+        opt = self.opts.get("main")
+        moments = bool(h.get("optimizer")) and opt is not None
+        # with the moments (a resume point) the weights stay f32, so a resume continues from exactly these numbers
+        dtype = "f32" if moments else h.get("dtype", "f32")
+        write_safetensors(h["weights"], {n: m.w[n] for n in m.names()}, {"format": "pt"}, dtype)
+        out = {"optimizerStep": None, "lora": m.lora_cfg, "dtype": dtype}
         if m.lora_cfg is not None:
             if not h.get("adapters"):
                 raise ValueError("save: the model has LoRA adapters but no `adapters` path was given")
             write_safetensors(h["adapters"], {n: m.lora_w[n] for n in m.adapter_names()}, {"format": "pt"})
-        opt = self.opts.get("main")
-        if h.get("optimizer") and opt is not None:
+        if moments:
             state = {}
             for n in m.trainable_names():
                 state[n + ".exp_avg"] = opt["m"][n]

@@ -74,7 +74,7 @@ describe('wasm memory check', () => {
   it('a small model with a big vocabulary fits once the token budget is small, and says which budget', () => {
     const micro = hfConfigToModelConfig({ ...qwen25_05b, hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 4, num_key_value_heads: 2, intermediate_size: 128 });
     const problem = wasmFitProblem(micro, { trainable: true, tokenBudget: 6144 });
-    const budget = Number(/tokenBudget to (\d+)/.exec(problem ?? '')?.[1]);
+    const budget = Number(/tokensPerMicroBatch to (\d+)/.exec(problem ?? '')?.[1]);
     expect(budget).toBeGreaterThan(64);
     expect(wasmFitProblem(micro, { trainable: true, tokenBudget: budget })).toBeNull();
     expect(wasmFitProblem(hfConfigToModelConfig({ ...base, model_type: 'qwen2' }), { trainable: true, tokenBudget: 6144 })).toBeNull();

@@ -20,8 +20,8 @@ import { readAdapterConfig, readManifest, saveCheckpoint, verifyCheckpoint, Chec
 import { checkLoraConfig, type LoraConfig } from '../lora-config.js';
 import { chunkRows, padRows, lossTokens, lossOutputGradients, type TrainBatch, type TrainRow } from '../trainer.js';
 import { RuntimeBase, RUNTIME_ADAMW } from '../runtime.js';
-import { memorySettings } from '../memory.js';
-import type { Generated, GenerateOptions, ModelRuntime, RuntimeInfo, RuntimeManifest, TokenStat } from '../runtime.js';
+import { memorySettings, resolvedMemory, writesMoments } from '../memory.js';
+import type { Generated, GenerateOptions, ModelRuntime, RuntimeInfo, RuntimeManifest, SaveOptions, TokenStat } from '../runtime.js';
 import { releaseWorker, takeWorker, type TorchWorker, type TorchProbe, type WireArray } from './worker-client.js';
 
 export interface TorchStartOptions {
@@ -29,6 +29,12 @@ export interface TorchStartOptions {
   /** Intra-op CPU threads (default: SPA_TORCH_THREADS, else all cores). */
   threads?: number;
   log?: (line: string) => void;
+}
+
+/** The worker's memory settings for this model (model.memory, 'auto' resolved by its size): checkpointing, frozen-weight dtype. */
+function memoryInit(config: ModelConfig): { gradientCheckpointing: boolean; frozenDtype: 'bf16' | 'f32' } {
+  const r = resolvedMemory(countParameters(config));
+  return { gradientCheckpointing: r.gradientCheckpointing, frozenDtype: r.frozenDtype };
 }
 
 function grid(rows: number[][]): { data: Int32Array; shape: number[] } {
@@ -75,7 +81,7 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
     return TorchRuntime.start(config, tokenizer, opts, async (worker) => {
       const arrays: Record<string, { data: WireArray; shape: number[] }> = {};
       for (const [name, w] of weights) arrays[name] = { data: w.data, shape: w.shape };
-      await worker.request('init', { config, trainable: true, gradientCheckpointing: memorySettings().gradientCheckpointing }, arrays);
+      await worker.request('init', { config, trainable: true, ...memoryInit(config) }, arrays);
     });
   }
 
@@ -110,9 +116,9 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
     const optimizerPath = join(dir, 'optimizer.safetensors');
     const runtime = await TorchRuntime.start(config, tokenizer, opts, async (worker) => {
       await worker.request('init', {
-        config, files, zeroValueHead: addHead, trainable: opts.trainable ?? true, gradientCheckpointing: memorySettings().gradientCheckpointing,
+        config, files, zeroValueHead: addHead, trainable: opts.trainable ?? true, ...memoryInit(config),
       });
-      if (lora) await worker.request('enable_lora', { ...lora, path: adapterWeights });
+      if (lora) await worker.request('enable_lora', { ...lora, path: adapterWeights, frozenDtype: memoryInit(config).frozenDtype });
       if (opts.resume && existsSync(optimizerPath)) await worker.request('load_optimizer', { path: optimizerPath, weightDecay: 0.01 });
     });
     runtime.loraConfig = lora;
@@ -136,7 +142,7 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
     checkLoraConfig(lora);
     const arrays: Record<string, { data: WireArray; shape: number[] }> = {};
     for (const [name, w] of opts.weights ?? []) arrays[name] = { data: w.data, shape: w.shape };
-    await this.worker.request('enable_lora', { ...lora, seed: opts.seed ?? 0 }, arrays);
+    await this.worker.request('enable_lora', { ...lora, seed: opts.seed ?? 0, frozenDtype: memoryInit(this.config).frozenDtype }, arrays);
     this.loraConfig = { ...lora, targetModules: [...lora.targetModules] };
     this.weightDecay = null;   // the worker dropped its optimizers: ensureOptimizer sends the settings again
   }
@@ -221,7 +227,7 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
   }
 
   async trainStep(
-    lossName: string, rows: TrainRow[], params: Record<string, unknown>, lr: number, gradClip: number, tokenBudget = memorySettings().tokenBudget,
+    lossName: string, rows: TrainRow[], params: Record<string, unknown>, lr: number, gradClip: number, tokenBudget = memorySettings().tokensPerMicroBatch,
   ): Promise<Record<string, number>> {
     if (rows.length === 0) throw new Error('trainStep: no rows to train on');
     this.ensureOptimizer();
@@ -267,7 +273,10 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
     return new Map(Object.entries(reply.arrays).map(([k, v]) => [k, v as Float32Array]));
   }
 
-  async save(dir: string, manifest: RuntimeManifest): Promise<void> {
+  async save(dir: string, manifest: RuntimeManifest, opts: SaveOptions = {}): Promise<void> {
+    // moments (and then f32 weights, so a resume is exact) only where the settings say; else weights in the checkpoint dtype
+    const moments = writesMoments(opts.resumePoint ?? true);
+    const dtype = resolvedMemory(countParameters(this.config)).checkpointDtype;
     await saveCheckpoint(dir, {
       tokenizer: this.tokenizer,
       manifest,
@@ -276,11 +285,16 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
         parameters: countParameters(this.config),
         writeFiles: async (tmp) => {
           const r = await this.worker.request('save', {
-            weights: join(tmp, 'model.safetensors'), optimizer: join(tmp, 'optimizer.safetensors'), adapters: join(tmp, 'adapter_model.safetensors'),
+            weights: join(tmp, 'model.safetensors'), adapters: join(tmp, 'adapter_model.safetensors'), dtype,
+            ...(moments ? { optimizer: join(tmp, 'optimizer.safetensors') } : {}),
           });
           const step = (r.header.optimizerStep ?? null) as number | null;
           const optimizer = { beta1: this.betas[0], beta2: this.betas[1], eps: RUNTIME_ADAMW.eps, weightDecay: this.weightDecay ?? 0.01 };
-          return { optimizerStep: step, optimizer, lora: (r.header.lora ?? null) as LoraConfig | null };
+          const written = String(r.header.dtype ?? 'f32');
+          return {
+            optimizerStep: step, optimizer, lora: (r.header.lora ?? null) as LoraConfig | null,
+            dtype: written === 'bf16' ? 'BF16' as const : written === 'f16' ? 'F16' as const : 'F32' as const,
+          };
         },
       },
     });
