@@ -302,6 +302,9 @@ export interface LaunchFacts {
   modelPath: string;            // the model those heads belong to
 }
 
+/** A bash single-quoted word. */
+const shellQuote = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`;
+
 function launchScript(experiment: string, configName: string, sft: string[], hasSft: boolean, biLevel: boolean, grpo: boolean,
   facts: LaunchFacts): string {
   return `#!/usr/bin/env bash
@@ -327,7 +330,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 die() { echo "launch.sh: $*" >&2; exit 2; }
-for v in GPUS SFT_GPUS TP; do [ -z "\${!v}" ] || [[ "\${!v}" =~ ^[1-9][0-9]*$ ]] || die "--\${v,,}: expected a positive integer, received '\${!v}'"; done
+for v in GPUS SFT_GPUS TP; do [ -z "\${!v}" ] || [[ "\${!v}" =~ ^[1-9][0-9]*$ ]] || die "--$(tr _ - <<< "\${v,,}"): expected a positive integer, received '\${!v}'"; done
 SFT_GPUS="\${SFT_GPUS:-$GPUS}"
 
 # --- checks before anything starts (each would otherwise fail after setup or after SFT's GPU hours) ---
@@ -346,7 +349,7 @@ export CUDA_VISIBLE_DEVICES
 HEADS=""
 if [ -f "$MODEL_PATH/config.json" ]; then
   HEADS=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("num_attention_heads", ""))' "$MODEL_PATH/config.json" 2>/dev/null || true)
-elif [ "$MODEL_PATH" = ${JSON.stringify(facts.modelPath)} ]; then
+elif [ "$MODEL_PATH" = ${shellQuote(facts.modelPath)} ]; then
   HEADS=${facts.heads ?? '""'}
 fi
 if [ -z "$TP" ]; then
