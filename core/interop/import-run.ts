@@ -402,6 +402,15 @@ export function importTempName(given?: string): string {
   return given;
 }
 
+/** appendJsonl in batches (a 10^6-row import is not one 80 MB buffer), fsynced once at the end; the spans of all rows. */
+function appendBatched(file: string, rows: readonly unknown[], batch = 50_000): { offset: number; length: number }[] {
+  const spans: { offset: number; length: number }[] = [];
+  for (let i = 0; i < rows.length; i += batch) {
+    for (const span of appendJsonl(file, rows.slice(i, i + batch), { sync: i + batch >= rows.length })) spans.push(span);
+  }
+  return spans;
+}
+
 /**
  * Writes the run in a temporary folder of the project, fsyncs every file and folder, then renames it
  * into runs/ and fsyncs runs/ (SQLite's standard: after a power loss the run is whole or absent).
@@ -418,15 +427,15 @@ function writeImportedRun(projectDir: string, runId: string, record: RunRecord, 
     if (c.episodes.length) {
       const rel = 'rollouts/imported.jsonl';
       fs.mkdirSync(path.join(tmp, 'rollouts'), { recursive: true });
-      const spans = appendJsonl(path.join(tmp, rel), c.episodes, sync);
+      const spans = appendBatched(path.join(tmp, rel), c.episodes);
       const index: EpisodeSummary[] = c.episodes.map((e, i) => ({
         id: e.id, stage: e.stage, step: e.step, seed: e.seed, group: e.group, sample: e.sample, success: e.success, totalReward: e.totalReward,
         numTurns: e.numTurns, formatErrors: e.formatErrors, invalidActions: e.invalidActions, file: rel, offset: spans[i]!.offset, length: spans[i]!.length,
       }));
-      appendJsonl(path.join(tmp, ROLLOUT_INDEX), index, sync);
+      appendBatched(path.join(tmp, ROLLOUT_INDEX), index);
     }
-    if (c.metrics.length) appendJsonl(path.join(tmp, METRICS_FILE), c.metrics, sync);
-    for (const split of ['train', 'val'] as const) if (c.sft[split].length) appendJsonl(path.join(tmp, sftFile(split)), c.sft[split], sync);
+    if (c.metrics.length) appendBatched(path.join(tmp, METRICS_FILE), c.metrics);
+    for (const split of ['train', 'val'] as const) if (c.sft[split].length) appendBatched(path.join(tmp, sftFile(split)), c.sft[split]);
     if (c.sft.train.length + c.sft.val.length) writeJsonAtomicSync(path.join(tmp, SFT_STATS), { train: c.sft.train.length, val: c.sft.val.length,
       dropped: {} });
     const summary = c.sources.map((s) => `${s.kind} ${s.file} (${s.count})`).join('; ');
