@@ -86,7 +86,7 @@ const pct = (v: number | null | undefined) => (v === null || v === undefined ? '
 function IntervalCell({ iv, best, hide, title }: { iv: Interval | null | undefined; best: boolean; hide?: boolean; title?: string }) {
   if (!iv) return <td className="num faint">–</td>;
   return (
-    <td className={`num ${best ? 'best' : ''}`} title={title}>
+    <td className={`num ${best ? 'best' : ''}`} title={title} style={{ whiteSpace: 'nowrap' }}>
       {pct(iv.mean)}{!hide && iv.low !== null && iv.high !== null && <span className="faint" style={{ fontSize: 11.5 }}> [{pct(iv.low)}, {pct(iv.high)}]</span>}
     </td>
   );
