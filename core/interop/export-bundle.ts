@@ -513,7 +513,12 @@ SPA's own scripts hard-code \`JAVA_HOME\` and cluster paths; \`launch.sh\` does 
 \`\`\`
 ./launch.sh --ragen /path/to/RAGEN --gpus 4            # SFT on 4 GPUs, then PPO with tensor parallel 4
 sbatch --gres=gpu:4 slurm.sbatch --ragen /path/to/RAGEN --gpus 4
+./launch.sh --check --gpus 8                            # only the checks below; prints the GPUs, TP and device ids it would use
 \`\`\`
+Before anything starts, launch.sh refuses (naming the numbers): a \`--tp\` that does not divide the model's attention heads (the
+default TP is the largest divisor of both \`--gpus\` and the heads), fewer \`CUDA_VISIBLE_DEVICES\` ids than \`--gpus\` (SLURM; more
+are cut to the first \`--gpus\`), a PPO mini-batch that \`--gpus\` does not divide (RAGEN train.py:130-133), and SFT on more GPUs
+than there are val rows (${o.rows.val}) or than divide the SFT batch (SPA sft/spa_sft_trainer.py:123,189-199,602).
 Outputs: \`outputs/sft/global_step_*\` (HF folders), \`outputs/ppo/global_step_*\` (verl FSDP shards; convert with
 \`python scripts/model_merger.py --backend fsdp --hf_model_path <base> --local_dir outputs/ppo/global_step_N/actor --target_dir <out>\`),
 \`outputs/workbench_rollouts/val_step*.jsonl\` (recorder), \`outputs/val_generations/<step>.jsonl\` (verl's validation dump),
