@@ -36,6 +36,11 @@ function mockClient(studies: StudySummary[]) {
     studies: { list: vi.fn(async () => ({ studies })), start, stop, table },
     runs: {
       list: vi.fn(async () => ({ runs: [], total: 0 })),
+      // runs.estimate: spa trains a base on sokoban (600 s); every other cell takes 100 s, one stage not estimated
+      estimate: vi.fn(async (req: { preset: string; set: Record<string, unknown> }) => {
+        const train = req.preset === 'spa' && req.set['env.id'] === 'sokoban';
+        return { seconds: train ? 600 : 100, stages: [], unestimated: train ? [] : ['eval'], bootstrap: train ? 'train' : 'shipped', warning: null, shippedBaseEnvs: ['frozenlake'] };
+      }),
       presets: vi.fn(async () => ({ presets: ['vanilla-rl', 'spa', 'diagnostic'].map((id) => ({ id, title: id, description: `${id} preset`, method: 'spa', sizes: ['smoke'], stages: [], config: {} })) })),
     },
     envs: { list: vi.fn(async () => ({ envs: ['frozenlake', 'sokoban', 'sudoku'].map((id) => ({ id, title: id, description: id, actions: [], defaultOptions: {} })) })) },
@@ -86,6 +91,10 @@ describe('StudiesView', () => {
     fireEvent.change(screen.getByTestId('study-overrides'), { target: { value: 'stages.rl.steps=20' } });
     expect(screen.queryByTestId('study-error-seeds')).toBeNull();
     expect(screen.getByTestId('study-grid-size').textContent).toBe('6 runs');
+    // the cost: (vanilla-rl 100 s + spa 600 s) x 3 seeds; vanilla-rl's unestimated stage x 3; spa's base trained in its 3 runs
+    await waitFor(() => expect(screen.getByTestId('study-cost').textContent).toMatch(/^Estimated: about 35m 00s \+ 3 stage\(s\) not estimated/));
+    expect(screen.getByTestId('study-cost-bootstrap').textContent).toBe('3 of 6 runs train a bootstrap base first (no shipped base fits them)');
+    expect((client as unknown as { runs: { estimate: ReturnType<typeof vi.fn> } }).runs.estimate).toHaveBeenCalledWith({ preset: 'spa', size: 'quick', set: { 'stages.rl.steps': 20, 'env.id': 'sokoban' } });
 
     fireEvent.click(screen.getByTestId('study-start'));
     await waitFor(() => expect(start).toHaveBeenCalledTimes(1));

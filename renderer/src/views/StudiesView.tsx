@@ -128,6 +128,34 @@ export default function StudiesView({ client, navigate, name }: StudiesViewProps
   const diagnostics = presets.filter((p) => p.id.startsWith('diagnostic'));
   const gridSize = form.methods.length * form.envs.length * parseSeeds(form.seeds).seeds.length;
 
+  // The study's cost: runs.estimate for each method × env (same size and overrides), times the seeds.
+  const [cost, setCost] = useState<{ seconds: number; unestimated: number; trainBases: number; cells: number } | null>(null);
+  const costKey = JSON.stringify([form.methods, form.envs, form.size, form.overrides, parseSeeds(form.seeds).seeds.length]);
+  useEffect(() => {
+    const seedCount = parseSeeds(form.seeds).seeds.length;
+    const { set, error: overridesError } = parseOverrides(form.overrides);
+    if (form.methods.length === 0 || form.envs.length === 0 || seedCount === 0 || overridesError) { setCost(null); return; }
+    let cancelled = false;
+    const t = setTimeout(() => {
+      const cells = form.methods.flatMap((m) => form.envs.map((e) => [m, e] as const));
+      void Promise.all(cells.map(async ([preset, env]) => {
+        try { return await client.runs.estimate({ preset, size: form.size, set: { ...set, 'env.id': env } }); } catch { return null; }
+      })).then((estimates) => {
+        if (cancelled) return;
+        const known = estimates.filter((e): e is NonNullable<typeof e> => e !== null);
+        if (known.length === 0) { setCost(null); return; }
+        setCost({
+          seconds: known.reduce((a, e) => a + (e.seconds ?? 0), 0) * seedCount,
+          unestimated: (known.reduce((a, e) => a + e.unestimated.length, 0) + (cells.length - known.length)) * seedCount,
+          trainBases: known.filter((e) => e.bootstrap === 'train').length * seedCount,
+          cells: cells.length * seedCount,
+        });
+      });
+    }, 400);
+    return () => { cancelled = true; clearTimeout(t); };
+    // costKey holds the form fields the estimate depends on
+  }, [client, costKey]);
+
   const act = async (fn: () => Promise<StudySummary>, select?: string) => {
     setBusy(true);
     try {
@@ -279,6 +307,13 @@ export default function StudiesView({ client, navigate, name }: StudiesViewProps
               </button>
               <span className="muted" data-testid="study-grid-size">{gridSize > 0 ? `${gridSize} run${gridSize === 1 ? '' : 's'}` : ''}</span>
             </div>
+            {cost && gridSize > 0 && (
+              <div className="muted" data-testid="study-cost" title="the New Run form's estimate (earlier runs here, else the bench) of each method × env, times the seeds; runs go one after another">
+                Estimated: <strong>{cost.seconds > 0 ? `about ${fmtDuration(cost.seconds * 1000)}` : 'not estimated yet'}</strong>
+                {cost.unestimated > 0 && <> + {cost.unestimated} stage(s) not estimated</>}
+                {cost.trainBases > 0 && <div className="field-error" data-testid="study-cost-bootstrap">{cost.trainBases} of {cost.cells} runs train a bootstrap base first (no shipped base fits them)</div>}
+              </div>
+            )}
           </div>
         </div>
       </div>
