@@ -24,7 +24,8 @@ describe('model.lora in a run', () => {
   it('spa-random-action on wasm: full bootstrap, then SFT and RL train adapters on the unchanged base; the log says LoRA', async () => {
     const project = tempProject('spa-lora-run-');
     const { outcome, runDir, events } = await runPreset(project, 'spa-random-action', 'lora', {
-      env: { id: 'frozenlake' }, model: { source: 'preset', preset: 'tiny', lora: LORA },
+      // optimizerState 'all': the final RL checkpoint keeps its moments, which show RL continued SFT's adapters (docs/checkpoints.md)
+      env: { id: 'frozenlake' }, model: { source: 'preset', preset: 'tiny', lora: LORA, memory: { optimizerState: 'all' } },
     });
     expect(outcome).toEqual({ status: 'completed' });
     const ckpt = (name: string) => join(runDir, 'checkpoints', name);
