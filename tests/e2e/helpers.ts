@@ -7,7 +7,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ProjectInfo, WorkbenchClient } from '../../core/api/contract.js';
-import type { RunStatus } from '../../core/api/records.js';
+import type { EpisodeRecord, RunStatus } from '../../core/api/records.js';
 import { connectWorkbench } from '../../core/server/ws-client.js';
 
 const root = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
@@ -202,6 +202,40 @@ export async function urlOf(p: Cli): Promise<string> {
 export function runJson(project: string, runId?: string): { id: string; name: string; status: string; reason: string | null; durationMs: number } {
   const id = runId ?? readdirSync(join(project, 'runs'))[0]!;
   return JSON.parse(readFileSync(join(project, 'runs', id, 'run.json'), 'utf8'));
+}
+
+/** Episodes of a stage, fully loaded (the runs of the e2e specs are tiny). */
+export async function episodesOf(api: WorkbenchClient, runId: string, stage: string): Promise<EpisodeRecord[]> {
+  const page = await api.rollouts.query({ runId, stage, limit: 50 });
+  return Promise.all(page.episodes.map((e) => api.rollouts.get({ runId, id: e.id })));
+}
+
+/** Kinds of the cells drawn in a board figure, row by row. */
+export async function drawnKinds(page: Page, figure: string): Promise<string[]> {
+  return page.locator(`${figure} g.board-cell`).evaluateAll((gs) => gs.map((g) => g.getAttribute('data-cell-kind') ?? ''));
+}
+
+/**
+ * Steps the open replay (ArrowRight) through an episode from step 0: one frame per executed action (a multi-action turn is
+ * several frames), checking the position at every frame and, at the end of each turn, that the board drawn equals the
+ * stored true state after it. `onFrame` runs after each frame (turn, action number within the turn). Returns the last step.
+ */
+export async function walkReplay(page: Page, episode: EpisodeRecord,
+  onFrame?: (turn: EpisodeRecord['turns'][number], action: number) => Promise<void>): Promise<number> {
+  const last = episode.turns.reduce((n, t) => n + Math.max(1, t.actionsExecuted.length), 0);
+  await expect(page.getByTestId('replay-position')).toHaveText(`step 0 / ${last}`);
+  expect(await drawnKinds(page, '[data-testid="replay-main"]')).toEqual(episode.turns[0]!.stateBefore.board.cells.flat());
+  let k = 0;
+  for (const t of episode.turns) {
+    for (let a = 1; a <= Math.max(1, t.actionsExecuted.length); a++) {
+      await page.keyboard.press('ArrowRight');
+      k++;
+      await expect(page.getByTestId('replay-position')).toHaveText(`step ${k} / ${last}`);
+      await onFrame?.(t, a);
+    }
+    expect(await drawnKinds(page, '[data-testid="replay-main"]')).toEqual(t.stateAfter.board.cells.flat());
+  }
+  return last;
 }
 
 export { expect };

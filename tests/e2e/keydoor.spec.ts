@@ -6,19 +6,9 @@
 // the board at each step equal to the stored true state; the run's final eval carries KeyDoor's
 // chance and oracle rows. Screenshots: test-results/screenshots/keydoor-*.png (and docs/screenshots
 // with SPA_E2E_DOCS_SCREENSHOTS=1).
-import type { Page } from '@playwright/test';
 import type { WorkbenchClient } from '../../core/api/contract.js';
-import type { EpisodeRecord, RunStatus } from '../../core/api/records.js';
-import { expect, expectNoSidewaysScroll, setTheme, shot, test } from './helpers.js';
-
-async function episodesOf(api: WorkbenchClient, runId: string, stage: string): Promise<EpisodeRecord[]> {
-  const page = await api.rollouts.query({ runId, stage, limit: 50 });
-  return Promise.all(page.episodes.map((e) => api.rollouts.get({ runId, id: e.id })));
-}
-
-async function drawnKinds(page: Page, figure: string): Promise<string[]> {
-  return page.locator(`${figure} g.board-cell`).evaluateAll((gs) => gs.map((g) => g.getAttribute('data-cell-kind') ?? ''));
-}
+import type { RunStatus } from '../../core/api/records.js';
+import { drawnKinds, episodesOf, expect, expectNoSidewaysScroll, setTheme, shot, test, walkReplay } from './helpers.js';
 
 async function waitForEnd(api: WorkbenchClient, runId: string, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
@@ -84,19 +74,9 @@ test('a KeyDoor run end to end: trace inspector, replay and chance/oracle rows',
   await expect(page.getByTestId('trace-episode')).toHaveAttribute('data-episode-id', selfplay.id);
   await page.getByRole('button', { name: 'Replay ▶' }).click();
   await expect(page.getByTestId('replay-view')).toBeVisible();
-  const last = selfplay.turns.reduce((n, t) => n + Math.max(1, t.actionsExecuted.length), 0);
-  await expect(page.getByTestId('replay-position')).toHaveText(`step 0 / ${last}`);
-  expect(await drawnKinds(page, '[data-testid="replay-main"]')).toEqual(selfplay.turns[0]!.stateBefore.board.cells.flat());
+  await expect(page.getByTestId('replay-position')).toContainText('step 0 /');
   await shot(page, 'keydoor-replay-step0', { docs: true });
-  let k = 0;
-  for (const t of selfplay.turns) {
-    for (let a = 1; a <= Math.max(1, t.actionsExecuted.length); a++) {
-      await page.keyboard.press('ArrowRight');
-      k++;
-      await expect(page.getByTestId('replay-position')).toHaveText(`step ${k} / ${last}`);
-    }
-    expect(await drawnKinds(page, '[data-testid="replay-main"]')).toEqual(t.stateAfter.board.cells.flat());
-  }
+  await walkReplay(page, selfplay);
   await shot(page, 'keydoor-replay-end', { docs: true });
 
   // ── the run's final eval: KeyDoor's chance and oracle rows beside the model ──

@@ -5,21 +5,8 @@
 // and browse the SFT dataset. Screenshots of every view in light and dark go to
 // test-results/screenshots/views-*.png.
 import { readFileSync } from 'node:fs';
-import type { Page } from '@playwright/test';
-import type { WorkbenchClient } from '../../core/api/contract.js';
 import type { EpisodeRecord } from '../../core/api/records.js';
-import { expect, expectNoSidewaysScroll, setTheme, shot, shotBothThemes, smokeRun, test } from './helpers.js';
-
-/** Episodes of a stage, fully loaded (the run is tiny). */
-async function episodesOf(api: WorkbenchClient, runId: string, stage: string): Promise<EpisodeRecord[]> {
-  const page = await api.rollouts.query({ runId, stage, limit: 50 });
-  return Promise.all(page.episodes.map((e) => api.rollouts.get({ runId, id: e.id })));
-}
-
-/** Kinds of the cells drawn in a board figure, row by row. */
-async function drawnKinds(page: Page, figure: string): Promise<string[]> {
-  return page.locator(`${figure} g.board-cell`).evaluateAll((gs) => gs.map((g) => g.getAttribute('data-cell-kind') ?? ''));
-}
+import { episodesOf, expect, expectNoSidewaysScroll, setTheme, shot, shotBothThemes, smokeRun, test, walkReplay } from './helpers.js';
 
 test('trace inspector, replay, template editor and dataset browser on a real run', async ({ workbench, consoleProblems }) => {
   test.setTimeout(600_000);
@@ -73,23 +60,14 @@ test('trace inspector, replay, template editor and dataset browser on a real run
   await page.getByRole('button', { name: 'Replay ▶' }).click();
   await expect(page.getByTestId('replay-view')).toBeVisible();
   // one frame per executed action (a multi-action turn is several frames), ending each turn on its stored state
-  const last = selfplay.turns.reduce((n, t) => n + Math.max(1, t.actionsExecuted.length), 0);
-  await expect(page.getByTestId('replay-position')).toHaveText(`step 0 / ${last}`);
-  expect(await drawnKinds(page, '[data-testid="replay-main"]')).toEqual(selfplay.turns[0]!.stateBefore.board.cells.flat());
+  await expect(page.getByTestId('replay-position')).toContainText('step 0 /');
   await shot(page, 'views-replay-step0', { docs: true });
-  let k = 0;
-  for (const t of selfplay.turns) {
-    for (let a = 1; a <= Math.max(1, t.actionsExecuted.length); a++) {
-      await page.keyboard.press('ArrowRight');
-      k++;
-      await expect(page.getByTestId('replay-position')).toHaveText(`step ${k} / ${last}`);
-      if (a < t.actionsExecuted.length) {
-        await expect(page.getByTestId('replay-main')).toContainText(`action ${a} of ${t.actionsExecuted.length}`);
-        if (a === 1 && t.actionsExecuted.length > 1) await shot(page, 'views-replay-action-step', { docs: true });
-      }
+  const last = await walkReplay(page, selfplay, async (t, a) => {
+    if (a < t.actionsExecuted.length) {
+      await expect(page.getByTestId('replay-main')).toContainText(`action ${a} of ${t.actionsExecuted.length}`);
+      if (a === 1 && t.actionsExecuted.length > 1) await shot(page, 'views-replay-action-step', { docs: true });
     }
-    expect(await drawnKinds(page, '[data-testid="replay-main"]')).toEqual(t.stateAfter.board.cells.flat());
-  }
+  });
   await shot(page, 'views-replay-end');
   await page.keyboard.press('Home');
   await expect(page.getByTestId('replay-position')).toHaveText(`step 0 / ${last}`);
