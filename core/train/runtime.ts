@@ -20,6 +20,7 @@ import { probeTorch, type TorchProbe } from '../model/torch/worker-client.js';
 import type { RunConfig } from '../api/run-config.js';
 import './rl-algorithms.js';   // registers every RL loss (the table's rows), as the worker threads do
 import { autoWasmWorkers } from './compute-probe.js';
+import { autoBackendProblem } from './auto-backend.js';
 import { setMemorySettings, memorySettings } from '../model/memory.js';
 import { pruneCheckpoints } from '../model/checkpoint.js';
 import { fileURLToPath } from 'node:url';
@@ -119,7 +120,10 @@ export async function chooseCompute(
  */
 export async function useBackend(config: RunConfig, log?: (line: string) => void): Promise<string> {
   setMemorySettings(config.model.memory);
-  return (await chooseCompute(config.backend, { log, workers: config.workers })).summary;
+  const choice = await chooseCompute(config.backend, { log, workers: config.workers });
+  const misfit = autoBackendProblem(config, choice);   // auto never lands on a backend that cannot hold the model (core/train/auto-backend.ts)
+  if (misfit) throw new Error(misfit);
+  return choice.summary;
 }
 
 function onTorch(): TorchProbe | null {
