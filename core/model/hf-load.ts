@@ -214,14 +214,8 @@ function canonicalName(name: string, hasModelPrefix: boolean): string {
   return `model.${name}`;
 }
 
-/** Validates a model folder and indexes its tensors, reading only JSON files and safetensors headers. */
-export async function inspectHfFolder(dir: string): Promise<HfFolderInfo> {
-  if (!existsSync(dir)) throw new ModelFolderError(`${dir}: model folder does not exist`);
-  if (!statSync(dir).isDirectory()) throw new ModelFolderError(`${dir}: expected a model folder (config.json, model.safetensors, tokenizer.json), got a file`);
-  const configPath = join(dir, 'config.json');
-  const rawConfig = (await readJson(configPath, 'config.json (the model configuration; every Hugging Face model folder has one)', true))!;
-  const config = hfConfigToModelConfig(rawConfig, configPath);
-
+/** The folder's weight files: the shards of model.safetensors.index.json (each checked to exist), or model.safetensors. */
+async function weightFilesOf(dir: string): Promise<{ indexPath: string; singlePath: string; weightFiles: string[]; weightMap: Record<string, string> | null }> {
   const indexPath = join(dir, 'model.safetensors.index.json');
   const singlePath = join(dir, 'model.safetensors');
   let weightFiles: string[];
@@ -253,6 +247,50 @@ export async function inspectHfFolder(dir: string): Promise<HfFolderInfo> {
       (hasBin ? '; found PyTorch .bin weights, which are not supported: re-save them with save_pretrained(..., safe_serialization=True)' : ''));
   }
 
+  return { indexPath, singlePath, weightFiles, weightMap };
+}
+
+/** Names, shapes and dtypes of the stored tensors against what config.json implies; all problems in one error. */
+function checkTensorsAgainstConfig(
+  dir: string, config: ReturnType<typeof hfConfigToModelConfig>, tensors: Map<string, StoredTensor>, where: string,
+): ReturnType<typeof expectedTensors> {
+  // Names and shapes against the config.
+  const expected = expectedTensors(config);
+  const problems: string[] = [];
+  for (const [name, shape] of expected) {
+    const have = tensors.get(name);
+    if (!have) {
+      if (name.startsWith('value_head.')) continue;                     // a fresh value head is initialised
+      if (name.endsWith('_proj.bias') && !config.attention_bias) continue;
+      problems.push(`${where}: missing tensor "${name}" (shape [${shape.join(', ')}])` +
+        (name === 'lm_head.weight' ? ' — config.json says tie_word_embeddings: false; set it to true if the head shares the embeddings' : ''));
+      continue;
+    }
+    if (have.shape.join(',') !== shape.join(',')) {
+      problems.push(`${join(dir, have.file)}: tensor "${name}" has shape [${have.shape.join(', ')}] but config.json implies [${shape.join(', ')}]`);
+    }
+    if (!['F32', 'F16', 'BF16', 'F64'].includes(have.dtype)) {
+      problems.push(`${join(dir, have.file)}: tensor "${name}" has dtype ${have.dtype}; expected F32, F16, BF16 or F64 (quantised weights are not supported)`);
+    }
+  }
+  if (problems.length) {
+    throw new ModelFolderError(problems.slice(0, 6).join('; ') + (problems.length > 6 ? `; and ${problems.length - 6} more` : '') +
+      '. Check that config.json belongs to these weights.');
+  }
+
+  return expected;
+}
+
+/** Validates a model folder and indexes its tensors, reading only JSON files and safetensors headers. */
+export async function inspectHfFolder(dir: string): Promise<HfFolderInfo> {
+  if (!existsSync(dir)) throw new ModelFolderError(`${dir}: model folder does not exist`);
+  if (!statSync(dir).isDirectory()) throw new ModelFolderError(`${dir}: expected a model folder (config.json, model.safetensors, tokenizer.json), got a file`);
+  const configPath = join(dir, 'config.json');
+  const rawConfig = (await readJson(configPath, 'config.json (the model configuration; every Hugging Face model folder has one)', true))!;
+  const config = hfConfigToModelConfig(rawConfig, configPath);
+
+  const { indexPath, singlePath, weightFiles, weightMap } = await weightFilesOf(dir);
+
   const stored = new Map<string, StoredTensor>();
   let weightBytes = 0;
   for (const file of weightFiles) {
@@ -276,30 +314,7 @@ export async function inspectHfFolder(dir: string): Promise<HfFolderInfo> {
   const tensors = new Map<string, StoredTensor>();
   for (const [name, entry] of stored) tensors.set(canonicalName(name, hasModelPrefix), entry);
 
-  // Names and shapes against the config.
-  const expected = expectedTensors(config);
-  const problems: string[] = [];
-  for (const [name, shape] of expected) {
-    const have = tensors.get(name);
-    if (!have) {
-      if (name.startsWith('value_head.')) continue;                     // a fresh value head is initialised
-      if (name.endsWith('_proj.bias') && !config.attention_bias) continue;
-      const where = weightMap ? `${indexPath} / shards` : singlePath;
-      problems.push(`${where}: missing tensor "${name}" (shape [${shape.join(', ')}])` +
-        (name === 'lm_head.weight' ? ' — config.json says tie_word_embeddings: false; set it to true if the head shares the embeddings' : ''));
-      continue;
-    }
-    if (have.shape.join(',') !== shape.join(',')) {
-      problems.push(`${join(dir, have.file)}: tensor "${name}" has shape [${have.shape.join(', ')}] but config.json implies [${shape.join(', ')}]`);
-    }
-    if (!['F32', 'F16', 'BF16', 'F64'].includes(have.dtype)) {
-      problems.push(`${join(dir, have.file)}: tensor "${name}" has dtype ${have.dtype}; expected F32, F16, BF16 or F64 (quantised weights are not supported)`);
-    }
-  }
-  if (problems.length) {
-    throw new ModelFolderError(problems.slice(0, 6).join('; ') + (problems.length > 6 ? `; and ${problems.length - 6} more` : '') +
-      '. Check that config.json belongs to these weights.');
-  }
+  const expected = checkTensorsAgainstConfig(dir, config, tensors, weightMap ? `${indexPath} / shards` : singlePath);
 
   const dtypes: Record<string, number> = {};
   let parameterCount = 0;
