@@ -305,35 +305,9 @@ export interface LaunchFacts {
 /** A bash single-quoted word. */
 const shellQuote = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`;
 
-function launchScript(experiment: string, configName: string, sft: string[], hasSft: boolean, biLevel: boolean, grpo: boolean,
-  facts: LaunchFacts): string {
-  return `#!/usr/bin/env bash
-# SFT on the exported self-play data, then PPO from the SFT checkpoint, with SPA's recipe on RAGEN v1 + verl.
-# Usage: ./launch.sh --ragen <RAGEN checkout with SPA/ inside> [--gpus N] [--sft-gpus N] [--tp N] [--model PATH] [--out DIR] [--skip-sft]
-#        ./launch.sh --check [--gpus N] [--sft-gpus N] [--tp N]   # only the checks below; prints the settings it would use
-set -euo pipefail
-HERE="$(cd "$(dirname "\${BASH_SOURCE[0]}")" && pwd)"
-source "$HERE/env.sh"
-RAGEN=""; GPUS=1; SFT_GPUS=""; TP=""; OUT="$HERE/outputs"; SKIP_SFT=${hasSft ? 0 : 1}; CHECK_ONLY=0
-MODEL_PATH="\${MODEL_PATH:-$(cat "$HERE/model.txt")}"
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --ragen) RAGEN="$2"; shift 2;;
-    --gpus) GPUS="$2"; shift 2;;
-    --sft-gpus) SFT_GPUS="$2"; shift 2;;
-    --tp) TP="$2"; shift 2;;
-    --model) MODEL_PATH="$2"; shift 2;;
-    --out) OUT="$2"; shift 2;;
-    --skip-sft) SKIP_SFT=1; shift;;
-    --check) CHECK_ONLY=1; shift;;
-    *) echo "launch.sh: unknown argument $1" >&2; exit 2;;
-  esac
-done
-die() { echo "launch.sh: $*" >&2; exit 2; }
-for v in GPUS SFT_GPUS TP; do [ -z "\${!v}" ] || [[ "\${!v}" =~ ^[1-9][0-9]*$ ]] || die "--$(tr _ - <<< "\${v,,}"): expected a positive integer, received '\${!v}'"; done
-SFT_GPUS="\${SFT_GPUS:-$GPUS}"
-
-# --- checks before anything starts (each would otherwise fail after setup or after SFT's GPU hours) ---
+/** launch.sh's checks before anything starts (GPUs, TP against the heads, mini-batch, SFT rows); `--check` stops after them. */
+function launchChecks(facts: LaunchFacts): string {
+  return `# --- checks before anything starts (each would otherwise fail after setup or after SFT's GPU hours) ---
 # GPUs: under SLURM CUDA_VISIBLE_DEVICES is already set; RAGEN train.py:136 wants exactly --gpus ids in it.
 if [ -n "\${CUDA_VISIBLE_DEVICES:-}" ]; then
   IFS=, read -r -a DEVS <<< "$CUDA_VISIBLE_DEVICES"
@@ -382,7 +356,38 @@ if [ "$CHECK_ONLY" = 1 ]; then
   exit 0
 fi
 
-[ -n "$RAGEN" ] || die "--ragen <RAGEN checkout> is required (see README.md)"
+`;
+}
+
+function launchScript(experiment: string, configName: string, sft: string[], hasSft: boolean, biLevel: boolean, grpo: boolean,
+  facts: LaunchFacts): string {
+  return `#!/usr/bin/env bash
+# SFT on the exported self-play data, then PPO from the SFT checkpoint, with SPA's recipe on RAGEN v1 + verl.
+# Usage: ./launch.sh --ragen <RAGEN checkout with SPA/ inside> [--gpus N] [--sft-gpus N] [--tp N] [--model PATH] [--out DIR] [--skip-sft]
+#        ./launch.sh --check [--gpus N] [--sft-gpus N] [--tp N]   # only the checks below; prints the settings it would use
+set -euo pipefail
+HERE="$(cd "$(dirname "\${BASH_SOURCE[0]}")" && pwd)"
+source "$HERE/env.sh"
+RAGEN=""; GPUS=1; SFT_GPUS=""; TP=""; OUT="$HERE/outputs"; SKIP_SFT=${hasSft ? 0 : 1}; CHECK_ONLY=0
+MODEL_PATH="\${MODEL_PATH:-$(cat "$HERE/model.txt")}"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --ragen) RAGEN="$2"; shift 2;;
+    --gpus) GPUS="$2"; shift 2;;
+    --sft-gpus) SFT_GPUS="$2"; shift 2;;
+    --tp) TP="$2"; shift 2;;
+    --model) MODEL_PATH="$2"; shift 2;;
+    --out) OUT="$2"; shift 2;;
+    --skip-sft) SKIP_SFT=1; shift;;
+    --check) CHECK_ONLY=1; shift;;
+    *) echo "launch.sh: unknown argument $1" >&2; exit 2;;
+  esac
+done
+die() { echo "launch.sh: $*" >&2; exit 2; }
+for v in GPUS SFT_GPUS TP; do [ -z "\${!v}" ] || [[ "\${!v}" =~ ^[1-9][0-9]*$ ]] || die "--$(tr _ - <<< "\${v,,}"): expected a positive integer, received '\${!v}'"; done
+SFT_GPUS="\${SFT_GPUS:-$GPUS}"
+
+${launchChecks(facts)}[ -n "$RAGEN" ] || die "--ragen <RAGEN checkout> is required (see README.md)"
 [ -d "$RAGEN/SPA" ] || die "$RAGEN/SPA not found; clone SPA inside the RAGEN checkout (README.md)"
 EXPERIMENT="${experiment}"; DATA="$HERE/data"
 mkdir -p "$OUT"
