@@ -41,7 +41,7 @@ describe('spa-workbench CLI (core commands)', { timeout: 2 * HANG_LIMIT_MS }, ()
     expect(csv).toHaveLength(4);
     const bad = cli(['run', 'diagnostic', '--project', project, '--size', 'huge'], home);
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain('--size: expected one of smoke, quick, standard, paper, custom, received "huge"');
+    expect(bad.stderr).toContain('--size: expected one of smoke, quick, standard, paper, gpu-24g, gpu-80g, custom, received "huge"');
     const unknown = cli(['run', 'no-such-preset', '--project', project], home);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/unknown preset "no-such-preset"; available: .*diagnostic/);
