@@ -20,7 +20,8 @@ export const EXPORT_TARGETS = ['spa-ragen'] as const;
 /** `export RUN --to spa-ragen --out DIR [--values run|paper]`: reads the run folder (no project lock needed) and writes the bundle. */
 export function exportTo(target: string, project: string, runId: string, out: string, model?: string, values?: string): void {
   if (values !== undefined && !(BUNDLE_VALUES as readonly string[]).includes(values)) {
-    throw new Error(`--values: expected ${BUNDLE_VALUES.join(' | ')} (run: the run's own settings; paper: the SPA release's), received ${JSON.stringify(values)}`);
+    throw new Error(`--values: expected ${BUNDLE_VALUES.join(' | ')} (run: the run's own settings; paper: the SPA release's), ` +
+      `received ${JSON.stringify(values)}`);
   }
   if (!(EXPORT_TARGETS as readonly string[]).includes(target)) throw new Error(`--to: expected ${EXPORT_TARGETS.join(' | ')}, received ` +
     `${JSON.stringify(target)}`);

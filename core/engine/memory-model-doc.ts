@@ -109,7 +109,8 @@ export function measurementChecks(root = REPO): MeasurementCheck[] {
         const path = { ...(legacy ? LEGACY_CUDA_PATH : CUDA_PATH), autocast };
         checks.push({
           file: `bench/results/${f}`, path: legacy ? 'legacy' : 'current', measuredBytes: measured * 1024 ** 3,
-          what: `worker on ${device} (${autocast ? 'bf16 autocast' : 'f32'}), ${name}: ${s.batch} x ${s.context} tokens train step + ${s.genBatch} x ${s.genTokens} generation`,
+          what: `worker on ${device} (${autocast ? 'bf16 autocast' : 'f32'}), ${name}: ` +
+            `${s.batch} x ${s.context} tokens train step + ${s.genBatch} x ${s.genTokens} generation`,
           modelBytes: deviceCheckModel(shapeOf(name, s), s, path),
         });
       }
@@ -154,7 +155,10 @@ export function notComparedMeasurements(root = REPO): Array<{ file: string; why:
   const dir = join(root, 'bench', 'results');
   return readdirSync(dir).filter((f) => f.startsWith('real-model-memory') && f.endsWith('.json')).sort()
     .filter((f) => readJson(join(dir, f)).bench !== 'real-model-memory')
-    .map((f) => ({ file: `bench/results/${f}`, why: 'the phases of one SFT step under two malloc settings (RSS with freed heap pages); the model counts live tensors over whole stages' }));
+    .map((f) => ({
+      file: `bench/results/${f}`,
+      why: 'the phases of one SFT step under two malloc settings (RSS with freed heap pages); the model counts live tensors over whole stages',
+    }));
 }
 
 const MODELS: Array<{ shape: ModelShape; label: string }> = [{ shape: QWEN25_05B, label: '0.5B' }, { shape: QWEN25_15B, label: '1.5B' }];

@@ -71,11 +71,15 @@ const GIB = 1024 ** 3;
 const MIB = 1024 ** 2;
 
 /** The worker as it is now on a CUDA GPU (torch >= 2: SDPA; chunked head; K/V not repeated). */
-export const CUDA_PATH: WorkerPath = { device: 'cuda', autocast: true, sdpa: true, repeatKv: false, fullVocabHead: false, headChunkMiB: 256, processBytes: 0.5 * GIB };
+export const CUDA_PATH: WorkerPath = {
+  device: 'cuda', autocast: true, sdpa: true, repeatKv: false, fullVocabHead: false, headChunkMiB: 256, processBytes: 0.5 * GIB,
+};
 /** The worker before the memory work of issue 20 (bb19ffc) on a CUDA GPU: what bench/results/torch-device-check-h200.json measured. */
 export const LEGACY_CUDA_PATH: WorkerPath = { ...CUDA_PATH, sdpa: false, repeatKv: true, fullVocabHead: true };
 /** The worker on this machine's CPU (Debian torch 1.13: no SDPA; f32 activations). */
-export const CPU_PATH: WorkerPath = { device: 'cpu', autocast: false, sdpa: false, repeatKv: false, fullVocabHead: false, headChunkMiB: 256, processBytes: 0.4 * GIB };
+export const CPU_PATH: WorkerPath = {
+  device: 'cpu', autocast: false, sdpa: false, repeatKv: false, fullVocabHead: false, headChunkMiB: 256, processBytes: 0.4 * GIB,
+};
 /** The worker before bb19ffc on the CPU (what shared/reference/real-model-review.md measured: 18.4 GB). */
 export const LEGACY_CPU_PATH: WorkerPath = { ...CPU_PATH, repeatKv: true, fullVocabHead: true };
 
@@ -206,7 +210,9 @@ export function stagePeaks(s: ModelShape, plan: MemoryPlan, path: WorkerPath): R
     ...stateBytes(P, plan, path, { train: false }), ...generationBytes(s, plan, path), 'policy moments': plan.lora ? 0 : 8 * P * slots,
     'process': ctx, ...others({ 'separate critic (resident)': critic, 'KL reference (resident)': reference }),
   });
-  const rlActor = peak({ ...train({ slots, head: true }), 'process': ctx, ...others({ 'separate critic (resident)': critic, 'KL reference (resident)': reference }) });
+  const rlActor = peak({
+    ...train({ slots, head: true }), 'process': ctx, ...others({ 'separate critic (resident)': critic, 'KL reference (resident)': reference }),
+  });
   const criticPeak = separate
     ? peak({ ...train({ slots: 1, head: false }), 'process': ctx, 'policy (resident)': residentPolicy, ...others({ 'KL reference (resident)': reference }) })
     : peak({ ...train({ slots, head: false }), 'process': ctx, ...others({ 'KL reference (resident)': reference }) });

@@ -64,9 +64,13 @@ export const GPU_SIZE_CARD_GIB: Record<GpuSize, number> = { 'gpu-24g': 24, 'gpu-
 export const GPU_SIZE_MEMORY: Record<GpuSize, Record<string, unknown>> = {
   // 24 GB (RTX 3090 / 4090, A5000): Qwen2.5-0.5B full fine-tuning peaks at ~17 GiB (RL actor update beside the separate
   // critic); Qwen2.5-1.5B needs model.lora (~13 GiB; full fine-tuning ~47 GiB)
-  'gpu-24g': { tokensPerMicroBatch: 4096, gradientCheckpointing: true, generationRows: 32, frozenDtype: 'bf16', checkpointDtype: 'bf16', optimizerState: 'resume' },
+  'gpu-24g': {
+    tokensPerMicroBatch: 4096, gradientCheckpointing: true, generationRows: 32, frozenDtype: 'bf16', checkpointDtype: 'bf16', optimizerState: 'resume',
+  },
   // 80 GB (A100 / H100): Qwen2.5-1.5B full fine-tuning with the separate critic peaks at ~48 GiB, 0.5B at ~19 GiB
-  'gpu-80g': { tokensPerMicroBatch: 8192, gradientCheckpointing: true, generationRows: 64, frozenDtype: 'bf16', checkpointDtype: 'bf16', optimizerState: 'resume' },
+  'gpu-80g': {
+    tokensPerMicroBatch: 8192, gradientCheckpointing: true, generationRows: 64, frozenDtype: 'bf16', checkpointDtype: 'bf16', optimizerState: 'resume',
+  },
 };
 
 /** A method preset at a GPU size: its paper config on a model folder (model.path is the user's), with the size's memory settings. */

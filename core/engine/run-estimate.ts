@@ -19,7 +19,9 @@ export type { BootstrapSource } from '../train/bootstrap-source.js';
  * with a shipped base. Loaded on demand: the bootstrap code brings the model code (TF.js) with it,
  * which a host or CLI that only lists runs should not load at start.
  */
-export async function bootstrapFacts(config: RunConfig, hasBootstrap: boolean, projectDir: string | null): Promise<{ source: BootstrapSource | null; baseEnvs: string[] }> {
+export async function bootstrapFacts(
+  config: RunConfig, hasBootstrap: boolean, projectDir: string | null,
+): Promise<{ source: BootstrapSource | null; baseEnvs: string[] }> {
   const m = await import('../train/bootstrap-source.js');
   return { source: hasBootstrap ? await m.bootstrapSource(config, projectDir) : null, baseEnvs: m.shippedBaseEnvs() };
 }
@@ -80,7 +82,8 @@ export function estimateNewRun(target: NewRunTarget, history: ReadonlyArray<RunL
     const past = comparable.map((h) => h.stages.find((s) => s.name === name)).filter((s): s is StageState => !!s)
       .map(stageSeconds).filter((x): x is number => x !== null);
     if (name === 'bootstrap' && bootstrap && bootstrap.kind !== 'train') {
-      stages.push({ name, seconds: 1, source: bootstrap.kind === 'shipped' ? `the shipped base (${path.basename(bootstrap.dir)}), copied` : 'the project\'s cached base, copied' });
+      const source = bootstrap.kind === 'shipped' ? `the shipped base (${path.basename(bootstrap.dir)}), copied` : 'the project\'s cached base, copied';
+      stages.push({ name, seconds: 1, source });
       continue;
     }
     if (name === 'bootstrap' && bootstrap?.kind === 'train') {
@@ -100,10 +103,14 @@ export function estimateNewRun(target: NewRunTarget, history: ReadonlyArray<RunL
         : scaled !== null ? `the shipped ${ref!.env} base's training time, scaled by rows trained` : null });
       continue;
     }
-    if (past.length) { stages.push({ name, seconds: median(past), source: `median of ${past.length} earlier run${past.length === 1 ? '' : 's'} here` }); continue; }
+    if (past.length) {
+      stages.push({ name, seconds: median(past), source: `median of ${past.length} earlier run${past.length === 1 ? '' : 's'} here` });
+      continue;
+    }
     const measured = benches.map((b) => b.stageSeconds[name]).filter((x): x is number => typeof x === 'number');
     if (measured.length) {
-      stages.push({ name, seconds: median(measured), source: `bench ${benches[0]!.file} (median of ${measured.length} backend${measured.length === 1 ? '' : 's'})` });
+      const source = `bench ${benches[0]!.file} (median of ${measured.length} backend${measured.length === 1 ? '' : 's'})`;
+      stages.push({ name, seconds: median(measured), source });
       continue;
     }
     stages.push({ name, seconds: null, source: null });

@@ -17,7 +17,9 @@ import { WorkbenchError } from '../api/errors.js';
 import { IMPORT_LIMITS, type ImportLimits } from '../interop/import-read.js';
 import { importRagenRun, type ImportOptions, type ImportResult } from '../interop/import-run.js';
 
-type Reply = { id: number; ok: true; value: ImportResult } | { id: number; ok: false; error: { name: string; message: string; details?: Record<string, unknown> } };
+type Reply =
+  | { id: number; ok: true; value: ImportResult }
+  | { id: number; ok: false; error: { name: string; message: string; details?: Record<string, unknown> } };
 
 /** The worker entry: the TypeScript source through tsx, else the bundled file next to the Electron build. */
 function workerEntry(): URL | null {

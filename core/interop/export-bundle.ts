@@ -312,7 +312,8 @@ function launchChecks(facts: LaunchFacts): string {
 if [ -n "\${CUDA_VISIBLE_DEVICES:-}" ]; then
   IFS=, read -r -a DEVS <<< "$CUDA_VISIBLE_DEVICES"
   if [ "\${#DEVS[@]}" -lt "$GPUS" ]; then
-    die "--gpus $GPUS but CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES lists \${#DEVS[@]} device(s) (SLURM: ask for --gres=gpu:$GPUS, or pass --gpus \${#DEVS[@]})"
+    die "--gpus $GPUS but CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES lists \${#DEVS[@]} device(s)" \\
+      "(SLURM: ask for --gres=gpu:$GPUS, or pass --gpus \${#DEVS[@]})"
   fi
   CUDA_VISIBLE_DEVICES="$(IFS=,; echo "\${DEVS[*]:0:$GPUS}")"   # the first --gpus of the allocated devices
 else
@@ -384,7 +385,9 @@ while [ $# -gt 0 ]; do
   esac
 done
 die() { echo "launch.sh: $*" >&2; exit 2; }
-for v in GPUS SFT_GPUS TP; do [ -z "\${!v}" ] || [[ "\${!v}" =~ ^[1-9][0-9]*$ ]] || die "--$(tr _ - <<< "\${v,,}"): expected a positive integer, received '\${!v}'"; done
+for v in GPUS SFT_GPUS TP; do
+  [ -z "\${!v}" ] || [[ "\${!v}" =~ ^[1-9][0-9]*$ ]] || die "--$(tr _ - <<< "\${v,,}"): expected a positive integer, received '\${!v}'"
+done
 SFT_GPUS="\${SFT_GPUS:-$GPUS}"
 
 ${launchChecks(facts)}[ -n "$RAGEN" ] || die "--ragen <RAGEN checkout> is required (see README.md)"

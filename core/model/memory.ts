@@ -44,7 +44,9 @@ export function setMemorySettings(settings: Partial<MemorySettings> | undefined)
   whole('tokensPerMicroBatch', 'tokens');
   whole('generationRows', 'rows');
   const oneOf = (key: keyof MemorySettings, allowed: readonly unknown[]): void => {
-    if (!allowed.includes(next[key])) throw new Error(`model.memory.${key}: expected one of ${allowed.map((a) => JSON.stringify(a)).join(', ')}, got ${JSON.stringify(next[key])}`);
+    if (!allowed.includes(next[key])) {
+      throw new Error(`model.memory.${key}: expected one of ${allowed.map((a) => JSON.stringify(a)).join(', ')}, got ${JSON.stringify(next[key])}`);
+    }
   };
   oneOf('gradientCheckpointing', [true, false, 'auto']);
   oneOf('frozenDtype', ['auto', 'bf16', 'f32']);
