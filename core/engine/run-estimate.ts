@@ -31,18 +31,19 @@ type RunLike = Pick<RunSummary, 'id' | 'preset' | 'size' | 'method' | 'env' | 's
 /** One bench measurement of a whole run's stages (bench/results/spa-stages*.json, one entry per backend). */
 export interface BenchStageTimes { file: string; preset: string; size: string; env: string; backend: string; stageSeconds: Record<string, number> }
 
-/** A bootstrap that trains this long (or of unknown length) is warned about; a shorter one is only estimated. */
-export const LONG_BOOTSTRAP_SECONDS = 60;
-
-function median(xs: number[]): number {
+export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
-function stageSeconds(s: StageState): number | null {
+/** Wall seconds of a completed stage (null when it did not complete or its times are missing). */
+export function stageSeconds(s: StageState): number | null {
   return s.status === 'completed' && s.startedAt !== null && s.finishedAt !== null && s.finishedAt >= s.startedAt ? (s.finishedAt - s.startedAt) / 1000 : null;
 }
+
+/** A bootstrap that trains this long (or of unknown length) is warned about; a shorter one is only estimated. */
+export const LONG_BOOTSTRAP_SECONDS = 60;
 
 /** The bench's stage-time files under `dir` (bench/results of the checkout); files that do not parse are skipped. */
 export function readBenchStageTimes(dir = defaultBenchDir()): BenchStageTimes[] {

@@ -4,7 +4,7 @@
 // (bench/results/spa-stages*.json), so a first run has an ETA from its first minute. Stages never
 // measured are counted, not guessed: the ETA then says "+ N stages not estimated".
 import type { RunSummary, StageState } from '../api/contract.js';
-import { readBenchStageTimes, type BenchStageTimes } from './run-estimate.js';
+import { median, readBenchStageTimes, stageSeconds, type BenchStageTimes } from './run-estimate.js';
 
 let benchCache: BenchStageTimes[] | null = null;
 /** The bench's stage times, read once per process. */
@@ -18,16 +18,6 @@ export interface RunEta {
 }
 
 type RunLike = Pick<RunSummary, 'id' | 'preset' | 'size' | 'method' | 'env' | 'status' | 'stages' | 'progress'>;
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
-
-function stageSeconds(s: StageState): number | null {
-  return s.status === 'completed' && s.startedAt !== null && s.finishedAt !== null && s.finishedAt >= s.startedAt ? (s.finishedAt - s.startedAt) / 1000 : null;
-}
 
 /** `history`: other runs of the project (any status; only completed stages of comparable runs count). */
 export function estimateRunEta(run: RunLike, history: ReadonlyArray<RunLike>, now = Date.now(), bench: ReadonlyArray<BenchStageTimes> = benchTimes()): RunEta {
