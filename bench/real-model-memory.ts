@@ -21,6 +21,7 @@ import { mergeConfig, presetConfig } from '../core/train/presets.js';
 import { executeRun } from '../core/engine/runner.js';
 import { loadStage, planStages } from '../core/engine/stages.js';
 import type { RunEvent } from '../core/api/records.js';
+import { QWEN25_TEMPLATE } from '../tests/fixtures/chat-templates.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
@@ -42,15 +43,6 @@ const GENERATION_CONFIG = {
   bos_token_id: 151643, pad_token_id: 151643, do_sample: true, eos_token_id: [151645, 151643], repetition_penalty: 1.1,
   temperature: 0.7, top_p: 0.8, top_k: 20, transformers_version: '4.37.0',
 };
-/** Qwen2.5-Instruct's chat template without its tool-calling branch (the product sends no tools). */
-const QWEN25_TEMPLATE =
-  "{%- if messages[0]['role'] == 'system' %}\n    {{- '<|im_start|>system\\n' + messages[0]['content'] + '<|im_end|>\\n' }}\n{%- else %}\n" +
-  "    {{- '<|im_start|>system\\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\\n' }}\n{%- endif %}\n" +
-  '{%- for message in messages %}\n' +
-  '    {%- if (message.role == "user") or (message.role == "system" and not loop.first) or (message.role == "assistant") %}\n' +
-  "        {{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>' + '\\n' }}\n" +
-  '    {%- endif %}\n{%- endfor %}\n{%- if add_generation_prompt %}\n    {{- \'<|im_start|>assistant\\n\' }}\n{%- endif %}\n';
-
 /** Make the stand-in folder (config, generation config, Qwen2.5 tokenizer, random BF16 weights) unless it is there. */
 function makeStandin(dir: string): void {
   if (existsSync(join(dir, 'model.safetensors')) && existsSync(join(dir, 'tokenizer.json'))) return;

@@ -11,16 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { formatChat, roleMask, ChatFormatError, type ChatMessage } from '../../core/model/chat.js';
 import { loadTokenizer } from '../../core/model/tokenizer.js';
+import { QWEN25_TEMPLATE } from '../fixtures/chat-templates.js';
 
 const python = process.env.SPA_TEST_HF_PYTHON ?? '/usr/bin/python3';
 
-export const QWEN25_TEMPLATE =
-  "{%- if messages[0]['role'] == 'system' %}\n    {{- '<|im_start|>system\\n' + messages[0]['content'] + '<|im_end|>\\n' }}\n{%- else %}\n" +
-  "    {{- '<|im_start|>system\\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\\n' }}\n{%- endif %}\n" +
-  '{%- for message in messages %}\n' +
-  '    {%- if (message.role == "user") or (message.role == "system" and not loop.first) or (message.role == "assistant") %}\n' +
-  "        {{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>' + '\\n' }}\n" +
-  '    {%- endif %}\n{%- endfor %}\n{%- if add_generation_prompt %}\n    {{- \'<|im_start|>assistant\\n\' }}\n{%- endif %}\n';
 export const SMOLLM2_TEMPLATE =
   "{% for message in messages %}{% if loop.first and messages[0]['role'] != 'system' %}{{ '<|im_start|>system\nYou are a helpful AI assistant " +
   "named SmolLM, trained by Hugging Face<|im_end|>\n' }}{% endif %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + " +
