@@ -20,6 +20,7 @@ import { RunConfigSchema } from '../core/api/run-config.js';
 import { mergeConfig, presetConfig } from '../core/train/presets.js';
 import { executeRun } from '../core/engine/runner.js';
 import { loadStage, planStages } from '../core/engine/stages.js';
+import { resolvedMemory } from '../core/model/memory.js';
 import type { RunEvent } from '../core/api/records.js';
 import { QWEN25_TEMPLATE } from '../tests/fixtures/chat-templates.js';
 
@@ -123,7 +124,23 @@ const events: RunEvent[] = [];
 let stage = 'start';
 const perStage: Record<string, { seconds: number; peakRssBytes: number; workerHwmBytes: number; enginePeakRssBytes: number; started: number }> = {};
 const workerPeak = new Map<number, { rss: number; hwm: number }>();
+// resume points (rl-latest, an SFT epoch's) are removed when their stage ends: their largest size is taken while they exist
+const resumePoints: Record<string, { bytes: number; files: Record<string, number> }> = {};
+let polls = 0;
+const sizeResumePoints = (): void => {
+  const ckDir = join(runDir, 'checkpoints');
+  for (const name of existsSync(ckDir) ? readdirSync(ckDir).filter((n) => !n.startsWith('.')) : []) {
+    try {
+      const files: Record<string, number> = {};
+      for (const f of readdirSync(join(ckDir, name))) files[f] = statSync(join(ckDir, name, f)).size;
+      if (!('optimizer.safetensors' in files)) continue;
+      const bytes = Object.values(files).reduce((a, b) => a + b, 0);
+      if (bytes > (resumePoints[name]?.bytes ?? 0)) resumePoints[name] = { bytes, files };
+    } catch { /* written or removed meanwhile */ }
+  }
+};
 const poll = (): void => {
+  if (polls++ % 8 === 0) sizeResumePoints();
   const s = (perStage[stage] ??= { seconds: 0, peakRssBytes: 0, workerHwmBytes: 0, enginePeakRssBytes: 0, started: Date.now() });
   for (const pid of descendants()) {
     const st = status(pid);
@@ -184,17 +201,22 @@ function writeReport(progress: string): Record<string, unknown> {
     command: `node bin/run-ts.mjs bench/real-model-memory.ts${sets.map((s) => ` --set ${s}`).join('')}`,
     machine: { cpus: availableParallelism(), loadAverageAtEnd: loadavg(), note: 'shared 2-core CPU, other jobs running; Debian torch 1.13' },
     model: { standin: 'Qwen2.5-0.5B config.json, random BF16 weights, real Qwen BPE tokenizer', parameters: 494_032_768, folder: standin },
-    run: { preset: 'spa', size: 'smoke', env: 'frozenlake', backend: 'torch', memory: config.model.memory ?? 'defaults', outcome,
+    run: { preset: 'spa', size: 'smoke', env: 'frozenlake', backend: 'torch', memory: config.model.memory ?? 'defaults',
+      resolvedMemory: resolvedMemory(494_032_768), outcome,
       totalSeconds: (Date.now() - started) / 1000 },
     fields: {
       peakRssBytes: 'largest VmRSS of any torch worker process seen during the stage (polled every 250 ms)',
       workerHwmBytes: "largest VmHWM (the kernel's peak RSS since the process started; workers are reused across stages) at the stage's end",
       checkpoints: 'every checkpoint folder left by the run: total bytes, bytes by file, weight dtype, optimizer step (null: no AdamW moments)',
+      resumePoints: 'the largest size seen of every checkpoint with AdamW moments while the run went on (polled every 2 s; removed at its stage end)',
+      resolvedMemory: "the run's model.memory settings with auto decided for this model (core/model/memory.ts resolvedMemory)",
     },
     stages,
     workerPeakRssBytes: Math.max(0, ...[...workerPeak.values()].map((w) => w.hwm)),
     checkpoints,
     largestCheckpointBytes: Math.max(0, ...Object.values(checkpoints).map((c) => c.bytes)),
+    resumePoints,
+    largestResumePointBytes: Math.max(0, ...Object.values(resumePoints).map((c) => c.bytes)),
     targets: { workerPeakRssBytes: 10 * GB, checkpointBytes: 1.5 * GB },
     before: {
       source: 'shared/reference/real-model-review.md section 2 (commit 81380ea, same stand-in, same command, 2026-11-26)',

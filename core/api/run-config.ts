@@ -35,6 +35,7 @@ export const ModelMemorySchema = z.object({
   generationRows: z.number().int().positive().optional(),       // rows prefilled and decoded together on torch (64)
   frozenDtype: z.enum(['auto', 'bf16', 'f32']).optional(),      // KL reference / LoRA base weights (auto: bf16 for real models)
   checkpointDtype: z.enum(['auto', 'bf16', 'f16', 'f32']).optional(), // weights of checkpoints without moments (auto: bf16 for real models)
+  optimizerDtype: z.enum(['auto', 'bf16', 'f32']).optional(),  // AdamW moments (auto: bf16 for real models, torch; stochastic rounding)
   optimizerState: z.enum(['resume', 'all', 'none']).optional(), // AdamW moments: only in a stage's resume point (default), everywhere, never
   keepMilestones: z.number().int().nonnegative().nullable().optional(), // RL milestones kept besides the final one (5; null: all)
 }).strict();

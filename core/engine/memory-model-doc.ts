@@ -76,10 +76,12 @@ function deviceCheckModel(shape: ModelShape, s: Record<string, number>, path: Wo
  */
 export function smokeStandinPlans(memory: Record<string, unknown>): { sft: MemoryPlan; rl: MemoryPlan } {
   const ckpt = memory.gradientCheckpointing === undefined || memory.gradientCheckpointing === 'auto' || memory.gradientCheckpointing === true;
+  // the moments' dtype as the run resolved it (bench/real-model-memory.ts records it); runs before it existed kept f32
+  const optimizerBf16 = memory.optimizerDtype === 'bf16';
   const budget = typeof memory.tokensPerMicroBatch === 'number' ? memory.tokensPerMicroBatch : 6144;
   const base: MemoryPlan = {
     tokenBudget: 0, rowTokens: 0, scoredFraction: 0.5, gradientCheckpointing: ckpt, generationRows: 8, rolloutRows: 8, promptTokens: 160,
-    newTokens: 12, lora: false, frozenBf16: false, criticMode: 'shared-trunk', klReference: false,
+    newTokens: 12, lora: false, frozenBf16: false, criticMode: 'shared-trunk', klReference: false, optimizerBf16,
   };
   return { sft: { ...base, tokenBudget: Math.min(budget, 1816), rowTokens: 454 }, rl: { ...base, tokenBudget: Math.min(budget, 680), rowTokens: 170 } };
 }
@@ -135,7 +137,7 @@ export function measurementChecks(root = REPO): MeasurementCheck[] {
     const when = Date.parse(String(data.when));
     const path = Number.isFinite(when) && when < MEMORY_WORK_LANDED ? LEGACY_CPU_PATH : CPU_PATH;
     const memory = obj(obj(data.run).memory);
-    const plans = smokeStandinPlans(memory);
+    const plans = smokeStandinPlans({ ...memory, ...obj(obj(data.run).resolvedMemory) });
     const model = { sft: stagePeaks(QWEN25_05B, plans.sft, path), rl: stagePeaks(QWEN25_05B, plans.rl, path) };
     for (const st of stages) {
       if ((st.stage !== 'sft' && st.stage !== 'rl') || typeof st.peakRssBytes !== 'number') continue;

@@ -7,7 +7,8 @@
 // What it counts, per process on the device (the policy's worker; a separate critic and a KL reference are processes
 // of their own, each with its own CUDA context and caching allocator, so their resident memory adds up):
 //   state       f32 master weights 4 B/param; training adds f32 gradients 4 and AdamW m, v 8 (16 B/param); the
-//               shared-trunk value view keeps a second AdamW slot over the trunk (+8); `apply` copies the gradients
+//               shared-trunk value view keeps a second AdamW slot over the trunk (+8); bf16 moments (optimizerDtype, the
+//               default for real models) halve both slots (4 per slot); `apply` copies the gradients
 //               twice (divided, then clipped: 20 B/param at its peak, after the activations are freed); under bf16
 //               autocast the bf16 casts of the trainable weights live from forward to backward (+2). LoRA: the frozen
 //               base in bf16 (frozenDtype bf16) or f32, adapters ~0.
@@ -101,6 +102,8 @@ export interface MemoryPlan {
   lora: boolean;
   /** Frozen weights (LoRA base, KL reference) in bf16. */
   frozenBf16: boolean;
+  /** AdamW moments in bf16 (model.memory.optimizerDtype): 4 bytes per trained value and slot instead of 8. */
+  optimizerBf16?: boolean;
   criticMode: 'shared-trunk' | 'separate';
   /** A frozen KL reference is loaded (rl.klCoef > 0). */
   klReference: boolean;
@@ -153,12 +156,17 @@ function trainActivations(s: ModelShape, plan: MemoryPlan, path: WorkerPath, opt
   return parts;
 }
 
+/** Bytes of AdamW moments (m and v) per trained value and optimizer slot. */
+function momentBytes(plan: MemoryPlan): number {
+  return plan.optimizerBf16 ? 4 : 8;
+}
+
 /** Model state bytes of a process: weights, and when it trains gradients and AdamW moments (slots: 1, or 2 with the shared-trunk value view). */
 function stateBytes(P: number, plan: MemoryPlan, path: WorkerPath, opts: { train: boolean; slots?: number; apply?: boolean }): Record<string, number> {
   if (plan.lora) return { 'frozen base': P * (plan.frozenBf16 ? 2 : 4) };
   const parts: Record<string, number> = { 'f32 weights': 4 * P };
   if (!opts.train) return parts;
-  parts['AdamW moments'] = 8 * P * (opts.slots ?? 1);
+  parts[plan.optimizerBf16 ? 'AdamW moments (bf16)' : 'AdamW moments'] = momentBytes(plan) * P * (opts.slots ?? 1);
   if (opts.apply) parts['gradients (apply: divided and clipped copies)'] = 8 * P;
   else {
     parts.gradients = 4 * P;
@@ -205,9 +213,9 @@ export function stagePeaks(s: ModelShape, plan: MemoryPlan, path: WorkerPath): R
   };
   const selfplay = peak({ ...stateBytes(P, plan, path, { train: false }), ...generationBytes(s, plan, path), 'process': ctx });
   const sft = peak({ ...train({ slots: 1, head: true }), 'process': ctx });
-  const residentPolicy = residentTrained(P, plan, path) + (separate || plan.lora ? 0 : 8 * P);   // + the value view's slot
+  const residentPolicy = residentTrained(P, plan, path) + (separate || plan.lora ? 0 : momentBytes(plan) * P);   // + the value view's slot
   const rlRollout = peak({
-    ...stateBytes(P, plan, path, { train: false }), ...generationBytes(s, plan, path), 'policy moments': plan.lora ? 0 : 8 * P * slots,
+    ...stateBytes(P, plan, path, { train: false }), ...generationBytes(s, plan, path), 'policy moments': plan.lora ? 0 : momentBytes(plan) * P * slots,
     'process': ctx, ...others({ 'separate critic (resident)': critic, 'KL reference (resident)': reference }),
   });
   const rlActor = peak({
@@ -280,6 +288,7 @@ export function planFromConfig(config: {
     newTokens,
     lora: config.model.lora !== undefined,
     frozenBf16: memory.frozenDtype !== 'f32',
+    optimizerBf16: memory.optimizerDtype === 'bf16' || ((memory.optimizerDtype === undefined || memory.optimizerDtype === 'auto') && realModel),
     criticMode: config.model.criticMode === 'separate' ? 'separate' : 'shared-trunk',
     klReference: num(rl.klCoef, 0) > 0,
   };

@@ -17,6 +17,9 @@ export interface MemorySettings {
   frozenDtype: 'auto' | 'bf16' | 'f32';
   /** Weight dtype of checkpoints without optimizer moments (milestones, a stage's final one); auto: bf16 for real models, else f32. */
   checkpointDtype: 'auto' | 'bf16' | 'f16' | 'f32';
+  /** Storage of AdamW moments in memory and in resume points (torch): auto: bf16 for real models (updated in f32, stored with
+   *  stochastic rounding: 4 instead of 8 bytes per trained value and slot), f32 for tiny ones; the wasm backend keeps f32. */
+  optimizerDtype: 'auto' | 'bf16' | 'f32';
   /** AdamW moments in checkpoints: 'resume' only in a stage's resume point (with f32 weights, so resuming is exact); 'all'; 'none'. */
   optimizerState: 'resume' | 'all' | 'none';
   /** RL milestones (rl-<n>) kept on disk besides the final one: the newest this many (null: all). */
@@ -28,7 +31,7 @@ export const REAL_MODEL_PARAMETERS = 100_000_000;
 
 export const DEFAULT_MEMORY: MemorySettings = {
   tokensPerMicroBatch: DEFAULT_TOKEN_BUDGET, gradientCheckpointing: 'auto', generationRows: 64, frozenDtype: 'auto', checkpointDtype: 'auto',
-  optimizerState: 'resume', keepMilestones: 5,
+  optimizerDtype: 'auto', optimizerState: 'resume', keepMilestones: 5,
 };
 
 let current: MemorySettings = { ...DEFAULT_MEMORY };
@@ -51,6 +54,7 @@ export function setMemorySettings(settings: Partial<MemorySettings> | undefined)
   oneOf('gradientCheckpointing', [true, false, 'auto']);
   oneOf('frozenDtype', ['auto', 'bf16', 'f32']);
   oneOf('checkpointDtype', ['auto', 'bf16', 'f16', 'f32']);
+  oneOf('optimizerDtype', ['auto', 'bf16', 'f32']);
   oneOf('optimizerState', ['resume', 'all', 'none']);
   if (next.keepMilestones !== null && (!Number.isInteger(next.keepMilestones) || next.keepMilestones < 0)) {
     throw new Error(`model.memory.keepMilestones: expected a whole number >= 0 or null (keep all), got ${JSON.stringify(next.keepMilestones)}`);
@@ -63,10 +67,11 @@ export function memorySettings(): MemorySettings { return { ...current }; }
 
 /** The settings resolved for a model of `parameters` parameters ('auto' decided: on / bf16 for real models, off / f32 for tiny ones). */
 export function resolvedMemory(parameters: number, settings: MemorySettings = current): {
-  gradientCheckpointing: boolean; frozenDtype: 'bf16' | 'f32'; checkpointDtype: 'bf16' | 'f16' | 'f32';
+  gradientCheckpointing: boolean; frozenDtype: 'bf16' | 'f32'; checkpointDtype: 'bf16' | 'f16' | 'f32'; optimizerDtype: 'bf16' | 'f32';
 } {
   const real = parameters >= REAL_MODEL_PARAMETERS;
   return {
+    optimizerDtype: settings.optimizerDtype === 'auto' ? (real ? 'bf16' : 'f32') : settings.optimizerDtype,
     gradientCheckpointing: settings.gradientCheckpointing === 'auto' ? real : settings.gradientCheckpointing,
     frozenDtype: settings.frozenDtype === 'auto' ? (real ? 'bf16' : 'f32') : settings.frozenDtype,
     checkpointDtype: settings.checkpointDtype === 'auto' ? (real ? 'bf16' : 'f32') : settings.checkpointDtype,

@@ -207,6 +207,9 @@ export class TfjsRuntime extends RuntimeBase implements ModelRuntime {
 
   ensureOptimizer(weightDecay = 0.01, betas?: readonly [number, number]): Trainer {
     if (!this.trainer) {
+      if (memorySettings().optimizerDtype === 'bf16') {
+        throw new Error('model.memory.optimizerDtype bf16: the wasm backend keeps AdamW moments in f32; set it to auto or f32, or use the torch backend');
+      }
       const adam = { ...RUNTIME_ADAMW, ...(betas ? { beta1: betas[0], beta2: betas[1] } : {}) };
       this.trainer = new Trainer(this.model, { schedule: { lr: 0, kind: 'constant' }, ...adam, weightDecay });
       if (this.restoredOptimizerState) {

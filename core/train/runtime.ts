@@ -99,8 +99,9 @@ export async function chooseCompute(
   // auto without torch says so on the info line (the full reasons go to the debug line after "; not used: ")
   const noTorch = requested === 'auto' && torch && !torch.ok ? ': no Python with torch found' : '';
   const how = requested === 'auto' ? `auto${noTorch}` : `requested by ${source === 'config' ? 'the run config' : 'SPA_BACKEND'}`;
+  const cpu = 'CPU, all cores; 1 thread below 10M parameters';
   const what = backend === 'torch'
-    ? `torch (${torch!.python}, torch ${torch!.torch}, ${torch!.cuda ? `CUDA ${torch!.device}` : torch!.mps ? 'Apple MPS' : 'CPU, all cores'})`
+    ? `torch (${torch!.python}, torch ${torch!.torch}, ${torch!.cuda ? `CUDA ${torch!.device}` : torch!.mps ? 'Apple MPS' : cpu})`
     : tfjs.summary.replace(/^TF\.js backend: /, 'TF.js ').replace(/; not used: .*$/, '');
   const noEntry = backend === 'wasm' && workersWanted > 0 && !dpWorkerEntry();
   const workers = backend === 'wasm' && !noEntry ? workersWanted : 0;

@@ -332,6 +332,21 @@ def positions_from_segments(seg):
     return torch.where(seg != 0, pos, torch.zeros_like(pos))
 
 
+SHARED_PREFIX_MIN = int(os.environ.get("SPA_TORCH_SHARED_PREFIX", "16") or 0)   # 0: off
+
+
+def shared_prefix(ids, seg):
+    """Tokens at the start that every row shares (same ids, same non-padding segment), when there are 2+ rows and at
+    least SHARED_PREFIX_MIN of them, leaving at least one token per row; else 0."""
+    B, T = ids.shape
+    if B < 2 or SHARED_PREFIX_MIN <= 0 or T <= SHARED_PREFIX_MIN:
+        return 0
+    same = ((ids == ids[:1]) & (seg == seg[:1]) & (seg != 0)).all(0)        # [T]
+    P = int(same.long().cumprod(0).sum())
+    P = min(P, T - 1)
+    return P if P >= SHARED_PREFIX_MIN else 0
+
+
 def has_prefix(seg):
     out = torch.zeros_like(seg, dtype=torch.bool)
     out[:, 1:] = (seg[:, 1:] != 0) & (seg[:, 1:] == seg[:, :-1])
@@ -410,11 +425,27 @@ class Decoder:
 
     def trunk(self, ids, seg, cache=None, positions=None):
         """ids [B, T] -> hidden [B, T, D]. seg: segment ids of the keys (0 = padding) [B, Tk].
-        cache (generation): {"cap": longest key length} plus per-layer K/V buffers [B, KV, cap, hd] written in place."""
-        c, w = self.c, self.w
-        B, T = ids.shape
+        cache (generation): {"cap": longest key length} plus per-layer K/V buffers [B, KV, cap, hd] written in place.
+        Without a cache, a prefix every row shares (the same tokens in the same segment: a template's rules line, a system
+        prompt) is computed once, for one row, and the rows' remaining tokens attend to its keys and values: the same
+        numbers as computing it in every row (causal attention: a prefix does not see what follows it), and gradients
+        through it sum over the rows."""
         if positions is None:
             positions = positions_from_segments(seg)
+        P = shared_prefix(ids, seg) if cache is None else 0
+        if P == 0:
+            return self._trunk(ids, seg, cache, positions)
+        B, T = ids.shape
+        kv = []
+        pre = self._trunk(ids[:1, :P], seg[:1, :P], None, positions[:1, :P], keep=kv)          # [1, P, D]
+        rest = self._trunk(ids[:, P:], seg, None, positions[:, P:], past=kv)                    # [B, T - P, D]
+        return torch.cat([pre.expand(B, P, pre.shape[-1]), rest], dim=1)
+
+    def _trunk(self, ids, seg, cache, positions, keep=None, past=None):
+        """The decoder over ids [B, T] whose keys are seg [B, Tk] (Tk - T earlier keys: a cache's, or `past`: per layer the
+        shared prefix's (k, v) [1, KV, P, hd]); keep: a list that receives each layer's (k, v)."""
+        c, w = self.c, self.w
+        B, T = ids.shape
         cos, sin = self.cos[positions].unsqueeze(1), self.sin[positions].unsqueeze(1)   # [B, 1, T, hd]
         x = F.embedding(ids.long(), w["model.embed_tokens.weight"])
         if x.dtype != torch.float32:
@@ -433,16 +464,22 @@ class Decoder:
         rep = self.H // self.KV
         if rep > 1:   # GQA without repeating K/V: the rep query heads of a K/V head are folded into its query axis
             allowed = allowed.unsqueeze(2).expand(B, 1, rep, T, Tk).reshape(B, 1, rep * T, Tk)   # [B, 1, rep*T, Tk]
+        if not (_SDPA is not None and self.sdpa):
+            # without fused attention: an additive mask (0 / -inf), built once for every layer; adding it costs what a
+            # masked_fill does, and its backward nothing (a masked_fill's backward is a second masked_fill)
+            allowed = torch.zeros(allowed.shape, dtype=torch.float32, device=ids.device).masked_fill_(~allowed, float("-inf"))
         ckpt = self.grad_ckpt and cache is None and torch.is_grad_enabled()
         for i in range(c["num_hidden_layers"]):
-            if ckpt:   # keep only the layer's input; recompute its activations in the backward pass
-                x = _checkpoint(self._layer, i, x, cos, sin, allowed, None, Tk)
+            pk, pv = past[i] if past is not None else (None, None)
+            if ckpt and keep is None:   # keep only the layer's input; recompute its activations in the backward pass
+                x = _checkpoint(self._layer, i, x, cos, sin, allowed, None, Tk, pk, pv)
             else:
-                x = self._layer(i, x, cos, sin, allowed, cache, Tk)
+                x = self._layer(i, x, cos, sin, allowed, cache, Tk, pk, pv, keep)
         return rms_norm(x, w["model.norm.weight"], c["rms_norm_eps"])
 
-    def _layer(self, i, x, cos, sin, allowed, cache, Tk):
-        """One decoder block: x [B, T, D] -> [B, T, D]."""
+    def _layer(self, i, x, cos, sin, allowed, cache, Tk, past_k=None, past_v=None, keep=None):
+        """One decoder block: x [B, T, D] -> [B, T, D]. past_k/past_v: a shared prefix's keys and values [1, KV, P, hd],
+        before this block's own; keep: a list that receives this block's (k, v)."""
         c, w = self.c, self.w
         eps = c["rms_norm_eps"]
         B, T, _ = x.shape
@@ -470,13 +507,18 @@ class Decoder:
             buf[0][:, :, Tk - T:Tk] = k
             buf[1][:, :, Tk - T:Tk] = v
             k, v = buf[0][:, :, :Tk], buf[1][:, :, :Tk]
+        if keep is not None:
+            keep.append((k, v))
+        if past_k is not None:   # the shared prefix's keys and values, the same for every row (a view, not a copy per row)
+            k = torch.cat([past_k.expand(B, -1, -1, -1), k], dim=2)
+            v = torch.cat([past_v.expand(B, -1, -1, -1), v], dim=2)
         rep = self.H // self.KV
         qf = q.reshape(B, self.KV, rep * T, self.hd)                         # [B, KV, rep*T, hd]
         if _SDPA is not None and self.sdpa:
             a = _SDPA(qf, k, v, attn_mask=allowed)
         else:
-            scores = (qf @ k.transpose(-1, -2)).float() / math.sqrt(self.hd)
-            scores = scores.masked_fill(~allowed, float("-inf"))
+            # the scale on q (hd wide) rather than on the [rep*T, Tk] scores; `allowed` is the additive mask here
+            scores = ((qf * (1.0 / math.sqrt(self.hd))) @ k.transpose(-1, -2)).float() + allowed
             a = torch.softmax(scores, dim=-1).to(v.dtype) @ v                   # [B, KV, rep*T, hd]
         a = a.reshape(B, self.H, T, self.hd).transpose(1, 2).reshape(B, T, self.H * self.hd)
         x = x + self.linear(a, p + "self_attn.o_proj.weight")
@@ -560,6 +602,15 @@ _SDPA = getattr(F, "scaled_dot_product_attention", None) if _version_tuple(torch
 
 
 ADAM_SLICE = 1 << 22   # elements per slice of the AdamW update (its temporaries: 2 x 16 MB)
+MOMENT_DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}   # model.memory.optimizerDtype
+
+
+def store_bf16_stochastic(dst, src, gen):
+    """dst (bf16) = src (f32) rounded stochastically: uniform noise below bf16's last bit, then truncation, so the stored
+    moment is unbiased (E[dst] = src) and small updates are not lost to round-to-nearest (AdamW with bf16 state)."""
+    bits = src.view(torch.int32)
+    noise = torch.randint(0, 1 << 16, bits.shape, dtype=torch.int32, device=bits.device, generator=gen)
+    dst.copy_(bits.add(noise).bitwise_and_(-65536).view(torch.float32))
 
 
 def release_memory(device):
@@ -664,6 +715,8 @@ class Worker:
         self.model = None
         self.opts = {}           # slot -> {"m": {...}, "v": {...}, "step": int, "wd": float}; "main", plus "value" for a value view
         self.graph = None        # outputs of the last `forward`, kept for `backward`
+        self.rounding = torch.Generator(device=self.device)   # the stochastic rounding of bf16 AdamW moments
+        self.rounding.manual_seed(0)
 
     def reset(self, h, a):
         """Drop the model and optimizers (the engine keeps this process for its next model)."""
@@ -821,16 +874,25 @@ class Worker:
             self.model.tensor(n).grad = None
         return {}, {}
 
-    def _ensure_opt(self, wd, slot="main"):
+    def _ensure_opt(self, wd, slot="main", moment_dtype=None):
+        """The slot's AdamW state; moments in f32, or bf16 (model.memory.optimizerDtype: half the bytes, updated in f32
+        slices and stored back with stochastic rounding). A dtype different from the slot's converts its moments."""
+        dtype = MOMENT_DTYPES[moment_dtype] if moment_dtype is not None else None
         if slot not in self.opts:
             m = self.model
             names = m.trainable_names()
-            self.opts[slot] = {"m": {n: torch.zeros_like(m.tensor(n)) for n in names},
-                               "v": {n: torch.zeros_like(m.tensor(n)) for n in names}, "step": 0, "wd": wd}
-        return self.opts[slot]
+            dtype = dtype or torch.float32
+            self.opts[slot] = {"m": {n: torch.zeros_like(m.tensor(n), dtype=dtype) for n in names},
+                               "v": {n: torch.zeros_like(m.tensor(n), dtype=dtype) for n in names}, "step": 0, "wd": wd, "dtype": dtype}
+        opt = self.opts[slot]
+        if dtype is not None and dtype != opt["dtype"]:
+            for key in ("m", "v"):
+                opt[key] = {n: t.to(dtype) for n, t in opt[key].items()}
+            opt["dtype"] = dtype
+        return opt
 
     def optimizer(self, h, a):
-        self._ensure_opt(float(h.get("weightDecay", 0.01)), h.get("slot", "main"))["wd"] = float(h.get("weightDecay", 0.01))
+        self._ensure_opt(float(h.get("weightDecay", 0.01)), h.get("slot", "main"), h.get("momentDtype"))["wd"] = float(h.get("weightDecay", 0.01))
         return {}, {}
 
     def drop_optimizer(self, h, a):
@@ -839,7 +901,7 @@ class Worker:
 
     def load_optimizer(self, h, a):
         tensors, meta = read_safetensors(h["path"])
-        opt = self._ensure_opt(float(h.get("weightDecay", 0.01)), h.get("slot", "main"))
+        opt = self._ensure_opt(float(h.get("weightDecay", 0.01)), h.get("slot", "main"), h.get("momentDtype"))
         problems = []
         for n in self.model.trainable_names():
             for slot, key in (("m", n + ".exp_avg"), ("v", n + ".exp_avg_sq")):
@@ -847,7 +909,7 @@ class Worker:
                 if t is None or list(t.shape) != list(self.model.tensor(n).shape):
                     problems.append("missing or misshapen %s" % key)
                     continue
-                opt[slot][n] = t.to(self.device)
+                opt[slot][n] = t.to(self.device, opt["dtype"])
         if problems:
             raise ValueError("optimizer state does not match the parameters: " + "; ".join(problems[:10]))
         opt["step"] = int(meta.get("step", h.get("step", 0)))
@@ -883,6 +945,7 @@ class Worker:
         bc1, bc2 = 1 - b1 ** t, 1 - b2 ** t
         step_size, sqrt_bc2 = lr / bc1, math.sqrt(bc2)
         decay = 1 - lr * opt["wd"]
+        low = opt["dtype"] != torch.float32
         with torch.no_grad():
             for n in names:
                 g, p = grads.pop(n), self.model.tensor(n)   # each gradient is freed once its weight is updated
@@ -890,12 +953,16 @@ class Worker:
                 for s0 in range(0, pf.numel(), ADAM_SLICE):   # in slices: the update's temporary is 16 MB, not a whole embedding
                     sl = slice(s0, s0 + ADAM_SLICE)
                     gs = gf[sl]
-                    m = mf[sl].mul_(b1).add_(gs, alpha=1 - b1)
-                    v = vf[sl].mul_(b2).addcmul_(gs, gs, value=1 - b2)
+                    # bf16 moments: this slice's moments in f32 for the update, then stored back rounded stochastically
+                    m = (mf[sl].float() if low else mf[sl]).mul_(b1).add_(gs, alpha=1 - b1)
+                    v = (vf[sl].float() if low else vf[sl]).mul_(b2).addcmul_(gs, gs, value=1 - b2)
                     denom = v.sqrt().div_(sqrt_bc2).add_(eps)
                     if p.dim() >= 2 and opt["wd"] > 0:
                         pf[sl].mul_(decay)
                     pf[sl].sub_(m.div(denom).mul_(step_size))
+                    if low:
+                        store_bf16_stochastic(mf[sl], m, self.rounding)
+                        store_bf16_stochastic(vf[sl], v, self.rounding)
                 del g
         release_memory(self.device)   # the step's freed activations and gradients go back (RSS / the CUDA cache falls between phases)
         return {"gradNorm": norm, "step": t}, {}
@@ -1029,8 +1096,10 @@ class Worker:
             for n in m.trainable_names():
                 state[n + ".exp_avg"] = opt["m"][n]
                 state[n + ".exp_avg_sq"] = opt["v"][n]
-            write_safetensors(h["optimizer"], state, {"format": "pt", "step": opt["step"]})
+            low = opt["dtype"] == torch.bfloat16   # bf16 moments are written as they are kept (half the file)
+            write_safetensors(h["optimizer"], state, {"format": "pt", "step": opt["step"]}, "bf16" if low else "f32")
             out["optimizerStep"] = opt["step"]
+            out["momentDtype"] = "bf16" if low else "f32"
         return out, {}
 
     def cpu(self, h, a):     # benchmarks: this process's CPU seconds

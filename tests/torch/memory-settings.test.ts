@@ -172,6 +172,43 @@ describe('checkpoints follow model.memory', () => {
   }, 120_000);
 });
 
+describe('AdamW moments in bf16 (model.memory.optimizerDtype)', () => {
+  it('bf16: the resume point holds BF16 moments (half the bytes), a resumed runtime continues from them; wasm refuses it', async () => {
+    setMemorySettings({ optimizerDtype: 'bf16' });
+    const rt = await model();
+    await rt.trainStep('sft', rows(rt), {}, 1e-2, 1);
+    const dir = path.join(tmp, 'bf16-moments');
+    await rt.save(dir, { stage: 'sft', step: 1, parent: null, metrics: {}, extra: {} }, { resumePoint: true });
+    const moments = safetensorsLayout(path.join(dir, 'optimizer.safetensors'));
+    const weights = safetensorsLayout(path.join(dir, 'model.safetensors'));
+    expect([...moments.dtypes]).toEqual(['BF16']);
+    expect([...weights.dtypes]).toEqual(['F32']);                         // a resume point keeps f32 weights (exact)
+    expect(moments.dataBytes).toBe(moments.elements * 2);
+    expect(moments.elements).toBe(2 * weights.elements);                   // m and v for every weight
+    const resumed = await model({ dir, resume: true });
+    const next = rows(rt).reverse();
+    const s1 = await rt.trainStep('sft', next, {}, 1e-2, 1);
+    const s2 = await resumed.trainStep('sft', next, {}, 1e-2, 1);
+    // the same moments and weights: the next step agrees (the stochastic rounding draws differ, within bf16's last bit)
+    expect(Math.abs(s1['losses/total']! - s2['losses/total']!)).toBeLessThan(1e-6);
+    const after = await rt.weights();
+    for (const [name, w] of await resumed.weights()) expect(maxDiff(w, after.get(name)!), name).toBeLessThan(1e-4);
+
+    const { TfjsRuntime } = await import('../../core/model/runtime.js');
+    const { loadCheckpoint } = await import('../../core/model/checkpoint.js');
+    const loaded = await loadCheckpoint(dir, { optimizer: false });
+    const wasm = new TfjsRuntime(loaded.model, loaded.tokenizer, { backend: 'cpu', device: 'cpu' });
+    expect(() => wasm.ensureOptimizer()).toThrow(/model\.memory\.optimizerDtype bf16: the wasm backend keeps AdamW moments in f32/);
+  }, 120_000);
+
+  it('auto: f32 moments for a tiny model, bf16 for a real one; a bad value is refused naming the field', async () => {
+    const { resolvedMemory } = await import('../../core/model/memory.js');
+    expect(resolvedMemory(100_000).optimizerDtype).toBe('f32');
+    expect(resolvedMemory(494_032_768).optimizerDtype).toBe('bf16');
+    expect(() => setMemorySettings({ optimizerDtype: 'f16' as never })).toThrow(/model\.memory\.optimizerDtype: expected one of "auto", "bf16", "f32", got "f16"/);
+  });
+});
+
 describe('frozen weights in bf16', () => {
   it('a frozen model (the KL reference) keeps bf16 weights and scores tokens close to the f32 model; f32 keeps them exact', async () => {
     const full = await model();

@@ -1,6 +1,7 @@
 // The worker's memory techniques compute the same numbers as the plain path (tests/torch/memory_check.py):
 // LM-head log-probs / entropies in row chunks and their gradients, gradient checkpointing, a score mask
-// (log-probs only on loss positions, 0 elsewhere), generation in row chunks (same sampled tokens).
+// (log-probs only on loss positions, 0 elsewhere), generation in row chunks (same sampled tokens), a shared prefix
+// computed once for every row (same log-probs, entropies, values and gradients).
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -14,11 +15,34 @@ describe('torch worker memory techniques', () => {
     expect(run.status, run.stderr).toBe(0);
     const r = JSON.parse(run.stdout.trim().split('\n').pop()!) as Record<string, number | boolean>;
     expect(r.gradNorm as number).toBeGreaterThan(1e-3);
-    for (const k of ['chunkedLogprobs', 'chunkedEntropies', 'chunkedGrads', 'checkpointGrads', 'checkpointLogprobs', 'scoredEqual']) {
+    // a prefix every row shares is computed once (7 tokens here: ids, segments; a padded and a packed row among them)
+    expect(r.sharedPrefixUsed).toBe(7);
+    expect(r.sharedPrefixOff).toBe(0);
+    for (const k of ['chunkedLogprobs', 'chunkedEntropies', 'chunkedGrads', 'checkpointGrads', 'checkpointLogprobs', 'scoredEqual',
+      'sharedLogprobs', 'sharedCheckpointLogprobs']) {
       expect(r[k] as number, k).toBeLessThan(1e-5);
     }
+    for (const k of ['sharedGrads', 'sharedCheckpointGrads']) expect(r[k] as number, k).toBeLessThan(1e-4);   // sums in another order
     expect(r.unscoredZero).toBe(0);
     expect(r.generateSameTokens).toBe(true);
     expect(r.generateLogprobs as number).toBeLessThan(1e-5);
+  });
+
+  it('AdamW with bf16 moments moves the weights as f32 moments do; the rounding is unbiased; resume points keep BF16 moments', () => {
+    const probe = probeTorch();
+    if (!probe.ok) throw new Error(`this test needs a Python with torch: ${probe.reason}`);
+    const run = spawnSync(probe.python, [fileURLToPath(new URL('./bf16_moments_check.py', import.meta.url))], { encoding: 'utf8', timeout: 120_000 });
+    expect(run.status, run.stderr).toBe(0);
+    const r = JSON.parse(run.stdout.trim().split('\n').pop()!) as Record<string, unknown>;
+    expect(r.momentDtype).toBe('torch.bfloat16');
+    expect(r.moveNorm as number).toBeGreaterThan(0.1);                // 40 steps moved the weights
+    expect(r.moveRelDiff as number).toBeLessThan(0.03);               // measured 0.35% of the movement
+    expect(Math.abs((r.lossBf16 as number) - (r.lossF32 as number))).toBeLessThan(0.01);
+    expect(Math.abs(r.stochasticMeanError as number)).toBeLessThan(1e-4);   // round-to-nearest: 2^-10 off
+    expect(Math.abs(r.nearestError as number)).toBeGreaterThan(5e-4);
+    expect(r.stochasticValues).toEqual([1, 1.0078125]);
+    expect(r.savedDtypes).toEqual(['BF16']);
+    expect(r.reloadedEqual).toBe(true);
+    expect(r.reloadedDtype).toBe('torch.bfloat16');
   });
 });

@@ -52,6 +52,39 @@ res = {"chunkedLogprobs": float((lp1 - lp2).abs().max()), "chunkedEntropies": fl
        "checkpointLogprobs": float((lp1 - lp3).abs().max()),
        "scoredEqual": float((lp4[:, 5:] - lp1[:, 5:]).abs().max()), "unscoredZero": float(lp4[:, :5].abs().max()),
        "gradNorm": float(g1.norm())}
+
+
+def shared(min_prefix, ckpt=False, values=False):
+    """Rows that share their first 7 tokens (one of them right-padded, one packed with a second segment)."""
+    W.SHARED_PREFIX_MIN = min_prefix
+    m = model(ckpt)
+    m.w["value_head.weight"] = (0.3 * torch.randn(1, cfg["hidden_size"], generator=torch.Generator().manual_seed(5))).requires_grad_(True)
+    m.w["value_head.bias"] = torch.zeros(1).requires_grad_(True)
+    sid = torch.randint(0, 97, (4, 12), generator=torch.Generator().manual_seed(4))
+    sid[:, :7] = sid[0, :7]
+    sseg = torch.ones(4, 12, dtype=torch.long)
+    sseg[2, 9:] = 0          # right padding
+    sseg[3, 10:] = 2         # a second packed segment
+    out = m.token_outputs(sid, sseg, True, values, score=None)
+    loss = out["logprobs"].sum() + 0.3 * out["entropies"].sum() + (out["values"].pow(2).sum() if values else 0)
+    loss.backward()
+    names = [n for n, _ in W.param_specs(cfg)] + (["value_head.weight", "value_head.bias"] if values else [])
+    g = torch.cat([m.w[n].grad.reshape(-1) for n in names])
+    used = W.shared_prefix(sid, sseg)
+    W.SHARED_PREFIX_MIN = 16
+    return out, g, used
+
+
+o0, g0, p0 = shared(0, values=True)
+o1, g1s, p1 = shared(4, values=True)
+o2, g2s, p2 = shared(4, ckpt=True, values=True)
+res["sharedPrefixUsed"] = p1
+res["sharedPrefixOff"] = p0
+res["sharedLogprobs"] = max(float((o0[k] - o1[k]).abs().max()) for k in ("logprobs", "entropies", "values"))
+res["sharedGrads"] = float((g0 - g1s).abs().max())
+res["sharedCheckpointGrads"] = float((g0 - g2s).abs().max())
+res["sharedCheckpointLogprobs"] = float((o0["logprobs"] - o2["logprobs"]).abs().max())
+
 wk = W.Worker(1)
 wk.model = model()
 prompts = [[5, 6, 7], [8, 9], [10, 11, 12, 13], [1], [2, 3]]

@@ -26,7 +26,7 @@ import { releaseWorker, takeWorker, type TorchWorker, type TorchProbe, type Wire
 
 export interface TorchStartOptions {
   probe: TorchProbe;
-  /** Intra-op CPU threads (default: SPA_TORCH_THREADS, else all cores). */
+  /** Intra-op CPU threads (default: SPA_TORCH_THREADS, else 1 for a model under ONE_THREAD_BELOW_PARAMETERS, else all cores). */
   threads?: number;
   log?: (line: string) => void;
 }
@@ -35,6 +35,19 @@ export interface TorchStartOptions {
 function memoryInit(config: ModelConfig): { gradientCheckpointing: boolean; frozenDtype: 'bf16' | 'f32' } {
   const r = resolvedMemory(countParameters(config));
   return { gradientCheckpointing: r.gradientCheckpointing, frozenDtype: r.frozenDtype };
+}
+
+/**
+ * Below this many parameters a model's CPU ops are too small to split: one intra-op thread (unless SPA_TORCH_THREADS says
+ * otherwise), which leaves the other cores to the engine. Measured on the quick preset's 2 x 64 model (SFT step of 32
+ * rows x 280 tokens, torch 1.13, 2-core machine): 0.85 s on 1 thread, 0.91-0.94 s on 2; bench/results/torch-backend*.json
+ * (0.8M parameters): 497 ms per step on 1 thread, 727 on 2.
+ */
+export const ONE_THREAD_BELOW_PARAMETERS = 10_000_000;
+
+function defaultThreads(config: ModelConfig): number | undefined {
+  if (process.env.SPA_TORCH_THREADS?.trim()) return undefined;
+  return countParameters(config) < ONE_THREAD_BELOW_PARAMETERS ? 1 : undefined;
 }
 
 function grid(rows: number[][]): { data: Int32Array; shape: number[] } {
@@ -61,7 +74,7 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
     config: ModelConfig, tokenizer: Tokenizer, opts: TorchStartOptions, init: (w: TorchWorker) => Promise<unknown>,
   ): Promise<TorchRuntime> {
     if (!opts.probe.ok) throw new Error(`backend 'torch' is not available: ${opts.probe.reason}`);
-    const worker = takeWorker({ python: opts.probe.python, threads: opts.threads, log: opts.log });
+    const worker = takeWorker({ python: opts.probe.python, threads: opts.threads ?? defaultThreads(config), log: opts.log });
     try {
       const hello = (await worker.request('hello')).header;
       await init(worker);
@@ -119,7 +132,10 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
         config, files, zeroValueHead: addHead, trainable: opts.trainable ?? true, ...memoryInit(config),
       });
       if (lora) await worker.request('enable_lora', { ...lora, path: adapterWeights, frozenDtype: memoryInit(config).frozenDtype });
-      if (opts.resume && existsSync(optimizerPath)) await worker.request('load_optimizer', { path: optimizerPath, weightDecay: 0.01 });
+      if (opts.resume && existsSync(optimizerPath)) {
+        const momentDtype = resolvedMemory(countParameters(config)).optimizerDtype;
+        await worker.request('load_optimizer', { path: optimizerPath, weightDecay: 0.01, momentDtype });
+      }
     });
     runtime.loraConfig = lora;
     return runtime;
@@ -157,7 +173,8 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
     if (this.weightDecay !== null) return;
     this.weightDecay = weightDecay;
     if (betas) this.betas = [betas[0], betas[1]];
-    void this.worker.request('optimizer', { weightDecay, slot: this.slot }).catch(() => undefined);   // a dead worker fails the next request with its reason
+    const momentDtype = resolvedMemory(countParameters(this.config)).optimizerDtype;
+    void this.worker.request('optimizer', { weightDecay, slot: this.slot, momentDtype }).catch(() => undefined);   // a dead worker fails the next request with its reason
   }
 
   valueView(betas: readonly [number, number]): TorchRuntime {
