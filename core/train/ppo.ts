@@ -31,15 +31,42 @@ export function responseMask(sample: TurnSample): number[] {
   return sample.ids.map((_, i) => (i >= sample.responseStart ? 1 : 0));
 }
 
-/** Old log-probabilities (and values / reference log-probabilities when given) of every sample. */
+/**
+ * For each sample, the sample whose row carries its numbers: a turn whose tokens are the start of its episode's next turn
+ * (the history kept whole, as multi-turn prompts are) is carried by the last turn of that chain, else by itself. A
+ * causal model's per-token numbers on a prefix equal those on the longer row, so only the carriers need a forward pass.
+ */
+export function prefixCarriers(samples: TurnSample[]): number[] {
+  const carrier = samples.map((_, i) => i);
+  const byEpisode = new Map<number, number[]>();
+  samples.forEach((s, i) => byEpisode.set(s.episode, [...(byEpisode.get(s.episode) ?? []), i]));
+  for (const indexes of byEpisode.values()) {
+    indexes.sort((a, b) => samples[a]!.turn - samples[b]!.turn);
+    for (let k = indexes.length - 2; k >= 0; k--) {
+      const a = samples[indexes[k]!]!.ids, b = samples[indexes[k + 1]!]!.ids;
+      if (a.length <= b.length && a.every((t, j) => b[j] === t)) carrier[indexes[k]!] = carrier[indexes[k + 1]!]!;
+    }
+  }
+  return carrier;
+}
+
+/**
+ * Old log-probabilities (and values / reference log-probabilities when given) of every sample. The forward passes run on
+ * the prefix carriers only (prefixCarriers: an episode's last turn instead of each of its turns); each sample's numbers are
+ * the first ids.length of its carrier's.
+ */
 export async function samplingStats(
   policy: ModelRuntime,
   samples: TurnSample[],
   opts: { critic?: ModelRuntime | null; reference?: ModelRuntime | null; batchSize: number },
 ) {
+  const carrier = prefixCarriers(samples);
+  const carriers = [...new Set(carrier)].sort((a, b) => a - b);
+  const slot = new Map(carriers.map((c, k) => [c, k]));
+  const rows = carriers.map((c) => samples[c]!);
   const logprobs: number[][] = [], values: number[][] = [], refLogprobs: number[][] = [], entropies: number[][] = [];
-  for (let i = 0; i < samples.length; i += opts.batchSize) {
-    const part = samples.slice(i, i + opts.batchSize);
+  for (let i = 0; i < rows.length; i += opts.batchSize) {
+    const part = rows.slice(i, i + opts.batchSize);
     const sameModelValues = opts.critic === undefined || opts.critic === policy;
     const stats = await policy.tokenStats(part, sameModelValues);
     stats.forEach((s) => {
@@ -51,7 +78,8 @@ export async function samplingStats(
     if (!sameModelValues && !opts.critic) part.forEach((p) => values.push(p.ids.map(() => 0)));
     if (opts.reference) (await opts.reference.tokenStats(part, false)).forEach((s) => refLogprobs.push(s.logprobs));
   }
-  return { logprobs, values, refLogprobs: opts.reference ? refLogprobs : null, entropies };
+  const each = (byCarrier: number[][]): number[][] => samples.map((s, i) => byCarrier[slot.get(carrier[i]!)!]!.slice(0, s.ids.length));
+  return { logprobs: each(logprobs), values: each(values), refLogprobs: opts.reference ? each(refLogprobs) : null, entropies: each(entropies) };
 }
 
 /** PPO rows: advantages/returns from GAE over each episode's model tokens. */

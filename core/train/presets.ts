@@ -157,6 +157,9 @@ export const PRESET_DEFINITIONS: MethodPreset[] = [
 const TINY_MODEL: RunConfigInput['model'] = {
   source: 'preset',
   preset: 'tiny',
+  // chunks of ~2,000 padded tokens: a 2 x 64 model's CPU step is ~2x faster per row in chunks of 4-16 rows of 280 tokens than
+  // in one of 32 (the attention scores stay in cache); the step itself is the same for any budget
+  memory: { tokensPerMicroBatch: 2048 },
   overrides: {
     hidden_size: 64,
     intermediate_size: 176,
@@ -231,8 +234,9 @@ export const SIZE_SETTINGS: Record<PresetSize, RunConfigInput> = {
       sft: { epochs: 1, batchSize: 32, lr: 2e-3, maxLength: 2048 },
       // RL lr 2e-5, critic lr 1e-5: with the shared trunk the value step trains the trunk at criticLr, and 1e-3 wiped out the
       // format within 3 steps (docs/results/spa-cpu-v1/README.md section 4). No tracked Pass@k (it took ~80 of RL's ~220 s);
-      // the final eval reports Pass@k.
-      rl: { steps: 3, groups: 2, groupSize: 4, miniBatchSize: 8, passAtKEvery: 0, passAtKPuzzles: 4, lr: 2e-5, criticLr: 1e-5 },
+      // the final eval reports Pass@k. 2 steps (12-45 s each on one core): the main job fits 5 minutes (compact-v2 section 3b);
+      // RL does not move this base's play at any lr tried (docs/results/rl-learns), so the steps show the stage, not a gain.
+      rl: { steps: 2, groups: 2, groupSize: 4, miniBatchSize: 8, passAtKEvery: 0, passAtKPuzzles: 4, lr: 2e-5, criticLr: 1e-5 },
       rwml: { steps: 3, examples: 4, groupSize: 4, maxNewTokens: 600 },
       eval: { puzzles: 8, samples: 4, k: [1, 4], perplexityRows: 8, worldModelTurns: 64 },
     },

@@ -56,7 +56,8 @@ const NOT_IN_DESCRIPTOR = new Set(['cache', 'saveEvery', 'gateTurns', 'gateObser
 export function baseDescriptor(config: RunConfig, templates: PromptTemplate[]): BaseDescriptor {
   const section = stageSection(config, 'bootstrap') as unknown as Record<string, unknown>;
   const limits = stageSection(config, 'rollout');
-  const { criticMode: _critic, lora: _lora, ...model } = config.model;   // LoRA does not change the base (the bootstrap trains it in full)
+  // LoRA does not change the base (the bootstrap trains it in full), nor do the memory settings (how the steps are computed)
+  const { criticMode: _critic, lora: _lora, memory: _memory, ...model } = config.model;
   return {
     env: { id: config.env.id, options: sortKeys(config.env.options) as Record<string, unknown> },
     templates: templates.map((t) => ({ name: t.name, responseFormat: t.responseFormat, hash: templateHash(t) }))

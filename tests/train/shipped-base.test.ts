@@ -63,6 +63,9 @@ describe('shipped base', () => {
 
     // 3. a different model or template set does not match (and says what differs); a differing run trains its own base
     expect((await findShippedBase(descriptorOf('spa'), bases)).kind).toBe('match');
+    // memory settings (how steps are computed) and LoRA do not change the base: still a match
+    const otherMemory = descriptorOf('spa', { model: { memory: { tokensPerMicroBatch: 2048, optimizerDtype: 'f32' }, lora: { rank: 4, alpha: 8, targetModules: ['q_proj'] } } });
+    expect((await findShippedBase(otherMemory, bases)).kind).toBe('match');
     const otherModel = await findShippedBase(descriptorOf('spa', { model: { overrides: { hidden_size: 24 } } }), bases);
     expect(otherModel.kind).toBe('mismatch');
     expect(otherModel.kind === 'mismatch' && otherModel.differs.join(' ')).toMatch(/model: overrides\.hidden_size 24 vs shipped 16/);

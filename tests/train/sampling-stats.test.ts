@@ -1,0 +1,53 @@
+// samplingStats scores only the prefix carriers (an episode's last turn stands for the turns whose tokens start it) and
+// gives every turn the numbers a pass over that turn alone would give (core/train/ppo.ts).
+import { describe, expect, it } from 'vitest';
+import { prefixCarriers, samplingStats, type TurnSample } from '../../core/train/ppo.js';
+import type { ModelRuntime } from '../../core/train/runtime.js';
+
+/** A causal stand-in: each position's numbers depend on the ids up to it only; it records the rows it was asked about. */
+function causalModel(seen: number[][]) {
+  const prefixStat = (ids: number[], t: number, salt: number): number => ids.slice(0, t + 1).reduce((a, x, j) => a + x * (j + salt), 0) / 100;
+  return {
+    async tokenStats(rows: Array<{ ids: number[] }>, withValues: boolean) {
+      seen.push(...rows.map((r) => r.ids));
+      return rows.map((r) => ({
+        logprobs: r.ids.map((_, t) => -prefixStat(r.ids, t, 1)),
+        entropies: r.ids.map((_, t) => prefixStat(r.ids, t, 2)),
+        ...(withValues ? { values: r.ids.map((_, t) => prefixStat(r.ids, t, 3)) } : {}),
+      }));
+    },
+  } as unknown as ModelRuntime;
+}
+
+const sample = (episode: number, turn: number, ids: number[], responseStart: number): TurnSample => ({ episode, turn, ids, responseStart });
+
+describe('samplingStats over prefix carriers', () => {
+  // episode 0: each turn's row starts with the previous one (history kept whole); episode 1: the second turn's history was
+  // cut (its row does not start with the first turn's), so both are scored; episode 2: one turn
+  const samples = [
+    sample(0, 0, [1, 2, 3, 4], 2), sample(0, 1, [1, 2, 3, 4, 5, 6, 7], 5), sample(0, 2, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 8),
+    sample(1, 0, [9, 8, 7], 1), sample(1, 1, [7, 6, 5, 4], 3), sample(2, 0, [5, 5, 5, 5, 5], 4),
+  ];
+
+  it('finds the carriers: a chain of prefixes goes to its last turn; a cut history is its own carrier', () => {
+    expect(prefixCarriers(samples)).toEqual([2, 2, 2, 3, 4, 5]);
+    // the order of the samples does not matter
+    const shuffled = [samples[2]!, samples[0]!, samples[1]!];
+    expect(prefixCarriers(shuffled)).toEqual([0, 0, 0]);
+  });
+
+  it('every turn gets what scoring it alone gives; only 4 of 6 rows are scored, reference and values included', async () => {
+    const seen: number[][] = [], alone: number[][] = [];
+    const model = causalModel(seen);
+    const got = await samplingStats(model, samples, { reference: causalModel([]), batchSize: 2 });
+    const direct = await Promise.all(samples.map((s) => causalModel(alone).tokenStats([s], true)));
+    expect(seen).toEqual([samples[2]!.ids, samples[3]!.ids, samples[4]!.ids, samples[5]!.ids]);
+    samples.forEach((s, i) => {
+      expect(got.logprobs[i]).toEqual(direct[i]![0]!.logprobs);
+      expect(got.entropies[i]).toEqual(direct[i]![0]!.entropies);
+      expect(got.values[i]).toEqual(direct[i]![0]!.values);
+      expect(got.refLogprobs![i]).toEqual(direct[i]![0]!.logprobs);
+      expect(got.logprobs[i]!.length).toBe(s.ids.length);
+    });
+  });
+});
