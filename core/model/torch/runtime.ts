@@ -174,7 +174,8 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
     this.weightDecay = weightDecay;
     if (betas) this.betas = [betas[0], betas[1]];
     const momentDtype = resolvedMemory(countParameters(this.config)).optimizerDtype;
-    void this.worker.request('optimizer', { weightDecay, slot: this.slot, momentDtype }).catch(() => undefined);   // a dead worker fails the next request with its reason
+    // a dead worker fails the next request with its reason
+    void this.worker.request('optimizer', { weightDecay, slot: this.slot, momentDtype }).catch(() => undefined);
   }
 
   valueView(betas: readonly [number, number]): TorchRuntime {
