@@ -609,8 +609,8 @@ def store_bf16_stochastic(dst, src, gen):
     """dst (bf16) = src (f32) rounded stochastically: uniform noise below bf16's last bit, then truncation, so the stored
     moment is unbiased (E[dst] = src) and small updates are not lost to round-to-nearest (AdamW with bf16 state)."""
     bits = src.view(torch.int32)
-    noise = torch.randint(0, 1 << 16, bits.shape, dtype=torch.int32, device=bits.device, generator=gen)
-    dst.copy_(bits.add(noise).bitwise_and_(-65536).view(torch.float32))
+    noise = torch.randint(0, 1 << 16, bits.shape, dtype=torch.int32, device=gen.device, generator=gen)
+    dst.copy_(bits.add(noise.to(bits.device)).bitwise_and_(-65536).view(torch.float32))
 
 
 def release_memory(device):
@@ -715,8 +715,7 @@ class Worker:
         self.model = None
         self.opts = {}           # slot -> {"m": {...}, "v": {...}, "step": int, "wd": float}; "main", plus "value" for a value view
         self.graph = None        # outputs of the last `forward`, kept for `backward`
-        self.rounding = torch.Generator(device=self.device)   # the stochastic rounding of bf16 AdamW moments
-        self.rounding.manual_seed(0)
+        self._rounding = None    # the generator of the stochastic rounding of bf16 AdamW moments (made on first use)
 
     def reset(self, h, a):
         """Drop the model and optimizers (the engine keeps this process for its next model)."""
@@ -890,6 +889,17 @@ class Worker:
                 opt[key] = {n: t.to(dtype) for n, t in opt[key].items()}
             opt["dtype"] = dtype
         return opt
+
+    @property
+    def rounding(self):
+        """On the device where its generators exist (CUDA, CPU); elsewhere (MPS) the noise is drawn on the CPU."""
+        if self._rounding is None:
+            try:
+                self._rounding = torch.Generator(device=self.device)
+            except RuntimeError:
+                self._rounding = torch.Generator()
+            self._rounding.manual_seed(0)
+        return self._rounding
 
     def optimizer(self, h, a):
         self._ensure_opt(float(h.get("weightDecay", 0.01)), h.get("slot", "main"), h.get("momentDtype"))["wd"] = float(h.get("weightDecay", 0.01))
