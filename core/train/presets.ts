@@ -222,7 +222,7 @@ export const SIZE_SETTINGS: Record<PresetSize, RunConfigInput> = {
   },
   quick: {
     // The main job (npm start), sized for a shared 2-core CPU: a 2-layer width-64 character model (~0.1M parameters)
-    // from the shipped base; measured wall times per stage in docs/results/spa-cpu-v1/README.md.
+    // from the shipped base; 240-269 s on a quiet 2-core machine (torch), per stage in docs/results/compact-v2/README.md section 3b.
     size: 'quick',
     model: TINY_MODEL,
     stages: {
