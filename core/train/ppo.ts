@@ -39,7 +39,11 @@ export function responseMask(sample: TurnSample): number[] {
 export function prefixCarriers(samples: TurnSample[]): number[] {
   const carrier = samples.map((_, i) => i);
   const byEpisode = new Map<number, number[]>();
-  samples.forEach((s, i) => byEpisode.set(s.episode, [...(byEpisode.get(s.episode) ?? []), i]));
+  samples.forEach((s, i) => {
+    const list = byEpisode.get(s.episode);
+    if (list) list.push(i);
+    else byEpisode.set(s.episode, [i]);
+  });
   for (const indexes of byEpisode.values()) {
     indexes.sort((a, b) => samples[a]!.turn - samples[b]!.turn);
     for (let k = indexes.length - 2; k >= 0; k--) {

@@ -10,8 +10,9 @@ import * as path from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { RunConfigSchema } from '../../core/api/run-config.js';
 import { useBackend } from '../../core/train/runtime.js';
-import { memorySettings, setMemorySettings } from '../../core/model/memory.js';
-import type { ModelRuntime, TrainRow } from '../../core/model/runtime.js';
+import { memorySettings, resolvedMemory, setMemorySettings } from '../../core/model/memory.js';
+import { TfjsRuntime, type ModelRuntime, type TrainRow } from '../../core/model/runtime.js';
+import { loadCheckpoint } from '../../core/model/checkpoint.js';
 import { TorchRuntime } from '../../core/model/torch/runtime.js';
 import { probeTorch, type TorchProbe } from '../../core/model/torch/worker-client.js';
 import { PARITY_FIXTURES, maxDiff, torchFrom } from './helpers.js';
@@ -194,15 +195,12 @@ describe('AdamW moments in bf16 (model.memory.optimizerDtype)', () => {
     const after = await rt.weights();
     for (const [name, w] of await resumed.weights()) expect(maxDiff(w, after.get(name)!), name).toBeLessThan(1e-4);
 
-    const { TfjsRuntime } = await import('../../core/model/runtime.js');
-    const { loadCheckpoint } = await import('../../core/model/checkpoint.js');
     const loaded = await loadCheckpoint(dir, { optimizer: false });
     const wasm = new TfjsRuntime(loaded.model, loaded.tokenizer, { backend: 'cpu', device: 'cpu' });
     expect(() => wasm.ensureOptimizer()).toThrow(/model\.memory\.optimizerDtype bf16: the wasm backend keeps AdamW moments in f32/);
   }, 120_000);
 
-  it('auto: f32 moments for a tiny model, bf16 for a real one; a bad value is refused naming the field', async () => {
-    const { resolvedMemory } = await import('../../core/model/memory.js');
+  it('auto: f32 moments for a tiny model, bf16 for a real one; a bad value is refused naming the field', () => {
     expect(resolvedMemory(100_000).optimizerDtype).toBe('f32');
     expect(resolvedMemory(494_032_768).optimizerDtype).toBe('bf16');
     expect(() => setMemorySettings({ optimizerDtype: 'f16' as never })).toThrow(/model\.memory\.optimizerDtype: expected one of "auto", "bf16", "f32", got "f16"/);

@@ -50,6 +50,11 @@ function defaultThreads(config: ModelConfig): number | undefined {
   return countParameters(config) < ONE_THREAD_BELOW_PARAMETERS ? 1 : undefined;
 }
 
+/** The dtype the worker keeps this model's AdamW moments in (model.memory.optimizerDtype, 'auto' resolved by its size). */
+function momentDtype(config: ModelConfig): 'bf16' | 'f32' {
+  return resolvedMemory(countParameters(config)).optimizerDtype;
+}
+
 function grid(rows: number[][]): { data: Int32Array; shape: number[] } {
   const T = rows[0]?.length ?? 0;
   const data = new Int32Array(rows.length * T);
@@ -133,8 +138,7 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
       });
       if (lora) await worker.request('enable_lora', { ...lora, path: adapterWeights, frozenDtype: memoryInit(config).frozenDtype });
       if (opts.resume && existsSync(optimizerPath)) {
-        const momentDtype = resolvedMemory(countParameters(config)).optimizerDtype;
-        await worker.request('load_optimizer', { path: optimizerPath, weightDecay: 0.01, momentDtype });
+        await worker.request('load_optimizer', { path: optimizerPath, weightDecay: 0.01, momentDtype: momentDtype(config) });
       }
     });
     runtime.loraConfig = lora;
@@ -173,9 +177,8 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
     if (this.weightDecay !== null) return;
     this.weightDecay = weightDecay;
     if (betas) this.betas = [betas[0], betas[1]];
-    const momentDtype = resolvedMemory(countParameters(this.config)).optimizerDtype;
     // a dead worker fails the next request with its reason
-    void this.worker.request('optimizer', { weightDecay, slot: this.slot, momentDtype }).catch(() => undefined);
+    void this.worker.request('optimizer', { weightDecay, slot: this.slot, momentDtype: momentDtype(this.config) }).catch(() => undefined);
   }
 
   valueView(betas: readonly [number, number]): TorchRuntime {
