@@ -3,11 +3,13 @@
 //   probe --project DIR --run RUN [--checkpoint NAME] (--seed N | --episode ID [--turn N])
 //         [--history FILE] [--action A[,B…]] [--temperature T] [--sample-seed N] [--backend NAME] [--json]
 //   probe --project DIR --request - --json      (the request as the API's probe.turn JSON on stdin)
+//   probe --project DIR --run RUN [--checkpoint NAME] --check [TURNS] [--base DIR] [--out FILE] [--json]
+//                                               (the eval's world-model check on that checkpoint, beside the base)
 //
 // Reads the project folder directly (no project lock). With --json a failure prints
 // `{ "error": { name, message, details } }` on stdout and exits 1; the API's probe.turn runs
 // `probe --request=- --json` in a child process and relies on it.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { apiContract, type ProbeResult } from '../api/contract.js';
@@ -16,12 +18,13 @@ import { reportCommandError, usageFail as fail } from './action.js';
 interface ProbeFlags {
   project: string; run?: string; checkpoint?: string; seed?: string; episode?: string; turn?: string; history?: string;
   action?: string; temperature?: string; sampleSeed?: string; backend?: string; request?: string; json?: boolean;
+  check?: string | boolean; base?: string; out?: string;
 }
 
 function intFlag(name: string, text: string | undefined, min: number): number | undefined {
   if (text === undefined) return undefined;
   const n = Number(text);
-  if (text.trim() === '' || !Number.isSafeInteger(n) || n < min) fail(`${name}: expected an integer${min === 0 ? ' ≥ 0' : ''}, ` +
+  if (text.trim() === '' || !Number.isSafeInteger(n) || n < min) fail(`${name}: expected an integer${min >= 0 ? ` ≥ ${min}` : ''}, ` +
     `received ${JSON.stringify(text)}`);
   return n;
 }
@@ -57,6 +60,21 @@ export function describeProbe(r: ProbeResult): string {
   return `${lines.join('\n')}\n`;
 }
 
+async function runCheck(flags: ProbeFlags): Promise<void> {
+  if (!flags.run) return fail('--check needs --run');
+  for (const f of ['seed', 'episode', 'turn', 'history', 'action', 'temperature', 'sampleSeed', 'request'] as const)
+    if (flags[f] !== undefined) fail(`--${f.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} does not go with --check (it checks the first turns of the eval puzzles)`);
+  const turns = flags.check === true ? undefined : intFlag('--check', flags.check as string, 1);
+  const { probeCheck } = await import('../eval/world-model-probe.js');
+  const r = await probeCheck({
+    project: flags.project, runId: flags.run, ...(flags.checkpoint !== undefined ? { checkpoint: flags.checkpoint } : {}),
+    ...(turns !== undefined ? { turns } : {}), ...(flags.base !== undefined ? { base: flags.base } : {}), ...(flags.backend !== undefined ? { backend: flags.backend } : {}),
+  });
+  if (flags.out) writeFileSync(flags.out, `${JSON.stringify(r, null, 2)}\n`);
+  process.stdout.write(flags.json ? `${JSON.stringify(r, null, 2)}\n`
+    : `run ${r.runId} · checkpoint ${r.checkpoint} · base ${r.versusBase.baseCheckpoint} (backend ${r.backend}, ${r.wallSeconds.toFixed(1)} s)\n${r.lines.join('\n')}\n`);
+}
+
 export function registerProbeCommands(program: Command): void {
   program.command('probe')
     .description('world-model probe: a checkpoint writes its turn on a puzzle (observation and prediction against the truth), and predicts the ' +
@@ -73,9 +91,15 @@ export function registerProbeCommands(program: Command): void {
     .option('--sample-seed <n>', 'sampling seed (default 0)')
     .option('--backend <name>', 'compute backend: auto, torch, wasm, cpu, tensorflow, tensorflow-gpu (default: the run\'s)')
     .option('--request <file>', 'the whole request as probe.turn JSON ("-" reads standard input); replaces the flags above')
+    .option('--check [turns]', 'instead of one turn: the eval\'s world-model check on the first turns of the eval puzzles (default: the run\'s ' +
+      'stages.eval.worldModelTurns) beside the run\'s base, with the same seeds: observation exact, prediction exact, and prediction given the action')
+    .option('--base <dir>', 'with --check: the model folder to compare with (default: the run\'s checkpoints/bootstrap, or the model it started from)')
+    .option('--out <file>', 'with --check: also write the result as JSON to this file')
     .option('--json', 'print JSON (errors too: { "error": { name, message, details } })')
     .action(async (flags: ProbeFlags) => {
       try {
+        if (flags.check !== undefined) return await runCheck(flags);
+        if (flags.base !== undefined || flags.out !== undefined) fail('--base and --out go with --check');
         let request: z.output<typeof apiContract.probe.turn.request>;
         if (flags.request !== undefined) {
           let json: unknown;

@@ -17,7 +17,7 @@ import { tagText } from '../prompts/reply-format.js';
 import { RunData } from '../storage/run-data.js';
 import { runTemplate, sessionFactory } from '../train/episodes.js';
 import { stageSection } from '../train/plan.js';
-import { forcedPredictions } from '../train/world-model-check.js';
+import { forcedPredictions, runBaseDir, versusBaseLines, worldModelVersusBase, type WorldModelVersusBase } from '../train/world-model-check.js';
 import { findCheckpoint, runFolder, TemplatePerplexityError } from './template-perplexity.js';
 
 export interface ProbeOptions {
@@ -165,6 +165,52 @@ export async function probeTurn(opts: ProbeOptions): Promise<ProbeResult> {
     return {
       runId: opts.runId, checkpoint: checkpoint.name, env: { id: config.env.id, options: { ...(config.env.options ?? {}) } }, seed,
       turnIndex: turn.turn, messages, turn, actionGiven, legalActions, done: session.done, history,
+      backend: report.backend, wallSeconds: Math.round((performance.now() - started) / 10) / 100,
+    };
+  } finally {
+    await runtime.dispose();
+  }
+}
+
+export interface ProbeCheckOptions { project: string; runId: string; checkpoint?: string; turns?: number; base?: string; backend?: string }
+export interface ProbeCheckResult {
+  runId: string; checkpoint: string; checkpointDir: string; turns: number; versusBase: WorldModelVersusBase; lines: string[]; backend: string; wallSeconds: number;
+}
+
+/**
+ * The eval stage's world-model check (worldModelVersusBase) on any checkpoint of a run, after the fact: the first
+ * turns of `turns` eval puzzles (default: the run's stages.eval.worldModelTurns), with the run's template, puzzle
+ * seeds and sampling seeds, beside the run's base (or `base`, a model folder). E.g. a study's "after SFT" measure on
+ * checkpoints/sft-epoch-1, or the end-of-run measure of a run whose eval had no base to compare with.
+ */
+export async function probeCheck(opts: ProbeCheckOptions): Promise<ProbeCheckResult> {
+  const started = performance.now();
+  const runDir = runFolder(opts.project, opts.runId);
+  const checkpoint = findCheckpoint(opts.project, opts.runId, opts.checkpoint);
+  const config = readConfig(runDir);
+  const turns = opts.turns ?? stageSection(config, 'eval').worldModelTurns;
+  if (!Number.isSafeInteger(turns) || turns < 1) fail('ValidationError', `turns: expected an integer ≥ 1, received ${String(turns)}`, 'turns');
+  const template = runTemplate(config, runDir);
+  if (template.responseFormat !== 'world-model')
+    fail('ValidationError', `run ${opts.runId} uses template ${template.name}, which is not in the world-model format: there is no observation or ` +
+      'prediction to check', 'runId', 'a run with a world-model template', template.name);
+  const baseDir = opts.base !== undefined ? path.resolve(opts.base) : runBaseDir(config, runDir);
+  if (!baseDir) fail('NotFound', `run ${opts.runId} has no base to compare with (no checkpoints/bootstrap, and it starts from a fresh model); give one ` +
+    'with --base DIR', 'base');
+  if (!fs.existsSync(path.join(baseDir!, 'config.json'))) fail('NotFound', `base ${baseDir} is not a model folder (no config.json)`, 'base', 'a checkpoint folder');
+  const { chooseCompute, loadRuntime } = await import('../train/runtime.js');
+  const report = await chooseCompute(opts.backend ?? config.backend);
+  let runtime;
+  try {
+    runtime = await loadRuntime(checkpoint.dir, { valueHead: false, trainable: false });
+  } catch (err) {
+    return fail('CorruptData', `checkpoint ${checkpoint.name} of run ${opts.runId} could not be loaded: ${(err as Error).message}`, checkpoint.dir);
+  }
+  try {
+    const versusBase = await worldModelVersusBase({ config, runDir, signal: new AbortController().signal }, runtime, turns, baseDir!);
+    if (!versusBase) return fail('ValidationError', `the world-model check returned nothing for run ${opts.runId}`, 'runId');
+    return {
+      runId: opts.runId, checkpoint: checkpoint.name, checkpointDir: checkpoint.dir, turns, versusBase, lines: versusBaseLines(versusBase),
       backend: report.backend, wallSeconds: Math.round((performance.now() - started) / 10) / 100,
     };
   } finally {

@@ -3,7 +3,7 @@
 // given an action (core/eval/world-model-probe.ts). The model writes the first turn of held-out puzzles; the action-conditioned
 // prediction p(s' | s, a) is asked through one forced prefix (reply-format.ts actionGivenPrefix) by forcedPredictions.
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Board, WmScore } from '../api/records.js';
 import type { RunConfig } from '../api/run-config.js';
 import type { StageContext } from '../api/stage.js';
@@ -213,14 +213,26 @@ export async function bootstrapGate(config: RunConfig, runtime: ModelRuntime, te
 export interface WorldModelVersusBase { model: WorldModelCheck; base: WorldModelCheck; baseCheckpoint: string; template: string }
 
 /**
- * The final model's and the base's (checkpoints/bootstrap of the run) world-model check on the
- * first turns of `turns` evaluation puzzles in the run's own template. Null when the run has no
- * base checkpoint or its template is not in the world-model format.
+ * The run's base: its checkpoints/bootstrap, or, for a run that starts from a checkpoint or a Hugging Face folder
+ * with no bootstrap of its own (e.g. a 0-step bootstrap), that model folder. Null when the run has neither.
  */
-export async function worldModelVersusBase(ctx: StageContext, runtime: ModelRuntime, turns: number): Promise<WorldModelVersusBase | null> {
-  const baseDir = join(ctx.runDir, 'checkpoints', 'bootstrap');
+export function runBaseDir(config: RunConfig, runDir: string): string | null {
+  const own = join(runDir, 'checkpoints', 'bootstrap');
+  if (existsSync(join(own, 'config.json'))) return own;
+  if (config.model.source !== 'preset' && config.model.path && existsSync(join(resolve(config.model.path), 'config.json'))) return resolve(config.model.path);
+  return null;
+}
+
+/**
+ * The final model's and the base's (runBaseDir) world-model check on the first turns of `turns` evaluation
+ * puzzles in the run's own template. Null when the run has no base or its template is not in the world-model
+ * format. Also run on any checkpoint after the fact (`spa-workbench probe --check`), with the same puzzles and seeds.
+ */
+export async function worldModelVersusBase(
+  ctx: Pick<StageContext, 'config' | 'runDir' | 'signal'>, runtime: ModelRuntime, turns: number, baseDir = runBaseDir(ctx.config, ctx.runDir),
+): Promise<WorldModelVersusBase | null> {
   const own = runTemplate(ctx.config, ctx.runDir);
-  if (turns === 0 || own.responseFormat !== 'world-model' || !existsSync(join(baseDir, 'config.json'))) return null;
+  if (turns === 0 || own.responseFormat !== 'world-model' || !baseDir) return null;
   const model = await worldModelCheck(ctx.config, runtime, [own], turns, ctx.config.seeds.evalStart, ctx.signal);
   if (!model) return null;
   const baseRuntime = await loadRuntime(baseDir, { valueHead: false });
