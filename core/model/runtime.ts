@@ -24,7 +24,15 @@ import { join } from 'node:path';
 
 export type { TrainRow } from './trainer.js';
 
-export interface GenerateOptions { maxNewTokens: number; temperature: number; topP: number; topK: number; seed: number; stop?: string[] }
+export interface GenerateOptions {
+  maxNewTokens: number; temperature: number; topP: number; topK: number; seed: number; stop?: string[];
+  /**
+   * One key per prompt (e.g. the episode's id): a backend that can (torch) keeps each row's keys and values for the row's next
+   * call under the same key, whose prompt usually starts with this one and its reply (a multi-turn history), and computes only
+   * the new tokens. The same tokens up to float rounding; a key missing from a call is dropped.
+   */
+  cacheKeys?: string[];
+}
 export interface Generated { ids: number[]; text: string; logprobs: number[] }
 export interface TokenStat { logprobs: number[]; entropies: number[]; values: number[] | null }
 

@@ -23,7 +23,7 @@ export interface TextPolicy {
   encodePrompt(messages: ChatMessage[], prefix: string, maxPromptTokens: number): number[];
   generate(
     prompts: number[][],
-    opts: { maxNewTokens: number; temperature: number; topP: number; topK: number; seed: number },
+    opts: { maxNewTokens: number; temperature: number; topP: number; topK: number; seed: number; cacheKeys?: string[] },
   ): Promise<Array<{ ids: number[]; text: string; logprobs: number[] }>>;
 }
 
@@ -91,6 +91,7 @@ async function playBatch<S extends SessionLike>(specs: EpisodeSpec[], limits: Ro
     const promptOf = new Map(active.map((i, k) => [i, prompts[k]!]));
     const generated = toGenerate.length === 0 ? [] : await deps.policy.generate(toGenerate.map((i) => promptOf.get(i)!), {
       maxNewTokens: limits.maxNewTokens, temperature: limits.temperature, topP: limits.topP, topK: limits.topK, seed: seed + turn * 104_729,
+      cacheKeys: toGenerate.map((i) => specs[i]!.id),   // each episode's history is computed once, not again at every turn
     });
     const outputs = new Map(toGenerate.map((i, k) => [i, generated[k]!]));
     for (const i of active) {

@@ -332,6 +332,13 @@ def positions_from_segments(seg):
     return torch.where(seg != 0, pos, torch.zeros_like(pos))
 
 
+# Generation across turns: with cache keys (one per row, e.g. an episode's id), each row's K/V of its prompt and reply are kept
+# for its next call, whose prompt usually starts with them (the history): only the new tokens are computed. Up to this many MB
+# (0: off; a request's cacheMb, which the engine sends from SPA_TORCH_PREFIX_CACHE_MB, wins). Dropped for the keys not in a
+# call, by a call without keys, and by every op that may change the weights.
+PREFIX_CACHE_MB = int(os.environ.get("SPA_TORCH_PREFIX_CACHE_MB", "2048") or 0)
+KEEPS_WEIGHTS = {"generate", "hello", "stats", "forward", "backward", "discard", "set_pieces", "weights", "save", "cpu", "lora_info", "prefix_info"}
+
 SHARED_PREFIX_MIN = int(os.environ.get("SPA_TORCH_SHARED_PREFIX", "16") or 0)   # 0: off
 
 
@@ -716,6 +723,8 @@ class Worker:
         self.opts = {}           # slot -> {"m": {...}, "v": {...}, "step": int, "wd": float}; "main", plus "value" for a value view
         self.graph = None        # outputs of the last `forward`, kept for `backward`
         self._rounding = None    # the generator of the stochastic rounding of bf16 AdamW moments (made on first use)
+        self.prefix_cache = {}   # generation: cache key (an episode) -> its token ids and per-layer K/V, for its next turn
+        self.prefix_stats = {"rows": 0, "tokens": 0, "reused": 0}
 
     def reset(self, h, a):
         """Drop the model and optimizers (the engine keeps this process for its next model)."""
@@ -992,9 +1001,19 @@ class Worker:
         R = int(h.get("rowChunk") or B)
         if R < 1:
             raise ValueError("generate: rowChunk must be a positive number of rows, got %r" % (h.get("rowChunk"),))
+        self.prefix_budget_mb = int(h.get("cacheMb", PREFIX_CACHE_MB))
+        keys = h.get("cacheKeys") if self.prefix_budget_mb > 0 else None
+        if keys is None:
+            self.prefix_cache.clear()
+        if keys is not None:
+            if len(keys) != B or not all(isinstance(k, str) for k in keys):
+                raise ValueError("generate: cacheKeys must hold one string per prompt (%d), got %r" % (B, keys if len(keys) < 5 else len(keys)))
+            live = set(keys)
+            for k in [k for k in self.prefix_cache if k not in live]:   # an episode that is not in this call has ended
+                del self.prefix_cache[k]
         tokens, logprobs = [], []
         for r0 in range(0, B, R):
-            t, l = self._generate_rows(h, prompts[r0:r0 + R], r0)
+            t, l = self._generate_rows(h, prompts[r0:r0 + R], r0, None if keys is None else keys[r0:r0 + R])
             tokens += t
             logprobs += l
             release_memory(self.device)
@@ -1004,7 +1023,69 @@ class Worker:
         return {"lengths": out_len}, {"tokens": torch.tensor(flat_tokens, dtype=torch.int32),
                                       "logprobs": torch.tensor(flat_lp, dtype=torch.float32)}
 
-    def _generate_rows(self, h, prompts, row0):
+    def _prefill_from_cache(self, ids, seg, positions, prompts, keys, cap):
+        """The batched prefill, reusing each row's cached K/V (its key's entry) over the longest common prefix of the cached
+        token ids and its prompt. The rows' prompts are left-padded to P columns; with S the longest uncached tail of a row,
+        only the last S columns are computed (one batched pass, attending to the cached columns before them): a row whose
+        cache covers more than its first P - S columns recomputes the rest of them. With no cache (a first turn) S = P: the
+        plain prefill. Returns the last column's hidden state [B, 1, D] and the generation cache. The same numbers as the
+        plain prefill up to float rounding (causal attention: a token's K/V do not depend on what follows it)."""
+        m = self.model
+        B, P = ids.shape
+        reuse = []
+        for p, key in zip(prompts, keys):
+            entry, L = self.prefix_cache.get(key), 0
+            if entry is not None:
+                ids0, n = entry["ids"], min(len(entry["ids"]), len(p) - 1)   # the last prompt token is always computed: it starts the reply
+                while L < n and ids0[L] == p[L]:
+                    L += 1
+            reuse.append((entry, L))
+        S = max(len(p) - L for p, (_, L) in zip(prompts, reuse))
+        cache = {"cap": cap}
+        used = [max(0, len(p) - S) if entry is not None else 0 for p, (entry, _) in zip(prompts, reuse)]
+        self.prefix_stats["rows"] += B
+        self.prefix_stats["tokens"] += sum(len(p) for p in prompts)
+        self.prefix_stats["reused"] += sum(used)
+        if any(used):
+            like = next(e for e, _ in reuse if e is not None)["k"][0]
+            for i in range(m.c["num_hidden_layers"]):
+                cache[i] = (torch.zeros(B, like.shape[1], cap, like.shape[3], dtype=like.dtype, device=self.device),
+                            torch.zeros(B, like.shape[1], cap, like.shape[3], dtype=like.dtype, device=self.device))
+            for b, (p, (entry, _)) in enumerate(zip(prompts, reuse)):
+                r, o = used[b], P - len(p)
+                if r == 0:
+                    continue
+                for i in range(m.c["num_hidden_layers"]):
+                    cache[i][0][b, :, o:o + r] = entry["k"][i][0, :, :r]
+                    cache[i][1][b, :, o:o + r] = entry["v"][i][0, :, :r]
+        hidden = m.trunk(ids[:, P - S:], seg, cache=cache, positions=positions[:, P - S:])
+        return hidden[:, -1:], cache
+
+    def _store_prefix(self, prompts, keys, tokens, cache):
+        """Each row's K/V of its prompt and of the reply tokens fed back (all but the last), under its key, within the budget."""
+        P = max(len(p) for p in prompts)
+        L_layers = self.model.c["num_hidden_layers"]
+        budget = self.prefix_budget_mb * 2 ** 20
+        for b, (p, key) in enumerate(zip(prompts, keys)):
+            self.prefix_cache.pop(key, None)
+            fed = tokens[b][:-1]
+            o, end = P - len(p), P + len(fed)
+            ks = [cache[i][0][b, :, o:end].unsqueeze(0).clone() for i in range(L_layers)]
+            vs = [cache[i][1][b, :, o:end].unsqueeze(0).clone() for i in range(L_layers)]
+            size = sum(t.numel() * t.element_size() for t in ks + vs)
+            if self.prefix_bytes() + size > budget:
+                continue
+            self.prefix_cache[key] = {"ids": list(p) + list(fed), "k": ks, "v": vs, "bytes": size}
+
+    def before_op(self, op):
+        """Cached generation K/V belong to the weights they were computed with: any op that may change them empties the cache."""
+        if op not in KEEPS_WEIGHTS:
+            self.prefix_cache.clear()
+
+    def prefix_bytes(self):
+        return sum(e["bytes"] for e in self.prefix_cache.values())
+
+    def _generate_rows(self, h, prompts, row0, keys=None):
         B, P = len(prompts), max(len(p) for p in prompts)
         pad = int(h["padTokenId"])
         steps = int(h["maxNewTokens"])
@@ -1025,7 +1106,11 @@ class Worker:
         texts = ["" for _ in range(B)]
         done = [False] * B
         cache = {"cap": P + steps}   # K/V buffers of the prompt plus every new token, allocated once
+        prefilled = None
         positions = positions_from_segments(seg)
+        if keys is not None:
+            with _inference_mode(), self.model._ctx():
+                prefilled, cache = self._prefill_from_cache(ids, seg, positions, prompts, keys, P + steps)
         next_pos = positions[:, -1] + 1
         cur_ids, cur_pos = ids, positions
         chunk = generation_chunk(self.device.type)
@@ -1048,7 +1133,10 @@ class Worker:
                         seg = torch.cat([seg, alive], dim=1)
                         cur_pos = next_pos.unsqueeze(1)
                         next_pos = next_pos + 1
-                    hidden = self.model.trunk(cur_ids, seg, cache=cache, positions=cur_pos)
+                    if step + i == 0 and prefilled is not None:
+                        hidden = prefilled
+                    else:
+                        hidden = self.model.trunk(cur_ids, seg, cache=cache, positions=cur_pos)
                     logits = self.model.lm_head(hidden[:, -1]).float()
                     del hidden
                     if logits.device != sample_dev:
@@ -1074,6 +1162,8 @@ class Worker:
                             if any(s in texts[b][-window * 2:] for s in stops):
                                 done[b] = True
                 step += n
+            if keys is not None:
+                self._store_prefix(prompts, keys, tokens, cache)
         return tokens, logprobs
 
     pieces = None
@@ -1112,6 +1202,10 @@ class Worker:
             out["momentDtype"] = "bf16" if low else "f32"
         return out, {}
 
+    def prefix_info(self, h, a):
+        """The generation prefix cache: entries, bytes, and over all calls the prompt tokens and those reused from it."""
+        return {"entries": len(self.prefix_cache), "bytes": self.prefix_bytes(), **self.prefix_stats}, {}
+
     def cpu(self, h, a):     # benchmarks: this process's CPU seconds
         return {"seconds": time.process_time()}, {}
 
@@ -1137,6 +1231,7 @@ def main():
             write_frame({"id": rid, "ok": True})
             return
         fn = getattr(worker, op, None) if isinstance(op, str) and not op.startswith("_") else None
+        worker.before_op(op)
         try:
             if fn is None:
                 raise ValueError("unknown op %r" % op)

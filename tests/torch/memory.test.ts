@@ -28,6 +28,29 @@ describe('torch worker memory techniques', () => {
     expect(r.generateLogprobs as number).toBeLessThan(1e-5);
   });
 
+  it('generation with cache keys reuses each row\'s history and gives the tokens of generation without them', () => {
+    const probe = probeTorch();
+    if (!probe.ok) throw new Error(`this test needs a Python with torch: ${probe.reason}`);
+    const run = spawnSync(probe.python, [fileURLToPath(new URL('./prefix_cache_check.py', import.meta.url))], { encoding: 'utf8', timeout: 120_000 });
+    expect(run.status, run.stderr).toBe(0);
+    const r = JSON.parse(run.stdout.trim().split('\n').pop()!) as Record<string, unknown>;
+    expect(r.sameTokens).toBe(true);                                  // temperature 0 and 1, three turns, row chunks, GQA
+    expect(r.maxLogprobDiff as number).toBeLessThan(1e-4);
+    for (const t of ['0', '1']) {
+      const stats = r[`stats_${t}`] as { rows: number; tokens: number; reused: number };
+      expect(stats.rows).toBe(12);
+      expect(stats.reused / stats.tokens).toBeGreaterThan(0.15);       // less: a cut row and a new row are computed whole
+      expect(r[`entries_${t}`]).toEqual(['e0', 'e1', 'e2-new', 'e3']);   // e2 left the call and was dropped
+    }
+    const clean = r.stats_clean as { tokens: number; reused: number };
+    expect(clean.reused / clean.tokens).toBeGreaterThan(0.4);          // turns 2 and 3 reuse every row's history
+    expect(r.storedOne).toBe(1);
+    expect(r.droppedMissing).toEqual(['y']);
+    expect(r.keptByStats).toBe(1);
+    expect(r.clearedByApply).toBe(0);                                   // new weights: nothing cached stays
+    expect(r.badKeys).toMatch(/cacheKeys must hold one string per prompt \(2\)/);
+  });
+
   it('AdamW with bf16 moments moves the weights as f32 moments do; the rounding is unbiased; resume points keep BF16 moments', () => {
     const probe = probeTorch();
     if (!probe.ok) throw new Error(`this test needs a Python with torch: ${probe.reason}`);

@@ -55,6 +55,18 @@ function momentDtype(config: ModelConfig): 'bf16' | 'f32' {
   return resolvedMemory(countParameters(config)).optimizerDtype;
 }
 
+/**
+ * The worker's generation prefix cache budget, MB (SPA_TORCH_PREFIX_CACHE_MB, default 2048; 0 turns it off): each episode's
+ * keys and values kept for its next turn, so a multi-turn history is computed once (bench/results/prefix-cache.json).
+ */
+export function prefixCacheMb(): number {
+  const raw = process.env.SPA_TORCH_PREFIX_CACHE_MB?.trim();
+  if (raw === undefined || raw === '') return 2048;
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`SPA_TORCH_PREFIX_CACHE_MB=${raw}: use a whole number of MB (0 turns the cache off)`);
+  return n;
+}
+
 function grid(rows: number[][]): { data: Int32Array; shape: number[] } {
   const T = rows[0]?.length ?? 0;
   const data = new Int32Array(rows.length * T);
@@ -189,6 +201,8 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
 
   async generate(prompts: number[][], opts: GenerateOptions): Promise<Generated[]> {
     if (prompts.length === 0) return [];
+    if (opts.cacheKeys && opts.cacheKeys.length !== prompts.length)
+      throw new Error(`generate: cacheKeys has ${opts.cacheKeys.length} key(s) for ${prompts.length} prompt(s)`);
     prompts.forEach((p, b) => { if (p.length === 0) throw new Error(`generate: prompt ${b} is empty (it needs at least one token)`); });
     const stop = (opts.stop ?? ['</answer>']).filter((s) => s.length > 0);
     if (stop.length && !this.piecesSent) {
@@ -205,6 +219,7 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
       lengths: prompts.map((p) => p.length), padTokenId: this.tokenizer.padTokenId, maxNewTokens: this.newTokenBudget(prompts, opts.maxNewTokens),
       temperature: opts.temperature, topK: opts.topK, topP: opts.topP, seed: opts.seed, stopTokenIds: stopIds, stop,
       rowChunk: memorySettings().generationRows,
+      ...(opts.cacheKeys && prefixCacheMb() > 0 ? { cacheKeys: opts.cacheKeys, cacheMb: prefixCacheMb() } : {}),
     }, { prompts: { data: flat, shape: [flat.length] } });
     const lengths = reply.header.lengths as number[];
     const tokens = reply.arrays.tokens as Int32Array;
