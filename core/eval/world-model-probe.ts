@@ -121,6 +121,17 @@ function probeSession(opts: ProbeOptions, runDir: string, config: RunConfig, tem
   return { session, seed, history, legalActions, actions };
 }
 
+/** The checkpoint on the run's compute backend (torch or TF.js), chosen as a run chooses it (core/train/runtime.ts). */
+async function loadForProbe(runId: string, checkpoint: { name: string; dir: string }, backend: string | undefined) {
+  const { chooseCompute, loadRuntime } = await import('../train/runtime.js');
+  const report = await chooseCompute(backend);
+  try {
+    return { report, runtime: await loadRuntime(checkpoint.dir, { valueHead: false, trainable: false }) };
+  } catch (err) {
+    return fail('CorruptData', `checkpoint ${checkpoint.name} of run ${runId} could not be loaded: ${(err as Error).message}`, checkpoint.dir);
+  }
+}
+
 export async function probeTurn(opts: ProbeOptions): Promise<ProbeResult> {
   const started = performance.now();
   const runDir = runFolder(opts.project, opts.runId);
@@ -130,15 +141,7 @@ export async function probeTurn(opts: ProbeOptions): Promise<ProbeResult> {
   const limits = stageSection(config, 'rollout');
   const { session, seed, history, legalActions, actions } = probeSession(opts, runDir, config, template);
 
-  // the run's compute backend (torch or TF.js), chosen as a run chooses it (core/train/runtime.ts)
-  const { chooseCompute, loadRuntime } = await import('../train/runtime.js');
-  const report = await chooseCompute(opts.backend ?? config.backend);
-  let runtime;
-  try {
-    runtime = await loadRuntime(checkpoint.dir, { valueHead: false, trainable: false });
-  } catch (err) {
-    return fail('CorruptData', `checkpoint ${checkpoint.name} of run ${opts.runId} could not be loaded: ${(err as Error).message}`, checkpoint.dir);
-  }
+  const { report, runtime } = await loadForProbe(opts.runId, checkpoint, opts.backend ?? config.backend);
   try {
     const maxPrompt = Math.max(16, limits.maxContextTokens - limits.maxNewTokens);
     const sampling = { temperature: opts.temperature ?? 0, topP: limits.topP, topK: limits.topK, seed: opts.sampleSeed ?? 0 };
@@ -198,14 +201,7 @@ export async function probeCheck(opts: ProbeCheckOptions): Promise<ProbeCheckRes
   if (!baseDir) fail('NotFound', `run ${opts.runId} has no base to compare with (no checkpoints/bootstrap, and it starts from a fresh model); give one ` +
     'with --base DIR', 'base');
   if (!fs.existsSync(path.join(baseDir!, 'config.json'))) fail('NotFound', `base ${baseDir} is not a model folder (no config.json)`, 'base', 'a checkpoint folder');
-  const { chooseCompute, loadRuntime } = await import('../train/runtime.js');
-  const report = await chooseCompute(opts.backend ?? config.backend);
-  let runtime;
-  try {
-    runtime = await loadRuntime(checkpoint.dir, { valueHead: false, trainable: false });
-  } catch (err) {
-    return fail('CorruptData', `checkpoint ${checkpoint.name} of run ${opts.runId} could not be loaded: ${(err as Error).message}`, checkpoint.dir);
-  }
+  const { report, runtime } = await loadForProbe(opts.runId, checkpoint, opts.backend ?? config.backend);
   try {
     const versusBase = await worldModelVersusBase({ config, runDir, signal: new AbortController().signal }, runtime, turns, baseDir!);
     if (!versusBase) return fail('ValidationError', `the world-model check returned nothing for run ${opts.runId}`, 'runId');
