@@ -63,16 +63,19 @@ export function describeProbe(r: ProbeResult): string {
 async function runCheck(flags: ProbeFlags): Promise<void> {
   if (!flags.run) return fail('--check needs --run');
   for (const f of ['seed', 'episode', 'turn', 'history', 'action', 'temperature', 'sampleSeed', 'request'] as const)
-    if (flags[f] !== undefined) fail(`--${f.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} does not go with --check (it checks the first turns of the eval puzzles)`);
+    if (flags[f] !== undefined)
+      fail(`--${f.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} does not go with --check (it checks the first turns of the eval puzzles)`);
   const turns = flags.check === true ? undefined : intFlag('--check', flags.check as string, 1);
   const { probeCheck } = await import('../eval/world-model-probe.js');
   const r = await probeCheck({
     project: flags.project, runId: flags.run, ...(flags.checkpoint !== undefined ? { checkpoint: flags.checkpoint } : {}),
-    ...(turns !== undefined ? { turns } : {}), ...(flags.base !== undefined ? { base: flags.base } : {}), ...(flags.backend !== undefined ? { backend: flags.backend } : {}),
+    ...(turns !== undefined ? { turns } : {}), ...(flags.base !== undefined ? { base: flags.base } : {}),
+    ...(flags.backend !== undefined ? { backend: flags.backend } : {}),
   });
   if (flags.out) writeFileSync(flags.out, `${JSON.stringify(r, null, 2)}\n`);
   process.stdout.write(flags.json ? `${JSON.stringify(r, null, 2)}\n`
-    : `run ${r.runId} · checkpoint ${r.checkpoint} · base ${r.versusBase.baseCheckpoint} (backend ${r.backend}, ${r.wallSeconds.toFixed(1)} s)\n${r.lines.join('\n')}\n`);
+    : `run ${r.runId} · checkpoint ${r.checkpoint} · base ${r.versusBase.baseCheckpoint} (backend ${r.backend}, ${r.wallSeconds.toFixed(1)} s)\n` +
+      `${r.lines.join('\n')}\n`);
 }
 
 export function registerProbeCommands(program: Command): void {

@@ -177,7 +177,8 @@ export async function probeTurn(opts: ProbeOptions): Promise<ProbeResult> {
 
 export interface ProbeCheckOptions { project: string; runId: string; checkpoint?: string; turns?: number; base?: string; backend?: string }
 export interface ProbeCheckResult {
-  runId: string; checkpoint: string; checkpointDir: string; turns: number; versusBase: WorldModelVersusBase; lines: string[]; backend: string; wallSeconds: number;
+  runId: string; checkpoint: string; checkpointDir: string; turns: number; versusBase: WorldModelVersusBase; lines: string[];
+  backend: string; wallSeconds: number;
 }
 
 /**
@@ -200,7 +201,8 @@ export async function probeCheck(opts: ProbeCheckOptions): Promise<ProbeCheckRes
   const baseDir = opts.base !== undefined ? path.resolve(opts.base) : runBaseDir(config, runDir);
   if (!baseDir) fail('NotFound', `run ${opts.runId} has no base to compare with (no checkpoints/bootstrap, and it starts from a fresh model); give one ` +
     'with --base DIR', 'base');
-  if (!fs.existsSync(path.join(baseDir!, 'config.json'))) fail('NotFound', `base ${baseDir} is not a model folder (no config.json)`, 'base', 'a checkpoint folder');
+  if (!fs.existsSync(path.join(baseDir!, 'config.json')))
+    fail('NotFound', `base ${baseDir} is not a model folder (no config.json)`, 'base', 'a checkpoint folder');
   const { report, runtime } = await loadForProbe(opts.runId, checkpoint, opts.backend ?? config.backend);
   try {
     const versusBase = await worldModelVersusBase({ config, runDir, signal: new AbortController().signal }, runtime, turns, baseDir!);
