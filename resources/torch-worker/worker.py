@@ -337,7 +337,7 @@ def positions_from_segments(seg):
 # (0: off; a request's cacheMb, which the engine sends from SPA_TORCH_PREFIX_CACHE_MB, wins). Dropped for the keys not in a
 # call, by a call without keys, and by every op that may change the weights.
 PREFIX_CACHE_MB = int(os.environ.get("SPA_TORCH_PREFIX_CACHE_MB", "2048") or 0)
-KEEPS_WEIGHTS = {"generate", "hello", "stats", "forward", "backward", "discard", "set_pieces", "weights", "save", "cpu", "lora_info", "prefix_info"}
+KEEPS_WEIGHTS = {"generate", "hello", "stats", "forward", "backward", "discard", "set_pieces", "weights", "save", "cpu", "lora_info"}
 
 SHARED_PREFIX_MIN = int(os.environ.get("SPA_TORCH_SHARED_PREFIX", "16") or 0)   # 0: off
 
@@ -724,7 +724,8 @@ class Worker:
         self.graph = None        # outputs of the last `forward`, kept for `backward`
         self._rounding = None    # the generator of the stochastic rounding of bf16 AdamW moments (made on first use)
         self.prefix_cache = {}   # generation: cache key (an episode) -> its token ids and per-layer K/V, for its next turn
-        self.prefix_stats = {"rows": 0, "tokens": 0, "reused": 0}
+        self.prefix_stats = {"rows": 0, "tokens": 0, "reused": 0}   # over all calls: rows, prompt tokens, tokens reused
+        self.prefix_budget_mb = PREFIX_CACHE_MB                           # the current call's budget (its cacheMb)
 
     def reset(self, h, a):
         """Drop the model and optimizers (the engine keeps this process for its next model)."""
@@ -1005,7 +1006,7 @@ class Worker:
         keys = h.get("cacheKeys") if self.prefix_budget_mb > 0 else None
         if keys is None:
             self.prefix_cache.clear()
-        if keys is not None:
+        else:
             if len(keys) != B or not all(isinstance(k, str) for k in keys):
                 raise ValueError("generate: cacheKeys must hold one string per prompt (%d), got %r" % (B, keys if len(keys) < 5 else len(keys)))
             live = set(keys)
@@ -1066,15 +1067,18 @@ class Worker:
         P = max(len(p) for p in prompts)
         L_layers = self.model.c["num_hidden_layers"]
         budget = self.prefix_budget_mb * 2 ** 20
-        for b, (p, key) in enumerate(zip(prompts, keys)):
+        for key in keys:
             self.prefix_cache.pop(key, None)
+        held = self.prefix_bytes()
+        for b, (p, key) in enumerate(zip(prompts, keys)):
             fed = tokens[b][:-1]
             o, end = P - len(p), P + len(fed)
             ks = [cache[i][0][b, :, o:end].unsqueeze(0).clone() for i in range(L_layers)]
             vs = [cache[i][1][b, :, o:end].unsqueeze(0).clone() for i in range(L_layers)]
             size = sum(t.numel() * t.element_size() for t in ks + vs)
-            if self.prefix_bytes() + size > budget:
+            if held + size > budget:
                 continue
+            held += size
             self.prefix_cache[key] = {"ids": list(p) + list(fed), "k": ks, "v": vs, "bytes": size}
 
     def before_op(self, op):
@@ -1201,10 +1205,6 @@ class Worker:
             out["optimizerStep"] = opt["step"]
             out["momentDtype"] = "bf16" if low else "f32"
         return out, {}
-
-    def prefix_info(self, h, a):
-        """The generation prefix cache: entries, bytes, and over all calls the prompt tokens and those reused from it."""
-        return {"entries": len(self.prefix_cache), "bytes": self.prefix_bytes(), **self.prefix_stats}, {}
 
     def cpu(self, h, a):     # benchmarks: this process's CPU seconds
         return {"seconds": time.process_time()}, {}

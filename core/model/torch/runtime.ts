@@ -215,11 +215,12 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
     let o = 0;
     for (const p of prompts) { flat.set(p, o); o += p.length; }
     const stopIds = this.stopTokenIds();
+    const cacheMb = prefixCacheMb();
     const reply = await this.worker.request('generate', {
       lengths: prompts.map((p) => p.length), padTokenId: this.tokenizer.padTokenId, maxNewTokens: this.newTokenBudget(prompts, opts.maxNewTokens),
       temperature: opts.temperature, topK: opts.topK, topP: opts.topP, seed: opts.seed, stopTokenIds: stopIds, stop,
       rowChunk: memorySettings().generationRows,
-      ...(opts.cacheKeys && prefixCacheMb() > 0 ? { cacheKeys: opts.cacheKeys, cacheMb: prefixCacheMb() } : {}),
+      ...(opts.cacheKeys && cacheMb > 0 ? { cacheKeys: opts.cacheKeys, cacheMb } : {}),
     }, { prompts: { data: flat, shape: [flat.length] } });
     const lengths = reply.header.lengths as number[];
     const tokens = reply.arrays.tokens as Int32Array;
