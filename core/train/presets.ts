@@ -233,7 +233,8 @@ export const SIZE_SETTINGS: Record<PresetSize, RunConfigInput> = {
       // prediction given the action goes from the base's 0% to >= 50% (docs/results/compact-v2/README.md, 3 seeds).
       sft: { epochs: 1, batchSize: 32, lr: 2e-3, maxLength: 2048 },
       // RL lr 2e-5, critic lr 1e-5: with the shared trunk the value step trains the trunk at criticLr, and 1e-3 wiped out the
-      // format within 3 steps (docs/results/spa-cpu-v1/README.md section 4). No tracked Pass@k (it took ~80 of RL's ~220 s);
+      // format within 3 steps (docs/results/spa-cpu-v1/README.md section 4); 1e-5 did it in ~15 steps of 32 episodes
+      // (spa-cpu-v2/format-drift), so standard uses a separate critic; quick's 2 steps stay far below that. No tracked Pass@k (it took ~80 of RL's ~220 s);
       // the final eval reports Pass@k. 2 steps (12-45 s each on one core): the main job fits 5 minutes (compact-v2 section 3b);
       // RL does not move this base's play at any lr tried (docs/results/rl-learns), so the steps show the stage, not a gain.
       rl: { steps: 2, groups: 2, groupSize: 4, miniBatchSize: 8, passAtKEvery: 0, passAtKPuzzles: 4, lr: 2e-5, criticLr: 1e-5 },
@@ -245,7 +246,11 @@ export const SIZE_SETTINGS: Record<PresetSize, RunConfigInput> = {
     // The study size (docs/results/spa-cpu-v1/DESIGN.md): quick's model, rollout shape and base (the shipped base serves
     // both), more self-play and SFT, RL long enough to move, and the design's final evaluation (128 puzzles × 8 samples).
     size: 'standard',
-    model: TINY_MODEL,
+    // A separate critic (as the paper size and RAGEN): with the shared trunk, the value step's own AdamW moves every trunk weight
+    // at criticLr toward returns it cannot predict, and over ~15 RL steps that wore the world-model reply away (format errors
+    // 5% -> 80% with the policy frozen; 3% with a separate critic: docs/results/spa-cpu-v2/format-drift). Study spa-cpu-v2 was
+    // registered with the shared trunk and pins it (its run.sh).
+    model: { ...TINY_MODEL, criticMode: 'separate' },
     stages: {
       rollout: COMPACT_ROLLOUT,
       bootstrap: COMPACT_BOOTSTRAP,

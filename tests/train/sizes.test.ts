@@ -1,6 +1,8 @@
 // The preset sizes: `standard` (the study size) exists for every method preset, shares quick's
 // model, rollout shape and bootstrap (so one shipped base serves both), and evaluates as the
 // pre-registered design says (128 puzzles × 8 samples, Pass@1 and Pass@8).
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RunConfigSchema } from '../../core/api/run-config.js';
 import { PRESET_DEFINITIONS, presetConfig, SIZES } from '../../core/train/presets.js';
@@ -30,6 +32,12 @@ describe('sizes', () => {
   it('quick and standard share one base: the study arms of both sizes match the same descriptor', () => {
     const keys = new Set(['vanilla-rl', 'state-estimation-rl', 'spa', 'spa-mask-state-spans'].flatMap((p) => [key(p, 'quick'), key(p, 'standard')]));
     expect(keys.size).toBe(1);
+  });
+  it('standard trains PPO with a separate critic (the shared trunk wore the world-model format away); study v2 pins its registered trunk', () => {
+    for (const def of PRESET_DEFINITIONS) expect(resolved(def.id, 'standard').model.criticMode).toBe('separate');
+    expect(resolved('spa', 'quick').model.criticMode).toBe('shared-trunk'); // 2 RL steps: far below the ~15 steps the drift took
+    const runSh = readFileSync(join(__dirname, '../../docs/results/spa-cpu-v2/run.sh'), 'utf8');
+    expect(runSh).toMatch(/^SET\+=\(--set model\.criticMode=shared-trunk\)$/m);
   });
   it('standard evaluates as the design says and trains more than quick', () => {
     const q = resolved('spa', 'quick'), s = resolved('spa', 'standard');

@@ -18,6 +18,9 @@ case $VARIANT in
   fl08) SET=() ;;
   *) echo "unknown variant $VARIANT" >&2; exit 2 ;;
 esac
+# the registered critic: the shared trunk (standard's default then; standard uses a separate critic since 2026-11-27 13:30 UTC,
+# docs/results/spa-cpu-v2/format-drift), pinned here so every cell runs as registered
+SET+=(--set model.criticMode=shared-trunk)
 CELLS="vanilla-rl:0 spa:0 state-estimation-rl:0 spa-mask-state-spans:0 vanilla-rl:1 spa:1 state-estimation-rl:1 spa-mask-state-spans:1
 vanilla-rl:2 spa:2 state-estimation-rl:2 spa-mask-state-spans:2"
 mkdir -p "$WORK/$VARIANT/claims" "$OUT/runs"
