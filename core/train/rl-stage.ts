@@ -25,6 +25,7 @@ import { breathe } from './breathe.js';
 import { loadRuntime, pruneMilestones, removeCheckpoint, type ModelRuntime, type RuntimeTrainer, type TrainRow } from './runtime.js';
 import { createRng, shuffleInPlace } from '../util/rng.js';
 import { attachTokenStats } from './token-stats.js';
+import { formatDriftWarning } from './format-drift.js';
 
 /** Score of one written state for the online world-model reward (VAGEN scores entities: F1 of player/box/hole positions). */
 export function worldModelStateScore(score: TurnRecord['wm']['observation'], kind: RlSection['worldModelScore']): number {
@@ -183,6 +184,8 @@ export const rlStage: StageDefinition = {
     if (firstStep === 0 && section.passAtKEvery > 0) await trackPassAtK(ctx, policy, section, 0);
     let checkpoint = from;
     let episodesSeen = firstStep * section.groups * section.groupSize;
+    const formatRates: number[] = []; // per step since this start or resume: the format-drift guard (format-drift.ts) warns once
+    let driftWarned = false;
     for (let step = firstStep; step < section.steps; step++) {
       if (ctx.signal.aborted) break;
       // 1. rollouts: groups share a puzzle seed from the RL range
@@ -243,6 +246,9 @@ export const rlStage: StageDefinition = {
       for (const key of Object.keys(values)) if (!Number.isFinite(values[key]!)) delete values[key]; // e.g. explained variance when returns do not vary
       ctx.metric(step + 1, values, { episodes: episodesSeen });
       ctx.progress(step + 1, section.steps, `RL step ${step + 1}/${section.steps}: success ${(rollout['rollout/success']! * 100).toFixed(0)}%`);
+      formatRates.push(rollout['rollout/formatErrorRate'] ?? 0);
+      const drift = driftWarned ? null : formatDriftWarning(formatRates, ppo ? ctx.config.model.criticMode : null);
+      if (drift) { ctx.log('warn', drift); driftWarned = true; }
       // 5. checkpoints (docs/checkpoints.md): rl-latest is the resume point (AdamW moments, f32 weights); a milestone rl-<n>
       // and the final rl-<steps> hold weights only (model.memory.checkpointDtype); model.memory.keepMilestones bounds the milestones
       const milestone = section.passAtKEvery > 0 && ((step + 1) % section.passAtKEvery === 0 || step + 1 === section.steps);
