@@ -1,6 +1,8 @@
 // Diagnostic stages: exercise the engine, storage and UI plumbing without training.
 // Options come from config.stages[<stage name>]:
-//   diag-wait / diag-wait2  { steps = 10, delayMs = 20 }   ticks progress, logs metrics, resumable per step
+//   diag-wait / diag-wait2  { steps = 10, delayMs = 20, warnAt, warning, logEachStep = false }   ticks progress, logs metrics,
+//                           resumable per step; at step warnAt it logs `warning` at level warn (the Run view's warnings banner);
+//                           logEachStep: an info line per step (a long log)
 //   diag-episodes           { count = 8 }                  writes synthetic episodes (rollouts + index)
 //   diag-fail               { message }                    throws
 //   diag-crash              { mode = "kill" | "exit" | "oom", code = 3, once = true, afterMs = 0 }
@@ -35,6 +37,8 @@ export function makeWaitStage(name: string): StageDefinition {
       const o = options(ctx);
       const steps = num(o, 'steps', 10);
       const delayMs = num(o, 'delayMs', 20);
+      const warnAt = num(o, 'warnAt', -1);
+      const warning = typeof o.warning === 'string' && o.warning ? o.warning : `${name}: diagnostic warning at step ${warnAt}`;
       const state = ctx.loadState();
       const start = typeof state?.step === 'number' ? state.step : 0;
       if (start > 0) ctx.log('info', `${name}: resuming after step ${start} of ${steps}`);
@@ -43,6 +47,8 @@ export function makeWaitStage(name: string): StageDefinition {
         if (ctx.signal.aborted) return { stoppedAt: step - 1 };
         ctx.metric(step, { 'diag/value': Math.sin(step / 5), 'diag/step': step }, { episodes: step * 2 });
         ctx.progress(step, steps, `step ${step}/${steps}`);
+        if (step === warnAt) ctx.log('warn', warning);
+        if (o.logEachStep === true) ctx.log('info', `${name}: step ${step} of ${steps}`);
         ctx.saveState({ step });
       }
       return { steps, resumedFrom: start };

@@ -179,6 +179,43 @@ test('stop a running run and resume it', async ({ workbench }) => {
   await waitForStatus(api, run.id, ['stopped', 'completed', 'failed']);
 });
 
+test('a run\'s warnings show in a banner above its stages, from the whole run, live and after a reload', async ({ workbench }) => {
+  const { page, api } = workbench;
+  const warning = 'rl: turns with a format error rose from 4% (first 3 steps) to 29% (last 3)';
+  // a slow first part (the warning arrives live), then 600 log lines: after a reload the warning is older than the
+  // log pane's history of 500 events, and the banner still shows it
+  const run = await api.runs.create({
+    preset: 'diagnostic', size: 'smoke',
+    set: {
+      'stages.plan.order': ['diag-wait', 'diag-wait2'],
+      'stages.diag-wait.steps': 40, 'stages.diag-wait.delayMs': 150, 'stages.diag-wait.warnAt': 20, 'stages.diag-wait.warning': warning,
+      'stages.diag-wait2.steps': 600, 'stages.diag-wait2.delayMs': 0, 'stages.diag-wait2.logEachStep': true,
+    },
+    start: true,
+  });
+  await workbench.go(`#/run/${run.id}`);
+  await expect(page.getByTestId('run-warnings')).toContainText(warning, { timeout: 60_000 });
+  await waitForStatus(api, run.id, ['completed']);
+  expect((await api.runs.events({ runId: run.id, types: ['log', 'stage', 'status', 'checkpoint'], limit: 1 })).total).toBeGreaterThan(600);
+  await page.reload();
+  await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', 'completed', { timeout: 30_000 });
+  const banner = page.getByTestId('run-warnings');
+  await expect(banner).toContainText('Warning from this run');
+  await expect(banner).toContainText(warning);
+  await shot(page, 'run-view-warnings');
+  await banner.getByText('Open the log').click();
+  await expect(page.getByTestId('log-pane')).toContainText('diag-wait2: step 600 of 600');
+  await expect(page.getByTestId('log-pane')).not.toContainText(warning);   // older than the pane's history: the banner fetched it
+  await page.getByLabel('dismiss warnings').click();
+  await expect(page.getByTestId('run-warnings')).toHaveCount(0);
+  // a run without warnings has no banner
+  const quiet = await api.runs.create({ preset: 'diagnostic', size: 'smoke', start: true });
+  await waitForStatus(api, quiet.id, ['completed']);
+  await workbench.go(`#/run/${quiet.id}`);
+  await expect(page.getByTestId('stage-pipeline')).toBeVisible();
+  await expect(page.getByTestId('run-warnings')).toHaveCount(0);
+});
+
 test('the run table sorts, filters and selects; an SPA and a vanilla-RL run are compared', async ({ workbench }) => {
   test.setTimeout(300_000);
   const { page, api } = workbench;

@@ -81,6 +81,8 @@ export default function RunView({ client, navigate, runId, theme, params }: RunV
   const [busy, setBusy] = useState(false);
   const [project, setProject] = useState<ProjectInfo | null>(null);
   const [runEta, setRunEta] = useState<RunEtaState | null>(null);
+  const [pastWarnings, setPastWarnings] = useState<string[]>([]);
+  const [warningsHidden, setWarningsHidden] = useState(false);
   const logKey = useRef(0);
   const logRef = useRef<HTMLDivElement>(null);
   const refetchTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
@@ -106,6 +108,18 @@ export default function RunView({ client, navigate, runId, theme, params }: RunV
     if (lines.length === 0) return;
     setLog((cur) => [...cur, ...lines.map((l) => ({ ...l, key: logKey.current++ }))].slice(-MAX_LOG));
   }, []);
+
+  // Warnings of the whole run (the log pane holds only its last 500 events): the banner above the stages lists them.
+  useEffect(() => {
+    let cancelled = false;
+    setPastWarnings([]);
+    setWarningsHidden(false);
+    client.runs.events({ runId, types: ['log'], limit: 10000 }).then((page) => {
+      if (!cancelled) setPastWarnings(page.events.filter((e) => e.type === 'log' && e.level === 'warn').map((e) => eventToLog(e)!.text));
+    }).catch(() => { /* no events yet */ });
+    return () => { cancelled = true; };
+  }, [client, runId]);
+  const warnings = useMemo(() => [...new Set([...pastWarnings, ...log.filter((l) => l.level === 'warn').map((l) => l.text)])], [pastWarnings, log]);
 
   // History of the log pane (the last 500 events), then live events.
   useEffect(() => {
@@ -257,6 +271,17 @@ export default function RunView({ client, navigate, runId, theme, params }: RunV
         <div className={`banner ${run.status === 'failed' ? 'error' : 'warn'}`} data-testid="run-reason">
           <div className="title">{run.status === 'failed' ? 'Run failed' : 'Run stopped'}</div>
           <div className="details">{run.reason}{'\n'}Resume continues from the last completed stage.</div>
+        </div>
+      )}
+
+      {warnings.length > 0 && !warningsHidden && (
+        <div className="banner warn" data-testid="run-warnings">
+          <div className="row">
+            <div className="title grow">{warnings.length === 1 ? 'Warning' : `${warnings.length} warnings`} from this run</div>
+            <a onClick={() => setTab('log')}>Open the log</a>
+            <a onClick={() => setWarningsHidden(true)} aria-label="dismiss warnings">✕</a>
+          </div>
+          <div className="details">{warnings.map((w) => `• ${w}`).join('\n')}</div>
         </div>
       )}
 
