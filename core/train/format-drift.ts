@@ -16,7 +16,11 @@ export const FORMAT_DRIFT_RULE: FormatDriftRule = { window: 3, minRate: 0.2, min
  * rates[i] = the share of turns with a format error in RL step i's rollouts (since the stage started or resumed).
  * Returns the warning, or null while the share has not drifted (or there are fewer than 2 × window steps).
  */
-export function formatDriftWarning(rates: readonly number[], criticMode: 'shared-trunk' | 'separate' | null, rule: FormatDriftRule = FORMAT_DRIFT_RULE): string | null {
+export function formatDriftWarning(
+  rates: readonly number[],
+  criticMode: 'shared-trunk' | 'separate' | null,
+  rule: FormatDriftRule = FORMAT_DRIFT_RULE,
+): string | null {
   if (rates.length < 2 * rule.window) return null;
   const mean = (xs: readonly number[]) => xs.reduce((a, c) => a + c, 0) / xs.length;
   const start = mean(rates.slice(0, rule.window));
