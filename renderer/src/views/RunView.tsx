@@ -114,9 +114,17 @@ export default function RunView({ client, navigate, runId, theme, params }: RunV
     let cancelled = false;
     setPastWarnings([]);
     setWarningsHidden(false);
-    client.runs.events({ runId, types: ['log'], limit: 10000 }).then((page) => {
-      if (!cancelled) setPastWarnings(page.events.filter((e) => e.type === 'log' && e.level === 'warn').map((e) => eventToLog(e)!.text));
-    }).catch(() => { /* no events yet */ });
+    (async () => {
+      const found: string[] = [];
+      // every log line of the run, 10,000 a page (at most 10 pages: a run's log is a few lines a step)
+      for (let offset = 0, page = 0; page < 10; page++) {
+        const got = await client.runs.events({ runId, types: ['log'], offset, limit: 10000 });
+        for (const e of got.events) if (e.type === 'log' && e.level === 'warn') found.push(eventToLog(e)!.text);
+        offset += got.events.length;
+        if (got.events.length === 0 || offset >= got.total) break;
+      }
+      if (!cancelled) setPastWarnings(found);
+    })().catch(() => { /* no events yet */ });
     return () => { cancelled = true; };
   }, [client, runId]);
   const warnings = useMemo(() => [...new Set([...pastWarnings, ...log.filter((l) => l.level === 'warn').map((l) => l.text)])], [pastWarnings, log]);
