@@ -235,7 +235,8 @@ export const SIZE_SETTINGS: Record<PresetSize, RunConfigInput> = {
       // RL lr 2e-5, critic lr 1e-5: with the shared trunk the value step trains the trunk at criticLr, and 1e-3 wiped out the
       // format within 3 steps (docs/results/spa-cpu-v1/README.md section 4); 1e-5 did it in ~15 steps of 32 episodes
       // (spa-cpu-v2/format-drift), so standard uses a separate critic; quick's 2 steps stay far below that.
-      // No tracked Pass@k (it took ~80 of RL's ~220 s); the final eval reports Pass@k. 2 steps (12-45 s each on one core): the main job fits 5 minutes (compact-v2 section 3b);
+      // No tracked Pass@k (it took ~80 of RL's ~220 s); the final eval reports Pass@k.
+      // 2 steps (12-45 s each on one core): the main job fits 5 minutes (compact-v2 section 3b);
       // RL does not move this base's play at any lr tried (docs/results/rl-learns), so the steps show the stage, not a gain.
       rl: { steps: 2, groups: 2, groupSize: 4, miniBatchSize: 8, passAtKEvery: 0, passAtKPuzzles: 4, lr: 2e-5, criticLr: 1e-5 },
       rwml: { steps: 3, examples: 4, groupSize: 4, maxNewTokens: 600 },
