@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  CARDS_GIB, CPU_PATH, CUDA_PATH, fitsCard, gib, LEGACY_CPU_PATH, LEGACY_CUDA_PATH, parameterCount, planFromConfig, QWEN25_05B, QWEN25_15B,
+  CARD_USABLE, CARDS_GIB, CPU_PATH, CUDA_PATH, ENGINE_MEASURED_MARGIN, fitsCard, gib, LEGACY_CPU_PATH, LEGACY_CUDA_PATH, parameterCount, planFromConfig, QWEN25_05B, QWEN25_15B,
   runPeak, STAGE_TITLES, stagePeaks, type MemoryPlan, type ModelShape, type StageName, type WorkerPath,
 } from './memory-model.js';
 import { getPreset, GPU_SIZE_MEMORY, SUGGESTED_LORA } from './presets.js';
@@ -152,6 +152,25 @@ export function measurementChecks(root = REPO): MeasurementCheck[] {
   return checks;
 }
 
+/** One stage of a whole engine run on a GPU (bench/results/gpu-engine-run-*.json, summary.comparable): measured / estimate. */
+export interface EngineRunCheck { file: string; run: number; stage: string; measuredGiB: number; estimateGiB: number; ratio: number }
+
+/** Every comparable stage of the whole engine runs on a GPU in bench/results (bench/gpu-engine-run.ts). */
+export function engineRunChecks(root = REPO): EngineRunCheck[] {
+  const dir = join(root, 'bench', 'results');
+  const out: EngineRunCheck[] = [];
+  for (const f of readdirSync(dir).filter((n) => n.startsWith('gpu-engine-run') && n.endsWith('.json')).sort()) {
+    const comparable = obj(readJson(join(dir, f)).summary).comparable;
+    if (!Array.isArray(comparable)) throw new Error(`bench/results/${f}: summary.comparable is missing`);
+    for (const c of comparable as Array<Record<string, unknown>>) {
+      const [measured, estimate] = [c.measuredGiB, c.estimateGiB];
+      if (typeof measured !== 'number' || typeof estimate !== 'number' || estimate <= 0) throw new Error(`bench/results/${f}: a comparable stage without numbers`);
+      out.push({ file: `bench/results/${f}`, run: Number(c.run), stage: String(c.stage), measuredGiB: measured, estimateGiB: estimate, ratio: measured / estimate });
+    }
+  }
+  return out;
+}
+
 /** Measurement files in bench/results the model is not compared with, and why. */
 export function notComparedMeasurements(root = REPO): Array<{ file: string; why: string }> {
   const dir = join(root, 'bench', 'results');
@@ -189,7 +208,8 @@ export function renderMemoryBlock(root = REPO): string {
       `${p.criticMode} | ${p.rolloutRows} × (${p.promptTokens.toLocaleString('en-US')} + ${p.newTokens}) |`);
   }
   lines.push('', 'Peak device memory per stage, GiB (every process on the GPU together; estimates for the worker as built, CUDA with bf16 ' +
-    'autocast and SDPA; ✓ = within 95% of the card):', '');
+    `autocast and SDPA; ✓ = the peak × ${ENGINE_MEASURED_MARGIN}, the margin a whole engine run measured above the estimate, within ` +
+    `${(CARD_USABLE * 100).toFixed(0)}% of the card):`, '');
   lines.push(`| model | size | training | ${COLUMNS.map((c) => STAGE_TITLES[c]).join(' | ')} | peak | ${CARDS_GIB.map((c) => `${c} GB`).join(' | ')} |`);
   lines.push(`|---|---|---|${COLUMNS.map(() => '---:').join('|')}|---:|${CARDS_GIB.map(() => ':---:').join('|')}|`);
   for (const size of SIZES) {
@@ -216,6 +236,13 @@ export function renderMemoryBlock(root = REPO): string {
       `${(c.modelBytes / c.measuredBytes).toFixed(2)} |`);
   }
   for (const n of notComparedMeasurements(root)) lines.push(`| ${n.file} | not compared: ${n.why} | | | | |`);
+  lines.push('', `Whole runs through the engine on a GPU (bench/gpu-engine-run.ts; nvidia-smi's used memory of the card, every process; ` +
+    `a fit is judged on the estimate × ${ENGINE_MEASURED_MARGIN}, at or above every ratio here):`, '');
+  lines.push('| measurement | run | stage | measured GiB | model GiB | measured / model |');
+  lines.push('|---|---:|---|---:|---:|---:|');
+  for (const c of engineRunChecks(root)) {
+    lines.push(`| ${c.file} | ${c.run} | ${c.stage} | ${c.measuredGiB.toFixed(2)} | ${c.estimateGiB.toFixed(2)} | ${c.ratio.toFixed(2)} |`);
+  }
   lines.push('', END);
   return lines.join('\n');
 }

@@ -247,8 +247,17 @@ export const CARDS_GIB = [24, 48, 80] as const;
 /** Share of a card the model may plan to use (the rest: fragmentation, other processes, the display). */
 export const CARD_USABLE = 0.95;
 
+/**
+ * The estimate is multiplied by this before it is held against a card. The only whole run through the engine on a GPU
+ * (bench/results/gpu-engine-run-h200.json: `spa --size gpu-24g` on the Qwen2.5-0.5B stand-in, an H200, nvidia-smi) measured
+ * more than these terms count: self-play 1.32x, SFT 1.21x and 1.23x (its RL stage did not finish in the device time). Until
+ * the missing terms are found, a fit keeps this margin; tests/engine/memory-model.test.ts keeps it at or above every ratio
+ * such a file records (engineRunChecks in memory-model-doc.ts).
+ */
+export const ENGINE_MEASURED_MARGIN = 1.35;
+
 export function fitsCard(bytes: number, cardGib: number): boolean {
-  return bytes <= cardGib * GIB * CARD_USABLE;
+  return bytes * ENGINE_MEASURED_MARGIN <= cardGib * GIB * CARD_USABLE;
 }
 
 export const gib = (bytes: number): number => bytes / GIB;

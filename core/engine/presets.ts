@@ -8,7 +8,9 @@ import { join } from 'node:path';
 import type { Method, RunConfig, RunConfigInput } from '../api/run-config.js';
 import type { Size } from '../api/contract.js';
 import { PRESET_DEFINITIONS, mergeConfig, presetConfig as pipelinePresetConfig } from '../train/presets.js';
-import { CUDA_PATH, fitsCard, gib, planFromConfig, runPeak, shapeFromHfConfig, stagePeaks, STAGE_TITLES, CARD_USABLE } from './memory-model.js';
+import {
+  CARD_USABLE, CUDA_PATH, ENGINE_MEASURED_MARGIN, fitsCard, gib, planFromConfig, runPeak, shapeFromHfConfig, stagePeaks, STAGE_TITLES,
+} from './memory-model.js';
 
 /** A registered preset: what the API lists, and how to build its config for one of its sizes. */
 export interface PresetDefinition {
@@ -62,12 +64,12 @@ export const GPU_SIZE_CARD_GIB: Record<GpuSize, number> = { 'gpu-24g': 24, 'gpu-
 
 /** model.memory of each GPU size. */
 export const GPU_SIZE_MEMORY: Record<GpuSize, Record<string, unknown>> = {
-  // 24 GB (RTX 3090 / 4090, A5000): Qwen2.5-0.5B full fine-tuning peaks at ~17 GiB (RL actor update beside the separate
-  // critic); Qwen2.5-1.5B needs model.lora (~13 GiB; full fine-tuning ~47 GiB)
+  // 24 GB (RTX 3090 / 4090, A5000): Qwen2.5-0.5B full fine-tuning peaks at ~13 GiB by the memory model, ~18 with the measured
+  // margin (RL actor update beside the separate critic); Qwen2.5-1.5B needs model.lora (~13 / ~17 GiB; full fine-tuning ~36 / ~48)
   'gpu-24g': {
     tokensPerMicroBatch: 4096, gradientCheckpointing: true, generationRows: 32, frozenDtype: 'bf16', checkpointDtype: 'bf16', optimizerState: 'resume',
   },
-  // 80 GB (A100 / H100): Qwen2.5-1.5B full fine-tuning with the separate critic peaks at ~48 GiB, 0.5B at ~19 GiB
+  // 80 GB (A100 / H100): Qwen2.5-1.5B full fine-tuning with the separate critic peaks at ~37 GiB (~49 with the margin), 0.5B at ~15 (~21)
   'gpu-80g': {
     tokensPerMicroBatch: 8192, gradientCheckpointing: true, generationRows: 64, frozenDtype: 'bf16', checkpointDtype: 'bf16', optimizerState: 'resume',
   },
@@ -122,7 +124,8 @@ export function sizeIssues(config: RunConfig): Array<{ path: string; message: st
     : size === 'gpu-24g' ? 'use size gpu-80g on a larger card' : 'lower model.memory.tokensPerMicroBatch and model.memory.generationRows, or set model.lora';
   return [{ path: plan.lora ? 'size' : 'model.lora', message: `${config.model.path} (${shape.hidden} wide, ${shape.layers} layers, vocab ${shape.vocab}) ` +
     `${plan.lora ? 'with LoRA' : 'fully fine-tuned'} needs about ${gib(peak.bytes).toFixed(1)} GiB at its peak (${STAGE_TITLES[peak.stage]}) at size ` +
-    `${size}, more than ${(CARD_USABLE * 100).toFixed(0)}% of a ${card} GiB card (docs/compute.md, memory per stage); ${hint}` }];
+    `${size} by the memory model, ${gib(peak.bytes * ENGINE_MEASURED_MARGIN).toFixed(1)} GiB with the ${ENGINE_MEASURED_MARGIN}x a GPU run measured ` +
+    `above it, more than ${(CARD_USABLE * 100).toFixed(0)}% of a ${card} GiB card (docs/compute.md, memory per stage); ${hint}` }];
 }
 
 // ── the SPA method presets and ablations (core/train/presets.ts) ──

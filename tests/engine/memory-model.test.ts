@@ -5,10 +5,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import {
-  CUDA_PATH, fitsCard, layerBytesPerToken, LEGACY_CUDA_PATH, parameterCount, QWEN25_05B, QWEN25_15B, runPeak, shapeFromHfConfig, stagePeaks,
+  CARD_USABLE, CUDA_PATH, ENGINE_MEASURED_MARGIN, fitsCard, layerBytesPerToken, LEGACY_CUDA_PATH, parameterCount, QWEN25_05B, QWEN25_15B, runPeak, shapeFromHfConfig, stagePeaks,
   type MemoryPlan,
 } from '../../core/engine/memory-model.js';
-import { BEGIN, END, measurementChecks, renderMemoryBlock, sizePlan, withMemoryBlock } from '../../core/engine/memory-model-doc.js';
+import { BEGIN, END, engineRunChecks, measurementChecks, renderMemoryBlock, sizePlan, withMemoryBlock } from '../../core/engine/memory-model-doc.js';
 
 const GIB = 1024 ** 3;
 const ROOT = path.resolve(__dirname, '../..');
@@ -85,6 +85,33 @@ describe('the model against the measurements', () => {
     fs.writeFileSync(path.join(root, 'bench', 'results', 'torch-device-check-planted.json'), JSON.stringify(real));
     const [check] = measurementChecks(root).filter((c) => c.what.includes('0.5b'));
     expect(Math.abs(check!.modelBytes / check!.measuredBytes - 1)).toBeGreaterThan(0.15);
+  });
+});
+
+describe('the margin over the estimate (whole engine runs on a GPU)', () => {
+  it('is at or above every measured / estimated ratio of bench/results/gpu-engine-run-*.json', () => {
+    const checks = engineRunChecks(ROOT);
+    expect(checks.length).toBeGreaterThan(0);
+    for (const c of checks) expect(c.ratio, `${c.file} run ${c.run} ${c.stage}`).toBeLessThanOrEqual(ENGINE_MEASURED_MARGIN);
+    expect(checks.some((c) => c.ratio > 1.15)).toBe(true);   // the reason the margin exists: the model alone under-counts
+  });
+
+  it('a run that measured more than the margin is caught (a planted file)', () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'spa-engine-run-'));
+    fs.mkdirSync(path.join(root, 'bench', 'results'), { recursive: true });
+    fs.writeFileSync(path.join(root, 'bench', 'results', 'gpu-engine-run-planted.json'), JSON.stringify({
+      summary: { comparable: [{ run: 1, stage: 'sft', measuredGiB: 14, estimateGiB: 8.91 }] },
+    }));
+    const [check] = engineRunChecks(root);
+    expect(check!.ratio).toBeGreaterThan(ENGINE_MEASURED_MARGIN);
+    fs.writeFileSync(path.join(root, 'bench', 'results', 'gpu-engine-run-broken.json'), JSON.stringify({ summary: {} }));
+    expect(() => engineRunChecks(root)).toThrow(/summary\.comparable is missing/);
+  });
+
+  it('a fit is judged on the estimate times the margin', () => {
+    const limit = 24 * GIB * CARD_USABLE;
+    expect(fitsCard(limit / ENGINE_MEASURED_MARGIN - 1e6, 24)).toBe(true);
+    expect(fitsCard(limit / ENGINE_MEASURED_MARGIN + 1e6, 24)).toBe(false);
   });
 });
 
