@@ -164,7 +164,9 @@ export function engineRunChecks(root = REPO): EngineRunCheck[] {
     if (!Array.isArray(comparable)) throw new Error(`bench/results/${f}: summary.comparable is missing`);
     for (const c of comparable as Array<Record<string, unknown>>) {
       const [measured, estimate] = [c.measuredGiB, c.estimateGiB];
-      if (typeof measured !== 'number' || typeof estimate !== 'number' || estimate <= 0) throw new Error(`bench/results/${f}: a comparable stage without numbers`);
+      if (typeof measured !== 'number' || typeof estimate !== 'number' || estimate <= 0) {
+        throw new Error(`bench/results/${f}: a comparable stage without numbers`);
+      }
       out.push({ file: `bench/results/${f}`, run: Number(c.run), stage: String(c.stage), measuredGiB: measured, estimateGiB: estimate, ratio: measured / estimate });
     }
   }
