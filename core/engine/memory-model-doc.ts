@@ -167,7 +167,9 @@ export function engineRunChecks(root = REPO): EngineRunCheck[] {
       if (typeof measured !== 'number' || typeof estimate !== 'number' || estimate <= 0) {
         throw new Error(`bench/results/${f}: a comparable stage without numbers`);
       }
-      out.push({ file: `bench/results/${f}`, run: Number(c.run), stage: String(c.stage), measuredGiB: measured, estimateGiB: estimate, ratio: measured / estimate });
+      out.push({
+        file: `bench/results/${f}`, run: Number(c.run), stage: String(c.stage), measuredGiB: measured, estimateGiB: estimate, ratio: measured / estimate,
+      });
     }
   }
   return out;
