@@ -7,7 +7,8 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  CARD_USABLE, CARDS_GIB, CPU_PATH, CUDA_PATH, ENGINE_MEASURED_MARGIN, fitsCard, gib, LEGACY_CPU_PATH, LEGACY_CUDA_PATH, parameterCount, planFromConfig, QWEN25_05B, QWEN25_15B,
+  CARD_USABLE, CARDS_GIB, CPU_PATH, CUDA_PATH, ENGINE_MEASURED_MARGIN, fitsCard, gib, LEGACY_CPU_PATH, LEGACY_CUDA_PATH, parameterCount,
+  planFromConfig, QWEN25_05B, QWEN25_15B,
   runPeak, STAGE_TITLES, stagePeaks, type MemoryPlan, type ModelShape, type StageName, type WorkerPath,
 } from './memory-model.js';
 import { getPreset, GPU_SIZE_MEMORY, SUGGESTED_LORA } from './presets.js';
