@@ -64,12 +64,12 @@ export const GPU_SIZE_CARD_GIB: Record<GpuSize, number> = { 'gpu-24g': 24, 'gpu-
 
 /** model.memory of each GPU size. */
 export const GPU_SIZE_MEMORY: Record<GpuSize, Record<string, unknown>> = {
-  // 24 GB (RTX 3090 / 4090, A5000): Qwen2.5-0.5B full fine-tuning peaks at ~13 GiB by the memory model, ~18 with the measured
-  // margin (RL actor update beside the separate critic); Qwen2.5-1.5B needs model.lora (~13 / ~17 GiB; full fine-tuning ~36 / ~48)
+  // 24 GB (RTX 3090 / 4090, A5000): Qwen2.5-0.5B full fine-tuning peaks at ~14 GiB by the memory model, ~17 with the measured
+  // margin (the RL rollout); Qwen2.5-1.5B needs model.lora (~15 / ~19 GiB; full fine-tuning ~36 / ~44)
   'gpu-24g': {
     tokensPerMicroBatch: 4096, gradientCheckpointing: true, generationRows: 32, frozenDtype: 'bf16', checkpointDtype: 'bf16', optimizerState: 'resume',
   },
-  // 80 GB (A100 / H100): Qwen2.5-1.5B full fine-tuning with the separate critic peaks at ~37 GiB (~49 with the margin), 0.5B at ~15 (~21)
+  // 80 GB (A100 / H100): Qwen2.5-1.5B full fine-tuning with the separate critic peaks at ~38 GiB (~48 with the margin), 0.5B at ~17 (~22)
   'gpu-80g': {
     tokensPerMicroBatch: 8192, gradientCheckpointing: true, generationRows: 64, frozenDtype: 'bf16', checkpointDtype: 'bf16', optimizerState: 'resume',
   },

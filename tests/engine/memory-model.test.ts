@@ -99,12 +99,16 @@ describe('the margin over the estimate (whole engine runs on a GPU)', () => {
   it('a run that measured more than the margin is caught (a planted file)', () => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'spa-engine-run-'));
     fs.mkdirSync(path.join(root, 'bench', 'results'), { recursive: true });
-    fs.writeFileSync(path.join(root, 'bench', 'results', 'gpu-engine-run-planted.json'), JSON.stringify({
-      summary: { comparable: [{ run: 1, stage: 'sft', measuredGiB: 14, estimateGiB: 8.91 }] },
-    }));
+    const real = JSON.parse(fs.readFileSync(path.join(ROOT, 'bench', 'results', 'gpu-engine-run-h200.json'), 'utf8'));
+    real.summary.comparable = [{ run: 1, stage: 'sft', measuredGiB: 14 }];   // the model's SFT estimate for run 1 is 8.91 GiB
+    fs.writeFileSync(path.join(root, 'bench', 'results', 'gpu-engine-run-planted.json'), JSON.stringify(real));
     const [check] = engineRunChecks(root);
+    expect(check!.estimateGiB).toBeCloseTo(8.91, 1);   // recomputed from run 1's size and settings, not read from the file
     expect(check!.ratio).toBeGreaterThan(ENGINE_MEASURED_MARGIN);
-    fs.writeFileSync(path.join(root, 'bench', 'results', 'gpu-engine-run-broken.json'), JSON.stringify({ summary: {} }));
+    real.runs[0].cases[0].model = 'qwen25-7b';
+    fs.writeFileSync(path.join(root, 'bench', 'results', 'gpu-engine-run-planted.json'), JSON.stringify(real));
+    expect(() => engineRunChecks(root)).toThrow(/a run whose case names its size and model/);
+    fs.writeFileSync(path.join(root, 'bench', 'results', 'gpu-engine-run-planted.json'), JSON.stringify({ summary: {} }));
     expect(() => engineRunChecks(root)).toThrow(/summary\.comparable is missing/);
   });
 
