@@ -34,10 +34,13 @@ const budgetS = Number(arg('--budget-s') ?? 480);
 const LORA = { rank: 16, alpha: 32, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj'] };
 
 interface Case { name: string; model: string; size: 'gpu-24g' | 'gpu-80g'; lora: boolean; rows: number; estimateS: number }
+// estimateS: seconds on an H200 with random weights (every turn runs to 400 tokens): the 0.5B case's self-play took 144 s and
+// its SFT 71 s (bench/results/gpu-engine-run-h200.json); RL (its rollout and updates) and eval are guessed from those, and the
+// 1.5B cases scaled by their decoding cost: unmeasured
 const CASES: Case[] = [
-  { name: '0.5b-gpu24g-full', model: 'qwen25-05b', size: 'gpu-24g', lora: false, rows: 32, estimateS: 120 },
-  { name: '1.5b-gpu80g-full', model: 'qwen25-15b', size: 'gpu-80g', lora: false, rows: 64, estimateS: 200 },
-  { name: '1.5b-gpu24g-lora', model: 'qwen25-15b', size: 'gpu-24g', lora: true, rows: 32, estimateS: 160 },
+  { name: '0.5b-gpu24g-full', model: 'qwen25-05b', size: 'gpu-24g', lora: false, rows: 32, estimateS: 520 },
+  { name: '1.5b-gpu80g-full', model: 'qwen25-15b', size: 'gpu-80g', lora: false, rows: 64, estimateS: 900 },
+  { name: '1.5b-gpu24g-lora', model: 'qwen25-15b', size: 'gpu-24g', lora: true, rows: 32, estimateS: 650 },
 ];
 const wanted = args.flatMap((a, i) => (a === '--case' ? [args[i + 1]!] : []));
 for (const w of wanted) if (!CASES.some((c) => c.name === w)) throw new Error(`unknown --case ${w}; cases: ${CASES.map((c) => c.name).join(', ')}`);
