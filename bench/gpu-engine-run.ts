@@ -30,7 +30,7 @@ const arg = (name: string): string | undefined => { const i = args.indexOf(name)
 const models = arg('--models');
 if (!models) throw new Error('--models DIR is required (stand-in folders made by bench/gpu_standins.py)');
 const out = arg('--out') ?? 'gpu-engine-run.json';
-const budgetS = Number(arg('--budget-s') ?? 480);
+const budgetS = Number(arg('--budget-s') ?? 570);
 const LORA = { rank: 16, alpha: 32, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj'] };
 
 interface Case { name: string; model: string; size: 'gpu-24g' | 'gpu-80g'; lora: boolean; rows: number; estimateS: number }
@@ -96,7 +96,7 @@ function smi(): Promise<{ usedMiB: number; processes: Array<{ pid: number; usedM
   });
 }
 
-interface StageRecord { stage: string; seconds: number; peakUsedMiB: number; peakProcesses: number; samples: number }
+interface StageRecord { stage: string; seconds: number; peakUsedMiB: number; peakProcesses: number; samples: number; peakAt: string }
 const report: Record<string, unknown> & { cases: Array<Record<string, unknown>> } = {
   bench: 'gpu-engine-run',
   command: `node bin/run-ts.mjs bench/gpu-engine-run.ts --models DIR${wanted.map((w) => ` --case ${w}`).join('')}` +
@@ -105,6 +105,7 @@ const report: Record<string, unknown> & { cases: Array<Record<string, unknown>> 
   machine: { cpus: availableParallelism(), node: process.version, torchDevice: process.env.SPA_TORCH_DEVICE ?? 'auto' },
   fields: {
     peakUsedMiB: "largest memory.used of the card (nvidia-smi, every process on it) seen during the stage, polled every 250 ms, MiB",
+    peakAt: "the engine's latest progress or log line when that peak was read (where in the stage it came)",
     baselineUsedMiB: 'memory.used before the case started (another process, or nothing)',
     estimateGiB: "core/engine/memory-model.ts's stagePeaks for the run's own (cut) config and the stand-in's config.json, GiB",
     ratio: 'measured peak (less the baseline) / the estimate of the matching stage (selfplay: self-play rollout; sft: SFT step; ' +
@@ -141,6 +142,7 @@ for (const c of cases) {
   report.cases.push(entry);
   const logs = entry.logs as string[];
   let polling = false;
+  let lastMessage = '';   // the engine's latest progress or log line: where in the stage the peak came (e.g. the RL rollout or update)
   const timer = setInterval(() => {
     if (polling || !current) return;
     polling = true;
@@ -148,7 +150,7 @@ for (const c of cases) {
       polling = false;
       if (!s || !current) return;
       current.samples++;
-      if (s.usedMiB > current.peakUsedMiB) { current.peakUsedMiB = s.usedMiB; current.peakProcesses = s.processes.length; }
+      if (s.usedMiB > current.peakUsedMiB) Object.assign(current, { peakUsedMiB: s.usedMiB, peakProcesses: s.processes.length, peakAt: lastMessage });
     });
   }, 250);
   const closeStage = (): void => {
@@ -172,12 +174,15 @@ for (const c of cases) {
         if (e.type === 'stage' && e.status === 'running') {
           closeStage();
           write();
-          current = { stage: e.stage, seconds: 0, peakUsedMiB: 0, peakProcesses: 0, samples: 0 };
+          current = { stage: e.stage, seconds: 0, peakUsedMiB: 0, peakProcesses: 0, samples: 0, peakAt: '' };
+          lastMessage = `${e.stage} started`;
           stages.push(current);
           stageStart = Date.now();
           console.error(`[${new Date().toISOString()}] ${c.name}: stage ${e.stage}`);
         }
+        if (e.type === 'progress' && e.message) lastMessage = e.message.slice(0, 160);
         if (e.type === 'log' && e.level !== 'debug') {
+          lastMessage = e.message.slice(0, 160);
           const line = `${e.level}: ${e.message.slice(0, 300)}`;
           if (logs.length < 200) logs.push(line);
           console.error(`  ${line}`);
