@@ -18,11 +18,11 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { resolveRunConfig } from '../core/engine/config.js';
+import { parseSetArgs, resolveRunConfig } from '../core/engine/config.js';
 import '../core/engine/presets.js';
 import { executeRun } from '../core/engine/runner.js';
 import { loadStage } from '../core/engine/stages.js';
-import { CUDA_PATH, STAGE_TITLES, gib, planFromConfig, shapeFromHfConfig, stagePeaks, type StageName } from '../core/engine/memory-model.js';
+import { CUDA_PATH, ENGINE_STAGE_PEAKS, STAGE_TITLES, gib, planFromConfig, shapeFromHfConfig, stagePeaks } from '../core/engine/memory-model.js';
 import type { RunEvent } from '../core/api/records.js';
 
 const args = process.argv.slice(2);
@@ -44,14 +44,8 @@ const CASES: Case[] = [
 ];
 const wanted = args.flatMap((a, i) => (a === '--case' ? [args[i + 1]!] : []));
 for (const w of wanted) if (!CASES.some((c) => c.name === w)) throw new Error(`unknown --case ${w}; cases: ${CASES.map((c) => c.name).join(', ')}`);
-const extraSets: Record<string, unknown> = Object.fromEntries(args.flatMap((a, i) => {
-  if (a !== '--set') return [];
-  const s = args[i + 1] ?? '', at = s.indexOf('=');
-  if (at <= 0) throw new Error(`--set ${s}: expected key=json`);
-  let v: unknown = s.slice(at + 1);
-  try { v = JSON.parse(v as string); } catch { /* a plain string */ }
-  return [[s.slice(0, at), v]];
-}));
+const extraSets = parseSetArgs(args.flatMap((a, i) => (a === '--set' ? [args[i + 1] ?? ''] : [])));
+
 const cases = wanted.length > 0 ? CASES.filter((c) => wanted.includes(c.name)) : CASES;
 
 /** The counts cut to minutes; every memory-setting shape stays the size's. */
@@ -129,7 +123,6 @@ for (const c of cases) {
   if (!shape) throw new Error(`${c.name}: ${modelDir}/config.json is not a shape the memory model reads`);
   const peaks = stagePeaks(shape, planFromConfig(config), CUDA_PATH);
   const estimate: Record<string, number> = Object.fromEntries(Object.entries(peaks).map(([k, v]) => [k, Number(gib(v.bytes).toFixed(2))]));
-  const matching: Record<string, StageName[]> = { selfplay: ['selfplay'], sft: ['sft'], rl: ['rlRollout', 'rlActor', 'critic'], eval: ['rlRollout'] };
   const baseline = (await smi())?.usedMiB ?? null;
   const stages: StageRecord[] = [];
   let current: StageRecord | null = null;
@@ -156,7 +149,7 @@ for (const c of cases) {
   const closeStage = (): void => {
     if (!current) return;
     current.seconds = (Date.now() - stageStart) / 1000;
-    const keys = matching[current.stage];
+    const keys = ENGINE_STAGE_PEAKS[current.stage];
     const est = keys ? Math.max(...keys.map((k) => estimate[k] ?? 0)) : null;
     Object.assign(current, {
       peakGiB: Number((current.peakUsedMiB / 1024).toFixed(2)),

@@ -7,8 +7,8 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  CARD_USABLE, CARDS_GIB, CPU_PATH, CUDA_PATH, ENGINE_MEASURED_MARGIN, fitsCard, gib, LEGACY_CPU_PATH, LEGACY_CUDA_PATH, parameterCount,
-  planFromConfig, QWEN25_05B, QWEN25_15B,
+  CARD_USABLE, CARDS_GIB, CPU_PATH, CUDA_PATH, ENGINE_MEASURED_MARGIN, ENGINE_STAGE_PEAKS, fitsCard, gib, LEGACY_CPU_PATH, LEGACY_CUDA_PATH,
+  parameterCount, planFromConfig, QWEN25_05B, QWEN25_15B,
   runPeak, STAGE_TITLES, stagePeaks, type MemoryPlan, type ModelShape, type StageName, type WorkerPath,
 } from './memory-model.js';
 import type { Size } from '../api/contract.js';
@@ -159,8 +159,6 @@ export function measurementChecks(root = REPO): MeasurementCheck[] {
 export interface EngineRunCheck { file: string; run: number; stage: string; measuredGiB: number; estimateGiB: number; ratio: number }
 
 const STANDIN_SHAPES: Record<string, ModelShape> = { 'qwen25-05b': QWEN25_05B, 'qwen25-15b': QWEN25_15B };
-/** The memory model's stages an engine stage holds. */
-const ENGINE_STAGES: Record<string, StageName[]> = { selfplay: ['selfplay'], sft: ['sft'], rl: ['rlRollout', 'rlActor', 'critic'] };
 
 /**
  * Every comparable stage (summary.comparable) of the whole engine runs on a GPU in bench/results (bench/gpu-engine-run.ts),
@@ -177,9 +175,9 @@ export function engineRunChecks(root = REPO): EngineRunCheck[] {
     for (const c of comparable.map(obj)) {
       const run = runs.find((r) => r.run === c.run);
       const kase = run && Array.isArray(run.cases) ? obj(run.cases[0]) : {};
-      const shape = STANDIN_SHAPES[String(kase.model)], stages = ENGINE_STAGES[String(c.stage)];
+      const shape = STANDIN_SHAPES[String(kase.model)], stages = ENGINE_STAGE_PEAKS[String(c.stage)];
       if (typeof c.measuredGiB !== 'number' || !shape || !stages || typeof kase.size !== 'string') {
-        throw new Error(`bench/results/${f}: comparable ${JSON.stringify(c)} needs measuredGiB, a stage of ${Object.keys(ENGINE_STAGES).join('/')} ` +
+        throw new Error(`bench/results/${f}: comparable ${JSON.stringify(c)} needs measuredGiB, a stage of ${Object.keys(ENGINE_STAGE_PEAKS).join('/')} ` +
           `and a run whose case names its size and model (${Object.keys(STANDIN_SHAPES).join(', ')})`);
       }
       const resolved = resolveRunConfig({ preset: 'spa', size: kase.size as Size, set: { ...obj(kase.settings), 'model.path': join(dir, 'no-such-model') } });

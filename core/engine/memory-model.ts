@@ -119,6 +119,10 @@ export interface MemoryPlan {
 }
 
 export type StageName = 'selfplay' | 'sft' | 'rlRollout' | 'rlActor' | 'critic' | 'reference';
+/** The memory model's stages an engine stage holds (eval plays rollouts like RL's, with the critic resident only in RL). */
+export const ENGINE_STAGE_PEAKS: Record<string, StageName[]> = {
+  selfplay: ['selfplay'], sft: ['sft'], rl: ['rlRollout', 'rlActor', 'critic'], eval: ['rlRollout'],
+};
 export const STAGE_TITLES: Record<StageName, string> = {
   selfplay: 'self-play rollout', sft: 'SFT step', rlRollout: 'RL rollout', rlActor: 'RL actor update', critic: 'critic update', reference: 'KL reference pass',
 };
