@@ -373,6 +373,11 @@ export const frozenLakeDefinition: EnvDefinition = {
   instruction: 'You are solving the FrozenLake puzzle. Avoid the holes and walk to the goal. You may move in an unintended direction because the ' +
     'ice is slippery.',
   legend: 'P: player, _: frozen, O: hole, G: goal, X: player in a hole, √: player on the goal',
+  // "moves may slip" only where they can: not on the deterministic lake (isSlippery false, or successRate 1)
+  rules: (env) => {
+    const o = (env.getState() as FrozenLakeState).options;
+    return `Reach G, avoid O${o.isSlippery && (o.successRate as number) < 1 ? '; moves may slip' : ''}.`;
+  },
   budget: { maxTurns: 5, maxActionsPerTurn: 5, maxActionsPerGame: 10 },
   vocabulary: FROZEN_LAKE_VOCABULARY,
   create: (options) => new FrozenLakeEnv(options),

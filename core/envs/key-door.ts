@@ -357,6 +357,7 @@ export const keyDoorDefinition: EnvDefinition = {
   legend: '#: wall, _: floor, P: player, K: key, D: locked door, G: goal, √: player on the goal',
   budget: { maxTurns: 5, maxActionsPerTurn: 5, maxActionsPerGame: 20 },
   vocabulary: KEY_DOOR_VOCABULARY,
+  rules: () => 'Pick up K, open D with it, reach G.',
   create: (options) => new KeyDoorEnv(options),
   solve: (env) => {
     const plan = (env as KeyDoorEnv).plan();

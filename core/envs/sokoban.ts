@@ -366,6 +366,7 @@ export const sokobanDefinition: EnvDefinition = {
   legend: '#: wall, _: floor, O: target, X: box, √: box on target, P: player, S: player on target',
   budget: { maxTurns: 5, maxActionsPerTurn: 5, maxActionsPerGame: 10 },
   vocabulary: SOKOBAN_VOCABULARY,
+  rules: () => 'Push every box (X) onto a target (O).',
   create: (options) => new SokobanEnv(options),
   solve: (env) => {
     const solution = solveSokoban((env as SokobanEnv).currentLevel());

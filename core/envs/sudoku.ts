@@ -354,6 +354,7 @@ export const sudokuDefinition: EnvDefinition = {
   legend: '.: empty cell, a digit: a filled cell, |: start of a row',
   budget: { maxTurns: 5, maxActionsPerTurn: 5, maxActionsPerGame: 50 },
   vocabulary: SUDOKU_VOCABULARY,
+  rules: () => 'Fill the grid; no digit twice in a row, column or box.',
   create: (options) => new SudokuEnv(options),
   solve: (env) => {
     const sudoku = env as SudokuEnv;

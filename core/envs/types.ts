@@ -171,6 +171,11 @@ export interface EnvDefinition {
   actionPattern?: string;
   instruction: string;
   legend: string;
+  /**
+   * The game's rules in one line, true for this env's options (after reset), for compact prompts (`{{ env.rules }}` in the
+   * tiny-compact templates); absent: "Solve the <id> puzzle.".
+   */
+  rules?(env: Env): string;
   budget: EnvBudget;
   /** The state vocabulary: cell legend, entity kinds, state-text forms, decoy kinds, parser. */
   vocabulary: StateVocabulary;

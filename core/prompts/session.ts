@@ -108,7 +108,7 @@ export class EpisodeSession {
       ? renderPart(this.template, 'format', formatVars)
       : DEFAULT_FORMAT[this.responseFormat];
     return {
-      env: { id: def.id, title: def.title, instruction: def.instruction, legend: def.legend, actions },
+      env: { id: def.id, title: def.title, instruction: def.instruction, legend: def.legend, actions, rules: this.rules() },
       actions_text: actions.join(', '),
       max_turns: this.maxTurns,
       max_actions_per_turn: this.maxActionsPerTurn,
@@ -117,6 +117,15 @@ export class EpisodeSession {
       format,
       length_limit: this.lengthLimit,
     };
+  }
+
+  private rulesText: string | undefined;
+
+  /** The env's one-line rules for its options (EnvDefinition.rules), read once after the reset. */
+  private rules(): string {
+    const def = getEnvDefinition(this.env.id);
+    this.rulesText ??= def.rules?.(this.env) ?? `Solve the ${def.id} puzzle.`;
+    return this.rulesText;
   }
 
   private renderInstruction(): string {

@@ -25,10 +25,9 @@ function tiny(name: string, description: string, state: string, responseFormat: 
 // <answer>Right</answer>` (~140 characters against ~300-550), played one action per turn (the presets set
 // rollout.maxActionsPerTurn 1) so the prediction is of the one action the answer then takes. The rows are 4-10x shorter than
 // tiny-spa's, so a CPU trains on 4-10x more examples per second; the prediction's offset from the observation is nearly constant.
-const COMPACT_RULES =
-  '{% if env.id == "frozenlake" %}Reach G, avoid O; moves may slip.{% elsif env.id == "sokoban" %}Push every box (X) onto a target (O).' +
-  '{% elsif env.id == "sudoku" %}Fill the grid; no digit twice in a row, column or box.{% else %}Solve the {{ env.id }} puzzle.{% endif %}' +
-  ' Actions: {{ actions_text }}.';
+// The rules line is the env's (EnvDefinition.rules, true for the env's options: "moves may slip" only on a slippery lake). Runs
+// before 2026-11-27 19:00 UTC pinned the older text, which said "moves may slip" on every lake (docs/results/spa-cpu-v2).
+const COMPACT_RULES = '{{ env.rules }} Actions: {{ actions_text }}.';
 
 // The two formats' prompts differ in one phrase, so a base trained on both knows which reply a prompt asks for.
 function compact(name: string, description: string, responseFormat: 'plain' | 'world-model'): PromptTemplate {

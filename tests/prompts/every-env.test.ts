@@ -8,6 +8,7 @@ import {
   EpisodeSession, getTemplatePreset, listTemplatePresets, parseStateText, randomCoordinates, randomWellFormedResponse, renderState,
   scoreWorldModel, spaCoordinates,
 } from '../../core/prompts/index.js';
+import { builtinTemplate } from '../../core/prompts/resolve-template.js';
 import { Rng } from '../../core/util/rng.js';
 
 describe.each(listEnvs())('env %s through templates, rendering, parsing and scoring', (id) => {
@@ -32,6 +33,15 @@ describe.each(listEnvs())('env %s through templates, rendering, parsing and scor
       expect(c.glyphs.length).toBeGreaterThan(0);
     }
     expect(describeEnv(id).cells.map((c) => c.kind)).toEqual(vocabulary.cells.map((c) => c.kind));
+  });
+
+  it('states its rules in one line for the compact prompts, and the tiny-compact prompt opens with it', () => {
+    const env = createEnv(id);
+    env.reset({ seed: 2 });
+    const rules = getEnvDefinition(id).rules?.(env);
+    expect(rules, `${id}: EnvDefinition.rules`).toMatch(/^[^\n{}<>]{8,80}\.$/);
+    const s = new EpisodeSession(createEnv(id), builtinTemplate('tiny-compact'), { seed: 2 });
+    expect(s.messages()[1]!.content.startsWith(`${rules} Actions: `)).toBe(true);
   });
 
   it('renders every preset, and every truthful preset parses back to the exact board', () => {

@@ -36,6 +36,21 @@ describe('the compact format', () => {
     expect(sok.messages()[1]!.content.split('\n')[0]).toMatch(/^Push every box/);
   });
 
+  it('the rules line is true for the env\'s options: "moves may slip" only on a lake where they can', () => {
+    const first = (options: Record<string, unknown>, template = 'tiny-compact') => session(3, template, options).messages()[1]!.content.split('\n')[0];
+    // the deterministic lake (isSlippery false, or a slippery lake whose moves always succeed) says nothing of slipping
+    expect(first({ randomStartGoal: true, isSlippery: false })).toBe('Reach G, avoid O. Actions: Left, Down, Right, Up. Write the state, your move, the next state.');
+    expect(first({ successRate: 1 }, 'tiny-compact-plain')).toBe('Reach G, avoid O. Actions: Left, Down, Right, Up. Write your move.');
+    expect(first({})).toMatch(/^Reach G, avoid O; moves may slip\./);
+    // options given at reset count too (a study's env.options reach the env there)
+    const s = new EpisodeSession(createEnv('frozenlake', {}), builtinTemplate('tiny-compact'), { seed: 3, envOptions: { isSlippery: false } });
+    expect(s.messages()[1]!.content).toMatch(/^Reach G, avoid O\. /);
+    // the other built-in envs have their own lines
+    for (const [env, line] of [['sudoku', /^Fill the grid; no digit twice/], ['keydoor', /^Pick up K, open D with it, reach G\. /]] as const) {
+      expect(new EpisodeSession(createEnv(env, {}), builtinTemplate('tiny-compact'), { seed: 1 }).messages()[1]!.content).toMatch(line);
+    }
+  });
+
   it('a reply is observation, one-action plan, prediction, answer; ~4x shorter than tiny-spa; later turns carry only grids', () => {
     const rng = new Rng(5);
     const s = session(11);
