@@ -60,6 +60,8 @@ export class EpisodeSession {
   private readonly penalty: number;
   private readonly executeOnFormatError: boolean;
   readonly formatCheck: ResponseFormat;
+  /** The env's one-line rules for the options it was reset with (EnvDefinition.rules; `{{ env.rules }}`). */
+  private readonly rules: string;
   private readonly turns: TurnRecord[] = [];
   private readonly userMessages: string[] = [];
   private readonly initial: StateSnapshot;
@@ -71,7 +73,8 @@ export class EpisodeSession {
   private totalReward = 0;
 
   constructor(env: Env, template: PromptTemplate, opts: SessionOptions) {
-    const budget = getEnvDefinition(env.id).budget;
+    const def = getEnvDefinition(env.id);
+    const budget = def.budget;
     this.env = env;
     this.template = template;
     this.templateHash = templateHash(template);
@@ -94,6 +97,7 @@ export class EpisodeSession {
       if (!Number.isInteger(v) || v < 1) throw new Error(`EpisodeSession: ${name} expected a positive integer, received ${String(v)}`);
     }
     env.reset(opts.envOptions ? { seed: opts.seed, options: opts.envOptions } : { seed: opts.seed });
+    this.rules = def.rules?.(env) ?? `Solve the ${def.id} puzzle.`;
     this.initial = this.snapshot();
     this.userMessages.push(this.renderInstruction() + this.renderTurn(0));
   }
@@ -108,7 +112,7 @@ export class EpisodeSession {
       ? renderPart(this.template, 'format', formatVars)
       : DEFAULT_FORMAT[this.responseFormat];
     return {
-      env: { id: def.id, title: def.title, instruction: def.instruction, legend: def.legend, actions, rules: this.rules() },
+      env: { id: def.id, title: def.title, instruction: def.instruction, legend: def.legend, actions, rules: this.rules },
       actions_text: actions.join(', '),
       max_turns: this.maxTurns,
       max_actions_per_turn: this.maxActionsPerTurn,
@@ -117,15 +121,6 @@ export class EpisodeSession {
       format,
       length_limit: this.lengthLimit,
     };
-  }
-
-  private rulesText: string | undefined;
-
-  /** The env's one-line rules for its options (EnvDefinition.rules), read once after the reset. */
-  private rules(): string {
-    const def = getEnvDefinition(this.env.id);
-    this.rulesText ??= def.rules?.(this.env) ?? `Solve the ${def.id} puzzle.`;
-    return this.rulesText;
   }
 
   private renderInstruction(): string {
