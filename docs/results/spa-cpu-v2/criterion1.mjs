@@ -31,17 +31,19 @@ const out = [`# Criterion 1 (world model learned?), ${dir}`, '',
   '"after SFT" value is the base\'s.', '',
   '| model | given the action (changed turns) | observation exact | prediction exact | checkpoint |', '|---|---|---|---|---|'];
 const sorted = [...cells.entries()].sort(([a], [b]) => a.localeCompare(b));
-let base = null;
+const bases = new Map();   // run seed -> the base's check with that run's sampling seeds (the base's own-turn values vary by seed)
 for (const [key, c] of sorted) {
   const [method, seed] = key.split('|');
   for (const which of ['sft', 'final']) {
     if (!c[which]) continue;
     out.push(row(`${method} seed ${seed}, ${which === 'sft' ? 'after SFT' : 'end of run'}`, c[which].versusBase.model, c[which].checkpoint));
-    base ??= c[which].versusBase.base;
+    if (!bases.has(seed)) bases.set(seed, c[which].versusBase.base);
   }
 }
+const base = bases.size ? [...bases.values()][0] : null;
+for (const [seed, b] of [...bases.entries()].sort()) out.push(row(`base, seed ${seed}'s sampling (the shipped base, same puzzles)`, b, 'resources/bases/frozenlake-compact'));
+const baseGiven = bases.size ? Math.max(...[...bases.values()].map(given)) : undefined;
 if (base) {
-  out.push(row('base (the shipped base, same puzzles)', base, 'resources/bases/frozenlake-compact'));
   out.push(`| chance (the outcome of a random other action) | ${pct(base.conditioned?.counterfactualExactChanged)} | | | |`);
   out.push(`| oracle (the intended move's outcome) | ${pct(base.conditioned?.oracleExactChanged)} | | | |`);
 }
@@ -52,10 +54,10 @@ const mean = (method, which, f) => {
 const spa = mean('spa', 'sft', given), spaObs = mean('spa', 'sft', (m) => m.observationExact), masked = mean('spa-mask-state-spans', 'sft', given);
 out.push('', '## The rule', '',
   `SPA after SFT, mean over seeds: given the action ${pct(spa.mean)} (${spa.n} of 3 seeds; needs ≥ ${pct(MIN)}), observation exact ${pct(spaObs.mean)} (needs ≥ 90%);`,
-  `SPA-masked after SFT ${pct(masked.mean)} (${masked.n} of 3; needs ≤ 30%); base ${pct(given(base))} (needs ≤ 30%).`, '');
+  `SPA-masked after SFT ${pct(masked.mean)} (${masked.n} of 3; needs ≤ 30%); base ${pct(baseGiven)} (highest over seeds; needs ≤ 30%).`, '');
 if (spa.n < 3 || masked.n < 3 || !base) out.push('**Not decided yet:** the rule is applied when all 3 seeds of SPA and SPA-masked are in.');
 else {
-  const met = spa.mean >= MIN && spaObs.mean >= 0.9 && masked.mean <= 0.3 && given(base) <= 0.3;
+  const met = spa.mean >= MIN && spaObs.mean >= 0.9 && masked.mean <= 0.3 && baseGiven <= 0.3;
   out.push(met ? '**Criterion 1 met:** the world model was learned by SPA and not by SPA-masked.'
     : '**Criterion 1 not met:** the study is inconclusive about SPA on this lake (DESIGN.md).');
 }
