@@ -54,6 +54,12 @@ export function decide(table, criterion1, seeds = 3) {
   const why = verdict === 'no decision' ? ' (neither the evidence nor the refutation condition holds: the numbers are reported)' : '';
   out.push(`**Decision: ${verdict}${why}.**${uninformative ? ' Criterion 3 is read as uninformative (criterion 2).' : ''}`);
   if (criterion1 === 'not met') out.push('', '**The study is inconclusive about SPA on this lake (criterion 1 not met).**');
+  // Amendment 2026-11-29 (issue 34; a reading note, the rule's verdict above is unchanged): a gap that comes from a
+  // comparison arm falling below chance is that arm's collapse, not a gain of SPA's.
+  const below = ['state-estimation-rl', 'spa-mask-state-spans'].filter((m) => reading[m] === 'below chance');
+  if (below.length && reading.spa !== 'above chance') {
+    out.push('', `**Reading (amendment 2026-11-29; the verdict above is the rule's, unchanged):** SPA is ${reading.spa}, and the gap in its favour comes from ${below.join(' and ')} falling below chance. An arm below chance is read as what it is, not as a gain of SPA's: this lake does not show that SPA helps RL beat chance.`);
+  }
   return { verdict, text: out.join('\n') };
 }
 
