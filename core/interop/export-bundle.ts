@@ -201,7 +201,18 @@ export function hydraConfig(config: RunConfig, template: PromptTemplate, experim
       success_rate: num(options.successRate, 1 / 3) };
   envConfig.state_format = stateFormatFor(template);
   const maxActionsPerGame = num(rollout.maxActionsPerGame, config.env.id === 'sudoku' ? 50 : 10);
-  const advantage = rl.advantage === 'turn-then-token' ? 'gae' : (rl.algorithm === 'grpo' || rl.algorithm === 'dr-grpo' ? 'grpo' : 'gae');
+  // two-level advantages have no safe RAGEN counterpart: RAGEN@5eb79b8's bi_level_gae (ragen/trainer/core_algos.py:4) takes turn
+  // ends from the non-zero rewards (a zero-reward turn merges into the next) and raises IndexError (core_algos.py:77-80) on any
+  // episode whose total reward is 0; refused by name (peers-check F-BILEVEL-TURNS). --values paper runs bi_level_gae False.
+  if (values !== 'paper' && (rl.advantage === 'turn-then-token' || rl.advantage === 'turn-level')) {
+    throw new WorkbenchError('ValidationError',
+      `export --to spa-ragen: rl.advantage ${JSON.stringify(rl.advantage)} has no safe RAGEN counterpart: RAGEN's bi_level_gae ` +
+        '(RAGEN@5eb79b8 ragen/trainer/core_algos.py:4) merges zero-reward turns and raises IndexError (core_algos.py:77-80) on every ' +
+        "episode whose total reward is 0; export a run with rl.advantage 'gae', or use --values paper (bi_level_gae False, as SPA ran)", {
+        where: 'config.stages.rl.advantage', expected: "'gae'", received: String(rl.advantage),
+      });
+  }
+  const advantage = rl.algorithm === 'grpo' || rl.algorithm === 'dr-grpo' ? 'grpo' : 'gae';
   const cfg: Record<string, any> = {
     defaults: ['base'],
     model_path: modelPath,

@@ -2,11 +2,13 @@
 // The episode's model tokens (all turns' responses, in order) form one sequence; environment and
 // prompt text between turns is not part of it, so GAE bootstraps across turns through the next
 // model token (the "loss on model tokens only" rule, applied to the advantages too).
-import { gae, turnThenTokenGae } from './gae.js';
+// Three estimators: 'gae' (token GAE over the episode's model tokens), 'turn-then-token' (two-level, RAGEN's bi-level GAE
+// with every turn kept), 'turn-level' (Turn-PPO: turn GAE on the value before each reply, broadcast to the turn's tokens).
+import { gae, turnLevelGae, turnThenTokenGae } from './gae.js';
 
 export interface EpisodeAdvantageOptions {
   placement: 'last-token' | 'per-turn'; // episode reward on the very last model token, or each turn's on its own last token
-  advantage: 'gae' | 'turn-then-token';
+  advantage: 'gae' | 'turn-then-token' | 'turn-level';
   gamma: number;
   lambda: number;
   turnGamma: number;
@@ -45,6 +47,18 @@ export function episodeAdvantages(
   const active = turnValues.map((_, j) => j).filter((j) => keep[j]);
   const empty = { advantages: turnValues.map((v) => v.map(() => 0)), returns: turnValues.map((v) => v.map(() => 0)) };
   if (active.length === 0) return empty;
+
+  if (opts.advantage === 'turn-level') {
+    // one step per turn: V(s_j) = the value of turn j's first reply token (the state before the reply, transformer.ts)
+    const levelRewards = active.map((j) => (opts.placement === 'per-turn' ? rewards[j]! : 0));
+    if (opts.placement === 'last-token') levelRewards[levelRewards.length - 1] = total;
+    const out = turnLevelGae({ turnRewards: levelRewards, turnValues: active.map((j) => turnValues[j]![0]!), turnGamma: opts.turnGamma, turnLambda: opts.lambda });
+    active.forEach((j, k) => {
+      empty.advantages[j] = turnValues[j]!.map(() => out.advantages[k]!);
+      empty.returns[j] = turnValues[j]!.map(() => out.returns[k]!);
+    });
+    return empty;
+  }
 
   if (opts.advantage === 'turn-then-token') {
     const turnRewards2 = active.map((j) => (opts.placement === 'per-turn' ? rewards[j]! : 0));

@@ -5,6 +5,8 @@
 //   gae               batched single reverse pass over time, vectorised across rows (used in training)
 //   turnThenTokenGae  two levels (RAGEN-style): turn-level GAE over turn rewards, then token-level
 //                     GAE inside each turn whose last token targets the turn's return.
+//   turnLevelGae      one level (Turn-PPO-style): GAE over turns on the value before each reply; every token of
+//                     a turn gets its turn's advantage.
 
 export interface GaeInput {
   rewards: number[][];   // [B][T] reward placed on tokens (usually the last model token of a turn/episode)
@@ -147,6 +149,38 @@ export function turnThenTokenGae(input: TurnGaeInput): { advantages: number[][];
     returns.push(ret);
   }
   return { advantages, returns, turnAdvantages, turnReturns };
+}
+
+export interface TurnLevelGaeInput {
+  turnRewards: number[];   // reward of each turn
+  turnValues: number[];    // V(s_j): the critic's value of the state before turn j's reply (its first reply token's value)
+  turnGamma: number;       // discount between turns
+  turnLambda: number;      // lambda between turns
+}
+
+/**
+ * Turn-level GAE (Turn-PPO's turn-level advantage): one MDP step per turn, the state s_j = the context before turn j's reply.
+ * δ_j = r_j + γ·V(s_{j+1}) − V(s_j) (V after the last turn = 0), A_j = δ_j + γ·λ·A_{j+1}, R_j = A_j + V(s_j). The caller gives
+ * every token of turn j the advantage A_j and the return R_j, so the token that picks the action carries A_j whatever its
+ * place in the reply. Unlike turnThenTokenGae the baseline is V before the reply, not at its last token (which has read the
+ * action and so is a Q(s, a) baseline: r − Q(s, a) averages 0 over actions and leaves the decision no signal).
+ */
+export function turnLevelGae(input: TurnLevelGaeInput): { advantages: number[]; returns: number[] } {
+  const turns = input.turnRewards.length;
+  if (input.turnValues.length !== turns) {
+    throw new Error(`turnLevelGae: expected one value per turn (${turns}); received ${input.turnValues.length}`);
+  }
+  const advantages = new Array<number>(turns).fill(0);
+  const returns = new Array<number>(turns).fill(0);
+  let next = 0;
+  for (let j = turns - 1; j >= 0; j--) {
+    const nextValue = j + 1 < turns ? input.turnValues[j + 1]! : 0;
+    const delta = input.turnRewards[j]! + input.turnGamma * nextValue - input.turnValues[j]!;
+    next = delta + input.turnGamma * input.turnLambda * next;
+    advantages[j] = next;
+    returns[j] = next + input.turnValues[j]!;
+  }
+  return { advantages, returns };
 }
 
 /** Whiten advantages over masked positions (mean 0, std 1); returns a new array. */

@@ -4,7 +4,7 @@
 // bonus, optional KL to the frozen reference). Dr. GRPO (Liu et al. 2025) removes only the group
 // mean (no division by the group's std). Both are rows of RL_ALGORITHMS (rl-algorithms.ts).
 import { groupRewardCharts, grpoAdvantages } from './groups.js';
-import { responseMask, type samplingStats, type TurnSample } from './ppo.js';
+import { aggregatedBatch, responseMask, tagRowEpisodes, type samplingStats, type TurnSample } from './ppo.js';
 import type { TrainRow } from './runtime.js';
 import type { RlAlgorithm } from './rl-algorithms.js';
 
@@ -16,7 +16,7 @@ export function buildGrpoRows(
   opts: { normalizeStd?: boolean } = {},
 ): { rows: TrainRow[]; advantageMean: number; advantageStd: number } {
   const advantages = grpoAdvantages(episodeRewards, episodeGroups, opts);
-  const rows = samples.map((s, i) => {
+  const rows = tagRowEpisodes(samples.map((s, i) => {
     const mask = responseMask(s);
     return {
       ids: s.ids,
@@ -27,7 +27,7 @@ export function buildGrpoRows(
         ...(stats.refLogprobs ? { refLogprobs: stats.refLogprobs[i]! } : {}),
       },
     };
-  });
+  }), samples);
   const used = [...new Set(samples.map((s) => s.episode))].map((e) => advantages[e]!);
   const advantageMean = used.length ? used.reduce((a, c) => a + c, 0) / used.length : 0;
   const advantageStd = used.length ? Math.sqrt(used.reduce((a, c) => a + (c - advantageMean) ** 2, 0) / used.length) : 0;
@@ -47,7 +47,8 @@ function groupRelative(id: string, summary: string, normalizeStd: boolean): RlAl
         charts: { 'charts/advantageMean': built.advantageMean, 'charts/advantageStd': built.advantageStd, ...groupRewardCharts(episodeRewards, groups) },
       };
     },
-    update: ({ policy }, batch, lossParams, section) => policy.trainStep('grpo', batch, lossParams, section.lr, section.gradClip),
+    update: ({ policy }, batch, lossParams, section) =>
+      policy.trainStep('grpo', aggregatedBatch(batch, section), lossParams, section.lr, section.gradClip),
   };
 }
 

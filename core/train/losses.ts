@@ -4,10 +4,12 @@
 //   value  value loss only (a separate critic model)
 //   grpo   clipped policy loss with group-normalised advantages − entropy bonus + KL (no critic)
 // Batch tensors ([B, T]): lossMask (model tokens), oldLogprobs, advantages, returns, oldValues,
-// refLogprobs (only when klCoef > 0). The math is in ppo-losses.ts (tested against hand values).
+// refLogprobs (only when klCoef > 0), and aggregationWeight when rl.lossAggregation is not token-mean (the policy, entropy,
+// KL and value terms are then aggregated as verl's agg_loss mode, as RAGEN's dp_actor.py:325-360 does for all of them).
+// The math is in ppo-losses.ts (tested against hand values and the peers-check's reference values).
 import * as tf from '@tensorflow/tfjs';
 import { registerLoss, requireBatchTensor, type LossFn } from '../model/losses.js';
-import { maskedMean } from '../model/losses.js';
+import { aggregateLoss } from '../model/losses.js';
 import { clippedValueLoss, klPenalty, ppoPolicyLoss, type KlEstimator } from './ppo-losses.js';
 
 function num(params: Record<string, unknown>, name: string, fallback: number): number {
@@ -25,15 +27,16 @@ function nullableNum(params: Record<string, unknown>, name: string, fallback: nu
 function policyPart(name: string, inputs: Parameters<LossFn>[0]) {
   const { outputs, batch, params } = inputs;
   const mask = requireBatchTensor(batch, 'lossMask', name);
+  const weight = batch.aggregationWeight;
   const policy = ppoPolicyLoss({
     logprobs: outputs.logprobs, oldLogprobs: requireBatchTensor(batch, 'oldLogprobs', name), advantages: requireBatchTensor(batch, 'advantages', name), mask,
-    clipLow: num(params, 'clipLow', 0.2), clipHigh: num(params, 'clipHigh', 0.28), dualClip: nullableNum(params, 'dualClip', 3),
+    clipLow: num(params, 'clipLow', 0.2), clipHigh: num(params, 'clipHigh', 0.28), dualClip: nullableNum(params, 'dualClip', 3), weight,
   });
-  const entropy = maskedMean(outputs.entropies, mask);
+  const entropy = aggregateLoss(outputs.entropies, mask, batch);
   const klCoef = num(params, 'klCoef', 0);
   const kl =
     klCoef > 0
-      ? klPenalty(outputs.logprobs, requireBatchTensor(batch, 'refLogprobs', name), mask, (params.klEstimator as KlEstimator) ?? 'k3')
+      ? klPenalty(outputs.logprobs, requireBatchTensor(batch, 'refLogprobs', name), mask, (params.klEstimator as KlEstimator) ?? 'k3', weight)
       : tf.scalar(0);
   const loss = tf.add(tf.sub(policy.loss, tf.mul(entropy, num(params, 'entropyCoef', 0))), tf.mul(kl, klCoef)) as tf.Scalar;
   return { mask, policy, entropy, kl, loss };
@@ -50,6 +53,7 @@ export const ppoLoss: LossFn = (inputs) => {
     requireBatchTensor(batch, 'returns', 'ppo'),
     part.mask,
     nullableNum(params, 'valueClip', 0.5),
+    batch.aggregationWeight,
   );
   const loss = tf.add(part.loss, tf.mul(value, num(params, 'valueCoef', 0.5))) as tf.Scalar;
   return {
@@ -70,6 +74,7 @@ export const valueLoss: LossFn = ({ outputs, batch, params }) => {
     requireBatchTensor(batch, 'returns', 'value'),
     mask,
     nullableNum(params, 'valueClip', 0.5),
+    batch.aggregationWeight,
   );
   return { loss: value, stats: { 'losses/value': value } };
 };

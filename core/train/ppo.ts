@@ -5,6 +5,7 @@
 // episode's model tokens (core/train/advantages.ts), whitened over the batch. The loss itself is
 // the registered 'ppo' loss (core/train/losses.ts).
 import type { RlSection } from '../api/run-config.js';
+import { withAggregationWeights } from '../model/losses.js';
 import { episodeAdvantages } from './advantages.js';
 import { explainedVariance, whitenMasked } from './gae.js';
 import { groupRewardCharts } from './groups.js';
@@ -13,6 +14,27 @@ import type { ModelRuntime, TrainRow } from './runtime.js';
 import type { RlAlgorithm } from './rl-algorithms.js';
 
 export interface TurnSample { episode: number; turn: number; ids: number[]; responseStart: number }
+
+/** The episode each update row came from (set by buildPpoRows / buildGrpoRows): the "sequence" of rl.lossAggregation. */
+const rowEpisode = new WeakMap<TrainRow, number>();
+
+/** Record the episode of each row (rows[i] came from samples[i]); returns the rows. */
+export function tagRowEpisodes(rows: TrainRow[], samples: TurnSample[]): TrainRow[] {
+  rows.forEach((r, i) => rowEpisode.set(r, samples[i]!.episode));
+  return rows;
+}
+
+/**
+ * One update's rows with the aggregation weights of rl.lossAggregation (core/model/losses.ts aggregationWeights): the
+ * sequences are the episodes, counted within this update's rows (RAGEN's rows are whole episodes; here an episode's turn
+ * rows in one update form its sequence). Rows not built by buildPpoRows / buildGrpoRows count as their own sequence.
+ */
+export function aggregatedBatch(batch: TrainRow[], section: Pick<RlSection, 'lossAggregation'>): TrainRow[] {
+  const mode = section.lossAggregation ?? 'token-mean';
+  if (mode === 'token-mean') return batch;
+  let own = -1;
+  return withAggregationWeights(batch, batch.map((r) => rowEpisode.get(r) ?? own--), mode);
+}
 
 /** Training sequences of the kept episodes' model-written turns. */
 export function turnSamples(results: RolloutResult[], keep: (episode: number) => boolean): TurnSample[] {
@@ -135,7 +157,7 @@ export function buildPpoRows(
   const advantageMean = flat.length ? flat.reduce((a, c) => a + c, 0) / flat.length : 0;
   const advantageStd = flat.length ? Math.sqrt(flat.reduce((a, c) => a + (c - advantageMean) ** 2, 0) / flat.length) : 0;
   const whitened = whitenMasked(advantages, masks);
-  const rows = samples.map((s, i) => ({
+  const rows = tagRowEpisodes(samples.map((s, i) => ({
     ids: s.ids,
     arrays: {
       lossMask: masks[i]!,
@@ -145,7 +167,7 @@ export function buildPpoRows(
       oldValues: stats.values[i]!,
       ...(stats.refLogprobs ? { refLogprobs: stats.refLogprobs[i]! } : {}),
     },
-  }));
+  })), samples);
   return { rows, explainedVariance: ev, advantageMean, advantageStd };
 }
 
@@ -169,8 +191,9 @@ export const ppoAlgorithm: RlAlgorithm = {
   },
   update: async ({ policy, critic }, batch, lossParams, section) => {
     if (!critic) throw new Error('rlUpdate: PPO needs a critic or a value optimizer over the shared trunk');
-    const policyStats = await policy.trainStep('ppo-policy', batch, lossParams, section.lr, section.gradClip);
-    const valueStats = await critic.trainStep('value', batch, lossParams, section.criticLr, section.gradClip);
+    const rows = aggregatedBatch(batch, section);
+    const policyStats = await policy.trainStep('ppo-policy', rows, lossParams, section.lr, section.gradClip);
+    const valueStats = await critic.trainStep('value', rows, lossParams, section.criticLr, section.gradClip);
     return { ...policyStats, 'losses/value': valueStats['losses/value']!, 'charts/valueGradNorm': valueStats['charts/gradNorm']! };
   },
 };

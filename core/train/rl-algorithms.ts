@@ -47,6 +47,20 @@ export const RL_ALGORITHMS: Record<string, RlAlgorithm> = {
   'dr-grpo': drGrpoAlgorithm,
 };
 
+/**
+ * Refuse, by name, an RL section whose settings this version cannot run (before any rollout): responseMask 'after-system'
+ * (SPA's released config trains the environment's tokens too, SPA@3848e68 config/base.yaml:16) needs rows spanning whole
+ * episodes with env tokens in the loss and in GAE; the product's rows are per turn and train reply tokens only.
+ */
+export function assertRlSectionSupported(section: Pick<RlSection, 'responseMask'>): void {
+  if ((section.responseMask ?? 'reply') !== 'reply') {
+    throw new Error(`rl.responseMask ${JSON.stringify(section.responseMask)} is not implemented: the RL stage trains the model's reply ` +
+      "tokens only ('reply', RAGEN's default). SPA's released PPO config (enable_response_mask False, SPA@3848e68 config/base.yaml:16) " +
+      "also trains the environment's text after the system prompt; export the run to RAGEN (export --to spa-ragen --values paper) " +
+      "to run that, or set rl.responseMask to 'reply'");
+  }
+}
+
 /** The row of an algorithm id; throws naming the table's ids for an unknown one. */
 export function rlAlgorithm(id: string): RlAlgorithm {
   const row = Object.hasOwn(RL_ALGORITHMS, id) ? RL_ALGORITHMS[id] : undefined;
