@@ -121,7 +121,7 @@ export default tseslint.config(
   },
   {
     // core/api/wire.ts runs in the renderer and the sandboxed preload: type-only imports, no zod.
-    files: ['core/api/wire.ts'],
+    files: ['core/api/wire.ts', 'core/api/verdict.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': ['error', { patterns: [{ group: ['*', '!./*.js'], message: 'core/api/wire.ts imports nothing at run time.' }, { group: ['./*.js'], allowTypeImports: true, message: 'core/api/wire.ts imports only types (it runs in the renderer and the preload, without zod).' }] }],
     },
@@ -134,7 +134,7 @@ export default tseslint.config(
       '@typescript-eslint/no-restricted-imports': ['error', {
         patterns: [
           { group: ['**/core/**', '!**/core/api', '!**/core/api/**'], message: 'renderer/ imports only from core/api.' },
-          { group: ['**/core/api/**', '!**/core/api/wire.js'], allowTypeImports: true, message: 'renderer/ imports only types from core/api (use `import type`), and the zod-free wire client core/api/wire.ts; data comes through the API client.' },
+          { group: ['**/core/api/**', '!**/core/api/wire.js', '!**/core/api/verdict.js'], allowTypeImports: true, message: 'renderer/ imports only types from core/api (use `import type`), the zod-free wire client core/api/wire.ts and the verdict rule core/api/verdict.ts; data comes through the API client.' },
           { group: ['**/electron/**', '!**/electron/bridge.js', 'electron'], message: 'renderer/ never imports electron: use the API client.' },
           { group: ['**/electron/bridge.js'], allowTypeImports: true, message: 'renderer/ imports only the bridge type from electron/bridge.ts (use `import type`).' },
           { group: ['node:*', 'fs', 'path', 'child_process', '@tensorflow/*'], message: 'renderer/ runs in a browser: no Node modules, no TF.js.' },

@@ -7,10 +7,10 @@
 // Only plain JSON crosses the API. Errors cross as ApiError `{ name, message, details }`.
 import { z } from 'zod';
 import {
-  ApiErrorSchema, BoardSchema, EpisodeRecordSchema, EpisodeSummarySchema, RunEventSchema,
+  ApiErrorSchema, BoardSchema, EpisodeRecordSchema, EpisodeSummarySchema, RunEventSchema, RunProvenanceSchema, type RunProvenance,
   RunStatusSchema, StageStatusSchema, TurnRecordSchema, WmScoreSchema,
 } from './records.js';
-import { EnvConfigSchema, MethodSchema, RunConfigSchema, TemplateRefSchema } from './run-config.js';
+import { EnvConfigSchema, MethodSchema, PresetSizeSchema, RunConfigSchema, SizeSchema, TemplateRefSchema, type Size } from './run-config.js';
 
 // ───────────────────────────── shared pieces ─────────────────────────────
 
@@ -24,8 +24,8 @@ const Offset = z.number().int().nonnegative().default(0);
 const pageLimit = (def: number, max: number) => z.number().int().positive().max(max).default(def);
 const JsonObject = z.record(z.string(), z.unknown());
 
-export const SizeSchema = z.enum(['smoke', 'quick', 'standard', 'paper', 'gpu-24g', 'gpu-80g', 'custom']);   // gpu-*: core/engine/presets.ts
-export type Size = z.infer<typeof SizeSchema>;
+// The run sizes are listed once, in core/api/run-config.ts (RUN_SIZES); re-exported here for the API's clients.
+export { SizeSchema, type Size };
 
 // ───────────────────────────── projects ─────────────────────────────
 
@@ -114,9 +114,13 @@ export const RunEstimateSchema = z.object({
 });
 export type RunEstimate = z.infer<typeof RunEstimateSchema>;
 
+export { RunProvenanceSchema, type RunProvenance };   // defined beside the run events (core/api/records.ts)
+
 /** Everything run.json holds: the summary plus the resolved config and provenance. */
 export const RunInfoSchema = RunSummarySchema.extend({
-  config: RunConfigSchema,                        // resolved config (defaults filled in)
+  config: RunConfigSchema,                        // the resolved spec: every field, defaults filled in (core/api/run-config.ts)
+  schemaVersion: z.number().int().positive().optional(),  // RUN_SPEC_VERSION when written; absent: 1 (a config of set keys only)
+  provenance: RunProvenanceSchema.optional(),     // backend, device and code version that ran it (absent: not recorded)
   versions: z.record(z.string(), z.string()),     // app, node, zod, tfjs... at creation
   dir: z.string(),                                // absolute run folder
 });
@@ -447,6 +451,7 @@ export const StudyTableSchema = z.object({
     passAt: z.record(z.string(), IntervalSchema),  // "1", "4", ... → mean with 95% interval
     success: z.number().nullable(), wallSeconds: z.number(),
     atOrBelowChance: z.boolean().optional(),     // Pass@1 ≤ the chance row's on the same puzzles
+    versusChance: z.enum(['below chance', 'indistinguishable from chance', 'above chance']).optional(), // core/api/verdict.ts chanceVerdict
   })),
   // chance (well-formed random policy) and oracle rows per env, on the same puzzles and protocol (core/eval/reference.ts)
   references: z.array(z.object({
@@ -747,7 +752,7 @@ export const apiContract = {
       methods: z.array(z.string().min(1)).min(1).max(100).optional(),   // method presets (runs.presets ids)
       envs: z.array(z.string().min(1)).min(1).max(100).optional(),      // env ids (envs.list)
       seeds: z.array(z.number().int()).min(1).max(1000).optional(),      // run seeds (seeds.base)
-      size: z.enum(['smoke', 'quick', 'standard', 'paper']).optional(),
+      size: PresetSizeSchema.optional(),
       set: z.record(z.string(), z.unknown()).optional(),                 // dotted-path overrides for every run, like `--set`
       // cells recorded elsewhere ("method:env:seed", e.g. from docs/results on another machine): not run, counted as done
       skip: z.array(z.string().regex(/^[^:]+:[^:]+:-?\d+$/)).max(10_000).optional(),

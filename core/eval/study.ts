@@ -9,11 +9,12 @@
 // A study's files live in <project>/studies/<name>/: spec.json (the grid), state.json (status,
 // current run, times; written by whichever host runs the study: the CLI or the API's study
 // runner, core/engine/study-host.ts) and the report (table.md, table.csv, PNGs, study.json).
+import { chanceVerdict, type ChanceVerdict } from '../api/verdict.js';
 import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { passAtK, wilsonInterval, type Interval } from '../train/pass-at-k.js';
 import { protocolOf, referenceRows, type ReferenceRow } from './reference.js';
-import { StageSectionSchemas } from '../api/run-config.js';
+import { PRESET_SIZES, StageSectionSchemas } from '../api/run-config.js';
 import { createRng } from '../util/rng.js';
 import { lineChartPng, type Series } from './png-chart.js';
 import { readJsonl } from '../storage/jsonl.js';
@@ -43,7 +44,7 @@ export function parseStudySpec(raw: unknown, where: string): StudySpec {
     if (!Array.isArray(o[key]) || o[key]!.length === 0 || !o[key]!.every((x) => typeof x === 'string'))
       problems.push(`${key}: a non-empty array of strings`);
   if (!Array.isArray(o.seeds) || o.seeds.length === 0 || !o.seeds.every((x) => Number.isInteger(x))) problems.push('seeds: a non-empty array of integers');
-  if (!['smoke', 'quick', 'standard', 'paper'].includes(String(o.size))) problems.push('size: smoke | quick | standard | paper');
+  if (!(PRESET_SIZES as readonly string[]).includes(String(o.size))) problems.push(`size: ${PRESET_SIZES.join(' | ')}`);
   if (o.skip !== undefined && (!Array.isArray(o.skip) || !o.skip.every((x) => typeof x === 'string' && x.split(':').length === 3))) {
     problems.push('skip: an array of "method:env:seed" strings');
   }
@@ -254,6 +255,7 @@ export interface TableCell {
   method: string; env: string; runs: number; completed: number; passAt: Record<string, Interval>; success: number | null; wallSeconds: number;
   meanWallSeconds?: number;            // mean wall seconds of the evaluated runs
   atOrBelowChance?: boolean;           // Pass@1 mean ≤ the chance row's Pass@1 on the same puzzles
+  versusChance?: ChanceVerdict;        // Pass@1's interval against the chance row (core/api/verdict.ts, as the Run view states it)
   puzzles?: number;                    // distinct eval puzzles
   sharedPuzzles?: boolean;             // every run seed played the same eval puzzles
 }
@@ -378,7 +380,7 @@ export function studyTable(runs: ReadonlyArray<StudyRun | RunRef>, methods: stri
       ...(evals.length ? { meanWallSeconds: evals.reduce((a, r) => a + r.wallSeconds, 0) / evals.length } : {}),
       puzzles: new Set(values.map((v) => v.puzzle)).size,
       sharedPuzzles: evals.length > 1 && new Set(puzzleSets).size === 1,
-      ...(chance !== undefined && passAt['1'] ? { atOrBelowChance: passAt['1'].mean <= chance } : {}),
+      ...(chance !== undefined && passAt['1'] ? { atOrBelowChance: passAt['1'].mean <= chance, versusChance: chanceVerdict(passAt['1'], chance) } : {}),
     });
   }
   const differences: PairedDifference[] = [];
@@ -426,7 +428,7 @@ export function tableMarkdown(
     const row = envs.map((env) => {
       const c = table.cells.find((x) => x.method === method && x.env === env);
       if (!c || c.completed === 0) return c && c.runs > 0 ? '(not finished)' : '–';
-      return `${fmtInterval(c.passAt['1'])} / ${fmtInterval(c.passAt[String(kMax)])}${c.atOrBelowChance ? ' (at or below chance)' : ''}`;
+      return `${fmtInterval(c.passAt['1'])} / ${fmtInterval(c.passAt[String(kMax)])}${c.versusChance && c.versusChance !== 'above chance' ? ` (${c.versusChance})` : ''}`;
     });
     lines.push(`| ${method} | ${row.join(' | ')} |`);
   }

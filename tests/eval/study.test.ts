@@ -55,7 +55,9 @@ describe('study table', () => {
     expect(table.cells.find((c) => c.method === 'vanilla-rl')!.atOrBelowChance).toBe(true);
     expect(table.cells.find((c) => c.method === 'spa')!.atOrBelowChance).toBe(false);
     const md = tableMarkdown(table, ['vanilla-rl', 'spa'], ['frozenlake']);
-    expect(md).toContain('(at or below chance)');
+    expect(table.cells.find((c) => c.method === 'vanilla-rl')!.versusChance).toBe('indistinguishable from chance'); // 3 puzzles: Wilson-widened [0, 56%] holds chance
+    expect(table.cells.find((c) => c.method === 'spa')!.versusChance).toBe('above chance');
+    expect(md).toContain('(indistinguishable from chance)');
     expect(md).toMatch(/\| \*chance \(random, well-formed\)\* \| \d/);
     expect(md).toContain('| *oracle (optimal)* | 100.0 / 100.0 |');
     expect(md).toContain('spa'); // paired difference section

@@ -7,6 +7,7 @@ import { cleanup, render, screen, within } from '@testing-library/react';
 import { finalEval } from '../../renderer/src/components/final-eval.js';
 import { GLOSSARY, lookupIn, metricMeaning, parseGlossary } from '../../renderer/src/components/metric-glossary.js';
 import { FinalEvalPanel } from '../../renderer/src/components/FinalEvalPanel.js';
+import { finalVerdict, passVerdictText, worldModelVerdictText } from '../../renderer/src/components/final-eval.js';
 
 const LATEST: Record<string, number> = {
   'eval/success': 0.25, 'eval/passAt1': 0.2, 'eval/passAt4': 0.5,
@@ -82,10 +83,53 @@ describe('FinalEvalPanel', () => {
     render(<FinalEvalPanel latest={LATEST} />);
     const table = screen.getByTestId('wm-table');
     expect(within(table).getAllByRole('row').map((r) => r.textContent)).toEqual([
-      'world modelobservation exactprediction exactprediction exact given the action',
+      'world model (n unknown)observation exact, first turnsprediction exact, first turnsprediction given the action (n unknown)',
       'this model90.0%30.0%40.0%', 'base80.0%3.1%10.0%', 'chance––5.0%', 'oracle––100.0%',
     ]);
     expect(screen.getByTestId('final-headline-eval/wmPredictionExact').getAttribute('title')).toBe(metricMeaning('eval/wmPredictionExact'));
     expect(screen.getByTestId('final-other').textContent).toContain('eval/formatErrorRate');
+  });
+});
+
+// eval/final.json as the eval stage writes it (core/eval/evaluate.ts), trimmed to what the verdict reads:
+// the review's run (ux-review-3 §2): Pass@1 12.5% [3.1, 25.0] on 8 × 4, chance 30.1%, oracle 96.9%;
+// prediction given the action 60.0% vs the base's 0.0% on 45 state-changing turns.
+const FINAL_BELOW = {
+  episodes: 32, puzzles: 8, samplesPerPuzzle: 4,
+  passAtK: { '1': { mean: 0.125, low: 0.03125, high: 0.25, level: 0.95, method: 'bootstrap over puzzles' } },
+  wm: { prediction: { turns: 140, exact: 0.2741 } },
+  reference: [{ kind: 'chance', label: 'chance (random, well-formed)', passAt: { '1': 0.3013 } }, { kind: 'oracle', label: 'oracle (optimal)', passAt: { '1': 0.9691 } }],
+  worldModelVersusBase: { model: { turns: 64, conditioned: { exactChanged: 0.6, changedTurns: 45 } }, base: { turns: 64, conditioned: { exactChanged: 0, changedTurns: 45 } } },
+};
+
+describe('the verdict line (the Studies table\'s rule, core/api/verdict.ts)', () => {
+  it('says below chance when the whole Pass@1 interval is under the chance row, and the world model learned against the base, with n', () => {
+    cleanup();
+    const v = finalVerdict(LATEST, FINAL_BELOW);
+    expect(v.pass!.verdict).toBe('below chance');
+    expect(passVerdictText(v.pass!)).toBe('Pass@1 12.5% [3.1, 25.0] on 8 puzzles × 4 = 32 episodes: below chance (chance 30.1%; oracle 96.9%)');
+    expect(v.worldModel!.verdict).toBe('learned');
+    expect(worldModelVerdictText(v.worldModel!)).toMatch(/^world model learned: prediction given the action 60\.0% \[45\.\d, 73\.\d\] vs the base's 0\.0%, n = 45 state-changing turns$/);
+    render(<FinalEvalPanel latest={LATEST} final={FINAL_BELOW} />);
+    expect(screen.getByTestId('verdict-pass').textContent).toContain('Plays below chance.');
+    expect(screen.getByTestId('verdict-wm').textContent).toContain('World model learned.');
+    expect(screen.getByTestId('final-headline-eval/wmPredictionExact').textContent).toContain('n = 140 well-formed turns');
+    expect(screen.getByTestId('wm-table').textContent).toContain('n = 45 state-changing turns');
+    cleanup();
+  });
+
+  it('says above / indistinguishable / not learned by the same rule, and states no verdict without an interval or n', () => {
+    const above = { ...FINAL_BELOW, passAtK: { '1': { mean: 0.6, low: 0.45, high: 0.75 } } };
+    expect(finalVerdict(LATEST, above).pass!.verdict).toBe('above chance');
+    const overlap = { ...FINAL_BELOW, passAtK: { '1': { mean: 0.25, low: 0.1, high: 0.4 } } };
+    expect(finalVerdict(LATEST, overlap).pass!.verdict).toBe('indistinguishable from chance');
+    const weak = { ...FINAL_BELOW, worldModelVersusBase: { model: { conditioned: { exactChanged: 0.2, changedTurns: 10 } }, base: { conditioned: { exactChanged: 0.1 } } } };
+    expect(finalVerdict(LATEST, weak).worldModel!.verdict).toBe('not learned');  // Wilson [5.7, 51.0] holds the base's 10%
+    // no final.json: the means from the metrics, no verdict (never a verdict from a mean alone)
+    const bare = finalVerdict({ ...LATEST, 'eval/chance/passAt1': 0.3 }, null);
+    expect(bare.pass!.verdict).toBeNull();
+    expect(passVerdictText(bare.pass!)).toBe('Pass@1 20.0% (n unknown): no interval recorded, no verdict (chance 30.0%)');
+    expect(bare.worldModel!.verdict).toBeNull();
+    expect(worldModelVerdictText(bare.worldModel!)).toBe('world model: prediction given the action 40.0% vs the base\'s 10.0% (n unknown, no verdict)');
   });
 });

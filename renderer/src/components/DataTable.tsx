@@ -170,10 +170,10 @@ export function DataTable<T>(props: DataTableProps<T>) {
                 )}
                 {hg.headers.map((h) => {
                   const sorted = h.column.getIsSorted();
-                  const meta = h.column.columnDef.meta as { numeric?: boolean } | undefined;
+                  const meta = h.column.columnDef.meta as { numeric?: boolean; wrapHeader?: boolean; headerTitle?: string } | undefined;
                   return (
-                    <th key={h.id} style={{ width: h.getSize() }}
-                      className={`${h.column.getCanSort() ? 'sortable' : ''} ${meta?.numeric ? 'num' : ''}`}
+                    <th key={h.id} style={{ width: h.getSize() }} title={meta?.headerTitle}
+                      className={`${h.column.getCanSort() ? 'sortable' : ''} ${meta?.numeric ? 'num' : ''} ${meta?.wrapHeader ? 'wrap' : ''}`}
                       onClick={h.column.getToggleSortingHandler()}
                       aria-sort={sorted === 'asc' ? 'ascending' : sorted === 'desc' ? 'descending' : 'none'}>
                       {flexRender(h.column.columnDef.header, h.getContext())}

@@ -1,6 +1,8 @@
 // Runs grouped by study, method, env, preset, tag or a config value, with mean ± sd of the key
 // metrics over the runs in each group that have them (n says how many). A run with several tags
 // counts in each of its tags' groups.
+import { metricMeaning } from './metric-glossary.js';
+import { nameOf } from './metric-names.js';
 import type { ReactElement } from 'react';
 import type { RunSummary } from '../../../core/api/contract.js';
 import { keyMetrics } from './key-metrics.js';
@@ -8,7 +10,7 @@ import { keyMetrics } from './key-metrics.js';
 export type GroupBy = 'none' | 'study' | 'method' | 'env' | 'preset' | 'tag' | `param:${string}`;
 
 export interface Stat { mean: number; sd: number; n: number }
-export interface RunGroup { key: string; runIds: string[]; success: Stat | null; passAt1: Stat | null; wmAccuracy: Stat | null; passAtK: Record<number, Stat> }
+export interface RunGroup { key: string; runIds: string[]; success: Stat | null; passAt1: Stat | null; wmExact: Stat | null; passAtK: Record<number, Stat> }
 
 /** Mean and sample standard deviation (0 for one value); null when there are no values. */
 export function meanSd(values: number[]): Stat | null {
@@ -65,7 +67,7 @@ export function groupRuns(runs: RunSummary[], by: GroupBy): RunGroup[] {
       key, runIds: rs.map((r) => r.id),
       success: meanSd(km.map((m) => m.success).filter((v): v is number => v !== null)),
       passAt1: meanSd(km.map((m) => m.passAt1).filter((v): v is number => v !== null)),
-      wmAccuracy: meanSd(km.filter((m) => m.wmTurns !== 0).map((m) => m.wmAccuracy).filter((v): v is number => v !== null)),
+      wmExact: meanSd(km.filter((m) => m.wmTurns !== 0).map((m) => m.wmExact).filter((v): v is number => v !== null)),
       passAtK,
     };
   });
@@ -81,14 +83,14 @@ export function RunGroupsTable({ groups, onOpen }: { groups: RunGroup[]; onOpen:
   const ks = [...new Set(groups.flatMap((g) => Object.keys(g.passAtK).map(Number)))].sort((a, b) => a - b);
   return (
     <table className="plain run-groups" data-testid="run-groups">
-      <thead><tr><th>group</th><th>runs</th><th>success</th><th>Pass@1</th>{ks.map((k) => <th key={k}>Pass@{k}</th>)}<th>WM accuracy</th><th /></tr></thead>
+      <thead><tr><th>group</th><th>runs</th><th>success</th><th>Pass@1</th>{ks.map((k) => <th key={k}>Pass@{k}</th>)}<th title={metricMeaning('eval/wmPredictionExact') ?? undefined}>{nameOf('eval/wmPredictionExact')}</th><th /></tr></thead>
       <tbody>
         {groups.map((g) => (
           <tr key={g.key} data-testid="run-group">
             <td>{g.key}</td><td className="num">{g.runIds.length}</td>
             <td className="num">{fmtStat(g.success)}</td><td className="num">{fmtStat(g.passAt1)}</td>
             {ks.map((k) => <td key={k} className="num">{fmtStat(g.passAtK[k])}</td>)}
-            <td className="num">{fmtStat(g.wmAccuracy)}</td>
+            <td className="num">{fmtStat(g.wmExact)}</td>
             <td><a onClick={() => onOpen(g.runIds)} title="Compare the runs of this group">compare</a></td>
           </tr>
         ))}

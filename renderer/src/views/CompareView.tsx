@@ -13,6 +13,8 @@ import { ChartGroups } from '../charts/ChartGroups.js';
 import { sortMetricNames, useRunMetrics, xLabelOf, type XMode } from '../charts/use-metrics.js';
 import { defaultSmoothing } from '../charts/chart-view.js';
 import { seriesColor } from '../theme/theme.js';
+import { metricMeaning } from '../components/metric-glossary.js';
+import { nameOf, nText } from '../components/metric-names.js';
 
 export interface CompareViewProps {
   client: Client;
@@ -44,7 +46,17 @@ export interface EvalRow {
   passAt: Record<string, Interval>;
   wmPredExact: number | null;
   wmPredCell: number | null;
+  /** well-formed eval turns the two numbers above are over; 0: they are undefined (n/a), null: unknown. */
+  wmTurns: number | null;
+  /** prediction given the action (the world-model check) and the state-changing turns it is over. */
+  givenAction: number | null;
+  givenActionTurns: number | null;
   avgActions: number | null;
+  size: string;
+  /** The k of the eval (its Pass@k columns). */
+  ks: number[];
+  /** Chance and oracle rows on this run's eval puzzles (eval/final.json reference, else the logged eval/chance|oracle/passAt<k>). */
+  reference: Array<{ kind: 'chance' | 'oracle'; label: string; passAt: Record<string, number> }>;
   /** What the intervals rest on: episodes (Success, Wilson) and puzzles × samples (Pass@k, bootstrap over puzzles); null when unknown. */
   episodes: number | null;
   puzzles: number | null;
@@ -67,14 +79,38 @@ export function evalRow(run: RunSummary, results: EvalResult[]): EvalRow {
     const m = /^eval\/passAt(\d+)$/.exec(name);
     if (m && !passAt[m[1]!]) passAt[m[1]!] = { mean: v, low: null, high: null };
   }
-  const wm = res['wm'] as { prediction?: { exact?: number; cellAccuracy?: number } } | undefined;
+  const wm = res['wm'] as { prediction?: { exact?: number; cellAccuracy?: number; turns?: number } } | undefined;
+  const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+  const wmTurns = num(wm?.prediction?.turns) ?? num(run.latest['eval/wmTurns']);
+  const undefinedWm = wmTurns === 0;     // no well-formed turn: the accuracies are undefined, not 0
+  const versus = res['worldModelVersusBase'] as { model?: { conditioned?: { exactChanged?: number; changedTurns?: number } } } | undefined;
+  const reference: EvalRow['reference'] = [];
+  if (Array.isArray(res['reference'])) {
+    for (const r of res['reference'] as Array<{ kind?: unknown; label?: unknown; passAt?: unknown }>) {
+      if ((r.kind === 'chance' || r.kind === 'oracle') && r.passAt && typeof r.passAt === 'object') {
+        reference.push({ kind: r.kind, label: typeof r.label === 'string' ? r.label : r.kind, passAt: r.passAt as Record<string, number> });
+      }
+    }
+  }
+  for (const kind of ['chance', 'oracle'] as const) {
+    if (reference.some((r) => r.kind === kind)) continue;
+    const values: Record<string, number> = {};
+    for (const [name, v] of Object.entries(run.latest)) { const m = new RegExp(`^eval/${kind}/passAt(\\d+)$`).exec(name); if (m) values[m[1]!] = v; }
+    if (Object.keys(values).length) reference.push({ kind, label: kind, passAt: values });
+  }
+  const ks = Array.isArray(res['k']) ? (res['k'] as unknown[]).filter((k): k is number => typeof k === 'number') : Object.keys(passAt).map(Number);
   return {
-    runId: run.id, name: run.name, env: run.env, method: run.method, status: run.status,
+    runId: run.id, name: run.name, env: run.env, method: run.method, status: run.status, size: run.size,
     evalId: latest?.id ?? null,
     success: toInterval(res['success']) ?? (run.latest['eval/success'] !== undefined ? { mean: run.latest['eval/success']!, low: null, high: null } : null),
     passAt,
-    wmPredExact: wm?.prediction?.exact ?? run.latest['eval/wmPredictionExact'] ?? null,
-    wmPredCell: wm?.prediction?.cellAccuracy ?? run.latest['eval/wmPredictionCellAccuracy'] ?? null,
+    wmPredExact: undefinedWm ? null : num(wm?.prediction?.exact) ?? num(run.latest['eval/wmPredictionExact']),
+    wmPredCell: undefinedWm ? null : num(wm?.prediction?.cellAccuracy) ?? num(run.latest['eval/wmPredictionCellAccuracy']),
+    wmTurns,
+    givenAction: num(versus?.model?.conditioned?.exactChanged) ?? num(run.latest['eval/wmCheck/conditionedExact']),
+    givenActionTurns: num(versus?.model?.conditioned?.changedTurns),
+    ks: [...new Set(ks)].sort((a, b) => a - b),
+    reference,
     avgActions: typeof res['avgActions'] === 'number' ? res['avgActions'] : run.latest['eval/avgActions'] ?? null,
     episodes: typeof res['episodes'] === 'number' ? res['episodes'] : null,
     puzzles: typeof res['puzzles'] === 'number' ? res['puzzles'] : null,
@@ -82,9 +118,48 @@ export function evalRow(run: RunSummary, results: EvalResult[]): EvalRow {
   };
 }
 
-const pct = (v: number | null | undefined) => (v === null || v === undefined ? '–' : (v * 100).toFixed(1));
+/**
+ * Why the compared runs' numbers are not on the same footing: different sizes, different k, or
+ * different eval sample sizes (puzzles × samples). Empty when they match.
+ */
+export function compareMismatches(rows: Array<Pick<EvalRow, 'name' | 'size' | 'ks' | 'episodes' | 'puzzles' | 'samplesPerPuzzle' | 'evalId'>>): string[] {
+  const out: string[] = [];
+  const list = (get: (r: (typeof rows)[number]) => string) => {
+    const by = new Map<string, string[]>();
+    for (const r of rows) { const k = get(r); by.set(k, [...(by.get(k) ?? []), r.name]); }
+    return by.size > 1 ? [...by.entries()].map(([k, names]) => `${k} (${names.join(', ')})`).join(' vs ') : null;
+  };
+  const sizes = list((r) => r.size);
+  if (sizes) out.push(`sizes differ: ${sizes}`);
+  const evaluated = rows.filter((r) => r.evalId !== null || r.ks.length > 0);
+  if (new Set(evaluated.map((r) => r.ks.join(','))).size > 1) out.push(`k differs: ${evaluated.map((r) => `k = ${r.ks.join(', ') || '?'} (${r.name})`).join(' vs ')}`);
+  const n = new Set(evaluated.map((r) => restsOn(r)));
+  if (n.size > 1) out.push(`eval sample sizes differ: ${evaluated.map((r) => `${restsOn(r)} (${r.name})`).join(' vs ')}`);
+  return out;
+}
+
+const pct = (v: number | null | undefined) => (v === null || v === undefined ? 'n/a' : (v * 100).toFixed(1));
+const WM_COLUMNS = [{ metric: 'eval/wmPredictionExact' }, { metric: 'eval/wmCheck/conditionedExact' }, { metric: 'eval/wmPredictionCellAccuracy' }] as const;
+const wmTitle = (r: Pick<EvalRow, 'wmTurns'>, turns: number | null) => (r.wmTurns === 0 ? 'n/a: the eval had 0 well-formed turns to score' : nText(turns, 'well-formed turns'));
+
+/**
+ * Chance and oracle rows of an environment's runs: one pair per distinct eval puzzle set (runs with
+ * the same n share one; runs on different puzzles each get theirs, named after the first such run).
+ */
+export function referenceRows(rows: EvalRow[], ks: string[]): Array<{ kind: 'chance' | 'oracle'; label: string; of: string; passAt: Record<string, number> }> {
+  const out: Array<{ kind: 'chance' | 'oracle'; label: string; of: string; passAt: Record<string, number> }> = [];
+  const seen = new Set<string>();
+  for (const r of rows) {
+    if (r.reference.length === 0) continue;
+    const key = restsOn(r) + JSON.stringify(r.reference);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    for (const ref of r.reference) if (ks.some((k) => ref.passAt[k] !== undefined)) out.push({ kind: ref.kind, label: ref.label, of: r.name, passAt: ref.passAt });
+  }
+  return out;
+}
 function IntervalCell({ iv, best, hide, title }: { iv: Interval | null | undefined; best: boolean; hide?: boolean; title?: string }) {
-  if (!iv) return <td className="num faint">–</td>;
+  if (!iv) return <td className="num faint" title="not measured in this run's evaluation">n/a</td>;
   return (
     <td className={`num ${best ? 'best' : ''}`} title={title} style={{ whiteSpace: 'nowrap' }}>
       {pct(iv.mean)}{!hide && iv.low !== null && iv.high !== null && <span className="faint" style={{ fontSize: 11.5 }}> [{pct(iv.low)}, {pct(iv.high)}]</span>}
@@ -140,6 +215,7 @@ export default function CompareView({ client, navigate, runIds, theme }: Compare
   const rows = useMemo(() => selected.map((r) => evalRow(r, evals[r.id] ?? [])), [selected, evals]);
   const ks = useMemo(() => [...new Set(rows.flatMap((r) => Object.keys(r.passAt)))].sort((a, b) => Number(a) - Number(b)), [rows]);
   const envs = useMemo(() => [...new Set(rows.map((r) => r.env))].sort(), [rows]);
+  const mismatches = useMemo(() => compareMismatches(rows), [rows]);
   const best = (env: string, get: (r: EvalRow) => number | null | undefined) => {
     const vals = rows.filter((r) => r.env === env).map(get).filter((v): v is number => v !== null && v !== undefined);
     return vals.length > 1 && new Set(vals).size > 1 ? Math.max(...vals) : null; // no "best" among equals
@@ -158,9 +234,9 @@ export default function CompareView({ client, navigate, runIds, theme }: Compare
 
   const exportTable = () => {
     const header = ['run', 'name', 'env', 'method', 'eval', 'success', 'successLow', 'successHigh',
-      ...ks.flatMap((k) => [`passAt${k}`, `passAt${k}Low`, `passAt${k}High`]), 'wmPredictionExact', 'wmPredictionCellAccuracy', 'avgActions'];
+      ...ks.flatMap((k) => [`passAt${k}`, `passAt${k}Low`, `passAt${k}High`]), 'size', 'eval/wmPredictionExact', 'eval/wmTurns', 'eval/wmCheck/conditionedExact', 'eval/wmPredictionCellAccuracy', 'avgActions'];
     const data = rows.map((r) => [r.runId, r.name, r.env, r.method, r.evalId, r.success?.mean, r.success?.low, r.success?.high,
-      ...ks.flatMap((k) => [r.passAt[k]?.mean, r.passAt[k]?.low, r.passAt[k]?.high]), r.wmPredExact, r.wmPredCell, r.avgActions]);
+      ...ks.flatMap((k) => [r.passAt[k]?.mean, r.passAt[k]?.low, r.passAt[k]?.high]), r.size, r.wmPredExact, r.wmTurns, r.givenAction, r.wmPredCell, r.avgActions]);
     downloadText('compare.csv', toCsv(header, data), 'text/csv');
   };
 
@@ -194,13 +270,20 @@ export default function CompareView({ client, navigate, runIds, theme }: Compare
                   "n" is what they rest on. Best per environment in bold.</span>
                 <button className="btn small" onClick={exportTable}>CSV</button>
               </div>
+              {mismatches.length > 0 && (
+                <div className="banner warn" data-testid="compare-mismatch">
+                  <div className="title">These runs are not on the same footing</div>
+                  <div className="details">{mismatches.map((m) => `• ${m}`).join('\n')}</div>
+                </div>
+              )}
               <table className="plain" data-testid="compare-table">
                 <thead>
                   <tr>
                     <th>Environment</th><th>Method</th><th>Run</th><th className="num" title="puzzles × samples per puzzle = episodes">n</th>
                     <th className="num" title="Wilson 95% interval over the episodes">Success %</th>
                     {ks.map((k) => <th key={k} className="num" title="percentile bootstrap 95% interval over the puzzles">Pass@{k} %</th>)}
-                    <th className="num">WM exact %</th><th className="num">WM cell %</th><th className="num">Avg actions</th>
+                    {WM_COLUMNS.map((c) => <th key={c.metric} className="num" title={metricMeaning(c.metric) ?? undefined}>{nameOf(c.metric)} %</th>)}
+                    <th className="num">Avg actions</th>
                   </tr>
                 </thead>
                 <tbody>
@@ -218,11 +301,19 @@ export default function CompareView({ client, navigate, runIds, theme }: Compare
                           title={r.puzzles === null ? undefined : few ? `${r.puzzles} puzzles: too few for a bootstrap interval over puzzles`
                             : `percentile bootstrap 95% interval over ${r.puzzles} puzzles`} />;
                       })}
-                      <td className="num">{pct(r.wmPredExact)}</td>
-                      <td className="num">{pct(r.wmPredCell)}</td>
-                      <td className="num">{r.avgActions === null ? '–' : r.avgActions.toFixed(2)}</td>
+                      <td className="num" data-testid="compare-wm-exact" title={wmTitle(r, r.wmTurns)}>{pct(r.wmPredExact)}</td>
+                      <td className="num" data-testid="compare-given-action" title={r.givenAction === null ? 'no world-model check in this run\'s evaluation' : nText(r.givenActionTurns, 'state-changing turns')}>{pct(r.givenAction)}</td>
+                      <td className="num" title={wmTitle(r, r.wmTurns)}>{pct(r.wmPredCell)}</td>
+                      <td className="num">{r.avgActions === null ? 'n/a' : r.avgActions.toFixed(2)}</td>
                     </tr>
-                  )))}
+                  )).concat(referenceRows(rows.filter((r) => r.env === env), ks).map((ref) => (
+                    <tr key={`${env}-${ref.kind}`} data-testid={`compare-${ref.kind}`} className="faint">
+                      <td /><td><em>{ref.label}</em></td><td colSpan={2} className="faint" title="Pass@k of the reference policy on the same puzzles and protocol as the run named">{ref.kind} row · puzzles of {ref.of}</td>
+                      <td className="num">n/a</td>
+                      {ks.map((k) => <td key={k} className="num">{pct(ref.passAt[k])}</td>)}
+                      <td className="num" /><td className="num" /><td className="num" /><td className="num" />
+                    </tr>
+                  ))))}
                 </tbody>
               </table>
             </div>

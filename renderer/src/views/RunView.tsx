@@ -22,6 +22,7 @@ import { DEFAULT_SMOOTHING, defaultSmoothing, loadPinned, paramsToView, savePinn
 import { SystemPanel } from '../components/SystemPanel.js';
 import { FinalEvalPanel } from '../components/FinalEvalPanel.js';
 import { metricMeaning } from '../components/metric-glossary.js';
+import { nameOf, nText } from '../components/metric-names.js';
 import { TokensPanel } from '../components/TokensPanel.js';
 import { ExportBundlePanel, forgetImport, importSummary, recalledImport } from '../components/InteropPanels.js';
 import { seriesColor } from '../theme/theme.js';
@@ -83,6 +84,7 @@ export default function RunView({ client, navigate, runId, theme, params }: RunV
   const [runEta, setRunEta] = useState<RunEtaState | null>(null);
   const [pastWarnings, setPastWarnings] = useState<string[]>([]);
   const [warningsHidden, setWarningsHidden] = useState(false);
+  const [finalResult, setFinalResult] = useState<Record<string, unknown> | null>(null);
   const logKey = useRef(0);
   const logRef = useRef<HTMLDivElement>(null);
   const refetchTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
@@ -155,6 +157,19 @@ export default function RunView({ client, navigate, runId, theme, params }: RunV
     });
     return () => { cancelled = true; unsub(); if (refetchTimer.current) { clearTimeout(refetchTimer.current); refetchTimer.current = null; } };
   }, [client, runId, addLog, load]);
+
+  // eval/final.json (intervals and n behind the Final evaluation's verdict), once the run has eval metrics
+  const hasEval = run ? Object.keys(run.latest).some((n) => n.startsWith('eval/')) : false;
+  const evalMark = run ? run.latest['eval/passAt1'] ?? run.latest['eval/success'] ?? null : null;
+  useEffect(() => {
+    setFinalResult(null);
+    if (!hasEval) return;
+    let cancelled = false;
+    client.evals.list({ runId }).then((r) => {
+      if (!cancelled) setFinalResult(r.results.find((e) => e.id === 'final')?.result ?? null);
+    }, () => { /* no eval files: the panel shows the means without a verdict */ });
+    return () => { cancelled = true; };
+  }, [client, runId, hasEval, evalMark]);
 
   // Keep the log scrolled to the bottom when the user is at the bottom.
   useEffect(() => {
@@ -301,20 +316,21 @@ export default function RunView({ client, navigate, runId, theme, params }: RunV
       <div className="row" style={{ margin: '12px 0', gap: 18, fontSize: 13 }}>
         <span title={src(km.successSource)?.long} data-testid="headline-success">Success{km.successSource ? <span className="faint"> ({src(km.successSource)!.short})</span> : null} <strong>{fmtPct(km.success)}</strong></span>
         <span title={src(km.passSource)?.long} data-testid="headline-pass1">Pass@1{km.passSource ? <span className="faint"> ({src(km.passSource)!.short})</span> : null} <strong>{fmtPct(km.passAt1)}</strong></span>
-        <span title={src(km.passSource)?.long}>Pass@{km.k ?? 'k'} <strong>{fmtPct(km.passAtK)}</strong></span>
+        <span title={src(km.passSource)?.long} data-testid="headline-passk">Pass@{km.k ?? 'k'}{km.passSource ? <span className="faint"> ({src(km.passSource)!.short})</span> : null} <strong>{fmtPct(km.passAtK)}</strong></span>
         {km.wmExact !== null && km.wmTurns !== 0
-          ? <span title={`${metricMeaning('eval/wmPredictionExact') ?? 'world-model prediction exact match'}${km.wmTurns !== null ? ` (${km.wmTurns} turns)` : ''}`} data-testid="headline-wm">
-            WM prediction exact <span className="faint">(eval)</span> <strong>{fmtPct(km.wmExact)}</strong>
+          ? <span title={metricMeaning('eval/wmPredictionExact') ?? undefined} data-testid="headline-wm">
+            {nameOf('eval/wmPredictionExact')} <strong>{fmtPct(km.wmExact)}</strong> <span className="faint">({nText(km.wmTurns, 'well-formed turns')})</span>
           </span>
-          : <span title={`world-model prediction cell accuracy over well-formed turns${km.wmSource ? `; ${src(km.wmSource)!.long}` : ''}${km.wmTurns !== null ? ` (${km.wmTurns} turns)` : ''}`} data-testid="headline-wm">
-            WM cell accuracy{km.wmSource ? <span className="faint"> ({src(km.wmSource)!.short})</span> : null} <strong>{fmtWmAccuracy(km, fmtPct)}</strong>
+          : <span title={`${metricMeaning(km.wmSource === 'rollout' ? 'rollout/wmPredictionCellAccuracy' : 'eval/wmPredictionCellAccuracy') ?? ''}${km.wmSource ? `; ${src(km.wmSource)!.long}` : ''}`} data-testid="headline-wm">
+            {nameOf(km.wmSource === 'rollout' ? 'rollout/wmPredictionCellAccuracy' : 'eval/wmPredictionCellAccuracy')} <strong>{fmtWmAccuracy(km, fmtPct)}</strong>
+            {km.wmSource === 'eval' && km.wmTurns !== null && km.wmTurns !== 0 && <span className="faint"> ({nText(km.wmTurns, 'well-formed turns')})</span>}
           </span>}
         {isImported
           ? <span className="muted" data-testid="run-time">imported {fmtDate(run.createdAt)} from a SPA/RAGEN run folder</span>
           : <span className="muted" data-testid="run-time">created {fmtDate(run.createdAt)} · ran {fmtDuration(ranMs)} · attempts {run.attempts}</span>}
       </div>
 
-      <FinalEvalPanel latest={run.latest} />
+      <FinalEvalPanel latest={run.latest} final={finalResult} />
 
       <Tabs<RunTab> tabs={[{ id: 'charts', label: `Charts (${metrics.names.length})` }, { id: 'log', label: `Log (${log.length})` }, { id: 'samples', label: 'Samples' },
         { id: 'system', label: 'System' }, { id: 'tokens', label: 'Tokens' }, { id: 'config', label: 'Config' }]} active={tab} onChange={setTab} />

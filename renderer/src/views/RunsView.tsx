@@ -9,7 +9,9 @@ import type { Route } from '../routes.js';
 import { DataTable } from '../components/DataTable.js';
 import { ErrorBanner, ProgressBar, StatusBadge } from '../components/widgets.js';
 import { fmtDate, fmtDateShort, fmtDuration, fmtPct } from '../components/format.js';
-import { fmtWmAccuracy, keyMetrics } from '../components/key-metrics.js';
+import { keyMetrics } from '../components/key-metrics.js';
+import { metricMeaning } from '../components/metric-glossary.js';
+import { nameOf, nText } from '../components/metric-names.js';
 import { groupRuns, passAtKs, RunGroupsTable, type GroupBy } from '../components/run-groups.js';
 import { downloadText, toCsv } from '../components/download.js';
 import { ImportRunPanel, rememberImport } from '../components/InteropPanels.js';
@@ -22,6 +24,7 @@ export interface RunsViewProps {
 
 export type RunRow = RunSummary & {
   success: number | null; passAt1: number | null; passAtK: number | null; k: number | null; wmAccuracy: number | null; wmTurns: number | null;
+  wmExact: number | null; evalWmTurns: number | null;   // eval/wmPredictionExact and the eval's well-formed turns (0: n/a)
   liveDurationMs: number;
   passAt: Record<number, number>;                 // Pass@k by k (eval, else tracked during RL)
 };
@@ -32,7 +35,7 @@ const STATUSES = ['all', 'running', 'completed', 'failed', 'stopped', 'created',
 export function toRow(r: RunSummary, now: number): RunRow {
   const km = keyMetrics(r.latest);
   const live = r.status === 'running' && r.startedAt ? r.durationMs + Math.max(0, now - r.startedAt) : r.durationMs;
-  return { ...r, ...km, liveDurationMs: live, passAt: passAtKs(r.latest) };
+  return { ...r, ...km, evalWmTurns: r.latest['eval/wmTurns'] ?? null, liveDurationMs: live, passAt: passAtKs(r.latest) };
 }
 
 const col = createColumnHelper<RunRow>();
@@ -104,7 +107,14 @@ export default function RunsView({ client, project, navigate }: RunsViewProps) {
     col.accessor('success', { header: 'Success', size: 78, meta: { numeric: true }, cell: (c) => fmtPct(c.getValue()), sortUndefined: 'last' }),
     col.accessor('passAt1', { header: 'Pass@1', size: 70, meta: { numeric: true }, cell: (c) => fmtPct(c.getValue()) }),
     ...ks.map((k) => col.accessor((r) => r.passAt[k] ?? null, { id: `passAt${k}`, header: `Pass@${k}`, size: 74, meta: { numeric: true }, cell: (c) => fmtPct(c.getValue()), sortUndefined: 'last' })),
-    col.accessor('wmAccuracy', { header: 'WM accuracy', size: 96, meta: { numeric: true }, cell: (c) => <span title={c.row.original.wmTurns === 0 ? 'no well-formed turns to score' : undefined}>{fmtWmAccuracy(c.row.original, fmtPct).replace(' (0 well-formed turns)', '')}</span> }),
+    col.accessor('wmExact', {
+      header: nameOf('eval/wmPredictionExact'), size: 96, meta: { numeric: true, wrapHeader: true, headerTitle: metricMeaning('eval/wmPredictionExact') ?? undefined }, sortUndefined: 'last',
+      cell: (c) => {
+        const r = c.row.original;
+        if (r.evalWmTurns === 0) return <span title="the eval had no well-formed turns to score">n/a</span>;
+        return <span title={r.wmExact !== null ? nText(r.evalWmTurns, 'well-formed turns') : undefined}>{fmtPct(r.wmExact)}</span>;
+      },
+    }),
     col.accessor((r) => (r.tags ?? []).join(', '), { id: 'tags', header: 'Tags', size: 120, cell: (c) => <span data-testid="run-tags">{c.getValue()}</span> }),
     col.accessor((r) => r.notes ?? '', { id: 'notes', header: 'Notes', size: 160, cell: (c) => <span title={c.getValue()}>{c.getValue().split('\n')[0]}</span> }),
     ...paramPaths.map((p) => col.accessor((r) => r.params?.[p] ?? null, { id: `param:${p}`, header: p.replace(/^stages\./, ''), size: 96, cell: (c) => <span className="mono" title={p}>{c.getValue() === null ? '·' : String(c.getValue())}</span> })),
@@ -120,8 +130,8 @@ export default function RunsView({ client, project, navigate }: RunsViewProps) {
     load();
   };
   const exportCsv = () => {
-    const header = ['id', 'name', 'status', 'method', 'env', 'size', 'templateHash', 'success', 'passAt1', ...ks.map((k) => `passAt${k}`), 'wmAccuracy', 'wmTurns', 'tags', 'notes', 'createdAt', 'durationMs', 'reason', ...paramPaths];
-    const data = rows.map((r) => [r.id, r.name, r.status, r.method, r.env, r.size, r.templateHash, r.success, r.passAt1, ...ks.map((k) => r.passAt[k] ?? null), r.wmTurns === 0 ? null : r.wmAccuracy, r.wmTurns,
+    const header = ['id', 'name', 'status', 'method', 'env', 'size', 'templateHash', 'success', 'passAt1', ...ks.map((k) => `passAt${k}`), 'eval/wmPredictionExact', 'eval/wmTurns', 'tags', 'notes', 'createdAt', 'durationMs', 'reason', ...paramPaths];
+    const data = rows.map((r) => [r.id, r.name, r.status, r.method, r.env, r.size, r.templateHash, r.success, r.passAt1, ...ks.map((k) => r.passAt[k] ?? null), r.evalWmTurns === 0 ? null : r.wmExact, r.evalWmTurns,
       (r.tags ?? []).join(';'), r.notes ?? '', new Date(r.createdAt).toISOString(), r.durationMs, r.reason, ...paramPaths.map((p) => r.params?.[p] ?? null)]);
     downloadText(`${project.name}-runs.csv`, toCsv(header, data), 'text/csv');
   };

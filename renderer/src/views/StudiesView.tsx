@@ -360,7 +360,10 @@ function StudyDetail({ study, table, navigate }: { study: StudySummary | undefin
                         <span title="Pass@1 with its 95% interval">{pct(p1?.mean)}{p1 && <span className="faint" style={{ fontSize: 11.5 }}> [{pct(p1.low)}, {pct(p1.high)}]</span>}</span>
                         {pk && <span title={`Pass@${kMax} with its 95% interval`}> / {pct(pk.mean)}<span className="faint" style={{ fontSize: 11.5 }}> [{pct(pk.low)}, {pct(pk.high)}]</span></span>}
                         <div className="faint" style={{ fontSize: 11.5 }}>{c.completed}/{c.runs} run{c.runs === 1 ? '' : 's'} · {fmtDuration(c.wallSeconds * 1000)}</div>
-                        {c.atOrBelowChance && <div className="faint" style={{ fontSize: 11.5 }} data-testid="study-below-chance">at or below chance</div>}
+                        {c.versusChance
+                          ? <div className={c.versusChance === 'above chance' ? 'faint' : 'bad'} style={{ fontSize: 11.5 }} data-testid="study-versus-chance"
+                            title="Pass@1's 95% interval against the chance row on the same puzzles (the Run view states it by the same rule)">{c.versusChance}</div>
+                          : c.atOrBelowChance && <div className="faint" style={{ fontSize: 11.5 }} data-testid="study-below-chance">at or below chance</div>}
                       </td>
                     );
                   })}
