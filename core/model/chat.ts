@@ -5,11 +5,19 @@
 // A Hugging Face folder's own chat template (tokenizer_config.json "chat_template" or chat_template.jinja)
 // is rendered with @huggingface/jinja exactly as transformers' apply_chat_template renders it (same
 // variables: messages, add_generation_prompt, the special tokens as strings; trim_blocks and
-// lstrip_blocks; no strftime_now, so date-stamped Llama templates use their fixed fallback date, as
-// transformers 4.40 does). To find each message's exact token range, the template is also rendered with a
+// lstrip_blocks). Dates never come from the clock: strftime_now formats the chat date, by default 26 Jul 2024 (what
+// transformers 4.40, the product's reference, renders for Llama 3.x: it has no strftime_now, so those templates fall back
+// to that date), or the run's `model.chat.date`, which also sets `date_string`. To find each message's exact token range, the template is also rendered with a
 // unique placeholder in place of each content: the text around the placeholders is the template's own
 // markup, and the real rendering must equal that markup with each content inserted verbatim (or trimmed,
 // as Llama 3's `| trim`); a template that rewrites contents in other ways is refused with a clear error.
+//
+// Layout (`model.chat.layout`, setChatSettings): 'auto' (default) renders the folder's template, except a template that
+// rewrites assistant turns around `</think>` (Qwen3's: it drops earlier turns' reasoning and rebuilds the last one as
+// `<think>\n…\n</think>\n\n…`), which gets the built-in ChatML below with every turn verbatim: verl's Qwen3 multi-turn
+// layout (its qwen3_acc_thinking template: the official one with assistant turns written `<|im_start|>assistant\n` + content,
+// so the history only grows and training rows hold what the policy generated). 'template' always renders the folder's
+// template (a Qwen3 one then refuses replies with `</think>`); 'chatml' always uses the built-in ChatML.
 //
 // Without a folder template (our character tokenizer, or a folder that has none) one of two built-in
 // layouts is used (the tokenizer's `chatStyle` picks one; both are also stored as the Jinja
@@ -24,7 +32,7 @@
 // tokenizer this equals tokenizing the whole text. With BPE it can differ from tokenizing the
 // whole text at once only where a content starts or ends with whitespace that would merge with
 // the neighbouring marker's newline; the model then sees a valid, slightly different segmentation.
-import { Template } from '@huggingface/jinja';
+import { Environment, Interpreter, Template } from '@huggingface/jinja';
 import type { ChatStyle, TokenOffset, Tokenizer } from './tokenizer-common.js';
 
 export interface ChatMessage {
@@ -42,6 +50,12 @@ export interface ChatSpan {
   closeStart: number;
   /** Index after all closing tokens (qwen: `<|im_end|>` and `\n`; compact: `<|im_end|>`). */
   closeEnd: number;
+  /**
+   * Index of the end-of-turn token in the closing tokens [closeStart, closeEnd): the first one that is the tokenizer's EOS or
+   * a stop id, or a known end-of-turn token (<|im_end|>, <|eot_id|>, <|EOT|>, </s>, <|end|>, <end_of_turn>, <|endoftext|>);
+   * -1 when the closing markup has none. A separator before it (Llama-2-chat's space, DeepSeek-Coder's newline) is not it.
+   */
+  endOfTurn: number;
   /** Characters of a generation prefix tokenized on its own at the start of this (assistant) content, 0 if none. */
   prefixLength: number;
 }
@@ -84,6 +98,25 @@ export class ChatFormatError extends Error {
 
 const COMPACT_ROLES = ['system', 'user', 'assistant'];
 
+/** Tokens that end a turn in the chat templates of common model families, besides the tokenizer's EOS and stop ids. */
+export const END_OF_TURN_TOKENS = ['<|im_end|>', '<|eot_id|>', '<|EOT|>', '</s>', '<|end|>', '<end_of_turn>', '<|endoftext|>'] as const;
+
+/** Ids that end a turn for this tokenizer: EOS, its stop ids, and END_OF_TURN_TOKENS it has. */
+export function endOfTurnIds(tokenizer: Tokenizer): Set<number> {
+  const ids = new Set<number>([tokenizer.eosTokenId, ...tokenizer.stopTokenIds]);
+  for (const token of END_OF_TURN_TOKENS) {
+    const id = tokenizer.tokenToId(token);
+    if (id !== undefined) ids.add(id);
+  }
+  return ids;
+}
+
+/** The first end-of-turn token in ids[from, to), -1 if none. */
+function findEndOfTurn(ids: readonly number[], from: number, to: number, endIds: ReadonlySet<number>): number {
+  for (let i = from; i < to; i++) if (endIds.has(ids[i]!)) return i;
+  return -1;
+}
+
 function requireToken(tokenizer: Tokenizer, token: string, style: ChatStyle): number {
   const id = tokenizer.tokenToId(token);
   if (id === undefined) {
@@ -117,8 +150,11 @@ export function formatChat(messages: readonly ChatMessage[], tokenizer: Tokenize
       throw new ChatFormatError(`formatChat: message ${messageIndex} must be { role: string, content: string }, got ${JSON.stringify(message)?.slice(0, 120)}`);
     }
   });
-  if (tokenizer.chatTemplate !== undefined && options.style === undefined) return formatWithTemplate(messages, tokenizer, options);
-  const style = options.style ?? tokenizer.chatStyle;
+  let style = options.style ?? tokenizer.chatStyle;
+  if (tokenizer.chatTemplate !== undefined && options.style === undefined) {
+    if (templateLayout(tokenizer) === 'template') return formatWithTemplate(messages, tokenizer, options);
+    style = 'qwen';
+  }
   const ids: number[] = [];
   let text = '';
   const spans: ChatSpan[] = [];
@@ -139,7 +175,7 @@ export function formatChat(messages: readonly ChatMessage[], tokenizer: Tokenize
     const end = ids.length;
     text += close[0];
     ids.push(...close[1]);
-    spans.push({ role: message.role, messageIndex, start, end, closeStart: end, closeEnd: ids.length, prefixLength });
+    spans.push({ role: message.role, messageIndex, start, end, closeStart: end, closeEnd: ids.length, endOfTurn: end, prefixLength });
   });
   const result: FormattedChat = { ids, text, spans, style, template: false };
   if (options.addGenerationPrompt) {
@@ -160,7 +196,110 @@ export function formatChat(messages: readonly ChatMessage[], tokenizer: Tokenize
   return result;
 }
 
+/** How folder chats are laid out and dated (RunConfig model.chat; a run sets it when it chooses its backend). */
+export interface ChatSettings {
+  /**
+   * 'auto': the folder's template, except one that rewrites assistant turns around `</think>` (Qwen3's), which gets ChatML with
+   * every turn verbatim (verl's Qwen3 multi-turn layout); 'template': always the folder's template; 'chatml': always ChatML.
+   */
+  layout: 'auto' | 'template' | 'chatml';
+  /** The date templates print ("Today Date" of Llama 3.x), 'YYYY-MM-DD'; null: 2024-07-26, transformers 4.40's rendering. */
+  date: string | null;
+}
+
+/** transformers 4.40 has no strftime_now: Llama 3.x templates then print their fallback, 26 Jul 2024. */
+export const DEFAULT_CHAT_DATE = '2024-07-26';
+const DEFAULT_CHAT_SETTINGS: ChatSettings = { layout: 'auto', date: null };
+let chatSettingsNow: ChatSettings = { ...DEFAULT_CHAT_SETTINGS };
+
+/** The chat settings in force (a copy). */
+export function chatSettings(): ChatSettings { return { ...chatSettingsNow }; }
+
+/**
+ * Set the chat layout and date for what follows in this process (unset fields: the defaults); returns the settings in force.
+ * Throws on a layout other than auto/template/chatml or a date that is not a real 'YYYY-MM-DD' day.
+ */
+export function setChatSettings(settings: Partial<ChatSettings> | undefined): ChatSettings {
+  const next: ChatSettings = { ...DEFAULT_CHAT_SETTINGS, ...(settings ?? {}) };
+  if (!['auto', 'template', 'chatml'].includes(next.layout))
+    throw new ChatFormatError(`model.chat.layout: expected auto, template or chatml, got ${JSON.stringify(next.layout)}`);
+  if (next.date !== null) chatDate(next.date);
+  chatSettingsNow = next;
+  return chatSettings();
+}
+
+function chatDate(text: string): Date {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
+  const date = m ? new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]))) : null;
+  if (!date || date.toISOString().slice(0, 10) !== text)
+    throw new ChatFormatError(`model.chat.date: expected a day as 'YYYY-MM-DD' (e.g. '2024-07-26'), got ${JSON.stringify(text)}`);
+  return date;
+}
+
+const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+
+/** Python's strftime on a day (UTC, English names, midnight): %Y %y %m %d %-d %b %B %a %A %H %M %S %j %%; other codes stay as written. */
+export function strftimeDay(date: Date, format: string): string {
+  const pad = (n: number, w = 2) => String(n).padStart(w, '0');
+  return format.replace(/%-?[a-zA-Z%]/g, (code) => {
+    switch (code) {
+      case '%Y': return String(date.getUTCFullYear());
+      case '%y': return pad(date.getUTCFullYear() % 100);
+      case '%m': return pad(date.getUTCMonth() + 1);
+      case '%d': return pad(date.getUTCDate());
+      case '%-d': return String(date.getUTCDate());
+      case '%b': return MONTHS[date.getUTCMonth()]!.slice(0, 3);
+      case '%B': return MONTHS[date.getUTCMonth()]!;
+      case '%a': return WEEKDAYS[date.getUTCDay()]!.slice(0, 3);
+      case '%A': return WEEKDAYS[date.getUTCDay()]!;
+      case '%H': case '%M': case '%S': return '00';
+      case '%j': return pad(Math.floor((date.getTime() - Date.UTC(date.getUTCFullYear(), 0, 1)) / 86_400_000) + 1, 3);
+      case '%%': return '%';
+      default: return code;
+    }
+  });
+}
+
+/** A template that rewrites assistant turns around `</think>` (Qwen3's reasoning_content split). */
+export function rewritesThinking(source: string): boolean {
+  return /reasoning_content/.test(source) || /split\(\s*['"]<\/think>['"]\s*\)/.test(source);
+}
+
+/** Which layout formatChat uses for this tokenizer's folder template under the settings in force ('template' or the built-in ChatML). */
+export function templateLayout(tokenizer: Tokenizer): 'template' | 'chatml' {
+  const { layout } = chatSettingsNow;
+  if (tokenizer.chatTemplate === undefined || layout === 'chatml') return 'chatml';
+  if (layout === 'template') return 'template';
+  return rewritesThinking(tokenizer.chatTemplate) ? 'chatml' : 'template';
+}
+
 const templateCache = new Map<string, Template>();
+
+/** Python's range() for templates. */
+function pythonRange(start: number, stop?: number, step = 1): number[] {
+  const [from, to] = stop === undefined ? [0, start] : [start, stop];
+  if (step === 0) throw new Error('range() step must not be zero');
+  const out: number[] = [];
+  for (let i = from; step > 0 ? i < to : i > to; i += step) out.push(i);
+  return out;
+}
+
+/**
+ * Template.render with the renderer's globals, except strftime_now, which formats `date` instead of reading the clock
+ * (Template.render declares its own strftime_now, which a context variable cannot replace).
+ */
+function renderTemplate(template: Template, items: Record<string, unknown>, date: Date): string {
+  const env = new Environment();
+  const globals: Record<string, unknown> = {
+    false: false, true: true, none: null, False: false, True: true, None: null,
+    raise_exception: (message: unknown) => { throw new Error(String(message)); },
+    range: pythonRange,
+    strftime_now: (format: unknown) => strftimeDay(date, String(format)),
+  };
+  for (const [key, value] of Object.entries({ ...globals, ...items })) env.set(key, value);
+  return new Interpreter(env).run(template.parsed).value as string;
+}
 
 /** Renders the tokenizer's chat template as transformers' apply_chat_template does (text only). */
 export function renderChatTemplate(messages: readonly ChatMessage[], tokenizer: Tokenizer, addGenerationPrompt: boolean): string {
@@ -176,11 +315,13 @@ export function renderChatTemplate(messages: readonly ChatMessage[], tokenizer: 
     templateCache.set(source, template);
   }
   try {
-    return template.render({
+    const date = chatDate(chatSettingsNow.date ?? DEFAULT_CHAT_DATE);
+    return renderTemplate(template, {
       ...tokenizer.chatTemplateContext,
+      ...(chatSettingsNow.date !== null ? { date_string: strftimeDay(date, '%d %b %Y') } : {}),
       messages: messages.map((m) => ({ role: m.role, content: m.content })),
       add_generation_prompt: addGenerationPrompt,
-    });
+    }, date);
   } catch (err) {
     if (err instanceof ChatFormatError) throw err;
     throw new ChatFormatError(`the model folder's chat template failed to render ${messages.length} messages: ${(err as Error).message}`);
@@ -233,6 +374,7 @@ function formatWithTemplate(messages: readonly ChatMessage[], tokenizer: Tokeniz
   }
   const ids: number[] = [];
   const spans: ChatSpan[] = [];
+  const endIds = endOfTurnIds(tokenizer);
   ids.push(...tokenizer.encode(markup[0]));
   messages.forEach((message, messageIndex) => {
     const content = contents[messageIndex];
@@ -251,7 +393,8 @@ function formatWithTemplate(messages: readonly ChatMessage[], tokenizer: Tokeniz
     ids.push(...tokenizer.encode(close));
     const closeEnd = ids.length;
     ids.push(...tokenizer.encode(after.slice(close.length)));
-    spans.push({ role: message.role, messageIndex, start, end, closeStart: end, closeEnd, prefixLength });
+    const endOfTurn = findEndOfTurn(ids, end, closeEnd, endIds);
+    spans.push({ role: message.role, messageIndex, start, end, closeStart: end, closeEnd, endOfTurn, prefixLength });
   });
   const result: FormattedChat = { ids, text: real, spans, style: tokenizer.chatStyle, template: true };
   if (options.addGenerationPrompt) {
@@ -274,7 +417,7 @@ function formatWithTemplate(messages: readonly ChatMessage[], tokenizer: Tokeniz
 }
 
 export interface RoleMaskOptions {
-  /** Also mark each selected message's `<|im_end|>` (so the model learns to stop). Default true. */
+  /** Also mark each selected message's end-of-turn token (ChatSpan.endOfTurn: `<|im_end|>`, `<|eot_id|>`, `</s>`…) so the model learns to stop. Default true. */
   includeEnd?: boolean;
 }
 
@@ -289,8 +432,8 @@ export function roleMask(chat: FormattedChat, roles: string | readonly string[],
   const mask = new Array<number>(chat.ids.length).fill(0);
   for (const span of chat.spans) {
     if (!wanted.has(span.role)) continue;
-    const stop = includeEnd ? span.closeStart + 1 : span.end;
-    for (let i = span.start; i < stop; i++) mask[i] = 1;
+    for (let i = span.start; i < span.end; i++) mask[i] = 1;
+    if (includeEnd && span.endOfTurn >= 0) mask[span.endOfTurn] = 1;
   }
   return mask;
 }

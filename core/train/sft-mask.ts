@@ -1,5 +1,6 @@
 // SFT loss masks over a formatted chat (core/model/chat.ts). The loss covers the model's own
-// turn only — the content of the trained assistant message and its end-of-turn token — never the
+// turn only — the content of the trained assistant message and its end-of-turn token (ChatSpan.endOfTurn: the template's
+// EOS / <|im_end|> / <|eot_id|> / <|EOT|> / </s>, never a separator written before it) — never the
 // system, user or environment text. Two modes:
 //   paper           the true-state spans (observation and prediction contents) are trained on
 //                   (the paper's version: the model learns to write the true states)
@@ -42,7 +43,9 @@ export function sftLossMask(chat: FormattedChat, messages: readonly ChatMessage[
       for (const r of stateRanges()) for (let i = r.start; i < r.end && i < mask.length; i++) mask[i] = 1;
       continue;
     }
-    for (let i = span.start; i <= span.closeStart && i < mask.length; i++) mask[i] = 1; // content + <|im_end|>
+    // content + the end-of-turn token (<|im_end|>, <|eot_id|>, </s>, <|EOT|>…), not a separator the template writes before it
+    for (let i = span.start; i < span.end && i < mask.length; i++) mask[i] = 1;
+    if (span.endOfTurn >= 0 && span.endOfTurn < mask.length) mask[span.endOfTurn] = 1;
     if (options.maskStateSpans) clearRanges(mask, stateRanges());
   }
   return mask;
