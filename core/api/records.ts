@@ -156,6 +156,14 @@ export type RunStatus = z.infer<typeof RunStatusSchema>;
 export const StageStatusSchema = z.enum(['pending', 'running', 'completed', 'failed', 'stopped', 'skipped']);
 export type StageStatus = z.infer<typeof StageStatusSchema>;
 
+/** What actually ran a run: stored in run.json (RunInfo.provenance) by the host from the engine's `provenance` event; old runs lack it. */
+export const RunProvenanceSchema = z.object({
+  backend: z.string(),      // compute backend that ran the model: torch | wasm | cpu | tensorflow | tensorflow-gpu
+  device: z.string(),       // e.g. "CUDA NVIDIA H200", "Apple MPS", "CPU (2 threads)"
+  codeVersion: z.string(),  // "git:<commit>" ("-dirty" appended when the tree had changes), else "package:<version>"
+});
+export type RunProvenance = z.infer<typeof RunProvenanceSchema>;
+
 /** Events a run emits; appended to events.jsonl and forwarded live to subscribers. */
 export const RunEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('status'), runId: z.string(), time: z.number(), status: RunStatusSchema, reason: z.string().optional() }),
@@ -172,6 +180,8 @@ export const RunEventSchema = z.discriminatedUnion('type', [
     type: z.literal('log'), runId: z.string(), time: z.number(), level: z.enum(['debug', 'info', 'warn', 'error']),
     message: z.string(), stage: z.string().optional(),
   }),
+  // the backend, device and code version of this attempt, sent once its backend is chosen (the host stores it in run.json)
+  z.object({ type: z.literal('provenance'), runId: z.string(), time: z.number(), provenance: RunProvenanceSchema }),
 ]);
 export type RunEvent = z.infer<typeof RunEventSchema>;
 

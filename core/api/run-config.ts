@@ -1,6 +1,10 @@
-// The run configuration: the one typed, validated description of a run. Saved resolved with
-// every run and checkpoint. Unknown keys are errors (strict objects). Every field has a default
-// and a one-line reason. The pipeline (core/train) runs it; the API, CLI and UI read it.
+// The run configuration: the one typed, validated description of a run (issue 36: one run spec).
+// Every hyperparameter lives here once, with its default, its bounds and a one-line `.describe()`
+// (units; where the default comes from: paper = arXiv 2510.15047's reference settings, release =
+// the released SPA/RAGEN code, ours = chosen here). Unknown keys are errors (strict objects).
+// `RunConfigSchema.parse` fills every default, so a parsed RunConfig is the resolved spec: stages
+// read `config.stages.rl.lr` directly, and run.json stores it (with RUN_SPEC_VERSION). The CLI, the
+// New Run form (runs.configSchema), the export bundle and the memory model read the same values.
 // This file must not import Node modules (the renderer type-checks against it).
 import { z } from 'zod';
 
@@ -17,63 +21,103 @@ export type Method = z.infer<typeof MethodSchema>;
 /** The env a run gets when its config names none: the one place the default env is written (engine, presets and imports read it). */
 export const DEFAULT_ENV_ID = 'sokoban';
 
+/**
+ * The run sizes, in the order they are offered: the one list (the API's SizeSchema, the CLI, studies, presets and the
+ * memory-model doc read it). `preset: true`: every method preset defines its own settings at that size
+ * (core/train/presets.ts SIZE_SETTINGS); the GPU sizes are the paper size's recipe with memory settings for one card
+ * (core/engine/presets.ts); custom is a config that came from no preset. Adding a size: one row here plus its settings in
+ * SIZE_SETTINGS and TEMPLATE_BY_SIZE (core/train/presets.ts; TypeScript names both until they are there).
+ */
+export const RUN_SIZES = [
+  { id: 'smoke', preset: true, description: 'seconds on one CPU core: a micro model and a handful of games (the tests)' },
+  { id: 'quick', preset: true, description: 'the main job (npm start): minutes on a 2-core CPU with the tiny model, from the shipped base' },
+  { id: 'standard', preset: true, description: 'the study size: quick\'s model and base, more self-play, SFT, RL and a 128 x 8 final eval' },
+  { id: 'paper', preset: true, description: 'the reference settings of arXiv 2510.15047 (a 1.5B model on 4 GPUs)' },
+  { id: 'gpu-24g', preset: false, description: 'the paper recipe on a local model folder, memory settings for one 24 GB GPU' },
+  { id: 'gpu-80g', preset: false, description: 'the paper recipe on a local model folder, memory settings for one 80 GB GPU' },
+  { id: 'custom', preset: false, description: 'a config that came from no preset' },
+] as const;
+export type Size = (typeof RUN_SIZES)[number]['id'];
+type PresetSizeRow = Extract<(typeof RUN_SIZES)[number], { preset: true }>;
+/** A size every method preset defines settings for. */
+export type PresetSize = PresetSizeRow['id'];
+export const SizeSchema = z.enum(RUN_SIZES.map((s) => s.id) as [Size, ...Size[]]);
+/** The sizes with per-preset settings, in RUN_SIZES order. */
+export const PRESET_SIZES: PresetSize[] = RUN_SIZES.filter((s): s is PresetSizeRow => s.preset).map((s) => s.id);
+export const PresetSizeSchema = z.enum(PRESET_SIZES as [PresetSize, ...PresetSize[]]);
+
 export const EnvConfigSchema = z.object({
-  id: z.string().default(DEFAULT_ENV_ID),                          // registered env id
-  options: z.record(z.string(), z.unknown()).default({}),     // env constructor arguments (validated by the env)
+  id: z.string().default(DEFAULT_ENV_ID)
+    .describe('registered env id; source: ours'),
+  options: z.record(z.string(), z.unknown()).default({})
+    .describe('env constructor arguments (validated by the env); source: ours'),
 }).strict();
 
 export const TemplateRefSchema = z.object({
-  preset: z.string().default('spa'),                          // template preset name (core/prompts presets or the pipeline's tiny-* variants)
-  hash: z.string().optional(),                                // pin a saved version by content hash
+  preset: z.string().default('spa')
+    .describe('template preset name (core/prompts presets or the pipeline\'s tiny-* variants); source: ours'),
+  hash: z.string().optional()
+    .describe('pin a saved version by content hash; source: ours'),
   responseFormat: z.enum(['plain', 'world-model']).default('world-model'),
 }).strict();
 
+/**
+ * The value an unset RunConfig.model.memory field has: the runtimes' defaults (core/model/memory.ts DEFAULT_MEMORY, which
+ * tests/engine/run-spec.test.ts keeps equal to these) and what the memory model assumes (core/engine/memory-model.ts).
+ */
+export const MEMORY_DEFAULTS = {
+  tokensPerMicroBatch: 6144, gradientCheckpointing: 'auto', generationRows: 64, frozenDtype: 'auto', checkpointDtype: 'auto',
+  optimizerDtype: 'auto', optimizerState: 'resume', keepMilestones: 5,
+} as const;
+
 /** RunConfig.model.memory: how the model runtime trades memory for compute, and what checkpoints hold (core/model/memory.ts). */
 export const ModelMemorySchema = z.object({
-  tokensPerMicroBatch: z.number().int().positive().optional(),  // padded tokens per forward/backward; gradients accumulate to one step (6144)
-  gradientCheckpointing: z.union([z.boolean(), z.literal('auto')]).optional(), // recompute layer activations in backward (auto: real models)
-  generationRows: z.number().int().positive().optional(),       // rows prefilled and decoded together on torch (64)
-  frozenDtype: z.enum(['auto', 'bf16', 'f32']).optional(),      // KL reference / LoRA base weights (auto: bf16 for real models)
-  checkpointDtype: z.enum(['auto', 'bf16', 'f16', 'f32']).optional(), // weights of checkpoints without moments (auto: bf16 for real models)
-  optimizerDtype: z.enum(['auto', 'bf16', 'f32']).optional(),  // AdamW moments (auto: bf16 for real models, torch; stochastic rounding)
-  optimizerState: z.enum(['resume', 'all', 'none']).optional(), // AdamW moments: only in a stage's resume point (default), everywhere, never
-  keepMilestones: z.number().int().nonnegative().nullable().optional(), // RL milestones kept besides the final one (5; null: all)
+  tokensPerMicroBatch: z.number().int().positive().optional()
+    .describe('padded tokens per forward/backward; gradients accumulate to one step (6144); source: ours'),
+  gradientCheckpointing: z.union([z.boolean(), z.literal('auto')]).optional()
+    .describe('recompute layer activations in backward (auto: real models); source: ours'),
+  generationRows: z.number().int().positive().optional()
+    .describe('rows prefilled and decoded together on torch (64); source: ours'),
+  frozenDtype: z.enum(['auto', 'bf16', 'f32']).optional()
+    .describe('KL reference / LoRA base weights (auto: bf16 for real models); source: paper'),
+  checkpointDtype: z.enum(['auto', 'bf16', 'f16', 'f32']).optional()
+    .describe('weights of checkpoints without moments (auto: bf16 for real models); source: ours'),
+  optimizerDtype: z.enum(['auto', 'bf16', 'f32']).optional()
+    .describe('AdamW moments (auto: bf16 for real models, torch; stochastic rounding); source: ours'),
+  optimizerState: z.enum(['resume', 'all', 'none']).optional()
+    .describe('AdamW moments: only in a stage\'s resume point (default), everywhere, never; source: ours'),
+  keepMilestones: z.number().int().nonnegative().nullable().optional()
+    .describe('RL milestones kept besides the final one (5; null: all); source: ours'),
 }).strict();
 
 export const ModelConfigSchema = z.object({
   source: z.enum(['preset', 'hf-folder', 'checkpoint']).default('preset'),
-  preset: z.string().default('tiny'),                         // model size preset when source = preset
-  path: z.string().optional(),                                // local HF folder or checkpoint folder
+  preset: z.string().default('tiny')
+    .describe('model size preset when source = preset; source: ours'),
+  path: z.string().optional()
+    .describe('local HF folder or checkpoint folder; source: ours'),
   lora: z.object({ rank: z.number().int().positive(), alpha: z.number().positive(), targetModules: z.array(z.string()) }).strict().optional(),
   criticMode: z.enum(['shared-trunk', 'separate']).default('shared-trunk'),
-  overrides: z.record(z.string(), z.unknown()).optional(),    // model config fields over the preset (e.g. a smaller width for smoke runs)
+  overrides: z.record(z.string(), z.unknown()).optional()
+    .describe('model config fields over the preset (e.g. a smaller width for smoke runs); source: ours'),
   memory: ModelMemorySchema.optional(),                       // memory and checkpoint-size settings (docs/checkpoints.md); unset: defaults
+  // how a folder's chat is laid out and dated (core/model/chat.ts ChatSettings): layout auto = the folder's template, Qwen3's as ChatML
+  // with every turn verbatim (verl's Qwen3 multi-turn layout); date 'YYYY-MM-DD' for templates that print one (default 2024-07-26)
+  chat: z.object({ layout: z.enum(['auto', 'template', 'chatml']).optional(), date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).optional() })
+    .strict().optional()
+    .describe("a folder chat's layout (auto: its template; Qwen3's as verl's ChatML) and date (YYYY-MM-DD, default 2024-07-26); source: ours"),
 }).strict();
 
 export const SeedsSchema = z.object({
-  base: z.number().int().default(0),                          // master seed of the run
-  selfplayStart: z.number().int().default(1_000_000),         // self-play puzzle seeds start here
-  rlStart: z.number().int().default(2_000_000),               // RL puzzle seeds start here (disjoint range)
-  evalStart: z.number().int().default(3_000_000),             // evaluation puzzle seeds start here (disjoint range)
+  base: z.number().int().default(0)
+    .describe('master seed of the run; source: ours'),
+  selfplayStart: z.number().int().default(1_000_000)
+    .describe('self-play puzzle seeds start here; source: ours'),
+  rlStart: z.number().int().default(2_000_000)
+    .describe('RL puzzle seeds start here (disjoint range); source: ours'),
+  evalStart: z.number().int().default(3_000_000)
+    .describe('evaluation puzzle seeds start here (disjoint range); source: ours'),
 }).strict();
-
-export const RunConfigSchema = z.object({
-  name: z.string().min(1).max(200).optional(),                // display name; defaults to method + env
-  method: MethodSchema.default('spa'),
-  size: z.enum(['smoke', 'quick', 'standard', 'paper', 'gpu-24g', 'gpu-80g', 'custom']).default('quick'),
-  env: EnvConfigSchema.default({ id: DEFAULT_ENV_ID, options: {} }),
-  template: TemplateRefSchema.default({ preset: 'spa', responseFormat: 'world-model' }),
-  model: ModelConfigSchema.default({ source: 'preset', preset: 'tiny', criticMode: 'shared-trunk' }),
-  seeds: SeedsSchema.default({ base: 0, selfplayStart: 1_000_000, rlStart: 2_000_000, evalStart: 3_000_000 }),
-  // auto: torch (a PyTorch worker) when a Python with torch answers, else TF.js wasm; see docs/compute.md
-  backend: z.enum(['auto', 'tensorflow-gpu', 'tensorflow', 'wasm', 'cpu', 'torch']).default('auto'),
-  // wasm only: data-parallel worker threads besides the main one (auto: one per further core, at most 3); SPA_WASM_WORKERS overrides
-  workers: z.union([z.literal('auto'), z.number().int().min(0).max(31)]).optional(),
-  // Stage settings: each stage owns a typed section; the pipeline defines and validates them.
-  stages: z.record(z.string(), z.record(z.string(), z.unknown())).default({}),
-}).strict();
-export type RunConfig = z.infer<typeof RunConfigSchema>;
-export type RunConfigInput = z.input<typeof RunConfigSchema>;
 
 // ───────────────────────── stage sections (RunConfig.stages.<name>) ─────────────────────────
 // Each stage's settings; parsed strictly by the pipeline when a run is planned, so an unknown or
@@ -82,151 +126,254 @@ export type RunConfigInput = z.input<typeof RunConfigSchema>;
 
 /** Limits and sampling shared by every stage that plays episodes. */
 export const RolloutSectionSchema = z.object({
-  maxTurns: z.number().int().positive().optional(),            // turns per episode (default: the env's budget, reference 5)
-  maxActionsPerTurn: z.number().int().positive().optional(),   // actions kept per answer (default: the env's budget, reference 5)
-  maxActionsPerGame: z.number().int().positive().optional(),   // action budget per game (default: the env's budget, reference 10; Sudoku 50)
-  maxNewTokens: z.number().int().positive().default(160),      // generation limit per turn (tokens)
-  maxContextTokens: z.number().int().positive().default(1024), // prompt tokens kept: older turns are dropped first
-  temperature: z.number().min(0).default(1),                   // sampling temperature (reference: 1)
-  topP: z.number().gt(0).max(1).default(1),                    // nucleus sampling mass
-  topK: z.number().int().min(0).default(0),                    // top-k (0 = off)
-  batchSize: z.number().int().positive().default(32),          // episodes generated together in one batch
+  maxTurns: z.number().int().positive().optional()
+    .describe('turns per episode (default: the env\'s budget, reference 5); source: paper'),
+  maxActionsPerTurn: z.number().int().positive().optional()
+    .describe('actions kept per answer (default: the env\'s budget, reference 5); source: paper'),
+  maxActionsPerGame: z.number().int().positive().optional()
+    .describe('action budget per game (default: the env\'s budget, reference 10; Sudoku 50); source: paper'),
+  maxNewTokens: z.number().int().positive().default(160)
+    .describe('generation limit per turn (tokens); source: ours'),
+  maxContextTokens: z.number().int().positive().default(1024)
+    .describe('prompt tokens kept: older turns are dropped first; source: ours'),
+  temperature: z.number().min(0).default(1)
+    .describe('sampling temperature (reference: 1); source: paper'),
+  topP: z.number().gt(0).max(1).default(1)
+    .describe('nucleus sampling mass; source: ours'),
+  topK: z.number().int().min(0).default(0)
+    .describe('top-k (0 = off); source: ours'),
+  batchSize: z.number().int().positive().default(32)
+    .describe('episodes generated together in one batch; source: ours'),
 }).strict();
 export type RolloutSection = z.infer<typeof RolloutSectionSchema>;
 
 /** One extension phase of the bootstrap (stages.bootstrap.extend). */
 export const BootstrapPhaseSchema = z.object({
-  steps: z.number().int().positive(),                          // optimizer steps of this phase
-  batchSize: z.number().int().positive().optional(),           // sequences per step (default: the section's)
-  lr: z.number().positive().optional(),                        // peak lr of this phase's cosine (default: the section's)
-  copyDrills: z.number().min(0).max(1).optional(),             // copy-drill share of this phase's data (default: the section's)
+  steps: z.number().int().positive()
+    .describe('optimizer steps of this phase; source: ours'),
+  batchSize: z.number().int().positive().optional()
+    .describe('sequences per step (default: the section\'s); source: ours'),
+  lr: z.number().positive().optional()
+    .describe('peak lr of this phase\'s cosine (default: the section\'s); source: ours'),
+  copyDrills: z.number().min(0).max(1).optional()
+    .describe('copy-drill share of this phase\'s data (default: the section\'s); source: ours'),
 }).strict();
 export type BootstrapPhase = z.infer<typeof BootstrapPhaseSchema>;
 
 export const BootstrapSectionSchema = z.object({
-  games: z.number().int().positive().default(400),             // random-policy games written as training text
-  steps: z.number().int().nonnegative().default(300),          // optimizer steps of pretraining
-  batchSize: z.number().int().positive().default(8),           // sequences per step
-  lr: z.number().positive().default(2e-3),                     // peak learning rate (cosine, 5% warmup)
-  // templates (each with its response format) mixed in, so one base serves every method; the run's own template is always added
-  templates: z.array(z.string()).default(['tiny-vanilla', 'tiny-spa']),
-  maxLength: z.number().int().positive().default(2048),        // tokens per game row (later turns are cut)
-  turns: z.number().int().positive().optional(),              // turns per bootstrap game (default: the rollout/env budget); fewer = shorter, cheaper rows
-  cache: z.boolean().default(true),                            // share the checkpoint per (env, templates, model, seed) under <project>/cache/
-  // observation 'decoy' only: states come from this many unrelated decoy puzzles (0 = a fresh decoy per turn)
-  decoyPool: z.number().int().nonnegative().default(0),
-  // true: <observation> = the true state, <prediction> = a counterfactual (the state after other random actions);
-  // decoy: the old anti-grounded data (audit B2)
-  observation: z.enum(['true', 'decoy']).default('true'),
-  // counterfactual: <prediction> = the state after other random actions; copy: the observation again ("nothing moves", issue 23)
-  prediction: z.enum(['counterfactual', 'copy']).default('counterfactual'),
-  copyDrills: z.number().min(0).max(1).default(0.2),           // share of extra short rows that copy a state into <observation> (teaches copying)
-  saveEvery: z.number().int().nonnegative().default(50),       // save the state every N steps so a stopped bootstrap resumes (0 = only at the end)
-  gateTurns: z.number().int().nonnegative().default(50),       // held-out turns for the gate (0 = no gate)
-  gateObservationExact: z.number().min(0).max(1).default(0.8), // gate: observation exact match on held-out turns ≥ this
-  gateKeepRate: z.number().min(0).max(1).default(0.7),         // gate: share of generated world-model turns self-play would keep ≥ this
-  shipped: z.boolean().default(true),                          // use the shipped base (resources/bases/<env>) when env, templates, model, settings match
-  // further phases after `steps`, each warm from the last with a fresh AdamW and its own cosine schedule (5% warmup), its data
-  // rebuilt with its own batch size, lr and copy-drill share (unset = the section's); e.g. a base that failed its gate extended
-  extend: z.array(BootstrapPhaseSchema).default([]),
+  games: z.number().int().positive().default(400)
+    .describe('random-policy games written as training text; source: ours'),
+  steps: z.number().int().nonnegative().default(300)
+    .describe('optimizer steps of pretraining; source: ours'),
+  batchSize: z.number().int().positive().default(8)
+    .describe('sequences per step; source: ours'),
+  lr: z.number().positive().default(2e-3)
+    .describe('peak learning rate (cosine, 5% warmup); source: ours'),
+  templates: z.array(z.string()).default(['tiny-vanilla', 'tiny-spa'])
+    .describe('templates (each with its response format) mixed in, so one base serves every method; the run\'s own template is always added; source: ours'),
+  maxLength: z.number().int().positive().default(2048)
+    .describe('tokens per game row (later turns are cut); source: ours'),
+  turns: z.number().int().positive().optional()
+    .describe('turns per bootstrap game (default: the rollout/env budget); fewer = shorter, cheaper rows; source: ours'),
+  cache: z.boolean().default(true)
+    .describe('share the checkpoint per (env, templates, model, seed) under <project>/cache/; source: ours'),
+  decoyPool: z.number().int().nonnegative().default(0)
+    .describe('observation \'decoy\' only: states come from this many unrelated decoy puzzles (0 = a fresh decoy per turn); source: ours'),
+  observation: z.enum(['true', 'decoy']).default('true')
+    .describe('true: <observation> = the true state, <prediction> = a counterfactual (the state after other random actions); decoy: the old anti-grounded data (audit B2); source: ours'),
+  prediction: z.enum(['counterfactual', 'copy']).default('counterfactual')
+    .describe('counterfactual: <prediction> = the state after other random actions; copy: the observation again ("nothing moves", issue 23); source: ours'),
+  copyDrills: z.number().min(0).max(1).default(0.2)
+    .describe('share of extra short rows that copy a state into <observation> (teaches copying); source: ours'),
+  saveEvery: z.number().int().nonnegative().default(50)
+    .describe('save the state every N steps so a stopped bootstrap resumes (0 = only at the end); source: ours'),
+  gateTurns: z.number().int().nonnegative().default(50)
+    .describe('held-out turns for the gate (0 = no gate); source: ours'),
+  gateObservationExact: z.number().min(0).max(1).default(0.8)
+    .describe('gate: observation exact match on held-out turns ≥ this; source: ours'),
+  gateKeepRate: z.number().min(0).max(1).default(0.7)
+    .describe('gate: share of generated world-model turns self-play would keep ≥ this; source: ours'),
+  shipped: z.boolean().default(true)
+    .describe('use the shipped base (resources/bases/<env>) when env, templates, model, settings match; source: ours'),
+  extend: z.array(BootstrapPhaseSchema).default([])
+    .describe('further phases after `steps`, each warm from the last with a fresh AdamW and its own cosine schedule (5% warmup), its data rebuilt with its own batch size, lr and copy-drill share (unset = the section\'s); e.g. a base that failed its gate extended; source: ours'),
 }).strict();
 export type BootstrapSection = z.infer<typeof BootstrapSectionSchema>;
 
 export const SelfplaySectionSchema = z.object({
-  games: z.number().int().positive().default(64),              // self-play games (reference: 5 × 256)
-  policy: z.enum(['model', 'random']).default('model'),        // 'random' = random-action ablation (well-formed random turns)
-  groundTruthReplacement: z.boolean().default(true),           // false = self-belief ablation (train on the model's own states)
-  // true: the reasoning is rewritten as "I will try <the answer's actions>." so the prediction follows its plan (tiny models)
-  alignPlan: z.boolean().default(false),
-  // one-action world-model drills: the random-action generator plays this many extra one-turn games of one action on fresh
-  // self-play seeds (from selfplayStart + 700000); after ground-truth replacement each is a row whose prediction is the true
-  // state after one action, the dynamics in the shortest turn the format allows (0 = none, as the paper)
-  drills: z.number().int().nonnegative().default(0),
-  valFraction: z.number().min(0).lt(1).default(0.1),           // validation share, split by whole game
+  games: z.number().int().positive().default(64)
+    .describe('self-play games (reference: 5 × 256); source: paper'),
+  policy: z.enum(['model', 'random']).default('model')
+    .describe('\'random\' = random-action ablation (well-formed random turns); source: ours'),
+  groundTruthReplacement: z.boolean().default(true)
+    .describe('false = self-belief ablation (train on the model\'s own states); source: ours'),
+  alignPlan: z.boolean().default(false)
+    .describe('true: the reasoning is rewritten as "I will try <the answer\'s actions>." so the prediction follows its plan (tiny models); source: ours'),
+  drills: z.number().int().nonnegative().default(0)
+    .describe('one-action world-model drills: the random-action generator plays this many extra one-turn games of one action on fresh self-play seeds (from selfplayStart + 700000); after ground-truth replacement each is a row whose prediction is the true state after one action, the dynamics in the shortest turn the format allows (0 = none, as the paper); source: paper'),
+  valFraction: z.number().min(0).lt(1).default(0.1)
+    .describe('validation share, split by whole game; source: ours'),
 }).strict();
 export type SelfplaySection = z.infer<typeof SelfplaySectionSchema>;
 
 export const SftSectionSchema = z.object({
-  epochs: z.number().int().nonnegative().default(3),           // passes over the train rows (reference: 5)
-  lr: z.number().positive().default(1e-3),                     // peak lr (reference 1e-4 for 1.5B; tiny models need more)
-  warmupFraction: z.number().min(0).max(1).default(0.1),       // linear warmup share of the cosine schedule (reference: 0.1)
-  batchSize: z.number().int().positive().default(8),           // rows per step (reference global batch: 16)
-  weightDecay: z.number().min(0).default(0.01),                // AdamW weight decay (reference: 0.01)
-  gradClip: z.number().positive().default(1),                  // clip by global norm (reference: 1.0)
-  maskStateSpans: z.boolean().default(false),                  // the paper's ablation: exclude observation/prediction contents from the loss
-  maxLength: z.number().int().positive().default(1024),        // tokens per row; longer prompts lose their oldest turns
+  epochs: z.number().int().nonnegative().default(3)
+    .describe('passes over the train rows (reference: 5); source: paper'),
+  lr: z.number().positive().default(1e-3)
+    .describe('peak lr (reference 1e-4 for 1.5B; tiny models need more); source: paper'),
+  warmupFraction: z.number().min(0).max(1).default(0.1)
+    .describe('linear warmup share of the cosine schedule (reference: 0.1); source: paper'),
+  batchSize: z.number().int().positive().default(8)
+    .describe('rows per step (reference global batch: 16); source: paper'),
+  weightDecay: z.number().min(0).default(0.01)
+    .describe('AdamW weight decay (reference: 0.01); source: paper'),
+  gradClip: z.number().positive().default(1)
+    .describe('clip by global norm (reference: 1.0); source: paper'),
+  maskStateSpans: z.boolean().default(false)
+    .describe('the paper\'s ablation: exclude observation/prediction contents from the loss; source: paper'),
+  maxLength: z.number().int().positive().default(1024)
+    .describe('tokens per row; longer prompts lose their oldest turns; source: ours'),
+  lossAggregation: z.enum(['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum']).default('token-mean')
+    .describe('how one step\'s per-token cross-entropy combines (verl agg_loss, verl/trainer/ppo/core_algos.py): token-mean (every ' +
+      'target token weighs the same) | seq-mean-token-mean (each row\'s token mean, then the mean over rows: SPA\'s SFT trainer, ' +
+      'SPA@3848e68 sft/spa_sft_trainer.py:470-473 with micro-batch 1, sft/finetune_ft.sh:52-53; SPA then sums the rows\' gradients, ' +
+      'a ×rows scale that matters only through gradClip) | seq-mean-token-sum (row token sums, mean over rows); source: verl, SPA'),
 }).strict();
 export type SftSection = z.infer<typeof SftSectionSchema>;
 
 export const RlSectionSchema = z.object({
-  // a row of RL_ALGORITHMS (core/train/rl-algorithms.ts): PPO with a critic, critic-free GRPO, or Dr. GRPO (no std normalisation)
-  algorithm: z.enum(['ppo', 'grpo', 'dr-grpo']).default('ppo'),
-  steps: z.number().int().nonnegative().default(20),           // RL iterations (reference: 1000)
-  groups: z.number().int().positive().default(4),              // puzzles per step (reference: 32)
-  groupSize: z.number().int().positive().default(4),           // episodes per puzzle, same seed (reference: 8)
-  keepGroupsFraction: z.number().gt(0).max(1).default(1),      // keep the groups with the largest reward spread (reference: 0.25)
-  gamma: z.number().min(0).max(1).default(1),                  // GAE discount (reference: 1)
-  lambda: z.number().min(0).max(1).default(1),                 // GAE lambda (reference: 1)
-  advantage: z.enum(['gae', 'turn-then-token']).default('gae'),// token GAE, or two-level GAE (RAGEN)
-  turnGamma: z.number().min(0).max(1).default(0.95),           // turn-level discount for turn-then-token
-  rewardPlacement: z.enum(['last-token', 'per-turn']).default('last-token'), // episode reward on the last model token, or each turn's reward on its last token
-  clipLow: z.number().min(0).default(0.2),                     // ratio floor 1 − clipLow
-  clipHigh: z.number().min(0).default(0.28),                   // ratio ceiling 1 + clipHigh
-  dualClip: z.number().gt(1).nullable().default(3),            // dual-clip bound for negative advantages (null = off)
-  valueClip: z.number().positive().nullable().default(0.5),    // value clipping range (null = off)
-  entropyCoef: z.number().min(0).default(0.001),               // entropy bonus (reference: 0.001)
-  valueCoef: z.number().min(0).default(0.5),                   // weight of the value loss in the shared-trunk loss
-  klCoef: z.number().min(0).default(0),                        // KL to the frozen starting model (reference: 0 = off)
-  klEstimator: z.enum(['k1', 'k3']).default('k3'),             // KL estimator
-  lr: z.number().positive().default(1e-4),                     // actor lr (reference 1e-6 for 1.5B)
-  criticLr: z.number().positive().default(5e-4),               // critic lr (reference 1e-5); value head when shared
-  ppoEpochs: z.number().int().positive().default(1),           // passes over each batch
-  miniBatchSize: z.number().int().positive().default(8),       // sequences per optimizer step
-  gradClip: z.number().positive().default(1),                  // clip by global norm
-  worldModelReward: z.number().min(0).default(0),              // online-wm-rl: weight of 0.5·obs + 0.5·pred score added per turn (VAGEN)
-  formatBonus: z.number().default(0),                          // reward added to every well-formatted turn (VAGEN's format bonus)
-  passAtKEvery: z.number().int().nonnegative().default(10),    // track Pass@k on held-out seeds every N steps (0 = off)
-  passAtKPuzzles: z.number().int().positive().default(8),      // puzzles for the tracked Pass@k
-  // Format rule and update layout (fidelity audit B4/B5/B6/B10):
-  executeOnFormatError: z.boolean().default(false),            // execute the actions of a reply that fails the format check (RAGEN: false, nothing runs)
-  // tags a reply must have: plain = think/answer (the release's PPO), null = the template's format
-  formatCheck: z.enum(['plain', 'world-model']).nullable().default(null),
-  // online-wm-rl score of a state (VAGEN: entity F1); cell accuracy pays ~0.7 for any grid
-  worldModelScore: z.enum(['entity-f1', 'exact', 'cell-accuracy']).default('entity-f1'),
-  // optimizer updates per RL step over the kept batch (release: 1); 0 = minibatches of miniBatchSize
-  updatesPerStep: z.number().int().nonnegative().default(0),
-  adamBetas: z.tuple([z.number().min(0).lt(1), z.number().min(0).lt(1)]).default([0.9, 0.999]), // AdamW betas of actor and critic (release: 0.9, 0.999)
+  algorithm: z.enum(['ppo', 'grpo', 'dr-grpo']).default('ppo')
+    .describe('a row of RL_ALGORITHMS (core/train/rl-algorithms.ts): PPO with a critic, critic-free GRPO, or Dr. GRPO (no std normalisation); source: ours'),
+  steps: z.number().int().nonnegative().default(20)
+    .describe('RL iterations (reference: 1000); source: paper'),
+  groups: z.number().int().positive().default(4)
+    .describe('puzzles per step (reference: 32); source: paper'),
+  groupSize: z.number().int().positive().default(4)
+    .describe('episodes per puzzle, same seed (reference: 8); source: paper'),
+  keepGroupsFraction: z.number().gt(0).max(1).default(1)
+    .describe('keep the groups with the largest reward spread (reference: 0.25); source: paper'),
+  gamma: z.number().min(0).max(1).default(1)
+    .describe('GAE discount (reference: 1); source: paper'),
+  lambda: z.number().min(0).max(1).default(1)
+    .describe('GAE lambda (reference: 1); source: paper'),
+  advantage: z.enum(['gae', 'turn-then-token', 'turn-level']).default('gae')
+    .describe('gae: token GAE over the episode\'s model tokens | turn-then-token: two-level GAE (turn GAE on each turn\'s last-token ' +
+      'value, then token GAE inside the turn; RAGEN@5eb79b8 ragen/trainer/core_algos.py:4 bi-level GAE, except that a zero-reward turn ' +
+      'stays a turn) | turn-level: turn GAE on V(s_j), the value before turn j\'s reply, and every token of turn j gets A_j (Turn-PPO\'s ' +
+      'turn-level advantage), so the tokens that choose the action carry the turn\'s advantage; source: RAGEN, Turn-PPO'),
+  turnGamma: z.number().min(0).max(1).default(0.95)
+    .describe('turn-level discount for turn-then-token; source: ours'),
+  rewardPlacement: z.enum(['last-token', 'per-turn']).default('last-token')
+    .describe('episode reward on the last model token, or each turn\'s reward on its last token; source: ours'),
+  clipLow: z.number().min(0).default(0.2)
+    .describe('ratio floor 1 − clipLow; source: ours'),
+  clipHigh: z.number().min(0).default(0.28)
+    .describe('ratio ceiling 1 + clipHigh; source: ours'),
+  dualClip: z.number().gt(1).nullable().default(3)
+    .describe('dual-clip bound for negative advantages (null = off); source: ours'),
+  valueClip: z.number().positive().nullable().default(0.5)
+    .describe('value clipping range (null = off); source: ours'),
+  entropyCoef: z.number().min(0).default(0.001)
+    .describe('entropy bonus (reference: 0.001); source: paper'),
+  valueCoef: z.number().min(0).default(0.5)
+    .describe('weight of the value loss in the shared-trunk loss; source: ours'),
+  klCoef: z.number().min(0).default(0)
+    .describe('KL to the frozen starting model (reference: 0 = off); source: paper'),
+  klEstimator: z.enum(['k1', 'k3']).default('k3')
+    .describe('KL estimator; source: ours'),
+  lr: z.number().positive().default(1e-4)
+    .describe('actor lr (reference 1e-6 for 1.5B); source: paper'),
+  criticLr: z.number().positive().default(5e-4)
+    .describe('critic lr (reference 1e-5); value head when shared; source: paper'),
+  ppoEpochs: z.number().int().positive().default(1)
+    .describe('passes over each batch; source: ours'),
+  miniBatchSize: z.number().int().positive().default(8)
+    .describe('sequences per optimizer step; source: ours'),
+  gradClip: z.number().positive().default(1)
+    .describe('clip by global norm; source: ours'),
+  worldModelReward: z.number().min(0).default(0)
+    .describe('online-wm-rl: weight of 0.5·obs + 0.5·pred score added per turn (VAGEN); source: VAGEN'),
+  formatBonus: z.number().default(0)
+    .describe('reward added to every well-formatted turn (VAGEN\'s format bonus); source: VAGEN'),
+  passAtKEvery: z.number().int().nonnegative().default(10)
+    .describe('track Pass@k on held-out seeds every N steps (0 = off); source: ours'),
+  passAtKPuzzles: z.number().int().positive().default(8)
+    .describe('puzzles for the tracked Pass@k; source: ours'),
+  executeOnFormatError: z.boolean().default(false)
+    .describe('Format rule and update layout (fidelity audit B4/B5/B6/B10): execute the actions of a reply that fails the format check (RAGEN: false, nothing runs); source: RAGEN'),
+  formatCheck: z.enum(['plain', 'world-model']).nullable().default(null)
+    .describe('tags a reply must have: plain = think/answer (the release\'s PPO), null = the template\'s format; source: release'),
+  worldModelScore: z.enum(['entity-f1', 'exact', 'cell-accuracy']).default('entity-f1')
+    .describe('online-wm-rl score of a state (VAGEN: entity F1); cell accuracy pays ~0.7 for any grid; source: VAGEN'),
+  updatesPerStep: z.number().int().nonnegative().default(0)
+    .describe('optimizer updates per RL step over the kept batch (release: 1); 0 = minibatches of miniBatchSize; source: release'),
+  adamBetas: z.tuple([z.number().min(0).lt(1), z.number().min(0).lt(1)]).default([0.9, 0.999])
+    .describe('AdamW betas of actor and critic (release: 0.9, 0.999); source: release'),
+  lossAggregation: z.enum(['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum']).default('token-mean')
+    .describe('how the per-token policy, entropy, KL and value terms of one update combine (verl agg_loss, ' +
+      'verl/trainer/ppo/core_algos.py): token-mean (every model token weighs the same) | seq-mean-token-mean (each episode\'s token mean, ' +
+      'then the mean over the update\'s episodes: what SPA\'s PPO ran, RAGEN with ppo_micro_batch_size_per_gpu 1, SPA@3848e68 ' +
+      'config/base.yaml:12, RAGEN@5eb79b8 ragen/workers/actor/dp_actor.py:356-360, workers/critic/dp_critic.py:253-255) | ' +
+      'seq-mean-token-sum (episode token sums, mean over episodes); source: verl, release'),
+  responseMask: z.enum(['reply', 'after-system']).default('reply')
+    .describe('tokens the loss and the advantage whitening cover: reply = the model\'s own reply tokens (RAGEN\'s default) | ' +
+      'after-system = every token after the system prompt, environment text included, as SPA\'s released PPO config ' +
+      '(SPA@3848e68 config/base.yaml:16 enable_response_mask False; RAGEN@5eb79b8 ragen/llm_agent/ctx_manager.py:45-49); ' +
+      'after-system is not implemented yet and the RL stage refuses it by name; source: release'),
 }).strict();
 export type RlSection = z.infer<typeof RlSectionSchema>;
 
 export const RwmlSectionSchema = z.object({
-  steps: z.number().int().nonnegative().default(10),           // GRPO steps on next-state prediction
-  examples: z.number().int().positive().default(8),            // (state, action) examples per step
-  groupSize: z.number().int().positive().default(4),           // predictions sampled per example
-  threshold: z.number().min(0).max(1).default(0.9),            // similarity ≥ threshold → reward 1 else 0
-  similarity: z.enum(['structured', 'embedding']).default('structured'), // grid match (cell accuracy) or embedding cosine
-  embeddingModel: z.string().optional(),                       // local feature-extraction model folder (similarity = embedding)
-  keepCorrectFraction: z.number().min(0).max(1).default(0.25), // share of already-right examples kept (subsampling)
-  klCoef: z.number().min(0).default(0.01),                     // KL to the starting model (k3)
-  lr: z.number().positive().default(1e-4),                     // learning rate
-  maxNewTokens: z.number().int().positive().default(96),       // prediction length limit
-  clipLow: z.number().min(0).default(0.2),                     // GRPO ratio floor 1 − clipLow
-  clipHigh: z.number().min(0).default(0.28),                   // GRPO ratio ceiling 1 + clipHigh
-  dualClip: z.number().gt(1).nullable().default(3),            // dual-clip bound (null = off)
-  entropyCoef: z.number().min(0).default(0),                   // entropy bonus
-  miniBatchSize: z.number().int().positive().default(8),       // prediction rows per optimizer step
-  gradClip: z.number().positive().default(1),                  // clip by global norm
+  steps: z.number().int().nonnegative().default(10)
+    .describe('GRPO steps on next-state prediction; source: ours'),
+  examples: z.number().int().positive().default(8)
+    .describe('(state, action) examples per step; source: ours'),
+  groupSize: z.number().int().positive().default(4)
+    .describe('predictions sampled per example; source: ours'),
+  threshold: z.number().min(0).max(1).default(0.9)
+    .describe('similarity ≥ threshold → reward 1 else 0; source: ours'),
+  similarity: z.enum(['structured', 'embedding']).default('structured')
+    .describe('grid match (cell accuracy) or embedding cosine; source: ours'),
+  embeddingModel: z.string().optional()
+    .describe('local feature-extraction model folder (similarity = embedding); source: ours'),
+  keepCorrectFraction: z.number().min(0).max(1).default(0.25)
+    .describe('share of already-right examples kept (subsampling); source: ours'),
+  klCoef: z.number().min(0).default(0.01)
+    .describe('KL to the starting model (k3); source: ours'),
+  lr: z.number().positive().default(1e-4)
+    .describe('learning rate; source: ours'),
+  maxNewTokens: z.number().int().positive().default(96)
+    .describe('prediction length limit; source: ours'),
+  clipLow: z.number().min(0).default(0.2)
+    .describe('GRPO ratio floor 1 − clipLow; source: ours'),
+  clipHigh: z.number().min(0).default(0.28)
+    .describe('GRPO ratio ceiling 1 + clipHigh; source: ours'),
+  dualClip: z.number().gt(1).nullable().default(3)
+    .describe('dual-clip bound (null = off); source: ours'),
+  entropyCoef: z.number().min(0).default(0)
+    .describe('entropy bonus; source: ours'),
+  miniBatchSize: z.number().int().positive().default(8)
+    .describe('prediction rows per optimizer step; source: ours'),
+  gradClip: z.number().positive().default(1)
+    .describe('clip by global norm; source: ours'),
 }).strict();
 export type RwmlSection = z.infer<typeof RwmlSectionSchema>;
 
 export const EvalSectionSchema = z.object({
-  puzzles: z.number().int().positive().default(16),            // held-out puzzles (reference: 128)
-  samples: z.number().int().positive().default(4),             // samples per puzzle, n ≥ max k (reference: 8)
-  k: z.array(z.number().int().positive()).default([1, 4]),     // Pass@k values reported
-  temperature: z.number().min(0).default(1),                   // sampling temperature (reference: 1)
-  perplexityRows: z.number().int().nonnegative().default(32),  // rows used for state perplexity (0 = skip)
-  templates: z.array(z.string()).default(['tiny-raw-grid', 'tiny-spa']), // templates compared by state perplexity (raw grid vs grid + coordinates)
-  worldModelTurns: z.number().int().nonnegative().default(0),  // first turns of eval puzzles on which the world model is compared with the base's (0 = skip)
+  puzzles: z.number().int().positive().default(16)
+    .describe('held-out puzzles (reference: 128); source: paper'),
+  samples: z.number().int().positive().default(4)
+    .describe('samples per puzzle, n ≥ max k (reference: 8); source: paper'),
+  k: z.array(z.number().int().positive()).default([1, 4])
+    .describe('Pass@k values reported; source: ours'),
+  temperature: z.number().min(0).default(1)
+    .describe('sampling temperature (reference: 1); source: paper'),
+  perplexityRows: z.number().int().nonnegative().default(32)
+    .describe('rows used for state perplexity (0 = skip); source: ours'),
+  templates: z.array(z.string()).default(['tiny-raw-grid', 'tiny-spa'])
+    .describe('templates compared by state perplexity (raw grid vs grid + coordinates); source: ours'),
+  worldModelTurns: z.number().int().nonnegative().default(0)
+    .describe('first turns of eval puzzles on which the world model is compared with the base\'s (0 = skip); source: ours'),
 }).strict();
 export type EvalSection = z.infer<typeof EvalSectionSchema>;
 
@@ -241,3 +388,41 @@ export const StageSectionSchemas = {
   eval: EvalSectionSchema,
 } as const;
 export type StageSectionName = keyof typeof StageSectionSchemas;
+
+/**
+ * RunConfig.stages: one typed section per pipeline stage, each fully defaulted (`stages.rl.lr` is always there after a
+ * parse), plus any other section by name for the diagnostic and plug-in stages (`stages.plan.order`, `stages['diag-wait']`):
+ * those are plain JSON records their own stage checks.
+ */
+export const StagesSchema = z.object({
+  rollout: RolloutSectionSchema.prefault({}).describe('limits and sampling of every stage that plays episodes'),
+  bootstrap: BootstrapSectionSchema.prefault({}).describe('the base model pretraining on random-policy games (from-scratch presets)'),
+  selfplay: SelfplaySectionSchema.prefault({}).describe('self-play data: games, policy, ground-truth replacement, drills'),
+  sft: SftSectionSchema.prefault({}).describe('supervised finetuning on the self-play rows'),
+  rl: RlSectionSchema.prefault({}).describe('RL: the algorithm, its batch shape, losses, clipping, KL, optimizer'),
+  rwml: RwmlSectionSchema.prefault({}).describe('RWML: GRPO on next-state prediction (rwml-rl)'),
+  eval: EvalSectionSchema.prefault({}).describe('the final evaluation: Pass@k, state perplexity, world model versus base'),
+}).catchall(z.record(z.string(), z.unknown()).describe('a diagnostic or plug-in stage\'s own settings (checked by that stage)'));
+export type Stages = z.infer<typeof StagesSchema>;
+
+/** The version of the run spec's layout that run.json records (RunInfo.schemaVersion); runs without one are version 1. */
+export const RUN_SPEC_VERSION = 2;
+
+export const RunConfigSchema = z.object({
+  name: z.string().min(1).max(200).optional()
+    .describe('display name; defaults to method + env; source: ours'),
+  method: MethodSchema.default('spa'),
+  size: SizeSchema.default('quick').describe('the size whose settings the preset used (RUN_SIZES); source: ours'),
+  env: EnvConfigSchema.default({ id: DEFAULT_ENV_ID, options: {} }),
+  template: TemplateRefSchema.default({ preset: 'spa', responseFormat: 'world-model' }),
+  model: ModelConfigSchema.default({ source: 'preset', preset: 'tiny', criticMode: 'shared-trunk' }),
+  seeds: SeedsSchema.default({ base: 0, selfplayStart: 1_000_000, rlStart: 2_000_000, evalStart: 3_000_000 }),
+  backend: z.enum(['auto', 'tensorflow-gpu', 'tensorflow', 'wasm', 'cpu', 'torch']).default('auto')
+    .describe('auto: torch (a PyTorch worker) when a Python with torch answers, else TF.js wasm; see docs/compute.md; source: ours'),
+  workers: z.union([z.literal('auto'), z.number().int().min(0).max(31)]).optional()
+    .describe('wasm only: data-parallel worker threads besides the main one (auto: one per further core, at most 3); SPA_WASM_WORKERS overrides; source: ours'),
+  stages: StagesSchema.prefault({}),
+}).strict();
+export type RunConfig = z.infer<typeof RunConfigSchema>;
+export type RunConfigInput = z.input<typeof RunConfigSchema>;
+

@@ -3,6 +3,7 @@
 //   study run   --methods a,b --envs x,y --seeds 0,1 --size quick --project DIR [--name N] | --grid FILE
 //   study table --name N --project DIR [--project DIR2 …] [--records DIR …] [--out DIR]
 //   study record --project DIR --name N --out DIR [--missing | --add-curves]
+import { PRESET_SIZES } from '../api/run-config.js';
 import { describeJsonError } from './json-error.js';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -26,7 +27,7 @@ function list(value: string, what: string): string[] {
 
 function collect(value: string, previous: string[] = []): string[] { return [...previous, value]; }
 
-const STUDY_SIZES = ['smoke', 'quick', 'standard', 'paper'];
+const STUDY_SIZES: readonly string[] = PRESET_SIZES;   // the sizes every method preset defines (RUN_SIZES, core/api/run-config.ts)
 
 
 /** The study names of the records in `dirs` (runs/*.json, field "study"), in order of first appearance;

@@ -1,9 +1,12 @@
 // Resolve a run config: preset (for a size) ← partial config ← dotted `set` overrides, then
 // validate with RunConfigSchema and plan the stages. Issues say where and what was expected.
+// This is the one place a run's spec is resolved: the parse fills every stage section's defaults
+// (core/api/run-config.ts), so the result is what the stages, the export bundle, the memory model
+// and run.json read; nothing downstream keeps a default of its own.
 import type { RunConfig } from '../api/run-config.js';
-import { DEFAULT_ENV_ID, RunConfigSchema, StageSectionSchemas } from '../api/run-config.js';
+import { DEFAULT_ENV_ID, RunConfigSchema } from '../api/run-config.js';
 import { createEnv } from '../envs/index.js';
-import type { Size } from '../api/contract.js';
+import type { Size } from '../api/run-config.js';
 import { getPreset, listPresets, sizeIssues } from './presets.js';
 import { planStages } from './stages.js';
 import { presetEnvOptions } from '../train/presets.js';
@@ -107,8 +110,8 @@ export function resolveRunConfig(req: ResolveRequest): ResolveResult {
     issues.push({ path: 'stages.plan', message: (err as Error).message });
     return { ok: false, config: parsed.data, stages: [], issues };
   }
-  // Stage sections and env options are checked now, not when their stage starts: a typo must not
-  // surface after an hour of training.
+  // Stage sections (typed in RunConfigSchema: checked by the parse above) and env options are checked now, not when their
+  // stage starts: a typo must not surface after an hour of training.
   issues.push(...sectionIssues(parsed.data));
   issues.push(...sizeIssues(parsed.data));   // quick/standard refuse a model folder; a GPU size must fit its card
   try { createEnv(parsed.data.env.id, parsed.data.env.options); } catch (err) {
@@ -118,20 +121,14 @@ export function resolveRunConfig(req: ResolveRequest): ResolveResult {
   return { ok: true, config: parsed.data, stages, issues };
 }
 
-/** Problems of the known stage sections (strict schemas; unknown section names belong to other stages). */
+/** Problems across fields that the schema cannot express (each field's type and bounds were checked by the parse). */
 function sectionIssues(config: RunConfig): ResolveResult['issues'] {
   const issues: ResolveResult['issues'] = [];
-  for (const [name, schema] of Object.entries(StageSectionSchemas)) {
-    const r = schema.safeParse(config.stages[name] ?? {});
-    if (!r.success) for (const i of r.error.issues) issues.push({ path: ['stages', name, ...i.path.map(String)].join('.'), message: i.message });
-  }
   // model.lora: the schema checks types; the target names are checked here (the valid ones are listed in the message)
   for (const message of loraIssues(config)) issues.push({ path: 'model.lora', message });
-  const evalSection = StageSectionSchemas.eval.safeParse(config.stages.eval ?? {});
-  if (evalSection.success) {
-    const maxK = Math.max(...evalSection.data.k);
-    if (evalSection.data.samples < maxK) issues.push({ path: 'stages.eval.samples', message: `must be ≥ the largest k (${maxK}) for the unbiased ` +
-      `Pass@k estimator; received ${evalSection.data.samples}. Raise samples or lower k` });
-  }
+  const { k, samples } = config.stages.eval;
+  const maxK = Math.max(...k);
+  if (samples < maxK) issues.push({ path: 'stages.eval.samples', message: `must be ≥ the largest k (${maxK}) for the unbiased ` +
+    `Pass@k estimator; received ${samples}. Raise samples or lower k` });
   return issues;
 }

@@ -11,7 +11,7 @@ import {
   parameterCount, planFromConfig, QWEN25_05B, QWEN25_15B,
   runPeak, STAGE_TITLES, stagePeaks, type MemoryPlan, type ModelShape, type StageName, type WorkerPath,
 } from './memory-model.js';
-import type { Size } from '../api/contract.js';
+import { RunConfigSchema, type Size } from '../api/run-config.js';
 import { resolveRunConfig } from './config.js';
 import { getPreset, GPU_SIZE_MEMORY, SUGGESTED_LORA } from './presets.js';
 
@@ -208,9 +208,8 @@ const COLUMNS: StageName[] = ['selfplay', 'sft', 'rlRollout', 'rlActor', 'critic
 
 /** The plan of a size for a model folder (paper: the run config's defaults), with or without LoRA. */
 export function sizePlan(size: (typeof SIZES)[number], lora: boolean): MemoryPlan {
-  const config = getPreset('spa')!.config(size) as { model: Record<string, unknown>; stages: Record<string, Record<string, unknown>> };
-  const model = { ...config.model, source: 'hf-folder', ...(lora ? { lora: SUGGESTED_LORA } : {}) } as Parameters<typeof planFromConfig>[0]['model'];
-  return planFromConfig({ model, stages: config.stages });
+  const config = RunConfigSchema.parse(getPreset('spa')!.config(size));   // the resolved spec (defaults filled in)
+  return planFromConfig({ model: { ...config.model, source: 'hf-folder', ...(lora ? { lora: SUGGESTED_LORA } : {}) }, stages: config.stages });
 }
 
 const g = (bytes: number): string => gib(bytes).toFixed(1);

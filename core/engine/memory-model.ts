@@ -22,6 +22,7 @@
 //               prefill's transient per layer and the decode step's f32 [rows, V] logits; the prefix cache: every rollout
 //               row's K/V kept for its next turn, up to SPA_TORCH_PREFIX_CACHE_MB (2 GiB).
 // Numbers are estimates of the allocator's peak on CUDA (reserved memory, ~0.5 GiB CUDA context per process).
+import { MEMORY_DEFAULTS, type RunConfig } from '../api/run-config.js';
 
 /** A decoder's shape (the HF config.json fields that set its memory). */
 export interface ModelShape {
@@ -292,30 +293,33 @@ export function shapeFromHfConfig(raw: Record<string, unknown>, name = 'model'):
   };
 }
 
-/** The memory plan of a resolved run config (model.memory, the rollout, SFT and RL sections; defaults as the runtimes use them). */
-export function planFromConfig(config: {
-  model: { source: string; lora?: unknown; criticMode: string; memory?: Record<string, unknown> };
-  stages: Record<string, Record<string, unknown>>;
-}): MemoryPlan {
-  const memory = config.model.memory ?? {};
-  const num = (v: unknown, fallback: number): number => (typeof v === 'number' ? v : fallback);
-  const rollout = config.stages.rollout ?? {}, sft = config.stages.sft ?? {}, rl = config.stages.rl ?? {};
-  const context = num(rollout.maxContextTokens, 2048), newTokens = num(rollout.maxNewTokens, 400);
+/**
+ * The memory plan of a resolved run config (RunConfigSchema.parse output: model.memory, the rollout, SFT and RL sections as the
+ * run uses them; an unset model.memory field is MEMORY_DEFAULTS, the runtimes' default). No default of its own.
+ */
+export function planFromConfig(config: Pick<RunConfig, 'model' | 'stages'>): MemoryPlan {
+  const memory = { ...MEMORY_DEFAULTS, ...definedOnly(config.model.memory ?? {}) };
+  const { rollout, sft, rl } = config.stages;
+  const context = rollout.maxContextTokens, newTokens = rollout.maxNewTokens;
   const realModel = config.model.source !== 'preset';
   const ckpt = memory.gradientCheckpointing;
   return {
-    tokenBudget: num(memory.tokensPerMicroBatch, 6144),
-    rowTokens: Math.max(context, num(sft.maxLength, 2048)),
+    tokenBudget: memory.tokensPerMicroBatch,
+    rowTokens: Math.max(context, sft.maxLength),
     scoredFraction: Math.min(1, newTokens / context),
-    gradientCheckpointing: ckpt === true || ((ckpt === undefined || ckpt === 'auto') && realModel),
-    generationRows: num(memory.generationRows, 64),
-    rolloutRows: Math.max(num(rollout.batchSize, 256), num(rl.groups, 1) * num(rl.groupSize, 1)),
+    gradientCheckpointing: ckpt === true || (ckpt === 'auto' && realModel),
+    generationRows: memory.generationRows,
+    rolloutRows: Math.max(rollout.batchSize, rl.groups * rl.groupSize),
     promptTokens: Math.max(1, context - newTokens),
     newTokens,
     lora: config.model.lora !== undefined,
     frozenBf16: memory.frozenDtype !== 'f32',
-    optimizerBf16: memory.optimizerDtype === 'bf16' || ((memory.optimizerDtype === undefined || memory.optimizerDtype === 'auto') && realModel),
-    criticMode: config.model.criticMode === 'separate' ? 'separate' : 'shared-trunk',
-    klReference: num(rl.klCoef, 0) > 0,
+    optimizerBf16: memory.optimizerDtype === 'bf16' || (memory.optimizerDtype === 'auto' && realModel),
+    criticMode: config.model.criticMode,
+    klReference: rl.klCoef > 0,
   };
+}
+
+function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

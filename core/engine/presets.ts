@@ -5,8 +5,7 @@
 // that fit the card, checked against core/engine/memory-model.ts when the run is resolved).
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Method, RunConfig, RunConfigInput } from '../api/run-config.js';
-import type { Size } from '../api/contract.js';
+import { PRESET_SIZES, type Method, type RunConfig, type RunConfigInput, type Size } from '../api/run-config.js';
 import { PRESET_DEFINITIONS, mergeConfig, presetConfig as pipelinePresetConfig } from '../train/presets.js';
 import {
   CARD_USABLE, CUDA_PATH, ENGINE_MEASURED_MARGIN, fitsCard, gib, planFromConfig, runPeak, shapeFromHfConfig, stagePeaks, STAGE_TITLES,
@@ -130,7 +129,7 @@ export function sizeIssues(config: RunConfig): Array<{ path: string; message: st
 
 // ── the SPA method presets and ablations (core/train/presets.ts) ──
 for (const def of PRESET_DEFINITIONS) {
-  const sizes: Size[] = def.sizes ?? ['quick', 'smoke', 'standard', 'paper'];
+  const sizes: Size[] = def.sizes ?? ['quick', ...PRESET_SIZES.filter((s) => s !== 'quick')];   // first = the default
   registerPreset({
     id: def.id, title: def.title, description: def.description, method: def.method,
     sizes: sizes.includes('paper') ? [...sizes, ...GPU_SIZES] : sizes,

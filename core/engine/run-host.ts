@@ -276,6 +276,10 @@ export class RunHost {
       case 'metric':
         Object.assign(r.latest, event.point.values);
         break;
+      case 'provenance':   // what runs this attempt (backend, device, code version): run.json `provenance`
+        r.provenance = event.provenance;
+        urgent = true;
+        break;
       default:
         break;
     }

@@ -1,16 +1,21 @@
 // Executes a run's ordered stages inside the engine process. Each stage that returns (not
 // stopped) gets a completion marker stages/<name>/done.json; on resume, completed stages are
 // skipped and their outputs handed to later stages. Events go to events.jsonl (status, stage,
-// progress, log, checkpoint: metrics and episodes have their own files) and to the host.
+// progress, log, checkpoint, provenance: metrics and episodes have their own files) and to the host.
+// The config is resolved once here (RunConfigSchema: every stage section with its defaults, also for
+// a run.json written before the sections were typed), and the stages read that; once a stage has
+// chosen the compute backend, a `provenance` event names it, its device and the code version.
 import * as fs from 'node:fs';
-import type { RunEvent } from '../api/records.js';
-import type { RunConfig } from '../api/run-config.js';
+import type { RunEvent, RunProvenance } from '../api/records.js';
+import { RunConfigSchema, type RunConfig } from '../api/run-config.js';
+import { computeInUse } from '../train/compute-record.js';
+import { codeVersion } from './code-version.js';
 import { EVENTS_FILE, readStageDone as readDoneMarker, writeStageDone, type StageDone } from '../storage/run-files.js';
 import type { RunOutcome } from './protocol.js';
 import type { StageDefinition, StageOutput } from '../api/stage.js';
 import { createStageContext, RunWriters } from './stage-context.js';
 
-const STORED_EVENT_TYPES = new Set<RunEvent['type']>(['status', 'stage', 'progress', 'log', 'checkpoint']);
+const STORED_EVENT_TYPES = new Set<RunEvent['type']>(['status', 'stage', 'progress', 'log', 'checkpoint', 'provenance']);
 
 export interface ExecuteOptions {
   runId: string;
@@ -60,18 +65,39 @@ export function earlierStageSeconds(runDir: string, stage: string): number {
   return Math.round(ms / 100) / 10;
 }
 
+/** The run's config resolved against the current schema (defaults filled in); an invalid one is an error naming each key. */
+export function resolvedRunConfig(config: unknown): RunConfig {
+  const parsed = RunConfigSchema.safeParse(config);
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues.map((i) => `${i.path.map(String).join('.') || '(config)'}: ${i.message}`).join('; ');
+  throw new Error(`the run's config does not fit the run spec (core/api/run-config.ts): ${issues}; fix these keys in run.json's config`);
+}
+
 export async function executeRun(o: ExecuteOptions): Promise<RunOutcome> {
   fs.mkdirSync(o.runDir, { recursive: true });
   const writers = new RunWriters(o.runDir);
-  const emit = (event: RunEvent) => {
+  let sentProvenance = '';
+  const send = (event: RunEvent) => {
     if (STORED_EVENT_TYPES.has(event.type)) writers.get(EVENTS_FILE).append([event]);
     o.send(event);
   };
   const t = () => Date.now();
+  // after any event, once a stage has chosen the compute backend (or changed it), tell the host what runs the run
+  const emit = (event: RunEvent) => {
+    send(event);
+    const compute = computeInUse();
+    if (!compute) return;
+    const provenance: RunProvenance = { backend: compute.backend, device: compute.device, codeVersion: codeVersion() };
+    const key = JSON.stringify(provenance);
+    if (key === sentProvenance) return;
+    sentProvenance = key;
+    send({ type: 'provenance', runId: o.runId, time: t(), provenance });
+  };
   emit({ type: 'status', runId: o.runId, time: t(), status: 'running' });
   const previous: Record<string, StageOutput> = {};
   let current: string | null = null;
   try {
+    const config = resolvedRunConfig(o.config);
     for (const name of o.stages) {
       const done = readDoneMarker(o.runDir, name, (message) => emit({ type: 'log', runId: o.runId, time: t(), level: 'warn', stage: name, message }));
       if (done) {
@@ -88,7 +114,7 @@ export async function executeRun(o: ExecuteOptions): Promise<RunOutcome> {
       const ctx = createStageContext({
         runId: o.runId,
         runDir: o.runDir,
-        config: o.config,
+        config,
         stage: name,
         previous: { ...previous },
         signal: o.signal,

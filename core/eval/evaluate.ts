@@ -5,7 +5,6 @@
 // each template, in the context of that template's first prompt). Results: eval/<name>.json.
 import type { StageDefinition } from '../api/stage.js';
 import type { RunConfig } from '../api/run-config.js';
-import { stageSection } from '../train/plan.js';
 import { sessionFactory } from '../train/episodes.js';
 import { evaluateModel } from '../train/evaluate-model.js';
 import { builtinTemplate } from '../prompts/resolve-template.js';
@@ -22,7 +21,7 @@ import { protocolOf, referenceRows, type ReferenceRow } from './reference.js';
  * An env without a solver gets no rows (logged), never a guess.
  */
 export function evalReferenceRows(config: RunConfig, puzzles: number, ks: number[]): { rows: ReferenceRow[]; error: string | null } {
-  const limits = stageSection(config, 'rollout');
+  const limits = config.stages.rollout;
   try {
     const rows = referenceRows({
       envId: config.env.id, envOptions: config.env.options ?? {}, protocol: protocolOf(config.env.id, limits),
@@ -39,7 +38,7 @@ export async function statePerplexityByTemplate(
   config: RunConfig, runtime: ModelRuntime, templates: string[], rows: number,
 ): Promise<Record<string, { perplexity: number; tokens: number }>> {
   const out: Record<string, { perplexity: number; tokens: number }> = {};
-  const limits = stageSection(config, 'rollout');
+  const limits = config.stages.rollout;
   for (const name of templates) {
     let template;
     try { template = builtinTemplate(name, 'world-model'); } catch { continue; }
@@ -64,7 +63,7 @@ export const evalStage: StageDefinition = {
   title: 'Evaluation: Pass@k, world-model accuracy, perplexity, collapse',
   async run(ctx) {
     const started = Date.now();
-    const section = stageSection(ctx.config, 'eval');
+    const section = ctx.config.stages.eval;
     const maxK = Math.max(...section.k);
     if (section.samples < maxK) throw new Error(`stages.eval.samples (${section.samples}) must be ≥ the largest k (${maxK}) for the unbiased ` +
       `Pass@k estimator; raise samples or lower k`);

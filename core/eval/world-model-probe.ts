@@ -16,7 +16,6 @@ import { RunConfigSchema, type RunConfig } from '../api/run-config.js';
 import { tagText } from '../prompts/reply-format.js';
 import { RunData } from '../storage/run-data.js';
 import { runTemplate, sessionFactory } from '../train/episodes.js';
-import { stageSection } from '../train/plan.js';
 import { forcedPredictions, runBaseDir, versusBaseLines, worldModelVersusBase, type WorldModelVersusBase } from '../train/world-model-check.js';
 import { findCheckpoint, runFolder, TemplatePerplexityError } from './template-perplexity.js';
 
@@ -56,7 +55,7 @@ function readConfig(runDir: string): RunConfig {
 
 /** The probed turn: the puzzle (a seed, or a saved episode and turn), the history replayed, the actions checked and canonicalised. */
 function probeSession(opts: ProbeOptions, runDir: string, config: RunConfig, template: ReturnType<typeof runTemplate>) {
-  const limits = stageSection(config, 'rollout');
+  const limits = config.stages.rollout;
   let seed = opts.seed;
   let history = opts.history ?? [];
   if (opts.episodeId !== undefined) {
@@ -138,7 +137,7 @@ export async function probeTurn(opts: ProbeOptions): Promise<ProbeResult> {
   const checkpoint = findCheckpoint(opts.project, opts.runId, opts.checkpoint);
   const config = readConfig(runDir);
   const template = runTemplate(config, runDir);
-  const limits = stageSection(config, 'rollout');
+  const limits = config.stages.rollout;
   const { session, seed, history, legalActions, actions } = probeSession(opts, runDir, config, template);
 
   const { report, runtime } = await loadForProbe(opts.runId, checkpoint, opts.backend ?? config.backend);
@@ -192,7 +191,7 @@ export async function probeCheck(opts: ProbeCheckOptions): Promise<ProbeCheckRes
   const runDir = runFolder(opts.project, opts.runId);
   const checkpoint = findCheckpoint(opts.project, opts.runId, opts.checkpoint);
   const config = readConfig(runDir);
-  const turns = opts.turns ?? stageSection(config, 'eval').worldModelTurns;
+  const turns = opts.turns ?? config.stages.eval.worldModelTurns;
   if (!Number.isSafeInteger(turns) || turns < 1) fail('ValidationError', `turns: expected an integer ≥ 1, received ${String(turns)}`, 'turns');
   const template = runTemplate(config, runDir);
   if (template.responseFormat !== 'world-model')

@@ -20,6 +20,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { RunInfo } from '../api/contract.js';
+import { RUN_SPEC_VERSION, RunConfigSchema } from '../api/run-config.js';
 import { WorkbenchError } from '../api/errors.js';
 import { moveAside, readJsonOrMoveAside, writeJsonAtomicSync, type JsonReadResult } from './atomic.js';
 
@@ -57,9 +58,21 @@ function checkRunRecord(v: unknown): RunRecord {
   return r;
 }
 
-/** Read run.json; a file that fails to parse is moved aside and reported. */
+/**
+ * A run.json brought to the current run spec (RUN_SPEC_VERSION), in memory: version 1 stored only the config keys that were
+ * set, so its config is resolved against the schema (every stage section's defaults filled in, as the stages of version 1
+ * filled them when they ran) and marked version 2. A config the schema refuses (a key since removed) is left as it is,
+ * without a version, so nothing is lost; the engine names the keys when such a run is resumed. A newer version is kept as is.
+ */
+export function upgradeRunRecord(record: RunRecord): RunRecord {
+  if ((record.schemaVersion ?? 1) >= RUN_SPEC_VERSION) return record;
+  const parsed = RunConfigSchema.safeParse(record.config);
+  return parsed.success ? { ...record, config: parsed.data, schemaVersion: RUN_SPEC_VERSION } : record;
+}
+
+/** Read run.json (brought to the current run spec by upgradeRunRecord); a file that fails to parse is moved aside and reported. */
 export function readRunRecord(runDir: string): JsonReadResult<RunRecord> {
-  return readJsonOrMoveAside(path.join(runDir, RUN_JSON), checkRunRecord);
+  return readJsonOrMoveAside(path.join(runDir, RUN_JSON), (v) => upgradeRunRecord(checkRunRecord(v)));
 }
 
 export function writeRunRecord(runDir: string, record: RunRecord): void {

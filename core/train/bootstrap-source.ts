@@ -8,7 +8,6 @@ import type { RunConfig } from '../api/run-config.js';
 import { projectCacheDir } from '../storage/run-files.js';
 import { builtinTemplate } from '../prompts/resolve-template.js';
 import { bootstrapCacheKey, bootstrapPhases, bootstrapTemplates } from './bootstrap.js';
-import { stageSection } from './plan.js';
 import { baseDescriptor, findShippedBase, shippedBasesDir, SHIPPED_BASE_FORMAT, type ShippedBaseRecord } from './shipped-base.js';
 
 /** Where the run's bootstrap base would come from. */
@@ -19,7 +18,7 @@ export type BootstrapSource =
 
 /** The bootstrap's training work: optimizer steps and training rows (steps x batch size, over its phases). */
 export function bootstrapWork(config: RunConfig): { steps: number; rows: number } {
-  const phases = bootstrapPhases(stageSection(config, 'bootstrap'));
+  const phases = bootstrapPhases(config.stages.bootstrap);
   return { steps: phases[phases.length - 1]!.end, rows: phases.reduce((a, p) => a + p.steps * p.batchSize, 0) };
 }
 
@@ -48,7 +47,7 @@ function shippedRecord(dir: string): ShippedBaseRecord | null {
  * base, then the project's cache, then training). `projectDir` null: no project open (no cache).
  */
 export async function bootstrapSource(config: RunConfig, projectDir: string | null, root = shippedBasesDir()): Promise<BootstrapSource> {
-  const section = stageSection(config, 'bootstrap');
+  const section = config.stages.bootstrap;
   let resolved: ReturnType<typeof bootstrapTemplates>;
   try { resolved = bootstrapTemplates(config); } catch (err) {
     // a template saved in the project (not a built-in): no shipped base is made from one; the run resolves it when it starts
@@ -64,7 +63,7 @@ export async function bootstrapSource(config: RunConfig, projectDir: string | nu
     } catch (err) { why = (err as Error).message; }
   } else why = 'stages.bootstrap.shipped is off';
   if (projectDir && section.cache) {
-    const key = bootstrapCacheKey(config, section, stageSection(config, 'rollout'), names, own);
+    const key = bootstrapCacheKey(config, section, config.stages.rollout, names, own);
     const dir = projectCacheDir(path.join(projectDir, 'runs', '_'), 'bootstrap', key);
     if (fs.existsSync(path.join(dir, 'config.json'))) return { kind: 'cached', dir };
   }

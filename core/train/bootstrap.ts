@@ -18,7 +18,6 @@ import type { StageContext, StageDefinition } from '../api/stage.js';
 import { createRng, Rng, shuffleInPlace } from '../util/rng.js';
 import { formatChat, type ChatMessage } from '../model/chat.js';
 import { learningRate } from '../model/optim.js';
-import { stageSection } from './plan.js';
 import { builtinTemplate } from '../prompts/resolve-template.js';
 import { groundedBootstrapResponse, runTemplate, sessionFactory, ungroundedResponse } from './episodes.js';
 import { nothingMovesResponse } from './bootstrap-copy.js';
@@ -31,7 +30,7 @@ import { baseDescriptor, findShippedBase } from './shipped-base.js';
 import { loadRuntime, saveRuntime, type ModelRuntime, type TrainRow } from './runtime.js';
 import { bootstrapGate, gateLine, type BootstrapGate } from './world-model-check.js';
 import type { EpisodeSession } from '../prompts/session.js';
-import type { BootstrapSection, RunConfig } from '../api/run-config.js';
+import type { BootstrapSection, RolloutSection, RunConfig } from '../api/run-config.js';
 import type { Tokenizer } from '../model/tokenizer.js';
 
 export const bootstrapStage: StageDefinition = {
@@ -39,8 +38,8 @@ export const bootstrapStage: StageDefinition = {
   title: 'Bootstrap: pretrain the tiny base on random-policy games',
   async run(ctx) {
     const started = Date.now();
-    const section = stageSection(ctx.config, 'bootstrap');
-    const limits = stageSection(ctx.config, 'rollout');
+    const section = ctx.config.stages.bootstrap;
+    const limits = ctx.config.stages.rollout;
     const { names, own, templates } = bootstrapTemplates(ctx.config, ctx.runDir);
     const key = bootstrapCacheKey(ctx.config, section, limits, names, own);
     const cacheDir = ctx.cacheDir('bootstrap', key);
@@ -178,7 +177,7 @@ export const bootstrapStage: StageDefinition = {
  * its pinned template.json (a saved template runs too) in the run's response format.
  */
 export function bootstrapTemplates(config: RunConfig, runDir?: string): { names: string[]; own: PromptTemplate; templates: Array<string | PromptTemplate> } {
-  const section = stageSection(config, 'bootstrap');
+  const section = config.stages.bootstrap;
   const names = [...new Set([...section.templates, config.template.preset])];
   const own = runTemplate(config, runDir);
   return { names, own, templates: names.map((n) => (n === config.template.preset ? own : n)) };
@@ -218,7 +217,7 @@ export const BOOTSTRAP_SAMPLE_SEED = 2_990_000;
  * template) and the reply the bootstrap trains towards on it (true observation, counterfactual prediction).
  */
 export function bootstrapSampleChat(config: RunConfig, template: PromptTemplate): { messages: ChatMessage[]; target: string } {
-  const limits = stageSection(config, 'rollout');
+  const limits = config.stages.rollout;
   const session = sessionFactory(config, template, { ...limits, maxTurns: 1 })({ seed: BOOTSTRAP_SAMPLE_SEED, group: 0, sample: 0, id: 'bootstrap-sample' });
   const messages = session.messages();
   return { messages, target: groundedBootstrapResponse(session, new Rng(config.seeds.base + 23)) };
@@ -248,8 +247,8 @@ export interface BootstrapData {
 export function bootstrapRows(
   config: RunConfig, tokenizer: Tokenizer, maxContext: number, templates: Array<string | PromptTemplate>, copyDrills?: number,
 ): BootstrapData {
-  const section = stageSection(config, 'bootstrap');
-  const limits = stageSection(config, 'rollout');
+  const section = config.stages.bootstrap;
+  const limits = config.stages.rollout;
   const turns = section.turns ?? limits.maxTurns;
   const rng = new Rng(config.seeds.base + 17);
   const rows: TrainRow[] = [];
@@ -314,7 +313,7 @@ export function bootstrapRows(
  * The bootstrap cache key: what the base depends on (env, templates, model, seed, the bootstrap settings and the rollout limits
  * that shape its games; not sampling settings, not model.lora: the bootstrap always trains the full base).
  */
-export function bootstrapCacheKey(config: RunConfig, section: BootstrapSection, limits: ReturnType<typeof stageSection<'rollout'>>, names: string[],
+export function bootstrapCacheKey(config: RunConfig, section: BootstrapSection, limits: RolloutSection, names: string[],
   own: PromptTemplate): string {
   // the key carries the run template's content hash only when it is not the built-in of that name,
   // so cached bases of built-in templates stay valid

@@ -10,7 +10,6 @@ import type { ModelRuntime } from './runtime.js';
 import type { EpisodeSpec, RolloutDeps, TextPolicy } from './rollout.js';
 import { builtinTemplate } from '../prompts/resolve-template.js';
 import { readPinnedTemplate } from '../storage/run-files.js';
-import { stageSection } from './plan.js';
 
 /**
  * The run's template. `runs.create` pins the resolved version (a preset or a template saved in the
@@ -34,7 +33,7 @@ export function runTemplate(config: RunConfig, runDir?: string): PromptTemplate 
  * executes no action unless rl.executeOnFormatError, and rl.formatCheck picks the tags checked.
  */
 export function sessionFactory(config: RunConfig, template: PromptTemplate, limits: RolloutSection) {
-  const rl = stageSection(config, 'rl');
+  const rl = config.stages.rl;
   return (spec: EpisodeSpec): EpisodeSession => new EpisodeSession(createEnv(config.env.id, config.env.options), template, {
     seed: spec.seed,
     executeOnFormatError: rl.executeOnFormatError,

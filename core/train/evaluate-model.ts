@@ -2,7 +2,6 @@
 // eval temperature, summarised (summary.ts). Used by the eval stage (core/eval/evaluate.ts) and by
 // the RL stage's Pass@k tracking, so it lives here, next to playEpisodes, below both.
 import type { StageContext } from '../api/stage.js';
-import { stageSection } from './plan.js';
 import { groupSpecs, playEpisodes, type RolloutResult } from './rollout.js';
 import { rolloutDeps } from './episodes.js';
 import type { ModelRuntime } from './runtime.js';
@@ -20,7 +19,7 @@ export async function evaluateModel(
   runtime: ModelRuntime,
   opts: EvaluateOptions,
 ): Promise<{ summary: EvalSummary; results: RolloutResult[] }> {
-  const limits = { ...stageSection(ctx.config, 'rollout'), temperature: opts.temperature };
+  const limits = { ...ctx.config.stages.rollout, temperature: opts.temperature };
   const specs = groupSpecs(`${opts.stage}-eval-${String(opts.step).padStart(6, '0')}`, ctx.config.seeds.evalStart, 0, opts.puzzles, opts.samples);
   const episodeStage = opts.stage === 'eval' ? 'eval' : `${opts.stage}-eval`;
   const deps = rolloutDeps(

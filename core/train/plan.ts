@@ -1,8 +1,7 @@
-// Stage plans of the methods and strict parsing of the stage sections of a RunConfig.
-// Pure (no TF.js): hosts import it to plan and validate runs.
+// Stage plans of the methods. Pure (no TF.js): hosts import it to plan and validate runs.
+// The stage sections are typed in the run config itself (core/api/run-config.ts StagesSchema): a
+// parsed RunConfig holds every section with its defaults, so a stage reads `config.stages.rl`.
 import type { Method, RunConfig } from '../api/run-config.js';
-import { StageSectionSchemas, type StageSectionName } from '../api/run-config.js';
-import type { z } from 'zod';
 import { loraConfigProblems } from '../model/lora-config.js';
 
 /** Stages after the optional bootstrap, per method. */
@@ -20,18 +19,6 @@ export function methodPlan(config: RunConfig): string[] {
   const stages = [...METHOD_STAGES[config.method]];
   if (config.model.source === 'preset') stages.unshift('bootstrap');
   return stages;
-}
-
-/** Parse one stage section strictly; errors name the section and key and say what was expected. */
-export function stageSection<N extends StageSectionName>(config: RunConfig, name: N): z.infer<(typeof StageSectionSchemas)[N]> {
-  const schema = StageSectionSchemas[name];
-  const raw = config.stages[name] ?? {};
-  const result = schema.safeParse(raw);
-  if (!result.success) {
-    const issues = result.error.issues.map((i) => `stages.${name}.${i.path.join('.') || '(section)'}: ${i.message}`).join('; ');
-    throw new Error(`invalid run config: ${issues}. Fix the key in the run config (see docs/methods.md for every field).`);
-  }
-  return result.data as z.infer<(typeof StageSectionSchemas)[N]>;
 }
 
 /** Problems of the run's model.lora (empty when unset or usable); the messages name the valid target modules. */

@@ -8,12 +8,11 @@
 //   paper  the reference settings (arXiv 2510.15047, 4 GPUs, a 1.5B model): set model.path to a
 //          local Qwen2.5 folder (model.source = 'hf-folder') to run them as published
 // The stage plan of a method lives in planStages (core/train/plan.ts).
-import { DEFAULT_ENV_ID, type Method, type RunConfigInput } from '../api/run-config.js';
-import type { Size } from '../api/contract.js';
+import { DEFAULT_ENV_ID, PRESET_SIZES, type Method, type PresetSize, type RunConfigInput } from '../api/run-config.js';
 
-/** The sizes a method preset defines ('custom' is a config that came from no preset). */
-export type PresetSize = Exclude<Size, 'custom' | 'gpu-24g' | 'gpu-80g'>;   // the GPU sizes are the paper size's (core/engine/presets.ts)
-export const SIZES: PresetSize[] = ['smoke', 'quick', 'standard', 'paper'];
+/** The sizes a method preset defines (RUN_SIZES rows with preset: true, core/api/run-config.ts; the GPU sizes are the paper size's). */
+export type { PresetSize };
+export const SIZES: readonly PresetSize[] = PRESET_SIZES;
 
 /** A method preset: one row of the table below, registered for every size by core/engine/presets.ts. */
 export interface MethodPreset {
@@ -270,9 +269,13 @@ export const SIZE_SETTINGS: Record<PresetSize, RunConfigInput> = {
       rollout: { maxNewTokens: 400, maxContextTokens: 2048, batchSize: 256, temperature: 1 },
       bootstrap: { games: 2000, steps: 2000, batchSize: 16, templates: ['vanilla', 'spa'] },
       selfplay: { games: 1280 },
-      sft: { epochs: 5, lr: 1e-4, batchSize: 16, warmupFraction: 0.1, weightDecay: 0.01, gradClip: 1, maxLength: 2048 },
-      // one update per step over the filtered batch (ppo_mini_batch_size = the batch), AdamW (0.9, 0.999), separate critic at 1e-5
+      // lossAggregation: each row weighs the same, as SPA's SFT trainer (micro-batch 1, sft/spa_sft_trainer.py:470-473)
+      sft: { epochs: 5, lr: 1e-4, batchSize: 16, warmupFraction: 0.1, weightDecay: 0.01, gradClip: 1, maxLength: 2048, lossAggregation: 'seq-mean-token-mean' },
+      // one update per step over the filtered batch (ppo_mini_batch_size = the batch), AdamW (0.9, 0.999), separate critic at 1e-5;
+      // each episode weighs the same in the policy and value losses, as RAGEN with micro-batch 1 (SPA config/base.yaml:12,
+      // RAGEN dp_actor.py:356-360, dp_critic.py:253-255); the release's env-token mask (responseMask 'after-system') is refused
       rl: {
+        lossAggregation: 'seq-mean-token-mean',
         steps: 1000,
         groups: 32,
         groupSize: 8,

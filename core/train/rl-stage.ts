@@ -13,7 +13,6 @@ import type { RlSection } from '../api/run-config.js';
 import type { TurnRecord } from '../api/records.js';
 import { evaluateModel } from './evaluate-model.js';
 import { summaryMetrics } from './summary.js';
-import { stageSection } from './plan.js';
 import { groupSpecs, playEpisodes, rolloutMetrics, type RolloutResult } from './rollout.js';
 import { rolloutDeps } from './episodes.js';
 import { filterGroupsBySpread } from './groups.js';
@@ -111,7 +110,7 @@ export function sharedTrunkValueView(policy: ModelRuntime, betas: readonly [numb
 export async function disposeValueView(view: RuntimeTrainer | null): Promise<void> { await view?.dispose(); }
 
 async function trackPassAtK(ctx: StageContext, runtime: ModelRuntime, section: RlSection, step: number): Promise<void> {
-  const evalSection = stageSection(ctx.config, 'eval');
+  const evalSection = ctx.config.stages.eval;
   const { summary } = await evaluateModel(ctx, runtime, {
     puzzles: section.passAtKPuzzles,
     samples: evalSection.samples,
@@ -175,8 +174,8 @@ export const rlStage: StageDefinition = {
   title: 'RL (PPO or GRPO)',
   async run(ctx) {
     const started = Date.now();
-    const section = stageSection(ctx.config, 'rl');
-    const limits = stageSection(ctx.config, 'rollout');
+    const section = ctx.config.stages.rl;
+    const limits = ctx.config.stages.rollout;
     const algorithm = rlAlgorithm(section.algorithm);
     const ppo = algorithm.needsCritic;
     const { state, policy, from, critic, reference, valueView, lossParams } = await loadRlModels(ctx, section, ppo);

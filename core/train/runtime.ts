@@ -20,6 +20,7 @@ import { probeTorch, type TorchProbe } from '../model/torch/worker-client.js';
 import type { RunConfig } from '../api/run-config.js';
 import './rl-algorithms.js';   // registers every RL loss (the table's rows), as the worker threads do
 import { autoWasmWorkers } from './compute-probe.js';
+import { recordCompute } from './compute-record.js';
 import { autoBackendProblem } from './auto-backend.js';
 import { setMemorySettings, memorySettings } from '../model/memory.js';
 import { pruneCheckpoints } from '../model/checkpoint.js';
@@ -111,6 +112,9 @@ export async function chooseCompute(
   chosen = { backend, requested, source, torch, tfjs, workers, summary };
   chosenKey = key;
   opts.log?.(summary);
+  // the run's provenance (run.json): what computes the model, on which device
+  recordCompute({ backend, device: backend === 'torch' ? (torch!.cuda ? `CUDA ${torch!.device}` : torch!.mps ? 'Apple MPS' : 'CPU')
+    : backend === 'tensorflow-gpu' ? 'GPU (libtensorflow CUDA)' : backend === 'wasm' ? `CPU (${workers + 1} thread${workers ? 's' : ''})` : 'CPU' });
   return chosen;
 }
 

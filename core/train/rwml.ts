@@ -20,7 +20,6 @@ import type { Board } from '../api/records.js';
 import type { ChatMessage } from '../model/chat.js';
 import { parseStateText, scoreWorldModel } from '../prompts/world-model.js';
 import type { PromptTemplate } from '../prompts/template.js';
-import { stageSection } from './plan.js';
 import { rolloutDeps, runTemplate, sessionFactory } from './episodes.js';
 import { groupSpecs, playEpisodes, type RolloutResult } from './rollout.js';
 import { buildGrpoRows } from './grpo.js';
@@ -114,8 +113,8 @@ export const rwmlStage: StageDefinition = {
   title: 'RWML: GRPO on next-state prediction',
   async run(ctx) {
     const started = Date.now();
-    const section = stageSection(ctx.config, 'rwml');
-    const limits = stageSection(ctx.config, 'rollout');
+    const section = ctx.config.stages.rwml;
+    const limits = ctx.config.stages.rollout;
     const template = runTemplate(ctx.config, ctx.runDir);
     const embed = section.similarity === 'embedding' ? await loadEmbedder(section) : null;
     const state = ctx.loadState() as { nextStep?: number; checkpoint?: string } | null;

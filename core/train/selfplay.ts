@@ -10,7 +10,6 @@ import type { StageContext, StageDefinition } from '../api/stage.js';
 import type { RolloutSection } from '../api/run-config.js';
 import type { ModelRuntime } from '../model/runtime.js';
 import { readJsonl } from '../storage/jsonl.js';
-import { stageSection } from './plan.js';
 import { playEpisodes, groupSpecs, rolloutMetrics, type RolloutResult } from './rollout.js';
 import { rolloutDeps, runTemplate, sessionFactory } from './episodes.js';
 import { buildSftRows } from './selfplay-data.js';
@@ -22,8 +21,8 @@ export const selfplayStage: StageDefinition = {
   title: 'Self-play data with ground-truth replacement',
   async run(ctx) {
     const started = Date.now();
-    const section = stageSection(ctx.config, 'selfplay');
-    const limits = stageSection(ctx.config, 'rollout');
+    const section = ctx.config.stages.selfplay;
+    const limits = ctx.config.stages.rollout;
     const { runtime, from } = await loadStartingModel(ctx, { valueHead: false });
     ctx.log(
       'info',

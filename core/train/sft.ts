@@ -11,7 +11,6 @@ import type { StageDefinition } from '../api/stage.js';
 import { formatChat, type ChatMessage } from '../model/chat.js';
 import { learningRate } from '../model/optim.js';
 import { maskedNll, statePerplexity } from './perplexity.js';
-import { stageSection } from './plan.js';
 import { sftLossMask } from './sft-mask.js';
 import { createRng, shuffleInPlace } from '../util/rng.js';
 import { elapsedSeconds, loadStartingModel, mean, meanStats, writeCheckpoint, resumeModel } from './stage-utils.js';
@@ -78,7 +77,7 @@ export const sftStage: StageDefinition = {
   title: 'SFT on the corrected self-play turns',
   async run(ctx) {
     const started = Date.now();
-    const section = stageSection(ctx.config, 'sft');
+    const section = ctx.config.stages.sft;
     const trainRows = ctx.readJsonl<Row>(sftFile('train'));
     const valRows = ctx.readJsonl<Row>(sftFile('val'));
     // epoch: epochs completed; batch: batches of the next epoch already trained (a stop mid-epoch saves them)
@@ -115,7 +114,7 @@ export const sftStage: StageDefinition = {
     const totalSteps = stepsPerEpoch * section.epochs;
     const warmupSteps = Math.round(totalSteps * section.warmupFraction);
     let step = state?.step ?? 0;
-    const limits = stageSection(ctx.config, 'rollout');
+    const limits = ctx.config.stages.rollout;
     const sampleRow = [...valRows, ...trainRows].find((r) => r.messages.length > 1 && r.messages[r.messages.length - 1]!.role === 'assistant') ?? null;
     const every = sampleEvery(totalSteps);
     let checkpoint = from;

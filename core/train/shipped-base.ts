@@ -16,7 +16,6 @@ import { fileURLToPath } from 'node:url';
 import type { RunConfig } from '../api/run-config.js';
 import { loadCheckpoint, readManifest, saveCheckpoint, verifyCheckpoint, type CheckpointManifest } from '../model/checkpoint.js';
 import { templateHash, type PromptTemplate } from '../prompts/template.js';
-import { stageSection } from './plan.js';
 
 export const SHIPPED_BASE_FORMAT = 'spa-workbench-shipped-base';
 
@@ -54,8 +53,8 @@ const NOT_IN_DESCRIPTOR = new Set(['cache', 'saveEvery', 'gateTurns', 'gateObser
 
 /** The descriptor of the base a run's bootstrap would train (templates = the resolved bootstrap templates). */
 export function baseDescriptor(config: RunConfig, templates: PromptTemplate[]): BaseDescriptor {
-  const section = stageSection(config, 'bootstrap') as unknown as Record<string, unknown>;
-  const limits = stageSection(config, 'rollout');
+  const section = config.stages.bootstrap as unknown as Record<string, unknown>;
+  const limits = config.stages.rollout;
   // LoRA does not change the base (the bootstrap trains it in full), nor do the memory settings (how the steps are computed)
   const { criticMode: _critic, lora: _lora, memory: _memory, ...model } = config.model;
   return {
@@ -193,7 +192,7 @@ export interface ShipOptions {
 
 /** Writes a shipped base: the checkpoint's weights as F16 (no optimizer state) and the shipped-base record. */
 export async function shipBase(o: ShipOptions): Promise<ShippedBaseRecord> {
-  const section = stageSection(o.config, 'bootstrap');
+  const section = o.config.stages.bootstrap;
   const match = baseDescriptor(o.config, o.templates);
   const hasWorldModel = o.templates.some((t) => t.responseFormat === 'world-model');
   // the largest copy-drill share of any phase: the drill seeds run down from below the games' seeds

@@ -17,7 +17,6 @@ import type { PromptTemplate } from '../prompts/template.js';
 import { parseStateText, scoreWorldModel } from '../prompts/world-model.js';
 import { breathe } from './breathe.js';
 import { modelPolicy, runTemplate, sessionFactory } from './episodes.js';
-import { stageSection } from './plan.js';
 import { loadRuntime, type ModelRuntime } from './runtime.js';
 import { structuralProblem } from './selfplay-data.js';
 
@@ -115,7 +114,7 @@ function withoutSlips(config: RunConfig): RunConfig | null {
 export async function worldModelCheck(
   config: RunConfig, runtime: ModelRuntime, templates: Array<string | PromptTemplate>, turns: number, seedStart: number, signal?: AbortSignal,
 ): Promise<WorldModelCheck | null> {
-  const limits = stageSection(config, 'rollout');
+  const limits = config.stages.rollout;
   const wm = templates.map((t) => (typeof t === 'string' ? builtinTemplate(t) : t)).filter((t) => t.responseFormat === 'world-model');
   if (wm.length === 0 || turns === 0) return null;
   const rng = new Rng(config.seeds.base + 29);
@@ -193,7 +192,7 @@ export async function worldModelCheck(
  * from bootstrap, self-play, RL and eval) in each world-model template at the rollout temperature.
  */
 export async function bootstrapGate(config: RunConfig, runtime: ModelRuntime, templates: Array<string | PromptTemplate>): Promise<BootstrapGate | null> {
-  const section = stageSection(config, 'bootstrap');
+  const section = config.stages.bootstrap;
   const c = await worldModelCheck(config, runtime, templates, section.gateTurns, 2_900_000);
   if (!c) return null;
   const g: BootstrapGate = {

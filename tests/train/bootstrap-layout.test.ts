@@ -12,7 +12,6 @@ import { RunConfigSchema, type RunConfig } from '../../core/api/run-config.js';
 import { mergeConfig, presetConfig } from '../../core/train/presets.js';
 import { createRuntime } from '../../core/train/runtime.js';
 import { bootstrapRows } from '../../core/train/bootstrap.js';
-import { stageSection } from '../../core/train/plan.js';
 import { structuralProblem } from '../../core/train/selfplay-data.js';
 import { playEpisodes, groupSpecs } from '../../core/train/rollout.js';
 import { rolloutDeps } from '../../core/train/episodes.js';
@@ -32,8 +31,8 @@ describe('bootstrap rows match the rollout layout (quick size)', () => {
   for (const env of ['sokoban', 'frozenlake', 'sudoku']) {
     it(`${env}: each turn's rollout prompt + reply + end-of-turn is exactly a slice of the row; replies fit maxNewTokens`, async () => {
       const config = quickConfig(env, 120);
-      const limits = stageSection(config, 'rollout');
-      const section = stageSection(config, 'bootstrap');
+      const limits = config.stages.rollout;
+      const section = config.stages.bootstrap;
       const runtime = await createRuntime(config, { seed: 0, valueHead: false });
       const tok = runtime.tokenizer;
       const imEnd = tok.tokenToId('<|im_end|>')!;
@@ -81,7 +80,7 @@ describe('bootstrap rows match the rollout layout (quick size)', () => {
   it('the bootstrap observation is the true state; the prediction is a counterfactual, not the effect of the answer (audit B2)', async () => {
     for (const env of ['sokoban', 'frozenlake', 'sudoku']) {
       const config = quickConfig(env, 60);
-      const section = stageSection(config, 'bootstrap');
+      const section = config.stages.bootstrap;
       expect(section.observation).toBe('true');
       const runtime = await createRuntime(config, { seed: 0, valueHead: false });
       const data = bootstrapRows(config, runtime.tokenizer, runtime.maxContext, [...new Set([...section.templates, config.template.preset])]);
@@ -123,7 +122,7 @@ describe('bootstrap rows match the rollout layout (quick size)', () => {
 
   it('observation "decoy" keeps the old anti-grounded data (states of unrelated puzzles from the pool)', async () => {
     const config = RunConfigSchema.parse(mergeConfig(presetConfig('spa', 'quick', { env: { id: 'sokoban' } }) as Record<string, unknown>, { stages: { bootstrap: { games: 30, observation: 'decoy', decoyPool: 4 } } }));
-    const section = stageSection(config, 'bootstrap');
+    const section = config.stages.bootstrap;
     const runtime = await createRuntime(config, { seed: 0, valueHead: false });
     const data = bootstrapRows(config, runtime.tokenizer, runtime.maxContext, [...new Set([...section.templates, config.template.preset])]);
     expect(data.drills).toBe(0);
@@ -138,9 +137,9 @@ describe('bootstrap rows match the rollout layout (quick size)', () => {
 
   it('a rollout that writes the bootstrap replies reproduces the bootstrap row token for token', async () => {
     const config = quickConfig('sokoban', 2);
-    const limits = stageSection(config, 'rollout');
+    const limits = config.stages.rollout;
     const runtime = await createRuntime(config, { seed: 0, valueHead: false });
-    const section = stageSection(config, 'bootstrap');
+    const section = config.stages.bootstrap;
     const data = bootstrapRows(config, runtime.tokenizer, runtime.maxContext, [...new Set([...section.templates, config.template.preset])]);
     const chat = data.chats[1]!; // tiny-spa: world-model format
     const replies = chat.filter((m) => m.role === 'assistant').map((m) => m.content);

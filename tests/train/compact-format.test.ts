@@ -9,7 +9,6 @@ import { builtinTemplate } from '../../core/prompts/resolve-template.js';
 import { EpisodeSession, randomWellFormedResponse } from '../../core/prompts/session.js';
 import { nothingMovesResponse } from '../../core/train/bootstrap-copy.js';
 import { groundedBootstrapResponse } from '../../core/train/episodes.js';
-import { stageSection } from '../../core/train/plan.js';
 import { presetConfig } from '../../core/train/presets.js';
 import { alignPlan, buildSftRows, structuralProblem } from '../../core/train/selfplay-data.js';
 import { Rng } from '../../core/util/rng.js';
@@ -101,13 +100,13 @@ describe('the compact format', () => {
     for (const size of ['quick', 'standard'] as const) {
       const spa = RunConfigSchema.parse(presetConfig('spa', size, { env: { id: 'frozenlake' } }));
       expect(spa.template.preset).toBe('tiny-compact');
-      expect(stageSection(spa, 'rollout')).toMatchObject({ maxTurns: 10, maxActionsPerTurn: 1 });
-      expect(stageSection(spa, 'selfplay').alignPlan).toBe(true);
-      expect(stageSection(spa, 'bootstrap')).toMatchObject({ prediction: 'copy', templates: ['tiny-compact-plain', 'tiny-compact'] });
+      expect(spa.stages.rollout).toMatchObject({ maxTurns: 10, maxActionsPerTurn: 1 });
+      expect(spa.stages.selfplay.alignPlan).toBe(true);
+      expect(spa.stages.bootstrap).toMatchObject({ prediction: 'copy', templates: ['tiny-compact-plain', 'tiny-compact'] });
       expect(RunConfigSchema.parse(presetConfig('vanilla-rl', size)).template.preset).toBe('tiny-compact-plain');
     }
     const paper = RunConfigSchema.parse(presetConfig('spa', 'paper'));
     expect(paper.template.preset).toBe('spa');
-    expect(stageSection(paper, 'selfplay').alignPlan).toBe(false);
+    expect(paper.stages.selfplay.alignPlan).toBe(false);
   });
 });

@@ -8,7 +8,6 @@ import { join } from 'node:path';
 import { DatasetStatsSchema } from '../../core/api/contract.js';
 import { readJsonl, runPreset, tempProject } from './helpers.js';
 import { runTemplate, sessionFactory } from '../../core/train/episodes.js';
-import { stageSection } from '../../core/train/plan.js';
 import { DRILL_SEED_OFFSET } from '../../core/train/selfplay.js';
 import { RunConfigSchema } from '../../core/api/run-config.js';
 
@@ -38,7 +37,7 @@ describe('self-play drills', () => {
     expect(rows.length - drills.length).toBeGreaterThan(0);        // the policy's games are still there
     const start = config.seeds.selfplayStart + DRILL_SEED_OFFSET;
     expect(new Set(drills.map((r) => r.seed))).toEqual(new Set(Array.from({ length: 40 }, (_, i) => start + i)));
-    const make = sessionFactory(config, runTemplate(config, runDir), stageSection(config, 'rollout'));
+    const make = sessionFactory(config, runTemplate(config, runDir), config.stages.rollout);
     let changed = 0;
     for (const row of drills) {
       const reply = row.messages[row.messages.length - 1]!.content;
@@ -60,7 +59,7 @@ describe('self-play drills', () => {
 
   it('is off by default and refuses a negative count', () => {
     const base = RunConfigSchema.parse({});
-    expect(stageSection(base, 'selfplay').drills).toBe(0);
-    expect(() => stageSection(RunConfigSchema.parse({ stages: { selfplay: { drills: -1 } } }), 'selfplay')).toThrow(/stages\.selfplay\.drills/);
+    expect(base.stages.selfplay.drills).toBe(0);
+    expect(() => RunConfigSchema.parse({ stages: { selfplay: { drills: -1 } } })).toThrow(/drills/);
   });
 });

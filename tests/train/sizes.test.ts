@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RunConfigSchema } from '../../core/api/run-config.js';
 import { PRESET_DEFINITIONS, presetConfig, SIZES } from '../../core/train/presets.js';
-import { stageSection } from '../../core/train/plan.js';
 import { bootstrapTemplates } from '../../core/train/bootstrap.js';
 import { builtinTemplate } from '../../core/prompts/resolve-template.js';
 import { baseDescriptor, descriptorKey } from '../../core/train/shipped-base.js';
@@ -41,25 +40,25 @@ describe('sizes', () => {
   });
   it('standard evaluates as the design says and trains more than quick', () => {
     const q = resolved('spa', 'quick'), s = resolved('spa', 'standard');
-    const evalS = stageSection(s, 'eval');
+    const evalS = s.stages.eval;
     expect([evalS.puzzles, evalS.samples, evalS.k]).toEqual([128, 8, [1, 8]]);
-    expect(stageSection(s, 'rollout')).toMatchObject({ maxTurns: 10, maxActionsPerTurn: 1 }); // study v2's protocol (its chance/oracle rows)
-    expect(stageSection(s, 'selfplay').games).toBeGreaterThan(stageSection(q, 'selfplay').games);
-    expect(stageSection(s, 'rl').steps * stageSection(s, 'rl').groups * stageSection(s, 'rl').groupSize)
-      .toBeGreaterThan(stageSection(q, 'rl').steps * stageSection(q, 'rl').groups * stageSection(q, 'rl').groupSize);
+    expect(s.stages.rollout).toMatchObject({ maxTurns: 10, maxActionsPerTurn: 1 }); // study v2's protocol (its chance/oracle rows)
+    expect(s.stages.selfplay.games).toBeGreaterThan(q.stages.selfplay.games);
+    expect(s.stages.rl.steps * s.stages.rl.groups * s.stages.rl.groupSize)
+      .toBeGreaterThan(q.stages.rl.steps * q.stages.rl.groups * q.stages.rl.groupSize);
   });
 });
 
 describe('spa-drills (SPA + one-action drills)', () => {
   it('sets its drills per size, and is not offered at the paper size', () => {
     const quick = RunConfigSchema.parse(presetConfig('spa-drills', 'quick', { env: { id: 'frozenlake' } }));
-    expect(stageSection(quick, 'selfplay')).toMatchObject({ drills: 24000, alignPlan: true });
-    expect(stageSection(quick, 'sft')).toMatchObject({ epochs: 1, batchSize: 32 });
+    expect(quick.stages.selfplay).toMatchObject({ drills: 24000, alignPlan: true });
+    expect(quick.stages.sft).toMatchObject({ epochs: 1, batchSize: 32 });
     expect(quick.template.preset).toBe('tiny-compact');          // the size's template, so the shipped base serves it
     expect(key('spa-drills', 'quick')).toBe(key('spa', 'quick'));
-    expect(stageSection(RunConfigSchema.parse(presetConfig('spa-drills', 'smoke')), 'selfplay').drills).toBe(8);
-    expect(stageSection(resolved('spa', 'quick'), 'selfplay').drills).toBe(8000);   // the compact quick SPA has 8,000 (issue 23)
-    expect(stageSection(RunConfigSchema.parse(presetConfig('spa', 'paper')), 'selfplay').drills).toBe(0);   // the paper's SPA has none
+    expect(RunConfigSchema.parse(presetConfig('spa-drills', 'smoke')).stages.selfplay.drills).toBe(8);
+    expect(resolved('spa', 'quick').stages.selfplay.drills).toBe(8000);   // the compact quick SPA has 8,000 (issue 23)
+    expect(RunConfigSchema.parse(presetConfig('spa', 'paper')).stages.selfplay.drills).toBe(0);   // the paper's SPA has none
     expect(() => presetConfig('spa-drills', 'paper')).toThrow(/no size "paper"; it is offered at quick, smoke, standard/);
     expect(getPreset('spa-drills')!.sizes).not.toContain('paper');
   });

@@ -7,7 +7,6 @@ import { RunConfigSchema } from '../../core/api/run-config.js';
 import { mergeConfig, presetConfig } from '../../core/train/presets.js';
 import { versusBaseLines, worldModelCheck } from '../../core/train/world-model-check.js';
 import { runTemplate, sessionFactory } from '../../core/train/episodes.js';
-import { stageSection } from '../../core/train/plan.js';
 import type { ModelRuntime } from '../../core/train/runtime.js';
 
 const config = RunConfigSchema.parse(mergeConfig(presetConfig('spa', 'smoke', {}) as Record<string, unknown>,
@@ -28,7 +27,7 @@ function fakeRuntime(predict: (observation: string, action: string) => string): 
 
 describe('world-model check: prediction given the action', () => {
   it('scores an oracle 1 and a copier 0 on the turns the action changes', async () => {
-    const limits = stageSection(config, 'rollout');
+    const limits = config.stages.rollout;
     const sessions = new Map<string, ReturnType<ReturnType<typeof sessionFactory>>>();
     for (let i = 0; i < 12; i++) {
       const s = sessionFactory(config, template, limits)({ seed: 3_000_000 + i, group: i, sample: 0, id: `s${i}` });

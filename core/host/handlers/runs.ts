@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { RunConfigSchema, type RunConfig } from '../../api/run-config.js';
+import { RUN_SPEC_VERSION, RunConfigSchema, type RunConfig } from '../../api/run-config.js';
 import { conflict, describeValue, WorkbenchError } from '../../api/errors.js';
 import { writeJsonAtomicSync } from '../../storage/atomic.js';
 import { appendJsonl } from '../../storage/jsonl.js';
@@ -75,7 +75,7 @@ export function runHandlers(ctx: HostContext) {
           durationMs: 0, attempts: 0,
           stages: stages.map((name) => ({ name, title: stageTitle(name), status: 'pending', startedAt: null, finishedAt: null, reason: null, done: 0,
             total: 0 })),
-          progress: null, latest: {}, params: configParams(config), config, versions: versions(),
+          progress: null, latest: {}, params: configParams(config), config, schemaVersion: RUN_SPEC_VERSION, versions: versions(),
         };
         writeRunRecord(dir, record);
       } catch (err) {

@@ -1,0 +1,66 @@
+// Issue 36 (one run spec): every registered preset at every size it offers, and configs that name no preset, resolve to the
+// same effective values as before the stage sections were typed in the run config. The golden file was written by the code
+// before the change (tests/engine/golden/make-run-spec-golden.ts at commit e9c521a): for each case, the top-level config,
+// every stage section as its stage read it (the section parsed with its defaults), the other sections (plan, diagnostics),
+// the stage plan and the paths of resolve issues. Now a stage reads config.stages.<name> directly, so the comparison is
+// between that and the golden's parsed section.
+import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { listPresets } from '../../core/engine/presets.js';
+import { resolveRunConfig, type ResolveRequest } from '../../core/engine/config.js';
+import { StageSectionSchemas } from '../../core/api/run-config.js';
+
+interface GoldenCase { top: Record<string, unknown>; sections: Record<string, unknown>; other: Record<string, unknown>; plan: string[]; issuePaths: string[] }
+const golden = JSON.parse(readFileSync(new URL('./golden/run-spec-golden.json', import.meta.url), 'utf8')) as Record<string, GoldenCase>;
+
+/**
+ * Intended differences from the golden, each with its reason: [cases (by key), dotted path, the value now]. A field added to a
+ * section after the golden appears in every case with its default (the behaviour before it existed), unless a preset sets it.
+ */
+const PAPER_RECIPE = /^[a-z0-9-]+ (paper|gpu-24g|gpu-80g)$/;   // the paper size and the GPU sizes built from it
+const INTENDED: Array<{ cases: RegExp; path: string; now: unknown; why: string }> = [
+  { cases: /./, path: 'sections.sft.lossAggregation', now: 'token-mean', why: 'new field (h2-loss): the mean over target tokens, as SFT did' },
+  { cases: PAPER_RECIPE, path: 'sections.sft.lossAggregation', now: 'seq-mean-token-mean', why: "h2-loss: the paper recipe weighs rows as SPA's SFT trainer" },
+  { cases: /./, path: 'sections.rl.lossAggregation', now: 'token-mean', why: 'new field (h2-loss): the mean over model tokens, as RL did' },
+  { cases: PAPER_RECIPE, path: 'sections.rl.lossAggregation', now: 'seq-mean-token-mean', why: 'h2-loss: the paper recipe weighs episodes as RAGEN (micro-batch 1)' },
+  { cases: /./, path: 'sections.rl.responseMask', now: 'reply', why: "new field (h2-loss): the loss covers the model's reply tokens, as before" },
+];
+
+function requestOf(key: string): ResolveRequest {
+  const m = /^config (.*)$/.exec(key);
+  if (m) return { config: m[1] === '{}' ? {} : { method: /method: ([a-z-]+)/.exec(m[1]!)![1] } };
+  const [preset, size] = key.split(' ');
+  return { preset, size: size as ResolveRequest['size'] };
+}
+
+function setPath(obj: Record<string, unknown>, dotted: string, value: unknown): void {
+  const parts = dotted.split('.');
+  let cur = obj;
+  for (const p of parts.slice(0, -1)) cur = cur[p] as Record<string, unknown>;
+  cur[parts[parts.length - 1]!] = value;
+}
+
+describe('run spec golden: every preset x size resolves to the same effective values', () => {
+  it('covers every registered preset at every size it offers', () => {
+    const now = listPresets().flatMap((p) => p.sizes.map((s) => `${p.id} ${s}`)).sort();
+    const before = Object.keys(golden).filter((k) => !k.startsWith('config ')).sort();
+    expect(now).toEqual(before);
+    expect(before.length).toBeGreaterThan(60);
+  });
+
+  for (const [key, want] of Object.entries(golden)) {
+    it(key, () => {
+      const r = resolveRunConfig(requestOf(key));
+      expect(r.config, JSON.stringify(r.issues)).not.toBeNull();
+      const { stages, ...top } = r.config!;
+      const sections: Record<string, unknown> = {}, other: Record<string, unknown> = {};
+      for (const [name, value] of Object.entries(stages)) (name in StageSectionSchemas ? sections : other)[name] = value;
+      const expected = structuredClone(want);
+      for (const d of INTENDED) if (d.cases.test(key)) setPath(expected as unknown as Record<string, unknown>, d.path, d.now);
+      // JSON round trip: undefined-valued optional keys are absent on both sides
+      expect(JSON.parse(JSON.stringify({ top, sections, other }))).toEqual({ top: expected.top, sections: expected.sections, other: expected.other });
+      expect(r.stages).toEqual(expected.plan);
+      expect(r.issues.map((i) => i.path)).toEqual(expected.issuePaths);
+    });
+  }
+});
