@@ -343,7 +343,7 @@ function formatWithTemplate(messages: readonly ChatMessage[], tokenizer: Tokeniz
     if (at < 0 || skeleton.indexOf(placeholder(i), at + 1) >= 0) {
       throw new ChatFormatError(
         `the model folder's chat template does not write message ${i}'s content (${messages[i].role}) exactly once, in order; ` +
-          'its token spans cannot be found (use a template that writes every message, or pass style "qwen")',
+          'its token spans cannot be found (use a template that writes every message, or set model.chat.layout to "chatml")',
       );
     }
     markup.push(skeleton.slice(from, at));
@@ -358,7 +358,7 @@ function formatWithTemplate(messages: readonly ChatMessage[], tokenizer: Tokeniz
     if (assemble(contents) !== real) {
       throw new ChatFormatError(
         "the model folder's chat template changes message contents in a way other than trimming whitespace (e.g. it strips " +
-          'earlier <think> reasoning); the workbench cannot map its token spans (pass style "qwen" to use ChatML)',
+          'earlier <think> reasoning); the workbench cannot map its token spans (set the run\'s model.chat.layout to "chatml" to use ChatML)',
       );
     }
   }
