@@ -7,6 +7,7 @@ import { sokobanDefinition } from './sokoban.js';
 import { frozenLakeDefinition } from './frozen-lake.js';
 import { sudokuDefinition } from './sudoku.js';
 import { keyDoorDefinition } from './key-door.js';
+import { findPythonEnv, listPythonEnvs } from './python-env.js';
 
 const DEFINITIONS: EnvDefinition[] = [sokobanDefinition, frozenLakeDefinition, sudokuDefinition, keyDoorDefinition];
 const ALIASES: Record<string, string> = {
@@ -20,15 +21,16 @@ const ALIASES: Record<string, string> = {
   key_door: 'keydoor',
 };
 
-/** Ids of the registered envs. */
+/** Ids of the registered envs: the TypeScript ones, then the Python ones (python-env.ts: built-in and SPA_ENV_PATH). */
 export function listEnvs(): string[] {
-  return DEFINITIONS.map((d) => d.id);
+  const ids = DEFINITIONS.map((d) => d.id);
+  return [...ids, ...listPythonEnvs().map((e) => e.id).filter((id) => !ids.includes(id))];
 }
 
 /** The registered definition of an env id (aliases such as "frozen_lake" accepted). Throws EnvError for unknown ids. */
 export function getEnvDefinition(id: string): EnvDefinition {
   const key = typeof id === 'string' ? (ALIASES[id] ?? id.toLowerCase()) : '';
-  const def = DEFINITIONS.find((d) => d.id === key);
+  const def = DEFINITIONS.find((d) => d.id === key) ?? (typeof id === 'string' ? findPythonEnv(ALIASES[id] ?? id) : null);
   if (!def) {
     throw new EnvError('unknown env', {
       where: 'env registry',
@@ -88,3 +90,4 @@ export { KeyDoorEnv } from './key-door.js';
 export { parseXsb, levelToXsb, splitXsbCollection, parseSokobanGrid, type SokobanLevel } from './sokoban-level.js';
 export { solveSokoban } from './sokoban-solver.js';
 export { checkEnv, type CheckReport } from './checker.js';
+export { PythonEnv, PythonEnvError, listPythonEnvs, normalizeStateText, textBoard, resetPythonEnvs, type PythonEnvEntry } from './python-env.js';
