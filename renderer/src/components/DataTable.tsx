@@ -158,7 +158,9 @@ export function DataTable<T>(props: DataTableProps<T>) {
         </div>
       </div>
       <div className="dt-scroll" ref={scrollRef} style={{ height: props.height ?? 480 }}>
-        <table className="dt-table" role="grid" aria-rowcount={rows.length}>
+        {/* the columns' sizes are their widths (fixed layout; a long value ellipsises, its cell's tooltip has it): the table
+            never grows past them, so the default columns fit 1280 px */}
+        <table className="dt-table" role="grid" aria-rowcount={rows.length} style={{ width: table.getVisibleLeafColumns().reduce((a, c) => a + c.getSize(), selectable ? 36 : 0) }}>
           <thead>
             {table.getHeaderGroups().map((hg) => (
               <tr key={hg.id}>

@@ -81,11 +81,11 @@ export default function RunsView({ client, project, navigate }: RunsViewProps) {
 
   const columns = useMemo(() => [
     col.accessor('name', {
-      header: 'Name', size: 160,
+      header: 'Name', size: 110,
       cell: (c) => <a onClick={() => navigate({ view: 'run', runId: c.row.original.id })} data-testid="run-link" title={c.row.original.id}>{c.getValue()}</a>,
     }),
     col.accessor('status', {
-      header: 'Status', size: 112,
+      header: 'Status', size: 106,
       cell: (c) => {
         const r = c.row.original;
         const pct = r.progress && r.progress.total > 0 && ACTIVE.has(r.status) ? ` ${Math.round((100 * r.progress.done) / r.progress.total)}%` : '';
@@ -100,22 +100,22 @@ export default function RunsView({ client, project, navigate }: RunsViewProps) {
         return <div title={`${r.progress.stage}: ${r.progress.done}/${r.progress.total}`}><span className="faint" style={{ fontSize: 11 }}>{r.progress.stage}</span><ProgressBar done={r.progress.done} total={r.progress.total} status="running" /></div>;
       },
     }),
-    col.accessor('method', { header: 'Method', size: 112 }),
+    col.accessor('method', { header: 'Method', size: 96 }),
     col.accessor('env', { header: 'Env', size: 84 }),
     col.accessor('size', { header: 'Size', size: 70 }),
     col.accessor((r) => r.templateHash?.slice(0, 10) ?? '', { id: 'template', header: 'Template', size: 110, cell: (c) => <span className="mono">{c.getValue() || '–'}</span> }),
-    col.accessor('success', { header: 'Success', size: 78, meta: { numeric: true }, cell: (c) => fmtPct(c.getValue()), sortUndefined: 'last' }),
+    col.accessor('success', { header: 'Success', size: 72, meta: { numeric: true }, cell: (c) => fmtPct(c.getValue()), sortUndefined: 'last' }),
     col.accessor('passAt1', { header: 'Pass@1', size: 70, meta: { numeric: true }, cell: (c) => fmtPct(c.getValue()) }),
-    ...ks.map((k) => col.accessor((r) => r.passAt[k] ?? null, { id: `passAt${k}`, header: `Pass@${k}`, size: 74, meta: { numeric: true }, cell: (c) => fmtPct(c.getValue()), sortUndefined: 'last' })),
+    ...ks.map((k) => col.accessor((r) => r.passAt[k] ?? null, { id: `passAt${k}`, header: `Pass@${k}`, size: 70, meta: { numeric: true }, cell: (c) => fmtPct(c.getValue()), sortUndefined: 'last' })),
     col.accessor('wmExact', {
-      header: nameOf('eval/wmPredictionExact'), size: 96, meta: { numeric: true, wrapHeader: true, headerTitle: metricMeaning('eval/wmPredictionExact') ?? undefined }, sortUndefined: 'last',
+      header: nameOf('eval/wmPredictionExact'), size: 84, meta: { numeric: true, wrapHeader: true, headerTitle: metricMeaning('eval/wmPredictionExact') ?? undefined }, sortUndefined: 'last',
       cell: (c) => {
         const r = c.row.original;
         if (r.evalWmTurns === 0) return <span title="the eval had no well-formed turns to score">n/a</span>;
         return <span title={r.wmExact !== null ? nText(r.evalWmTurns, 'well-formed turns') : undefined}>{fmtPct(r.wmExact)}</span>;
       },
     }),
-    col.accessor((r) => (r.tags ?? []).join(', '), { id: 'tags', header: 'Tags', size: 120, cell: (c) => <span data-testid="run-tags">{c.getValue()}</span> }),
+    col.accessor((r) => (r.tags ?? []).join(', '), { id: 'tags', header: 'Tags', size: 80, cell: (c) => <span data-testid="run-tags">{c.getValue()}</span> }),
     col.accessor((r) => r.notes ?? '', { id: 'notes', header: 'Notes', size: 160, cell: (c) => <span title={c.getValue()}>{c.getValue().split('\n')[0]}</span> }),
     ...paramPaths.map((p) => col.accessor((r) => r.params?.[p] ?? null, { id: `param:${p}`, header: p.replace(/^stages\./, ''), size: 96, cell: (c) => <span className="mono" title={p}>{c.getValue() === null ? '·' : String(c.getValue())}</span> })),
     col.accessor('createdAt', { header: 'Created', size: 100, meta: { filterText: (v: unknown) => fmtDate(v as number) }, cell: (c) => <span title={fmtDate(c.getValue())}>{fmtDateShort(c.getValue())}</span> }),
