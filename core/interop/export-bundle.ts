@@ -10,7 +10,8 @@ import * as path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
-import type { RunConfig } from '../api/run-config.js';
+import { RunConfigSchema, type RlSection, type RunConfig } from '../api/run-config.js';
+import { getEnvDefinition } from '../envs/index.js';
 import { WorkbenchError } from '../api/errors.js';
 import { previewPrompt, TemplateSchema, type PromptTemplate } from '../prompts/index.js';
 import { builtinTemplate } from '../prompts/resolve-template.js';
@@ -136,8 +137,52 @@ function withPaperValues(cfg: Record<string, any>): Record<string, unknown> {
   return cfg;
 }
 
-function sectionOf(config: RunConfig, name: string): Record<string, unknown> { return (config.stages[name] ?? {}) as Record<string, unknown>; }
-const num = (v: unknown, d: number): number => (typeof v === 'number' && Number.isFinite(v) ? v : d);
+/**
+ * The run's resolved spec (RunConfigSchema, core/api/run-config.ts): the values the run used, every default filled in, so the
+ * bundle reads them and keeps no default of its own. A config the schema refuses is an error naming its keys.
+ */
+export function resolvedSpec(config: RunConfig): RunConfig {
+  const parsed = RunConfigSchema.safeParse(config);
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));
+  throw new WorkbenchError('ValidationError', `export: the run's config does not fit the run spec (core/api/run-config.ts): ` +
+    issues.map((i) => `${i.path}: ${i.message}`).join('; '), { where: 'run.json config', issues });
+}
+
+/** The env's options as the run's env resolved them: its own option defaults (EnvDefinition.options) under the run's. */
+function envOptionsOf(config: RunConfig): Record<string, unknown> {
+  const defaults = Object.fromEntries(getEnvDefinition(config.env.id).options.map((o) => [o.name, o.default]));
+  return { ...defaults, ...config.env.options };
+}
+
+/** RAGEN v1 (verl) advantage estimator and std normalisation of each RL algorithm (RL_ALGORITHMS rows; a new row must be added). */
+const RAGEN_ALGORITHM: Record<RlSection['algorithm'], { adv_estimator: 'gae' | 'grpo'; norm_adv_by_std_in_grpo?: boolean }> = {
+  ppo: { adv_estimator: 'gae' },
+  grpo: { adv_estimator: 'grpo', norm_adv_by_std_in_grpo: true },
+  'dr-grpo': { adv_estimator: 'grpo', norm_adv_by_std_in_grpo: false },   // Dr. GRPO: no division by the group's std
+};
+
+/**
+ * RL options of the run that the bundle cannot express on RAGEN v1's keys: each is refused by name (`--values paper` replaces
+ * the RL settings with the release's, so it is not checked there). Returns [option, why] pairs; empty: everything maps.
+ */
+export function inexpressibleRlOptions(rl: RlSection): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  if (!(rl.algorithm in RAGEN_ALGORITHM)) out.push([`rl.algorithm ${JSON.stringify(rl.algorithm)}`, 'no RAGEN advantage estimator is mapped to it']);
+  if (rl.worldModelReward !== 0) out.push([`rl.worldModelReward ${rl.worldModelReward}`, 'RAGEN v1 has no world-model reward (VAGEN\'s per-turn state score)']);
+  if (rl.formatBonus !== 0) out.push([`rl.formatBonus ${rl.formatBonus}`, 'RAGEN v1 has a format penalty (es_manager.format_penalty -0.1), no bonus']);
+  if (rl.executeOnFormatError) out.push(['rl.executeOnFormatError true', 'RAGEN v1 executes nothing from a reply that fails the format check']);
+  if (rl.rewardPlacement !== 'last-token') out.push([`rl.rewardPlacement ${JSON.stringify(rl.rewardPlacement)}`,
+    'RAGEN v1 (gae) puts the episode reward on the last token']);
+  return out;
+}
+
+/** verl's ppo_mini_batch_size for the run's update layout: miniBatchSize, or the kept batch split into updatesPerStep parts. */
+function miniBatchOf(rl: RlSection): number {
+  if (rl.updatesPerStep === 0) return rl.miniBatchSize;
+  const kept = Math.floor(rl.groups * rl.groupSize * rl.keepGroupsFraction + 1e-9);
+  return Math.max(1, Math.ceil(kept / rl.updatesPerStep));
+}
 
 /** The model the bundle trains: the run's own checkpoint when it ran on a real (HF) model, else the named base model. */
 export function modelReference(runDir: string, config: RunConfig, override?: string): ExportResult['model'] {
@@ -175,8 +220,9 @@ export function attentionHeads(modelPath: string): number | null {
 }
 
 /** The Hydra config: `defaults: [base]` and the run's settings on RAGEN's keys. */
-export function hydraConfig(config: RunConfig, template: PromptTemplate, experiment: string, modelPath: string,
+export function hydraConfig(runConfig: RunConfig, template: PromptTemplate, experiment: string, modelPath: string,
   values: BundleValues = 'run'): Record<string, unknown> {
+  const config = resolvedSpec(runConfig);
   const env = RAGEN_ENV[config.env.id];
   if (!env) {
     throw new WorkbenchError('ValidationError',
@@ -185,22 +231,26 @@ export function hydraConfig(config: RunConfig, template: PromptTemplate, experim
       where: 'config.env.id', expected: 'sokoban or frozenlake', received: config.env.id,
     });
   }
-  const rl = sectionOf(config, 'rl');
-  const rollout = sectionOf(config, 'rollout');
-  const evalSection = sectionOf(config, 'eval');
-  const options = config.env.options as Record<string, unknown>;
+  const { rl, rollout, eval: evalSection } = config.stages;
+  const options = envOptionsOf(config);
+  const budget = getEnvDefinition(config.env.id).budget;   // the rollout limits a run leaves unset are its env's
   const preview = previewPrompt(template, config.env.id, options, 0);
   const firstUser = preview.messages.find((m) => m.role === 'user')?.content ?? '';
   const instruction = firstUser.split(/\nTurn 1:/)[0]!.trim();
-  const groups = num(rl.groups, 4);
-  const valGroups = num(evalSection.puzzles, 16);
+  const groups = rl.groups;
+  const valGroups = evalSection.puzzles;
   const envConfig: Record<string, unknown> = config.env.id === 'sokoban'
-    ? { dim_x: num(options.height, 6), dim_y: num(options.width, 6), num_boxes: num(options.numBoxes, 1), max_steps: num(options.maxSteps, 100),
-      search_depth: num(options.searchDepth, 100) }
-    : { size: num(options.size, 4), p: num(options.p, 0.8), is_slippery: options.isSlippery !== false && num(options.successRate, 1 / 3) < 1,
-      success_rate: num(options.successRate, 1 / 3) };
+    ? { dim_x: options.height, dim_y: options.width, num_boxes: options.numBoxes, max_steps: options.maxSteps, search_depth: options.searchDepth }
+    : { size: options.size, p: options.p, is_slippery: options.isSlippery !== false && (options.successRate as number) < 1,
+      success_rate: options.successRate };
   envConfig.state_format = stateFormatFor(template);
-  const maxActionsPerGame = num(rollout.maxActionsPerGame, config.env.id === 'sudoku' ? 50 : 10);
+  const maxActionsPerGame = rollout.maxActionsPerGame ?? budget.maxActionsPerGame;
+  const refused = values === 'paper' ? [] : inexpressibleRlOptions(rl);
+  if (refused.length) {
+    throw new WorkbenchError('ValidationError', `export --to spa-ragen: the run uses ${refused.map(([o, why]) => `${o} (${why})`).join('; ')}; ` +
+      'the bundle would train something else, so it is not written. Export a run without these settings, or use --values paper (the ' +
+      'release\'s RL settings)', { where: 'config.stages.rl', received: refused.map(([o]) => o).join(', ') });
+  }
   // two-level advantages have no safe RAGEN counterpart: RAGEN@5eb79b8's bi_level_gae (ragen/trainer/core_algos.py:4) takes turn
   // ends from the non-zero rewards (a zero-reward turn merges into the next) and raises IndexError (core_algos.py:77-80) on any
   // episode whose total reward is 0; refused by name (peers-check F-BILEVEL-TURNS). --values paper runs bi_level_gae False.
@@ -212,39 +262,40 @@ export function hydraConfig(config: RunConfig, template: PromptTemplate, experim
         where: 'config.stages.rl.advantage', expected: "'gae'", received: String(rl.advantage),
       });
   }
-  const advantage = rl.algorithm === 'grpo' || rl.algorithm === 'dr-grpo' ? 'grpo' : 'gae';
+  const algorithm = RAGEN_ALGORITHM[rl.algorithm];
   const cfg: Record<string, any> = {
     defaults: ['base'],
     model_path: modelPath,
-    ppo_mini_batch_size: num(rl.miniBatchSize, 8),
+    ppo_mini_batch_size: miniBatchOf(rl),
     micro_batch_size_per_gpu: 1,
     seed: { train: config.seeds.rlStart, val: config.seeds.evalStart },
     actor_rollout_ref: {
       actor: {
-        entropy_coeff: num(rl.entropyCoef, 0.001), clip_ratio_low: num(rl.clipLow, 0.2), clip_ratio_high: num(rl.clipHigh, 0.28),
-        clip_ratio_c: rl.dualClip === null ? 1e9 : num(rl.dualClip, 3), use_kl_loss: num(rl.klCoef, 0) > 0, kl_loss_coef: num(rl.klCoef, 0),
-        kl_loss_type: rl.klEstimator === 'k1' ? 'kl' : 'low_var_kl', ppo_epochs: num(rl.ppoEpochs, 1), grad_clip: num(rl.gradClip, 1),
-        optim: { lr: num(rl.lr, 1e-6) },
+        entropy_coeff: rl.entropyCoef, clip_ratio_low: rl.clipLow, clip_ratio_high: rl.clipHigh,
+        clip_ratio_c: rl.dualClip === null ? 1e9 : rl.dualClip, use_kl_loss: rl.klCoef > 0, kl_loss_coef: rl.klCoef,
+        kl_loss_type: rl.klEstimator === 'k1' ? 'kl' : 'low_var_kl', ppo_epochs: rl.ppoEpochs, grad_clip: rl.gradClip,
+        optim: { lr: rl.lr, betas: [...rl.adamBetas] },
       },
       rollout: {
-        response_length: num(rollout.maxNewTokens, 400), temperature: num(rollout.temperature, 1), top_p: num(rollout.topP, 1),
-        top_k: num(rollout.topK, 0) > 0 ? num(rollout.topK, 0) : -1,
-        rollout_filter_ratio: num(rl.keepGroupsFraction, 1), rollout_filter_type: 'std',
-        val_kwargs: { do_sample: true, temperature: num(evalSection.temperature, 1) },
+        response_length: rollout.maxNewTokens, temperature: rollout.temperature, top_p: rollout.topP,
+        top_k: rollout.topK > 0 ? rollout.topK : -1,
+        rollout_filter_ratio: rl.keepGroupsFraction, rollout_filter_type: 'std',
+        val_kwargs: { do_sample: true, temperature: evalSection.temperature },
       },
     },
-    critic: { optim: { lr: num(rl.criticLr, 1e-5) }, cliprange_value: rl.valueClip === null ? 1e9 : num(rl.valueClip, 0.5) },
+    critic: { optim: { lr: rl.criticLr, betas: [...rl.adamBetas] }, cliprange_value: rl.valueClip === null ? 1e9 : rl.valueClip },
     algorithm: {
-      adv_estimator: advantage, gamma: num(rl.gamma, 1), lam: num(rl.lambda, 1), high_level_gamma: num(rl.turnGamma, 0.95),
+      ...algorithm, gamma: rl.gamma, lam: rl.lambda, high_level_gamma: rl.turnGamma,
       kl_ctrl: { kl_coef: 0 },
     },
     agent_proxy: {
-      max_turn: num(rollout.maxTurns, 5), max_actions_per_turn: num(rollout.maxActionsPerTurn, 5), action_sep: '||', enable_think: true,
+      max_turn: rollout.maxTurns ?? budget.maxTurns, max_actions_per_turn: rollout.maxActionsPerTurn ?? budget.maxActionsPerTurn, action_sep: '||',
+      enable_think: true,
     },
     es_manager: {
       format_penalty: -0.1,
-      train: { env_groups: groups, group_size: num(rl.groupSize, 4), env_configs: { tags: [env.tag], n_groups: [groups] } },
-      val: { env_groups: valGroups, group_size: num(evalSection.samples, 4), env_configs: { tags: [env.tag], n_groups: [valGroups] } },
+      train: { env_groups: groups, group_size: rl.groupSize, env_configs: { tags: [env.tag], n_groups: [groups] } },
+      val: { env_groups: valGroups, group_size: evalSection.samples, env_configs: { tags: [env.tag], n_groups: [valGroups] } },
     },
     custom_envs: {
       [env.tag]: {
@@ -253,8 +304,8 @@ export function hydraConfig(config: RunConfig, template: PromptTemplate, experim
       },
     },
     trainer: {
-      project_name: 'spa-workbench', experiment_name: experiment, total_training_steps: num(rl.steps, 20),
-      test_freq: num(rl.passAtKEvery, 10) > 0 ? num(rl.passAtKEvery, 10) : 10, save_freq: Math.max(1, Math.min(100, num(rl.steps, 20))),
+      project_name: 'spa-workbench', experiment_name: experiment, total_training_steps: rl.steps,
+      test_freq: rl.passAtKEvery > 0 ? rl.passAtKEvery : 10, save_freq: Math.max(1, Math.min(100, rl.steps)),
       logger: ['console', 'wandb'], val_before_train: true,
     },
   };
@@ -297,8 +348,8 @@ const SFT_OVERRIDES = (lr: number, epochs: number, batch: number, maxLength: num
 
 /** The SFT launch overrides (key=value), each key checked against SPA's SFT trainer keys. */
 export function sftOverrides(config: RunConfig, values: BundleValues = 'run'): string[] {
-  const sft = values === 'paper' ? PAPER_VALUES.sft : sectionOf(config, 'sft');
-  const list = SFT_OVERRIDES(num(sft.lr, 1e-4), num(sft.epochs, 5), num(sft.batchSize, 16), num(sft.maxLength, 2048));
+  const sft = values === 'paper' ? PAPER_VALUES.sft : resolvedSpec(config).stages.sft;
+  const list = SFT_OVERRIDES(sft.lr, sft.epochs, sft.batchSize, sft.maxLength);
   const bad = list.map((o) => o.split('=')[0]!).filter((k) => !isSpaSftKey(k));
   if (bad.length) throw new Error(`sftOverrides: keys unknown to SPA's sft_trainer.yaml: ${bad.join(', ')} (a bug in the exporter)`);
   return list;
@@ -602,7 +653,7 @@ export function exportSpaRagenBundle(opts: ExportOptions): ExportResult {
   const run = read.value;
   if (run.status === 'imported') throw new WorkbenchError('ValidationError',
     `export: run ${run.id} was imported from SPA/RAGEN; export the original run`, { where: 'runId', received: run.status });
-  const config = run.config;
+  const config = resolvedSpec(run.config);
   const template = runTemplateOf(opts.runDir, config);
   const warnings: string[] = [];
   const out = path.resolve(opts.out);
@@ -666,13 +717,13 @@ export function exportSpaRagenBundle(opts: ExportOptions): ExportResult {
     if (o.randomStartGoal !== true) warnings.push('FrozenLake: RAGEN always puts start and goal at random cells (ragen/env/frozen_lake/utils.py); ' +
       'the run used the corners (randomStartGoal false), so cluster maps differ in that respect.');
     if (o.map !== undefined) warnings.push('FrozenLake: the run\'s explicit map is not carried over; RAGEN generates a random map per seed.');
-    warnings.push(`FrozenLake: a slippery move goes the intended way with probability ${num(o.successRate, 1 / 3)} (env_config.success_rate, ` +
+    warnings.push(`FrozenLake: a slippery move goes the intended way with probability ${String(envOptionsOf(config).successRate)} (env_config.success_rate, ` +
       'applied by workbench_env.py to gymnasium\'s transition table; RAGEN itself fixes it at 1/3).');
   }
   const hasSft = rows.train.length > 0;
   if (!hasSft) warnings.push('The run has no self-play SFT rows (its method has no self-play stage); launch.sh skips SFT and runs PPO from the model.');
 
-  const rl = sectionOf(config, 'rl');
+  const rl = config.stages.rl;
   const stateFormat = customEnv.env_config.state_format;
   const sft = sftOverrides(config, values);
   // RAGEN 5eb79b8 train.py:140 checks env_groups x group_size x rollout_filter_ratio >= ppo_mini_batch_size before training: the

@@ -1,6 +1,7 @@
 // Sizes for real models (issue 20): gpu-24g and gpu-80g are the paper size's recipe on a model folder with memory settings
 // that fit the card (checked with the memory model when the run is resolved); quick and standard are tiny-model sizes and
 // refuse a model folder, naming the sizes to use.
+import { RunConfigSchema } from '../../core/api/run-config.js';
 import { describe, expect, it } from 'vitest';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -42,7 +43,7 @@ describe('GPU sizes', () => {
   });
 
   it("run the paper size's recipe and release templates on the model folder, with the size's memory settings", () => {
-    const paper = presetConfig('spa', 'paper');
+    const paper = RunConfigSchema.parse(presetConfig('spa', 'paper'));   // the resolved spec: every section with its defaults
     for (const size of GPU_SIZES) {
       const r = resolve(size, { 'model.path': q05 });
       expect(r.issues).toEqual([]);
@@ -51,11 +52,11 @@ describe('GPU sizes', () => {
       expect(c.name).toMatch(new RegExp(`^spa \\w+ ${size}$`));
       expect(c.template.preset).toBe('spa');   // the release's template, not tiny-compact
       expect(c.model).toMatchObject({ source: 'hf-folder', path: q05, criticMode: 'separate', memory: GPU_SIZE_MEMORY[size] });
-      expect(c.stages.selfplay).toEqual(paper.stages!.selfplay);
-      expect(c.stages.sft).toEqual(paper.stages!.sft);
-      expect(c.stages.rl).toEqual(paper.stages!.rl);
-      expect(c.stages.rollout).toEqual(paper.stages!.rollout);
-      expect(c.stages.eval).toEqual(paper.stages!.eval);
+      expect(c.stages.selfplay).toEqual(paper.stages.selfplay);
+      expect(c.stages.sft).toEqual(paper.stages.sft);
+      expect(c.stages.rl).toEqual(paper.stages.rl);
+      expect(c.stages.rollout).toEqual(paper.stages.rollout);
+      expect(c.stages.eval).toEqual(paper.stages.eval);
     }
     expect(resolve('gpu-24g', { 'model.path': q05 }, 'vanilla-rl').config!.template.preset).toBe('vanilla');
   });

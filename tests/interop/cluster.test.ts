@@ -62,7 +62,7 @@ describe('launch.sh against RAGEN train.py checks (M1, M11, M12 paths)', () => {
     expect(launch).toContain('hydra.run.dir="$OUT/hydra"');
     expect(launch).toContain('export WANDB_DIR="$OUT"');
     expect(launch).toContain('trainer.validation_data_dir="$OUT/val_generations"');
-    const grpo = exportWith((c) => { c.stages.rl = { ...(c.stages.rl ?? {}), algorithm: 'grpo', advantage: 'token' }; }, 'grpo');
+    const grpo = exportWith((c) => { c.stages.rl = { ...(c.stages.rl ?? {}), algorithm: 'grpo' }; }, 'grpo');
     const g = fs.readFileSync(path.join(grpo, 'launch.sh'), 'utf8');
     expect(fs.readFileSync(path.join(grpo, 'config', fs.readdirSync(path.join(grpo, 'config'))[0]!), 'utf8')).toContain('adv_estimator: grpo');
     expect(checkRagen(grpo, ppoOverrides(g, vars(1, 1)))).toBe('ok False');
