@@ -520,6 +520,7 @@ export const SystemSampleSchema = z.object({
   memUsedMb: z.number(),                          // machine memory in use (total − available)
   memTotalMb: z.number(),
   loadAvg: z.number(),                            // 1-minute load average (0 on Windows)
+  cores: z.number().int().positive().optional(),  // the machine's logical cores (CPU % of one core / cores = share of the machine); absent in older samples
   workerCpuPercent: z.number().optional(),        // the engine's child processes (torch workers), % of one core, where present (Linux /proc)
   workerRssMb: z.number().optional(),             // their resident memory, summed
   workerPids: z.array(z.number().int()).optional(),

@@ -72,19 +72,22 @@ type Workers = Pick<SystemSample, 'workerCpuPercent' | 'workerRssMb' | 'workerPi
 /**
  * The engine's child processes measured between two calls: CPU (% of one core, from their clock
  * ticks since the last call; a process new since then counts from its start) and resident memory.
- * Null when there are none (the TF.js backends compute in the engine itself) or /proc is absent.
+ * The first call is the baseline: it gives memory and pids but no CPU (a child's ticks since its
+ * start over the first call's window of a few ms read as thousands of %). Null when there are no
+ * children (the TF.js backends compute in the engine itself) or /proc is absent.
  */
 export function workerMeter(ppid: number, proc: ProcReader = realProc): (elapsedMs: number) => Workers | null {
-  let last = new Map<number, number>();
+  let last: Map<number, number> | null = null;
   return (elapsedMs) => {
     const kids = childProcesses(ppid, proc).filter((k) => k.comm !== 'nvidia-smi');
     const ticks = new Map(kids.map((k) => [k.pid, k.cpuTicks]));
-    const busy = kids.reduce((a, k) => a + k.cpuTicks - (last.get(k.pid) ?? 0), 0);
+    const before = last;
     last = ticks;
     if (kids.length === 0) return null;
-    const cpu = elapsedMs > 0 ? busy / CLOCK_TICKS_PER_SECOND / (elapsedMs / 1000) * 100 : 0;
+    const busy = before ? kids.reduce((a, k) => a + k.cpuTicks - (before.get(k.pid) ?? 0), 0) : 0;
+    const cpu = before && elapsedMs > 0 ? busy / CLOCK_TICKS_PER_SECOND / (elapsedMs / 1000) * 100 : null;
     return {
-      workerCpuPercent: Math.round(Math.max(0, cpu) * 10) / 10,
+      ...(cpu !== null ? { workerCpuPercent: Math.round(Math.max(0, cpu) * 10) / 10 } : {}),
       workerRssMb: Math.round(kids.reduce((a, k) => a + k.rssKb, 0) / 1024 * 10) / 10,
       workerPids: kids.map((k) => k.pid),
     };
@@ -93,8 +96,9 @@ export function workerMeter(ppid: number, proc: ProcReader = realProc): (elapsed
 
 /** Start sampling into runDir/system.jsonl; returns stop(). `stage()` names the stage running now. */
 export function startSystemSampler(runDir: string, stage: () => string | null, intervalMs = SYSTEM_SAMPLE_MS): () => void {
-  let lastCpu = process.cpuUsage();
-  let lastTime = performance.now();
+  // the first sample (taken at once) averages over the process's life so far, not over a window of a few ms
+  let lastCpu: NodeJS.CpuUsage = { user: 0, system: 0 };
+  let lastTime = 0;                 // performance.now() counts from the process's start
   let gpuAvailable = true;        // stop asking after the first failure (no nvidia-smi on this machine)
   let stopped = false;
   const mb = (bytes: number) => Math.round(bytes / 1048576 * 10) / 10;
@@ -113,6 +117,7 @@ export function startSystemSampler(runDir: string, stage: () => string | null, i
     const s: SystemSample = {
       time: Date.now(), stage: stage(), cpuPercent, rssMb: mb(mem.rss), heapMb: mb(mem.heapUsed),
       memUsedMb: mb(os.totalmem() - os.freemem()), memTotalMb: mb(os.totalmem()), loadAvg: Math.round(os.loadavg()[0]! * 100) / 100,
+      cores: os.availableParallelism(),
       ...(work ?? {}), ...(gpu ?? {}),
     };
     try { appendSystemSample(runDir, s); } catch { /* disk full or folder gone: the run itself reports that */ }

@@ -382,7 +382,7 @@ export default function RunView({ client, navigate, runId, theme, params }: RunV
 
       {tab === 'samples' && <StageSamples client={client} runId={runId} active={active} />}
 
-      {tab === 'system' && <SystemPanel client={client} runId={runId} active={active} theme={theme} imported={isImported} />}
+      {tab === 'system' && <SystemPanel client={client} runId={runId} active={active} theme={theme} imported={isImported} ranOn={run.provenance ?? null} />}
 
       {tab === 'tokens' && <TokensPanel client={client} runId={runId} stages={run.stages.map((s) => s.name)} active={active} theme={theme} />}
 
@@ -415,6 +415,9 @@ export default function RunView({ client, navigate, runId, theme, params }: RunV
               ['run id', <span className="mono" key="i">{run.id}</span>],
               ['folder', <span className="mono" key="d">{run.dir}</span>],
               ['template', <span className="mono" key="t">{run.templateHash ?? '–'}</span>],
+              ['backend', <span key="b" data-testid="provenance-backend">{run.provenance?.backend ?? <span className="faint">not recorded (older run: see the log's "Compute backend" line)</span>}</span>],
+              ['device', <span key="dv" data-testid="provenance-device">{run.provenance?.device ?? <span className="faint">not recorded</span>}</span>],
+              ['code version', <span className="mono" key="cv">{run.provenance?.codeVersion ?? <span className="faint">not recorded</span>}</span>],
               ...Object.entries(run.versions).map(([k, v]) => [k, v] as [string, string]),
             ]} />
           </div>
