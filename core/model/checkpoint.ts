@@ -6,6 +6,8 @@
 //        tokenizer.json, tokenizer_config.json, generation_config.json
 //        adapter_model.safetensors, adapter_config.json   LoRA adapters in PEFT's format (when enabled)
 //        optimizer.safetensors, optimizer.json            AdamW moments and step (when given)
+//        optimizer.value.safetensors  the shared-trunk value step's own AdamW moments and step (an RL
+//                                   resume point of PPO with model.criticMode 'shared'; when given)
 //        manifest.json              parent, step, stage, metrics, created, sha-256 of every file
 //
 // Compatibility details: Qwen2 in transformers always has q/k/v biases, so a model configured
@@ -30,6 +32,9 @@ import { loadTokenizer, type Tokenizer } from './tokenizer.js';
 
 export const CHECKPOINT_FORMAT = 'spa-workbench-checkpoint';
 
+/** The shared-trunk value step's AdamW moments in a resume point (named optimizer.* so a load without `optimizer` skips its hash). */
+export const OPTIMIZER_VALUE_FILE = 'optimizer.value.safetensors';
+
 export interface FileRecord { sha256: string; bytes: number }
 
 export interface CheckpointManifest {
@@ -47,6 +52,8 @@ export interface CheckpointManifest {
   files: Record<string, FileRecord>;
   lora: LoraConfig | null;
   optimizerStep: number | null;
+  /** The value step's optimizer step when optimizer.value.safetensors is present (absent in checkpoints without it). */
+  valueOptimizerStep?: number;
   /** Free-form extras (e.g. the resolved stage config). */
   extra?: Record<string, unknown>;
 }
@@ -71,6 +78,8 @@ export interface ExternalWeights {
   parameters: number;
   writeFiles(tmp: string): Promise<{
     optimizerStep: number | null;
+    /** Set when the files include optimizer.value.safetensors (the value step's moments, SaveCheckpointOptions.valueOptimizer). */
+    valueOptimizerStep?: number | null;
     optimizer?: { beta1: number; beta2: number; eps: number; weightDecay: number };
     /** Set when the files include adapter_model.safetensors. */
     lora?: LoraConfig | null;
@@ -85,6 +94,11 @@ export interface SaveCheckpointOptions {
   external?: ExternalWeights;
   tokenizer: Tokenizer;
   optimizer?: OptimizerStateSource;
+  /**
+   * The second AdamW of a shared-trunk value step (runtime.valueView), written to optimizer.value.safetensors so a resumed RL
+   * stage continues the value step's moments and bias correction exactly (N6b). Only with `optimizer`.
+   */
+  valueOptimizer?: OptimizerStateSource;
   manifest: { parent?: string | null; step: number; stage: string; metrics?: Record<string, number>; extra?: Record<string, unknown> };
   /** Storage dtype of model.safetensors (default F32; optimizer state is always F32). */
   dtype?: WritableDtype;
@@ -189,12 +203,16 @@ export async function saveCheckpoint(dir: string, options: SaveCheckpointOptions
     let lora = options.mergeLora || !model ? null : model.getLoraConfig();
     const written = new Map<string, { sha256: string; bytes: number }>();
     let optimizerStep: number | null = null;
+    let valueOptimizerStep: number | null = null;
     if (model) {
       const weights = weightEntries(model, options.mergeLora ?? false);
       written.set('model.safetensors', await writeSafetensors(join(tmp, 'model.safetensors'), weights, { dtype, metadata: { format: 'pt' } }));
     } else {
       const r = await external!.writeFiles(tmp);
       optimizerStep = r.optimizerStep;
+      valueOptimizerStep = r.valueOptimizerStep ?? null;
+      if (valueOptimizerStep !== null && !existsSync(join(tmp, OPTIMIZER_VALUE_FILE)))
+        throw new CheckpointError(`saveCheckpoint: the worker reported value-step moments but wrote no ${OPTIMIZER_VALUE_FILE}`);
       lora = r.lora ?? null;
       dtype = r.dtype ?? 'F32';
       if (!['F32', 'F16', 'BF16'].includes(dtype)) throw new CheckpointError(`saveCheckpoint: the worker reported dtype ${JSON.stringify(dtype)}`);
@@ -250,6 +268,13 @@ export async function saveCheckpoint(dir: string, options: SaveCheckpointOptions
         hyperparameters: { beta1: o.beta1, beta2: o.beta2, eps: o.eps, weight_decay: o.weightDecay },
         tensors: state.tensors.size,
       });
+      if (options.valueOptimizer) {
+        const value = options.valueOptimizer.getState();
+        valueOptimizerStep = value.step;
+        written.set(OPTIMIZER_VALUE_FILE, await writeSafetensors(join(tmp, OPTIMIZER_VALUE_FILE), value.tensors, {
+          dtype: 'F32', metadata: { format: 'pt', step: String(value.step) },
+        }));
+      }
     }
     // Hashes of everything as read back from disk; binary files must match the bytes we sent.
     const files: Record<string, FileRecord> = {};
@@ -281,6 +306,7 @@ export async function saveCheckpoint(dir: string, options: SaveCheckpointOptions
       files,
       lora,
       optimizerStep,
+      ...(valueOptimizerStep !== null ? { valueOptimizerStep } : {}),
       ...(options.manifest.extra ? { extra: options.manifest.extra } : {}),
     };
     await writeJson(join(tmp, 'manifest.json'), manifest);
@@ -366,6 +392,8 @@ export interface LoadedCheckpoint {
   manifest: CheckpointManifest | null;
   /** For AdamW.setState (null when the checkpoint has no optimizer state). */
   optimizerState: OptimizerState | null;
+  /** The shared-trunk value step's moments (optimizer.value.safetensors), for the value view's AdamW; null when absent or not read. */
+  valueOptimizerState: OptimizerState | null;
   info: HfFolderInfo;
 }
 
@@ -383,24 +411,28 @@ export async function loadCheckpoint(dir: string, options: LoadCheckpointOptions
   try {
     const adapterConfigPath = join(dir, 'adapter_config.json');
     if (existsSync(adapterConfigPath)) await loadAdapters(model, dir, adapterConfigPath, options.model?.seed);
-    let optimizerState: OptimizerState | null = null;
-    const optimizerPath = join(dir, 'optimizer.safetensors');
-    if ((options.optimizer ?? true) && existsSync(optimizerPath)) {
-      const tensors = await readSafetensors(optimizerPath);
-      const reader = await SafetensorsReader.open(optimizerPath);
-      await reader.close();
-      const step = Number(reader.header.metadata.step ?? manifest?.optimizerStep ?? NaN);
-      if (!Number.isInteger(step))
-        throw new CheckpointError(
-          `${optimizerPath}: key "__metadata__.step": expected the optimizer step as an integer string, got ${JSON.stringify(reader.header.metadata.step)}`,
-        );
-      optimizerState = { step, tensors };
-    }
-    return { model, tokenizer: loaded.tokenizer!, manifest, optimizerState, info: loaded.info };
+    const readsOptimizer = options.optimizer ?? true;
+    const optimizerState = readsOptimizer ? await readOptimizerState(join(dir, 'optimizer.safetensors'), manifest?.optimizerStep) : null;
+    const valueOptimizerState = readsOptimizer ? await readOptimizerState(join(dir, OPTIMIZER_VALUE_FILE), manifest?.valueOptimizerStep) : null;
+    return { model, tokenizer: loaded.tokenizer!, manifest, optimizerState, valueOptimizerState, info: loaded.info };
   } catch (err) {
     model.dispose();
     throw err;
   }
+}
+
+/** AdamW moments and step from an optimizer safetensors file (its `step` metadata, else `fallbackStep`); null when absent. */
+async function readOptimizerState(path: string, fallbackStep: number | null | undefined): Promise<OptimizerState | null> {
+  if (!existsSync(path)) return null;
+  const tensors = await readSafetensors(path);
+  const reader = await SafetensorsReader.open(path);
+  await reader.close();
+  const step = Number(reader.header.metadata.step ?? fallbackStep ?? NaN);
+  if (!Number.isInteger(step))
+    throw new CheckpointError(
+      `${path}: key "__metadata__.step": expected the optimizer step as an integer string, got ${JSON.stringify(reader.header.metadata.step)}`,
+    );
+  return { step, tensors };
 }
 
 /** The LoRA settings of a folder's adapter_config.json (PEFT's keys r, lora_alpha, target_modules), checked. */

@@ -78,8 +78,9 @@ export interface ModelRuntime {
   ensureOptimizer(weightDecay?: number, betas?: readonly [number, number]): void;
   /**
    * A second optimizer over the same weights (its own AdamW moments, no weight decay), e.g. the value
-   * loss of PPO on a shared trunk at its own learning rate. Disposing it frees only its moments;
-   * they are not saved with checkpoints (they restart on resume).
+   * loss of PPO on a shared trunk at its own learning rate. Disposing it frees only its moments.
+   * While it is open, a resume point saved by the model carries its moments (optimizer.value.safetensors),
+   * and a model loaded with `resume` gives them back to the next value view (exact RL resume, N6b).
    */
   valueView(betas: readonly [number, number]): RuntimeTrainer;
   /**
@@ -149,6 +150,10 @@ export class TfjsRuntime extends RuntimeBase implements ModelRuntime {
   trainer: Trainer | null = null;
   /** AdamW moments read from a checkpoint being resumed; applied when the optimizer is created. */
   restoredOptimizerState: OptimizerState | null = null;
+  /** The value step's moments read from a resumed checkpoint (optimizer.value.safetensors); given to the next valueView. */
+  restoredValueOptimizerState: OptimizerState | null = null;
+  /** The open value view (its moments go into resume points); null when none is open. */
+  private openValueView: TfjsRuntime | null = null;
   private dp: DataParallelTrainer | null = null;
   private dpStart: Promise<DataParallelTrainer> | null = null;
   /** Called after this runtime changed the model's weights outside its workers (a value view's step). */
@@ -270,10 +275,12 @@ export class TfjsRuntime extends RuntimeBase implements ModelRuntime {
   async save(dir: string, manifest: RuntimeManifest, opts: SaveOptions = {}): Promise<void> {
     const moments = this.trainer !== null && writesMoments(opts.resumePoint ?? true);
     const dtype = moments ? 'f32' : resolvedMemory(this.model.parameterCount()).checkpointDtype;
+    const valueTrainer = this.openValueView?.trainer ?? null;
     await saveCheckpoint(dir, {
       model: this.model,
       tokenizer: this.tokenizer,
       ...(moments ? { optimizer: this.trainer!.optimizer } : {}),
+      ...(moments && valueTrainer ? { valueOptimizer: valueTrainer.optimizer } : {}),
       manifest,
       dtype: dtype === 'bf16' ? 'BF16' : dtype === 'f16' ? 'F16' : 'F32',
     });
@@ -281,12 +288,20 @@ export class TfjsRuntime extends RuntimeBase implements ModelRuntime {
 
   valueView(betas: readonly [number, number]): TfjsRuntime {
     const view = new TfjsRuntime(this.model, this.tokenizer, this.info, false);
+    view.restoredOptimizerState = this.restoredValueOptimizerState;   // a resumed value step continues its moments
+    this.restoredValueOptimizerState = null;
     view.ensureOptimizer(0, betas);
     view.onWeightsChanged = () => this.dp?.markWeightsChanged();   // the view steps on this thread: the workers resync
+    view.onDispose = () => { if (this.openValueView === view) this.openValueView = null; };
+    this.openValueView = view;
     return view;
   }
 
+  /** Called when this value view is disposed (its parent stops saving its moments). */
+  private onDispose: (() => void) | null = null;
+
   async dispose(): Promise<void> {
+    this.onDispose?.();
     await this.modelChanged();   // stops the workers, frees the optimizer
     if (this.ownsModel) this.model.dispose();
   }

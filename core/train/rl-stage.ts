@@ -5,7 +5,9 @@
 // the largest reward spread, builds rows (ppo.ts / grpo.ts) and updates (rlUpdate: policy and value
 // losses as separate steps with their own lr and clip; updatesPerStep 1 = the release's one update). Pass@k on
 // held-out seeds is tracked every passAtKEvery steps (eval/rl-step-<n>.json, metrics rl/passAt<k>).
-// Resumable: the latest weights and the next step are saved after every step.
+// Resumable: the latest weights and the next step are saved after every step, after the step's metrics and its tracked
+// Pass@k (so a kill between them loses nothing: the resumed run redoes the step; N6); a resume whose milestone Pass@k is
+// missing (a stop during it) computes it first. The shared-trunk value step's moments are saved too (exact resume; N6b).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StageContext, StageDefinition } from '../api/stage.js';
@@ -20,6 +22,7 @@ import { samplingStats, turnSamples } from './ppo.js';
 import { rlAlgorithm } from './rl-algorithms.js';
 import { elapsedSeconds, loadStartingModel, meanStats, startingCheckpoint, writeCheckpoint, resumeModel } from './stage-utils.js';
 import { loraForStage } from './lora.js';
+import { OPTIMIZER_VALUE_FILE } from '../model/checkpoint.js';
 import { breathe } from './breathe.js';
 import { loadRuntime, pruneMilestones, removeCheckpoint, type ModelRuntime, type RuntimeTrainer, type TrainRow } from './runtime.js';
 import { createRng, shuffleInPlace } from '../util/rng.js';
@@ -101,13 +104,24 @@ export async function rlUpdate(
 /**
  * The value step's handle on a shared-trunk model: the same weights, its own AdamW (betas of the
  * section), so value and policy keep separate moments (runtime.valueView, on every backend).
- * Dispose with disposeValueView (it frees only the view's moments). Its moments restart on resume.
+ * Dispose with disposeValueView (it frees only the view's moments). While it is open the policy's resume points carry its
+ * moments (optimizer.value.safetensors), and a policy loaded with `resume` gives them back to this view.
  */
 export function sharedTrunkValueView(policy: ModelRuntime, betas: readonly [number, number]): RuntimeTrainer {
   return policy.valueView(betas);
 }
 
 export async function disposeValueView(view: RuntimeTrainer | null): Promise<void> { await view?.dispose(); }
+
+/** Whether the model after `step` RL steps gets a tracked Pass@k (and a milestone checkpoint rl-<step>). */
+export function isPassAtKMilestone(step: number, section: Pick<RlSection, 'passAtKEvery' | 'steps'>): boolean {
+  return section.passAtKEvery > 0 && step > 0 && (step % section.passAtKEvery === 0 || step === section.steps);
+}
+
+/** The tracked Pass@k file of the model after `step` RL steps, relative to the run folder. */
+export function passAtKFile(step: number): string {
+  return `eval/rl-step-${String(step).padStart(6, '0')}.json`;
+}
 
 async function trackPassAtK(ctx: StageContext, runtime: ModelRuntime, section: RlSection, step: number): Promise<void> {
   const evalSection = ctx.config.stages.eval;
@@ -124,7 +138,7 @@ async function trackPassAtK(ctx: StageContext, runtime: ModelRuntime, section: R
   if (ctx.signal.aborted) return; // stopped mid-evaluation: no partial Pass@k
   const values = summaryMetrics(summary, 'rl');
   ctx.metric(step, values);
-  ctx.writeJson(`eval/rl-step-${String(step).padStart(6, '0')}.json`, { kind: 'rl-pass-at-k', stage: 'rl', step, ...summary });
+  ctx.writeJson(passAtKFile(step), { kind: 'rl-pass-at-k', stage: 'rl', step, ...summary });
 }
 
 /**
@@ -140,7 +154,8 @@ async function loadRlModels(ctx: StageContext, section: RlSection, ppo: boolean)
   if (state?.checkpoint && existsSync(join(state.checkpoint, 'config.json'))) {
     policy = await resumeModel(ctx, state.checkpoint, { valueHead: ppo && !separateCritic });
     from = state.checkpoint;
-    ctx.log('info', `rl: resuming at step ${state.nextStep} from ${from} (weights and AdamW moments restored)`);
+    const shared = ppo && !separateCritic && existsSync(join(state.checkpoint, OPTIMIZER_VALUE_FILE)) ? ', the shared-trunk value step\'s too' : '';
+    ctx.log('info', `rl: resuming at step ${state.nextStep} from ${from} (weights and AdamW moments restored${shared})`);
   } else {
     ({ runtime: policy, from } = await loadStartingModel(ctx, { valueHead: ppo && !separateCritic }));
   }
@@ -181,6 +196,11 @@ export const rlStage: StageDefinition = {
     const { state, policy, from, critic, reference, valueView, lossParams } = await loadRlModels(ctx, section, ppo);
     const firstStep = state?.nextStep ?? 0;
     if (firstStep === 0 && section.passAtKEvery > 0) await trackPassAtK(ctx, policy, section, 0);
+    if (isPassAtKMilestone(firstStep, section) && !existsSync(join(ctx.runDir, passAtKFile(firstStep)))) {
+      // the state was saved but its step's Pass@k was not (a stop during it, or a run from before N6): the resumed weights are that model's
+      ctx.log('info', `rl: the Pass@k of step ${firstStep} is missing; computing it before step ${firstStep + 1}`);
+      await trackPassAtK(ctx, policy, section, firstStep);
+    }
     let checkpoint = from;
     let episodesSeen = firstStep * section.groups * section.groupSize;
     const formatRates: number[] = []; // per step since this start or resume: the format-drift guard (format-drift.ts) warns once
@@ -248,9 +268,12 @@ export const rlStage: StageDefinition = {
       formatRates.push(rollout['rollout/formatErrorRate'] ?? 0);
       const drift = driftWarned ? null : formatDriftWarning(formatRates, ppo ? ctx.config.model.criticMode : null);
       if (drift) { ctx.log('warn', drift); driftWarned = true; }
-      // 5. checkpoints (docs/checkpoints.md): rl-latest is the resume point (AdamW moments, f32 weights); a milestone rl-<n>
-      // and the final rl-<steps> hold weights only (model.memory.checkpointDtype); model.memory.keepMilestones bounds the milestones
-      const milestone = section.passAtKEvery > 0 && ((step + 1) % section.passAtKEvery === 0 || step + 1 === section.steps);
+      // 5. the tracked Pass@k, before the state: a kill before the state is saved redoes the step and its Pass@k (N6)
+      const milestone = isPassAtKMilestone(step + 1, section);
+      if (milestone) await trackPassAtK(ctx, policy, section, step + 1);
+      // 6. checkpoints (docs/checkpoints.md): rl-latest is the resume point (AdamW moments of the policy and of a shared-trunk
+      // value step, f32 weights); a milestone rl-<n> and the final rl-<steps> hold weights only (model.memory.checkpointDtype);
+      // model.memory.keepMilestones bounds the milestones. A stop during the Pass@k still saves the step (the resume computes it).
       const last = step + 1 === section.steps;
       const scores = { reward: rollout['rollout/reward']!, success: rollout['rollout/success']! };
       if (!last) checkpoint = await writeCheckpoint(ctx, policy, 'rl-latest', step + 1, scores, from, { resumePoint: true });
@@ -262,7 +285,6 @@ export const rlStage: StageDefinition = {
       const criticDir = critic ? await writeCheckpoint(ctx, critic, 'rl-critic-latest', step + 1, {}, from, { resumePoint: !last }) : undefined;
       ctx.saveState({ nextStep: step + 1, checkpoint, ...(criticDir ? { critic: criticDir } : {}) });
       if (last) await removeCheckpoint(join(ctx.runDir, 'checkpoints', 'rl-latest'));   // the stage is done: nothing resumes from it
-      if (milestone) await trackPassAtK(ctx, policy, section, step + 1);
     }
     await disposeValueView(valueView);
     policy.dispose();

@@ -184,7 +184,7 @@ export async function createRuntime(config: RunConfig, opts: { seed: number; val
  * Load a checkpoint or HF folder (hashes verified, HF config defaults, sharded weights; LoRA
  * adapters on TF.js). `valueHead` adds a value head when the folder has none (it starts at zero
  * output, so it adds no noise to the first advantages). `resume` also restores the AdamW moments
- * saved with the checkpoint, for continuing the same stage. Checkpoints are the same files on
+ * saved with the checkpoint (and a shared-trunk value step's, which the next valueView takes), for continuing the same stage. Checkpoints are the same files on
  * every backend: one written on wasm resumes on torch and the reverse.
  */
 export async function loadRuntime(dir: string, opts: { valueHead?: boolean; trainable?: boolean; resume?: boolean } = {}): Promise<ModelRuntime> {
@@ -192,7 +192,10 @@ export async function loadRuntime(dir: string, opts: { valueHead?: boolean; trai
   if (torch) return TorchRuntime.fromFolder(dir, { ...opts, probe: torch, log: (l) => process.stderr.write(`${l}\n`) });
   const loaded = await loadCheckpoint(dir, { valueHead: opts.valueHead, model: { trainable: opts.trainable ?? true }, optimizer: opts.resume ?? false });
   const runtime = new TfjsRuntime(loaded.model, loaded.tokenizer, tfjsInfo(), true, tfjsParallel());
-  if (opts.resume) runtime.restoredOptimizerState = loaded.optimizerState;
+  if (opts.resume) {
+    runtime.restoredOptimizerState = loaded.optimizerState;
+    runtime.restoredValueOptimizerState = loaded.valueOptimizerState;   // a shared-trunk value step's moments (N6b)
+  }
   return runtime;
 }
 

@@ -4,7 +4,9 @@
 // contents from the loss (the paper's ablation; the released code ends up close to it). Cosine schedule with
 // warmup, validation loss each epoch (games never seen in training), a checkpoint per epoch, and
 // state perplexity on the validation rows before and after. Batches group rows of like length (epochBatches).
-// Resumes after the last finished epoch, or mid-epoch at the batch it stopped.
+// Resumes after the last finished epoch, or mid-epoch at the batch it stopped; the resume state keeps the interrupted
+// epoch's batch losses (so its sft/trainLossEpoch averages every batch) and the 'before' perplexity, and the stop's
+// resume point sft-latest is removed when the stage completes (N7).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StageDefinition } from '../api/stage.js';
@@ -16,11 +18,21 @@ import { createRng, shuffleInPlace } from '../util/rng.js';
 import { elapsedSeconds, loadStartingModel, mean, meanStats, writeCheckpoint, resumeModel } from './stage-utils.js';
 import { loraForStage } from './lora.js';
 import { breathe } from './breathe.js';
-import { type ModelRuntime, type TrainRow } from './runtime.js';
+import { removeCheckpoint, type ModelRuntime, type TrainRow } from './runtime.js';
+import type { PerplexityResult } from './perplexity.js';
 import { sftFile } from '../storage/run-files.js';
 import { sampleEvery, writeSample } from './samples.js';
 
 interface Row { id: string; episodeId: string; messages: ChatMessage[]; drill?: boolean }
+
+/**
+ * The SFT stage's resume state (stages/sft/state.json): `epoch` epochs done; `batch` batches of the next one trained (a stop
+ * mid-epoch), `epochLosses` their losses/sft in order; `step` optimizer steps; `checkpoint` the resume point;
+ * `pplBefore` the starting model's state perplexity (null when there were no rows to measure).
+ */
+export interface SftState {
+  epoch?: number; checkpoint?: string; step?: number; batch?: number; epochLosses?: number[]; pplBefore?: PerplexityResult | null;
+}
 
 /** The forced start of every reply at generation (EpisodeSession.generationPrefix). */
 export const GENERATION_PREFIX = '<think>';
@@ -80,8 +92,9 @@ export const sftStage: StageDefinition = {
     const section = ctx.config.stages.sft;
     const trainRows = ctx.readJsonl<Row>(sftFile('train'));
     const valRows = ctx.readJsonl<Row>(sftFile('val'));
-    // epoch: epochs completed; batch: batches of the next epoch already trained (a stop mid-epoch saves them)
-    const state = ctx.loadState() as { epoch?: number; checkpoint?: string; step?: number; batch?: number } | null;
+    // epoch: epochs completed; batch: batches of the next epoch already trained (a stop mid-epoch saves them) and
+    // epochLosses their losses/sft; pplBefore: the state perplexity of the starting model (eval/sft-state-perplexity.json)
+    const state = ctx.loadState() as SftState | null;
     let runtime: ModelRuntime;
     let from: string;
     if (state?.checkpoint && existsSync(join(state.checkpoint, 'config.json'))) {
@@ -108,8 +121,10 @@ export const sftStage: StageDefinition = {
     }
     const val = toTrainRows(runtime, valRows, section.maxLength, section.maskStateSpans);
     const pplRows = (valRows.length > 0 ? valRows : trainRows).slice(0, 32);
-    const pplBefore = state?.epoch || state?.batch ? null : await statePerplexity(runtime, pplRows, section.maxLength);
-    if (pplBefore) ctx.metric(0, { 'sft/statePerplexityBefore': pplBefore.perplexity });
+    const resumed = Boolean(state?.epoch || state?.batch);
+    // a resume keeps the starting model's perplexity from the state (null only for a state written before it was kept)
+    const pplBefore = resumed ? state?.pplBefore ?? null : await statePerplexity(runtime, pplRows, section.maxLength);
+    if (pplBefore && !resumed) ctx.metric(0, { 'sft/statePerplexityBefore': pplBefore.perplexity });
     const stepsPerEpoch = Math.max(1, Math.ceil(train.length / section.batchSize));
     const totalSteps = stepsPerEpoch * section.epochs;
     const warmupSteps = Math.round(totalSteps * section.warmupFraction);
@@ -121,15 +136,17 @@ export const sftStage: StageDefinition = {
     runtime.ensureOptimizer(section.weightDecay);
     for (let epoch = (state?.epoch ?? 0) + 1; epoch <= section.epochs; epoch++) {
       const batches = epochBatches(train.map((r) => r.ids.length), section.batchSize, ctx.config.seeds.base * 31 + epoch);
-      const epochStats: Array<Record<string, number>> = [];
       const firstBatch = epoch === (state?.epoch ?? 0) + 1 ? Math.min(state?.batch ?? 0, stepsPerEpoch) : 0;
+      // a resumed epoch starts with the losses of the batches trained before the stop: the epoch's mean covers all of them
+      const epochStats: Array<Record<string, number>> = firstBatch > 0 ? (state?.epochLosses ?? []).map((l) => ({ 'losses/sft': l })) : [];
       for (let b = firstBatch; b < stepsPerEpoch; b++) {
         await breathe();
         if (ctx.signal.aborted) {
           // keep the steps done in this epoch: the same shuffled order resumes at batch b
           if (b > firstBatch) {
             checkpoint = await writeCheckpoint(ctx, runtime, 'sft-latest', step, {}, from);
-            ctx.saveState({ epoch: epoch - 1, batch: b, checkpoint, step });
+            const epochLosses = epochStats.map((st) => st['losses/sft']!);
+            ctx.saveState({ epoch: epoch - 1, batch: b, checkpoint, step, epochLosses, pplBefore } satisfies SftState);
           }
           runtime.dispose();
           return {};
@@ -154,7 +171,7 @@ export const sftStage: StageDefinition = {
       ctx.metric(step, { 'losses/sftVal': valLoss, 'sft/epoch': epoch, 'sft/trainLossEpoch': trainLoss });
       // the last epoch's checkpoint ends the stage: no AdamW moments (docs/checkpoints.md)
       checkpoint = await writeCheckpoint(ctx, runtime, `sft-epoch-${epoch}`, step, { trainLoss, valLoss }, from, { resumePoint: epoch < section.epochs });
-      ctx.saveState({ epoch, checkpoint, step });
+      ctx.saveState({ epoch, checkpoint, step, pplBefore } satisfies SftState);
       ctx.log('info', `sft epoch ${epoch}: train loss ${trainLoss.toFixed(4)}, val loss ${Number.isFinite(valLoss) ? valLoss.toFixed(4) : 'n/a'}`);
     }
     const pplAfter = await statePerplexity(runtime, pplRows, section.maxLength);
@@ -168,6 +185,7 @@ export const sftStage: StageDefinition = {
       maskStateSpans: section.maskStateSpans,
     });
     runtime.dispose();
+    await removeCheckpoint(join(ctx.runDir, 'checkpoints', 'sft-latest'));   // a stop's resume point: nothing resumes from it now
     return {
       checkpoint,
       epochs: section.epochs,

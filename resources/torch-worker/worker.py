@@ -966,6 +966,8 @@ class Worker:
         step_size, sqrt_bc2 = lr / bc1, math.sqrt(bc2)
         decay = 1 - lr * opt["wd"]
         low = opt["dtype"] != torch.float32
+        if low:   # the rounding noise is a function of the slot and its step, so a resumed run draws the same (exact resume)
+            self.rounding.manual_seed(2 * t + (1 if h.get("slot", "main") == "value" else 0))
         with torch.no_grad():
             for n in names:
                 g, p = grads.pop(n), self.model.tensor(n)   # each gradient is freed once its weight is updated
@@ -1183,7 +1185,8 @@ class Worker:
 
     def save(self, h, a):
         """model.safetensors (the base weights); under LoRA adapter_model.safetensors at `adapters` (PEFT keys, as
-        core/model/checkpoint.ts writes them); the main optimizer's moments by trainable name, with its step."""
+        core/model/checkpoint.ts writes them); the main optimizer's moments by trainable name, with its step; and at
+        `valueOptimizer` the 'value' slot's (a shared-trunk value view), when that slot exists."""
         m = self.model
         opt = self.opts.get("main")
         moments = bool(h.get("optimizer")) and opt is not None
@@ -1204,6 +1207,15 @@ class Worker:
             write_safetensors(h["optimizer"], state, {"format": "pt", "step": opt["step"]}, "bf16" if low else "f32")
             out["optimizerStep"] = opt["step"]
             out["momentDtype"] = "bf16" if low else "f32"
+        value = self.opts.get("value")
+        if moments and h.get("valueOptimizer") and value is not None:
+            state = {}
+            for n in m.trainable_names():
+                state[n + ".exp_avg"] = value["m"][n]
+                state[n + ".exp_avg_sq"] = value["v"][n]
+            vlow = value["dtype"] == torch.bfloat16
+            write_safetensors(h["valueOptimizer"], state, {"format": "pt", "step": value["step"]}, "bf16" if vlow else "f32")
+            out["valueOptimizerStep"] = value["step"]
         return out, {}
 
     def cpu(self, h, a):     # benchmarks: this process's CPU seconds

@@ -16,7 +16,7 @@ import type { Tokenizer } from '../tokenizer.js';
 import { loadTokenizer } from '../tokenizer.js';
 import { getLoss } from '../losses.js';
 import { inspectHfFolder } from '../hf-load.js';
-import { readAdapterConfig, readManifest, saveCheckpoint, verifyCheckpoint, CheckpointError } from '../checkpoint.js';
+import { readAdapterConfig, readManifest, saveCheckpoint, verifyCheckpoint, CheckpointError, OPTIMIZER_VALUE_FILE } from '../checkpoint.js';
 import { checkLoraConfig, type LoraConfig } from '../lora-config.js';
 import { chunkRows, padRows, lossTokens, lossOutputGradients, type TrainBatch, type TrainRow } from '../trainer.js';
 import { RuntimeBase, RUNTIME_ADAMW } from '../runtime.js';
@@ -151,6 +151,11 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
       if (lora) await worker.request('enable_lora', { ...lora, path: adapterWeights, frozenDtype: memoryInit(config).frozenDtype });
       if (opts.resume && existsSync(optimizerPath)) {
         await worker.request('load_optimizer', { path: optimizerPath, weightDecay: 0.01, momentDtype: momentDtype(config) });
+      }
+      // a shared-trunk value step's moments (N6b): the worker keeps them in the 'value' slot the next value view steps
+      const valuePath = join(dir, OPTIMIZER_VALUE_FILE);
+      if (opts.resume && existsSync(valuePath)) {
+        await worker.request('load_optimizer', { path: valuePath, weightDecay: 0, slot: 'value', momentDtype: momentDtype(config) });
       }
     });
     runtime.loraConfig = lora;
@@ -323,13 +328,15 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
         writeFiles: async (tmp) => {
           const r = await this.worker.request('save', {
             weights: join(tmp, 'model.safetensors'), adapters: join(tmp, 'adapter_model.safetensors'), dtype,
-            ...(moments ? { optimizer: join(tmp, 'optimizer.safetensors') } : {}),
+            // the value view's slot too, when one is open (the worker skips it otherwise)
+            ...(moments ? { optimizer: join(tmp, 'optimizer.safetensors'), valueOptimizer: join(tmp, OPTIMIZER_VALUE_FILE) } : {}),
           });
           const step = (r.header.optimizerStep ?? null) as number | null;
+          const valueStep = (r.header.valueOptimizerStep ?? null) as number | null;
           const optimizer = { beta1: this.betas[0], beta2: this.betas[1], eps: RUNTIME_ADAMW.eps, weightDecay: this.weightDecay ?? 0.01 };
           const written = String(r.header.dtype ?? 'f32');
           return {
-            optimizerStep: step, optimizer, lora: (r.header.lora ?? null) as LoraConfig | null,
+            optimizerStep: step, valueOptimizerStep: valueStep, optimizer, lora: (r.header.lora ?? null) as LoraConfig | null,
             dtype: written === 'bf16' ? 'BF16' as const : written === 'f16' ? 'F16' as const : 'F32' as const,
           };
         },

@@ -1,0 +1,117 @@
+// Helpers of the RL resume tests (tests/train/rl-resume-exact.test.ts on TF.js, tests/torch/rl-resume-exact.test.ts on the
+// torch worker): the smallest RL run that shows an inexact resume, a kill simulated right after one of the stage's writes,
+// and comparisons of every metric value, Pass@k file and milestone checkpoint of two runs.
+import { expect } from 'vitest';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { RunConfigSchema, type RunConfig, type RunConfigInput } from '../../core/api/run-config.js';
+import { mergeConfig, presetConfig } from '../../core/train/presets.js';
+import { executeRun } from '../../core/engine/runner.js';
+import { loadStage, planStages } from '../../core/engine/stages.js';
+import type { RunEvent } from '../../core/api/records.js';
+import type { StageContext, StageDefinition } from '../../core/api/stage.js';
+import { sha256File } from '../../core/model/checkpoint.js';
+import { readJsonl } from './helpers.js';
+
+export const RL_RESUME_OVERRIDES: RunConfigInput = {
+  env: { id: 'frozenlake' },
+  seeds: { base: 7 },
+  model: { source: 'preset', preset: 'tiny', criticMode: 'shared-trunk' },
+  stages: { plan: { order: ['rl'] }, rl: { steps: 3, groups: 1, groupSize: 2, passAtKEvery: 1, passAtKPuzzles: 1 } },
+};
+
+/**
+ * A kill right after one of the stage's writes: the context throws once the write is done (nothing of the stage runs after
+ * it), after calling `before` (e.g. kill -9 of the torch worker).
+ */
+export type KillAt = ({ after: 'saveState'; nextStep: number } | { after: 'writeJson'; file: string }) & { before?: () => void };
+
+class SimulatedKill extends Error {}
+
+function killingContext(ctx: StageContext, kill: KillAt): StageContext {
+  return new Proxy(ctx, {
+    get(target, key, receiver) {
+      if (key === 'saveState' && kill.after === 'saveState') {
+        return (state: Record<string, unknown>) => {
+          target.saveState(state);
+          if (state.nextStep === kill.nextStep) kill.before?.();
+          if (state.nextStep === kill.nextStep) throw new SimulatedKill(`simulated kill -9 after the state of step ${kill.nextStep}`);
+        };
+      }
+      if (key === 'writeJson' && kill.after === 'writeJson') {
+        return (rel: string, value: unknown) => {
+          target.writeJson(rel, value);
+          if (rel === kill.file) kill.before?.();
+          if (rel === kill.file) throw new SimulatedKill(`simulated kill -9 after ${rel}`);
+        };
+      }
+      return Reflect.get(target, key, receiver) as unknown;
+    },
+  });
+}
+
+/** runPreset (tests/train/helpers.ts) with an optional kill in the RL stage. */
+export async function runRl(
+  project: string, runId: string, overrides: RunConfigInput, opts: { kill?: KillAt; signal?: AbortSignal; onEvent?: (e: RunEvent) => void } = {},
+) {
+  const input: RunConfigInput = { backend: 'cpu', ...overrides };
+  const config: RunConfig = RunConfigSchema.parse(mergeConfig(presetConfig('vanilla-rl', 'smoke', input) as Record<string, unknown>, input as Record<string, unknown>));
+  const runDir = join(project, 'runs', runId);
+  const events: RunEvent[] = [];
+  const load = async (name: string): Promise<StageDefinition> => {
+    const def = await loadStage(name);
+    const kill = opts.kill;
+    if (name !== 'rl' || !kill) return def;
+    return { ...def, run: (ctx) => def.run(killingContext(ctx, kill)) };
+  };
+  const outcome = await executeRun({
+    runId, runDir, config, stages: planStages(config), attempt: 1, signal: opts.signal ?? new AbortController().signal, loadStage: load,
+    send: (e) => { events.push(e); opts.onEvent?.(e); },
+  });
+  return { outcome, runDir, events };
+}
+
+type Point = { stage: string; step: number; values: Record<string, number> };
+
+/** Every metric value of a run by stage/step/name; a point logged twice (a redone step) must repeat its value exactly. */
+export function metricValues(runDir: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const p of readJsonl(join(runDir, 'metrics.jsonl')) as Point[]) {
+    for (const [k, v] of Object.entries(p.values)) {
+      const key = `${p.stage}/${p.step}/${k}`;
+      if (out.has(key)) expect(v, `${key} re-logged with another value`).toBe(out.get(key));
+      out.set(key, v);
+    }
+  }
+  return out;
+}
+
+function stripTimes(value: unknown): unknown {
+  return JSON.parse(JSON.stringify(value, (key, v: unknown) => (key === 'time' || key === 'wallSeconds' || key === 'created' ? undefined : v)));
+}
+
+/** The RL stage's products that a resume must reproduce: Pass@k files and the milestone checkpoints' weights. */
+export function rlProducts(runDir: string) {
+  const evalDir = join(runDir, 'eval');
+  const passAtK = readdirSync(evalDir).filter((f) => f.startsWith('rl-step-')).sort()
+    .map((f) => [f, stripTimes(JSON.parse(readFileSync(join(evalDir, f), 'utf8')))] as const);
+  return { passAtK };
+}
+
+export async function weightHashes(runDir: string): Promise<Record<string, string>> {
+  const dir = join(runDir, 'checkpoints');
+  const out: Record<string, string> = {};
+  for (const name of readdirSync(dir).filter((n) => /^rl-\d+$/.test(n)).sort()) out[name] = await sha256File(join(dir, name, 'model.safetensors'));
+  return out;
+}
+
+export function expectSameRun(resumed: string, reference: string): void {
+  const a = metricValues(resumed);
+  const b = metricValues(reference);
+  const differ = [...b].filter(([k, v]) => a.get(k) !== v).map(([k, v]) => `${k}: ${a.get(k) ?? 'missing'} vs ${v}`);
+  const extra = [...a.keys()].filter((k) => !b.has(k));
+  expect(differ, `${differ.length} of ${b.size} metric values differ or are missing`).toEqual([]);
+  expect(extra).toEqual([]);
+  expect(rlProducts(resumed)).toEqual(rlProducts(reference));
+}
+
