@@ -6,6 +6,10 @@
 //   model generate --model DIR --prompt TEXT [--chat] [--json] [--max-new-tokens N] [--temperature T] [--top-k K] [--top-p P] [--seed S] [--stop STR...]
 //   model score --model DIR --text TEXT [--json]
 //   model export --model DIR --out DIR [--dtype f32|f16|bf16] [--merge-lora] [--force]
+// generate, score and export take --backend auto|torch|wasm|cpu|tensorflow|tensorflow-gpu (default auto, SPA_BACKEND overrides it),
+// chosen as a run chooses it (core/train/runtime.ts chooseCompute: torch when a Python with torch answers, else TF.js); on TF.js
+// the model is judged by the operation's own memory need (core/train/auto-backend.ts operationBytes: generation = weights + K/V
+// cache, scoring = weights + the text's logits, export = weights), never by a training step's.
 //   model import FILE.gguf --out DIR [--force] [--json]   (a llama-architecture GGUF → a Hugging Face folder)
 import type { Command } from 'commander';
 import { existsSync, readdirSync, statSync } from 'node:fs';
@@ -37,6 +41,37 @@ async function backend(request: string | undefined): Promise<{ backend: string; 
   const { initBackend, parseBackendRequest } = await import('../model/backend.js');
   const report = await initBackend({ backend: request === undefined ? undefined : parseBackendRequest(request, '--backend') });
   return { backend: report.backend, summary: report.summary };
+}
+
+const COMPUTE_HELP = 'compute backend: auto (torch when a Python with torch answers, else TF.js), torch, wasm, cpu, tensorflow, tensorflow-gpu';
+
+/**
+ * The model folder on the compute backend `request` names (a runtime: torch worker or TF.js), loaded for inference (no gradients,
+ * no optimizer). When TF.js wasm computes it, the operation's own need (`need`) must fit its heap: else a clear refusal that
+ * names torch, before loading anything.
+ */
+async function openModel(
+  dir: string, request: string | undefined, op: import('../train/auto-backend.js').ModelOperation,
+  need: { rows: number; tokens: number; promptTokens?: number },
+): Promise<{ runtime: import('../model/runtime.js').ModelRuntime; backend: string; summary: string }> {
+  const { chooseCompute, loadRuntime } = await import('../train/runtime.js');
+  const { operationFitProblem } = await import('../train/auto-backend.js');
+  const { inspectHfFolder } = await import('../model/hf-load.js');
+  const { COMPUTE_BACKENDS } = await import('../train/runtime.js');
+  if (request !== undefined && !(COMPUTE_BACKENDS as readonly string[]).includes(request))
+    fail(`--backend: expected one of ${COMPUTE_BACKENDS.join(', ')}, received ${JSON.stringify(request)}`);
+  const choice = await chooseCompute(request ?? 'auto');
+  if (choice.backend === 'wasm') {
+    const problem = operationFitProblem((await inspectHfFolder(dir)).config, op, need);
+    if (problem) fail(`--backend ${choice.requested}: ${problem}${choice.torch && !choice.torch.ok ? ` (torch: ${choice.torch.reason})` : ''}`);
+  }
+  if (choice.backend === 'torch' && choice.torch && !choice.torch.cuda && !choice.torch.mps) {
+    // on a CPU a frozen bf16 copy is widened to f32 at every use: slower, and its numbers drift from the reference's; keep f32
+    const { setMemorySettings } = await import('../model/memory.js');
+    setMemorySettings({ frozenDtype: 'f32' });
+  }
+  const runtime = await loadRuntime(dir, { trainable: false, valueHead: false });
+  return { runtime, backend: choice.backend, summary: choice.summary };
 }
 
 /**
@@ -212,7 +247,7 @@ export function registerModelCommands(program: Command): void {
     .option('--top-p <p>', 'nucleus sampling probability in (0, 1] (default: generation_config.json, else 1)')
     .option('--seed <n>', 'sampling seed (default 0)')
     .option('--stop <strings...>', 'stop strings, e.g. </answer>')
-    .option('--backend <name>', 'TF.js backend: auto, tensorflow-gpu, tensorflow, wasm, cpu')
+    .option('--backend <name>', COMPUTE_HELP)
     .option('--json', 'print JSON (text, tokens, log-probabilities, finish reason, timing)')
     .action(run(async (flags: GenerateFlags) => {
       const dir = modelDir(flags.model);
@@ -223,12 +258,9 @@ export function registerModelCommands(program: Command): void {
       numberFlag('--top-p', flags.topP, 1, (n) => n > 0 && n <= 1, 'a number in (0, 1]');
       const seed = intFlag('--seed', flags.seed, 0, 0);
       if (flags.system !== undefined && !flags.chat) fail('--system: only used with --chat');
-      const summary = await backend(flags.backend);
-      const { loadCheckpoint } = await import('../model/checkpoint.js');
-      const { generate } = await import('../model/generate.js');
+      const { inspectHfFolder } = await import('../model/hf-load.js');
       const { formatChat } = await import('../model/chat.js');
-      const { model: m, tokenizer, info } = await loadCheckpoint(dir, { optimizer: false });
-      const defaults = info.generation ?? {};
+      const defaults = (await inspectHfFolder(dir)).generation ?? {};
       const maxNewTokens = intFlag('--max-new-tokens', flags.maxNewTokens, defaults.maxNewTokens ?? 64, 1);
       const temperature = numberFlag(
         '--temperature',
@@ -239,6 +271,12 @@ export function registerModelCommands(program: Command): void {
       );
       const topK = intFlag('--top-k', flags.topK, defaults.topK ?? 0, 0);
       const topP = numberFlag('--top-p', flags.topP, defaults.topP ?? 1, (n) => n > 0 && n <= 1, 'a number in (0, 1]');
+      // an upper bound on the prompt's tokens before the tokenizer is loaded: its UTF-8 bytes plus the chat markup
+      const promptBound = Buffer.byteLength(flags.prompt) + Buffer.byteLength(flags.system ?? '') + (flags.chat ? 256 : 0);
+      const { runtime, backend: used } = await openModel(dir, flags.backend, 'generate', {
+        rows: 1, tokens: promptBound + maxNewTokens, promptTokens: promptBound,
+      });
+      const tokenizer = runtime.tokenizer;
       try {
         checkVocabulary(tokenizer, flags.prompt, '--prompt');
         if (flags.system !== undefined) checkVocabulary(tokenizer, flags.system, '--system');
@@ -250,36 +288,32 @@ export function registerModelCommands(program: Command): void {
             ).ids
           : tokenizer.encode(flags.prompt);
         if (promptIds.length === 0) fail('--prompt: the prompt is empty');
-        if (promptIds.length + maxNewTokens > m.config.max_position_embeddings) {
+        if (promptIds.length + maxNewTokens > runtime.config.max_position_embeddings) {
           fail(`--prompt: ${promptIds.length} prompt tokens + --max-new-tokens ${maxNewTokens} exceed the model's context ` +
-            `of ${m.config.max_position_embeddings} tokens`);
+            `of ${runtime.config.max_position_embeddings} tokens`);
         }
+        const stop = flags.stop ?? [];
         const started = performance.now();
-        const [result] = generate(m, tokenizer, [promptIds], {
-          maxNewTokens,
-          temperature,
-          topK,
-          topP,
-          seed,
-          stop: flags.stop,
-          stopTokenIds: tokenizer.stopTokenIds,
-        });
+        const [result] = await runtime.generate([promptIds], { maxNewTokens, temperature, topK, topP, seed, stop });
         const seconds = (performance.now() - started) / 1000;
+        const stopIds = new Set([tokenizer.eosTokenId, ...tokenizer.stopTokenIds]);
+        const finishReason = result!.ids.length > 0 && stopIds.has(result!.ids.at(-1)!) ? 'eos'
+          : stop.some((s) => s.length > 0 && result!.text.includes(s)) ? 'stop' : 'length';
         if (flags.json) {
           console.log(JSON.stringify({
-            model: dir, backend: summary.backend, prompt: flags.prompt, promptTokens: promptIds.length,
+            model: dir, backend: used, device: runtime.info.device, prompt: flags.prompt, promptTokens: promptIds.length, promptIds,
             sampling: { maxNewTokens, temperature, topK, topP, seed },
-            text: result.text, tokens: result.tokens,
-            logprobs: result.logprobs.map((x) => round(x)), finishReason: result.finishReason,
-            seconds: round(seconds, 3), tokensPerSecond: round(result.tokens.length / seconds, 1),
+            text: result!.text, tokens: result!.ids,
+            logprobs: result!.logprobs.map((x) => round(x)), finishReason,
+            seconds: round(seconds, 3), tokensPerSecond: round(result!.ids.length / seconds, 1),
           }, null, 2));
         } else {
-          console.log(result.text);
-          console.error(`[${result.tokens.length} tokens, ${result.finishReason}, ${(result.tokens.length / seconds).toFixed(1)} tokens/s ` +
-            `on ${summary.backend}; temperature ${temperature}, top-k ${topK}, top-p ${topP}, seed ${seed}]`);
+          console.log(result!.text);
+          console.error(`[${result!.ids.length} tokens, ${finishReason}, ${(result!.ids.length / seconds).toFixed(1)} tokens/s ` +
+            `on ${used} (${runtime.info.device}); temperature ${temperature}, top-k ${topK}, top-p ${topP}, seed ${seed}]`);
         }
       } finally {
-        m.dispose();
+        await runtime.dispose();
       }
     }));
 
@@ -287,21 +321,20 @@ export function registerModelCommands(program: Command): void {
     .description('per-token log-probabilities of a text under the model')
     .requiredOption('--model <dir>', 'model folder')
     .requiredOption('--text <text>', 'text to score (special tokens such as <|im_end|> are single tokens)')
-    .option('--backend <name>', 'TF.js backend: auto, tensorflow-gpu, tensorflow, wasm, cpu')
+    .option('--backend <name>', COMPUTE_HELP)
     .option('--json', 'print JSON')
     .action(run(async (flags: ScoreFlags) => {
       const dir = modelDir(flags.model);
-      await backend(flags.backend);
-      const { loadCheckpoint } = await import('../model/checkpoint.js');
-      const { tokenScores } = await import('../model/score.js');
-      const { model: m, tokenizer } = await loadCheckpoint(dir, { optimizer: false });
+      const { runtime, backend: used } = await openModel(dir, flags.backend, 'score', { rows: 1, tokens: Buffer.byteLength(flags.text) });
+      const tokenizer = runtime.tokenizer;
       try {
         checkVocabulary(tokenizer, flags.text, '--text');
         const ids = tokenizer.encode(flags.text);
         if (ids.length < 2) fail(`--text: needs at least 2 tokens to score (the first token has no prefix), got ${ids.length}`);
-        if (ids.length > m.config.max_position_embeddings) fail(`--text: ${ids.length} tokens exceed the model's context ` +
-          `of ${m.config.max_position_embeddings}`);
-        const logprobs = tokenScores(m, [ids]).logprobs[0]!.map((x, i) => (i === 0 ? null : x));   // the first token has no prefix
+        if (ids.length > runtime.config.max_position_embeddings) fail(`--text: ${ids.length} tokens exceed the model's context ` +
+          `of ${runtime.config.max_position_embeddings}`);
+        const [stat] = await runtime.tokenStats([{ ids }], false);
+        const logprobs = stat!.logprobs.map((x, i) => (i === 0 ? null : x));   // the first token has no prefix
         const scored = logprobs.slice(1) as number[];
         const total = scored.reduce((a, b) => a + b, 0);
         const tokens = ids.map((id, i) => ({
@@ -312,6 +345,7 @@ export function registerModelCommands(program: Command): void {
         }));
         const result = {
           model: dir,
+          backend: used,
           tokens,
           totalLogprob: round(total, 5),
           meanLogprob: round(total / scored.length, 5),
@@ -322,9 +356,10 @@ export function registerModelCommands(program: Command): void {
           const logprob = t.logprob === null ? '      -' : t.logprob.toFixed(4);
           console.log(`${String(t.id).padStart(7)}  ${JSON.stringify(t.piece ?? t.token).padEnd(16)} ${logprob}`);
         }
-        console.log(`total ${result.totalLogprob}, mean ${result.meanLogprob}, perplexity ${result.perplexity} over ${scored.length} tokens`);
+        console.log(`total ${result.totalLogprob}, mean ${result.meanLogprob}, perplexity ${result.perplexity} over ${scored.length} tokens ` +
+          `(${used})`);
       } finally {
-        m.dispose();
+        await runtime.dispose();
       }
     }));
   model.command('export')
@@ -334,7 +369,7 @@ export function registerModelCommands(program: Command): void {
     .option('--dtype <dtype>', 'weight dtype: f32 (default), f16 or bf16')
     .option('--merge-lora', 'fold LoRA adapters into the base weights (no adapter files)')
     .option('--force', 'overwrite an existing folder')
-    .option('--backend <name>', 'TF.js backend: auto, tensorflow-gpu, tensorflow, wasm, cpu')
+    .option('--backend <name>', COMPUTE_HELP)
     .option('--json', 'print the manifest as JSON')
     .action(run(async (flags: ExportFlags) => {
       const dir = modelDir(flags.model);
@@ -342,23 +377,35 @@ export function registerModelCommands(program: Command): void {
       if (dtype !== 'F32' && dtype !== 'F16' && dtype !== 'BF16') fail(`--dtype: expected f32, f16 or bf16, received ${JSON.stringify(flags.dtype)}`);
       const out = checkOut(flags.out, flags.force);
       if (out === dir) fail('--out: must differ from --model');
-      await backend(flags.backend);
-      const { loadCheckpoint, saveCheckpoint } = await import('../model/checkpoint.js');
-      const loaded = await loadCheckpoint(dir, { optimizer: false });
+      const { readManifest, saveCheckpoint } = await import('../model/checkpoint.js');
+      const { runtime, backend: used } = await openModel(dir, flags.backend, 'export', { rows: 0, tokens: 0 });
+      const manifestIn = await readManifest(dir);
+      const { inspectHfFolder } = await import('../model/hf-load.js');
+      const generation = (await inspectHfFolder(dir)).generation ?? undefined;
+      const manifestOut = {
+        parent: dir, step: manifestIn?.step ?? 0, stage: manifestIn?.stage ?? 'import', metrics: manifestIn?.metrics ?? {},
+        extra: { exportedFrom: dir, dtype, mergedLora: flags.mergeLora ?? false, backend: used },
+      };
       try {
-        const manifest = await saveCheckpoint(out, {
-          model: loaded.model, tokenizer: loaded.tokenizer, dtype, mergeLora: flags.mergeLora ?? false,
-          generation: loaded.info.generation ?? undefined,
-          manifest: {
-            parent: dir, step: loaded.manifest?.step ?? 0, stage: loaded.manifest?.stage ?? 'import', metrics: loaded.manifest?.metrics ?? {},
-            extra: { exportedFrom: dir, dtype, mergedLora: flags.mergeLora ?? false },
-          },
-        });
+        const { TorchRuntime } = await import('../model/torch/runtime.js');
+        if (runtime instanceof TorchRuntime) {
+          if (flags.mergeLora && runtime.lora) fail('--merge-lora: the torch backend writes LoRA adapters beside the base weights; ' +
+            'merge them on TF.js (--backend wasm or cpu) or export without --merge-lora');
+          await runtime.exportTo(out, manifestOut, { dtype: dtype.toLowerCase() as 'f32' | 'f16' | 'bf16', generation });
+        } else {
+          const { TfjsRuntime } = await import('../model/runtime.js');
+          if (!(runtime instanceof TfjsRuntime)) fail(`model export: unexpected runtime on backend ${used}`);
+          await saveCheckpoint(out, {
+            model: runtime.model, tokenizer: runtime.tokenizer, dtype, mergeLora: flags.mergeLora ?? false, generation, manifest: manifestOut,
+          });
+        }
+        const manifest = await readManifest(out);
+        if (!manifest) fail(`--out: ${out} was written without a manifest`);
         if (flags.json) { console.log(JSON.stringify(manifest, null, 2)); return; }
         console.log(`wrote ${out}: ${(manifest.weights.parameters / 1e6).toFixed(3)}M parameters as ${dtype}${flags.mergeLora ? ', LoRA merged' : ''}, ` +
-          `${(manifest.weights.bytes / 1e6).toFixed(2)} MB, sha256 ${manifest.weights.sha256.slice(0, 16)}…`);
+          `${(manifest.weights.bytes / 1e6).toFixed(2)} MB, sha256 ${manifest.weights.sha256.slice(0, 16)}… (${used})`);
       } finally {
-        loaded.model.dispose();
+        await runtime.dispose();
       }
     }));
 

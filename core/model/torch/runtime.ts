@@ -15,7 +15,7 @@ import { countParameters } from '../config.js';
 import type { Tokenizer } from '../tokenizer.js';
 import { loadTokenizer } from '../tokenizer.js';
 import { getLoss } from '../losses.js';
-import { inspectHfFolder } from '../hf-load.js';
+import { inspectHfFolder, type GenerationDefaults } from '../hf-load.js';
 import { readAdapterConfig, readManifest, saveCheckpoint, verifyCheckpoint, CheckpointError, OPTIMIZER_VALUE_FILE } from '../checkpoint.js';
 import { checkLoraConfig, type LoraConfig } from '../lora-config.js';
 import { chunkRows, padRows, lossTokens, lossOutputGradients, type TrainBatch, type TrainRow } from '../trainer.js';
@@ -337,6 +337,32 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
           const written = String(r.header.dtype ?? 'f32');
           return {
             optimizerStep: step, valueOptimizerStep: valueStep, optimizer, lora: (r.header.lora ?? null) as LoraConfig | null,
+            dtype: written === 'bf16' ? 'BF16' as const : written === 'f16' ? 'F16' as const : 'F32' as const,
+          };
+        },
+      },
+    });
+  }
+
+  /**
+   * `model export` on torch: the weights (no moments) in `dtype` with the folder's generation defaults, as a checkpoint
+   * (manifest, hashes, tokenizer). LoRA adapters are written beside the base weights (the worker does not merge them).
+   */
+  async exportTo(dir: string, manifest: RuntimeManifest, opts: { dtype: 'f32' | 'f16' | 'bf16'; generation?: GenerationDefaults }): Promise<void> {
+    await saveCheckpoint(dir, {
+      tokenizer: this.tokenizer,
+      manifest,
+      ...(opts.generation ? { generation: opts.generation } : {}),
+      external: {
+        config: this.config,
+        parameters: countParameters(this.config),
+        writeFiles: async (tmp) => {
+          const r = await this.worker.request('save', {
+            weights: join(tmp, 'model.safetensors'), adapters: join(tmp, 'adapter_model.safetensors'), dtype: opts.dtype,
+          });
+          const written = String(r.header.dtype ?? 'f32');
+          return {
+            optimizerStep: null, lora: (r.header.lora ?? null) as LoraConfig | null,
             dtype: written === 'bf16' ? 'BF16' as const : written === 'f16' ? 'F16' as const : 'F32' as const,
           };
         },
