@@ -79,7 +79,7 @@ export const ModelMemorySchema = z.object({
   generationRows: z.number().int().positive().optional()
     .describe('rows prefilled and decoded together on torch (64); source: ours'),
   frozenDtype: z.enum(['auto', 'bf16', 'f32']).optional()
-    .describe('KL reference / LoRA base weights (auto: bf16 for real models); source: paper'),
+    .describe('KL reference / LoRA base weights (auto: bf16 for real models); source: ours'),
   checkpointDtype: z.enum(['auto', 'bf16', 'f16', 'f32']).optional()
     .describe('weights of checkpoints without moments (auto: bf16 for real models); source: ours'),
   optimizerDtype: z.enum(['auto', 'bf16', 'f32']).optional()
@@ -202,7 +202,7 @@ export type BootstrapSection = z.infer<typeof BootstrapSectionSchema>;
 
 export const SelfplaySectionSchema = z.object({
   games: z.number().int().positive().default(64)
-    .describe('self-play games (reference: 5 × 256); source: paper'),
+    .describe('self-play games (reference: 5 × 256); source: ours (paper: 5 × 256)'),
   policy: z.enum(['model', 'random']).default('model')
     .describe('\'random\' = random-action ablation (well-formed random turns); source: ours'),
   groundTruthReplacement: z.boolean().default(true)
@@ -218,13 +218,13 @@ export type SelfplaySection = z.infer<typeof SelfplaySectionSchema>;
 
 export const SftSectionSchema = z.object({
   epochs: z.number().int().nonnegative().default(3)
-    .describe('passes over the train rows (reference: 5); source: paper'),
+    .describe('passes over the train rows (reference: 5); source: ours (paper: 5)'),
   lr: z.number().positive().default(1e-3)
-    .describe('peak lr (reference 1e-4 for 1.5B; tiny models need more); source: paper'),
+    .describe('peak lr (reference 1e-4 for 1.5B; tiny models need more); source: ours (paper: 1e-4 for 1.5B)'),
   warmupFraction: z.number().min(0).max(1).default(0.1)
     .describe('linear warmup share of the cosine schedule (reference: 0.1); source: paper'),
   batchSize: z.number().int().positive().default(8)
-    .describe('rows per step (reference global batch: 16); source: paper'),
+    .describe('rows per step (reference global batch: 16); source: ours (paper: 16)'),
   weightDecay: z.number().min(0).default(0.01)
     .describe('AdamW weight decay (reference: 0.01); source: paper'),
   gradClip: z.number().positive().default(1)
@@ -245,13 +245,13 @@ export const RlSectionSchema = z.object({
   algorithm: z.enum(['ppo', 'grpo', 'dr-grpo']).default('ppo')
     .describe('a row of RL_ALGORITHMS (core/train/rl-algorithms.ts): PPO with a critic, critic-free GRPO, or Dr. GRPO (no std normalisation); source: ours'),
   steps: z.number().int().nonnegative().default(20)
-    .describe('RL iterations (reference: 1000); source: paper'),
+    .describe('RL iterations (reference: 1000); source: ours (paper: 1000)'),
   groups: z.number().int().positive().default(4)
-    .describe('puzzles per step (reference: 32); source: paper'),
+    .describe('puzzles per step (reference: 32); source: ours (paper: 32)'),
   groupSize: z.number().int().positive().default(4)
-    .describe('episodes per puzzle, same seed (reference: 8); source: paper'),
+    .describe('episodes per puzzle, same seed (reference: 8); source: ours (paper: 8)'),
   keepGroupsFraction: z.number().gt(0).max(1).default(1)
-    .describe('keep the groups with the largest reward spread (reference: 0.25); source: paper'),
+    .describe('keep the groups with the largest reward spread (reference: 0.25); source: ours (paper: 0.25)'),
   gamma: z.number().min(0).max(1).default(1)
     .describe('GAE discount (reference: 1); source: paper'),
   lambda: z.number().min(0).max(1).default(1)
@@ -282,9 +282,9 @@ export const RlSectionSchema = z.object({
   klEstimator: z.enum(['k1', 'k3']).default('k3')
     .describe('KL estimator; source: ours'),
   lr: z.number().positive().default(1e-4)
-    .describe('actor lr (reference 1e-6 for 1.5B); source: paper'),
+    .describe('actor lr (reference 1e-6 for 1.5B); source: ours (paper: 1e-6 for 1.5B)'),
   criticLr: z.number().positive().default(5e-4)
-    .describe('critic lr (reference 1e-5); value head when shared; source: paper'),
+    .describe('critic lr (reference 1e-5); value head when shared; source: ours (paper: 1e-5)'),
   ppoEpochs: z.number().int().positive().default(1)
     .describe('passes over each batch; source: ours'),
   miniBatchSize: z.number().int().positive().default(8)
@@ -300,13 +300,13 @@ export const RlSectionSchema = z.object({
   passAtKPuzzles: z.number().int().positive().default(8)
     .describe('puzzles for the tracked Pass@k; source: ours'),
   executeOnFormatError: z.boolean().default(false)
-    .describe('Format rule and update layout (fidelity audit B4/B5/B6/B10): execute the actions of a reply that fails the format check (RAGEN: false, nothing runs); source: RAGEN'),
+    .describe('execute the actions of a reply that fails the format check (RAGEN: false, nothing runs); source: RAGEN'),
   formatCheck: z.enum(['plain', 'world-model']).nullable().default(null)
     .describe('tags a reply must have: plain = think/answer (the release\'s PPO), null = the template\'s format; source: release'),
   worldModelScore: z.enum(['entity-f1', 'exact', 'cell-accuracy']).default('entity-f1')
     .describe('online-wm-rl score of a state (VAGEN: entity F1); cell accuracy pays ~0.7 for any grid; source: VAGEN'),
   updatesPerStep: z.number().int().nonnegative().default(0)
-    .describe('optimizer updates per RL step over the kept batch (release: 1); 0 = minibatches of miniBatchSize; source: release'),
+    .describe('optimizer updates per RL step over the kept batch (release: 1); 0 = minibatches of miniBatchSize; source: ours (release: 1)'),
   adamBetas: z.tuple([z.number().min(0).lt(1), z.number().min(0).lt(1)]).default([0.9, 0.999])
     .describe('AdamW betas of actor and critic (release: 0.9, 0.999); source: release'),
   lossAggregation: z.enum(['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum']).default('token-mean')
@@ -361,9 +361,9 @@ export type RwmlSection = z.infer<typeof RwmlSectionSchema>;
 
 export const EvalSectionSchema = z.object({
   puzzles: z.number().int().positive().default(16)
-    .describe('held-out puzzles (reference: 128); source: paper'),
+    .describe('held-out puzzles (reference: 128); source: ours (paper: 128)'),
   samples: z.number().int().positive().default(4)
-    .describe('samples per puzzle, n ≥ max k (reference: 8); source: paper'),
+    .describe('samples per puzzle, n ≥ max k (reference: 8); source: ours (paper: 8)'),
   k: z.array(z.number().int().positive()).default([1, 4])
     .describe('Pass@k values reported; source: ours'),
   temperature: z.number().min(0).default(1)

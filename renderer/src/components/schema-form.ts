@@ -23,6 +23,8 @@ export type JsonSchema = {
   $ref?: string;
   $defs?: Record<string, JsonSchema>;
   definitions?: Record<string, JsonSchema>;
+  /** Set by objectFields on a field resolved from a nullable union (resolveNode drops the null branch). */
+  nullable?: boolean;
 };
 
 /** Resolve local $refs and single-branch unions to the node that describes the field. */
@@ -117,4 +119,51 @@ export function issuesAt(issues: Array<{ path: string; message: string }>, path:
 /** Turn a camelCase key into a label ("maxTurns" → "max turns"). */
 export function labelOf(key: string): string {
   return key.replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/([A-Z])([A-Z][a-z])/g, '$1 $2').replace(/[-_]/g, ' ').toLowerCase();
+}
+
+/** The fields of the object node at a dotted path, in schema order: [key, node] (an empty list when it is not an object). */
+export function objectFields(root: JsonSchema, path: string): Array<[string, JsonSchema]> {
+  const node = nodeAt(root, path);
+  return Object.entries(node?.properties ?? {}).map(([k, n]) => {
+    const resolved = resolveNode(n, root) ?? n;
+    return [k, isNullable(n) ? { ...resolved, nullable: true } : resolved];
+  });
+}
+
+/** The stage sections the schema types (RunConfig.stages.<name>, core/api/run-config.ts), in schema order. */
+export function typedStageSections(root: JsonSchema): string[] {
+  return Object.keys(nodeAt(root, 'stages')?.properties ?? {});
+}
+
+/** One line on what a field accepts and its default, e.g. "number > 0 · default 0.0001", "integer ≥ 1 · default 4", "one of a | b". */
+export function boundsText(node: JsonSchema | undefined): string {
+  if (!node) return '';
+  const parts: string[] = [];
+  const type = schemaType(node);
+  const nullable = isNullable(node);
+  if (type === 'enum') parts.push(`one of ${(node.enum ?? []).map((e) => String(e)).join(' | ')}`);
+  else if (type) {
+    // zod's int() carries ±Number.MAX_SAFE_INTEGER as bounds: not a bound a reader needs
+    const real = (v: number | undefined) => (v !== undefined && Math.abs(v) < Number.MAX_SAFE_INTEGER ? v : undefined);
+    const [min, max, xmin, xmax] = [real(node.minimum), real(node.maximum), real(node.exclusiveMinimum), real(node.exclusiveMaximum)];
+    const bounds = [
+      xmin !== undefined ? `> ${xmin}` : min !== undefined ? `≥ ${min}` : '',
+      xmax !== undefined ? `< ${xmax}` : max !== undefined ? `≤ ${max}` : '',
+    ].filter(Boolean).join(', ');
+    parts.push(`${type}${bounds ? ` ${bounds}` : ''}`);
+  }
+  if (nullable) parts.push('null = off');
+  if (node.default !== undefined) parts.push(`default ${JSON.stringify(node.default)}`);
+  return parts.join(' · ');
+}
+
+/** Whether the field accepts null (a nullable union, or a type list with "null"). */
+export function isNullable(node: JsonSchema | undefined): boolean {
+  return !!node && (node.nullable === true || !!(node.anyOf ?? node.oneOf)?.some((b) => b.type === 'null')
+    || (Array.isArray(node.type) && node.type.includes('null')));
+}
+
+/** Whether a resolved value equals the schema's default (deep, for arrays such as k or adamBetas). */
+export function isDefaultValue(node: JsonSchema | undefined, value: unknown): boolean {
+  return node?.default !== undefined && JSON.stringify(node.default) === JSON.stringify(value);
 }

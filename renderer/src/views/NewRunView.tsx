@@ -13,7 +13,8 @@ import type { Route } from '../routes.js';
 import { ErrorBanner } from '../components/widgets.js';
 import { fmtDuration } from '../components/format.js';
 import {
-  getPath, issuesAt, labelOf, nodeAt, parseInput, resolveNode, schemaType, valueKind, type JsonSchema,
+  boundsText, getPath, isDefaultValue, isNullable, issuesAt, labelOf, nodeAt, objectFields, parseInput, resolveNode, schemaType, typedStageSections,
+  valueKind, type JsonSchema,
 } from '../components/schema-form.js';
 
 const boardModules = import.meta.glob<{ default: ComponentType<{ board: BoardData; size?: number; title?: string }> }>('../boards/Board.tsx');
@@ -157,7 +158,15 @@ export default function NewRunView({ client, navigate, preset: routePreset, syst
     );
   };
 
-  const stageSections = config ? Object.entries(config.stages) : [];
+  // Stage sections: every typed section with every field from the schema (description, bounds, default), the sections of
+  // the run's plan first; other sections (plan order, diagnostic and plug-in stages) typed by their values.
+  const typedSections = schema ? typedStageSections(schema) : [];
+  const planned = validation?.stages ?? [];
+  const stageSections: string[] = config ? [
+    ...typedSections.filter((s) => planned.includes(s) || s === 'rollout'),
+    ...Object.keys(config.stages).filter((s) => !typedSections.includes(s)),
+    ...typedSections.filter((s) => !planned.includes(s) && s !== 'rollout'),
+  ] : [];
   const unplacedIssues = issues.filter((i) => !isShownPath(i.path, config));
 
   return (
@@ -249,14 +258,8 @@ export default function NewRunView({ client, navigate, preset: routePreset, syst
               </div>
             </div>
 
-            {stageSections.map(([stage, settings]) => (
-              <div className="card form-card" key={stage} data-testid={`stage-section-${stage}`}>
-                <h2>Stage: {stage}</h2>
-                <div className="form-grid">
-                  {Object.entries(settings).map(([k, v]) => stageField(`stages.${stage}.${k}`, k, v))}
-                </div>
-              </div>
-            ))}
+            {stageSections.length > 0 && <h2 className="section-title" style={{ margin: '4px 0 0' }}>Stage settings</h2>}
+            {stageSections.map((stage) => stageCard(stage))}
           </div>
 
           <div className="col newrun-side" style={{ gap: 12 }}>
@@ -319,6 +322,48 @@ export default function NewRunView({ client, navigate, preset: routePreset, syst
       )}
     </div>
   );
+
+  /** One stage section, collapsed: a typed one lists every field of its schema with its help, bounds and resolved value. */
+  function stageCard(stage: string): ReactNode {
+    const typed = typedSections.includes(stage);
+    const settings = (config?.stages[stage] ?? {}) as Record<string, unknown>;
+    const fields = typed && schema ? objectFields(schema, `stages.${stage}`) : [];
+    const fromPreset = fields.filter(([k, n]) => settings[k] !== undefined && !isDefaultValue(n, settings[k])).length;
+    const changed = Object.keys(overrides).filter((p) => p.startsWith(`stages.${stage}.`)).length;
+    const sectionIssues = issues.filter((i) => i.path.startsWith(`stages.${stage}.`)).length;
+    const inPlan = planned.includes(stage) || (stage === 'rollout' && planned.length > 0) || !typed;
+    const about = typed && schema ? nodeAt(schema, `stages.${stage}`)?.description : undefined;
+    return (
+      <details className={`card form-card stage-card ${inPlan ? '' : 'not-planned'}`} key={stage} data-testid={`stage-section-${stage}`}
+        open={sectionIssues > 0 ? true : undefined}>
+        <summary>
+          <h2 style={{ display: 'inline' }}>Stage: {stage}</h2>
+          <span className="faint" data-testid={`stage-summary-${stage}`}>
+            {' '}{typed ? `${fields.length} settings` : `${Object.keys(settings).length} settings`}
+            {fromPreset > 0 && ` · ${fromPreset} set by the preset/size`}{changed > 0 && ` · ${changed} changed`}
+            {sectionIssues > 0 && ` · ${sectionIssues} issue(s)`}{!inPlan && ' · not in this run\'s plan'}
+          </span>
+          {about && <div className="muted">{about}</div>}
+        </summary>
+        <div className="form-grid">
+          {typed
+            ? fields.map(([k, node]) => stageSchemaField(`stages.${stage}.${k}`, k, node))
+            : Object.entries(settings).map(([k, v]) => stageField(`stages.${stage}.${k}`, k, v))}
+        </div>
+      </details>
+    );
+  }
+
+  /** A typed stage field: its input from the schema node, help = the field's description, what it accepts and its default. */
+  function stageSchemaField(path: string, key: string, node: JsonSchema): ReactNode {
+    const value = getPath(config, path);
+    const differs = value !== undefined && !isDefaultValue(node, value) && !(path in overrides);
+    const { description, ...rest } = node;
+    return field(path, {
+      label: labelOf(key), node: rest, placeholder: value === undefined ? 'unset (see the help)' : undefined,
+      help: <span data-testid={`help-${path}`}>{description}{' '}<span className="faint">({boundsText(node)}{differs ? '; the preset/size sets it' : ''})</span></span>,
+    });
+  }
 
   function stageField(path: string, key: string, v: unknown): ReactNode {
     if (valueKind(v) === 'object') {
@@ -383,6 +428,8 @@ interface FieldProps {
   onLocalError: (message: string | null) => void;
 }
 
+const NULL_CHOICE = '\u0000null';   // the <option> value standing for null in a nullable enum
+
 /** One form field; its input kind comes from the schema node (or the value for free-form sections). */
 function Field(props: FieldProps) {
   const { path, node, value, errors } = props;
@@ -392,10 +439,12 @@ function Field(props: FieldProps) {
   let input: ReactNode;
   if (props.choices || type === 'enum') {
     const choices = props.choices ?? (node?.enum ?? []).map((e) => ({ value: String(e), label: String(e) }));
+    const nullable = isNullable(props.node) || value === null;   // e.g. rl.formatCheck: null = the template's format
     input = (
-      <select id={id} value={value === undefined ? '' : String(value)} aria-invalid={invalid} data-path={path}
-        onChange={(e) => props.onChange(e.target.value)}>
+      <select id={id} value={value === undefined ? '' : value === null ? NULL_CHOICE : String(value)} aria-invalid={invalid} data-path={path}
+        onChange={(e) => props.onChange(e.target.value === NULL_CHOICE ? null : e.target.value)}>
         {value === undefined && <option value="">—</option>}
+        {nullable && <option value={NULL_CHOICE}>null</option>}
         {choices.map((c) => <option key={c.value} value={c.value}>{c.label}</option>)}
       </select>
     );
