@@ -4,7 +4,9 @@
 // `Left`, `Down`, `Right`, `Up` (Gymnasium's order 0..3; case-insensitive). With isSlippery the
 // move goes the intended way with probability successRate (default 1/3) and to each
 // perpendicular side with (1 − successRate)/2. Moving off the edge stays put.
-// An unknown action name changes nothing (info.actionIsValid = false).
+// An unknown action name changes nothing (info.actionIsValid = false). A slippery move reports
+// info.slipped, info.movedDirection (the executed move) and, when it slipped, info.intendedBoard
+// (the board the intended move would have given).
 // ## Observation
 // The symbol grid as a string, one row per line: `P` player, `_` frozen (also the start tile),
 // `O` hole, `G` goal, `X` player in a hole, `√` player on the goal (the RAGEN/SPA rendering).
@@ -37,6 +39,10 @@ export const FROZEN_LAKE_OPTIONS: OptionSpec[] = [
   { name: 'successRate', type: 'number', default: 1 / 3, min: 0, max: 1, doc: 'probability that a slippery move goes the intended way (Gymnasium: 1/3)' },
   { name: 'randomStartGoal', type: 'boolean', default: false, doc: 'RAGEN variant: start and goal at random distinct frozen cells instead of the corners' },
   { name: 'map', type: 'stringList', default: null, nullable: true, doc: 'explicit map, rows of S (start) F (frozen) H (hole) G (goal); overrides size and p' },
+  {
+    name: 'goalDistance', type: 'integer', default: null, min: 1, max: 30, nullable: true,
+    doc: 'with randomStartGoal: the goal at this many moves (Manhattan distance) from the start; 1 with p 1 and maxSteps 1 is a 4-armed contextual bandit (null: anywhere)',
+  },
   { name: 'maxSteps', type: 'integer', default: 100, min: 1, max: 100_000, nullable: true, doc: 'truncate the episode after this many steps (null: never)' },
 ];
 
@@ -79,7 +85,7 @@ export function hasPath(map: string[]): boolean {
 }
 
 /** Gymnasium's generate_random_map, optionally with RAGEN's random start and goal. */
-export function generateFrozenLakeMap(rng: Rng, size: number, p: number, randomStartGoal: boolean): string[] {
+export function generateFrozenLakeMap(rng: Rng, size: number, p: number, randomStartGoal: boolean, goalDistance: number | null = null): string[] {
   for (let attempt = 0; attempt < 100000; attempt++) {
     const cells: string[][] = [];
     for (let r = 0; r < size; r++) {
@@ -89,8 +95,17 @@ export function generateFrozenLakeMap(rng: Rng, size: number, p: number, randomS
     }
     if (randomStartGoal) {
       const start = rng.int(size * size);
-      let goal = rng.int(size * size - 1);
-      if (goal >= start) goal++;
+      let goal: number;
+      if (goalDistance !== null) {
+        // the cells at goalDistance moves from the start (none: draw the map again)
+        const at = Array.from({ length: size * size }, (_, i) => i)
+          .filter((i) => Math.abs(Math.floor(i / size) - Math.floor(start / size)) + Math.abs((i % size) - (start % size)) === goalDistance);
+        if (at.length === 0) continue;
+        goal = at[rng.int(at.length)]!;
+      } else {
+        goal = rng.int(size * size - 1);
+        if (goal >= start) goal++;
+      }
       cells[Math.floor(start / size)][start % size] = 'S';
       cells[Math.floor(goal / size)][goal % size] = 'G';
     } else {
@@ -165,7 +180,7 @@ export class FrozenLakeEnv implements Env<string, FrozenLakeState> {
     }
     const o = this.options;
     this.map = o.map ? [...(o.map as string[])]
-      : generateFrozenLakeMap(this.rng, o.size as number, o.p as number, o.randomStartGoal as boolean);
+      : generateFrozenLakeMap(this.rng, o.size as number, o.p as number, o.randomStartGoal as boolean, (o.goalDistance as number | null) ?? null);
     this.player = this.find('S');
     this.steps = 0;
     this.started = true;
@@ -225,6 +240,16 @@ export class FrozenLakeEnv implements Env<string, FrozenLakeState> {
     const info = this.info(true, effective);
     info.movedDirection = FROZEN_LAKE_ACTIONS[direction];
     info.slipped = direction !== intended;
+    if (direction !== intended) {
+      // the lake slipped: the board the intended move would have given (what a model that knows the rules predicts;
+      // the UI scores a prediction against it as well as against the truth)
+      const ir = Math.min(Math.max(r + DR[intended], 0), this.map.length - 1);
+      const ic = Math.min(Math.max(c + DC[intended], 0), this.width - 1);
+      const executedCell = this.player;
+      this.player = ir * this.width + ic;
+      info.intendedBoard = this.board();
+      this.player = executedCell;
+    }
     return { observation: this.gridText(), reward, terminated: this.terminated, truncated: this.truncated, info };
   }
 
