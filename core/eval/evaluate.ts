@@ -8,6 +8,7 @@ import type { RunConfig } from '../api/run-config.js';
 import { sessionFactory } from '../train/episodes.js';
 import { evaluateModel } from '../train/evaluate-model.js';
 import { builtinTemplate } from '../prompts/resolve-template.js';
+import { GENERATION_PREFIX, openTag } from '../prompts/reply-format.js';
 import { elapsedSeconds, loadStartingModel } from '../train/stage-utils.js';
 import type { ModelRuntime } from '../train/runtime.js';
 import { summaryMetrics } from '../train/summary.js';
@@ -45,7 +46,7 @@ export async function statePerplexityByTemplate(
     const batch: Array<{ ids: number[]; positions: number[] }> = [];
     for (let i = 0; i < rows; i++) {
       const session = sessionFactory(config, template, limits)({ seed: config.seeds.evalStart + i, group: i, sample: 0, id: `ppl-${i}` });
-      const prefix = '<think><observation>\n';
+      const prefix = `${GENERATION_PREFIX}${openTag('observation')}\n`;   // the reply's opening, up to the state
       const promptIds = runtime.encodePrompt(session.messages(), prefix, runtime.maxContext - 256);
       const stateIds = runtime.tokenizer.encode(session.stateText());
       const ids = [...promptIds, ...stateIds];

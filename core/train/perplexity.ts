@@ -4,6 +4,7 @@
 // exp(mean NLL over all those tokens). Used by SFT (before/after) and core/eval/template-perplexity.ts.
 // maskedNll is the one masked negative-log-likelihood loop: this file, SFT's validation loss and the
 // eval stage's per-template perplexity all sum through it.
+import { GENERATION_PREFIX } from '../prompts/reply-format.js';
 import { findTagContents, formatChat, messageTokenRanges, type ChatMessage } from '../model/chat.js';
 import type { ModelRuntime } from './runtime.js';
 
@@ -38,7 +39,7 @@ export async function statePerplexity(
   const prepared: Array<{ ids: number[]; positions: number[] }> = [];
   for (const row of rows) {
     const { messages } = runtime.formatForTraining(row.messages, maxLength);
-    const chat = formatChat(messages, runtime.tokenizer, { generationPrefix: '<think>' }); // as generation tokenised it (audit B9)
+    const chat = formatChat(messages, runtime.tokenizer, { generationPrefix: GENERATION_PREFIX }); // as generation tokenised it (audit B9)
     const last = messages.length - 1;
     if (messages[last]?.role !== 'assistant') continue;
     const content = messages[last]!.content;

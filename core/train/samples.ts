@@ -5,6 +5,7 @@
 import type { StageContext } from '../api/stage.js';
 import type { ChatMessage } from '../model/chat.js';
 import { parseResponse } from '../prompts/response.js';
+import { GENERATION_PREFIX } from '../prompts/reply-format.js';
 import type { ModelRuntime } from './runtime.js';
 
 export interface StageSample {
@@ -26,7 +27,7 @@ export function sampleEvery(totalSteps: number, count = 4): number {
 export interface SampleRequest { step: number; messages: ChatMessage[]; target: string; maxNewTokens: number; maxContextTokens: number }
 
 export async function writeSample(ctx: StageContext, runtime: ModelRuntime, o: SampleRequest): Promise<StageSample> {
-  const prefix = o.target.startsWith('<think>') ? '<think>' : '';
+  const prefix = o.target.startsWith(GENERATION_PREFIX) ? GENERATION_PREFIX : '';
   const prompt = runtime.encodePrompt(o.messages, prefix, Math.max(1, o.maxContextTokens - o.maxNewTokens));
   const [out] = await runtime.generate([prompt], { maxNewTokens: o.maxNewTokens, temperature: 0, topP: 1, topK: 0, seed: 0 });
   const generated = prefix + (out?.text ?? '');

@@ -7,6 +7,7 @@
 // Resumes after the last finished epoch, or mid-epoch at the batch it stopped; the resume state keeps the interrupted
 // epoch's batch losses (so its sft/trainLossEpoch averages every batch) and the 'before' perplexity, and the stop's
 // resume point sft-latest is removed when the stage completes (N7).
+import { GENERATION_PREFIX } from '../prompts/reply-format.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StageDefinition } from '../api/stage.js';
@@ -34,8 +35,8 @@ export interface SftState {
   epoch?: number; checkpoint?: string; step?: number; batch?: number; epochLosses?: number[]; pplBefore?: PerplexityResult | null;
 }
 
-/** The forced start of every reply at generation (EpisodeSession.generationPrefix). */
-export const GENERATION_PREFIX = '<think>';
+/** The forced start of every reply at generation (EpisodeSession.generationPrefix): defined once, in core/prompts/reply-format.ts. */
+export { GENERATION_PREFIX };
 
 /**
  * A training chat tokenised as generation saw it: the forced `<think>` of each assistant reply
