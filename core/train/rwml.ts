@@ -5,8 +5,8 @@
 // to start with `<prediction>` and stops at `</prediction>`), and the reward is a binarised
 // similarity between that text and the true next state the env produced:
 //   structured  cell accuracy of the parsed predicted board ≥ threshold (exact for grids at 1.0)
-//   embedding   cosine similarity of text embeddings from a local feature-extraction model
-//               (@huggingface/transformers, local files only) ≥ threshold
+//   embedding   cosine similarity of sentence embeddings (all-MiniLM-L6-v2 by default, core/model/embedding.ts;
+//               local files only) ≥ threshold
 // GRPO over the samples of each example (the RL stage's row builder, buildGrpoRows), KL (k3) to the
 // starting model. Examples the model already gets right in every sample are subsampled
 // (keepCorrectFraction). Because the action is given, "copy the state after a no-op" is no shortcut:
@@ -32,22 +32,15 @@ import { loadRuntime, type ModelRuntime, type TrainRow } from './runtime.js';
 
 type Embedder = (texts: string[]) => Promise<number[][]>;
 
+/**
+ * The sentence-embedding model of `similarity: embedding` (core/model/embedding.ts: all-MiniLM-L6-v2 in TF.js, mean pooling +
+ * L2 normalisation as sentence-transformers): stages.rwml.embeddingModel when set, else the model cache's all-MiniLM-L6-v2
+ * (filled once by .ci/install-envs.sh; never downloaded at run time: a missing model is an error naming that command).
+ */
 async function loadEmbedder(section: RwmlSection): Promise<Embedder> {
-  if (!section.embeddingModel || !existsSync(section.embeddingModel)) {
-    throw new Error(
-      `rwml: similarity "embedding" needs stages.rwml.embeddingModel, a local feature-extraction model folder (ONNX, as used by ` +
-        `@huggingface/transformers); received ${JSON.stringify(section.embeddingModel ?? null)}. No model is bundled and nothing is downloaded: ` +
-          `use similarity "structured" for grid states, or point embeddingModel at a local folder.`,
-    );
-  }
-  const transformers = await import('@huggingface/transformers');
-  transformers.env.allowRemoteModels = false;
-  transformers.env.allowLocalModels = true;
-  const extractor = await transformers.pipeline('feature-extraction', section.embeddingModel, { local_files_only: true } as never);
-  return async (texts) => {
-    const out = await (extractor as unknown as (t: string[], o: unknown) => Promise<{ tolist(): number[][] }>)(texts, { pooling: 'mean', normalize: true });
-    return out.tolist();
-  };
+  const { sharedSentenceEmbedder, defaultEmbeddingModelDir } = await import('../model/embedding.js');
+  const embedder = await sharedSentenceEmbedder(section.embeddingModel ?? defaultEmbeddingModelDir());
+  return (texts) => embedder.embed(texts);
 }
 
 function cosine(a: number[], b: number[]): number {
