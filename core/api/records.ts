@@ -89,6 +89,12 @@ export const TurnRecordSchema = z.object({
   tokens: z.object({ prompt: z.number().int(), response: z.number().int() }),
   done: z.boolean(),
   tokenStats: TokenStatsSchema.optional(),     // RL episodes only (older runs: absent)
+  // the env slipped on this turn (slippery FrozenLake): which executed action went another way; absent when nothing slipped (and in older runs)
+  slip: z.object({
+    moves: z.array(z.object({ action: z.number().int().nonnegative(), intended: z.string(), executed: z.string() })).min(1),
+    intendedBoard: BoardSchema.nullable(),     // the state the turn's moves would have reached without the slip (one-move turns), else null
+    predictionVsIntended: WmScoreSchema.nullable(), // the prediction scored against intendedBoard: did it predict the intended outcome?
+  }).optional(),
 });
 export type TurnRecord = z.infer<typeof TurnRecordSchema>;
 

@@ -3,7 +3,7 @@
 // world-model boards and their scores) and produces the TurnRecord / EpisodeRecord the engine
 // stores. The pipeline batches many sessions and calls the LLM between messages() and applyResponse().
 import { GENERATION_PREFIX } from './reply-format.js';
-import type { EpisodeRecord, ParsedResponse, StateSnapshot, TurnRecord, WmScore } from '../api/records.js';
+import type { Board, EpisodeRecord, ParsedResponse, StateSnapshot, TurnRecord, WmScore } from '../api/records.js';
 import type { Env } from '../envs/types.js';
 import { getEnvDefinition } from '../envs/index.js';
 import type { Rng } from '../util/rng.js';
@@ -231,12 +231,18 @@ export class EpisodeSession {
     });
     const stateBefore = this.snapshot();
     const executed: string[] = [];
+    const slips: NonNullable<TurnRecord['slip']>['moves'] = [];
+    let intendedBoard: Board | null = null;
     let reward = 0;
     let effective = false;
     const toExecute = parsed.formatError && !this.executeOnFormatError ? [] : parsed.actions;
     for (const action of toExecute) {
       const r = this.env.step(action);
       executed.push(action);
+      if (r.info['slipped'] === true && typeof r.info['movedDirection'] === 'string') {
+        slips.push({ action: executed.length - 1, intended: action, executed: r.info['movedDirection'] });
+        intendedBoard = (r.info['intendedBoard'] as Board | undefined) ?? null;
+      }
       reward += r.reward;
       effective ||= r.info.actionIsEffective;
       if (r.info.success) this.solved = true;
@@ -276,6 +282,12 @@ export class EpisodeSession {
       tokens: { prompt: tokens.prompt ?? 0, response: tokens.response ?? 0 },
       done: this.done,
     };
+    if (slips.length > 0) {
+      // the intended outcome is known for a one-move turn (later moves would start elsewhere)
+      const intended = executed.length === 1 ? intendedBoard : null;
+      const againstIntended = worldModel && intended ? parseStateText(this.env.id, parsed.prediction, this.template, intended) : null;
+      record.slip = { moves: slips, intendedBoard: intended, predictionVsIntended: worldModel && intended ? scoreWorldModel(againstIntended, intended) : null };
+    }
     this.turns.push(record);
     if (!this.done) {
       this.userMessages.push(renderPart(this.template, 'reward', { ...this.baseVars(), reward, turn: turn + 1 }) + this.renderTurn(turn + 1));

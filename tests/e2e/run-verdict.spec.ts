@@ -125,7 +125,7 @@ test('the Run view states below / above chance and the world model against the b
     await expectNoSidewaysScroll(page, '.dt-scroll');
     // every header and number shows whole (names may ellipsise by design: the full name is one click away)
     const cut = await page.locator('[data-testid=runs-table] th, [data-testid=runs-table] td.num').evaluateAll((els) => els
-      .filter((el) => { const r = document.createRange(); r.selectNodeContents(el); return r.getBoundingClientRect().width > el.clientWidth - 12 + 1 || el.scrollHeight > el.clientHeight + 2; })
+      .filter((el) => { const r = el.ownerDocument.createRange(); r.selectNodeContents(el); return r.getBoundingClientRect().width > el.clientWidth - 12 + 1 || el.scrollHeight > el.clientHeight + 2; })
       .map((el) => (el.textContent ?? '').trim()));
     expect(cut, `clipped at ${width}px`).toEqual([]);
     await shot(page, `runs-table-verdict-${width}`);

@@ -119,12 +119,17 @@ export default function Board({ board, highlight, overlay, highlightStyle = 'str
               const kind = overlay.cells[r]![c]!;
               const value = overlay.values?.[r]?.[c] ?? null;
               const given = overlay.givens?.[r]?.[c] === true;
+              // the truth stays solid underneath; the prediction is a small inset in the cell's corner inside a dashed outline
+              const truth = cellLabel(board.cells[r]![c]!, board.values?.[r]?.[c] ?? null, board.givens?.[r]?.[c] === true, family);
               return (
                 <g key={`o-${r}-${c}`} className="board-overlay-cell" transform={`translate(${c} ${r})`}
                   data-overlay-kind={kind} data-row={r} data-col={c}>
-                  <title>{`(${r},${c}) predicted ${cellLabel(kind, value, given, boardFamily(overlay))}`}</title>
-                  {cellShapes(kind, boardFamily(overlay), { value, given }).map((shape, i) => <ShapeElement key={i} shape={shape} />)}
+                  <title>{`(${r},${c}) predicted ${cellLabel(kind, value, given, boardFamily(overlay))}; truth ${truth}`}</title>
                   <rect className="board-overlay-outline" x={0.06} y={0.06} width={0.88} height={0.88} strokeWidth={0.05} />
+                  <g className="board-overlay-inset" transform="translate(0.54 0.04) scale(0.42)">
+                    {cellShapes(kind, boardFamily(overlay), { value, given }).map((shape, i) => <ShapeElement key={i} shape={shape} />)}
+                    <rect className="board-overlay-inset-frame" x={0} y={0} width={1} height={1} strokeWidth={0.08} />
+                  </g>
                 </g>
               );
             })}

@@ -13,7 +13,7 @@ export const FAMILY_KINDS: Record<'sokoban' | 'frozenlake' | 'sudoku' | 'unknown
   unknown: [],
 };
 
-export function BoardLegend({ family, showUnknown = false }: { family: BoardFamily; showUnknown?: boolean }): ReactElement {
+export function BoardLegend({ family, showUnknown = false, showOverlay = false }: { family: BoardFamily; showUnknown?: boolean; showOverlay?: boolean }): ReactElement {
   useLegends();
   const served = legendFor(family)?.map((c) => c.kind);
   const builtIn = FAMILY_KINDS[family as keyof typeof FAMILY_KINDS] ?? [];
@@ -42,6 +42,15 @@ export function BoardLegend({ family, showUnknown = false }: { family: BoardFami
         </svg>
         wrong cell
       </span>
+      {showOverlay && (
+        <span className="board-legend-item" data-legend-kind="overlay">
+          <svg viewBox="0 0 1 1" width={18} height={18} aria-hidden="true">
+            <rect className="board-overlay-outline" x={0.06} y={0.06} width={0.88} height={0.88} strokeWidth={0.08} />
+            <rect className="board-overlay-inset-frame" x={0.54} y={0.04} width={0.42} height={0.42} strokeWidth={0.06} />
+          </svg>
+          model&apos;s prediction (corner inset, dashed) where it differs from the truth
+        </span>
+      )}
     </div>
   );
 }

@@ -1,7 +1,7 @@
 // An episode as replay frames: frame 0 is the initial state, frame k (k ≥ 1) the true state
 // after turn k. Each frame carries the model's prediction of it (from turn k, with its wrong
 // cells) and the model's observation of it (from turn k+1, when the episode continued).
-import type { Board, EpisodeRecord, WmScore } from '../../../core/api/records.js';
+import type { Board, EpisodeRecord, TurnRecord, WmScore } from '../../../core/api/records.js';
 
 export interface ReplayFrame {
   index: number;
@@ -18,6 +18,8 @@ export interface ReplayFrame {
   done: boolean;
   /** Inside a multi-action turn: this frame is the state after action `index` (1-based) of `of`. */
   actionStep?: { index: number; of: number };
+  /** The env slipped on the turn that produced this frame (intended vs executed move; the prediction against the intended outcome). */
+  slip?: NonNullable<TurnRecord['slip']>;
 }
 
 /** Boards after each executed action per turn (rollouts.actionFrames); null boards: the turn does not replay. */
@@ -55,6 +57,7 @@ export function episodeFrames(episode: EpisodeRecord, perAction?: TurnActionBoar
     const next = turns[i + 1];
     frames.push({
       ...(boards && k > 1 && boards.length === k ? { actionStep: { index: k, of: k } } : {}),
+      ...(t.slip ? { slip: t.slip } : {}),
       index: frames.length,
       board: t.stateAfter.board,
       turn: t.turn,
@@ -84,4 +87,21 @@ export function frameOverlay(frame: ReplayFrame, mode: OverlayMode): { overlay: 
 export function clampFrame(index: number, count: number): number {
   if (count <= 0) return 0;
   return Math.min(Math.max(0, Math.round(index)), count - 1);
+}
+
+/** "the lake slipped: Up → moved Left" for a turn's slips (moves numbered when the turn had several). */
+export function slipText(slip: NonNullable<TurnRecord['slip']>, actions: number): string {
+  const moves = slip.moves.map((m) => `${actions > 1 ? `move ${m.action + 1}: ` : ''}intended ${m.intended}, moved ${m.executed}`);
+  return `the env slipped: ${moves.join('; ')}`;
+}
+
+/**
+ * What the prediction's score means on a slipped turn: scored against the truth it may be wrong
+ * while it matched the intended outcome (what a model that knows the rules predicts).
+ */
+export function slipScoreText(slip: NonNullable<TurnRecord['slip']>): string | null {
+  const v = slip.predictionVsIntended;
+  if (!v) return null;
+  if (!v.parsed) return 'against the intended outcome: unparseable';
+  return v.exact ? 'matched the intended outcome' : `against the intended outcome: ${v.wrongCells.length} wrong cell${v.wrongCells.length === 1 ? '' : 's'}`;
 }

@@ -8,7 +8,7 @@ import type { ViewProps } from '../routes.js';
 import BoardFigure from '../boards/BoardFigure.js';
 import { BoardLegend } from '../boards/board-legend.js';
 import { boardFamily } from '../boards/board-shapes.js';
-import { clampFrame, episodeFrames, frameOverlay, type OverlayMode, type ReplayFrame } from '../boards/replay-frames.js';
+import { clampFrame, episodeFrames, frameOverlay, slipScoreText, slipText, type OverlayMode, type ReplayFrame } from '../boards/replay-frames.js';
 import { ErrorBanner, formatNumber, RunPicker, useAsync } from '../boards/inspect-common.js';
 
 export interface ReplayViewProps extends ViewProps {
@@ -184,7 +184,7 @@ export default function ReplayView({ api, projectPath, runId, episodeId, otherRu
               <ReplaySide title={`${otherEpisode.runId} · ${otherEpisode.id}`} episode={otherEpisode} frames={otherFrames} frame={frame} mode={mode} testId="replay-other" />
             )}
           </div>
-          <BoardLegend family={boardFamily(mine.initialState.board)} />
+          <BoardLegend family={boardFamily(mine.initialState.board)} showOverlay={mode !== 'none'} />
         </div>
       )}
     </div>
@@ -222,6 +222,14 @@ function ReplaySide({ title, episode, frames, frame, mode, testId }: {
               : current.actionStep && current.actionStep.index < current.actionStep.of ? '— (made for the state after the whole turn)' : 'none') :
               !score.parsed ? <span className="bad">unparseable</span> :
                 score.exact ? <span className="ok">exact</span> : <span className="bad">{score.wrongCells.length} wrong cell{score.wrongCells.length === 1 ? '' : 's'}</span>}
+            {mode === 'prediction' && current.slip && slipScoreText(current.slip) && (
+              <> · <span className={current.slip.predictionVsIntended?.exact ? 'ok' : 'bad'} data-testid="replay-slip-score">{slipScoreText(current.slip)}</span></>
+            )}
+          </div>
+        )}
+        {current.slip && !current.actionStep && (
+          <div className="warn" data-testid="replay-slip" title="A slippery lake moves the player sideways with probability 1 − successRate: the truth is where the player went, not where it meant to go">
+            ⚠ {slipText(current.slip, current.actions.length)}
           </div>
         )}
       </div>

@@ -14,6 +14,7 @@ import { useCallback, useEffect, useMemo, useState, type ReactElement } from 're
 import type { Board, EpisodeRecord, EpisodeSummary, TokenStats, TurnRecord, WmScore } from '../../../core/api/records.js';
 import type { RolloutSortKey } from '../../../core/api/contract.js';
 import { diffChars } from '../boards/char-diff.js';
+import { slipScoreText, slipText } from '../boards/replay-frames.js';
 import type { Route, ViewProps } from '../routes.js';
 import BoardFigure from '../boards/BoardFigure.js';
 import { breakable } from '../components/widgets.js';
@@ -477,7 +478,14 @@ function TurnCard({ turn, base, episode }: { turn: TurnRecord; base: string; epi
         {turn.flags.invalidAction && <span className="badge stopped">invalid action</span>}
         {!turn.flags.actionIsEffective && <span className="badge">no effect</span>}
         {turn.done && <span className="badge">done</span>}
+        {turn.slip && <span className="badge stopped" data-testid="turn-slipped" title={slipText(turn.slip, turn.actionsExecuted.length)}>slipped</span>}
       </div>
+      {turn.slip && (
+        <div className="warn" data-testid="turn-slip" style={{ marginBottom: 6 }}>
+          ⚠ {slipText(turn.slip, turn.actionsExecuted.length)}: the true next state is where the player went, not where it meant to go.
+          {slipScoreText(turn.slip) && <> The prediction <b className={turn.slip.predictionVsIntended?.exact ? 'ok' : 'bad'} data-testid="turn-slip-score">{slipScoreText(turn.slip)}</b>.</>}
+        </div>
+      )}
       <div className="trace-boards">
         <StatePair what="observation" label="Observation against the true state" modelTitle="Observation (model)" trueTitle="True state"
           modelBoard={turn.observedBoard} trueBoard={turn.stateBefore.board} text={turn.parsed.observation} score={obs} size={size}
