@@ -39,15 +39,17 @@ function coreFolderOf(absPath) {
 }
 
 /** Package specifiers a core/ folder may not import, by any import form: [regex, message]. */
-function bannedPackages(folder) {
+function bannedPackages(folder, file) {
   const banned = [
     [/^electron(\/|$)/, 'core/ never imports electron: keep it host-agnostic.'],
     [/^react(-dom)?(\/|$)/, 'core/ never imports react.'],
   ];
   if (!TFJS_FOLDERS.has(folder)) banned.push([/^@tensorflow\//, 'Only core/model and core/train import TF.js.']);
-  if (PURE_FOLDERS.has(folder)) banned.push([/^(node:)?fs(\/|$)/, 'core/util, core/envs and core/prompts are pure: no fs.']);
+  if (PURE_FOLDERS.has(folder) && !FS_READERS.has(file)) banned.push([/^(node:)?fs(\/|$)/, 'core/util, core/envs and core/prompts are pure: no fs.']);
   return banned;
 }
+/** The one file of core/util that may use fs: it opens user-named files (regular files only, bounded), for every layer. */
+const FS_READERS = new Set([resolve(ROOT, 'core/util/regular-file.ts')]);
 
 /**
  * The layer wall as one rule that resolves every import form (import, export ... from, import(), import type, typeof import(...),
@@ -61,7 +63,7 @@ const layerImportsRule = {
     const folder = coreFolderOf(resolve(file));
     if (!folder || !CORE_LAYERS[folder]) return {};
     const allowed = new Set([folder, ...EVERYONE, ...CORE_LAYERS[folder]]);
-    const banned = bannedPackages(folder);
+    const banned = bannedPackages(folder, resolve(file));
     const check = (node, specifier) => {
       if (typeof specifier !== 'string') return;
       if (specifier.startsWith('.')) {

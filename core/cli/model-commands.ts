@@ -421,7 +421,9 @@ export function registerModelCommands(program: Command): void {
       if (!existsSync(file) || !statSync(file).isFile()) fail(`<file>: ${file} is not a file; expected a .gguf file`);
       const out = checkOut(flags.out, flags.force);
       const { importGguf } = await import('../model/gguf.js');
-      const result = await importGguf(file, out, { force: existsSync(out), onProgress: flags.json ? undefined : (m) => console.error(m) });
+      const { cleanImportLeftovers } = await import('../storage/temp-files.js');
+      const result = await importGguf(file, out, { force: existsSync(out), onProgress: flags.json ? undefined : (m) => console.error(m),
+        cleanLeftovers: (dir) => cleanImportLeftovers(dir).messages });
       if (flags.json) { console.log(JSON.stringify(result, null, 2)); return; }
       const c = result.config;
       console.log(`wrote ${out}: LlamaForCausalLM, ${(result.parameters / 1e6).toFixed(3)}M parameters, ${c.num_hidden_layers} layers x ${c.hidden_size}, ` +

@@ -8,6 +8,7 @@
 // Every refusal names the file, the line (0: the whole file) and the field.
 import * as fs from 'node:fs';
 import { WorkbenchError } from '../api/errors.js';
+import { FileTooLargeError, NotRegularFileError, fileKind, openRegularFileSync, stripBom } from '../util/regular-file.js';
 import { importError } from './ragen-episodes.js';
 
 /** What one import may read; each bound refuses with the file, the line and the field it was hit at. */
@@ -33,43 +34,26 @@ export const IMPORT_LIMITS: Readonly<ImportLimits> = {
   heapMb: 4096,                         // 4 GiB heap for the worker
 };
 
-const O_NOFOLLOW = fs.constants.O_NOFOLLOW ?? 0;
-const O_NONBLOCK = fs.constants.O_NONBLOCK ?? 0;
+/** "a FIFO (named pipe)", "a socket", … (the one helper: core/util/regular-file.ts). */
+export { fileKind };
 
-/** "a FIFO (named pipe)", "a socket", … for messages about non-regular files. */
-export function fileKind(st: fs.Stats | fs.Dirent): string {
-  if (st.isFIFO()) return 'a FIFO (named pipe)';
-  if (st.isSocket()) return 'a socket';
-  if (st.isCharacterDevice()) return 'a character device';
-  if (st.isBlockDevice()) return 'a block device';
-  if (st.isSymbolicLink()) return 'a symbolic link';
-  if (st.isDirectory()) return 'a folder';
-  return st.isFile() ? 'a regular file' : 'not a regular file';
+/**
+ * Open a regular file for reading without ever blocking (core/util/regular-file.ts: stat first,
+ * so a FIFO, socket, device or link is refused unopened, then O_NONBLOCK | O_NOFOLLOW and fstat on
+ * the descriptor). Refuses files over `maxBytes`. Errors name the file as the import knows it (`rel`).
+ */
+export function openRegular(file: string, rel: string, maxBytes: number, what: string): { fd: number; size: number } {
+  try {
+    return openRegularFileSync(file, { maxBytes, what, followLinks: false });
+  } catch (err) {
+    if (err instanceof NotRegularFileError) throw notRegular(rel, err.kind);
+    if (err instanceof FileTooLargeError) throw tooLarge(rel, err.size, maxBytes, what);
+    throw err;
+  }
 }
 
 function notRegular(rel: string, kind: string): WorkbenchError {
   return importError(rel, 0, '', `is ${kind}; only regular files are imported (nothing was read from it)`, 'a regular file', kind);
-}
-
-/**
- * Open a regular file for reading without ever blocking: lstat first (a FIFO, socket, device or
- * link is refused unopened), then open with O_NONBLOCK | O_NOFOLLOW and fstat the descriptor
- * (the file may have been swapped between the two). Refuses files over `maxBytes`.
- */
-export function openRegular(file: string, rel: string, maxBytes: number, what: string): { fd: number; size: number } {
-  const st = fs.lstatSync(file);
-  if (!st.isFile()) throw notRegular(rel, fileKind(st));
-  if (st.size > maxBytes) throw tooLarge(rel, st.size, maxBytes, what);
-  const fd = fs.openSync(file, fs.constants.O_RDONLY | O_NONBLOCK | O_NOFOLLOW);
-  try {
-    const now = fs.fstatSync(fd);
-    if (!now.isFile()) throw notRegular(rel, fileKind(now));
-    if (now.size > maxBytes) throw tooLarge(rel, now.size, maxBytes, what);
-    return { fd, size: now.size };
-  } catch (err) {
-    fs.closeSync(fd);
-    throw err;
-  }
 }
 
 function tooLarge(rel: string, size: number, max: number, what: string): WorkbenchError {
@@ -78,9 +62,13 @@ function tooLarge(rel: string, size: number, max: number, what: string): Workben
     `at most ${max} bytes`, size);
 }
 
-/** A whole file as text (JSON, CSV, YAML documents), at most `maxDocumentBytes`. */
+/**
+ * A whole file as text (JSON, CSV, YAML documents), at most `maxDocumentBytes`. A UTF-8 byte-order
+ * mark (Excel's "CSV UTF-8", Notepad) is dropped; CRLF line endings are left to the parser (JSON and
+ * YAML accept them; parseCsv splits on them).
+ */
 export function readDocument(file: string, rel: string, limits: ImportLimits): string {
-  return readDocumentBytes(file, rel, limits).toString('utf8');
+  return stripBom(readDocumentBytes(file, rel, limits).toString('utf8'));
 }
 
 export function readDocumentBytes(file: string, rel: string, limits: ImportLimits): Buffer {
@@ -101,7 +89,9 @@ export function readDocumentBytes(file: string, rel: string, limits: ImportLimit
 
 /**
  * The lines of a file, one at a time (one-based numbers; the newline is not included), read in
- * 1 MiB chunks. A line longer than `maxLineBytes` is refused naming the file and the line.
+ * 1 MiB chunks. Text as users write it: LF or CRLF endings (the CR is dropped), a final newline or
+ * none, and a UTF-8 byte-order mark at the start (dropped). A line longer than `maxLineBytes` is
+ * refused naming the file and the line.
  */
 export function* readLines(file: string, rel: string, limits: ImportLimits): Generator<{ line: number; text: string }> {
   const { fd } = openRegular(file, rel, limits.maxFileBytes, 'a file read line by line (JSONL, log)');
@@ -124,7 +114,7 @@ export function* readLines(file: string, rel: string, limits: ImportLimits): Gen
         const text = pendingBytes === 0 ? chunk.toString('utf8', start, nl)
           : Buffer.concat([...pending, chunk.subarray(start, nl)]).toString('utf8');
         pending = []; pendingBytes = 0;
-        yield { line, text };
+        yield { line, text: userLine(text, line) };
         line++;
         start = nl + 1;
       }
@@ -134,10 +124,16 @@ export function* readLines(file: string, rel: string, limits: ImportLimits): Gen
         pending.push(Buffer.from(chunk.subarray(start, n)));   // a copy: the chunk is reused
       }
     }
-    if (pendingBytes > 0) yield { line, text: Buffer.concat(pending).toString('utf8') };
+    if (pendingBytes > 0) yield { line, text: userLine(Buffer.concat(pending).toString('utf8'), line) };
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/** One line as users write it: the CR of a CRLF ending dropped, and the byte-order mark of line 1. */
+function userLine(text: string, line: number): string {
+  const t = line === 1 ? stripBom(text) : text;
+  return t.endsWith('\r') ? t.slice(0, -1) : t;
 }
 
 function longLine(rel: string, line: number, bytes: number, limits: ImportLimits): WorkbenchError {

@@ -28,6 +28,7 @@ import { writeJsonAtomicSync } from '../storage/atomic.js';
 import { EVENTS_FILE, METRICS_FILE, ROLLOUT_INDEX, SFT_STATS, sftFile, writeRunRecord, type RunRecord } from '../storage/run-files.js';
 import { readParquetRows } from './parquet.js';
 import { fileKind, IMPORT_LIMITS, type ImportLimits, parseJsonText, readDocument, readDocumentBytes, readLines } from './import-read.js';
+import { stripBom } from '../util/regular-file.js';
 import { episodeFromChat, episodeFromRecorderLine, envFromRagen, importError, RECORDER_FORMAT, splitDecodedChat,
   type ChatMessageIn } from './ragen-episodes.js';
 
@@ -135,7 +136,8 @@ function nonFiniteWarnings(c: Collected): void {
 }
 
 /** RFC 4180 CSV (quoted fields may hold newlines); rows with the one-based line each starts on. */
-export function parseCsv(text: string, rel: string): { line: number; cells: string[] }[] {
+export function parseCsv(source: string, rel: string): { line: number; cells: string[] }[] {
+  const text = stripBom(source);                       // Excel's "CSV UTF-8" starts with a byte-order mark
   const rows: { line: number; cells: string[] }[] = [];
   let cells: string[] = []; let cell = ''; let quoted = false; let line = 1; let rowLine = 1; let i = 0;
   const endRow = () => { cells.push(cell); if (!(cells.length === 1 && cells[0] === '')) rows.push({ line: rowLine, cells }); cells = []; cell = ''; };

@@ -16,19 +16,42 @@ export const Llama3RopeScalingSchema = z.object({
   original_max_position_embeddings: z.number().int().positive(),
 }).loose();
 
+/**
+ * Sane upper bounds of a config's sizes, checked before anything is allocated from them (a config.json
+ * or GGUF header that claims 2^20 layers or 2^26 positions is refused, not built). Each is well above
+ * every released model of the supported families: Llama 3.1 405B has 126 layers, hidden 16384,
+ * intermediate 53248, 128 heads; Gemma's vocabulary is 256k; Llama 4 Scout's context is 10M positions.
+ */
+export const MODEL_SIZE_LIMITS = {
+  num_hidden_layers: 1024,
+  hidden_size: 65536,
+  intermediate_size: 1 << 20,
+  num_attention_heads: 1024,
+  num_key_value_heads: 1024,
+  head_dim: 4096,
+  vocab_size: 1 << 22,
+  max_position_embeddings: 1 << 24,
+} as const;
+
+/** A positive integer size of at most MODEL_SIZE_LIMITS[key], with a message naming the bound. */
+function size(key: keyof typeof MODEL_SIZE_LIMITS) {
+  const max = MODEL_SIZE_LIMITS[key];
+  return z.number().int().positive().max(max, `expected at most ${max} (MODEL_SIZE_LIMITS: no released model is larger; corrupt config?)`);
+}
+
 export const ModelConfigSchema = z.object({
   architectures: z.array(z.string()).default(['Qwen2ForCausalLM']), // what transformers instantiates
   model_type: z.enum(MODEL_FAMILIES).default('qwen2'),              // HF model family (qwen3 adds q/k RMSNorm; llama has no qkv bias)
-  vocab_size: z.number().int().positive().default(128),            // set from the tokenizer in practice
-  hidden_size: z.number().int().positive().default(128),           // residual stream width
-  intermediate_size: z.number().int().positive().default(352),     // SwiGLU width (~8/3 x hidden keeps params ~ GPT 4x MLP)
-  num_hidden_layers: z.number().int().positive().default(4),       // decoder blocks
-  num_attention_heads: z.number().int().positive().default(4),     // query heads
-  num_key_value_heads: z.number().int().positive().default(4),     // K/V heads (GQA when < query heads)
-  max_position_embeddings: z.number().int().positive().default(512), // longest context (RoPE table size)
+  vocab_size: size('vocab_size').default(128),            // set from the tokenizer in practice
+  hidden_size: size('hidden_size').default(128),          // residual stream width
+  intermediate_size: size('intermediate_size').default(352),     // SwiGLU width (~8/3 x hidden keeps params ~ GPT 4x MLP)
+  num_hidden_layers: size('num_hidden_layers').default(4),      // decoder blocks
+  num_attention_heads: size('num_attention_heads').default(4),    // query heads
+  num_key_value_heads: size('num_key_value_heads').default(4),    // K/V heads (GQA when < query heads)
+  max_position_embeddings: size('max_position_embeddings').default(512), // longest context (RoPE table size)
   rope_theta: z.number().positive().default(10000),                // RoPE base (Qwen2.5 uses 1e6, SmolLM2 1e5)
   rope_scaling: Llama3RopeScalingSchema.nullable().optional(),      // Llama 3.x long-context RoPE (torch backend only)
-  head_dim: z.number().int().positive().optional(),                // per-head width when not hidden/heads (Qwen3; torch backend only)
+  head_dim: size('head_dim').optional(),               // per-head width when not hidden/heads (Qwen3; torch backend only)
   rms_norm_eps: z.number().positive().default(1e-6),               // RMSNorm epsilon (Qwen2 value)
   tie_word_embeddings: z.boolean().default(true),                  // lm_head shares embed_tokens (small models)
   attention_bias: z.boolean().default(true),                       // q/k/v projections have bias (Qwen2 = true)

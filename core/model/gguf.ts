@@ -15,10 +15,12 @@
 // tokenizer.ggml.* metadata), tokenizer_config.json (special tokens and the chat template from
 // tokenizer.chat_template), generation_config.json (bos/eos ids). It is written into a temporary folder
 // beside DIR and renamed into place at the end, so a failure never leaves a half-written folder.
-import { closeSync, openSync, readSync, fstatSync } from 'node:fs';
+import { closeSync, readSync } from 'node:fs';
 import { mkdir, open, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { existsSync } from 'node:fs';
+import { MODEL_SIZE_LIMITS } from './config.js';
+import { NotRegularFileError, openRegularFileSync } from '../util/regular-file.js';
 
 export class GgufError extends Error {
   constructor(message: string) {
@@ -37,7 +39,20 @@ const SUPPORTED_TYPES = ['F32', 'F16', 'BF16', 'Q8_0', 'Q4_0', 'Q4_1'];
 /** [elements per block, bytes per block] of the supported types. */
 const BLOCK: Record<string, [number, number]> = { F32: [1, 4], F16: [1, 2], BF16: [1, 2], Q8_0: [32, 34], Q4_0: [32, 18], Q4_1: [32, 20] };
 
-export type GgufValue = number | bigint | boolean | string | GgufValue[];
+/**
+ * A metadata array the import does not read, left unread in the file (its bytes skipped, not
+ * materialised: an unused 100 MB array costs nothing). `itemType` is the GGUF value type id.
+ */
+export interface GgufSkippedArray { skipped: true; itemType: number; length: number }
+
+export type GgufValue = number | bigint | boolean | string | GgufValue[] | GgufSkippedArray;
+
+/** The metadata arrays the import reads (tokenizer.json is built from them); every other array is skipped unread. */
+export const GGUF_ARRAYS_READ: ReadonlySet<string> = new Set(['tokenizer.ggml.tokens', 'tokenizer.ggml.merges', 'tokenizer.ggml.token_type']);
+/** Deepest nesting of metadata arrays (real files nest 1 deep; 100,000 deep overflowed the stack). */
+const MAX_ARRAY_DEPTH = 8;
+/** Byte sizes of the fixed-size GGUF value types (by type id), for skipping arrays of them. */
+const VALUE_BYTES: Record<number, number> = { 0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8 };
 
 export interface GgufTensorInfo {
   name: string;
@@ -92,6 +107,13 @@ class Cursor {
     if (v > BigInt(max)) throw new GgufError(`${this.path}: ${what} is ${v}, more than ${max} (corrupt file?)`);
     return Number(v);
   }
+  /** Moves past `n` bytes without reading them (bounds-checked against the file size). */
+  skip(n: number, what: string): void {
+    if (this.pos + n > this.size) {
+      throw new GgufError(`${this.path}: the file ends at byte ${this.size} while reading ${what} at byte ${this.pos} (truncated or not a GGUF file)`);
+    }
+    this.pos += n;
+  }
   str(what: string): string {
     const n = this.count(`the length of ${what}`, this.size);
     const o = this.at(n, what);
@@ -100,7 +122,33 @@ class Cursor {
 }
 
 
-function readValue(c: Cursor, type: number, key: string, path: string): GgufValue {
+/** Moves past one value of `type` without materialising it (strings and nested arrays are walked by their lengths only). */
+function skipValue(c: Cursor, type: number, key: string, path: string, depth: number): void {
+  const fixed = VALUE_BYTES[type];
+  if (fixed !== undefined) { c.skip(fixed, key); return; }
+  if (type === 8) { c.skip(c.count(`the length of ${key}`, c.size), key); return; }
+  if (type === 9) { skipArray(c, key, path, depth + 1); return; }
+  throw new GgufError(`${path}: metadata key "${key}" has value type ${type}, which is not a GGUF type (expected 0-12; corrupt file?)`);
+}
+
+function checkDepth(depth: number, key: string, path: string): void {
+  if (depth > MAX_ARRAY_DEPTH) {
+    throw new GgufError(`${path}: metadata key "${key}" nests arrays more than ${MAX_ARRAY_DEPTH} deep (GGUF files nest 1 deep; corrupt file?)`);
+  }
+}
+
+/** Skips an array value (after its type tag): items of a fixed size in one step, others one by one. */
+function skipArray(c: Cursor, key: string, path: string, depth: number): GgufSkippedArray {
+  checkDepth(depth, key, path);
+  const itemType = c.u32(`the item type of ${key}`);
+  const length = c.count(`the length of ${key}`, c.size);
+  const fixed = VALUE_BYTES[itemType];
+  if (fixed !== undefined) c.skip(length * fixed, key);
+  else for (let i = 0; i < length; i++) skipValue(c, itemType, key, path, depth);
+  return { skipped: true, itemType, length };
+}
+
+function readValue(c: Cursor, type: number, key: string, path: string, depth = 0): GgufValue {
   switch (type) {
     case 0: return c.u8(key);
     case 1: return c.i8(key);
@@ -112,10 +160,12 @@ function readValue(c: Cursor, type: number, key: string, path: string): GgufValu
     case 7: return c.u8(key) !== 0;
     case 8: return c.str(key);
     case 9: {
+      if (!GGUF_ARRAYS_READ.has(key)) return skipArray(c, key, path, depth + 1);
+      checkDepth(depth + 1, key, path);
       const itemType = c.u32(`the item type of ${key}`);
       const n = c.count(`the length of ${key}`, c.size);
-      const out: GgufValue[] = new Array(n);
-      for (let i = 0; i < n; i++) out[i] = readValue(c, itemType, key, path);
+      const out: GgufValue[] = [];
+      for (let i = 0; i < n; i++) out.push(readValue(c, itemType, key, path, depth + 1));
       return out;
     }
     case 10: return c.u64(key);
@@ -129,13 +179,14 @@ function readValue(c: Cursor, type: number, key: string, path: string): GgufValu
 /** Parses a GGUF file's header, metadata and tensor table (no tensor data is read). */
 export function readGguf(path: string): GgufFile {
   let fd: number;
+  let size: number;
   try {
-    fd = openSync(path, 'r');
+    ({ fd, size } = openRegularFileSync(path));   // a FIFO or device is refused unopened (core/util/regular-file.ts)
   } catch (err) {
+    if (err instanceof NotRegularFileError) throw new GgufError(`${path}: is ${err.kind}, not a GGUF file; nothing was read from it`);
     throw new GgufError(`${path}: cannot open (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
   }
   try {
-    const size = fstatSync(fd).size;
     const c = new Cursor(fd, size, path);
     if (size < 4 || c.u32('the magic') !== 0x46554747) throw new GgufError(`${path}: not a GGUF file (it does not start with the bytes "GGUF")`);
     const version = c.u32('the version');
@@ -148,12 +199,18 @@ export function readGguf(path: string): GgufFile {
     for (let i = 0; i < kvCount; i++) {
       const key = c.str(`metadata key ${i}`);
       const type = c.u32(`the value type of "${key}"`);
+      // llama.cpp refuses a repeated key; taking the last one silently would import a different model than llama.cpp runs
+      if (metadata.has(key)) throw new GgufError(`${path}: metadata key "${key}" appears twice (llama.cpp refuses such files; corrupt file?)`);
       metadata.set(key, readValue(c, type, key, path));
     }
     const infos: Omit<GgufTensorInfo, 'offset' | 'byteLength'>[] = [];
     const relative: number[] = [];
+    const names = new Set<string>();
     for (let i = 0; i < tensorCount; i++) {
       const name = c.str(`tensor name ${i}`);
+      // llama.cpp refuses duplicate tensor names; the last copy winning silently replaced a weight (an all-zero q_proj)
+      if (names.has(name)) throw new GgufError(`${path}: tensor "${name}" appears twice in the tensor table (llama.cpp refuses such files; corrupt file?)`);
+      names.add(name);
       const nDims = c.u32(`the dimension count of tensor "${name}"`);
       if (nDims < 1 || nDims > 4) throw new GgufError(`${path}: tensor "${name}" has ${nDims} dimensions (GGUF allows 1-4; corrupt file?)`);
       const dims: number[] = [];
@@ -256,6 +313,26 @@ function num(file: GgufFile, key: string, fallback?: number): number {
   return Number(v);
 }
 
+/**
+ * A size from the metadata: a positive integer of at most `max` (MODEL_SIZE_LIMITS), checked before
+ * anything is built from it (an i32 head count of -4, or a context length of 2^26, is refused naming the key).
+ */
+function sizeOf(file: GgufFile, key: string, max: number, fallback?: number): number {
+  const v = num(file, key, fallback);
+  if (!Number.isSafeInteger(v) || v <= 0) throw new GgufError(`${file.path}: metadata key "${key}" is ${v}; expected a positive integer`);
+  if (v > max) {
+    throw new GgufError(`${file.path}: metadata key "${key}" is ${v}, more than ${max} (MODEL_SIZE_LIMITS: no released model is larger; corrupt file?)`);
+  }
+  return v;
+}
+
+/** A positive, finite float from the metadata (RMSNorm epsilon, RoPE base): NaN, infinities, zero and negatives are refused. */
+function positiveFloat(file: GgufFile, key: string, fallback: number): number {
+  const v = num(file, key, fallback);
+  if (!Number.isFinite(v) || v <= 0) throw new GgufError(`${file.path}: metadata key "${key}" is ${v}; expected a positive finite number`);
+  return v;
+}
+
 function str(file: GgufFile, key: string): string | undefined {
   const v = meta(file, key);
   if (v === undefined) return undefined;
@@ -311,12 +388,14 @@ function llamaShape(file: GgufFile): LlamaShape {
   if (scaling !== undefined && scaling !== 'none') {
     throw new GgufError(`${file.path}: metadata key "llama.rope.scaling.type" is "${scaling}"; RoPE scaling is not supported`);
   }
-  const layers = num(file, 'llama.block_count');
-  const hidden = num(file, 'llama.embedding_length');
-  const heads = num(file, 'llama.attention.head_count');
-  const kvHeads = num(file, 'llama.attention.head_count_kv', heads);
-  const ffn = num(file, 'llama.feed_forward_length');
+  const L = MODEL_SIZE_LIMITS;
+  const layers = sizeOf(file, 'llama.block_count', L.num_hidden_layers);
+  const hidden = sizeOf(file, 'llama.embedding_length', L.hidden_size);
+  const heads = sizeOf(file, 'llama.attention.head_count', L.num_attention_heads);
+  const kvHeads = sizeOf(file, 'llama.attention.head_count_kv', L.num_key_value_heads, heads);
+  const ffn = sizeOf(file, 'llama.feed_forward_length', L.intermediate_size);
   const headDim = num(file, 'llama.attention.key_length', num(file, 'llama.rope.dimension_count', hidden / heads));
+  if (headDim > L.head_dim) throw new GgufError(`${file.path}: the head size ${headDim} is more than ${L.head_dim} (MODEL_SIZE_LIMITS; corrupt file?)`);
   if (!Number.isInteger(headDim) || headDim % 2 !== 0) {
     throw new GgufError(`${file.path}: the head size ${headDim} (llama.attention.key_length / llama.rope.dimension_count) must be an even integer`);
   }
@@ -380,7 +459,7 @@ function ggufTokenizer(file: GgufFile): GgufTokenizer {
   const eot = tokenId('tokenizer.ggml.eot_token_id');
   const pad = tokenId('tokenizer.ggml.padding_token_id');
   const unk = tokenId('tokenizer.ggml.unknown_token_id');
-  const maxLength = num(file, 'llama.context_length', 2048);
+  const maxLength = sizeOf(file, 'llama.context_length', MODEL_SIZE_LIMITS.max_position_embeddings, 2048);
   const chatTemplate = str(file, 'tokenizer.chat_template');
   const tokenizerConfig: Record<string, unknown> = {
     tokenizer_class: 'PreTrainedTokenizerFast',
@@ -419,6 +498,9 @@ function llamaTensors(file: GgufFile, shape: LlamaShape, vocabTokens: number): {
   const embedding = byName.get('token_embd.weight');
   if (!embedding) throw new GgufError(`${file.path}: tensor "token_embd.weight" is missing`);
   const vocabSize = embedding.dims[1] ?? 0;
+  if (vocabSize > MODEL_SIZE_LIMITS.vocab_size) {
+    throw new GgufError(`${file.path}: token_embd.weight has ${vocabSize} rows, more than ${MODEL_SIZE_LIMITS.vocab_size} (MODEL_SIZE_LIMITS)`);
+  }
   if (vocabSize < vocabTokens) throw new GgufError(`${file.path}: token_embd.weight has ${vocabSize} rows but the vocabulary has ${vocabTokens} tokens`);
   const tied = !byName.has('output.weight');
   const out: HfFolderFromGguf['tensors'] = [];
@@ -468,8 +550,8 @@ export function planHfFolder(file: GgufFile): HfFolderFromGguf {
     architectures: ['LlamaForCausalLM'], model_type: 'llama',
     hidden_size: hidden, intermediate_size: ffn, num_hidden_layers: layers, num_attention_heads: heads, num_key_value_heads: kvHeads,
     ...(headDim !== hidden / heads ? { head_dim: headDim } : {}),
-    max_position_embeddings: maxLength, rms_norm_eps: num(file, 'llama.attention.layer_norm_rms_epsilon', 1e-5),
-    rope_theta: num(file, 'llama.rope.freq_base', 10000), rope_scaling: null, hidden_act: 'silu', attention_bias: false, mlp_bias: false,
+    max_position_embeddings: maxLength, rms_norm_eps: positiveFloat(file, 'llama.attention.layer_norm_rms_epsilon', 1e-5),
+    rope_theta: positiveFloat(file, 'llama.rope.freq_base', 10000), rope_scaling: null, hidden_act: 'silu', attention_bias: false, mlp_bias: false,
     tie_word_embeddings: tied, vocab_size: vocabSize, initializer_range: 0.02, use_cache: true, torch_dtype: 'float32',
     ...(bos !== undefined ? { bos_token_id: bos } : {}), ...(eos !== undefined ? { eos_token_id: eos } : {}),
   };
@@ -497,6 +579,11 @@ export interface ImportOptions {
   /** Replace an existing output folder. */
   force?: boolean;
   onProgress?: (message: string) => void;
+  /**
+   * Cleans what imports killed earlier left in the folder `out` is written into (the CLI passes
+   * core/storage/temp-files.ts cleanImportLeftovers); returns one message per folder removed or restored.
+   */
+  cleanLeftovers?: (dir: string) => string[];
 }
 
 export interface ImportResult {
@@ -543,6 +630,8 @@ export async function importGguf(path: string, out: string, options: ImportOptio
   const plan = planHfFolder(file);
   if (existsSync(out) && !options.force) throw new GgufError(`${out} already exists; choose another --out or pass --force to replace it`);
   await mkdir(dirname(out), { recursive: true });
+  // what an import killed earlier (kill -9, power loss) left beside `out`: its unfinished copy is removed, a cut swap restored
+  for (const message of options.cleanLeftovers?.(dirname(out)) ?? []) options.onProgress?.(message);
   const tmp = join(dirname(out), `.${basename(out)}.import-${process.pid}-${Date.now()}`);
   await mkdir(tmp);
   try {

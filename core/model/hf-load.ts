@@ -9,7 +9,7 @@
 // never has a second full copy of its weights in JS memory).
 import * as tf from '@tensorflow/tfjs';
 import { existsSync, statSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { FileTooLargeError, NotRegularFileError, readRegularText } from '../util/regular-file.js';
 import { join } from 'node:path';
 import { hfTensorSpecs, MODEL_FAMILIES, parseModelConfig, tfjsUnsupported, type ModelConfig, type ModelFamily } from './config.js';
 import { CausalLM, type CausalLMOptions } from './transformer.js';
@@ -59,14 +59,31 @@ export interface HfFolderInfo {
   generation: GenerationDefaults | null;
 }
 
-async function readJson(path: string, what: string, required: boolean): Promise<Record<string, unknown> | null> {
+/**
+ * Size limits of a model folder's JSON files (bytes), checked before they are read: real config.json
+ * and generation_config.json files are 1-2 KB, the index of a 405B model's shards ~100 KB.
+ */
+export const MODEL_JSON_MAX_BYTES = { config: 1024 ** 2, generation: 1024 ** 2, index: 64 * 1024 ** 2 } as const;
+
+/**
+ * A model folder's JSON file: a regular file (a FIFO or device is refused unopened, never read:
+ * core/util/regular-file.ts) of at most `maxBytes`, parsed to an object; null when missing and not required.
+ */
+async function readJson(path: string, what: string, required: boolean, maxBytes: number): Promise<Record<string, unknown> | null> {
   if (!existsSync(path)) {
     if (!required) return null;
     throw new ModelFolderError(`${path}: missing ${what}`);
   }
+  let text: string;
+  try {
+    text = await readRegularText(path, { maxBytes, what: `a model folder's ${what}` });
+  } catch (err) {
+    if (err instanceof NotRegularFileError || err instanceof FileTooLargeError) throw new ModelFolderError(err.message);
+    throw new ModelFolderError(`${path}: cannot read ${what} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
   let value: unknown;
   try {
-    value = JSON.parse(await readFile(path, 'utf8'));
+    value = JSON.parse(text);
   } catch (err) {
     throw new ModelFolderError(`${path}: ${what} is not valid JSON (${(err as Error).message})`);
   }
@@ -121,6 +138,8 @@ export function hfConfigToModelConfig(raw: Record<string, unknown>, source = 'co
     if (raw[key] === undefined) throw new ModelFolderError(`${source}: missing required key "${key}"`);
     if (!Number.isInteger(raw[key]) || (raw[key] as number) <= 0) bad(key, 'a positive integer');
   }
+  // Python writes float('nan') as NaN (not JSON) and None as null: a null here would silently become the family's default
+  for (const key of ['rope_theta', 'rms_norm_eps']) if (raw[key] === null) bad(key, 'a positive number');
   let ropeScaling: Record<string, unknown> | null = null;
   if (raw.rope_scaling !== undefined && raw.rope_scaling !== null) {
     const rs = raw.rope_scaling as Record<string, unknown>;
@@ -221,7 +240,7 @@ async function weightFilesOf(dir: string): Promise<{ indexPath: string; singlePa
   let weightFiles: string[];
   let weightMap: Record<string, string> | null = null;
   if (existsSync(indexPath)) {
-    const index = (await readJson(indexPath, 'safetensors index', true))!;
+    const index = (await readJson(indexPath, 'safetensors index', true, MODEL_JSON_MAX_BYTES.index))!;
     const map = index.weight_map;
     if (!map || typeof map !== 'object' || Array.isArray(map)) {
       throw new ModelFolderError(`${indexPath}: key "weight_map": expected an object of tensor name → shard file, got ${JSON.stringify(map)?.slice(0, 80)}`);
@@ -281,12 +300,29 @@ function checkTensorsAgainstConfig(
   return expected;
 }
 
+/**
+ * config.json's num_hidden_layers against the layers the weights hold (`model.layers.<i>.*`), before
+ * anything per layer is built from it (a config claiming 2^20 layers over a 1-layer file is refused here).
+ */
+function checkLayerCount(config: ModelConfig, tensors: Map<string, StoredTensor>, configPath: string): void {
+  let stored = 0;
+  for (const name of tensors.keys()) {
+    const m = /^model\.layers\.(\d+)\./.exec(name);
+    if (m) stored = Math.max(stored, Number(m[1]) + 1);
+  }
+  if (config.num_hidden_layers > stored) {
+    throw new ModelFolderError(`${configPath}: key "num_hidden_layers" is ${config.num_hidden_layers} but the weights hold ${stored} layer(s) ` +
+      '(model.layers.<i>.*). Check that config.json belongs to these weights.');
+  }
+}
+
 /** Validates a model folder and indexes its tensors, reading only JSON files and safetensors headers. */
 export async function inspectHfFolder(dir: string): Promise<HfFolderInfo> {
   if (!existsSync(dir)) throw new ModelFolderError(`${dir}: model folder does not exist`);
   if (!statSync(dir).isDirectory()) throw new ModelFolderError(`${dir}: expected a model folder (config.json, model.safetensors, tokenizer.json), got a file`);
   const configPath = join(dir, 'config.json');
-  const rawConfig = (await readJson(configPath, 'config.json (the model configuration; every Hugging Face model folder has one)', true))!;
+  const rawConfig = (await readJson(configPath, 'config.json (the model configuration; every Hugging Face model folder has one)', true,
+    MODEL_JSON_MAX_BYTES.config))!;
   const config = hfConfigToModelConfig(rawConfig, configPath);
 
   const { indexPath, singlePath, weightFiles, weightMap } = await weightFilesOf(dir);
@@ -314,6 +350,7 @@ export async function inspectHfFolder(dir: string): Promise<HfFolderInfo> {
   const tensors = new Map<string, StoredTensor>();
   for (const [name, entry] of stored) tensors.set(canonicalName(name, hasModelPrefix), entry);
 
+  checkLayerCount(config, tensors, configPath);
   const expected = checkTensorsAgainstConfig(dir, config, tensors, weightMap ? `${indexPath} / shards` : singlePath);
 
   const dtypes: Record<string, number> = {};
@@ -324,7 +361,7 @@ export async function inspectHfFolder(dir: string): Promise<HfFolderInfo> {
     parameterCount += t.shape.reduce((a, b) => a * b, 1);
   }
   const generationPath = join(dir, 'generation_config.json');
-  const generationRaw = await readJson(generationPath, 'generation config', false);
+  const generationRaw = await readJson(generationPath, 'generation config', false, MODEL_JSON_MAX_BYTES.generation);
   return {
     dir, config, rawConfig, weightFiles, sharded: weightMap !== null, tensors, dtypes, weightBytes, parameterCount,
     hasTokenizer: existsSync(join(dir, 'tokenizer.json')),

@@ -10,6 +10,7 @@
 import { createHash } from 'node:crypto';
 import { open, rename, rm } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
+import { NotRegularFileError, openRegularFile } from '../util/regular-file.js';
 
 /** All dtypes the safetensors format defines (a header naming anything else is rejected). */
 export const SAFETENSORS_DTYPES = {
@@ -257,14 +258,16 @@ export class SafetensorsReader {
 
   static async open(path: string): Promise<SafetensorsReader> {
     let handle: FileHandle;
+    let size: number;
     try {
-      handle = await open(path, 'r');
+      // a regular file only: a FIFO or device named model.safetensors is refused unopened (core/util/regular-file.ts)
+      ({ handle, size } = await openRegularFile(path));
     } catch (err) {
+      if (err instanceof NotRegularFileError) throw new SafetensorsError(`${path}: is ${err.kind}, not a safetensors file; nothing was read from it`);
       const code = (err as NodeJS.ErrnoException).code;
       throw new SafetensorsError(`${path}: cannot open safetensors file (${code ?? (err as Error).message})`);
     }
     try {
-      const { size } = await handle.stat();
       if (size < 8) fail(path, `file is ${size} bytes, too short for a safetensors header (needs at least 8)`);
       const prefix = new Uint8Array(8);
       await readExactly(handle, prefix, 0, path);

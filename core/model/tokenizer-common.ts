@@ -1,6 +1,6 @@
 // Shared tokenizer types: the one interface both tokenizers implement, and their error type.
 // (Split from tokenizer.ts so the implementations can import it without an import cycle.)
-import { readFile } from 'node:fs/promises';
+import { FileTooLargeError, NotRegularFileError, readRegularText } from '../util/regular-file.js';
 
 /**
  * How chat messages are laid out (core/model/chat.ts):
@@ -55,15 +55,30 @@ export class TokenizerError extends Error {
   }
 }
 
-/** Reads and parses a JSON file, with errors that name the file. */
-export async function readJsonFile(path: string, what: string): Promise<unknown> {
-  let text: string;
+/**
+ * Size limits of a tokenizer's files (bytes), checked before they are read. Real tokenizer.json files
+ * are 2-35 MB (Gemma's 256k vocabulary is the largest seen); tokenizer_config.json a few hundred KB;
+ * a chat template a few KB (core/model/chat.ts bounds its rendering too).
+ */
+export const TOKENIZER_MAX_BYTES = { tokenizerJson: 256 * 1024 ** 2, json: 16 * 1024 ** 2, chatTemplate: 1024 ** 2 } as const;
+
+/**
+ * A tokenizer file as text: a regular file only (a FIFO or device is refused unopened:
+ * core/util/regular-file.ts), at most `maxBytes`, a byte-order mark dropped. Errors name the file.
+ */
+export async function readTokenizerText(path: string, what: string, maxBytes: number): Promise<string> {
   try {
-    text = await readFile(path, 'utf8');
+    return await readRegularText(path, { maxBytes, what });
   } catch (err) {
+    if (err instanceof NotRegularFileError || err instanceof FileTooLargeError) throw new TokenizerError(err.message);
     const code = (err as NodeJS.ErrnoException).code;
     throw new TokenizerError(`${path}: cannot read ${what} (${code ?? (err as Error).message})`);
   }
+}
+
+/** Reads and parses a JSON file (a regular file of at most `maxBytes`), with errors that name the file. */
+export async function readJsonFile(path: string, what: string, maxBytes: number = TOKENIZER_MAX_BYTES.json): Promise<unknown> {
+  const text = await readTokenizerText(path, what, maxBytes);
   try {
     return JSON.parse(text);
   } catch (err) {

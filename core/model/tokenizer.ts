@@ -3,11 +3,10 @@
 // tokenizer.json + tokenizer_config.json that Hugging Face tools (transformers, transformers.js,
 // tokenizers) load, and `loadTokenizer(dir)` reads either back.
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CharTokenizer } from './tokenizer-char.js';
 import { HfTokenizer, type HfTokenizerExtras } from './tokenizer-hf.js';
-import { TokenizerError, readJsonFile } from './tokenizer-common.js';
+import { TOKENIZER_MAX_BYTES, TokenizerError, readJsonFile, readTokenizerText } from './tokenizer-common.js';
 import type { Tokenizer } from './tokenizer-common.js';
 
 /**
@@ -28,13 +27,13 @@ export async function loadTokenizer(dir: string): Promise<Tokenizer> {
   if (config === null || typeof config !== 'object' || Array.isArray(config)) {
     throw new TokenizerError(`${configPath}: expected a JSON object, got ${JSON.stringify(config)?.slice(0, 80)}`);
   }
-  const tokenizerJson = await readJsonFile(jsonPath, 'tokenizer.json');
+  const tokenizerJson = await readJsonFile(jsonPath, 'tokenizer.json', TOKENIZER_MAX_BYTES.tokenizerJson);
   const marker = (config as Record<string, unknown>).spa_workbench as { kind?: string } | undefined;
   if (marker?.kind === 'char') return CharTokenizer.fromJson(tokenizerJson, config as Record<string, unknown>, jsonPath);
   const extras: HfTokenizerExtras = {};
   // chat_template.jinja: newer transformers save the template beside tokenizer_config.json
   const templatePath = join(dir, 'chat_template.jinja');
-  if (existsSync(templatePath)) extras.chatTemplate = await readFile(templatePath, 'utf8');
+  if (existsSync(templatePath)) extras.chatTemplate = await readTokenizerText(templatePath, 'chat_template.jinja', TOKENIZER_MAX_BYTES.chatTemplate);
   // generation_config.json's eos ids also end generation
   const generationPath = join(dir, 'generation_config.json');
   if (existsSync(generationPath)) {

@@ -4,6 +4,9 @@
 //   .<name>.old-<pid>-<id>          the previous checkpoint folder during a swap: if <name> is gone the
 //                                   swap was cut between its two renames, and this IS the checkpoint
 //   .workbench.lock.<pid>-<tok>.tmp a lock file being created (lock.ts)
+//   .<name>.import-<pid>-<time>     a model folder being written by `model import` (core/model/gguf.ts):
+//                                   incomplete (it is renamed to <name> only when complete); hundreds of MB
+//   .<name>.import-<pid>-<time>.old the model folder --force replaces, during the swap (as `.old` above)
 // A leftover is stale when the process in its name is no longer running (or the pid now names a
 // process started after the leftover was written). Stale `.tmp` leftovers are removed (they hold
 // only an unfinished copy; the finished file or folder, if any, is untouched); a stale `.old`
@@ -16,7 +19,7 @@ import { pidAlive, processStartTime } from './lock.js';
 export interface TempLeftover {
   path: string;                       // absolute
   relPath: string;                    // relative to the project
-  kind: 'tmp' | 'old' | 'lock-tmp';
+  kind: 'tmp' | 'old' | 'lock-tmp' | 'import' | 'import-old';
   pid: number;
   isDir: boolean;
   bytes: number;
@@ -29,6 +32,7 @@ export interface TempLeftover {
 
 const LEFTOVER = /^\.(.+)\.(tmp|old)-(\d+)-[0-9a-z]+$/;
 const LOCK_TMP = /^\.workbench\.lock\.(\d+)-[0-9a-f]+\.tmp$/;
+const IMPORT_TMP = /^\.(.+)\.import-(\d+)-\d+(\.old)?$/;
 const MAX_DEPTH = 5;                    // project/runs/<id>/stages/<stage>/<file>
 const SKIP_DIRS = new Set(['rollouts', 'node_modules']);   // many files, no whole-file writes
 
@@ -71,27 +75,53 @@ export function findTempLeftovers(projectDir: string): TempLeftover[] {
     try { entries = fs.readdirSync(dir, { withFileTypes: true }); } catch { return; }
     for (const e of entries) {
       const full = path.join(dir, e.name);
-      const m = LEFTOVER.exec(e.name);
-      const l = m ? null : LOCK_TMP.exec(e.name);
-      if (m || l) {
-        let st: fs.Stats;
-        try { st = fs.lstatSync(full); } catch { continue; }
-        const pid = Number(m ? m[3] : l![1]);
-        const kind: TempLeftover['kind'] = l ? 'lock-tmp' : (m![2] as 'tmp' | 'old');
-        const target = m ? path.join(dir, m[1]!) : null;
-        const stale = writerGone(pid, st.mtimeMs);
-        let action: TempLeftover['action'] = 'keep';
-        if (stale && kind !== 'old') action = 'remove';
-        if (stale && kind === 'old' && target && !fs.existsSync(target)) action = 'restore';
-        out.push({ path: full, relPath: path.relative(root, full), kind, pid, isDir: st.isDirectory(), bytes: sizeOf(full), mtimeMs: st.mtimeMs, stale,
-          action, target });
-        continue;
-      }
+      const found = leftoverAt(root, dir, e.name);
+      if (found) { out.push(found); continue; }
       if (e.isDirectory() && depth < MAX_DEPTH && !SKIP_DIRS.has(e.name) && !e.name.startsWith('.')) walk(full, depth + 1);
     }
   };
   walk(root, 0);
   return out.sort((a, b) => a.relPath.localeCompare(b.relPath));
+}
+
+/** The leftover named `name` in `dir` (relPath relative to `root`), or null when the name is not a leftover's. */
+function leftoverAt(root: string, dir: string, name: string): TempLeftover | null {
+  const full = path.join(dir, name);
+  const m = LEFTOVER.exec(name);
+  const l = m ? null : LOCK_TMP.exec(name);
+  const i = m || l ? null : IMPORT_TMP.exec(name);
+  if (!m && !l && !i) return null;
+  let st: fs.Stats;
+  try { st = fs.lstatSync(full); } catch { return null; }
+  const pid = Number(m ? m[3] : l ? l[1] : i![2]);
+  const kind: TempLeftover['kind'] = l ? 'lock-tmp' : m ? (m[2] as 'tmp' | 'old') : i![3] ? 'import-old' : 'import';
+  const target = m ? path.join(dir, m[1]!) : i ? path.join(dir, i[1]!) : null;
+  const stale = writerGone(pid, st.mtimeMs);
+  let action: TempLeftover['action'] = 'keep';
+  const isOld = kind === 'old' || kind === 'import-old';
+  if (stale && !isOld) action = 'remove';
+  if (stale && isOld && target && !fs.existsSync(target)) action = 'restore';
+  // the model folder --force replaced, left by an import killed after its swap: the new folder is in place
+  if (stale && kind === 'import-old' && target && fs.existsSync(target)) action = 'remove';
+  return { path: full, relPath: path.relative(root, full), kind, pid, isDir: st.isDirectory(), bytes: sizeOf(full), mtimeMs: st.mtimeMs, stale,
+    action, target };
+}
+
+/**
+ * Cleans what interrupted `model import` runs left in `dir` (one folder, not walked): stale
+ * `.<name>.import-<pid>-<time>` folders are removed, a cut --force swap is restored. `model import`
+ * runs it on the folder it writes into; `doctor` finds the same leftovers inside a project.
+ */
+export function cleanImportLeftovers(dir: string): CleanReport & { messages: string[] } {
+  let names: string[];
+  try { names = fs.readdirSync(dir); } catch { return { removed: [], restored: [], kept: [], errors: [], messages: [] }; }
+  const found = names.filter((n) => IMPORT_TMP.test(n)).map((n) => leftoverAt(dir, dir, n)).filter((t): t is TempLeftover => t !== null);
+  // restore a cut swap before removing the unfinished copy beside it
+  found.sort((a, b) => Number(b.kind === 'import-old') - Number(a.kind === 'import-old'));
+  const report = cleanTempLeftovers(dir, found);
+  const messages = [...report.restored, ...report.removed].map((t) =>
+    `${t.action === 'restore' ? 'restored' : 'removed'} ${t.path}, left by an interrupted import (process ${t.pid} is gone)`);
+  return { ...report, messages: [...messages, ...report.errors] };
 }
 
 export interface CleanReport { removed: TempLeftover[]; restored: TempLeftover[]; kept: TempLeftover[]; errors: string[] }
