@@ -90,7 +90,7 @@ export const SUGGESTED_LORA = { rank: 16, alpha: 32, targetModules: ['q_proj', '
 
 /**
  * What is wrong with a run's size for its model (empty: nothing): quick and standard are tiny-model sizes and refuse a
- * pretrained model folder; a GPU size needs a model folder, and a folder whose run would not fit the size's card (by the
+ * pretrained model folder; cpu-real and the GPU sizes need a model folder, and a folder whose run would not fit the size's card (by the
  * memory model) is refused with the peak, the stage and what would fit.
  */
 export function sizeIssues(config: RunConfig): Array<{ path: string; message: string }> {
@@ -100,6 +100,11 @@ export function sizeIssues(config: RunConfig): Array<{ path: string; message: st
       '2-layer width-64 character model on a CPU), not for a pretrained model folder; use size gpu-24g (a 24 GB GPU: 0.5B full ' +
       'fine-tuning, 1.5B with model.lora), gpu-80g (the paper\'s recipe on one 80 GB GPU), paper (the reference settings as published) ' +
       'or smoke (a seconds-long plumbing check)' }];
+  }
+  if (size === 'cpu-real' && (config.model.source !== 'hf-folder' || !config.model.path)) {
+    return [{ path: 'model.path', message: 'size cpu-real runs a small local pretrained model folder on a CPU: set model.path to it (e.g. ' +
+      '`spa-workbench model import SmolLM2-135M-Instruct.Q4_1.gguf --out DIR`, then --set model.path=DIR); got model.source ' +
+      `${config.model.source}${config.model.path ? '' : ' and no model.path'}` }];
   }
   if (!isGpuSize(size)) return [];
   if (config.model.source === 'preset' || !config.model.path) {

@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { passAtK, wilsonInterval, type Interval } from '../train/pass-at-k.js';
 import { protocolOf, referenceRows, type ReferenceRow } from './reference.js';
-import { PRESET_SIZES, StageSectionSchemas } from '../api/run-config.js';
+import { PRESET_SIZES, StageSectionSchemas, type PresetSize } from '../api/run-config.js';
 import { createRng } from '../util/rng.js';
 import { lineChartPng, type Series } from './png-chart.js';
 import { readJsonl } from '../storage/jsonl.js';
@@ -26,7 +26,7 @@ export interface StudySpec {
   methods: string[];          // preset ids
   envs: string[];             // env ids
   seeds: number[];            // run seeds (seeds.base)
-  size: 'smoke' | 'quick' | 'standard' | 'paper';
+  size: PresetSize;           // a preset size (RUN_SIZES rows with preset: true)
   set?: Record<string, unknown>; // dotted-path overrides for every run
   skip?: string[];            // cells recorded elsewhere (e.g. docs/results on another machine) as "method:env:seed": not run here
 }

@@ -5,6 +5,8 @@
 //             (resources/bases/<env>, core/train/shipped-base.ts) when there is one, else after a ~90 min bootstrap (2,100 steps) cached per project
 //   standard  the study size (docs/results/spa-cpu-v1/DESIGN.md): the same model and base as quick, more self-play, SFT, RL
 //             and the study's final evaluation (128 puzzles × 8 samples); under an hour per method on 2 cores
+//   cpu-real  a small pretrained model folder (model.path, e.g. SmolLM2-135M-Instruct) on a CPU with LoRA and the compact
+//             format: SFT teaches the world model in ~2.3 CPU-hours (docs/results/smollm2-wm); study v4's RL and eval
 //   paper  the reference settings (arXiv 2510.15047, 4 GPUs, a 1.5B model): set model.path to a
 //          local Qwen2.5 folder (model.source = 'hf-folder') to run them as published
 // The stage plan of a method lives in planStages (core/train/plan.ts).
@@ -36,6 +38,8 @@ const TEMPLATE_BY_SIZE: Record<PresetSize, Record<string, string>> = {
   // quick and standard: the compact format (issue 23; tiny-spa/tiny-vanilla were study spa-cpu-v1's, still selectable by name)
   quick: { '@spa': 'tiny-compact', '@vanilla': 'tiny-compact-plain', '@random-coordinates': 'tiny-random-coordinates' },
   standard: { '@spa': 'tiny-compact', '@vanilla': 'tiny-compact-plain', '@random-coordinates': 'tiny-random-coordinates' },
+  // cpu-real: the compact format in the model folder's own chat template (docs/results/smollm2-wm)
+  'cpu-real': { '@spa': 'tiny-compact', '@vanilla': 'tiny-compact-plain', '@random-coordinates': 'tiny-random-coordinates' },
   paper: { '@spa': 'spa', '@vanilla': 'vanilla', '@random-coordinates': 'random-coordinates' },
 };
 
@@ -190,6 +194,11 @@ export const COMPACT_BOOTSTRAP = {
   games: 600, steps: 300, batchSize: 16, lr: 1e-3, copyDrills: 1, turns: 3, prediction: 'copy' as const, templates: ['tiny-compact-plain', 'tiny-compact'],
 };
 
+/** cpu-real's LoRA: rank 16, alpha 32 (scale 2) on every linear projection of a layer (4.9M trainable of SmolLM2-135M's 134.5M). */
+export const CPU_REAL_LORA = {
+  rank: 16, alpha: 32, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'],
+};
+
 /** Stage settings and model per size (merged under the preset's own fragment). */
 export const SIZE_SETTINGS: Record<PresetSize, RunConfigInput> = {
   smoke: {
@@ -260,6 +269,37 @@ export const SIZE_SETTINGS: Record<PresetSize, RunConfigInput> = {
       rl: { steps: 30, groups: 4, groupSize: 8, miniBatchSize: 16, passAtKEvery: 10, passAtKPuzzles: 32, lr: 2e-5, criticLr: 1e-5 },
       rwml: { steps: 20, examples: 16, groupSize: 4, maxNewTokens: 600 },
       eval: { puzzles: 128, samples: 8, k: [1, 8], perplexityRows: 32, worldModelTurns: 64 },
+    },
+  },
+  'cpu-real': {
+    // A small pretrained instruct model folder on a CPU (issue 35; made for SmolLM2-135M-Instruct imported from its GGUF by
+    // `model import`): set model.path. LoRA (rank 16 on every projection: 69 train tokens per CPU-second against full
+    // fine-tuning's 40, and ~1 GB less RSS; science review 2 section 3c), the compact format in the folder's chat template,
+    // the deterministic-lake world model taught by SFT (docs/results/smollm2-wm: the same self-play and SFT as its
+    // wm-config.json, tests/train/cpu-real-preset.test.ts), and study v4's RL and eval (docs/results/study-v4).
+    size: 'cpu-real',
+    backend: 'torch',
+    model: {
+      source: 'hf-folder',
+      lora: CPU_REAL_LORA,
+      // memory is not the limit of a 135M model on a CPU, compute is: no activation recomputation, frozen weights in f32
+      // (bf16 is widened at each use on a CPU)
+      memory: { tokensPerMicroBatch: 2048, gradientCheckpointing: false, frozenDtype: 'f32', generationRows: 32 },
+    },
+    stages: {
+      // 32 episodes generated together: one RL step's 4 x 8 in one batch
+      rollout: { ...COMPACT_ROLLOUT, batchSize: 32 },
+      // the base writes no world-model turn a self-play filter keeps (docs/results/real-model), so self-play plays the
+      // random-action generator; 1,500 one-action drills (their loss on the state contents only) carry the dynamics
+      selfplay: { games: 24, policy: 'random', alignPlan: true, drills: 1500 },
+      // ~6,500 examples in 816 steps (4 epochs: each a checkpoint that survives a hard kill, and a point of the curve);
+      // ~10 CPU-s per step of 8 on one core of this machine (docs/results/smollm2-wm)
+      sft: { epochs: 4, batchSize: 8, lr: 1e-3, maxLength: 2048 },
+      // 960 episodes (30 steps of 4 puzzles x 8), critic-free GRPO (no second 135M model, no shared-trunk critic drift:
+      // spa-cpu-v2/format-drift); Pass@k tracked at steps 0 and 30 on 16 puzzles
+      rl: { algorithm: 'grpo', steps: 30, groups: 4, groupSize: 8, miniBatchSize: 32, lr: 5e-5, passAtKEvery: 30, passAtKPuzzles: 16 },
+      rwml: { steps: 10, examples: 8, groupSize: 4, maxNewTokens: 160 },
+      eval: { puzzles: 64, samples: 4, k: [1, 4], perplexityRows: 0, worldModelTurns: 64 },
     },
   },
   paper: {
