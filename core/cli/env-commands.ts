@@ -104,10 +104,15 @@ function makeEnv(flags: EnvFlags): { env: Env; seed: number; options: Record<str
   }
 }
 
-/** Split an action list: on `||` or `;` when present, else Sudoku on whitespace, other envs on commas/whitespace. */
+/**
+ * Split an action list: on `||` or `;` when present, else Sudoku on whitespace, text envs (commands with spaces, or admissible
+ * commands that change with the state: Python envs such as textworld) on commas, other envs on commas/whitespace.
+ */
 export function splitActions(envId: string, text: string): string[] {
   if (/\|\||;/.test(text)) return text.split(/\|\||;/).map((s) => s.trim()).filter(Boolean);
-  if (getEnvDefinition(envId).id === 'sudoku') return text.split(/\s+/).filter(Boolean);
+  const def = getEnvDefinition(envId);
+  if (def.id === 'sudoku') return text.split(/\s+/).filter(Boolean);
+  if (def.actions.length === 0 || def.actions.some((a) => /\s/.test(a))) return text.split(',').map((s) => s.trim()).filter(Boolean);
   return text.split(/[,\s]+/).filter(Boolean);
 }
 
