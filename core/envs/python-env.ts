@@ -21,7 +21,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Board } from '../api/records.js';
 import type {
-  Env, EnvBudget, EnvDefinition, EnvDocs, EnvSolution, ResetOptions, ResetResult, StateVocabulary, StepInfo, StepResult,
+  CellLegend, Env, EnvBudget, EnvDefinition, EnvDocs, EnvSolution, ResetOptions, ResetResult, StateVocabulary, StepInfo, StepResult,
 } from './types.js';
 import { EnvError, show } from './errors.js';
 import { validateOptions, type OptionSpec, type ResolvedOptions } from './options.js';
@@ -180,16 +180,22 @@ export function normalizeStateText(text: string): string {
   return text.split('\n').map((l) => l.replace(/\s+/g, ' ').trim().toLowerCase()).filter((l) => l.length > 0 && l !== '>').join('\n');
 }
 
-/** A text state as a board: one row per normalised line, one column, the cell kind a hash of the line (`t` + 8 hex digits). */
+/** The one cell kind of a text board: a line of the state text. */
+export const TEXT_LINE_CELL: CellLegend = { kind: 'line', symbol: '≡', label: 'line of the state text', glyphs: ['symbol'], entities: [] };
+
+/**
+ * A text state as a board: one row per normalised line (normalizeStateText), one column of kind 'line' whose value is a 31-bit
+ * hash of the line, so the scorer's cell comparison is line equality (cellAccuracy: the share of lines equal in place).
+ */
 export function textBoard(envId: string, text: string): Board {
   const lines = normalizeStateText(text).split('\n').filter((l) => l.length > 0);
-  return { env: envId, rows: lines.length, cols: 1, cells: lines.map((l) => [`t${hashString(l).toString(16).padStart(8, '0')}`]) };
+  return { env: envId, rows: lines.length, cols: 1, cells: lines.map(() => ['line']), values: lines.map((l) => [hashString(l) >>> 1]) };
 }
 
 function textVocabulary(envId: string, parse: (text: string) => string | null): StateVocabulary {
   const same = (_entities: unknown): string => '';
   return {
-    cells: [],
+    cells: [{ ...TEXT_LINE_CELL, glyphs: [...TEXT_LINE_CELL.glyphs], entities: [] }],
     entities: [],
     forms: { spaCoordinates: same, coordinateListing: same, relations: same, json: (env) => JSON.stringify({ text: env.gridText() }) },
     decoyKinds: [],

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { checkEnv, createEnv, describeEnv, getEnvDefinition, listEnvs, resetPythonEnvs, solveEnv } from '../../core/envs/index.js';
 import { PythonEnvError } from '../../core/envs/python-host.js';
 import { normalizeStateText, textBoard } from '../../core/envs/python-env.js';
+import { parseStateText, scoreWorldModel } from '../../core/prompts/world-model.js';
 import { runPreset, tempProject } from '../train/helpers.js';
 
 const FIXTURE = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'python-envs', 'numberline.py');
@@ -69,8 +70,13 @@ describe('a Python env file on SPA_ENV_PATH', () => {
   it('scores text states exactly after normalisation, line by line', () => {
     expect(normalizeStateText('  You  are\n\n in the KITCHEN.\n>')).toBe('you are\nin the kitchen.');
     expect(textBoard('x', 'A\nb ')).toEqual(textBoard('x', ' a\n\nB'));
-    expect(textBoard('x', 'a\nb').cells[1]).not.toEqual(textBoard('x', 'a\nc').cells[1]);
-    expect(getEnvDefinition('numberline').vocabulary.parse('', undefined)).toBeNull();
+    expect(textBoard('x', 'a\nb').values![1]).not.toEqual(textBoard('x', 'a\nc').values![1]);
+    const truth = createEnv('numberline'); truth.reset({ seed: 3 });
+    const exact = scoreWorldModel(parseStateText('numberline', `  ${truth.gridText().toUpperCase()}\n`), truth.board());
+    expect(exact).toMatchObject({ parsed: true, exact: true, cellAccuracy: 1 });
+    const wrong = scoreWorldModel(parseStateText('numberline', 'Position 9 of 0..5; target 0.'), truth.board());
+    expect(wrong).toMatchObject({ parsed: true, exact: false, cellAccuracy: 0 });
+    expect(scoreWorldModel(parseStateText('numberline', ''), truth.board()).parsed).toBe(false);
   });
 });
 
@@ -89,14 +95,13 @@ describe('a failing Python env', () => {
 
   it('a hang past the declared timeout is an error with the stack of the hung call', () => {
     plantedEnv('hang');
-    const started = Date.now();
     let error: unknown = null;
     try { playTwo(); } catch (e) { error = e; }
     expect(error).toBeInstanceOf(PythonEnvError);
     expect((error as Error).message).toMatch(/step failed: no reply within 3\.0 s \(the env hung/);
     expect((error as Error).message).toMatch(/numberline\.py", line \d+ in step/);    // faulthandler's stack
-    expect(Date.now() - started).toBeLessThan(20_000);
-  }, 30_000);
+    // that it ended at all (not after how long: issue 37 item 7, no assertion on the machine's speed) is what the test's timeout checks
+  }, 60_000);
 
   it('a process exit is an error with the exit code', () => {
     plantedEnv('exit');
