@@ -23,6 +23,7 @@ import { autoWasmWorkers } from './compute-probe.js';
 import { recordCompute } from './compute-record.js';
 import { autoBackendProblem } from './auto-backend.js';
 import { setMemorySettings, memorySettings } from '../model/memory.js';
+import { setChatSettings } from '../model/chat.js';
 import { pruneCheckpoints } from '../model/checkpoint.js';
 import { fileURLToPath } from 'node:url';
 import { existsSync } from 'node:fs';
@@ -125,6 +126,7 @@ export async function chooseCompute(
  */
 export async function useBackend(config: RunConfig, log?: (line: string) => void): Promise<string> {
   setMemorySettings(config.model.memory);
+  setChatSettings({ layout: config.model.chat?.layout ?? 'auto', date: config.model.chat?.date ?? null });   // the folder chat's layout and date
   const choice = await chooseCompute(config.backend, { log, workers: config.workers });
   const misfit = autoBackendProblem(config, choice);   // auto never lands on a backend that cannot hold the model (core/train/auto-backend.ts)
   if (misfit) throw new Error(misfit);
