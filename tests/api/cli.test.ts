@@ -5,6 +5,7 @@ import * as os from 'node:os';
 import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { tempDir } from './helpers.js';
+import { stopChild } from '../lib/child-exit.js';
 
 const bin = fileURLToPath(new URL('../../bin/spa-workbench.mjs', import.meta.url));
 // Each call starts a fresh Node + tsx process (2-3 s idle, far more on a loaded CI machine): the
@@ -114,7 +115,7 @@ describe('spa-workbench CLI (core commands)', { timeout: 2 * HANG_LIMIT_MS }, ()
       expect(holder.exitCode).toBeNull();                               // not sent SIGINT
       expect(holder.signalCode).toBeNull();
     } finally {
-      holder.kill();
+      await stopChild(holder);
       fs.rmSync(path.join(project, '.workbench.lock'), { force: true });
     }
     // export refuses to write into the project's own run folders

@@ -94,11 +94,9 @@ describe('templates.perplexity', () => {
     let done = false;
     const pending = api.templates.perplexity({ runId, env: { id: 'sokoban' }, source: tinySpa, samples: 4, seedStart: 0 });
     void pending.then(() => { done = true; }, () => { done = true; });
-    const t0 = Date.now();
     const info = await api.system.info();
     expect(info.host).toBe('in-process');
-    expect(Date.now() - t0).toBeLessThan(1000);
-    expect(done).toBe(false);                                   // the host answered while the child computes
+    expect(done).toBe(false);                                   // the host answered while the child computes (an order, not a time)
     const second = await rejection(api.templates.perplexity({ runId, env: { id: 'sokoban' }, name: 'tiny-spa' }));
     expect(second.name).toBe('Conflict');
     const r = await pending;

@@ -1,19 +1,23 @@
 // Fuzz and fault suite of runs.import (issue 24 item 8): each hostile or large source is imported
 // over the WebSocket of a real host (`serve`'s dispatcher and server, in its own process:
-// tests/fuzz/import-host.ts) while the test pings it (projects.info) every 20 ms. Every ping must be
-// answered within 200 ms while the import runs (the host never blocks), and every import must end
-// in the expected clear error (naming file, line and field) or a faithful import; a refused import
-// leaves nothing in the project. The control case runs the same kind of import on the host's own
-// thread (SPA_WORKBENCH_IMPORT_INLINE=1) and shows the ping probe catches the block.
+// tests/fuzz/import-host.ts) while the test pings it (projects.info) every 20 ms. The host must keep
+// answering pings while the import runs (it never blocks): no stretch of the call without an answer
+// is longer than half the call. Both are measured in the same window on the same machine, so a loaded
+// (slower) machine stretches both alike (issue 37 item 7: no absolute time bound; the 200 ms figure
+// and the latencies are measured by bench/import-responsiveness.ts).
+// Every import must end in the expected clear error (naming file, line and field) or a faithful
+// import; a refused import leaves nothing in the project. The control case runs the same kind of
+// import on the host's own thread (SPA_WORKBENCH_IMPORT_INLINE=1) and shows the probe catches the block.
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Host, PING_BOUND_MS, pinged, type Pinged, RECORDER_LINE, verlMetrics } from './import-lib.js';
+import { Host, pinged, type Pinged, RECORDER_LINE, verlMetrics } from './import-lib.js';
 
+const ROWS = 200_000;
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'spa-wb-import-fuzz-'));
-afterAll(() => { fs.rmSync(root, { recursive: true, force: true }); });   // after the hosts are stopped (the describes' own afterAll)
+afterAll(() => { fs.rmSync(root, { recursive: true, force: true }); });   // runs after the describes' own afterAll, which await their host's exit
 
 function source(name: string, files: Record<string, string>): string {
   const dir = path.join(root, 'sources', name);
@@ -32,16 +36,24 @@ function expectRefused(p: Pinged, project: string, before: string[], message: Re
   expect(leftovers(project)).toEqual([]);
 }
 
+/**
+ * The host answered while the call ran: in a call long enough for 25 pings (about 0.5 s or more), the longest stretch
+ * without an answer is under half the call. Measured here at load ~11 on 2 cores: 1-3% for the worker-thread import,
+ * 98% for the control's inline one. A shorter call (a refusal from lstat or from the size) cannot block for long; its
+ * reply, and the pings answered before and after it, show that it did not hang.
+ */
 function expectResponsive(p: Pinged): void {
-  expect(p.pings).toBeGreaterThan(3);
-  expect(p.late, `pings over ${PING_BOUND_MS} ms (max ${Math.round(p.maxPingMs)} ms)`).toEqual([]);
+  expect(p.pings).toBeGreaterThanOrEqual(6);
+  if (p.during.sent >= 25) {
+    expect(p.maxSilenceMs, `no ping answered for ${Math.round(p.maxSilenceMs)} ms of a ${Math.round(p.callMs)} ms call`).toBeLessThan(p.callMs / 2);
+  }
 }
 
 describe('runs.import never blocks the host, and refuses what it cannot store by name', () => {
   const project = path.join(root, 'p', 'project');
   const host = new Host(project);
   beforeAll(async () => { await host.start(); }, 120_000);
-  afterAll(() => host.stop());
+  afterAll(async () => { await host.stop(); }, 60_000);   // the host has exited before the root folder is removed
 
   it('a FIFO as the source, and a FIFO inside a folder: refused from lstat, never opened', async () => {
     const fifo = path.join(root, 'sources', 'fifo', 'val_step0.jsonl');
@@ -58,19 +70,21 @@ describe('runs.import never blocks the host, and refuses what it cannot store by
     if (inFolder.reply.ok) expect((inFolder.reply.result.skipped as string[]).join('\n')).toMatch(/val_step0\.jsonl \(a FIFO \(named pipe\); only regular/);
   }, 120_000);
 
-  it('10^6 verl metric rows: imported whole, the host answers throughout', async () => {
-    const dir = path.join(root, 'sources', 'million');
+  // 2 x 10^5 rows (10^6 before issue 37: 20 s of the unit tier on this machine; the scale is the bench's, same code path)
+  it('2 x 10^5 verl metric rows: imported whole, the host answers throughout', async () => {
+    const dir = path.join(root, 'sources', 'rows');
     fs.mkdirSync(dir, { recursive: true });
-    verlMetrics(path.join(dir, 'metrics.jsonl'), 1_000_000);
+    verlMetrics(path.join(dir, 'metrics.jsonl'), ROWS);
     const p = await pinged(host, 'runs.import', { path: dir });
     expectResponsive(p);
     expect(p.reply.ok, JSON.stringify(p.reply).slice(0, 500)).toBe(true);
     if (!p.reply.ok) return;
-    expect(p.reply.result.sources).toEqual([{ file: 'metrics.jsonl', kind: 'metrics', count: 1_000_000 }]);
+    expect(p.reply.result.sources).toEqual([{ file: 'metrics.jsonl', kind: 'metrics', count: ROWS }]);
     const runId = (p.reply.result.run as { id: string }).id;
     const stored = fs.readFileSync(path.join(project, 'runs', runId, 'metrics.jsonl'), 'utf8').trimEnd().split('\n');
-    expect(stored.length).toBe(1_000_000);
-    expect(JSON.parse(stored[999_999]!)).toMatchObject({ step: 999_999, values: { loss: (999_999 % 97) / 100, reward: 999_999 % 7 } });
+    expect(stored.length).toBe(ROWS);
+    const last = ROWS - 1;
+    expect(JSON.parse(stored[last]!)).toMatchObject({ step: last, values: { loss: (last % 97) / 100, reward: last % 7 } });
   }, 180_000);
 
   it('16,000 recorder lines with one episode id: 16,000 episodes with unique ids (linear), the host answers throughout', async () => {
@@ -197,14 +211,15 @@ describe('control: the same probe catches a host that imports on its own thread'
   const project = path.join(root, 'inline', 'project');
   const host = new Host(project, { SPA_WORKBENCH_IMPORT_INLINE: '1' });
   beforeAll(async () => { await host.start(); }, 120_000);
-  afterAll(() => host.stop());
+  afterAll(async () => { await host.stop(); }, 60_000);   // the host has exited before the root folder is removed
 
-  it('100,000 rows imported inline leave pings unanswered for longer than 200 ms', async () => {
+  it('100,000 rows imported inline: the host answers no ping for most of the import', async () => {
     const dir = path.join(root, 'sources', 'inline');
     fs.mkdirSync(dir, { recursive: true });
     verlMetrics(path.join(dir, 'metrics.jsonl'), 100_000);
     const p = await pinged(host, 'runs.import', { path: dir });
     expect(p.reply.ok).toBe(true);
-    expect(p.maxPingMs).toBeGreaterThan(PING_BOUND_MS);
+      expect(p.during.sent).toBeGreaterThanOrEqual(5);   // the probe was running during the import
+    expect(p.maxSilenceMs).toBeGreaterThan(p.callMs / 2);   // what expectResponsive refuses
   }, 180_000);
 });

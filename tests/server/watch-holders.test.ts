@@ -10,11 +10,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createDispatcher, type Dispatcher } from '../../core/host/dispatcher.js';
 import { LOCK_FILE } from '../../core/storage/lock.js';
 import { diagConfig, isolateHome, tempDir, waitFor } from '../api/helpers.js';
+import { stopChild } from '../lib/child-exit.js';
 
 const open: Dispatcher[] = [];
 const children: ChildProcess[] = [];
 afterEach(async () => {
-  for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
+  for (const c of children.splice(0)) await stopChild(c, 'SIGKILL');   // exited before the next test (issue 37 item 7)
   for (const d of open.splice(0)) await d.dispose({ kill: true });
 });
 

@@ -14,10 +14,14 @@ import { parseJsonText } from '../../core/interop/import-read.js';
 import { importRagenRun } from '../../core/interop/import-run.js';
 import { LOCK_FILE } from '../../core/storage/lock.js';
 import { isInside, realPathOf } from '../../core/storage/real-path.js';
+import { stopChild } from '../lib/child-exit.js';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'spa-wb-import-limits-'));
 const children: ChildProcess[] = [];
-afterAll(() => { for (const c of children) c.kill('SIGKILL'); fs.rmSync(root, { recursive: true, force: true }); });
+afterAll(async () => {
+  for (const c of children) await stopChild(c, 'SIGKILL');   // gone before its folders are (issue 37 item 7)
+  fs.rmSync(root, { recursive: true, force: true });
+});
 
 function folder(name: string, files: Record<string, string>): string {
   const dir = path.join(root, name);
