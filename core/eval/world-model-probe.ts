@@ -14,6 +14,7 @@ import * as path from 'node:path';
 import type { ProbeResult } from '../api/contract.js';
 import { RunConfigSchema, type RunConfig } from '../api/run-config.js';
 import { tagText } from '../prompts/reply-format.js';
+import { setChatSettings } from '../model/chat.js';
 import { RunData } from '../storage/run-data.js';
 import { runTemplate, sessionFactory } from '../train/episodes.js';
 import { forcedPredictions, runBaseDir, versusBaseLines, worldModelVersusBase, type WorldModelVersusBase } from '../train/world-model-check.js';
@@ -136,6 +137,7 @@ export async function probeTurn(opts: ProbeOptions): Promise<ProbeResult> {
   const runDir = runFolder(opts.project, opts.runId);
   const checkpoint = findCheckpoint(opts.project, opts.runId, opts.checkpoint);
   const config = readConfig(runDir);
+  setChatSettings({ layout: config.model.chat?.layout ?? 'auto', date: config.model.chat?.date ?? null });   // the run's chat layout and date
   const template = runTemplate(config, runDir);
   const limits = config.stages.rollout;
   const { session, seed, history, legalActions, actions } = probeSession(opts, runDir, config, template);
@@ -191,6 +193,7 @@ export async function probeCheck(opts: ProbeCheckOptions): Promise<ProbeCheckRes
   const runDir = runFolder(opts.project, opts.runId);
   const checkpoint = findCheckpoint(opts.project, opts.runId, opts.checkpoint);
   const config = readConfig(runDir);
+  setChatSettings({ layout: config.model.chat?.layout ?? 'auto', date: config.model.chat?.date ?? null });   // the run's chat layout and date
   const turns = opts.turns ?? config.stages.eval.worldModelTurns;
   if (!Number.isSafeInteger(turns) || turns < 1) fail('ValidationError', `turns: expected an integer ≥ 1, received ${String(turns)}`, 'turns');
   const template = runTemplate(config, runDir);
