@@ -3,7 +3,8 @@
 // core/train/presets.ts (its MethodPreset rows), each offered at every preset size, and at the GPU
 // sizes for a real pretrained model (gpu-24g, gpu-80g: the paper size's recipe with memory settings
 // that fit the card, checked against core/engine/memory-model.ts when the run is resolved).
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { readRegularTextSync } from '../util/regular-file.js';
 import { join } from 'node:path';
 import { PRESET_SIZES, type Method, type RunConfig, type RunConfigInput, type Size } from '../api/run-config.js';
 import { PRESET_DEFINITIONS, mergeConfig, presetConfig as pipelinePresetConfig } from '../train/presets.js';
@@ -115,7 +116,8 @@ export function sizeIssues(config: RunConfig): Array<{ path: string; message: st
   const file = join(config.model.path, 'config.json');
   if (!existsSync(file)) return [];   // the folder's own check names what is missing when the run loads it
   let raw: unknown;
-  try { raw = JSON.parse(readFileSync(file, 'utf8')); } catch { return []; }
+  // a regular file of at most 1 MiB only: a FIFO named config.json froze the serve host (N3, core/util/regular-file.ts)
+  try { raw = JSON.parse(readRegularTextSync(file, { maxBytes: 1024 ** 2, what: 'config.json' })); } catch { return []; }
   const shape = raw && typeof raw === 'object' && !Array.isArray(raw) ? shapeFromHfConfig(raw as Record<string, unknown>, file) : null;
   if (!shape) return [];
   const card = GPU_SIZE_CARD_GIB[size];

@@ -16,6 +16,7 @@ import { WorkbenchError } from '../api/errors.js';
 import { previewPrompt, TemplateSchema, type PromptTemplate } from '../prompts/index.js';
 import { builtinTemplate } from '../prompts/resolve-template.js';
 import { readJsonl } from '../storage/jsonl.js';
+import { readRegularTextSync } from '../util/regular-file.js';
 import { insideRun, readPinnedTemplate, readRunRecord, ROLLOUT_INDEX, sftFile } from '../storage/run-files.js';
 import type { EpisodeRecord } from '../api/records.js';
 import { writeSpaSftParquet, type SpaSftRow } from './parquet.js';
@@ -212,7 +213,9 @@ export function attentionHeads(modelPath: string): number | null {
   const file = path.join(modelPath, 'config.json');
   if (fs.existsSync(file)) {
     try {
-      const heads = (JSON.parse(fs.readFileSync(file, 'utf8')) as { num_attention_heads?: unknown }).num_attention_heads;
+      // a regular file of at most 1 MiB only: a FIFO named config.json froze the serve host (N3, core/util/regular-file.ts)
+      const text = readRegularTextSync(file, { maxBytes: 1024 ** 2, what: 'config.json' });
+      const heads = (JSON.parse(text) as { num_attention_heads?: unknown }).num_attention_heads;
       return typeof heads === 'number' && Number.isInteger(heads) && heads > 0 ? heads : null;
     } catch { return null; }
   }
