@@ -4,7 +4,7 @@
 // good), one killed after the Pass@k but before the state, and one stopped during the Pass@k all
 // resume to the same metric points, Pass@k files and checkpoints as an uninterrupted run. The kill
 // is simulated in process: the stage's context throws right after the write named (nothing of the
-// stage runs after it, as after kill -9). TF.js cpu backend, the smallest RL that shows it
+// stage runs after it, as after kill -9). TF.js wasm on one thread, the smallest RL that shows it
 // (3 steps of 1 group x 2 episodes, Pass@k every step); tests/torch/rl-resume-exact.test.ts runs the
 // kill on the torch worker.
 import { describe, expect, it, beforeAll } from 'vitest';

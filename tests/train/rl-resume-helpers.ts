@@ -54,7 +54,7 @@ function killingContext(ctx: StageContext, kill: KillAt): StageContext {
 export async function runRl(
   project: string, runId: string, overrides: RunConfigInput, opts: { kill?: KillAt; signal?: AbortSignal; onEvent?: (e: RunEvent) => void } = {},
 ) {
-  const input: RunConfigInput = { backend: 'cpu', ...overrides };
+  const input: RunConfigInput = { backend: 'wasm', workers: 0, ...overrides };   // one thread: the same sums in every run
   const config: RunConfig = RunConfigSchema.parse(mergeConfig(presetConfig('vanilla-rl', 'smoke', input) as Record<string, unknown>, input as Record<string, unknown>));
   const runDir = join(project, 'runs', runId);
   const events: RunEvent[] = [];

@@ -3,7 +3,7 @@
 // resumed epoch's sft/trainLossEpoch (it used to average only the batches after the resume:
 // 4.4902 vs 4.5576 in R6) and the 'before' state perplexity (it used to be rewritten as null
 // after any resume past epoch 1); and the stop's resume point sft-latest is removed when the stage
-// completes (it used to stay on disk: 3.95 GB at 1.5B). TF.js cpu backend, 2 epochs of 1-row batches.
+// completes (it used to stay on disk: 3.95 GB at 1.5B). TF.js wasm on one thread, 2 epochs of 1-row batches.
 import { describe, expect, it } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,7 +13,7 @@ import { runPreset, tempProject } from './helpers.js';
 import { metricValues } from './rl-resume-helpers.js';
 
 const OVERRIDES: RunConfigInput = {
-  backend: 'cpu',
+  backend: 'wasm', workers: 0,   // one thread: the same sums in the same order in every run
   env: { id: 'frozenlake' },
   stages: { plan: { order: ['selfplay', 'sft'] }, sft: { epochs: 2, batchSize: 1 } },
 };
