@@ -16,8 +16,9 @@ export default defineConfig({
   fullyParallel: false,
   workers: 1,
   retries: 0,
-  timeout: 120_000,
-  expect: { timeout: 20_000 },
+  // hang guards, not speed bounds (issue 37 item 7: the suite runs at load ~5 on 2 cores in CI)
+  timeout: 300_000,
+  expect: { timeout: 60_000 },
   reporter: [['list']],
   use: {
     browserName: 'chromium',
@@ -25,6 +26,6 @@ export default defineConfig({
     launchOptions: { executablePath: process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium', args: CHROMIUM_ARGS },
     trace: process.env['SPA_E2E_TRACE'] ? 'retain-on-failure' : 'off',   // SPA_E2E_TRACE=1 keeps traces of failures
     screenshot: 'only-on-failure',
-    actionTimeout: 20_000,
+    actionTimeout: 60_000,
   },
 });
