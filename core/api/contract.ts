@@ -111,6 +111,14 @@ export const RunEstimateSchema = z.object({
   bootstrap: z.enum(['shipped', 'cached', 'train']).nullable(),     // where the bootstrap base would come from; null: no bootstrap stage
   warning: z.string().nullable(),                                   // e.g. a bootstrap base must be trained first (with its estimate)
   shippedBaseEnvs: z.array(z.string()),                             // envs with a shipped base (their runs skip the bootstrap's training)
+  // a model folder's memory per stage (core/engine/memory-model.ts, the torch worker on CUDA) and which card and GPU size fit; null: no folder to read
+  memory: z.object({
+    model: z.string(),                                              // what was read: "576 wide, 30 layers, vocab 49152 (134.5M parameters)"
+    stages: z.array(z.object({ stage: z.string(), title: z.string(), gib: z.number() })),
+    peak: z.object({ stage: z.string(), gib: z.number(), withMarginGib: z.number() }),
+    cards: z.array(z.object({ gib: z.number(), fits: z.boolean() })), // 24 / 48 / 80 GiB cards, with the measured margin
+    fitsSize: z.string().nullable(),                                // the smallest GPU size whose card fits; null: none does
+  }).nullable().optional(),
 });
 export type RunEstimate = z.infer<typeof RunEstimateSchema>;
 
@@ -767,6 +775,9 @@ export const apiContract = {
   },
   system: {
     info: method(Empty, SystemInfoSchema, 'Host, versions, compute backends and paths.'),
+    importModel: method(z.object({ file: PathString, out: PathString.optional() }).strict(),
+      z.object({ folder: z.string(), parameters: z.number(), bytes: z.number(), seconds: z.number(), summary: z.string() }),
+      'Import a llama GGUF file into a Hugging Face model folder (`spa-workbench model import`, in a child process; out: default beside the file, named after it); returns the folder.'),
   },
   inspect: {
     runTemplate: method(z.object({ runId: RunId }).strict(), RunTemplateSchema,

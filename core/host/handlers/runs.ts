@@ -19,6 +19,7 @@ import { updateRun, withParams } from '../run-update.js';
 import { configParams } from '../../engine/config-params.js';
 import { readSamples } from '../run-samples.js';
 import { bootstrapFacts, estimateNewRun, readBenchStageTimes } from '../../engine/run-estimate.js';
+import { modelFolderMemory } from '../../engine/model-folder-memory.js';
 
 function newRunId(config: RunConfig): string {
   const d = new Date();
@@ -97,7 +98,8 @@ export function runHandlers(ctx: HostContext) {
       const { config, stages } = resolveOrThrow(req, 'runs.estimate');
       const s = ctx.session();
       const { source, baseEnvs } = await bootstrapFacts(config, stages.includes('bootstrap'), s ? s.store.dir : null);
-      return estimateNewRun({ preset: req.preset ?? null, config, stages }, s ? s.store.listRuns() : [], readBenchStageTimes(), source, baseEnvs);
+      const estimate = estimateNewRun({ preset: req.preset ?? null, config, stages }, s ? s.store.listRuns() : [], readBenchStageTimes(), source, baseEnvs);
+      return { ...estimate, memory: modelFolderMemory(config) };   // a model folder's memory per stage (null without one)
     },
     'runs.list': (req) => {
       const s = ctx.need('runs.list');

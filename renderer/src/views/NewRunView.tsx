@@ -7,6 +7,7 @@ import { Suspense, lazy, useEffect, useMemo, useRef, useState, type ComponentTyp
 import type { EnvInfo, PresetInfo, RenderedPuzzle, RunEstimate, Size, SystemInfo, TemplateListItem } from '../../../core/api/contract.js';
 import type { Board as BoardData } from '../../../core/api/records.js';
 import type { RunConfig } from '../../../core/api/run-config.js';
+import { GgufImport, isGgufPath } from '../components/GgufImport.js';
 import type { Client } from '../api/client.js';
 import { bridge } from '../api/connect.js';
 import type { Route } from '../routes.js';
@@ -48,6 +49,7 @@ export default function NewRunView({ client, navigate, preset: routePreset, syst
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [estimate, setEstimate] = useState<RunEstimate | null>(null);
+  const [importNote, setImportNote] = useState<string | null>(null);   // a GGUF file imported into the model folder (GgufImport)
   /** The preset whose default env was already decided (an env with a shipped base replaces one that must train its base). */
   const envDecided = useRef<string | null>(null);
 
@@ -103,7 +105,9 @@ export default function NewRunView({ client, navigate, preset: routePreset, syst
   // Checks the schema cannot express: a model folder is needed unless the model is a preset.
   const extraIssues: Issue[] = validation?.config && validation.config.model.source !== 'preset' && !validation.config.model.path
     ? [{ path: 'model.path', message: `expected the folder of a ${validation.config.model.source === 'hf-folder' ? 'Hugging Face model (config.json, model.safetensors, tokenizer.json)' : 'checkpoint'}, got nothing` }]
-    : [];
+    : validation?.config && validation.config.model.source !== 'preset' && isGgufPath(validation.config.model.path)
+      ? [{ path: 'model.path', message: 'a .gguf file is not a model folder: import it into one first (below, or `spa-workbench model import FILE --out DIR`)' }]
+      : [];
   const issues: Issue[] = [...(validation?.issues ?? []), ...extraIssues];
 
   // Environment preview.
@@ -245,6 +249,11 @@ export default function NewRunView({ client, navigate, preset: routePreset, syst
                       {desktop && <button className="btn" onClick={async () => { const p = await desktop.dialogs.openFolder({ title: 'Choose a model folder' }); if (p) setValue('model.path', p); }}>Browse…</button>}
                     </div>
                   )}
+                {config?.model.source !== 'preset' && isGgufPath(valueAt('model.path')) && (
+                  <GgufImport key={String(valueAt('model.path'))} client={client} file={String(valueAt('model.path'))}
+                    onImported={(folder, note) => { setImportNote(note); setValue('model.path', folder); }} />
+                )}
+                {importNote && !isGgufPath(valueAt('model.path')) && <div className="ok" data-testid="gguf-import-done" style={{ gridColumn: '1 / -1' }}>{importNote}</div>}
                 {field('model.criticMode', { label: 'critic' })}
                 <LoraFields on={'model.lora.rank' in overrides || getPath(config, 'model.lora') != null} field={field}
                   onToggle={(on) => LORA_DEFAULTS.forEach(([k, v]) => (on ? setValue(`model.lora.${k}`, v) : resetValue(`model.lora.${k}`)))} />
@@ -511,8 +520,7 @@ function TextInput(props: { id: string; path: string; kind: 'integer' | 'number'
 
 /** The Create card's estimate: total time, per stage with where each number comes from, and the bootstrap warning. */
 function RunEstimateNote({ estimate }: { estimate: RunEstimate }) {
-  const total = estimate.seconds === null ? 'not estimated yet'
-    : `about ${fmtDuration(estimate.seconds * 1000)}${estimate.unestimated.length ? ` + ${estimate.unestimated.length} stage(s) not estimated` : ''}`;
+  const total = estimateTotalText(estimate);
   return (
     <div style={{ marginBottom: 8 }} data-testid="run-estimate">
       {estimate.warning && <div className="banner warn" data-testid="bootstrap-warning">{estimate.warning}</div>}
@@ -523,14 +531,45 @@ function RunEstimateNote({ estimate }: { estimate: RunEstimate }) {
           <tbody>
             {estimate.stages.map((st) => (
               <tr key={st.name} title={st.source ?? 'no earlier run of this preset, size, method and env here, and no bench measurement'}>
-                <td>{st.name}</td><td>{st.seconds === null ? '–' : fmtDuration(st.seconds * 1000)}</td>
-                <td className="faint">{st.source ?? 'not measured'}</td>
+                <td>{st.name}</td><td>{st.seconds === null ? 'not measured yet' : fmtDuration(st.seconds * 1000)}</td>
+                <td className="faint">{st.source ?? 'no earlier run or bench of these settings'}</td>
               </tr>
             ))}
           </tbody>
         </table>
       </details>
       {estimate.bootstrap === 'shipped' && <div className="faint">The bootstrap uses the shipped base: no base to train.</div>}
+      {estimate.memory && <ModelMemoryNote memory={estimate.memory} />}
+    </div>
+  );
+}
+
+/**
+ * The whole run's time in words. Measured stages are summed; stages never measured here (no earlier
+ * run, no bench) are named "not measured yet", never counted as 0 s: an unmeasured smoke run is not "about 0s".
+ */
+export function estimateTotalText(estimate: Pick<RunEstimate, 'seconds' | 'stages' | 'unestimated'>): string {
+  const missing = estimate.unestimated.length;
+  const measured = estimate.stages.filter((s) => s.seconds !== null && !/shipped base|cached base/.test(s.source ?? ''));
+  if (estimate.seconds === null || measured.length === 0 || (missing && estimate.seconds < 1)) return missing ? `not measured yet (${estimate.unestimated.join(', ')})` : 'not measured yet';
+  return `about ${fmtDuration(estimate.seconds * 1000)}${missing ? ` + ${estimate.unestimated.join(', ')} not measured yet` : ''}`;
+}
+
+/** A model folder's memory per stage (the memory model, CUDA) and the cards / GPU size it fits. */
+function ModelMemoryNote({ memory }: { memory: NonNullable<RunEstimate['memory']> }) {
+  return (
+    <div style={{ marginTop: 8 }} data-testid="model-memory">
+      <div className="muted">Memory at its peak: <strong>{memory.peak.gib.toFixed(1)} GiB</strong> ({memory.peak.stage}; {memory.peak.withMarginGib.toFixed(1)} GiB with the
+        measured margin) · {memory.fitsSize ? <>fits size <strong data-testid="model-memory-fits">{memory.fitsSize}</strong></> : <span className="bad" data-testid="model-memory-fits">fits no GPU size (set model.lora or lower model.memory)</span>}</div>
+      <details>
+        <summary className="faint">per stage · {memory.model}</summary>
+        <table className="plain mono" data-testid="model-memory-stages">
+          <tbody>
+            {memory.stages.map((st) => <tr key={st.stage}><td>{st.title}</td><td>{st.gib.toFixed(2)} GiB</td></tr>)}
+            <tr><td className="faint">cards (95% usable)</td><td className="faint">{memory.cards.map((c) => `${c.gib} GiB ${c.fits ? '✓' : '✗'}`).join(' · ')}</td></tr>
+          </tbody>
+        </table>
+      </details>
     </div>
   );
 }

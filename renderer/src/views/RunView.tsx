@@ -429,8 +429,9 @@ export default function RunView({ client, navigate, runId, theme, params }: RunV
 
 /** "run ETA 4m10s", with the stages to come that have no estimate yet. */
 export function fmtRunEta(eta: RunEtaState): string {
-  const rest = eta.unestimated > 0 ? `${eta.unestimated} stage${eta.unestimated === 1 ? '' : 's'} not estimated${eta.seconds === null ? ' yet' : ''}` : '';
-  if (eta.seconds === null) return rest ? `run ETA: ${rest}` : '';
+  const rest = eta.unestimated > 0 ? `${eta.unestimated} stage${eta.unestimated === 1 ? '' : 's'} not measured yet` : '';
+  // an ETA under a second beside unmeasured stages says nothing ("0s + 2 stages"): only the unmeasured stages are named
+  if (eta.seconds === null || (rest && eta.seconds < 1)) return rest ? `run ETA: ${rest}` : '';
   return `run ETA ${fmtDuration(eta.seconds * 1000)}${rest ? ` + ${rest}` : ''}`;
 }
 
