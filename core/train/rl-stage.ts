@@ -291,6 +291,8 @@ export const rlStage: StageDefinition = {
     critic?.dispose();
     reference?.dispose();
     if (ctx.signal.aborted) return {};
+    // done: nothing resumes from rl-latest (already gone unless a kill came between the last step's state and its removal)
+    await removeCheckpoint(join(ctx.runDir, 'checkpoints', 'rl-latest'));
     return { checkpoint, steps: section.steps, algorithm: section.algorithm, wallSeconds: elapsedSeconds(started) };
   },
 };

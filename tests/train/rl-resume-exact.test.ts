@@ -56,6 +56,17 @@ describe('RL resume after a kill or a stop (N6, N6b)', () => {
     expectSameRun(second.runDir, reference);
   }, 240_000);
 
+  it('a kill right after the last step\'s state: the resume finishes the stage and removes rl-latest', async () => {
+    const project = tempProject('spa-rl-resume-');
+    const first = await runRl(project, 'r', RL_RESUME_OVERRIDES, { kill: { after: 'saveState', nextStep: 3 } });
+    expect(first.outcome.status).toBe('failed');
+    expect(existsSync(join(first.runDir, 'checkpoints', 'rl-latest'))).toBe(true);   // its removal came after the state
+    const second = await runRl(project, 'r', RL_RESUME_OVERRIDES);
+    expect(second.outcome.status).toBe('completed');
+    expect(existsSync(join(second.runDir, 'checkpoints', 'rl-latest'))).toBe(false);
+    expectSameRun(second.runDir, reference);
+  }, 240_000);
+
   it('a stop during the Pass@k of step 2 keeps the step; the resume computes the missing Pass@k first', async () => {
     const project = tempProject('spa-rl-resume-');
     const controller = new AbortController();
