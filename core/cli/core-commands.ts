@@ -13,7 +13,7 @@ import { WorkbenchError } from '../api/errors.js';
 import { electronBinary, repoRoot } from '../host/system-info.js';
 import { parseSetArgs } from '../engine/config.js';
 import { readJsonl } from '../storage/jsonl.js';
-import { LOCK_FILE, pidAlive } from '../storage/lock.js';
+import { holderSignalProblem, LOCK_FILE, pidAlive } from '../storage/lock.js';
 import { EVENTS_FILE, insideRun, METRICS_FILE, ROLLOUT_INDEX } from '../storage/run-files.js';
 import { checkMetricPoint, checkSummary } from '../storage/run-data.js';
 import { onInterrupt } from './interrupt.js';
@@ -694,8 +694,8 @@ export function registerCoreCommands(program: Command): void {
     .requiredOption('--project <dir>', 'project folder')
     .action(async (runId: string, o: { project: string }) => {
       const lockFile = path.join(path.resolve(o.project), LOCK_FILE);
-      let holder: { pid: number; host: string; purpose?: string } | null = null;
-      try { holder = JSON.parse(fs.readFileSync(lockFile, 'utf8')) as { pid: number; host: string; purpose?: string }; } catch { holder = null; }
+      let holder: { pid: number; host: string; purpose?: string; procStart?: number | null; bootId?: string | null } | null = null;
+      try { holder = JSON.parse(fs.readFileSync(lockFile, 'utf8')) as NonNullable<typeof holder>; } catch { holder = null; }
       if (holder && holder.host === os.hostname() && pidAlive(holder.pid)) {
         const runJson = path.join(path.resolve(o.project), 'runs', runId, 'run.json');
         if (!/^[\w.-]+$/.test(runId) || !fs.existsSync(runJson)) fail(`run ${JSON.stringify(runId)} not found in ${o.project} (list them with: ` +
@@ -707,6 +707,9 @@ export function registerCoreCommands(program: Command): void {
           return;
         }
         if (holder.purpose === 'cli run' || holder.purpose === 'cli study run') {
+          // a planted lock naming any live pid gets no signal (issue 37 N12)
+          const problem = holderSignalProblem(holder);
+          if (problem) fail(`the lock file ${lockFile} names process ${holder.pid}, but ${problem}; not signalling it`);
           process.kill(holder.pid, 'SIGINT');
           const study = holder.purpose === 'cli study run' ? ' (its study stops too; run the same `study run` again to resume it)' : '';
           process.stdout.write(`asked process ${holder.pid} to stop run ${runId}${study}\n`);

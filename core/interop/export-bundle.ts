@@ -208,6 +208,26 @@ export const KNOWN_MODEL_HEADS: Readonly<Record<string, number>> = {
   'Qwen/Qwen2.5-0.5B-Instruct': 14, 'Qwen/Qwen2.5-1.5B-Instruct': 12, 'Qwen/Qwen2.5-3B-Instruct': 16, 'Qwen/Qwen2.5-7B-Instruct': 28,
 };
 
+/**
+ * One string as an OmegaConf literal: every `${` becomes `\${` (and backslashes right before it are doubled), so
+ * text such as `${HOME}` or `${oc.env:VAR}` in a template reaches the prompt as written instead of being resolved
+ * on the cluster (an InterpolationKeyError, or an environment variable's value in the prompt). OmegaConf's grammar:
+ * `\${x}` is the text `${x}`; `\\` right before `${` is one backslash; other backslashes are literal.
+ */
+export function omegaConfLiteral(text: string): string {
+  return text.replace(/(\\*)\$\{/g, (_, backslashes: string) => `${backslashes}${backslashes}\\\${`);
+}
+
+/** A copy of a Hydra config with every string (keys too) an OmegaConf literal (omegaConfLiteral): escaping by construction. */
+export function literalStrings<T>(value: T): T {
+  if (typeof value === 'string') return omegaConfLiteral(value) as T;
+  if (Array.isArray(value)) return value.map((v) => literalStrings(v)) as T;
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [omegaConfLiteral(k), literalStrings(v)])) as T;
+  }
+  return value;
+}
+
 /** num_attention_heads of a local HF folder, or of a known hub model; null when unknown. */
 export function attentionHeads(modelPath: string): number | null {
   const file = path.join(modelPath, 'config.json');
@@ -341,11 +361,13 @@ export function unknownRagenKeys(cfg: Record<string, unknown>): string[] {
   return bad;
 }
 
+// Paths are quoted twice by construction: "…" for bash (a space never splits an argument) and '…' for Hydra's override
+// grammar (a ',' or '(' stays part of the value); launch.sh refuses the paths Hydra cannot take even quoted (hydra_safe).
 const SFT_OVERRIDES = (lr: number, epochs: number, batch: number, maxLength: number) => [
-  'data.train_files=$DATA/wm_train.parquet', 'data.val_files=$DATA/wm_val.parquet', 'data.prompt_key=prompt', 'data.response_key=response',
+  `data.train_files="'$DATA/wm_train.parquet'"`, `data.val_files="'$DATA/wm_val.parquet'"`, 'data.prompt_key=prompt', 'data.response_key=response',
   `data.max_length=${maxLength}`, 'data.truncation=left', `data.train_batch_size=${batch}`, 'data.micro_batch_size_per_gpu=1',
-  `optim.lr=${lr}`, 'model.partial_pretrain=$MODEL_PATH', 'model.target_modules=all-linear', 'model.enable_gradient_checkpointing=False',
-  'trainer.default_local_dir=$OUT/sft', 'trainer.experiment_name=$EXPERIMENT-sft', 'trainer.project_name=spa-workbench-sft',
+  `optim.lr=${lr}`, `model.partial_pretrain="'$MODEL_PATH'"`, 'model.target_modules=all-linear', 'model.enable_gradient_checkpointing=False',
+  `trainer.default_local_dir="'$OUT/sft'"`, `trainer.experiment_name="'$EXPERIMENT-sft'"`, 'trainer.project_name=spa-workbench-sft',
   `trainer.total_epochs=${epochs}`, 'trainer.default_hdfs_dir=null', "trainer.logger=['console']",
 ];
 
@@ -406,8 +428,9 @@ fi
 TP_CHECK=True; [ "$TP" = "$GPUS" ] || TP_CHECK=False
 # PPO mini-batch against the GPU count (RAGEN train.py:130-133, micro_batch_size_per_gpu 1).
 MINI=${facts.miniBatch}
-[ "$GPUS" -le "$MINI" ] && [ $((MINI % GPUS)) -eq 0 ] || \
+if ! { [ "$GPUS" -le "$MINI" ] && [ $((MINI % GPUS)) -eq 0 ]; }; then
   die "ppo_mini_batch_size $MINI must be a multiple of --gpus $GPUS (RAGEN train.py:130-133); use --gpus dividing $MINI or re-export with another mini-batch"
+fi
 if [ "$SKIP_SFT" = 0 ]; then
   # SFT (SPA sft/spa_sft_trainer.py): the batch splits over the GPUs (:123); every GPU needs a validation row, or the
   # validation loss is torch.stack([]) on an empty list (:189-199, :602); the train rows must fill one batch.
@@ -454,6 +477,14 @@ for v in GPUS SFT_GPUS TP; do
   [ -z "\${!v}" ] || [[ "\${!v}" =~ ^[1-9][0-9]*$ ]] || die "--$(tr _ - <<< "\${v,,}"): expected a positive integer, received '\${!v}'"
 done
 SFT_GPUS="\${SFT_GPUS:-$GPUS}"
+# Paths reach Hydra single-quoted ('…': a space, ',' or '(' stays inside one value); Hydra's grammar cannot take a ', a
+# backslash or \${ even there (an escape, an interpolation), so such a path is refused here rather than misread on the cluster.
+hydra_safe() {
+  case "$2" in
+    *"'"*|*"\\\\"*|*"\\\${"*) die "$1 $2: holds a ' or a \\\\ or \\\${, which Hydra's override parser reads as syntax; use a path without them (a link works)";;
+  esac
+}
+hydra_safe --model "$MODEL_PATH"; hydra_safe --out "$OUT"; hydra_safe "the bundle folder" "$HERE"
 
 ${launchChecks(facts)}[ -n "$RAGEN" ] || die "--ragen <RAGEN checkout> is required (see README.md)"
 [ -d "$RAGEN/SPA" ] || die "$RAGEN/SPA not found; clone SPA inside the RAGEN checkout (README.md)"
@@ -470,22 +501,23 @@ if [ "$SKIP_SFT" = 0 ]; then
   MODE=add_worldmodel torchrun --standalone --nnodes=1 --nproc_per_node="$SFT_GPUS" -m sft.spa_sft_trainer \\
 ${sft.map((o) => `    ${o} \\`).join('\n')}
     2>&1 | tee "$OUT/sft.log"
-  LAST=$(ls -d "$OUT"/sft/global_step_* | sort -V | tail -1)   # run_spa.sh:111; sort -t_ broke on a '_' in the path
-  [ -n "$LAST" ] || { echo "launch.sh: SFT wrote no global_step_* folder under $OUT/sft" >&2; exit 1; }
+  shopt -s nullglob; STEPS=("$OUT"/sft/global_step_*); shopt -u nullglob
+  [ "\${#STEPS[@]}" -gt 0 ] || { echo "launch.sh: SFT wrote no global_step_* folder under $OUT/sft" >&2; exit 1; }
+  LAST=$(printf '%s\\n' "\${STEPS[@]}" | sort -V | tail -1)   # run_spa.sh:111; sort -t_ broke on a '_' in the path
   MODEL_PATH="$LAST"
 fi
 
 MODE=base python ../train.py --config-path=SPA/config --config-name ${configName} \\
-  model_path="$MODEL_PATH" \\
+  model_path="'$MODEL_PATH'" \\
   system.CUDA_VISIBLE_DEVICES="'$CUDA_VISIBLE_DEVICES'" \\
   trainer.n_gpus_per_node="$GPUS" \\
   actor_rollout_ref.rollout.tensor_model_parallel_size="$TP" \\
-  trainer.default_local_dir="$OUT/ppo" \\
-  trainer.experiment_name="$EXPERIMENT" \\
+  trainer.default_local_dir="'$OUT/ppo'" \\
+  trainer.experiment_name="'$EXPERIMENT'" \\
   +algorithm.bi_level_gae=${biLevel ? 'True' : 'False'} \\
   +actor_rollout_ref.rollout.tp_size_check="$TP_CHECK" \\
-${grpo ? '  +grpo_advantage_length_weight=False \\\n' : ''}  trainer.validation_data_dir="$OUT/val_generations" \\
-  hydra.run.dir="$OUT/hydra" \\
+${grpo ? '  +grpo_advantage_length_weight=False \\\n' : ''}  trainer.validation_data_dir="'$OUT/val_generations'" \\
+  hydra.run.dir="'$OUT/hydra'" \\
   2>&1 | tee "$OUT/ppo.log"
 echo "done: checkpoints in $OUT/ppo, validation rollouts in $SPA_WORKBENCH_RECORD_DIR (spa-workbench import $OUT --project <P>)"
 `;
@@ -762,7 +794,7 @@ export function exportSpaRagenBundle(opts: ExportOptions): ExportResult {
     write('data/to_parquet.py', TO_PARQUET);
     write(`config/${configName}.yaml`,
       `# SPA Workbench run ${run.id}: ${values === 'paper' ? 'the SPA release\'s settings (--values paper) with the run\'s template and env'
-        : 'the run\'s settings'} on RAGEN v1 keys (checked against them at export)\n${YAML.stringify(cfg, { lineWidth: 0 })}`);
+        : 'the run\'s settings'} on RAGEN v1 keys (checked against them at export)\n${YAML.stringify(literalStrings(cfg), { lineWidth: 0 })}`);
     write('launch.sh', launchScript(experiment, configName, sft, hasSft,
       values === 'paper' ? PAPER_VALUES.ppo.biLevelGae : rl.advantage === 'turn-then-token',
       (cfg.algorithm as { adv_estimator: string }).adv_estimator === 'grpo', {

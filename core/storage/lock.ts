@@ -78,6 +78,38 @@ export function holderState(info: Pick<LockInfo, 'pid' | 'host' | 'procStart' | 
   return 'alive';
 }
 
+/**
+ * Whether the command line of `pid` (/proc/<pid>/cmdline) is the workbench CLI: an argument whose file name is
+ * `spa-workbench` or `spa-workbench.mjs` (bin/, an npm link, npx), or the CLI's own entry (core/cli/main.ts, dist-cli/main*.js).
+ * False where the command line cannot be read.
+ */
+export function isWorkbenchCommandLine(pid: number): boolean {
+  let args: string[];
+  try { args = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0'); } catch { return false; }
+  return args.some((a) => /(^|\/)spa-workbench(\.mjs)?$/.test(a) || /(^|\/)core\/cli\/main\.ts$/.test(a) || /(^|\/)dist-cli\/main[^/]*\.js$/.test(a));
+}
+
+/**
+ * Why this process must not send a signal to the holder a lock file names (null: it may). Anyone who can write the
+ * project folder can write a lock naming any live pid, so on Linux a signal goes only to a process that is provably the
+ * lock's writer and a workbench CLI: the lock carries the process start time and boot id the workbench writes, they
+ * match the live process, and its command line is the workbench CLI's. Where there is no /proc (macOS, Windows) the
+ * pid and host name are all there is to go on.
+ */
+export function holderSignalProblem(info: Pick<LockInfo, 'pid' | 'host' | 'procStart' | 'bootId'>): string | null {
+  if (info.host !== os.hostname()) return `it runs on another machine (${info.host})`;
+  if (!pidAlive(info.pid)) return `process ${info.pid} is not running`;
+  if (!fs.existsSync('/proc/self/stat')) return null;
+  if (typeof info.procStart !== 'number' || !info.bootId) {
+    return 'its lock file lacks the process start time and boot id a workbench writes, so the process it names cannot be verified';
+  }
+  const boot = bootId();
+  if (boot && info.bootId !== boot) return 'its lock file is from an earlier boot';
+  if (processStartTime(info.pid) !== info.procStart) return `process ${info.pid} is not the one that wrote the lock (the pid was reused)`;
+  if (!isWorkbenchCommandLine(info.pid)) return `process ${info.pid} is not a spa-workbench CLI process (its command line says otherwise)`;
+  return null;
+}
+
 function readLock(file: string): LockInfo | null {
   try {
     const v = JSON.parse(fs.readFileSync(file, 'utf8')) as LockInfo;

@@ -11,7 +11,7 @@ import type { ProjectInfo, RunSummary, TemplateVersion, TemplateVersionMeta } fr
 import { RunSummarySchema, TemplateVersionSchema } from '../api/contract.js';
 import { WorkbenchError } from '../api/errors.js';
 import { isReadOnlyError, moveAside, readJsonOrMoveAside, writeFileAtomic, writeJsonAtomicSync } from './atomic.js';
-import { acquireProjectLock, type LockInfo, type ProjectLock } from './lock.js';
+import { acquireProjectLock, holderSignalProblem, type LockInfo, type ProjectLock } from './lock.js';
 import { CURRENT_SCHEMA_VERSION, migrate } from './migrations.js';
 import { readRunRecord, type RunRecord } from './run-files.js';
 import { cleanTempLeftovers } from './temp-files.js';
@@ -536,9 +536,13 @@ export function movedAsideFiles(dir: string, name: string): string[] {
   try { return fs.readdirSync(dir).filter((f) => f.startsWith(`${name}.corrupt-`)).sort(); } catch { return []; }
 }
 
-/** Can this process stop the holder's runs, the way `spa-workbench stop` does (SIGINT to a CLI run on this machine)? */
+/**
+ * Can this process stop the holder's runs, the way `spa-workbench stop` does (SIGINT to a CLI run on this machine)?
+ * Only when the lock's process is verified to be that CLI run (lock.ts holderSignalProblem): a planted lock naming any
+ * live pid never gets that pid a signal.
+ */
 export function holderCanStop(holder: LockInfo): boolean {
-  return holder.host === os.hostname() && (holder.purpose === 'cli run' || holder.purpose === 'cli study run');
+  return holder.host === os.hostname() && (holder.purpose === 'cli run' || holder.purpose === 'cli study run') && holderSignalProblem(holder) === null;
 }
 
 function metaOf(v: TemplateVersion): TemplateVersionMeta {

@@ -111,7 +111,7 @@ with initialize_config_dir(config_dir=cfg_dir, version_base=None):
     expect(composed.trim()).toBe('4 /models/x workbench_sokoban');
     const launch = fs.readFileSync(path.join(bundle, 'launch.sh'), 'utf8');
     expect(launch).toContain('--nproc_per_node="$SFT_GPUS"');
-    expect(launch).toContain('model_path="$MODEL_PATH"');
+    expect(launch).toContain(`model_path="'$MODEL_PATH'"`);   // bash-quoted and Hydra-quoted (issue 37 N5)
     expect(fs.readFileSync(path.join(bundle, 'model.txt'), 'utf8').trim()).toBe('Qwen/Qwen2.5-1.5B-Instruct');
     expect(JSON.parse(fs.readFileSync(path.join(bundle, 'stack.json'), 'utf8')).ragen.commit).toBe('5eb79b8');
   });
@@ -295,7 +295,9 @@ describe('upstream fidelity fixes (issue 21)', () => {
   });
 
   it('M4: the SFT checkpoint pick is numeric even when the output path has "_" in it (SPA run_spa.sh:111 uses sort -V)', () => {
-    const line = launch().split('\n').find((l) => l.trim().startsWith('LAST=$('))!.trim();
+    // the pick: the step folders globbed (nullglob), then LAST=$(… | sort -V | tail -1) (issue 37 N5: no `ls` under pipefail)
+    const lines = launch().split('\n').map((l) => l.trim());
+    const line = lines.slice(lines.findIndex((l) => l.startsWith('shopt -s nullglob;')), lines.findIndex((l) => l.startsWith('LAST=$(')) + 1).join('\n');
     const out = path.join(tmp, 'my_bundle_out');
     for (const s of [5, 10, 9]) fs.mkdirSync(path.join(out, 'sft', `global_step_${s}`), { recursive: true });
     expect(bash(`${line}\necho "$LAST"`, { OUT: out })).toBe(path.join(out, 'sft', 'global_step_10'));

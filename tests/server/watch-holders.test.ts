@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createDispatcher, type Dispatcher } from '../../core/host/dispatcher.js';
-import { LOCK_FILE } from '../../core/storage/lock.js';
+import { bootId, LOCK_FILE, processStartTime } from '../../core/storage/lock.js';
 import { diagConfig, isolateHome, tempDir, waitFor } from '../api/helpers.js';
 import { stopChild } from '../lib/child-exit.js';
 
@@ -19,12 +19,21 @@ afterEach(async () => {
   for (const d of open.splice(0)) await d.dispose({ kill: true });
 });
 
-/** A stand-in for a CLI run: it holds the lock until SIGINT, then writes `marker` and exits. */
+/**
+ * A stand-in for a CLI run: it holds the lock until SIGINT, then writes `marker` and exits. Its script is named
+ * spa-workbench.mjs and the lock carries its start time and boot id, as `spa-workbench run` writes it: Stop signals
+ * only a verified workbench CLI (issue 37 N12).
+ */
 function holder(dir: string, marker: string): ChildProcess {
-  const code = `process.on('SIGINT', () => { require('fs').writeFileSync(${JSON.stringify(marker)}, 'stopped'); process.exit(0); }); setInterval(() => {}, 1000);`;
-  const child = spawn(process.execPath, ['-e', code], { stdio: 'ignore' });
+  const code = `import { writeFileSync } from 'node:fs';
+process.on('SIGINT', () => { writeFileSync(${JSON.stringify(marker)}, 'stopped'); process.exit(0); }); setInterval(() => {}, 1000);`;
+  const script = path.join(path.dirname(marker), `h-${path.basename(marker)}`, 'spa-workbench.mjs');
+  fs.mkdirSync(path.dirname(script), { recursive: true });
+  fs.writeFileSync(script, code);
+  const child = spawn(process.execPath, [script], { stdio: 'ignore' });
   children.push(child);
-  const lock = { pid: child.pid, host: os.hostname(), startedAt: Date.now(), token: `t${child.pid}`, purpose: 'cli run' };
+  const lock = { pid: child.pid, host: os.hostname(), startedAt: Date.now(), token: `t${child.pid}`, purpose: 'cli run',
+    procStart: processStartTime(child.pid!), bootId: bootId() };
   fs.writeFileSync(path.join(dir, LOCK_FILE), JSON.stringify(lock));
   return child;
 }
