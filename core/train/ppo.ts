@@ -13,7 +13,43 @@ import type { RolloutResult } from './rollout.js';
 import type { ModelRuntime, TrainRow } from './runtime.js';
 import type { RlAlgorithm } from './rl-algorithms.js';
 
-export interface TurnSample { episode: number; turn: number; ids: number[]; responseStart: number }
+export interface TurnSample {
+  episode: number; turn: number; ids: number[]; responseStart: number;
+  /** The loss mask when it is not every response token (rl.maskStateSpans), aligned with ids. */
+  lossMask?: number[];
+}
+
+/** World-model state tags whose contents rl.maskStateSpans leaves out of the policy loss (as sft.maskStateSpans does in SFT). */
+const STATE_SPAN_TAGS = ['observation', 'prediction'] as const;
+
+/**
+ * 1 for the response tokens the policy loss keeps, 0 for those inside an <observation> or <prediction> (contents only, the tags
+ * stay), found on the decoded response: token k covers the characters its own decoding adds. A token that overlaps a state
+ * content is left out. Returns all ones when the response has no state tag.
+ */
+export function stateSpanKeepMask(responseIds: number[], decode: (ids: number[]) => string): number[] {
+  const pieces = responseIds.map((id) => decode([id]));
+  const text = pieces.join('');
+  const ranges: Array<[number, number]> = [];
+  for (const tag of STATE_SPAN_TAGS) {
+    const open = `<${tag}>`, close = `</${tag}>`;
+    for (let from = 0; ;) {
+      const a = text.indexOf(open, from);
+      if (a < 0) break;
+      const b = text.indexOf(close, a + open.length);
+      const end = b < 0 ? text.length : b;             // an unclosed tag: its content runs to the end of the reply
+      ranges.push([a + open.length, end]);
+      if (b < 0) break;
+      from = b + close.length;
+    }
+  }
+  let at = 0;
+  return pieces.map((piece) => {
+    const [start, end] = [at, at + piece.length];
+    at = end;
+    return ranges.some(([a, b]) => start < b && end > a) ? 0 : 1;
+  });
+}
 
 /** The episode each update row came from (set by buildPpoRows / buildGrpoRows): the "sequence" of rl.lossAggregation. */
 const rowEpisode = new WeakMap<TrainRow, number>();
@@ -36,21 +72,31 @@ export function aggregatedBatch(batch: TrainRow[], section: Pick<RlSection, 'los
   return withAggregationWeights(batch, batch.map((r) => rowEpisode.get(r) ?? own--), mode);
 }
 
-/** Training sequences of the kept episodes' model-written turns. */
-export function turnSamples(results: RolloutResult[], keep: (episode: number) => boolean): TurnSample[] {
+/**
+ * Training sequences of the kept episodes' model-written turns. With `maskStateSpans` (rl.maskStateSpans) each sample's loss
+ * mask leaves out the contents of its <observation>/<prediction> (stateSpanKeepMask, tokens decoded with `decode`), so the
+ * policy loss is on the reasoning, the move and the tags: the RL counterpart of sft.maskStateSpans.
+ */
+export function turnSamples(
+  results: RolloutResult[], keep: (episode: number) => boolean, opts: { maskStateSpans?: boolean; decode?: (ids: number[]) => string } = {},
+): TurnSample[] {
+  if (opts.maskStateSpans && !opts.decode) throw new Error('turnSamples: maskStateSpans needs the tokenizer\'s decode');
   const out: TurnSample[] = [];
   results.forEach((r, e) => {
     if (!keep(e)) return;
     r.tokens.forEach((t, j) => {
       if (t.responseIds.length === 0) return;
-      out.push({ episode: e, turn: j, ids: [...t.promptIds, ...t.responseIds], responseStart: t.promptIds.length });
+      const sample: TurnSample = { episode: e, turn: j, ids: [...t.promptIds, ...t.responseIds], responseStart: t.promptIds.length };
+      if (opts.maskStateSpans) sample.lossMask = [...t.promptIds.map(() => 0), ...stateSpanKeepMask(t.responseIds, opts.decode!)];
+      out.push(sample);
     });
   });
   return out;
 }
 
+/** The sample's loss mask: its own (rl.maskStateSpans) or every response token. */
 export function responseMask(sample: TurnSample): number[] {
-  return sample.ids.map((_, i) => (i >= sample.responseStart ? 1 : 0));
+  return sample.lossMask ?? sample.ids.map((_, i) => (i >= sample.responseStart ? 1 : 0));
 }
 
 /**

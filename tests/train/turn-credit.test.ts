@@ -8,6 +8,8 @@ import { turnLevelGae } from '../../core/train/gae.js';
 import { hydraConfig } from '../../core/interop/export-bundle.js';
 import { builtinTemplate } from '../../core/prompts/resolve-template.js';
 import type { RunConfig } from '../../core/api/run-config.js';
+import { responseMask, stateSpanKeepMask, turnSamples } from '../../core/train/ppo.js';
+import type { RolloutResult } from '../../core/train/rollout.js';
 
 describe('turnLevelGae', () => {
   it('hand-worked: two turns, rewards [0, 1], V(s) = [0.5, 0.2], γ_turn 0.9, λ 1', () => {
@@ -58,5 +60,35 @@ describe('the export refuses two-level advantages RAGEN cannot run (F-BILEVEL-TU
     expect(() => hydraConfig(config(advantage), template, 'x', 'm')).toThrow(/rl\.advantage "turn-(then-token|level)" has no safe RAGEN counterpart.*IndexError/);
     expect(() => hydraConfig(config(advantage), template, 'x', 'm', 'paper')).not.toThrow();
     expect((hydraConfig(config('gae'), template, 'x', 'm').algorithm as { adv_estimator: string }).adv_estimator).toBe('gae');
+  });
+});
+
+describe('rl.maskStateSpans: the policy loss leaves out the world-model contents', () => {
+  const chars = (text: string) => [...text].map((c) => c.charCodeAt(0));
+  const decode = (ids: number[]) => String.fromCharCode(...ids);
+  it('zeros exactly the contents of <observation> and <prediction>, keeps tags, reasoning and the move', () => {
+    const reply = '<observation>P_G</observation>I will try Right.<prediction>_PG</prediction><answer>Right</answer>';
+    const keep = stateSpanKeepMask(chars(reply), decode);
+    const dropped = [...reply].filter((_, i) => keep[i] === 0).join('');
+    expect(dropped).toBe('P_G_PG');
+    expect(keep.length).toBe(reply.length);
+    expect(stateSpanKeepMask(chars('I will try Up.</think><answer>Up</answer>'), decode).every((k) => k === 1)).toBe(true);
+  });
+  it('an unclosed tag masks to the end of the reply; a token that straddles a content edge is left out', () => {
+    const keep = stateSpanKeepMask(chars('ok<prediction>P_'), decode);
+    expect(keep.slice(-2)).toEqual([0, 0]);
+    expect(keep.slice(0, 14).every((k) => k === 1)).toBe(true);
+    // two-character tokens: "n>" ends the open tag and starts nothing; ">P" straddles the edge
+    const pieces = ['<prediction', '>P', '_G', '</prediction>'];
+    const ids = pieces.map((_, i) => i);
+    expect(stateSpanKeepMask(ids, (x) => x.map((i) => pieces[i]!).join(''))).toEqual([1, 0, 0, 1]);
+  });
+  it('turnSamples gives the samples that mask, and responseMask returns it', () => {
+    const reply = chars('<prediction>AB</prediction>x');
+    const result = { spec: {}, record: {}, tokens: [{ promptIds: [1, 2], responseIds: reply }] } as unknown as RolloutResult;
+    const [sample] = turnSamples([result], () => true, { maskStateSpans: true, decode });
+    expect(responseMask(sample!)).toEqual([0, 0, ...[...'<prediction>'].map(() => 1), 0, 0, ...[...'</prediction>x'].map(() => 1)]);
+    expect(responseMask(turnSamples([result], () => true)[0]!).filter((m) => m === 1).length).toBe(reply.length);
+    expect(() => turnSamples([result], () => true, { maskStateSpans: true })).toThrow(/needs the tokenizer's decode/);
   });
 });
