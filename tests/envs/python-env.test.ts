@@ -80,6 +80,24 @@ describe('a Python env file on SPA_ENV_PATH', () => {
   });
 });
 
+describe('the one-file env of docs/envs.md', () => {
+  it('runs as written: listed from SPA_ENV_PATH, passes the checker, its oracle solves', () => {
+    const doc = readFileSync(join(dirname(FIXTURE), '..', '..', '..', 'docs', 'envs.md'), 'utf8');
+    const block = /```python\n([\s\S]*?)```/.exec(doc);
+    expect(block, 'docs/envs.md has a python block').not.toBeNull();
+    const dir = mkdtempSync(join(tmpdir(), 'spa-pyenv-doc-'));
+    writeFileSync(join(dir, 'numberline_doc.py'), block![1]!);
+    process.env.SPA_ENV_PATH = dir;
+    expect(listEnvs()).toContain('numberline-doc');
+    expect(checkEnv(() => createEnv('numberline-doc'), { seeds: [0, 1, 2, 3], maxSteps: 20 }).problems).toEqual([]);
+    const env = createEnv('numberline-doc');
+    env.reset({ seed: 5 });
+    let last = null as ReturnType<typeof env.step> | null;
+    for (const a of solveEnv(env)!.actions) last = env.step(a);
+    expect(last!.info.success).toBe(true);
+  });
+});
+
 describe('a failing Python env', () => {
   const playTwo = () => { const env = createEnv('numberline', { length: 20 }); env.reset({ seed: 1 }); env.step('left'); env.step('left'); };
 
