@@ -8,6 +8,7 @@ import { useEffect, useState, type ReactElement } from 'react';
 import type { ProbeResult } from '../../../core/api/contract.js';
 import type { WmScore } from '../../../core/api/records.js';
 import type { ViewProps } from '../routes.js';
+import { slipScoreText, slipText } from '../boards/replay-frames.js';
 import BoardFigure from '../boards/BoardFigure.js';
 import { ErrorBanner, formatNumber, parseOptionalInt, percent, RunPicker, useAsync } from '../boards/inspect-common.js';
 
@@ -126,9 +127,15 @@ export default function ProbeView({ api, projectPath, runId, navigate, route }: 
               <div className="trace-pair" aria-label="Prediction against the true next state">
                 <BoardFigure board={t.predictedBoard} title={`Prediction (its action${t.actionsExecuted.length === 1 ? '' : 's'})`} highlight={t.wm.prediction?.wrongCells} testId="probe-predicted" size={size}
                   missing={t.parsed.prediction === null ? 'no <prediction> in the response' : 'could not be parsed into a board'} footer={scoreLine(t.wm.prediction)} />
-                <BoardFigure board={t.stateAfter.board} title={`True next state: ${t.actionsExecuted.join(' → ') || 'no action'}`} highlight={t.wm.prediction?.wrongCells} testId="probe-true-after" size={size} />
+                <BoardFigure board={t.stateAfter.board} title={`True next state: ${t.slip ? t.slip.moves.map((m) => `${m.intended}, slipped ${m.executed}`).join(' → ') : t.actionsExecuted.join(' → ') || 'no action'}`} highlight={t.wm.prediction?.wrongCells} testId="probe-true-after" size={size} />
               </div>
             </div>
+            {t.slip && (
+              <div className="warn" data-testid="probe-slip">
+                ⚠ {slipText(t.slip, t.actionsExecuted.length)}: the true next state is where the player went, not where it meant to go.
+                {slipScoreText(t.slip) && <> The prediction <b className={t.slip.predictionVsIntended?.exact ? 'ok' : 'bad'}>{slipScoreText(t.slip)}</b>.</>}
+              </div>
+            )}
             <details className="trace-text" open>
               <summary>The model's turn <span className="faint">({t.tokens.response} tokens; reward {formatNumber(t.reward, 2)}{t.flags.formatError ? '; format error' : ''})</span></summary>
               <pre className="mono" data-testid="probe-response">{t.response}</pre>
