@@ -694,8 +694,9 @@ export function registerCoreCommands(program: Command): void {
     .requiredOption('--project <dir>', 'project folder')
     .action(async (runId: string, o: { project: string }) => {
       const lockFile = path.join(path.resolve(o.project), LOCK_FILE);
-      let holder: { pid: number; host: string; purpose?: string; procStart?: number | null; bootId?: string | null } | null = null;
-      try { holder = JSON.parse(fs.readFileSync(lockFile, 'utf8')) as NonNullable<typeof holder>; } catch { holder = null; }
+      type Holder = { pid: number; host: string; purpose?: string; procStart?: number | null; bootId?: string | null };
+      let holder: Holder | null = null;
+      try { holder = JSON.parse(fs.readFileSync(lockFile, 'utf8')) as Holder; } catch { holder = null; }
       if (holder && holder.host === os.hostname() && pidAlive(holder.pid)) {
         const runJson = path.join(path.resolve(o.project), 'runs', runId, 'run.json');
         if (!/^[\w.-]+$/.test(runId) || !fs.existsSync(runJson)) fail(`run ${JSON.stringify(runId)} not found in ${o.project} (list them with: ` +

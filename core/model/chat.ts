@@ -34,6 +34,7 @@
 // the neighbouring marker's newline; the model then sees a valid, slightly different segmentation.
 import { Environment, Interpreter, Template } from '@huggingface/jinja';
 import type { ChatStyle, TokenOffset, Tokenizer } from './tokenizer-common.js';
+import { CHAT_TEMPLATE_LIMITS, renderBounded } from './chat-bounded.js';
 
 export interface ChatMessage {
   role: string;      // "system" | "user" | "assistant" (qwen also accepts any other role name)
@@ -280,6 +281,10 @@ const templateCache = new Map<string, Template>();
 function pythonRange(start: number, stop?: number, step = 1): number[] {
   const [from, to] = stop === undefined ? [0, start] : [start, stop];
   if (step === 0) throw new Error('range() step must not be zero');
+  const items = Math.ceil((to - from) / step);
+  if (items > CHAT_TEMPLATE_LIMITS.maxRangeItems) {   // range(10**9) allocated until V8 aborted (issue 37 N1)
+    throw new Error(`range() of ${items} items: more than the ${CHAT_TEMPLATE_LIMITS.maxRangeItems} a chat template may loop over (CHAT_TEMPLATE_LIMITS)`);
+  }
   const out: number[] = [];
   for (let i = from; step > 0 ? i < to : i > to; i += step) out.push(i);
   return out;
@@ -301,10 +306,32 @@ function renderTemplate(template: Template, items: Record<string, unknown>, date
   return new Interpreter(env).run(template.parsed).value as string;
 }
 
-/** Renders the tokenizer's chat template as transformers' apply_chat_template does (text only). */
+/** A template's source parsed once (per thread). */
+function parsedTemplate(source: string): Template {
+  let template = templateCache.get(source);
+  if (!template) {
+    template = new Template(source);
+    templateCache.set(source, template);
+  }
+  return template;
+}
+
+/** Renders a chat template's source with `items` on the day `date` ('YYYY-MM-DD'), on this thread: the render worker's body (chat-worker.ts). */
+export function renderTemplateText(source: string, items: Record<string, unknown>, date: string): string {
+  return renderTemplate(parsedTemplate(source), items, chatDate(date));
+}
+
+/**
+ * Renders the tokenizer's chat template as transformers' apply_chat_template does (text only), in the render worker
+ * with time, memory and output limits (chat-bounded.ts, CHAT_TEMPLATE_LIMITS): a template over them is a ChatFormatError.
+ */
 export function renderChatTemplate(messages: readonly ChatMessage[], tokenizer: Tokenizer, addGenerationPrompt: boolean): string {
   const source = tokenizer.chatTemplate;
   if (source === undefined) throw new ChatFormatError(`this ${tokenizer.kind} tokenizer has no chat template`);
+  if (source.length > CHAT_TEMPLATE_LIMITS.maxTemplateChars) {
+    throw new ChatFormatError(`the model folder's chat template is ${source.length} characters, more than the ${CHAT_TEMPLATE_LIMITS.maxTemplateChars} ` +
+      'a chat template may have (CHAT_TEMPLATE_LIMITS; real ones are a few KB)');
+  }
   let template = templateCache.get(source);
   if (!template) {
     try {
@@ -315,13 +342,15 @@ export function renderChatTemplate(messages: readonly ChatMessage[], tokenizer: 
     templateCache.set(source, template);
   }
   try {
-    const date = chatDate(chatSettingsNow.date ?? DEFAULT_CHAT_DATE);
-    return renderTemplate(template, {
+    const day = chatSettingsNow.date ?? DEFAULT_CHAT_DATE;
+    const date = chatDate(day);
+    const items = {
       ...tokenizer.chatTemplateContext,
       ...(chatSettingsNow.date !== null ? { date_string: strftimeDay(date, '%d %b %Y') } : {}),
       messages: messages.map((m) => ({ role: m.role, content: m.content })),
       add_generation_prompt: addGenerationPrompt,
-    }, date);
+    };
+    return renderBounded(source, items, day, () => renderTemplate(template, items, date));
   } catch (err) {
     if (err instanceof ChatFormatError) throw err;
     throw new ChatFormatError(`the model folder's chat template failed to render ${messages.length} messages: ${(err as Error).message}`);
