@@ -9,10 +9,11 @@ own terms:
                                      (the clipped surrogate at ratio 1: d(-A r)/dz = -A (1 - p); w_t = the aggregation
                                      weight of rl.lossAggregation, 1 for token-mean, 1/n_episode tokens for
                                      seq-mean-token-mean, both up to the step's common factor)
-  decision share = sum of g_t over the decision tokens / sum over all trained tokens
+  decision share = sum of g_t over the decision tokens (the plan's and the answer's action token) / sum over all trained tokens
 
-The decision token is the first character of the first action word the reply writes (the compact formats write
-"I will try <Action>." before anything else that names an action; the answer copies it). Near-certain tokens
+The decision tokens are the first character of the first action word the reply writes (the compact formats write
+"I will try <Action>." before anything else that names an action) and the first character of the action in <answer>
+(what runs: it usually copies the plan, but a malformed reply of the base may not). Near-certain tokens
 (p ~ 1) get g ~ 0 whatever their advantage, so the share says how much of the update is about the choice of the move
 and how much about the other uncertain tokens (the world-model prediction, format tokens).
 
@@ -32,24 +33,34 @@ ACTIONS = ("Left", "Down", "Right", "Up")
 MOVES = {"Left": (0, -1), "Down": (1, 0), "Right": (0, 1), "Up": (-1, 0)}
 
 
-def decision_index(tokens):
-    """Index of the first token that starts an action word (the decision), or None."""
+def first_action(text, start=0):
+    """Character offset of the first action word in text[start:], or None."""
+    found = [k for k in (text.find(a, start) for a in ACTIONS) if k >= 0]
+    return min(found) if found else None
+
+
+def decision_indexes(tokens):
+    """The action-choosing tokens: the first token of the plan's first action word and of the answer's action word."""
     text = ""
     starts = []
-    for i, tok in enumerate(tokens):
+    for tok in tokens:
         starts.append(len(text))
         text += tok
-    best = None
-    for a in ACTIONS:
-        k = text.find(a)
-        if k >= 0 and (best is None or k < best):
-            best = k
-    if best is None:
-        return None
-    for i in range(len(tokens) - 1, -1, -1):
-        if starts[i] <= best:
-            return i
-    return None
+    offsets = []
+    plan = first_action(text)
+    if plan is not None:
+        offsets.append(plan)
+    answer_at = text.find("<answer>")
+    if answer_at >= 0:
+        k = first_action(text, answer_at)
+        if k is not None and k not in offsets:
+            offsets.append(k)
+    out = []
+    for off in offsets:
+        i = max(j for j in range(len(tokens)) if starts[j] <= off)
+        if i not in out:
+            out.append(i)
+    return out
 
 
 def shortest_moves(cells):
@@ -103,10 +114,11 @@ def step_row(path, aggregation):
             turns_seen += 1
             g = [abs(a) * w * (1 - min(1.0, pow(2.718281828459045, lp))) for a, lp in zip(s["advantages"], s["logprobs"])]
             total += sum(g)
-            k = decision_index(s["tokens"])
-            if k is None:
+            ks = decision_indexes(s["tokens"])
+            if not ks:
                 continue
-            decision += g[k]
+            decision += sum(g[k] for k in ks)
+            k = ks[-1]   # the executed move is the answer's (the plan's when there is no answer)
             abs_adv.append(abs(s["advantages"][k]))
             act = (t.get("actionsExecuted") or [None])[0]
             good = shortest_moves(t["stateBefore"]["board"]["cells"])
