@@ -83,17 +83,19 @@ test('the Run view states below / above chance and the world model against the b
     await go(`#/run/${below}`);
     const verdict = page.getByTestId('final-verdict');
     await expect(verdict).toBeVisible();
-    await expect(page.getByTestId('verdict-pass')).toHaveText('Plays below chance. Pass@1 12.5% [3.1, 25.0] on 8 puzzles × 4 = 32 episodes: below chance (chance 30.1%; oracle 96.9%)');
-    await expect(page.getByTestId('verdict-wm')).toHaveText(/^World model learned\. world model learned: prediction given the action 60\.0% \[45\.\d, 73\.\d\] vs the base's 0\.0%, n = 45 state-changing turns$/);
+    await expect(page.getByTestId('verdict-pass')).toHaveText('Plays below chance. Pass@1 12.5% [3.1, 25.0] on 8 puzzles × 4 = 32 episodes; chance 30.1%; oracle 96.9%');
+    await expect(page.getByTestId('verdict-wm')).toHaveText(/^World model learned\. prediction given the action 60\.0% \[45\.\d, 73\.\d\] vs the base's 0\.0%, n = 45 state-changing turns$/);
     await expect(page.getByTestId('headline-wm')).toHaveText(/^prediction exact, eval episodes 27\.4% \(n = 140 well-formed turns\)$/);
     await expect(page.getByTestId('final-pass-4')).toContainText('(n = 8 puzzles)');
+    await expect(page.getByTestId('headline-success')).toHaveText('Success (eval) 12.5% (n = 32 episodes)');
+    await expect(page.getByTestId('headline-pass1')).toHaveText('Pass@1 (eval) 12.5% (n = 8 puzzles)');
     await expect(page.getByTestId('wm-table').locator('thead')).toContainText('n = 45 state-changing turns');
     await shot(page, `run-verdict-below-${width}`);
   }
 
   await page.setViewportSize({ width: 1280, height: 900 });
   await go(`#/run/${above}`);
-  await expect(page.getByTestId('verdict-pass')).toHaveText(/^Plays above chance\. Pass@1 72\.0% \[60\.0, 84\.0\] on 8 puzzles × 2 = 16 episodes: above chance \(chance 30\.1%; oracle 96\.9%\)$/);
+  await expect(page.getByTestId('verdict-pass')).toHaveText(/^Plays above chance\. Pass@1 72\.0% \[60\.0, 84\.0\] on 8 puzzles × 2 = 16 episodes; chance 30\.1%; oracle 96\.9%$/);
   await expect(page.getByTestId('verdict-wm')).toHaveText(/^World model not learned\. .* vs the base's 8\.0%, n = 20 state-changing turns$/);
   await expect(page.getByTestId('headline-wm')).toContainText('n/a (0 well-formed turns)');
   await shot(page, 'run-verdict-above-1280');

@@ -107,9 +107,9 @@ describe('the verdict line (the Studies table\'s rule, core/api/verdict.ts)', ()
     cleanup();
     const v = finalVerdict(LATEST, FINAL_BELOW);
     expect(v.pass!.verdict).toBe('below chance');
-    expect(passVerdictText(v.pass!)).toBe('Pass@1 12.5% [3.1, 25.0] on 8 puzzles × 4 = 32 episodes: below chance (chance 30.1%; oracle 96.9%)');
+    expect(passVerdictText(v.pass!)).toBe('Pass@1 12.5% [3.1, 25.0] on 8 puzzles × 4 = 32 episodes; chance 30.1%; oracle 96.9%');
     expect(v.worldModel!.verdict).toBe('learned');
-    expect(worldModelVerdictText(v.worldModel!)).toMatch(/^world model learned: prediction given the action 60\.0% \[45\.\d, 73\.\d\] vs the base's 0\.0%, n = 45 state-changing turns$/);
+    expect(worldModelVerdictText(v.worldModel!)).toMatch(/^prediction given the action 60\.0% \[45\.\d, 73\.\d\] vs the base's 0\.0%, n = 45 state-changing turns$/);
     render(<FinalEvalPanel latest={LATEST} final={FINAL_BELOW} />);
     expect(screen.getByTestId('verdict-pass').textContent).toContain('Plays below chance.');
     expect(screen.getByTestId('verdict-wm').textContent).toContain('World model learned.');
@@ -130,6 +130,6 @@ describe('the verdict line (the Studies table\'s rule, core/api/verdict.ts)', ()
     expect(bare.pass!.verdict).toBeNull();
     expect(passVerdictText(bare.pass!)).toBe('Pass@1 20.0% (n unknown): no interval recorded, no verdict (chance 30.0%)');
     expect(bare.worldModel!.verdict).toBeNull();
-    expect(worldModelVerdictText(bare.worldModel!)).toBe('world model: prediction given the action 40.0% vs the base\'s 10.0% (n unknown, no verdict)');
+    expect(worldModelVerdictText(bare.worldModel!)).toBe('prediction given the action 40.0% vs the base\'s 10.0% (n unknown, no verdict)');
   });
 });

@@ -133,14 +133,14 @@ export function passVerdictText(pass: NonNullable<FinalVerdict['pass']>): string
   const on = pass.puzzles !== null ? ` on ${pass.puzzles} puzzle${pass.puzzles === 1 ? '' : 's'}${pass.samplesPerPuzzle !== null ? ` × ${pass.samplesPerPuzzle}` : ''}${pass.episodes !== null ? ` = ${pass.episodes} episodes` : ''}` : ' (n unknown)';
   const refs = [pass.chance !== null ? `chance ${p(pass.chance)}` : null, pass.oracle !== null ? `oracle ${p(pass.oracle)}` : null].filter(Boolean).join('; ');
   const head = `Pass@1 ${p(pass.passAt1.mean)}${iv(pass.passAt1.low, pass.passAt1.high)}${on}`;
-  if (pass.verdict) return `${head}: ${pass.verdict} (${refs})`;
+  if (pass.verdict) return `${head}; ${refs}`;
   if (pass.chance === null) return `${head}: no chance row on these puzzles, no verdict`;
   return `${head}: no interval recorded, no verdict (${refs})`;
 }
 
-/** The world-model half ("world model learned: prediction given the action 60.0% [45.5, 73.0] vs the base's 0.0%, n = 45 state-changing turns"). */
+/** The numbers behind the world-model verdict ("prediction given the action 60.0% [45.5, 73.0] vs the base's 0.0%, n = 45 state-changing turns"). */
 export function worldModelVerdictText(wm: NonNullable<FinalVerdict['worldModel']>): string {
   const body = `prediction given the action ${p(wm.model)}${iv(wm.low, wm.high)} vs the base's ${p(wm.base)}`;
-  if (wm.verdict === null) return `world model: ${body} (n unknown, no verdict)`;
-  return `world model ${wm.verdict}: ${body}, n = ${wm.n} state-changing turns`;
+  if (wm.verdict === null) return `${body} (n unknown, no verdict)`;
+  return `${body}, n = ${wm.n} state-changing turns`;
 }

@@ -314,8 +314,10 @@ export default function RunView({ client, navigate, runId, theme, params }: RunV
       </div>
 
       <div className="row" style={{ margin: '12px 0', gap: 18, fontSize: 13 }}>
-        <span title={src(km.successSource)?.long} data-testid="headline-success">Success{km.successSource ? <span className="faint"> ({src(km.successSource)!.short})</span> : null} <strong>{fmtPct(km.success)}</strong></span>
-        <span title={src(km.passSource)?.long} data-testid="headline-pass1">Pass@1{km.passSource ? <span className="faint"> ({src(km.passSource)!.short})</span> : null} <strong>{fmtPct(km.passAt1)}</strong></span>
+        <span title={src(km.successSource)?.long} data-testid="headline-success">Success{km.successSource ? <span className="faint"> ({src(km.successSource)!.short})</span> : null} <strong>{fmtPct(km.success)}</strong>
+          {km.successSource === 'eval' && typeof finalResult?.['episodes'] === 'number' && <span className="faint"> (n = {finalResult['episodes']} episodes)</span>}</span>
+        <span title={src(km.passSource)?.long} data-testid="headline-pass1">Pass@1{km.passSource ? <span className="faint"> ({src(km.passSource)!.short})</span> : null} <strong>{fmtPct(km.passAt1)}</strong>
+          {km.passSource === 'eval' && typeof finalResult?.['puzzles'] === 'number' && <span className="faint"> (n = {finalResult['puzzles']} puzzles)</span>}</span>
         <span title={src(km.passSource)?.long} data-testid="headline-passk">Pass@{km.k ?? 'k'}{km.passSource ? <span className="faint"> ({src(km.passSource)!.short})</span> : null} <strong>{fmtPct(km.passAtK)}</strong></span>
         {km.wmExact !== null && km.wmTurns !== 0
           ? <span title={metricMeaning('eval/wmPredictionExact') ?? undefined} data-testid="headline-wm">
