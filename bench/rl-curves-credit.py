@@ -146,7 +146,7 @@ def main():
         for path in sorted(glob.glob(os.path.join(run, "rollouts", "rl-*.jsonl"))):
             step = int(os.path.basename(path)[3:9])
             row = {"run": os.path.basename(run.rstrip("/")), "advantage": rl.get("advantage"), "aggregation": aggregation,
-                   "template": config["template"].get("preset"), "step": step, **step_row(path, aggregation)}
+                   "maskStateSpans": rl.get("maskStateSpans", False), "template": config["template"].get("preset"), "step": step, **step_row(path, aggregation)}
             rows.append(row)
             print(json.dumps(row))
     if args.out:
