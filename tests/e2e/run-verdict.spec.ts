@@ -7,7 +7,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { WorkbenchClient } from '../../core/api/contract.js';
-import { expect, expectNoSidewaysScroll, shot, test } from './helpers.js';
+import { clippedTexts, expect, expectNoSidewaysScroll, shot, test } from './helpers.js';
 
 interface Fixture {
   name: string; size: string; k: number[];
@@ -113,6 +113,8 @@ test('the Run view states below / above chance and the world model against the b
   const warn = page.getByTestId('compare-mismatch');
   await expect(warn).toContainText('sizes differ');
   await expect(warn).toContainText('k differs');
+  await expectNoSidewaysScroll(page);
+  expect(await clippedTexts(page, '[data-testid="compare-table"] th'), 'clipped headers at 1280px').toEqual([]);
   await shot(page, 'compare-verdict-1280');
   await page.setViewportSize({ width: 1440, height: 900 });
   await shot(page, 'compare-verdict-1440');

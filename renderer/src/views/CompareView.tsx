@@ -276,7 +276,7 @@ export default function CompareView({ client, navigate, runIds, theme }: Compare
                   <div className="details">{mismatches.map((m) => `• ${m}`).join('\n')}</div>
                 </div>
               )}
-              <table className="plain" data-testid="compare-table">
+              <table className="plain compare-results" data-testid="compare-table">
                 <thead>
                   <tr>
                     <th>Environment</th><th>Method</th><th>Run</th><th className="num" title="puzzles × samples per puzzle = episodes">n</th>
@@ -308,7 +308,7 @@ export default function CompareView({ client, navigate, runIds, theme }: Compare
                     </tr>
                   )).concat(referenceRows(rows.filter((r) => r.env === env), ks).map((ref) => (
                     <tr key={`${env}-${ref.kind}`} data-testid={`compare-${ref.kind}`} className="faint">
-                      <td /><td><em>{ref.label}</em></td><td colSpan={2} className="faint" title="Pass@k of the reference policy on the same puzzles and protocol as the run named">{ref.kind} row · puzzles of {ref.of}</td>
+                      <td /><td colSpan={3} title={`${ref.label}: Pass@k of the reference policy on the same puzzles and protocol as ${ref.of}`}><em>{ref.kind}</em> <span className="faint">· puzzles of {ref.of}</span></td>
                       <td className="num">n/a</td>
                       {ks.map((k) => <td key={k} className="num">{pct(ref.passAt[k])}</td>)}
                       <td className="num" /><td className="num" /><td className="num" /><td className="num" />
