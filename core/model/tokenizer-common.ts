@@ -99,3 +99,65 @@ export const CHAT_TEMPLATES: Record<ChatStyle, string> = {
     "{%- for message in messages %}{{ '<|' + message['role'] + '|>' + message['content'] + '<|im_end|>' }}{%- endfor %}" +
     "{%- if add_generation_prompt %}{{ '<|assistant|>' }}{%- endif %}",
 };
+
+/**
+ * Why a tokenizer.json regex (a Split pre-tokenizer's or a Replace normalizer's `{"Regex": …}`) could make
+ * encoding take exponential time on some input, or null when it cannot. JavaScript's regex engine backtracks and a
+ * running match cannot be interrupted, so `(a+)+$` hung `model generate` on "aaaa…ab" (issue 37 N11). The rule is
+ * the classic star-height check: a group repeated by `*`, `+` or `{n,}` / `{n,m}` (m > 1) must not itself hold a
+ * repeated part or an alternation. Character classes are single atoms; `?` and `{0,1}` do not repeat. Every
+ * pre-tokenizer of the released tokenizers (GPT-2, Llama 3, Qwen2, SmolLM, DeepSeek, o200k) passes.
+ */
+export function unsafeRegexReason(pattern: string): string | null {
+  // per open group: whether its content so far repeats something or alternates
+  const stack: { repeats: boolean; alternates: boolean; start: number }[] = [{ repeats: false, alternates: false, start: 0 }];
+  let last: { repeats: boolean; alternates: boolean; start: number } | null = null;   // the atom just closed, if a group
+  let i = 0;
+  const quantifierAt = (at: number): { repeats: boolean; length: number } | null => {
+    const c = pattern[at];
+    if (c === '*' || c === '+') return { repeats: true, length: pattern[at + 1] === '?' || pattern[at + 1] === '+' ? 2 : 1 };
+    if (c === '?') return { repeats: false, length: 1 };
+    if (c === '{') {
+      const m = /^\{(\d*)(,(\d*))?\}\??/.exec(pattern.slice(at));
+      if (!m) return null;
+      const max = m[2] === undefined ? Number(m[1]) : m[3] === '' ? Infinity : Number(m[3]);
+      return { repeats: max > 1, length: m[0].length };
+    }
+    return null;
+  };
+  while (i < pattern.length) {
+    const c = pattern[i]!;
+    if (c === '\\') { last = null; i += 2; }
+    else if (c === '[') {
+      i++;
+      if (pattern[i] === '^') i++;
+      if (pattern[i] === ']') i++;
+      while (i < pattern.length && pattern[i] !== ']') i += pattern[i] === '\\' ? 2 : 1;
+      last = null; i++;
+    } else if (c === '(') { stack.push({ repeats: false, alternates: false, start: i }); last = null; i++; }
+    else if (c === ')') {
+      const group = stack.length > 1 ? stack.pop()! : null;
+      last = group; i++;
+      if (group) {
+        const parent = stack[stack.length - 1]!;
+        parent.repeats ||= group.repeats;
+        parent.alternates ||= group.alternates;
+      }
+    } else if (c === '|') { stack[stack.length - 1]!.alternates = true; last = null; i++; }
+    else {
+      const q = quantifierAt(i);
+      if (q) {
+        if (q.repeats) {
+          if (last && (last.repeats || last.alternates)) {
+            const group = pattern.slice(last.start, i);
+            return `the group ${group.length > 40 ? `${group.slice(0, 40)}…` : group} is repeated by "${pattern.slice(i, i + q.length)}" and itself ` +
+              `${last.repeats ? 'repeats a part' : 'has alternatives'}: matching can take exponential time (catastrophic backtracking)`;
+          }
+          stack[stack.length - 1]!.repeats = true;
+        }
+        last = null; i += q.length;
+      } else { last = null; i++; }
+    }
+  }
+  return null;
+}

@@ -8,7 +8,7 @@
 // other tokenizers offsets come from decoding growing prefixes (exact when decode inverts encode).
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { TokenizerError } from './tokenizer-common.js';
+import { TokenizerError, unsafeRegexReason } from './tokenizer-common.js';
 import type { ChatStyle, TokenOffset, Tokenizer } from './tokenizer-common.js';
 
 /** The part of transformers.js' PreTrainedTokenizer we use. */
@@ -67,6 +67,25 @@ function chatTemplateOf(config: Record<string, unknown>, source: string): string
     throw new TokenizerError(`${source}: key "chat_template" is a list of named templates without one named "default"`);
   }
   throw new TokenizerError(`${source}: key "chat_template" must be a string (a Jinja template), got ${typeof t}`);
+}
+
+/**
+ * Refuses a tokenizer.json whose regexes (Split pre-tokenizers, Replace normalizers and decoders: `{"Regex": …}`) could
+ * backtrack for ever on some text (tokenizer-common.ts unsafeRegexReason), naming the key. The vocabulary and added
+ * tokens are not walked (no regexes there; they are the bulk of the file).
+ */
+function checkRegexes(root: Record<string, unknown>, source: string): void {
+  const walk = (value: unknown, where: string, depth: number): void => {
+    if (value === null || typeof value !== 'object' || depth > 32) return;
+    if (Array.isArray(value)) { value.forEach((v, i) => walk(v, `${where}[${i}]`, depth + 1)); return; }
+    for (const [key, v] of Object.entries(value)) {
+      if (key === 'Regex' && typeof v === 'string') {
+        const reason = unsafeRegexReason(v);
+        if (reason) throw new TokenizerError(`${source}: key "${where}.Regex" ${JSON.stringify(v)}: ${reason}; this tokenizer is refused`);
+      } else walk(v, where ? `${where}.${key}` : key, depth + 1);
+    }
+  };
+  for (const [key, value] of Object.entries(root)) if (key !== 'model' && key !== 'added_tokens') walk(value, key, 0);
 }
 
 export class HfTokenizer implements Tokenizer {
@@ -159,6 +178,7 @@ export class HfTokenizer implements Tokenizer {
     if (root.added_tokens !== undefined && !Array.isArray(root.added_tokens)) {
       throw new TokenizerError(`${source}: key "added_tokens" must be an array, got ${typeof root.added_tokens}`);
     }
+    checkRegexes(root, source);
     // Fill keys the transformers.js constructor insists on (they are optional in the format).
     const full = { normalizer: null, pre_tokenizer: null, post_processor: null, decoder: null, added_tokens: [], ...root };
     const transformers = await import('@huggingface/transformers');
