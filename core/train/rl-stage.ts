@@ -19,7 +19,7 @@ import { groupSpecs, playEpisodes, rolloutMetrics, type RolloutResult } from './
 import { rolloutDeps } from './episodes.js';
 import { filterGroupsBySpread } from './groups.js';
 import { samplingStats, turnSamples } from './ppo.js';
-import { rlAlgorithm } from './rl-algorithms.js';
+import { assertRlSectionSupported, rlAlgorithm } from './rl-algorithms.js';
 import { elapsedSeconds, loadStartingModel, meanStats, startingCheckpoint, writeCheckpoint, resumeModel } from './stage-utils.js';
 import { loraForStage } from './lora.js';
 import { OPTIMIZER_VALUE_FILE } from '../model/checkpoint.js';
@@ -192,6 +192,7 @@ export const rlStage: StageDefinition = {
     const section = ctx.config.stages.rl;
     const limits = ctx.config.stages.rollout;
     const algorithm = rlAlgorithm(section.algorithm);
+    assertRlSectionSupported(section);
     const ppo = algorithm.needsCritic;
     const { state, policy, from, critic, reference, valueView, lossParams } = await loadRlModels(ctx, section, ppo);
     const firstStep = state?.nextStep ?? 0;
@@ -221,7 +222,7 @@ export const rlStage: StageDefinition = {
       const groups = results.map((r) => r.spec.group);
       const filter = filterGroupsBySpread(episodeRewards, groups, section.keepGroupsFraction);
       const kept = new Set(filter.keptGroups);
-      const samples = turnSamples(results, (e) => kept.has(groups[e]!));
+      const samples = turnSamples(results, (e) => kept.has(groups[e]!), { maskStateSpans: section.maskStateSpans, decode: (ids) => policy.tokenizer.decode(ids) });
       // 3. rows with old log-probs / values (and reference log-probs for KL)
       const stats = await samplingStats(policy, samples, { critic: ppo ? (critic ?? policy) : undefined, reference, batchSize: section.miniBatchSize });
       const built = algorithm.buildRows({ samples, turnRewards, episodeRewards, groups, stats, section });

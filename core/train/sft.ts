@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import type { StageDefinition } from '../api/stage.js';
 import { formatChat, type ChatMessage } from '../model/chat.js';
 import { learningRate } from '../model/optim.js';
+import { withAggregationWeights } from '../model/losses.js';
 import { maskedNll, statePerplexity } from './perplexity.js';
 import { sftLossMask } from './sft-mask.js';
 import { createRng, shuffleInPlace } from '../util/rng.js';
@@ -152,7 +153,8 @@ export const sftStage: StageDefinition = {
           runtime.dispose();
           return {};
         }
-        const batch = batches[b]!.map((i) => train[i]!);
+        // sft.lossAggregation: each row is a sequence (token-mean leaves the rows as they are)
+        const batch = withAggregationWeights(batches[b]!.map((i) => train[i]!), batches[b]!, section.lossAggregation ?? 'token-mean');
         const lr = learningRate(step, { lr: section.lr, warmupSteps, totalSteps, kind: 'cosine' });
         const stats = await runtime.trainStep('sft', batch, {}, lr, section.gradClip);
         epochStats.push(stats);
