@@ -316,6 +316,10 @@ export const RlSectionSchema = z.object({
       'then the mean over the update\'s episodes: what SPA\'s PPO ran, RAGEN with ppo_micro_batch_size_per_gpu 1, SPA@3848e68 ' +
       'config/base.yaml:12, RAGEN@5eb79b8 ragen/workers/actor/dp_actor.py:356-360, workers/critic/dp_critic.py:253-255) | ' +
       'seq-mean-token-sum (episode token sums, mean over episodes); source: verl, release'),
+  maskStateSpans: z.boolean().default(false)
+    .describe('leave the contents of <observation>/<prediction> out of the policy loss (the tags, reasoning and move stay), so the ' +
+      'update is about the move and not the world model\'s text (the RL counterpart of sft.maskStateSpans; the release trains every ' +
+      'reply token, false); source: ours'),
   responseMask: z.enum(['reply', 'after-system']).default('reply')
     .describe('tokens the loss and the advantage whitening cover: reply = the model\'s own reply tokens (RAGEN\'s default) | ' +
       'after-system = every token after the system prompt, environment text included, as SPA\'s released PPO config ' +
