@@ -92,7 +92,7 @@ describe('StudiesView', () => {
     expect(screen.queryByTestId('study-error-seeds')).toBeNull();
     expect(screen.getByTestId('study-grid-size').textContent).toBe('6 runs');
     // the cost: (vanilla-rl 100 s + spa 600 s) x 3 seeds; vanilla-rl's unestimated stage x 3; spa's base trained in its 3 runs
-    await waitFor(() => expect(screen.getByTestId('study-cost').textContent).toMatch(/^Estimated: about 35m 00s \+ 3 stage\(s\) not estimated/));
+    await waitFor(() => expect(screen.getByTestId('study-cost').textContent).toMatch(/^Estimated: about 35m 00s \+ 3 stage\(s\) not measured yet/));
     expect(screen.getByTestId('study-cost-bootstrap').textContent).toBe('3 of 6 runs train a bootstrap base first (no shipped base fits them)');
     expect((client as unknown as { runs: { estimate: ReturnType<typeof vi.fn> } }).runs.estimate).toHaveBeenCalledWith({ preset: 'spa', size: 'quick', set: { 'stages.rl.steps': 20, 'env.id': 'sokoban' } });
 

@@ -309,8 +309,9 @@ export default function StudiesView({ client, navigate, name }: StudiesViewProps
             </div>
             {cost && gridSize > 0 && (
               <div className="muted" data-testid="study-cost" title="the New Run form's estimate (earlier runs here, else the bench) of each method × env, times the seeds; runs go one after another">
-                Estimated: <strong>{cost.seconds > 0 ? `about ${fmtDuration(cost.seconds * 1000)}` : 'not estimated yet'}</strong>
-                {cost.unestimated > 0 && <> + {cost.unestimated} stage(s) not estimated</>}
+                Estimated: <strong>{cost.seconds >= 1 ? `about ${fmtDuration(cost.seconds * 1000)}` : 'not measured yet'}</strong>
+                {cost.unestimated > 0 && cost.seconds >= 1 && <> + {cost.unestimated} stage(s) not measured yet (the total leaves them out)</>}
+                {cost.unestimated > 0 && cost.seconds < 1 && <> ({cost.unestimated} stage(s))</>}
                 {cost.trainBases > 0 && <div className="field-error" data-testid="study-cost-bootstrap">{cost.trainBases} of {cost.cells} runs train a bootstrap base first (no shipped base fits them)</div>}
               </div>
             )}
