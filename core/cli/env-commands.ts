@@ -1,7 +1,7 @@
 // `spa-workbench env …`: list, describe, render, run, solve and play the environments.
 import type { Command } from 'commander';
 import { Liquid } from 'liquidjs';
-import { readFileSync } from 'node:fs';
+import { readRegularTextSync } from '../util/regular-file.js';
 import { createInterface } from 'node:readline';
 import { createEnv, describeEnv, getEnvDefinition, listEnvs, solveEnv } from '../envs/index.js';
 import type { Env } from '../envs/types.js';
@@ -37,7 +37,7 @@ function envOptions(flags: EnvFlags): Record<string, unknown> {
     if (!def.levelOptions) fail(`--level: env "${def.id}" does not load level files`);
     let text: string;
     try {
-      text = readFileSync(flags.level, 'utf8');
+      text = readRegularTextSync(flags.level, { maxBytes: 16 * 1024 ** 2, what: 'a level file' });   // a BOM dropped; no FIFO
     } catch (e) {
       fail(`--level: cannot read ${flags.level}: ${(e as Error).message}`);
     }
@@ -70,7 +70,7 @@ function loadTemplate(name: string | undefined): PromptTemplate {
   if (isBuiltinTemplate(name)) return builtinTemplate(name);
   let text: string;
   try {
-    text = readFileSync(name, 'utf8');
+    text = readRegularTextSync(name, { maxBytes: 16 * 1024 ** 2, what: 'a template file' });   // a BOM dropped; no FIFO
   } catch {
     fail(`--template: expected a preset (${builtinTemplateNames().join(', ')}) or a template JSON file, received ${JSON.stringify(name)}`);
   }

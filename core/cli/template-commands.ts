@@ -9,6 +9,7 @@
 // server). With --json a failure prints `{ "error": { name, message, details } }` on stdout and
 // exits 1; the API's templates.perplexity runs this command in a child process and relies on it.
 import { readFileSync } from 'node:fs';
+import { readRegularTextSync, stripBom } from '../util/regular-file.js';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { reportCommandError, usageFail as fail } from './action.js';
@@ -38,7 +39,8 @@ function parseConfig(text: string | undefined): Record<string, unknown> {
 }
 
 function readTemplateFile(file: string): string {
-  try { return readFileSync(file === '-' ? 0 : file, 'utf8'); } catch (e) {
+  // a BOM dropped (Notepad writes one); a file must be a regular file (a FIFO is refused unopened); '-' is standard input
+  try { return file === '-' ? stripBom(readFileSync(0, 'utf8')) : readRegularTextSync(file, { maxBytes: 16 * 1024 ** 2, what: 'a template file' }); } catch (e) {
     return fail(`--template-file: cannot read ${file === '-' ? 'standard input' : resolve(file)}: ${(e as Error).message}`);
   }
 }
