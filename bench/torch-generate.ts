@@ -1,7 +1,8 @@
 // The product's torch generation (K/V cache, batched rows) and training step beside raw transformers, on a real model:
 // SmolLM2-135M-Instruct imported from the PyPI GGUF (`model import`; .ci/install-models.sh caches the GGUF in SPA_MODEL_CACHE).
 // One bench run does both sides on the same prompts (chat prompts through the folder's template), the same threads and greedy
-// decoding (the tokens are compared), alternating sides per repetition. Writes bench/results/torch-generate-smollm2.json.
+// decoding (the tokens are compared): raw transformers first (its own process), then the product. Writes
+// bench/results/torch-generate-smollm2.json.
 //   nice -n 10 node bin/run-ts.mjs bench/torch-generate.ts [--threads N (1)] [--batches 1,8] [--new N (48)] [--reps N (2)]
 //                                                         [--train-rows N (4)] [--train-tokens N (128)] [--train-steps N (3)]
 // Generation tokens/s = generated tokens (a row stops counting at its end-of-turn id) / median wall seconds of the call; training
