@@ -9,10 +9,10 @@
 // A study's files live in <project>/studies/<name>/: spec.json (the grid), state.json (status,
 // current run, times; written by whichever host runs the study: the CLI or the API's study
 // runner, core/engine/study-host.ts) and the report (table.md, table.csv, PNGs, study.json).
-import { chanceVerdict, type ChanceVerdict } from '../api/verdict.js';
+import { chanceVerdict, SMALL_N_PUZZLES as SHARED_SMALL_N_PUZZLES, widenForSmallN, type ChanceVerdict } from '../api/verdict.js';
 import { existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { passAtK, wilsonInterval, type Interval } from '../train/pass-at-k.js';
+import { passAtK, type Interval } from '../train/pass-at-k.js';
 import { protocolOf, referenceRows, type ReferenceRow } from './reference.js';
 import { PRESET_SIZES, StageSectionSchemas, type PresetSize } from '../api/run-config.js';
 import { createRng } from '../util/rng.js';
@@ -271,8 +271,8 @@ export interface StudyTableData {
 /** One (run seed, puzzle) cell of a method's evaluation: its pass@k estimate. */
 interface ClusterValue { runSeed: number; puzzle: number; n: number; c: number }
 
-/** Fewer puzzles than this: intervals are widened to Wilson's and differences say n is too small. */
-export const SMALL_N_PUZZLES = 20;
+/** Fewer puzzles than this: intervals are widened to Wilson's and differences say n is too small (core/api/verdict.ts, shared with the Run view). */
+export const SMALL_N_PUZZLES = SHARED_SMALL_N_PUZZLES;
 
 /**
  * Two-way (crossed) bootstrap of a mean over (run seed, puzzle) cells: each resample draws run seeds
@@ -313,10 +313,9 @@ export function clusteredPassAtK(cells: ClusterValue[], k: number, opts: { seed?
   const values = cells.map((c) => ({ runSeed: c.runSeed, puzzle: c.puzzle, value: passAtK(c.n, c.c, k) }));
   const boot = twoWayBootstrap(values, { seed: opts.seed ?? 0 });
   const puzzles = new Set(cells.map((c) => c.puzzle)).size;
-  if (puzzles >= SMALL_N_PUZZLES || !Number.isFinite(boot.mean)) return boot;
-  const wilson = wilsonInterval(boot.mean * puzzles, puzzles);
-  const method = `${boot.method}, widened to Wilson over ${puzzles} puzzles (small n)`;
-  return { ...boot, low: Math.min(boot.low, wilson.low), high: Math.max(boot.high, wilson.high), method };
+  const wide = widenForSmallN(boot, puzzles);   // the rule the Run view's verdict uses too
+  if (!wide.widened) return boot;
+  return { ...boot, low: wide.low, high: wide.high, method: `${boot.method}, widened to Wilson over ${puzzles} puzzles (small n)` };
 }
 
 type EvaluatedRun = StudyRun & { eval: StudyRunEval };

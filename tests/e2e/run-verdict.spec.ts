@@ -1,6 +1,6 @@
 // The Run view states its result in words (issue 37): two fixture runs, one whose Pass@1 interval
-// lies wholly below the chance row (the review's run: 12.5% [3.1, 25.0] vs chance 30.1%) and one
-// wholly above it, each with eval/final.json as the eval stage writes it and the eval metrics in
+// lies wholly below the chance row (24 puzzles: 5.0% [0.0, 12.5] vs chance 30.1%) and one wholly
+// above it (8 puzzles: the bootstrap is widened to Wilson's, as the Studies table does), each with eval/final.json as the eval stage writes it and the eval metrics in
 // run.json (as the engine leaves them at the end of a run), so no 10-minute training is needed.
 // Then Compare on the pair (chance/oracle rows, the given-the-action column, n/a, the warning
 // when sizes and k differ) and the Runs table at 1280 px with Pass@2 and Pass@4 columns and tags.
@@ -10,7 +10,7 @@ import type { WorkbenchClient } from '../../core/api/contract.js';
 import { clippedTexts, expect, expectNoSidewaysScroll, shot, test } from './helpers.js';
 
 interface Fixture {
-  name: string; size: string; k: number[];
+  name: string; size: string; k: number[]; puzzles: number;
   passAt: Record<string, { mean: number; low: number; high: number }>;
   chance: Record<string, number>; oracle: Record<string, number>;
   wm: { model: number; base: number; changed: number; turns: number; wmTurns: number; predExact: number };
@@ -18,13 +18,13 @@ interface Fixture {
 }
 
 const BELOW: Fixture = {
-  name: 'below chance run', size: 'quick', k: [1, 4],
-  passAt: { '1': { mean: 0.125, low: 0.03125, high: 0.25 }, '4': { mean: 0.375, low: 0.125, high: 0.625 } },
+  name: 'below chance run', size: 'quick', k: [1, 4], puzzles: 24,
+  passAt: { '1': { mean: 0.05, low: 0, high: 0.125 }, '4': { mean: 0.175, low: 0.083, high: 0.292 } },
   chance: { '1': 0.3013, '4': 0.62 }, oracle: { '1': 0.9691, '4': 1 },
   wm: { model: 0.6, base: 0, changed: 45, turns: 64, wmTurns: 140, predExact: 0.2741 }, tags: ['review'],
 };
 const ABOVE: Fixture = {
-  name: 'above chance run', size: 'smoke', k: [1, 2],
+  name: 'above chance run', size: 'smoke', k: [1, 2], puzzles: 8,
   passAt: { '1': { mean: 0.72, low: 0.6, high: 0.84 }, '2': { mean: 0.85, low: 0.74, high: 0.95 } },
   chance: { '1': 0.3013, '2': 0.45 }, oracle: { '1': 0.9691, '2': 1 },
   wm: { model: 0.1, base: 0.08, changed: 20, turns: 32, wmTurns: 0, predExact: 0 },
@@ -49,7 +49,7 @@ async function fixtureRun(api: WorkbenchClient, projectPath: string, f: Fixture)
     ...rec, size: f.size, status: 'completed', startedAt: t - 245_000, finishedAt: t, durationMs: 245_000, attempts: 1, latest, tags: f.tags ?? [],
     stages: rec.stages.map((s) => ({ ...s, status: 'completed', startedAt: t - 245_000, finishedAt: t })),
   }, null, 2));
-  const puzzles = 8, samples = Math.max(...f.k);
+  const puzzles = f.puzzles, samples = Math.max(...f.k);
   mkdirSync(join(dir, 'eval'), { recursive: true });
   writeFileSync(join(dir, 'eval', 'final.json'), JSON.stringify({
     kind: 'eval', stage: 'eval', step: 0, k: f.k, episodes: puzzles * samples, puzzles, samplesPerPuzzle: samples,
@@ -83,19 +83,19 @@ test('the Run view states below / above chance and the world model against the b
     await go(`#/run/${below}`);
     const verdict = page.getByTestId('final-verdict');
     await expect(verdict).toBeVisible();
-    await expect(page.getByTestId('verdict-pass')).toHaveText('Plays below chance. Pass@1 12.5% [3.1, 25.0] on 8 puzzles × 4 = 32 episodes; chance 30.1%; oracle 96.9%');
+    await expect(page.getByTestId('verdict-pass')).toHaveText('Plays below chance. Pass@1 5.0% [0.0, 12.5] on 24 puzzles × 4 = 96 episodes; chance 30.1%; oracle 96.9%');
     await expect(page.getByTestId('verdict-wm')).toHaveText(/^World model learned\. prediction given the action 60\.0% \[45\.\d, 73\.\d\] vs the base's 0\.0%, n = 45 state-changing turns$/);
     await expect(page.getByTestId('headline-wm')).toHaveText(/^prediction exact, eval episodes 27\.4% \(n = 140 well-formed turns\)$/);
-    await expect(page.getByTestId('final-pass-4')).toContainText('(n = 8 puzzles)');
-    await expect(page.getByTestId('headline-success')).toHaveText('Success (eval) 12.5% (n = 32 episodes)');
-    await expect(page.getByTestId('headline-pass1')).toHaveText('Pass@1 (eval) 12.5% (n = 8 puzzles)');
+    await expect(page.getByTestId('final-pass-4')).toContainText('(n = 24 puzzles)');
+    await expect(page.getByTestId('headline-success')).toHaveText('Success (eval) 5.0% (n = 96 episodes)');
+    await expect(page.getByTestId('headline-pass1')).toHaveText('Pass@1 (eval) 5.0% (n = 24 puzzles)');
     await expect(page.getByTestId('wm-table').locator('thead')).toContainText('n = 45 state-changing turns');
     await shot(page, `run-verdict-below-${width}`);
   }
 
   await page.setViewportSize({ width: 1280, height: 900 });
   await go(`#/run/${above}`);
-  await expect(page.getByTestId('verdict-pass')).toHaveText(/^Plays above chance\. Pass@1 72\.0% \[60\.0, 84\.0\] on 8 puzzles × 2 = 16 episodes; chance 30\.1%; oracle 96\.9%$/);
+  await expect(page.getByTestId('verdict-pass')).toHaveText(/^Plays above chance\. Pass@1 72\.0% \[3\d\.\d, 9\d\.\d\] \(Wilson over the puzzles: few puzzles\) on 8 puzzles × 2 = 16 episodes; chance 30\.1%; oracle 96\.9%$/);
   await expect(page.getByTestId('verdict-wm')).toHaveText(/^World model not learned\. .* vs the base's 8\.0%, n = 20 state-changing turns$/);
   await expect(page.getByTestId('headline-wm')).toContainText('n/a (0 well-formed turns)');
   await shot(page, 'run-verdict-above-1280');

@@ -92,22 +92,25 @@ describe('FinalEvalPanel', () => {
 });
 
 // eval/final.json as the eval stage writes it (core/eval/evaluate.ts), trimmed to what the verdict reads:
-// the review's run (ux-review-3 §2): Pass@1 12.5% [3.1, 25.0] on 8 × 4, chance 30.1%, oracle 96.9%;
-// prediction given the action 60.0% vs the base's 0.0% on 45 state-changing turns.
-const FINAL_BELOW = {
+// the review's run (ux-review-3 §2): Pass@1 12.5% [3.1, 25.0] (bootstrap over 8 puzzles) on 8 × 4,
+// chance 30.1%, oracle 96.9%; prediction given the action 60.0% vs the base's 0.0% on 45 state-changing turns.
+const FINAL_REVIEW = {
   episodes: 32, puzzles: 8, samplesPerPuzzle: 4,
   passAtK: { '1': { mean: 0.125, low: 0.03125, high: 0.25, level: 0.95, method: 'bootstrap over puzzles' } },
   wm: { prediction: { turns: 140, exact: 0.2741 } },
   reference: [{ kind: 'chance', label: 'chance (random, well-formed)', passAt: { '1': 0.3013 } }, { kind: 'oracle', label: 'oracle (optimal)', passAt: { '1': 0.9691 } }],
   worldModelVersusBase: { model: { turns: 64, conditioned: { exactChanged: 0.6, changedTurns: 45 } }, base: { turns: 64, conditioned: { exactChanged: 0, changedTurns: 45 } } },
 };
+// the same on 24 puzzles (no small-n widening): 5.0% [0.0, 12.5] lies wholly under chance
+const FINAL_BELOW = { ...FINAL_REVIEW, episodes: 96, puzzles: 24, passAtK: { '1': { mean: 0.05, low: 0, high: 0.125 } } };
 
 describe('the verdict line (the Studies table\'s rule, core/api/verdict.ts)', () => {
   it('says below chance when the whole Pass@1 interval is under the chance row, and the world model learned against the base, with n', () => {
     cleanup();
     const v = finalVerdict(LATEST, FINAL_BELOW);
     expect(v.pass!.verdict).toBe('below chance');
-    expect(passVerdictText(v.pass!)).toBe('Pass@1 12.5% [3.1, 25.0] on 8 puzzles × 4 = 32 episodes; chance 30.1%; oracle 96.9%');
+    expect(v.pass!.widened).toBe(false);
+    expect(passVerdictText(v.pass!)).toBe('Pass@1 5.0% [0.0, 12.5] on 24 puzzles × 4 = 96 episodes; chance 30.1%; oracle 96.9%');
     expect(v.worldModel!.verdict).toBe('learned');
     expect(worldModelVerdictText(v.worldModel!)).toMatch(/^prediction given the action 60\.0% \[45\.\d, 73\.\d\] vs the base's 0\.0%, n = 45 state-changing turns$/);
     render(<FinalEvalPanel latest={LATEST} final={FINAL_BELOW} />);
@@ -118,12 +121,19 @@ describe('the verdict line (the Studies table\'s rule, core/api/verdict.ts)', ()
     cleanup();
   });
 
+  it('widens a bootstrap over few puzzles to Wilson\'s as the Studies table does: the review\'s 8-puzzle run is not shown to be below chance', () => {
+    const v = finalVerdict(LATEST, FINAL_REVIEW);
+    expect(v.pass!.widened).toBe(true);
+    expect(v.pass!.verdict).toBe('indistinguishable from chance');    // Wilson over 8 puzzles at 12.5%: [2.2, 47.1] holds 30.1%
+    expect(passVerdictText(v.pass!)).toBe('Pass@1 12.5% [2.2, 47.1] (Wilson over the puzzles: few puzzles) on 8 puzzles × 4 = 32 episodes; chance 30.1%; oracle 96.9%');
+  });
+
   it('says above / indistinguishable / not learned by the same rule, and states no verdict without an interval or n', () => {
-    const above = { ...FINAL_BELOW, passAtK: { '1': { mean: 0.6, low: 0.45, high: 0.75 } } };
+    const above = { ...FINAL_REVIEW, passAtK: { '1': { mean: 0.75, low: 0.6, high: 0.9 } } };   // Wilson over 8: [40.9, 92.9]
     expect(finalVerdict(LATEST, above).pass!.verdict).toBe('above chance');
     const overlap = { ...FINAL_BELOW, passAtK: { '1': { mean: 0.25, low: 0.1, high: 0.4 } } };
     expect(finalVerdict(LATEST, overlap).pass!.verdict).toBe('indistinguishable from chance');
-    const weak = { ...FINAL_BELOW, worldModelVersusBase: { model: { conditioned: { exactChanged: 0.2, changedTurns: 10 } }, base: { conditioned: { exactChanged: 0.1 } } } };
+    const weak = { ...FINAL_REVIEW, worldModelVersusBase: { model: { conditioned: { exactChanged: 0.2, changedTurns: 10 } }, base: { conditioned: { exactChanged: 0.1 } } } };
     expect(finalVerdict(LATEST, weak).worldModel!.verdict).toBe('not learned');  // Wilson [5.7, 51.0] holds the base's 10%
     // no final.json: the means from the metrics, no verdict (never a verdict from a mean alone)
     const bare = finalVerdict({ ...LATEST, 'eval/chance/passAt1': 0.3 }, null);

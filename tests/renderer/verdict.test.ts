@@ -2,7 +2,8 @@
 // Pass@1 verdicts at their boundaries, the world model against the base, bad input refused, and its
 // import-free Wilson interval equal to the engine's (core/train/pass-at-k.ts).
 import { describe, expect, it } from 'vitest';
-import { chanceVerdict, wilson95, worldModelVerdict } from '../../core/api/verdict.js';
+import { chanceVerdict, SMALL_N_PUZZLES, widenForSmallN, wilson95, worldModelVerdict } from '../../core/api/verdict.js';
+import { clusteredPassAtK } from '../../core/eval/study.js';
 import { wilsonInterval } from '../../core/train/pass-at-k.js';
 
 describe('chanceVerdict', () => {
@@ -36,5 +37,22 @@ describe('worldModelVerdict', () => {
     expect(() => wilson95(0.5, 0)).toThrow(/integer n ≥ 1/);
     expect(() => wilson95(1.5, 10)).toThrow(/rate in \[0, 1\]/);
     expect(() => worldModelVerdict(0.5, Number.NaN, 10)).toThrow(/finite base/);
+  });
+});
+
+describe('widenForSmallN (shared with the Studies table)', () => {
+  it('widens a bootstrap over fewer than 20 puzzles to Wilson\'s, and leaves larger sets alone', () => {
+    expect(SMALL_N_PUZZLES).toBe(20);
+    const w = widenForSmallN({ mean: 0, low: 0, high: 0 }, 2);      // 2 puzzles that all failed
+    expect(w.widened).toBe(true);
+    expect(w.high).toBeCloseTo(0.658, 3);
+    expect(widenForSmallN({ mean: 0.05, low: 0, high: 0.125 }, 24)).toEqual({ mean: 0.05, low: 0, high: 0.125, widened: false });
+  });
+  it('is what a study cell\'s interval goes through (the same numbers)', () => {
+    const cells = [0, 1, 2].map((p) => ({ runSeed: 0, puzzle: p, n: 4, c: p === 0 ? 1 : 0 }));
+    const study = clusteredPassAtK(cells, 1);
+    const mine = widenForSmallN({ mean: study.mean, low: 0, high: 0 }, 3);
+    expect(study.high).toBeCloseTo(Math.max(mine.high), 12);
+    expect(study.method).toContain('widened to Wilson over 3 puzzles');
   });
 });

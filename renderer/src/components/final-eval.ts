@@ -4,7 +4,7 @@
 // prediction exact given the action), Pass@k, and the other eval metrics, folded; and the verdict
 // line above them, by the rule the Studies table uses (core/api/verdict.ts), read off eval/final.json.
 import { nameOf } from './metric-names.js';
-import { chanceVerdict, worldModelVerdict, type ChanceVerdict, type VerdictInterval, type WorldModelVerdict } from '../../../core/api/verdict.js';
+import { chanceVerdict, widenForSmallN, worldModelVerdict, type ChanceVerdict, type VerdictInterval, type WorldModelVerdict } from '../../../core/api/verdict.js';
 
 export interface WmRow {
   name: 'this model' | 'base' | 'chance' | 'oracle';
@@ -69,7 +69,8 @@ export function finalEval(latest: Record<string, number>): FinalEval {
 /** The verdict line's numbers: Pass@1 against chance / oracle, the world model against the base; null parts when not measured. */
 export interface FinalVerdict {
   pass: {
-    passAt1: VerdictInterval;
+    passAt1: VerdictInterval;                 // the interval the verdict reads (widened under SMALL_N_PUZZLES puzzles)
+    widened: boolean;                         // the bootstrap over the puzzles was widened to Wilson's (small n)
     chance: number | null; oracle: number | null;
     verdict: ChanceVerdict | null;          // null: no chance row, or no interval to compare
     puzzles: number | null; samplesPerPuzzle: number | null; episodes: number | null;
@@ -102,12 +103,16 @@ export function finalVerdict(latest: Record<string, number>, final: Json | null)
   const ref = (kind: string) => num(obj(refs.find((r) => r['kind'] === kind)?.['passAt'])?.['1']) ?? v(`eval/${kind}/passAt1`);
   let pass: FinalVerdict['pass'] = null;
   if (mean !== null) {
-    const passAt1: VerdictInterval = { mean, low: num(p1?.['low']), high: num(p1?.['high']) };
+    const boot: VerdictInterval = { mean, low: num(p1?.['low']), high: num(p1?.['high']) };
+    const puzzles = num(f['puzzles']);
+    // under SMALL_N_PUZZLES puzzles the bootstrap is widened to Wilson's, as in the Studies table (the same rule)
+    const wide = boot.low !== null && boot.high !== null && puzzles !== null ? widenForSmallN({ mean, low: boot.low, high: boot.high }, puzzles) : null;
+    const passAt1: VerdictInterval = wide ? { mean, low: wide.low, high: wide.high } : boot;
     const chance = ref('chance');
     pass = {
-      passAt1, chance, oracle: ref('oracle'),
+      passAt1, widened: wide?.widened ?? false, chance, oracle: ref('oracle'),
       verdict: chance !== null && passAt1.low !== null && passAt1.high !== null ? chanceVerdict(passAt1, chance) : null,
-      puzzles: num(f['puzzles']), samplesPerPuzzle: num(f['samplesPerPuzzle']), episodes: num(f['episodes']),
+      puzzles, samplesPerPuzzle: num(f['samplesPerPuzzle']), episodes: num(f['episodes']),
     };
   }
   // the world model: prediction given the action, this model against the base on the same turns
@@ -132,7 +137,7 @@ const iv = (low: number | null, high: number | null) => (low !== null && high !=
 export function passVerdictText(pass: NonNullable<FinalVerdict['pass']>): string {
   const on = pass.puzzles !== null ? ` on ${pass.puzzles} puzzle${pass.puzzles === 1 ? '' : 's'}${pass.samplesPerPuzzle !== null ? ` × ${pass.samplesPerPuzzle}` : ''}${pass.episodes !== null ? ` = ${pass.episodes} episodes` : ''}` : ' (n unknown)';
   const refs = [pass.chance !== null ? `chance ${p(pass.chance)}` : null, pass.oracle !== null ? `oracle ${p(pass.oracle)}` : null].filter(Boolean).join('; ');
-  const head = `Pass@1 ${p(pass.passAt1.mean)}${iv(pass.passAt1.low, pass.passAt1.high)}${on}`;
+  const head = `Pass@1 ${p(pass.passAt1.mean)}${iv(pass.passAt1.low, pass.passAt1.high)}${pass.widened ? ' (Wilson over the puzzles: few puzzles)' : ''}${on}`;
   if (pass.verdict) return `${head}; ${refs}`;
   if (pass.chance === null) return `${head}: no chance row on these puzzles, no verdict`;
   return `${head}: no interval recorded, no verdict (${refs})`;
