@@ -3,7 +3,7 @@
 // the run's resolved settings, the 24 / 48 / 80 GiB cards it fits with the measured margin, and the
 // smallest GPU size whose card fits. Null when the run has no model folder or its config.json does
 // not give a shape (the folder check names what is wrong when the run loads it).
-import { readFileSync } from 'node:fs';
+import { readRegularTextSync } from '../util/regular-file.js';
 import { join } from 'node:path';
 import type { RunConfig } from '../api/run-config.js';
 import type { RunEstimate } from '../api/contract.js';
@@ -20,9 +20,8 @@ export function modelFolderMemory(config: Pick<RunConfig, 'model' | 'stages'>): 
   if (config.model.source === 'preset' || !config.model.path) return null;
   let raw: unknown;
   try {
-    const text = readFileSync(join(config.model.path, 'config.json'), 'utf8');
-    if (text.length > MAX_CONFIG_BYTES) return null;
-    raw = JSON.parse(text);
+    // a regular file of at most MAX_CONFIG_BYTES, checked before reading: a FIFO named config.json froze the serve host (issue 37 N3)
+    raw = JSON.parse(readRegularTextSync(join(config.model.path, 'config.json'), { maxBytes: MAX_CONFIG_BYTES, what: 'config.json' }));
   } catch { return null; }
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return null;
   const shape = shapeFromHfConfig(raw as Record<string, unknown>, config.model.path);

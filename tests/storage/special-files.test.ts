@@ -1,7 +1,7 @@
 // Issue 37 item 5, N3 of the fault retest (../shared/reference/reliability-retest-2.md H8, H9, H10):
 // the serve host reads <model.path>/config.json for runs.validateConfig (GPU sizes) and for
-// runs.exportBundle's tensor-parallel check. A FIFO named config.json froze the whole host until
-// someone wrote to it, and a 200 MB one blocked it 2.4 s. Both reads now go through
+// runs.exportBundle's tensor-parallel check, and runs.estimate's memory estimate for a model folder. A FIFO named config.json froze the whole host until
+// someone wrote to it, and a 200 MB one blocked it 2.4 s. These reads now go through
 // core/util/regular-file.ts: special files are refused before open, files over 1 MiB are refused
 // from their size. The FIFO guard (tests/storage/fifo-guard.ts) releases a blocked reader from a
 // worker thread, so a regression fails the test instead of hanging it.
@@ -40,6 +40,17 @@ describe('config.json of model.path, read by the serve host (N3)', () => {
     try {
       const r = await d.api.runs.validateConfig({ preset: 'spa', size: 'gpu-24g', set: { 'model.source': 'hf-folder', 'model.path': dir } });
       expect(r.config?.model.path).toBe(dir);
+      expect(guard.released()).toBe(false);
+    } finally { await guard.stop(); }
+  }, 15_000);
+
+  it('a FIFO as config.json: runs.estimate answers (no memory estimate) without opening it', async () => {
+    const dir = modelDir('fifo-estimate');
+    const guard = fifoWithGuard(path.join(dir, 'config.json'));
+    if (!guard) return;
+    try {
+      const r = await d.api.runs.estimate({ preset: 'spa', size: 'gpu-24g', set: { 'model.source': 'hf-folder', 'model.path': dir } });
+      expect(r.memory ?? null).toBe(null);
       expect(guard.released()).toBe(false);
     } finally { await guard.stop(); }
   }, 15_000);
