@@ -174,8 +174,10 @@ export function finalMetricLines(latest: Record<string, number>): string[] {
     if (latest[`${source}/formatErrorRate`] !== undefined) parts.push(`format errors ${pct(latest[`${source}/formatErrorRate`]!)}`);
     const wm = latest[`${source}/wmPredictionCellAccuracy`];
     const turns = latest[`${source}/wmTurns`];
-    if (turns === 0 || (wm === undefined && latest[`${source}/formatErrorRate`] === 1)) parts.push('WM accuracy n/a (0 well-formed turns)');
-    else if (wm !== undefined) parts.push(`WM accuracy ${pct(wm)}${turns !== undefined ? ` over ${turns} turns` : ''}`);
+    // the UI's names (docs/metrics.md "Names on screen"): the two sources' cell accuracies have different denominators
+    const wmName = source === 'eval' ? 'prediction cell accuracy, eval episodes' : 'prediction cell accuracy, training rollouts';
+    if (turns === 0 || (wm === undefined && latest[`${source}/formatErrorRate`] === 1)) parts.push(`${wmName} n/a (0 well-formed turns)`);
+    else if (wm !== undefined) parts.push(`${wmName} ${pct(wm)}${turns !== undefined && source === 'eval' ? ` (n = ${turns} well-formed turns)` : ''}`);
     if (parts.length) { lines.push(`  ${label}: ${parts.join(', ')}`); break; }   // the evaluation when there is one
   }
   // the eval stage's chance and oracle rows on the same puzzles (eval/chance/passAtK, eval/oracle/passAtK)

@@ -127,8 +127,8 @@ describe('terminal output', () => {
   it('run prints its headline numbers at the end, labelled eval or training rollouts, n/a over 0 well-formed turns', async () => {
     const { finalMetricLines } = await import('../../core/cli/core-commands.js');
     expect(finalMetricLines({ 'eval/success': 0.25, 'eval/passAt1': 0.25, 'eval/passAt4': 0.5, 'eval/formatErrorRate': 0.1, 'eval/wmPredictionCellAccuracy': 0.6, 'eval/wmTurns': 12, 'rollout/success': 1 }))
-      .toEqual(['  final evaluation: success 25.0%, Pass@1 25.0%, Pass@4 50.0%, format errors 10.0%, WM accuracy 60.0% over 12 turns']);
-    expect(finalMetricLines({ 'eval/success': 0, 'eval/formatErrorRate': 1, 'eval/wmTurns': 0 })).toEqual(['  final evaluation: success 0.0%, format errors 100.0%, WM accuracy n/a (0 well-formed turns)']);
+      .toEqual(['  final evaluation: success 25.0%, Pass@1 25.0%, Pass@4 50.0%, format errors 10.0%, prediction cell accuracy, eval episodes 60.0% (n = 12 well-formed turns)']);
+    expect(finalMetricLines({ 'eval/success': 0, 'eval/formatErrorRate': 1, 'eval/wmTurns': 0 })).toEqual(['  final evaluation: success 0.0%, format errors 100.0%, prediction cell accuracy, eval episodes n/a (0 well-formed turns)']);
     expect(finalMetricLines({ 'rollout/success': 0.5 })).toEqual(['  training rollouts (no evaluation ran): success 50.0%']);
     expect(finalMetricLines({ 'diag/value': 1 })).toEqual([]);
     // the eval stage's chance and oracle rows, on the same puzzles, under the model's line
