@@ -18,8 +18,12 @@ export const MethodSchema = z.enum([
 ]);
 export type Method = z.infer<typeof MethodSchema>;
 
-/** The env a run gets when its config names none: the one place the default env is written (engine, presets and imports read it). */
-export const DEFAULT_ENV_ID = 'sokoban';
+/**
+ * The env a run gets when its config names none: the one place the default env is written (engine, presets, imports, the CLI's
+ * `run` and `start --run`, and the desktop app's demo read it). FrozenLake: it has a shipped base (resources/bases/frozenlake),
+ * so `run spa --size quick` and `npm start` reach self-play in seconds; Sokoban and Sudoku train a base first (~90 min).
+ */
+export const DEFAULT_ENV_ID = 'frozenlake';
 
 /**
  * The run sizes, in the order they are offered: the one list (the API's SizeSchema, the CLI, studies, presets and the

@@ -12,11 +12,27 @@ import { planStages } from './stages.js';
 import { presetEnvOptions } from '../train/presets.js';
 import { loraIssues } from '../train/plan.js';
 
-/** The preset env options of the run's env (set after `set`, so a study's env.id gets them too). */
-function applyPresetEnvOptions(merged: Record<string, unknown>): void {
+/**
+ * The preset env options of the run's env (set after `set`, so a study's env.id gets them too). When the request moved the run
+ * to another env than the preset's, the preset's options of its own env are dropped: only the options the request set stay.
+ */
+function applyPresetEnvOptions(base: Record<string, unknown>, merged: Record<string, unknown>, req: ResolveRequest): void {
   const env = isPlainObject(merged.env) ? merged.env : {};
   const id = typeof env.id === 'string' ? env.id : DEFAULT_ENV_ID;
-  merged.env = { ...env, options: presetEnvOptions(id, isPlainObject(env.options) ? env.options : undefined) };
+  const baseEnv = isPlainObject(base.env) ? base.env : {};
+  const moved = (typeof baseEnv.id === 'string' ? baseEnv.id : DEFAULT_ENV_ID) !== id;
+  let options = isPlainObject(env.options) ? env.options : undefined;
+  if (moved) {
+    const requested: Record<string, unknown> = {};
+    const fromConfig = (req.config?.env as { options?: unknown } | undefined)?.options;
+    if (isPlainObject(fromConfig)) Object.assign(requested, fromConfig);
+    for (const [k, v] of Object.entries(req.set ?? {})) {
+      if (k === 'env.options' && isPlainObject(v)) Object.assign(requested, v);
+      else if (k.startsWith('env.options.')) setPath(requested, k.slice('env.options.'.length), v);
+    }
+    options = requested;
+  }
+  merged.env = { ...env, options: presetEnvOptions(id, options) };
 }
 
 export interface ResolveRequest { preset?: string; config?: Record<string, unknown>; size?: Size; set?: Record<string, unknown>; name?: string }
@@ -86,9 +102,10 @@ export function resolveRunConfig(req: ResolveRequest): ResolveResult {
       issues.push({ path: 'size', message: `preset ${p.id} has no size ${JSON.stringify(size)}; available: ${p.sizes.join(', ')}` });
       return { ok: false, config: null, stages: [], issues };
     }
-    base = p.config(size) as Record<string, unknown>;
+    base = structuredClone(p.config(size)) as Record<string, unknown>;
   }
-  let merged = deepMerge(base, req.config ?? {});
+  // a copy: `set` below writes into merged, whose untouched branches are the base's own objects
+  let merged = deepMerge(structuredClone(base), req.config ?? {});
   if (req.size !== undefined) merged.size = req.size;
   if (req.name !== undefined) merged.name = req.name;
   try {
@@ -97,7 +114,7 @@ export function resolveRunConfig(req: ResolveRequest): ResolveResult {
     issues.push({ path: 'set', message: (err as Error).message });
     return { ok: false, config: null, stages: [], issues };
   }
-  if (req.preset !== undefined) applyPresetEnvOptions(merged);  // e.g. FrozenLake as RAGEN plays it (core/train/presets.ts)
+  if (req.preset !== undefined) applyPresetEnvOptions(base, merged, req);  // e.g. FrozenLake as RAGEN plays it (core/train/presets.ts)
   renameForEnv(base, merged, req);
   merged = JSON.parse(JSON.stringify(merged)) as Record<string, unknown>;   // plain JSON only
   const parsed = RunConfigSchema.safeParse(merged);

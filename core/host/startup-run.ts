@@ -2,13 +2,14 @@
 // start the demo run only when the project has none, resume it when it is unfinished, and
 // otherwise just open the newest run. Starting twice never makes two identical runs.
 import type { RunSummary } from '../api/contract.js';
+import { DEFAULT_ENV_ID } from '../api/run-config.js';
 
 /**
- * The env of the demo run when `start --run` names none (the CLI's --env default and the desktop app's SPA_START_RUN fallback).
- * Not the run config's default env (DEFAULT_ENV_ID in core/api/run-config.ts): FrozenLake has a shipped base
- * (resources/bases/frozenlake), so the demo reaches self-play in seconds; other envs train a base first (~90 min).
+ * The env of the demo run when `start --run` names none (the CLI's --env default and the desktop app's SPA_START_RUN fallback):
+ * the run config's default env (DEFAULT_ENV_ID in core/api/run-config.ts, FrozenLake, which has a shipped base), so
+ * `npm start`, `run spa --size quick` and a config without an env all play the same game.
  */
-export const START_RUN_ENV = 'frozenlake';
+export const START_RUN_ENV = DEFAULT_ENV_ID;
 
 export type StartupAction =
   | { kind: 'create' }                                        // no runs yet: create and start one

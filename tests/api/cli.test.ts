@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { PRESET_SIZES, SizeSchema } from '../../core/api/run-config.js';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as os from 'node:os';
@@ -42,7 +43,7 @@ describe('spa-workbench CLI (core commands)', { timeout: 2 * HANG_LIMIT_MS }, ()
     expect(csv).toHaveLength(4);
     const bad = cli(['run', 'diagnostic', '--project', project, '--size', 'huge'], home);
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain('--size: expected one of smoke, quick, standard, paper, gpu-24g, gpu-80g, custom, received "huge"');
+    expect(bad.stderr).toContain(`--size: expected one of ${SizeSchema.options.join(', ')}, received "huge"`);   // the one size list (RUN_SIZES)
     const unknown = cli(['run', 'no-such-preset', '--project', project], home);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/unknown preset "no-such-preset"; available: .*diagnostic/);
@@ -132,7 +133,7 @@ describe('spa-workbench CLI (core commands)', { timeout: 2 * HANG_LIMIT_MS }, ()
     const project = path.join(tempDir(), 'proj');
     const r = cli(['study', 'run', '--methods', 'spa', '--envs', 'sokoban', '--size', 'huge', '--project', project], home);
     expect(r.code).toBe(1);
-    expect(r.stderr.trim()).toBe('error: --size: expected one of smoke, quick, standard, paper, received "huge"');
+    expect(r.stderr.trim()).toBe(`error: --size: expected one of ${PRESET_SIZES.join(', ')}, received "huge"`);
     const grid = path.join(tempDir(), 'grid.json');
     fs.writeFileSync(grid, JSON.stringify({ name: 'g', methods: 'spa', envs: ['sokoban'], seeds: [0], size: 'smoke' }));
     const g = cli(['study', 'run', '--grid', grid, '--project', project], home);

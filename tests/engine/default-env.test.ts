@@ -1,6 +1,7 @@
-// The default env is written once, in the run-config schema (DEFAULT_ENV_ID); the engine, the presets
-// and a config without an env all get it from there. `start --run`'s demo env (START_RUN_ENV) is its
-// own single constant, read by the CLI and the desktop app. No default-env literal elsewhere.
+// The default env is written once, in the run-config schema (DEFAULT_ENV_ID); the engine, the presets,
+// a config without an env and `start --run`'s demo (START_RUN_ENV, read by the CLI and the desktop app)
+// all get it from there (issue 36: `run spa --size quick` plays what `npm start` plays). No default-env
+// literal elsewhere.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_ENV_ID, EnvConfigSchema, RunConfigSchema } from '../../core/api/run-config.js';
@@ -22,12 +23,16 @@ describe('the default env comes from the schema', () => {
 
   it('no other file writes a default env literal', () => {
     const literal = /(\?\?|=|,)\s*'(sokoban|frozenlake)'/;
-    for (const file of ['core/engine/config.ts', 'core/train/presets.ts', 'core/interop/import-run.ts', 'core/cli/core-commands.ts', 'electron/main.ts']) {
+    for (const file of ['core/engine/config.ts', 'core/train/presets.ts', 'core/interop/import-run.ts', 'core/cli/core-commands.ts', 'electron/main.ts',
+      'core/host/startup-run.ts']) {
       const hits = readFileSync(file, 'utf8').split('\n').filter((l) => literal.test(l));
       expect({ file, hits }).toEqual({ file, hits: [] });
     }
     expect(readFileSync('core/cli/core-commands.ts', 'utf8')).toContain(', START_RUN_ENV)');
     expect(readFileSync('electron/main.ts', 'utf8')).toContain('env = START_RUN_ENV]');
-    expect(START_RUN_ENV).toBe('frozenlake');   // the demo env has a shipped base (resources/bases/frozenlake)
+    expect(START_RUN_ENV).toBe(DEFAULT_ENV_ID);
+    expect(DEFAULT_ENV_ID).toBe('frozenlake');   // the default env has a shipped base (resources/bases/frozenlake)
+    // `run spa --size quick` (the README's example) resolves to the env and base npm start uses
+    expect(resolveRunConfig({ preset: 'spa', size: 'quick' }).config!.env).toEqual({ id: START_RUN_ENV, options: { randomStartGoal: true, successRate: 0.8 } });
   });
 });

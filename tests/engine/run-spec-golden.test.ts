@@ -26,6 +26,18 @@ const INTENDED: Array<{ cases: RegExp; path: string; now: unknown; why: string }
   { cases: /./, path: 'sections.rl.responseMask', now: 'reply', why: "new field (h2-loss): the loss covers the model's reply tokens, as before" },
 ];
 
+/**
+ * Intended: the default env became FrozenLake (DEFAULT_ENV_ID; issue 36: one default env, the one `npm start` plays, which has
+ * a shipped base). No golden case names an env, so each moves from Sokoban to FrozenLake: a preset run gets FrozenLake as its
+ * presets play it (random start and goal, success rate 0.8; core/train/presets.ts PRESET_ENV_OPTIONS) and says so in its name.
+ */
+function defaultEnvIsFrozenLake(key: string, expected: GoldenCase): void {
+  const top = expected.top as { env: { id: string; options: Record<string, unknown> }; name?: string };
+  expect(top.env).toEqual({ id: 'sokoban', options: {} });   // the golden's default env
+  top.env = { id: 'frozenlake', options: key.startsWith('config ') ? {} : { randomStartGoal: true, successRate: 0.8 } };
+  if (typeof top.name === 'string') top.name = top.name.replace(/ sokoban /, ' frozenlake ');
+}
+
 function requestOf(key: string): ResolveRequest {
   const m = /^config (.*)$/.exec(key);
   if (m) return { config: m[1] === '{}' ? {} : { method: /method: ([a-z-]+)/.exec(m[1]!)![1] } };
@@ -58,6 +70,7 @@ describe('run spec golden: every preset x size resolves to the same effective va
       for (const [name, value] of Object.entries(stages)) (name in StageSectionSchemas ? sections : other)[name] = value;
       const expected = structuredClone(want);
       for (const d of INTENDED) if (d.cases.test(key)) setPath(expected as unknown as Record<string, unknown>, d.path, d.now);
+      defaultEnvIsFrozenLake(key, expected);
       // JSON round trip: undefined-valued optional keys are absent on both sides
       expect(JSON.parse(JSON.stringify({ top, sections, other }))).toEqual({ top: expected.top, sections: expected.sections, other: expected.other });
       expect(r.stages).toEqual(expected.plan);

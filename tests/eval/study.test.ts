@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { PRESET_SIZES } from '../../core/api/run-config.js';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
@@ -37,7 +38,7 @@ describe('study table', () => {
     expect(existsSync(join(out, 'study.json'))).toBe(true);
   });
   it('rejects a malformed study spec, naming the fields', () => {
-    expect(() => parseStudySpec({ name: 'x', methods: [], envs: ['a'], seeds: [0], size: 'huge' }, 'grid.json')).toThrow(/grid.json: invalid study: methods: .*size: smoke \| quick \| standard \| paper/);
+    expect(() => parseStudySpec({ name: 'x', methods: [], envs: ['a'], seeds: [0], size: 'huge' }, 'grid.json')).toThrow(new RegExp(`grid.json: invalid study: methods: .*size: ${PRESET_SIZES.join(' \\| ')}`));
   });
 
   it('prints chance and oracle rows on the same puzzles and labels a method at or below chance', () => {

@@ -19,7 +19,8 @@ export function tempProject(prefix = 'spa-test-'): string {
  * the pipeline on torch on purpose.
  */
 export async function runPreset(project: string, preset: string, runId: string, overrides: RunConfigInput = {}, opts: { signal?: AbortSignal; onEvent?: (e: RunEvent) => void } = {}) {
-  const withBackend: RunConfigInput = { backend: 'wasm', ...overrides };
+  // env: Sokoban unless the test names one; the pipeline tests were written when it was the default env (now FrozenLake, issue 36)
+  const withBackend: RunConfigInput = { backend: 'wasm', env: { id: 'sokoban' }, ...overrides };
   const config: RunConfig = RunConfigSchema.parse(mergeConfig(presetConfig(preset, 'smoke', withBackend) as Record<string, unknown>, withBackend as Record<string, unknown>));
   const runDir = join(project, 'runs', runId);
   const stages = planStages(config);
