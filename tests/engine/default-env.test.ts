@@ -34,5 +34,7 @@ describe('the default env comes from the schema', () => {
     expect(DEFAULT_ENV_ID).toBe('frozenlake');   // the default env has a shipped base (resources/bases/frozenlake)
     // `run spa --size quick` (the README's example) resolves to the env and base npm start uses
     expect(resolveRunConfig({ preset: 'spa', size: 'quick' }).config!.env).toEqual({ id: START_RUN_ENV, options: { randomStartGoal: true, successRate: 0.8 } });
+    // ... and the same run spec as `start --run spa` (npm start), which asks for env.id START_RUN_ENV (core/cli/core-commands.ts)
+    expect(resolveRunConfig({ preset: 'spa', size: 'quick' }).config).toEqual(resolveRunConfig({ preset: 'spa', size: 'quick', set: { 'env.id': START_RUN_ENV } }).config);
   });
 });
