@@ -423,6 +423,19 @@ export async function streamWeightsInto(model: CausalLM, info: HfFolderInfo): Pr
   return { loaded, initialised };
 }
 
+/**
+ * Largest RoPE table pair the TF.js model may build (bytes). CausalLM allocates cos and sin for every position of
+ * max_position_embeddings when it is constructed: 2^22 positions cost 674 MB and 15.7 s for a 54k-parameter model
+ * (issue 37 N2). 256 MiB covers 131072 positions (Llama 3.1) at head size 128.
+ */
+export const TFJS_ROPE_TABLE_MAX_BYTES = 256 * 1024 ** 2;
+
+/** Bytes of the TF.js RoPE tables a config implies: cos and sin, float32, max_position_embeddings x head size each. */
+export function ropeTableBytes(config: ModelConfig): number {
+  const hd = config.head_dim ?? config.hidden_size / config.num_attention_heads;
+  return config.max_position_embeddings * hd * 4 * 2;
+}
+
 /** Loads a Qwen2 folder (Hugging Face or our checkpoint) into a CausalLM, with its tokenizer. */
 export async function loadHfModel(dir: string, options: LoadHfOptions = {}): Promise<LoadedModel> {
   const info = await inspectHfFolder(dir);
@@ -430,6 +443,12 @@ export async function loadHfModel(dir: string, options: LoadHfOptions = {}): Pro
   if (unsupported.length) {
     throw new ModelFolderError(`${join(dir, 'config.json')}: the TF.js backends do not implement ${unsupported.join(', ')}; ` +
       "run this model on the torch backend (backend: 'torch')");
+  }
+  const ropeBytes = ropeTableBytes(info.config);
+  if (ropeBytes > TFJS_ROPE_TABLE_MAX_BYTES) {
+    throw new ModelFolderError(`${join(dir, 'config.json')}: key "max_position_embeddings" is ${info.config.max_position_embeddings}; the TF.js ` +
+      `model builds its RoPE tables for every position up front (${(ropeBytes / 1024 ** 2).toFixed(0)} MiB: positions x head size x 8 bytes), ` +
+      `over the ${TFJS_ROPE_TABLE_MAX_BYTES / 1024 ** 2} MiB the TF.js backends allow; set it to the context the runs use, or run on torch`);
   }
   if (tf.getBackend() === 'wasm') {
     const problem = wasmFitProblem(info.config, { trainable: options.model?.trainable ?? true });

@@ -10,7 +10,7 @@ import { closeSync, constants, cpSync, mkdtempSync, openSync, readFileSync, rmSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { importGguf } from '../../core/model/gguf.js';
-import { inspectHfFolder, ModelFolderError } from '../../core/model/hf-load.js';
+import { inspectHfFolder, loadHfModel, ModelFolderError } from '../../core/model/hf-load.js';
 import { loadTokenizer } from '../../core/model/tokenizer.js';
 import { tinyGguf } from './gguf-writer.js';
 
@@ -55,6 +55,16 @@ describe('config.json sizes against bounds and weights, before allocating (N2, N
       expect((err as Error).message).toMatch(message);
     });
   }
+
+  it('max_position_embeddings 2^22 (within the bound): the TF.js load refuses its 512 MiB RoPE tables before building them (HC6)', async () => {
+    const dir = withConfig({ max_position_embeddings: 2 ** 22 });
+    expect((await inspectHfFolder(dir)).config.max_position_embeddings).toBe(2 ** 22);   // the folder itself is valid
+    const tok = JSON.parse(readFileSync(join(dir, 'tokenizer_config.json'), 'utf8')) as Record<string, unknown>;
+    writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify({ ...tok, eos_token: 'Z' }));
+    await expect(loadHfModel(dir)).rejects.toThrow(/"max_position_embeddings" is 4194304; the TF\.js model builds its RoPE tables .* \(512 MiB/);
+    const ok = await loadHfModel(withConfig({ max_position_embeddings: 256 }), { tokenizer: false });
+    ok.model.dispose();
+  });
 
   it('a 2 MB config.json is refused from its size, unread', async () => {
     const dir = withConfig({ padding: 'x'.repeat(2 * 1024 * 1024) });
