@@ -8,7 +8,7 @@
 # Every curve starts from the shipped base (resources/bases/frozenlake-compact: the main job's model and compact format)
 # with vanilla RL at the quick size and the settings below. Resumable: a finished (curve, seed) has its result file and is
 # skipped; an interrupted run is resumed (spa-workbench resume). Each result is committed by the caller (one file per run).
-# Usage: nice -n 15 bench/rl-curves.sh [CURVES=a] [SEEDS="0 1 2"] [BACKEND=torch|wasm] [TAG=name]
+# Usage: nice -n 15 bench/rl-curves.sh [CURVES=a] [SEEDS="0 1 2"] [BACKEND=torch|wasm] [TAG=name] [METHOD=vanilla-rl]
 #        results: bench/results/rl-curves/<curve>-<tag>-s<seed>.json (bench/rl-curves-table.py tabulates them)
 # Extra --set arguments for every run: RL_CURVES_SET="--set stages.rl.lr=3e-4 ..."
 set -euo pipefail
@@ -17,12 +17,13 @@ CURVES="${CURVES:-a}"
 SEEDS="${SEEDS:-0 1 2}"
 BACKEND="${BACKEND:-torch}"
 TAG="${TAG:-grpo-lr1e-4}"
+METHOD="${METHOD:-vanilla-rl}"   # state-estimation-rl: the compact world-model reply (observation, plan, prediction, answer)
 WORK="${RL_CURVES_WORK:-/tmp/rl-curves}"
 OUT="$ROOT/bench/results/rl-curves"
 mkdir -p "$OUT" "$WORK"
 
 # GRPO (per-puzzle baseline), 32 puzzles x 4 episodes per step, one update per step, lr 1e-4: at lr >= 3e-4 (or 8
-# updates per step) the move's marginal collapses within 1-3 steps on this base (docs/results/rl-learns/curves.md).
+# updates per step) the move's marginal collapses within 1-3 steps on this base (bench/results/rl-curves/README.md).
 COMMON=(--size quick --set "backend=$BACKEND" --set env.id=frozenlake
   --set model.source=checkpoint --set "model.path=$ROOT/resources/bases/frozenlake-compact"
   --set stages.bootstrap.steps=0 --set stages.bootstrap.gateTurns=0 --set stages.bootstrap.shipped=false --set stages.bootstrap.cache=false
@@ -51,7 +52,7 @@ for curve in $CURVES; do
     if [ -n "$run" ]; then
       SPA_TORCH_THREADS=1 node "$ROOT/bin/spa-workbench.mjs" resume "$run" --project "$project" || true
     else
-      SPA_TORCH_THREADS=1 node "$ROOT/bin/spa-workbench.mjs" run vanilla-rl "${COMMON[@]}" $(curve_set "$curve") \
+      SPA_TORCH_THREADS=1 node "$ROOT/bin/spa-workbench.mjs" run "$METHOD" "${COMMON[@]}" $(curve_set "$curve") \
         --set "seeds.base=$seed" --set "seeds.rlStart=$((2000000 + seed * 100000))" ${RL_CURVES_SET:-} \
         --project "$project" --name "rl-curve-$curve-s$seed"
       run=$(ls -1 "$project/runs" | head -1)
