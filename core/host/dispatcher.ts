@@ -15,6 +15,7 @@ import { StudyHost } from '../engine/study-host.js';
 import { NodeProcessLauncher } from '../engine/node-launcher.js';
 import { RunHost } from '../engine/run-host.js';
 import { PerplexityRunner } from './template-perplexity-child.js';
+import { ModelImportRunner } from './model-import-child.js';
 import { RenderPool } from './render-pool.js';
 import { RunWatcher } from './run-watcher.js';
 import { inspectHandlers } from './inspect-handlers.js';
@@ -161,6 +162,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const ctx: HostContext = { options, session: () => session, need, needRun, runData, runInfo, emitProject, openSession, closeSession };
   // templates.perplexity runs TF.js in a child process (never on this event loop)
   const perplexityRunner = new PerplexityRunner(options.perplexityLauncher);
+  const modelImports = new ModelImportRunner();   // system.importModel's child process (killed on dispose)
   const renderPool = new RenderPool(options.renderTimeoutMs);   // envs.render / templates.preview off the event loop
   const inspect = inspectHandlers({
     projectDir: (where) => need(where).store.dir,
@@ -176,7 +178,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     ...templateHandlers(ctx, perplexityRunner, renderPool),
     ...runDataHandlers(ctx),
     ...studyHandlers(ctx),
-    ...systemHandlers(ctx),
+    ...systemHandlers(ctx, modelImports),
     ...inspect.handlers,   // rollouts.query (all filters), inspect.*, probe.turn: core/host/inspect-handlers.ts
     ...interopHandlers({ need, needRun, emitProject }),   // runs.exportBundle, runs.import (core/host/interop-handlers.ts)
   };
@@ -232,6 +234,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     projectPath: () => session?.store.dir ?? null,
     async dispose(opts = {}) {
       perplexityRunner.killAll();
+      modelImports.killAll();
       renderPool.dispose();
       inspect.dispose();
       if (!session) return;
