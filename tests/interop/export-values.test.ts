@@ -9,7 +9,6 @@ import { builtinTemplate } from '../../core/prompts/resolve-template.js';
 import { RunConfigSchema, type RunConfig } from '../../core/api/run-config.js';
 
 const templateOf = (c: RunConfig) => builtinTemplate(c.template.preset, c.template.responseFormat);
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Hydra = Record<string, any>;
 
 const cases = listPresets().filter((p) => p.id !== 'diagnostic').flatMap((p) => p.sizes.map((size) => ({ preset: p.id, size })));
