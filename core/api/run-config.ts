@@ -36,7 +36,7 @@ export const RUN_SIZES = [
   { id: 'smoke', preset: true, description: 'seconds on one CPU core: a micro model and a handful of games (the tests)' },
   { id: 'quick', preset: true, description: 'the main job (npm start): minutes on a 2-core CPU with the tiny model, from the shipped base' },
   { id: 'standard', preset: true, description: 'the study size: quick\'s model and base, more self-play, SFT, RL and a 128 x 8 final eval' },
-  { id: 'cpu-real', preset: true, description: 'a small pretrained model folder (model.path) on a CPU: LoRA, the compact format, SFT of the world model in ~2.3 CPU-hours' },
+  { id: 'cpu-real', preset: true, description: 'a small pretrained model folder (model.path) on a CPU: LoRA, the compact format, SFT of the world model in ~2.5 CPU-hours' },
   { id: 'paper', preset: true, description: 'the reference settings of arXiv 2510.15047 (a 1.5B model on 4 GPUs)' },
   { id: 'gpu-24g', preset: false, description: 'the paper recipe on a local model folder, memory settings for one 24 GB GPU' },
   { id: 'gpu-80g', preset: false, description: 'the paper recipe on a local model folder, memory settings for one 80 GB GPU' },

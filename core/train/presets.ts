@@ -6,7 +6,7 @@
 //   standard  the study size (docs/results/spa-cpu-v1/DESIGN.md): the same model and base as quick, more self-play, SFT, RL
 //             and the study's final evaluation (128 puzzles × 8 samples); under an hour per method on 2 cores
 //   cpu-real  a small pretrained model folder (model.path, e.g. SmolLM2-135M-Instruct) on a CPU with LoRA and the compact
-//             format: SFT teaches the world model in ~2.3 CPU-hours (docs/results/smollm2-wm); study v4's RL and eval
+//             format: SFT teaches the world model in ~2.5 CPU-hours (docs/results/smollm2-wm); study v4's RL and eval
 //   paper  the reference settings (arXiv 2510.15047, 4 GPUs, a 1.5B model): set model.path to a
 //          local Qwen2.5 folder (model.source = 'hf-folder') to run them as published
 // The stage plan of a method lives in planStages (core/train/plan.ts).
@@ -287,8 +287,10 @@ export const SIZE_SETTINGS: Record<PresetSize, RunConfigInput> = {
       memory: { tokensPerMicroBatch: 2048, gradientCheckpointing: false, frozenDtype: 'f32', generationRows: 32 },
     },
     stages: {
-      // 32 episodes generated together: one RL step's 4 x 8 in one batch
-      rollout: { ...COMPACT_ROLLOUT, batchSize: 32 },
+      // 32 episodes generated together: one RL step's 4 x 8 in one batch; replies up to 96 tokens (SmolLM2's compact
+      // world-model reply is 57 tokens with <|im_end|>; the imported model's malformed replies run to the cap on every turn,
+      // ~80 CPU-s of generation per 10-turn episode at 160: docs/results/study-v4)
+      rollout: { ...COMPACT_ROLLOUT, batchSize: 32, maxNewTokens: 96 },
       // the base writes no world-model turn a self-play filter keeps (docs/results/real-model), so self-play plays the
       // random-action generator; 1,500 one-action drills (their loss on the state contents only) carry the dynamics
       selfplay: { games: 24, policy: 'random', alignPlan: true, drills: 1500 },

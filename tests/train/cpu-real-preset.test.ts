@@ -56,8 +56,9 @@ describe('size cpu-real', () => {
       expect(c.model.memory).toMatchObject(wm.model.memory);
       expect(c.stages.selfplay).toMatchObject(wm.stages.selfplay as Record<string, unknown>);
       expect(c.stages.sft).toMatchObject(wm.stages.sft as Record<string, unknown>);
-      // the rollout shape, less the generation batch (32 in the preset: one RL step's episodes in one batch)
-      const { batchSize: _b, ...shape } = wm.stages.rollout;
+      // the rollout shape, less generation settings that SFT does not read: the batch (32 in the preset: one RL step's
+      // episodes in one batch) and the reply cap (96 in the preset: study v4's RL cost)
+      const { batchSize: _b, maxNewTokens: _n, ...shape } = wm.stages.rollout;
       expect(c.stages.rollout).toMatchObject(shape);
       expect(c.env.options).toMatchObject({ randomStartGoal: true, isSlippery: false });
     } finally {
@@ -81,7 +82,7 @@ describe('size cpu-real', () => {
         const rl = c.stages.rl;
         expect(rl.algorithm).toBe('grpo');
         expect(rl.steps * rl.groups * rl.groupSize, `${preset}: RL episodes`).toBe(960);
-        expect([rl.lr, rl.passAtKEvery, rl.passAtKPuzzles]).toEqual([5e-5, 30, 16]);
+        expect([rl.lr, rl.passAtKEvery, rl.passAtKPuzzles, c.stages.rollout.maxNewTokens]).toEqual([5e-5, 30, 16, 96]);
         expect([c.stages.eval.puzzles, c.stages.eval.samples, c.stages.eval.k, c.stages.eval.worldModelTurns]).toEqual([64, 4, [1, 4], 64]);
         expect(c.stages.sft.maskStateSpans, preset).toBe(preset === 'spa-mask-state-spans');
       }

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Runs the cells of study v4 (docs/results/study-v4/README.md, pre-registered) not yet recorded in
+# docs/results/study-v4/fldet/runs/, one one-cell study per cell (its own project under WORKDIR), recording each as it
+# finishes; for the SFT arms also the world-model check after SFT (fldet/wm-check/<arm>-s<seed>-sft.json). Start it twice
+# with the same WORKDIR to use two cores: the streams claim cells with mkdir, so no cell runs twice. A stopped cell
+# resumes from its checkpoints when its project is still there (start the same command again).
+#
+#   nohup nice -n 15 bash docs/results/study-v4/run.sh ~/study-v4 A > ~/study-v4/A.out 2>&1 &
+#   nohup nice -n 15 bash docs/results/study-v4/run.sh ~/study-v4 B > ~/study-v4/B.out 2>&1 &
+#
+# Needs the GGUF in SPA_MODEL_CACHE (default ~/.cache/spa-workbench; .ci/install-models.sh) and torch in /usr/bin/python3.
+# CELLS (optional): the cells to consider, e.g. "vanilla-rl:0 spa:0" (default: the registered order, all nine).
+set -u
+WORK=${1:?usage: run.sh WORKDIR STREAM}; STREAM=${2:-A}
+ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
+OUT=$ROOT/docs/results/study-v4/fldet
+CACHE=${SPA_MODEL_CACHE:-$HOME/.cache/spa-workbench}
+GGUF=$CACHE/SmolLM2-135M-Instruct.Q4_1.gguf
+GGUF_SHA256=b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
+export SPA_TORCH_THREADS=${SPA_TORCH_THREADS:-1} MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-2}
+NAME=study-v4-fldet
+# the registered order (README): the first seed of each arm, then SPA and SPA-masked seeds 1-2, then vanilla seeds 1-2
+CELLS=${CELLS:-"spa:0 spa-mask-state-spans:0 vanilla-rl:0 spa:1 spa-mask-state-spans:1 spa:2 spa-mask-state-spans:2 vanilla-rl:1 vanilla-rl:2"}
+cli() { node bin/spa-workbench.mjs "$@"; }
+mkdir -p "$WORK/fldet/claims" "$OUT/runs" "$OUT/wm-check"
+cd "$ROOT"
+# the imported model, once (a second stream waits for the first's import)
+if [ ! -f "$WORK/smollm2/config.json" ]; then
+  if mkdir "$WORK/import.lock" 2>/dev/null; then
+    [ -f "$GGUF" ] || { echo "no $GGUF (run .ci/install-models.sh)" >&2; rmdir "$WORK/import.lock"; exit 2; }
+    echo "$GGUF_SHA256  $GGUF" | sha256sum -c --quiet - || { echo "$GGUF is not the registered file" >&2; rmdir "$WORK/import.lock"; exit 2; }
+    cli model import "$GGUF" --out "$WORK/smollm2.tmp" && mv "$WORK/smollm2.tmp" "$WORK/smollm2"
+    rmdir "$WORK/import.lock"
+  else
+    while [ ! -f "$WORK/smollm2/config.json" ] && [ -d "$WORK/import.lock" ]; do sleep 5; done
+  fi
+fi
+[ -f "$WORK/smollm2/config.json" ] || { echo "no imported model at $WORK/smollm2" >&2; exit 2; }
+SET=(--set "model.path=$WORK/smollm2" --set env.options.isSlippery=false)
+for cell in $CELLS; do
+  m=${cell%%:*}; s=${cell##*:}
+  [ -f "$OUT/runs/$m-frozenlake-s$s.json" ] && continue
+  if ! mkdir "$WORK/fldet/claims/$m-s$s" 2>/dev/null; then
+    [ "$(cat "$WORK/fldet/claims/$m-s$s/stream" 2>/dev/null)" = "$STREAM" ] || continue
+  fi
+  echo "$STREAM" > "$WORK/fldet/claims/$m-s$s/stream"
+  P=$WORK/fldet/$m-s$s
+  echo "$(date -u +%FT%TZ) [$STREAM] start $m seed $s ($P) load $(cut -d' ' -f1-3 /proc/loadavg)"
+  cli study run --project "$P" --name "$NAME" --methods "$m" --envs frozenlake --seeds "$s" --size cpu-real "${SET[@]}" \
+    --skip-recorded "$OUT" >> "$P.log" 2>&1
+  echo "$(date -u +%FT%TZ) [$STREAM] end $m seed $s (exit $?) load $(cut -d' ' -f1-3 /proc/loadavg)"
+  cli study record --project "$P" --name "$NAME" --out "$OUT"
+  # the world model after SFT (criterion 1), on the cell's last SFT checkpoint, beside the imported base
+  if [ "$m" != vanilla-rl ] && [ -f "$OUT/runs/$m-frozenlake-s$s.json" ] && [ ! -f "$OUT/wm-check/$m-s$s-sft.json" ]; then
+    run=$(ls "$P/runs" 2>/dev/null | head -1)
+    cli probe --project "$P" --run "$run" --checkpoint sft-epoch-4 --check --base "$WORK/smollm2" --out "$OUT/wm-check/$m-s$s-sft.json" \
+      >> "$P.log" 2>&1 || echo "$(date -u +%FT%TZ) [$STREAM] wm check of $m seed $s failed (see $P.log)"
+  fi
+done
+echo "$(date -u +%FT%TZ) [$STREAM] no cell left for this stream"
