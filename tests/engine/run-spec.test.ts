@@ -113,3 +113,14 @@ describe('the run spec', () => {
     expect(outcome.reason).toMatch(/stages\.rl: Unrecognized key: "stepz"/);
   });
 });
+
+describe("Compare's config diff shows the values the runs used", () => {
+  it('a key one run left at its default is compared by value, not shown as missing', async () => {
+    const { compareFlat, flatten } = await import('../../renderer/src/components/diff.js');
+    const a = resolveRunConfig({ preset: 'spa', size: 'smoke' }).config!;                                   // rl.lr not set: the default
+    const b = resolveRunConfig({ preset: 'spa', size: 'smoke', set: { 'stages.rl.lr': 3e-4 } }).config!;
+    const rows = compareFlat([flatten(a), flatten(b)]);
+    expect(rows.find((r) => r.path === 'stages.rl.lr')).toEqual({ path: 'stages.rl.lr', values: ['0.0001', '0.0003'], differs: true });
+    expect(rows.find((r) => r.path === 'stages.rl.clipHigh')).toMatchObject({ values: ['0.28', '0.28'], differs: false });
+  });
+});
