@@ -50,11 +50,17 @@ for cell in $CELLS; do
     --skip-recorded "$OUT" >> "$P.log" 2>&1
   echo "$(date -u +%FT%TZ) [$STREAM] end $m seed $s (exit $?) load $(cut -d' ' -f1-3 /proc/loadavg)"
   cli study record --project "$P" --name "$NAME" --out "$OUT"
-  # the world model after SFT (criterion 1), on the cell's last SFT checkpoint, beside the imported base
-  if [ "$m" != vanilla-rl ] && [ -f "$OUT/runs/$m-frozenlake-s$s.json" ] && [ ! -f "$OUT/wm-check/$m-s$s-sft.json" ]; then
+  # the world model after SFT (criterion 1), on the cell's last SFT checkpoint, beside the imported base; for SPA also the
+  # earlier epochs' checkpoints: the examples-vs-exact-match curve of issue 35 item 3 (204 steps of 8 per epoch)
+  if [ "$m" != vanilla-rl ] && [ -f "$OUT/runs/$m-frozenlake-s$s.json" ]; then
     run=$(ls "$P/runs" 2>/dev/null | head -1)
-    cli probe --project "$P" --run "$run" --checkpoint sft-epoch-4 --check --base "$WORK/smollm2" --out "$OUT/wm-check/$m-s$s-sft.json" \
-      >> "$P.log" 2>&1 || echo "$(date -u +%FT%TZ) [$STREAM] wm check of $m seed $s failed (see $P.log)"
+    epochs="4"; [ "$m" = spa ] && epochs="4 1 2 3"
+    for k in $epochs; do
+      f=$OUT/wm-check/$m-s$s-sft.json; [ "$k" = 4 ] || f=$OUT/wm-check/$m-s$s-sft-epoch$k.json
+      [ -f "$f" ] && continue
+      cli probe --project "$P" --run "$run" --checkpoint "sft-epoch-$k" --check --base "$WORK/smollm2" --out "$f" \
+        >> "$P.log" 2>&1 || echo "$(date -u +%FT%TZ) [$STREAM] wm check of $m seed $s epoch $k failed (see $P.log)"
+    done
   fi
 done
 echo "$(date -u +%FT%TZ) [$STREAM] no cell left for this stream"
