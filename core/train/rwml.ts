@@ -30,7 +30,7 @@ import { loraForStage } from './lora.js';
 import { breathe } from './breathe.js';
 import { loadRuntime, type ModelRuntime, type TrainRow } from './runtime.js';
 
-type Embedder = (texts: string[]) => Promise<number[][]>;
+export type Embedder = (texts: string[]) => Promise<number[][]>;
 
 /**
  * The sentence-embedding model of `similarity: embedding` (core/model/embedding.ts: all-MiniLM-L6-v2 in TF.js, mean pooling +
@@ -47,6 +47,20 @@ function cosine(a: number[], b: number[]): number {
   let dot = 0, na = 0, nb = 0;
   for (let i = 0; i < a.length; i++) { dot += a[i]! * b[i]!; na += a[i]! ** 2; nb += b[i]! ** 2; }
   return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
+}
+
+/**
+ * Binarised embedding reward of RWML: 1 when cosine(embed(prediction), embed(truth)) ≥ threshold, else 0; an empty prediction
+ * gets 0 without being embedded. `similarities` are the cosines (0 for empty predictions). One embed call for all pairs.
+ */
+export async function embeddingRewards(embed: Embedder, predictions: readonly string[], truths: readonly string[], threshold: number):
+  Promise<{ rewards: number[]; similarities: number[] }> {
+  if (predictions.length !== truths.length) throw new Error(`embeddingRewards: ${predictions.length} predictions but ${truths.length} true states`);
+  const scored = predictions.map((p, i) => i).filter((i) => predictions[i]!.trim().length > 0);
+  const vectors = scored.length > 0 ? await embed(scored.flatMap((i) => [predictions[i]!, truths[i]!])) : [];
+  const similarities = predictions.map(() => 0);
+  scored.forEach((i, k) => { similarities[i] = cosine(vectors[2 * k]!, vectors[2 * k + 1]!); });
+  return { rewards: similarities.map((s, i) => (scored.includes(i) && s >= threshold ? 1 : 0)), similarities };
 }
 
 /** The forced start of an RWML reply: only the next state is generated. */
@@ -167,8 +181,7 @@ export const rwmlStage: StageDefinition = {
         embed ? 0 : structuredReward(ctx.config.env.id, text, template, examples[groups[i]!]!.truthBoard, section.threshold),
       );
       if (embed && texts.length > 0) {
-        const vectors = await embed(texts.flatMap((text, i) => [text, examples[groups[i]!]!.truthText]));
-        rewards = texts.map((text, i) => (text.length > 0 && cosine(vectors[2 * i]!, vectors[2 * i + 1]!) >= section.threshold ? 1 : 0));
+        rewards = (await embeddingRewards(embed, texts, texts.map((_, i) => examples[groups[i]!]!.truthText), section.threshold)).rewards;
       }
       // 4. subsample examples already right in every sample; GRPO rows (the RL stage's builder)
       const subsample = createRng(ctx.config.seeds.base * 1_013 + step);
