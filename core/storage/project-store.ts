@@ -13,7 +13,7 @@ import { WorkbenchError } from '../api/errors.js';
 import { isReadOnlyError, moveAside, readJsonOrMoveAside, writeFileAtomic, writeJsonAtomicSync } from './atomic.js';
 import { acquireProjectLock, holderSignalProblem, type LockInfo, type ProjectLock } from './lock.js';
 import { CURRENT_SCHEMA_VERSION, migrate } from './migrations.js';
-import { readRunRecord, type RunRecord } from './run-files.js';
+import { readRunRecord, upgradeRunRecord, type RunRecord } from './run-files.js';
 import { cleanTempLeftovers } from './temp-files.js';
 
 export const WORKBENCH_JSON = 'workbench.json';
@@ -417,7 +417,7 @@ export class ProjectStore {
   /** Full run record from run.json (source of truth). */
   readRun(runId: string): RunRecord | null {
     if (this.readOnly) {   // never move a file aside in another process's project
-      try { return JSON.parse(fs.readFileSync(path.join(this.runDir(runId), 'run.json'), 'utf8')) as RunRecord; } catch { return null; }
+      try { return upgradeRunRecord(JSON.parse(fs.readFileSync(path.join(this.runDir(runId), 'run.json'), 'utf8')) as RunRecord); } catch { return null; }
     }
     const r = readRunRecord(this.runDir(runId));
     if (r.status === 'ok') return r.value;
