@@ -19,8 +19,9 @@
 // hashes, tokenizer), and only then replaces `dir`; the previous checkpoint is kept until then.
 import * as tf from '@tensorflow/tfjs';
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { openRegularFile, readRegularText } from '../util/regular-file.js';
 import { basename, dirname, join } from 'node:path';
 import { configToJson, type ModelConfig } from './config.js';
 import { type CausalLM, type CausalLMOptions } from './transformer.js';
@@ -118,7 +119,13 @@ export class CheckpointError extends Error {
 /** sha-256 of a file, streamed. */
 export async function sha256File(path: string): Promise<string> {
   const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  // a regular file only: a FIFO listed in a manifest is refused unopened (core/util/regular-file.ts, issue 37 N11)
+  const { handle } = await openRegularFile(path);
+  try {
+    for await (const chunk of handle.createReadStream({ autoClose: false })) hash.update(chunk as Buffer);
+  } finally {
+    await handle.close();
+  }
   return hash.digest('hex');
 }
 
@@ -339,8 +346,11 @@ export async function readManifest(dir: string): Promise<CheckpointManifest | nu
   const path = join(dir, 'manifest.json');
   if (!existsSync(path)) return null;
   let value: unknown;
+  // a regular file only (a FIFO in a model folder is refused unopened: core/util/regular-file.ts, issue 37 N11)
+  const text = await readRegularText(path, { maxBytes: 64 * 1024 ** 2, what: 'manifest.json' })
+    .catch((err: Error) => { throw new CheckpointError(err.message); });
   try {
-    value = JSON.parse(await readFile(path, 'utf8'));
+    value = JSON.parse(text);
   } catch (err) {
     throw new CheckpointError(`${path}: not valid JSON (${(err as Error).message})`);
   }
@@ -438,8 +448,10 @@ async function readOptimizerState(path: string, fallbackStep: number | null | un
 /** The LoRA settings of a folder's adapter_config.json (PEFT's keys r, lora_alpha, target_modules), checked. */
 export async function readAdapterConfig(configPath: string): Promise<LoraConfig> {
   let raw: Record<string, unknown>;
+  const text = await readRegularText(configPath, { maxBytes: 1024 ** 2, what: 'adapter_config.json' })
+    .catch((err: Error) => { throw new ModelFolderError(err.message); });
   try {
-    raw = JSON.parse(await readFile(configPath, 'utf8')) as Record<string, unknown>;
+    raw = JSON.parse(text) as Record<string, unknown>;
   } catch (err) {
     throw new ModelFolderError(`${configPath}: not valid JSON (${(err as Error).message})`);
   }

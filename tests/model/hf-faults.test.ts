@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { importGguf } from '../../core/model/gguf.js';
 import { inspectHfFolder, loadHfModel, ModelFolderError } from '../../core/model/hf-load.js';
 import { loadTokenizer } from '../../core/model/tokenizer.js';
+import { readAdapterConfig, readManifest, sha256File } from '../../core/model/checkpoint.js';
 import { tinyGguf } from './gguf-writer.js';
 
 let root = '';
@@ -104,6 +105,16 @@ describe('special files in a model folder (N11, N3)', () => {
       expect(String(error)).toMatch(new RegExp(`${name.replace('.', '\\.')}: is a FIFO \\(named pipe\\)`));
     }, 10_000);
   }
+  it('a checkpoint\'s manifest.json, adapter_config.json or a hashed file as a FIFO: refused unopened', async () => {
+    for (const [name, load] of [['manifest.json', (dir: string) => readManifest(dir)],
+      ['adapter_config.json', (dir: string) => readAdapterConfig(join(dir, 'adapter_config.json'))],
+      ['model.safetensors', (dir: string) => sha256File(join(dir, 'model.safetensors'))]] as const) {
+      const { error, released } = await withFifo(name, load);
+      expect(released, name).toBe(false);
+      expect(String(error), name).toMatch(new RegExp(`${name.replace('.', '\\.')}: is a FIFO \\(named pipe\\)`));
+    }
+  }, 30_000);
+
   for (const name of ['tokenizer.json', 'chat_template.jinja']) {
     it(`${name} as a FIFO: refused unopened by loadTokenizer`, async () => {
       const { error, released } = await withFifo(name, (dir) => loadTokenizer(dir));
