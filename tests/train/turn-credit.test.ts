@@ -50,6 +50,14 @@ describe("episodeAdvantages 'turn-level'", () => {
   });
 });
 
+describe('turn-then-token keeps a zero-reward turn a turn (peers-check F-BILEVEL-TURNS minimal input)', () => {
+  it('two one-token turns, values 0.5 and 0.2, rewards [0, 1], γ = λ = 1, γ_turn 0.95: [0.45, 0.8] (RAGEN merges the turns: [0.5, 0.8])', () => {
+    const out = episodeAdvantages([[0.5], [0.2]], [0, 1], { gamma: 1, lambda: 1, turnGamma: 0.95, placement: 'per-turn', advantage: 'turn-then-token' });
+    expect(out.advantages[0]![0]).toBeCloseTo(0.45, 12);
+    expect(out.advantages[1]![0]).toBeCloseTo(0.8, 12);
+  });
+});
+
 describe('the export refuses two-level advantages RAGEN cannot run (F-BILEVEL-TURNS)', () => {
   const config = (advantage: string) => ({
     env: { id: 'frozenlake', options: {} }, seeds: { base: 0, rlStart: 100, evalStart: 200, selfplayStart: 300 },
