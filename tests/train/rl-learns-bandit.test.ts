@@ -5,7 +5,7 @@
 // The tiny size is one context (an explicit map, the goal above the start): the machinery has to turn the group-relative
 // advantage of one token of the reply into the rewarded move. The contextual version (a random start, the goal at
 // goalDistance 1: issue 34's curve (a)) is bench/rl-curves.sh; from this base it does not learn within a CI budget
-// (docs/results/rl-learns/curves.md). Functional only: no timing.
+// (bench/results/rl-curves/README.md). Functional only: no timing.
 import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
