@@ -178,6 +178,26 @@ export function inexpressibleRlOptions(rl: RlSection): Array<[string, string]> {
   return out;
 }
 
+/**
+ * How the bundle weighs the tokens of an update against the run's rl.lossAggregation. RAGEN runs micro_batch_size_per_gpu 1
+ * (one episode per backward, gradients accumulated over the mini-batch), so its token-mean is each episode's token mean,
+ * averaged over episodes: seq-mean-token-mean in effect. seq-mean-token-mean is therefore exact; seq-mean-token-sum is the
+ * actor's loss_agg_mode (the critic has no such key and stays a per-episode mean); token-mean (every token of the update
+ * weighs the same) cannot be expressed at micro-batch 1, so the bundle says so (a warning in its README and the export's result).
+ */
+export function lossAggregationOf(rl: RlSection): { lossAggMode?: 'seq-mean-token-sum'; warning?: string } {
+  if (rl.lossAggregation === 'seq-mean-token-sum') {
+    return { lossAggMode: 'seq-mean-token-sum', warning: 'rl.lossAggregation seq-mean-token-sum: the actor sums each episode\'s tokens ' +
+      '(loss_agg_mode seq-mean-token-sum); RAGEN\'s critic has no such setting and takes each episode\'s token mean.' };
+  }
+  if (rl.lossAggregation === 'token-mean') {
+    return { warning: 'rl.lossAggregation token-mean (every token of an update weighs the same) has no RAGEN counterpart at ' +
+      'micro_batch_size_per_gpu 1: the cluster weighs each episode the same (seq-mean-token-mean), so longer episodes count less ' +
+      'there than they did in the run.' };
+  }
+  return {};
+}
+
 /** verl's ppo_mini_batch_size for the run's update layout: miniBatchSize, or the kept batch split into updatesPerStep parts. */
 function miniBatchOf(rl: RlSection): number {
   if (rl.updatesPerStep === 0) return rl.miniBatchSize;
@@ -298,6 +318,7 @@ export function hydraConfig(runConfig: RunConfig, template: PromptTemplate, expe
         clip_ratio_c: rl.dualClip === null ? 1e9 : rl.dualClip, use_kl_loss: rl.klCoef > 0, kl_loss_coef: rl.klCoef,
         kl_loss_type: rl.klEstimator === 'k1' ? 'kl' : 'low_var_kl', ppo_epochs: rl.ppoEpochs, grad_clip: rl.gradClip,
         optim: { lr: rl.lr, betas: [...rl.adamBetas] },
+        ...(values !== 'paper' && lossAggregationOf(rl).lossAggMode ? { loss_agg_mode: lossAggregationOf(rl).lossAggMode } : {}),
       },
       rollout: {
         response_length: rollout.maxNewTokens, temperature: rollout.temperature, top_p: rollout.topP,
@@ -759,6 +780,8 @@ export function exportSpaRagenBundle(opts: ExportOptions): ExportResult {
   if (!hasSft) warnings.push('The run has no self-play SFT rows (its method has no self-play stage); launch.sh skips SFT and runs PPO from the model.');
 
   const rl = config.stages.rl;
+  const aggregation = values === 'paper' ? {} : lossAggregationOf(rl);
+  if (aggregation.warning) warnings.push(`Loss weighting: ${aggregation.warning}`);
   const stateFormat = customEnv.env_config.state_format;
   const sft = sftOverrides(config, values);
   // RAGEN 5eb79b8 train.py:140 checks env_groups x group_size x rollout_filter_ratio >= ppo_mini_batch_size before training: the

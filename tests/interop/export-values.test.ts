@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { listPresets } from '../../core/engine/presets.js';
 import { resolveRunConfig } from '../../core/engine/config.js';
-import { hydraConfig, inexpressibleRlOptions, sftOverrides } from '../../core/interop/export-bundle.js';
+import { hydraConfig, inexpressibleRlOptions, lossAggregationOf, sftOverrides } from '../../core/interop/export-bundle.js';
 import { builtinTemplate } from '../../core/prompts/resolve-template.js';
 import { RunConfigSchema, type RunConfig } from '../../core/api/run-config.js';
 
@@ -90,5 +90,16 @@ describe('export bundle: the run\'s resolved values, for every preset', () => {
     expect((hydraConfig(dr, templateOf(dr), 'x', 'm') as Hydra).algorithm).toMatchObject({ adv_estimator: 'grpo', norm_adv_by_std_in_grpo: false });
     expect((hydraConfig(grpo, templateOf(grpo), 'x', 'm') as Hydra).algorithm).toMatchObject({ adv_estimator: 'grpo', norm_adv_by_std_in_grpo: true });
     expect((hydraConfig(base, templateOf(base), 'x', 'm') as Hydra).algorithm.adv_estimator).toBe('gae');
+  });
+
+  it('carries rl.lossAggregation where RAGEN (micro-batch 1) can, and says so where it cannot', () => {
+    const base = resolveRunConfig({ preset: 'vanilla-rl', size: 'smoke', set: { 'env.id': 'frozenlake' } }).config!;
+    const withAgg = (lossAggregation: string) => RunConfigSchema.parse({ ...base, stages: { ...base.stages, rl: { ...base.stages.rl, lossAggregation } } });
+    const actorOf = (c: RunConfig) => (hydraConfig(c, templateOf(c), 'x', 'm') as Hydra).actor_rollout_ref.actor;
+    expect(actorOf(withAgg('seq-mean-token-sum')).loss_agg_mode).toBe('seq-mean-token-sum');
+    expect(actorOf(withAgg('seq-mean-token-mean'))).not.toHaveProperty('loss_agg_mode');   // RAGEN's token-mean at micro-batch 1
+    expect(lossAggregationOf(withAgg('seq-mean-token-mean').stages.rl)).toEqual({});
+    expect(lossAggregationOf(withAgg('token-mean').stages.rl).warning).toMatch(/token-mean .*no RAGEN counterpart.*seq-mean-token-mean/);
+    expect(lossAggregationOf(withAgg('seq-mean-token-sum').stages.rl).warning).toMatch(/critic/);
   });
 });
