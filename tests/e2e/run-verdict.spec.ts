@@ -110,6 +110,7 @@ test('the Run view states below / above chance and the world model against the b
   const aboveRow = table.getByTestId('compare-row').filter({ hasText: 'above chance run' });
   await expect(aboveRow.getByTestId('compare-wm-exact')).toHaveText('n/a');
   await expect(aboveRow.getByTestId('compare-given-action')).toHaveText('10.0');
+  await expect(aboveRow).toContainText(/72\.0 \[3\d\.\d, 9\d\.\d\]/);   // 8 puzzles: the interval widened to Wilson's (the verdict's rule), not hidden
   const warn = page.getByTestId('compare-mismatch');
   await expect(warn).toContainText('sizes differ');
   await expect(warn).toContainText('k differs');

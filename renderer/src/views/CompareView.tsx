@@ -14,6 +14,7 @@ import { sortMetricNames, useRunMetrics, xLabelOf, type XMode } from '../charts/
 import { defaultSmoothing } from '../charts/chart-view.js';
 import { seriesColor } from '../theme/theme.js';
 import { metricMeaning } from '../components/metric-glossary.js';
+import { SMALL_N_PUZZLES, widenForSmallN } from '../../../core/api/verdict.js';
 import { nameOf, nText } from '../components/metric-names.js';
 
 export interface CompareViewProps {
@@ -63,8 +64,16 @@ export interface EvalRow {
   samplesPerPuzzle: number | null;
 }
 
-/** Below this many puzzles a percentile bootstrap over puzzles says little (2 puzzles all failed: "[0.0, 0.0]"): not shown. */
-export const MIN_BOOTSTRAP_PUZZLES = 10;
+/**
+ * The Pass@k interval as shown: under SMALL_N_PUZZLES puzzles a percentile bootstrap over them says little
+ * (2 puzzles all failed: "[0.0, 0.0]"), so it is widened to the Wilson interval over the puzzles, the rule
+ * of the study cells and the Run view's verdict (core/api/verdict.ts widenForSmallN).
+ */
+export function shownPassInterval(iv: Interval | undefined, puzzles: number | null): { iv: Interval | undefined; widened: boolean } {
+  if (!iv || iv.low === null || iv.high === null || puzzles === null) return { iv, widened: false };
+  const w = widenForSmallN({ mean: iv.mean, low: iv.low, high: iv.high }, puzzles);
+  return { iv: { mean: iv.mean, low: w.low, high: w.high }, widened: w.widened };
+}
 
 /** Latest evaluation of a run (by file time) turned into a table row. */
 export function evalRow(run: RunSummary, results: EvalResult[]): EvalRow {
@@ -158,11 +167,12 @@ export function referenceRows(rows: EvalRow[], ks: string[]): Array<{ kind: 'cha
   }
   return out;
 }
-function IntervalCell({ iv, best, hide, title }: { iv: Interval | null | undefined; best: boolean; hide?: boolean; title?: string }) {
+function IntervalCell({ iv, best, title }: { iv: Interval | null | undefined; best: boolean; title?: string }) {
   if (!iv) return <td className="num faint" title="not measured in this run's evaluation">n/a</td>;
   return (
-    <td className={`num ${best ? 'best' : ''}`} title={title} style={{ whiteSpace: 'nowrap' }}>
-      {pct(iv.mean)}{!hide && iv.low !== null && iv.high !== null && <span className="faint" style={{ fontSize: 11.5 }}> [{pct(iv.low)}, {pct(iv.high)}]</span>}
+    <td className={`num ${best ? 'best' : ''}`} title={title}>
+      {/* the interval under the mean, each unbroken: a column stays as narrow as its widest bracket */}
+      <span style={{ whiteSpace: 'nowrap' }}>{pct(iv.mean)}</span>{iv.low !== null && iv.high !== null && <span className="faint" style={{ fontSize: 11.5, whiteSpace: 'nowrap', display: 'inline-block' }}> [{pct(iv.low)}, {pct(iv.high)}]</span>}
     </td>
   );
 }
@@ -266,7 +276,7 @@ export default function CompareView({ client, navigate, runIds, theme }: Compare
             <div className="card">
               <div className="row" style={{ marginBottom: 8 }}>
                 <span className="muted grow">Latest evaluation of each run; Pass@k is the unbiased estimator averaged over puzzles. Brackets: 95% intervals,
-                  for Success a Wilson interval over the episodes, for Pass@k a percentile bootstrap over the puzzles (not shown under {MIN_BOOTSTRAP_PUZZLES} puzzles);
+                  for Success a Wilson interval over the episodes, for Pass@k a percentile bootstrap over the puzzles (widened to Wilson's under {SMALL_N_PUZZLES} puzzles, as in the Studies table and the run's verdict);
                   "n" is what they rest on. Best per environment in bold.</span>
                 <button className="btn small" onClick={exportTable}>CSV</button>
               </div>
@@ -296,9 +306,9 @@ export default function CompareView({ client, navigate, runIds, theme }: Compare
                       <IntervalCell iv={r.success} best={best(env, (x) => x.success?.mean) === r.success?.mean}
                         title={r.episodes !== null ? `Wilson 95% interval over ${r.episodes} episodes` : undefined} />
                       {ks.map((k) => {
-                        const few = r.puzzles !== null && r.puzzles < MIN_BOOTSTRAP_PUZZLES;
-                        return <IntervalCell key={k} iv={r.passAt[k]} best={best(env, (x) => x.passAt[k]?.mean) === r.passAt[k]?.mean} hide={few}
-                          title={r.puzzles === null ? undefined : few ? `${r.puzzles} puzzles: too few for a bootstrap interval over puzzles`
+                        const shown = shownPassInterval(r.passAt[k], r.puzzles);
+                        return <IntervalCell key={k} iv={shown.iv} best={best(env, (x) => x.passAt[k]?.mean) === r.passAt[k]?.mean}
+                          title={r.puzzles === null ? undefined : shown.widened ? `95% interval over ${r.puzzles} puzzles: the bootstrap widened to Wilson's (fewer than ${SMALL_N_PUZZLES} puzzles)`
                             : `percentile bootstrap 95% interval over ${r.puzzles} puzzles`} />;
                       })}
                       <td className="num" data-testid="compare-wm-exact" title={wmTitle(r, r.wmTurns)}>{pct(r.wmPredExact)}</td>
