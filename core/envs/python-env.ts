@@ -59,6 +59,7 @@ const DEFAULT_BUDGET: EnvBudget = { maxTurns: 5, maxActionsPerTurn: 1, maxAction
 // ---------------------------------------------------------------- finding the host, the envs and a Python
 
 let hostScriptCache: string | null = null;
+let hostScriptFailure: { key: string; error: EnvError } | null = null;
 
 function pythonList(): string[] {
   const explicit = process.env.SPA_ENV_PYTHON?.trim();
@@ -71,6 +72,7 @@ export function pythonHostScript(): string {
   const explicit = process.env.SPA_ENV_HOST?.trim();
   if (explicit) return explicit;
   if (hostScriptCache) return hostScriptCache;
+  if (hostScriptFailure && hostScriptFailure.key === pythonList().join('|')) throw hostScriptFailure.error;
   const candidates: string[] = [];
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 6; i++) {
@@ -85,10 +87,12 @@ export function pythonHostScript(): string {
       { encoding: 'utf8', timeout: 30_000 });
     if (r.status === 0 && r.stdout.trim()) return (hostScriptCache = r.stdout.trim());
   }
-  throw new EnvError('python envs: resources/python-envs/host.py was not found (or no Python answered)', {
+  const error = new EnvError('python envs: resources/python-envs/host.py was not found (or no Python answered)', {
     where: 'python env registry', expected: `a Python 3 among ${pythonList().join(', ')} and host.py under ${candidates[0]}`,
     hint: 'install Python 3, set SPA_ENV_PYTHON to it, or SPA_ENV_HOST to host.py',
   });
+  hostScriptFailure = { key: pythonList().join('|'), error };   // asked once per interpreter list, not at every listEnvs()
+  throw error;
 }
 
 /** Directories and files searched for env files: the built-in envs, then SPA_ENV_PATH. */
@@ -162,6 +166,8 @@ function hostFor(entry: PythonEnvEntry, python: string): PythonHost {
 export function resetPythonEnvs(): void {
   for (const h of hosts.values()) h.retire('reset');
   hosts.clear();
+  hostScriptCache = null;
+  hostScriptFailure = null;
   listings.clear();
   interpreterFor.clear();
   definitions.clear();

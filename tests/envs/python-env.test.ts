@@ -149,3 +149,18 @@ describe('an RL smoke run on the Python fixture env (no TypeScript change)', () 
     expect(logs.some((m) => /^oracle .*Pass@1/.test(m))).toBe(true);
   }, 300_000);
 });
+
+describe('without a Python', () => {
+  it('lists the TypeScript envs only, and an unknown id stays an unknown env', () => {
+    const before = process.env.SPA_ENV_PYTHON;
+    process.env.SPA_ENV_PYTHON = '/nonexistent/python3';
+    try {
+      resetPythonEnvs();
+      expect(listEnvs()).toEqual(['sokoban', 'frozenlake', 'sudoku', 'keydoor']);
+      expect(() => getEnvDefinition('numberline')).toThrow(/unknown env/);
+    } finally {
+      if (before === undefined) delete process.env.SPA_ENV_PYTHON; else process.env.SPA_ENV_PYTHON = before;
+      resetPythonEnvs();
+    }
+  });
+});
