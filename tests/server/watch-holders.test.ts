@@ -24,14 +24,16 @@ afterEach(async () => {
  * spa-workbench.mjs and the lock carries its start time and boot id, as `spa-workbench run` writes it: Stop signals
  * only a verified workbench CLI (issue 37 N12).
  */
-function holder(dir: string, marker: string): ChildProcess {
+async function holder(dir: string, marker: string): Promise<ChildProcess> {
   const code = `import { writeFileSync } from 'node:fs';
-process.on('SIGINT', () => { writeFileSync(${JSON.stringify(marker)}, 'stopped'); process.exit(0); }); setInterval(() => {}, 1000);`;
+process.on('SIGINT', () => { writeFileSync(${JSON.stringify(marker)}, 'stopped'); process.exit(0); }); setInterval(() => {}, 1000);
+process.stdout.write('ready\\n');`;
   const script = path.join(path.dirname(marker), `h-${path.basename(marker)}`, 'spa-workbench.mjs');
   fs.mkdirSync(path.dirname(script), { recursive: true });
   fs.writeFileSync(script, code);
-  const child = spawn(process.execPath, [script], { stdio: 'ignore' });
+  const child = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'ignore'] });
   children.push(child);
+  await new Promise((resolve) => child.stdout!.once('data', resolve));   // its SIGINT handler is installed: a Stop cannot race its start
   const lock = { pid: child.pid, host: os.hostname(), startedAt: Date.now(), token: `t${child.pid}`, purpose: 'cli run',
     procStart: processStartTime(child.pid!), bootId: bootId() };
   fs.writeFileSync(path.join(dir, LOCK_FILE), JSON.stringify(lock));
@@ -54,7 +56,7 @@ describe('watching a project whose holder changes', () => {
     for (let i = 0; i < 3; i++) runs.push(await owner.api.runs.create({ config: diagConfig({ 'diag-wait': { steps: 5 } }, `r${i}`) }));
     await owner.dispose();
 
-    const first = holder(dir, path.join(dir, 'first.stopped'));
+    const first = await holder(dir, path.join(dir, 'first.stopped'));
     const watcher = createDispatcher({ host: 'serve', lockPurpose: 'serve', watchWhenLocked: true });
     open.push(watcher);
     const info = await watcher.api.projects.open({ path: dir });
@@ -62,7 +64,7 @@ describe('watching a project whose holder changes', () => {
     expect(info.holder?.pid).toBe(first.pid);
 
     for (let i = 0; i < 3; i++) {
-      const current = i === 0 ? first : holder(dir, path.join(dir, `h${i}.stopped`));
+      const current = i === 0 ? first : await holder(dir, path.join(dir, `h${i}.stopped`));
       await waitFor(`holder ${i} followed`, async () => (await watcher.api.projects.info()).project?.holder?.pid === current.pid, 10_000);
       const now = (await watcher.api.projects.info()).project!;
       expect(now.holder).toMatchObject({ pid: current.pid, canStop: true });
