@@ -777,7 +777,8 @@ export const apiContract = {
     info: method(Empty, SystemInfoSchema, 'Host, versions, compute backends and paths.'),
     importModel: method(z.object({ file: PathString, out: PathString.optional() }).strict(),
       z.object({ folder: z.string(), parameters: z.number(), bytes: z.number(), seconds: z.number(), summary: z.string() }),
-      'Import a llama GGUF file into a Hugging Face model folder (`spa-workbench model import`, in a child process; out: default beside the file, named after it); returns the folder.'),
+      'Import a llama GGUF file into a Hugging Face model folder (`spa-workbench model import`, in a child process; ' +
+      'out: default beside the file, named after it); returns the folder.'),
   },
   inspect: {
     runTemplate: method(z.object({ runId: RunId }).strict(), RunTemplateSchema,

@@ -56,7 +56,9 @@ export const SMALL_N_PUZZLES = 20;
  * give [0, 66%], not [0, 0]); the Studies table's cells (core/eval/study.ts clusteredPassAtK) and the
  * Run view's verdict both go through here.
  */
-export function widenForSmallN(iv: { mean: number; low: number; high: number }, puzzles: number): { mean: number; low: number; high: number; widened: boolean } {
+export function widenForSmallN(
+  iv: { mean: number; low: number; high: number }, puzzles: number,
+): { mean: number; low: number; high: number; widened: boolean } {
   if (puzzles >= SMALL_N_PUZZLES || !Number.isFinite(iv.mean) || !Number.isInteger(puzzles) || puzzles < 1) return { ...iv, widened: false };
   const w = wilson95(Math.min(1, Math.max(0, iv.mean)), puzzles);
   return { mean: iv.mean, low: Math.min(iv.low, w.low), high: Math.max(iv.high, w.high), widened: true };

@@ -427,7 +427,8 @@ export function tableMarkdown(
     const row = envs.map((env) => {
       const c = table.cells.find((x) => x.method === method && x.env === env);
       if (!c || c.completed === 0) return c && c.runs > 0 ? '(not finished)' : '–';
-      return `${fmtInterval(c.passAt['1'])} / ${fmtInterval(c.passAt[String(kMax)])}${c.versusChance && c.versusChance !== 'above chance' ? ` (${c.versusChance})` : ''}`;
+      const verdict = c.versusChance && c.versusChance !== 'above chance' ? ` (${c.versusChance})` : '';
+      return `${fmtInterval(c.passAt['1'])} / ${fmtInterval(c.passAt[String(kMax)])}${verdict}`;
     });
     lines.push(`| ${method} | ${row.join(' | ')} |`);
   }

@@ -33,10 +33,12 @@ export class ModelImportRunner {
     const file = path.resolve(req.file);
     let stat: fs.Stats;
     try { stat = fs.statSync(file); } catch {
-      throw new WorkbenchError('NotFound', `${file} does not exist; expected a .gguf file`, { where: `${where} file`, expected: 'an existing .gguf file', received: file });
+      throw new WorkbenchError('NotFound', `${file} does not exist; expected a .gguf file`,
+        { where: `${where} file`, expected: 'an existing .gguf file', received: file });
     }
     if (!stat.isFile() || !/\.gguf$/i.test(file)) {
-      throw new WorkbenchError('ValidationError', `${file} is not a .gguf file`, { where: `${where} file`, expected: 'a file ending in .gguf', received: file });
+      throw new WorkbenchError('ValidationError', `${file} is not a .gguf file`,
+        { where: `${where} file`, expected: 'a file ending in .gguf', received: file });
     }
     const out = path.resolve(req.out ?? defaultImportFolder(file));
     if (fs.existsSync(out)) {
