@@ -9,6 +9,7 @@ import { hydraConfig } from '../../core/interop/export-bundle.js';
 import { builtinTemplate } from '../../core/prompts/resolve-template.js';
 import type { RunConfig } from '../../core/api/run-config.js';
 import { responseMask, stateSpanKeepMask, turnSamples } from '../../core/train/ppo.js';
+import { assertRlSectionSupported } from '../../core/train/rl-algorithms.js';
 import type { RolloutResult } from '../../core/train/rollout.js';
 
 describe('turnLevelGae', () => {
@@ -98,5 +99,12 @@ describe('rl.maskStateSpans: the policy loss leaves out the world-model contents
     expect(responseMask(sample!)).toEqual([0, 0, ...[...'<prediction>'].map(() => 1), 0, 0, ...[...'</prediction>x'].map(() => 1)]);
     expect(responseMask(turnSamples([result], () => true)[0]!).filter((m) => m === 1).length).toBe(reply.length);
     expect(() => turnSamples([result], () => true, { maskStateSpans: true })).toThrow(/needs the tokenizer's decode/);
+  });
+});
+
+describe("rl.responseMask 'after-system' (SPA's released env-token mask) is refused by name", () => {
+  it('throws naming the setting and the release file; reply passes', () => {
+    expect(() => assertRlSectionSupported({ responseMask: 'after-system' })).toThrow(/rl\.responseMask "after-system" is not implemented.*config\/base\.yaml:16/);
+    expect(() => assertRlSectionSupported({ responseMask: 'reply' })).not.toThrow();
   });
 });
