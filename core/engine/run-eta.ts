@@ -51,9 +51,12 @@ export function estimateRunEta(run: RunLike, history: ReadonlyArray<RunLike>, no
   return { seconds: estimated > 0 ? Math.round(seconds) : null, unestimated };
 }
 
-/** "ETA 4m10s", "ETA 4m10s + 2 stages not estimated", "2 stages not estimated yet", or "" when nothing is left. */
+/**
+ * "run ETA 4m10s", "run ETA 4m10s + 2 stages not measured yet", "2 stages not measured yet", or "" when nothing is
+ * left. Under a second beside unmeasured stages only those are named (never "ETA 0s + 2 stages"; the UI says the same).
+ */
 export function formatRunEta(eta: RunEta, duration: (ms: number) => string): string {
-  const rest = eta.unestimated > 0 ? `${eta.unestimated} stage${eta.unestimated === 1 ? '' : 's'} not estimated${eta.seconds === null ? ' yet' : ''}` : '';
-  if (eta.seconds === null) return rest;
+  const rest = eta.unestimated > 0 ? `${eta.unestimated} stage${eta.unestimated === 1 ? '' : 's'} not measured yet` : '';
+  if (eta.seconds === null || (rest && eta.seconds < 1)) return rest;
   return `run ETA ${duration(eta.seconds * 1000)}${rest ? ` + ${rest}` : ''}`;
 }

@@ -41,8 +41,9 @@ describe('whole-run ETA', () => {
     });
     const eta = estimateRunEta(live, [past('p1', 10, 100), past('p2', 20, 200), past('p3', 30, 300), live], 0);
     expect(eta).toEqual({ seconds: 30 + 200, unestimated: 1 });
-    expect(formatRunEta(eta, (ms) => `${ms / 1000}s`)).toBe('run ETA 230s + 1 stage not estimated');
-    expect(formatRunEta(estimateRunEta({ ...live, progress: null }, []), String)).toBe('3 stages not estimated yet');
+    expect(formatRunEta(eta, (ms) => `${ms / 1000}s`)).toBe('run ETA 230s + 1 stage not measured yet');
+    expect(formatRunEta(estimateRunEta({ ...live, progress: null }, []), String)).toBe('3 stages not measured yet');
+    expect(formatRunEta({ seconds: 0, unestimated: 2 }, String)).toBe('2 stages not measured yet');   // never "run ETA 0s + 2 stages"
     // other presets or envs are not comparable
     expect(estimateRunEta(live, [{ ...past('p1', 10, 100), env: 'sudoku' }], 0)).toEqual({ seconds: 30, unestimated: 2 });
   });
