@@ -10,6 +10,7 @@ import NewRunView from '../../renderer/src/views/NewRunView.js';
 import { RlSectionSchema, RunConfigSchema, StageSectionSchemas } from '../../core/api/run-config.js';
 import { resolveRunConfig } from '../../core/engine/config.js';
 import { listPresets } from '../../core/engine/presets.js';
+import { getEnvDefinition } from '../../core/envs/index.js';
 
 afterEach(cleanup);
 
@@ -24,7 +25,8 @@ function mockClient() {
       create: vi.fn(),
     },
     envs: {
-      list: vi.fn(async () => ({ envs: ['sokoban', 'frozenlake'].map((id) => ({ id, title: id, description: id, actions: [], defaultOptions: {} })) })),
+      list: vi.fn(async () => ({ envs: ['sokoban', 'frozenlake'].map((id) => ({ id, title: id, description: id, actions: [],
+        defaultOptions: Object.fromEntries(getEnvDefinition(id).options.map((o) => [o.name, o.default])) })) })),
       render: vi.fn(async () => { throw new Error('no preview in this test'); }),
     },
     templates: { list: vi.fn(async () => ({ templates: [] })) },
@@ -80,5 +82,7 @@ describe('New Run form from the run spec', () => {
     }
     expect(screen.queryByTestId('stage-section-plan')).toBeNull();   // spa smoke names no plan order
     expect(screen.getByTestId('stage-summary-rwml').textContent).toMatch(/not in this run's plan/);
+    // an env option left at its default shows the default: FrozenLake's isSlippery is true unless the run sets it
+    expect(document.querySelector<HTMLInputElement>('[data-field="env.options.isSlippery"] input')!.checked).toBe(true);
   });
 });

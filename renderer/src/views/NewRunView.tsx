@@ -151,12 +151,12 @@ export default function NewRunView({ client, navigate, preset: routePreset, syst
   const desktop = bridge();
   const envInfo = envs.find((e) => e.id === config?.env.id);
 
-  const field = (path: string, opts: { label?: string; help?: ReactNode; node?: JsonSchema; choices?: Array<{ value: string; label: string }>; wide?: boolean; placeholder?: string } = {}) => {
+  const field = (path: string, opts: { label?: string; help?: ReactNode; node?: JsonSchema; choices?: Array<{ value: string; label: string }>; wide?: boolean; placeholder?: string; unsetValue?: unknown } = {}) => {
     if (!schema) return null;
     const node = opts.node ?? nodeAt(schema, path);
     return (
       <Field key={path} path={path} label={opts.label ?? labelOf(path.split('.').pop()!)} node={node} value={valueAt(path)}
-        changed={path in overrides} help={opts.help ?? node?.description} choices={opts.choices} wide={opts.wide} placeholder={opts.placeholder}
+        changed={path in overrides} help={opts.help ?? node?.description} choices={opts.choices} wide={opts.wide} placeholder={opts.placeholder} unsetValue={opts.unsetValue}
         errors={[...(localErrors[path] ? [localErrors[path]!] : []), ...issuesAt(issues, path)]}
         onChange={(v) => setValue(path, v)} onReset={() => resetValue(path)} onLocalError={(m) => setLocalError(path, m)} />
     );
@@ -224,7 +224,7 @@ export default function NewRunView({ client, navigate, preset: routePreset, syst
                   help: <>{envInfo?.description}{config && estimate?.shippedBaseEnvs.includes(config.env.id)
                     ? <span data-testid="env-shipped-base"> · has a shipped base: the bootstrap copies it instead of training one</span> : null}</> })}
                 {config && Object.keys({ ...(envInfo?.defaultOptions ?? {}), ...config.env.options }).map((k) =>
-                  field(`env.options.${k}`, { label: labelOf(k), node: inferNode(config.env.options[k] ?? envInfo?.defaultOptions[k]), placeholder: placeholderOf(envInfo?.defaultOptions[k]) }))}
+                  field(`env.options.${k}`, { label: labelOf(k), node: inferNode(config.env.options[k] ?? envInfo?.defaultOptions[k]), placeholder: placeholderOf(envInfo?.defaultOptions[k]), unsetValue: envInfo?.defaultOptions[k] }))}
               </div>
             </div>
 
@@ -432,6 +432,8 @@ interface FieldProps {
   choices?: Array<{ value: string; label: string }> | undefined;
   wide?: boolean | undefined;
   placeholder?: string | undefined;
+  /** What an unset value means (an env option's default): a checkbox shows it instead of "off". */
+  unsetValue?: unknown;
   onChange: (value: unknown) => void;
   onReset: () => void;
   onLocalError: (message: string | null) => void;
@@ -458,7 +460,7 @@ function Field(props: FieldProps) {
       </select>
     );
   } else if (type === 'boolean') {
-    input = <input id={id} type="checkbox" checked={value === true} data-path={path} onChange={(e) => props.onChange(e.target.checked)} />;
+    input = <input id={id} type="checkbox" checked={(value ?? props.unsetValue) === true} data-path={path} onChange={(e) => props.onChange(e.target.checked)} />;
   } else if (type === 'integer' || type === 'number') {
     input = <TextInput id={id} path={path} kind={type} node={node} placeholder={props.placeholder} onClear={props.onReset} value={value} invalid={invalid} onChange={props.onChange} onLocalError={props.onLocalError} />;
   } else if (type === 'string') {
