@@ -67,13 +67,46 @@ function numel(shape: readonly number[]): number {
  * Parses and validates the JSON header. `headerBytes` is the N bytes after the length prefix;
  * `dataLength` is the byte length of everything after the header (file size - 8 - N).
  */
+/**
+ * The first tensor name that appears twice at the top level of a header's JSON text, or null. JSON.parse keeps the
+ * last of repeated keys, so a header naming a tensor twice would load one of two byte ranges silently (issue 37:
+ * duplicate names are refused, as for GGUF). One pass over the text, strings skipped.
+ */
+export function duplicateHeaderKey(text: string): string | null {
+  const seen = new Set<string>();
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {                                            // a string: find its end
+      const start = i;
+      for (i++; i < text.length; i++) {
+        const s = text.charCodeAt(i);
+        if (s === 0x5c) i++; else if (s === 0x22) break;
+      }
+      if (depth !== 1) continue;
+      let j = i + 1;
+      while (j < text.length && (text[j] === ' ' || text[j] === '\n' || text[j] === '\r' || text[j] === '\t')) j++;
+      if (text[j] !== ':') continue;                             // a value, not a key
+      const key = JSON.parse(text.slice(start, i + 1)) as string;
+      if (seen.has(key)) return key;
+      seen.add(key);
+    } else if (c === 0x7b || c === 0x5b) depth++;
+    else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return null;
+}
+
 export function parseSafetensorsHeader(headerBytes: Uint8Array, dataLength: number, source: string): SafetensorsHeader {
   let json: unknown;
+  let text = '';
   try {
-    json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(headerBytes));
+    text = new TextDecoder('utf-8', { fatal: true }).decode(headerBytes);
+    json = JSON.parse(text);
   } catch (err) {
     fail(source, `header is not valid UTF-8 JSON (${(err as Error).message}); the file is corrupt or not a safetensors file`);
   }
+  const repeated = duplicateHeaderKey(text);
+  if (repeated !== null) fail(source, `header names tensor "${repeated}" twice; the file is corrupt (which entry would be meant is unknown)`);
   if (json === null || typeof json !== 'object' || Array.isArray(json)) {
     fail(source, `header must be a JSON object of tensors, got ${Array.isArray(json) ? 'an array' : typeof json}`);
   }

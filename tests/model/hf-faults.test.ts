@@ -13,6 +13,7 @@ import { importGguf } from '../../core/model/gguf.js';
 import { inspectHfFolder, loadHfModel, ModelFolderError } from '../../core/model/hf-load.js';
 import { loadTokenizer } from '../../core/model/tokenizer.js';
 import { readAdapterConfig, readManifest, sha256File } from '../../core/model/checkpoint.js';
+import { duplicateHeaderKey, SafetensorsReader } from '../../core/model/safetensors.js';
 import { tinyGguf } from './gguf-writer.js';
 
 let root = '';
@@ -65,6 +66,22 @@ describe('config.json sizes against bounds and weights, before allocating (N2, N
     await expect(loadHfModel(dir)).rejects.toThrow(/"max_position_embeddings" is 4194304; the TF\.js model builds its RoPE tables .* \(512 MiB/);
     const ok = await loadHfModel(withConfig({ max_position_embeddings: 256 }), { tokenizer: false });
     ok.model.dispose();
+  });
+
+  it('a safetensors header naming a tensor twice is refused (JSON.parse would keep the last silently)', async () => {
+    const dir = withConfig({});
+    const file = join(dir, 'model.safetensors');
+    const bytes = readFileSync(file);
+    const n = Number(bytes.readBigUInt64LE(0));
+    const header = bytes.subarray(8, 8 + n).toString('utf8').trimEnd();
+    const norm = /"model\.norm\.weight":\{[^}]*\}/.exec(header)![0];
+    const twice = header.replace(/\}$/, `,${norm}}`);
+    const padded = twice + ' '.repeat((8 - (Buffer.byteLength(twice) % 8)) % 8);
+    const length = Buffer.alloc(8); length.writeBigUInt64LE(BigInt(Buffer.byteLength(padded)));
+    writeFileSync(file, Buffer.concat([length, Buffer.from(padded), bytes.subarray(8 + n)]));
+    await expect(SafetensorsReader.open(file)).rejects.toThrow(/header names tensor "model\.norm\.weight" twice/);
+    expect(duplicateHeaderKey('{"a":{"b":1,"b":2},"c":"a","d":1}')).toBe(null);   // only top-level keys; values are not keys
+    expect(duplicateHeaderKey('{"a\\"x":1, "a\\"x" :2}')).toBe('a"x');
   });
 
   it('a 2 MB config.json is refused from its size, unread', async () => {
