@@ -410,8 +410,6 @@ export interface LaunchFacts {
   modelPath: string;            // the model those heads belong to
 }
 
-/** A bash single-quoted word. */
-const shellQuote = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`;
 
 /** launch.sh's checks before anything starts (GPUs, TP against the heads, mini-batch, SFT rows); `--check` stops after them. */
 function launchChecks(facts: LaunchFacts): string {
@@ -432,7 +430,7 @@ export CUDA_VISIBLE_DEVICES
 HEADS=""
 if [ -f "$MODEL_PATH/config.json" ]; then
   HEADS=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("num_attention_heads", ""))' "$MODEL_PATH/config.json" 2>/dev/null || true)
-elif [ "$MODEL_PATH" = ${shellQuote(facts.modelPath)} ]; then
+elif [ "$MODEL_PATH" = "$(cat "$HERE/model.txt")" ]; then   # the exported model (its path is data in model.txt, never script text)
   HEADS=${facts.heads ?? '""'}
 fi
 if [ -z "$TP" ]; then

@@ -34,16 +34,26 @@ beforeAll(async () => {
 afterAll(() => { if (tmp) fs.rmSync(tmp, { recursive: true, force: true }); });
 
 describe('shell scripts of the bundle (N5)', () => {
-  it('shellcheck passes on every script of a bundle in a folder with spaces, a comma and parentheses', () => {
+  it('shellcheck passes on every script of a bundle in a folder with spaces, quotes, a comma and parentheses, with such a --model', () => {
     if (!HAS_SHELLCHECK) {
       console.warn('\n*** SKIPPED shellcheck on the bundle: shellcheck is not installed (apt-get install -y shellcheck; .ci/install-faults.sh) ***\n');
       return;
     }
-    for (const [file, shell] of [['launch.sh', 'bash'], ['install_env.sh', 'bash'], ['slurm.sbatch', 'bash'], ['env.sh', 'bash']]) {
-      const r = spawnSync('shellcheck', ['--shell', shell!, '--external-sources', path.join(bundle, file!)], { encoding: 'utf8', cwd: bundle });
-      expect(r.stdout + r.stderr, file).toBe('');
-      expect(r.status, file).toBe(0);
+    // a second export whose folder and --model hold both quote kinds, $(…), ${…} and a backtick: the model path is
+    // written into launch.sh (its head-count check) and must stay one inert word
+    const quoted = path.join(tmp, `it's "q" $(touch PWNED) (x), y`, 'bundle');
+    exportSpaRagenBundle({ runDir: run.runDir, out: quoted, model: `/models/it's "m" \`id\` $(touch PWNED) \${oc.env:HOME}` });
+    for (const dir of [bundle, quoted]) {
+      for (const [file, shell] of [['launch.sh', 'bash'], ['install_env.sh', 'bash'], ['slurm.sbatch', 'bash'], ['env.sh', 'bash']]) {
+        const r = spawnSync('shellcheck', ['--shell', shell!, '--external-sources', path.join(dir, file!)], { encoding: 'utf8', cwd: dir });
+        expect(r.stdout + r.stderr, `${dir}/${file}`).toBe('');
+        expect(r.status, file).toBe(0);
+      }
     }
+    const check = spawnSync('bash', [path.join(quoted, 'launch.sh'), '--check'], { encoding: 'utf8', cwd: tmp,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: os.homedir() } });
+    expect(check.stderr).toMatch(/launch\.sh: --model \/models\/it's "m" `id` \$\(touch PWNED\) \$\{oc\.env:HOME\}: holds a '/);
+    expect(fs.existsSync(path.join(tmp, 'PWNED'))).toBe(false);
   });
 
   /** Runs launch.sh against a fake RAGEN checkout with stub torchrun/python; returns the exit code, stderr and each stub's argv. */
