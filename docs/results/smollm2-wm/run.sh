@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 35 item 3: SmolLM2-135M-Instruct learns FrozenLake's world model in the product on this CPU (LoRA, torch, compact
 # format, deterministic lake). One seed per call; resumable: a second call with the same WORKDIR and SEED resumes the run
-# (from its last finished stage, an epoch checkpoint of SFT, or the batch a graceful `stop` saved).
+# (from its last finished stage, an epoch checkpoint of SFT, or the batch a `stop` saved when the step in progress ended
+# within the engine's 15 s stop grace).
 #
 #   nohup nice -n 15 bash docs/results/smollm2-wm/run.sh /work/h7 0 > /work/h7/wm-s0.out 2>&1 &
 #
