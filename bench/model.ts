@@ -1,6 +1,12 @@
 // Model-engine throughput, TF.js beside PyTorch on the same shapes. Prints one JSON object.
 //   node bin/run-ts.mjs bench/model.ts [--steps N] [--quick] [--no-torch] [--backend wasm|cpu|...] [--shapes reference,larger]
 //                                      [--workers N (data-parallel worker threads for an extra training measurement)] [--torch-threads N (default 1)]
+//                                      [--rounds R (default 1)]
+// --rounds R > 1 interleaves the sides in time, for a loaded machine: each round runs --steps
+// training steps of TF.js on one thread, then of the data-parallel trainer (with --workers), then
+// a PyTorch process (--steps steps, one generation run); the medians are over every round's steps
+// and `roundRatios` holds each round's own ratios (TF.js / PyTorch measured minutes apart, not
+// one side early and the other late), with their median.
 // Training tokens/s = batch x context / (forward + backward + AdamW step time), from the MEDIAN step
 // (wall clock and CPU time separately; the build machine is shared, so per-CPU-second figures are
 // the steadier comparison). Generation tokens/s = batch x new tokens / time, K/V cache, sampling
@@ -56,7 +62,7 @@ function timeCpu<T>(f: () => T): [T, number, number] {
   return [r, performance.now() - t0, (c.user + c.system) / 1000];
 }
 
-async function benchDataParallel(s: Shape, workers: number) {
+async function createDataParallel(s: Shape, workers: number) {
   const config = parseModelConfig({
     vocab_size: s.vocab, hidden_size: s.hidden, intermediate_size: s.intermediate, num_hidden_layers: s.layers,
     num_attention_heads: s.heads, num_key_value_heads: s.kvHeads, max_position_embeddings: s.context + 64, tie_word_embeddings: true,
@@ -82,14 +88,34 @@ async function benchDataParallel(s: Shape, workers: number) {
   const batch = { inputIds, lossMask: inputIds.map((r) => r.map((_, t) => (t > 0 ? 1 : 0))) };
   await dp.step({ lossName: 'sft', batch });
   const wall: number[] = [];
-  for (let i = 0; i < steps; i++) { const t0 = performance.now(); await dp.step({ lossName: 'sft', batch }); wall.push(performance.now() - t0); }
-  const msPerStep = median(wall);
-  await dp.dispose();
-  model.dispose();
-  return { workers, threads: workers + 1, msPerStep, tokensPerSec: (s.batch * s.context) / (msPerStep / 1000), generateTokensPerSec: genTokensPerSec };
+  const cpu: number[] = [];
+  return {
+    /** `steps` more training steps (wall and process CPU ms: the main thread and the workers). */
+    async measure(): Promise<number> {
+      const w0 = wall.length;
+      for (let i = 0; i < steps; i++) {
+        const c0 = process.cpuUsage(); const t0 = performance.now();
+        await dp.step({ lossName: 'sft', batch });
+        wall.push(performance.now() - t0);
+        const c = process.cpuUsage(c0); cpu.push((c.user + c.system) / 1000);
+      }
+      return median(wall.slice(w0));
+    },
+    async finish() {
+      await dp.dispose();
+      model.dispose();
+      const msPerStep = median(wall);
+      const cpuMsPerStep = median(cpu);
+      return {
+        workers, threads: workers + 1, msPerStep, cpuMsPerStep, stepsMeasured: wall.length,
+        tokensPerSec: (s.batch * s.context) / (msPerStep / 1000), tokensPerCpuSec: (s.batch * s.context) / (cpuMsPerStep / 1000),
+        generateTokensPerSec: genTokensPerSec,
+      };
+    },
+  };
 }
 
-function benchTfjs(s: Shape) {
+function createTfjs(s: Shape) {
   const tensorsBefore = tf.memory().numTensors;
   const config = parseModelConfig({
     vocab_size: s.vocab, hidden_size: s.hidden, intermediate_size: s.intermediate, num_hidden_layers: s.layers,
@@ -103,12 +129,16 @@ function benchTfjs(s: Shape) {
   trainer.step({ lossName: 'sft', batch }); // warm-up (kernel setup, XNNPACK packing)
   const wall: number[] = [];
   const cpu: number[] = [];
-  for (let i = 0; i < steps; i++) {
-    const [, w, c] = timeCpu(() => trainer.step({ lossName: 'sft', batch }));
-    wall.push(w); cpu.push(c);
-  }
-  const msPerStep = median(wall);
-  const cpuMsPerStep = median(cpu);
+  /** `steps` more training steps; returns their median wall ms. */
+  const measure = (): number => {
+    const w0 = wall.length;
+    for (let i = 0; i < steps; i++) {
+      const [, w, c] = timeCpu(() => trainer.step({ lossName: 'sft', batch }));
+      wall.push(w); cpu.push(c);
+    }
+    return median(wall.slice(w0));
+  };
+  measure();
 
   // Where the time goes (CPU ms, median of 3): forward only, forward + backward (no optimiser).
   const vars = model.trainableVariables();
@@ -137,39 +167,98 @@ function benchTfjs(s: Shape) {
   }
   const genMs = median(genWall);
   const genCpuMs = median(genCpu);
-  const result = {
-    params: model.parameterCount(),
-    train: { msPerStep, cpuMsPerStep, tokensPerSec: (s.batch * s.context) / (msPerStep / 1000), tokensPerCpuSec: (s.batch * s.context) / (cpuMsPerStep / 1000) },
-    breakdownCpuMs: { forward: fwdMs, forwardBackward: fwdBwdMs, optimizerAndRest: Math.max(0, cpuMsPerStep - fwdBwdMs) },
-    generate: { seconds: genMs / 1000, cpuSeconds: genCpuMs / 1000, tokensPerSec: generated / (genMs / 1000), tokensPerCpuSec: generated / (genCpuMs / 1000) },
-    tensorsLeft: 0,
+  const finish = () => {
+    const msPerStep = median(wall);
+    const cpuMsPerStep = median(cpu);
+    const result = {
+      stepsMeasured: wall.length,
+      params: model.parameterCount(),
+      train: { msPerStep, cpuMsPerStep, tokensPerSec: (s.batch * s.context) / (msPerStep / 1000), tokensPerCpuSec: (s.batch * s.context) / (cpuMsPerStep / 1000) },
+      breakdownCpuMs: { forward: fwdMs, forwardBackward: fwdBwdMs, optimizerAndRest: Math.max(0, cpuMsPerStep - fwdBwdMs) },
+      generate: { seconds: genMs / 1000, cpuSeconds: genCpuMs / 1000, tokensPerSec: generated / (genMs / 1000), tokensPerCpuSec: generated / (genCpuMs / 1000) },
+      tensorsLeft: 0,
+    };
+    trainer.dispose();
+    model.dispose();
+    result.tensorsLeft = tf.memory().numTensors - tensorsBefore; // should be 0
+    return result;
   };
-  trainer.dispose();
-  model.dispose();
-  result.tensorsLeft = tf.memory().numTensors - tensorsBefore; // should be 0
-  return result;
+  return { measure, finish };
 }
 
-function runTorch(): { ok: true; data: any } | { ok: false; reason: string } {
+function runTorch(runs = genRuns): { ok: true; data: any } | { ok: false; reason: string } {
   if (process.argv.includes('--no-torch')) return { ok: false, reason: 'skipped (--no-torch)' };
   const python = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
   const script = join(dirname(fileURLToPath(import.meta.url)), 'reference_torch.py');
   const threads = arg('--torch-threads') ?? '1';
-  const r = spawnSync(python, [script, JSON.stringify(shapes), String(Math.max(1, steps)), threads, String(genRuns)], { encoding: 'utf8', timeout: 30 * 60_000 });
+  const r = spawnSync(python, [script, JSON.stringify(shapes), String(Math.max(1, steps)), threads, String(runs)], { encoding: 'utf8', timeout: 30 * 60_000 });
   if (r.status !== 0) return { ok: false, reason: `${python} ${script} failed: ${(r.stderr || r.error?.message || '').trim().split('\n').slice(-2).join(' ')}` };
   try { return { ok: true, data: JSON.parse(r.stdout.trim().split('\n').pop()!) }; } catch { return { ok: false, reason: `unparseable output: ${r.stdout.slice(0, 200)}` }; }
 }
 
 const backendArg = arg('--backend');
 const report = await initBackend({ backend: backendArg ? parseBackendRequest(backendArg, '--backend') : 'wasm', ignoreEnv: Boolean(backendArg) });
-const tfjs: Record<string, ReturnType<typeof benchTfjs>> = {};
+const rounds = Math.max(1, Number(arg('--rounds') ?? 1));
 const dpWorkers = Number(arg('--workers') ?? 0);
-const dataParallel: Record<string, Awaited<ReturnType<typeof benchDataParallel>>> = {};
-for (const s of shapes) {
-  tfjs[s.name] = benchTfjs(s);
-  if (dpWorkers > 0) dataParallel[s.name] = await benchDataParallel(s, dpWorkers);
+type TfjsResult = ReturnType<ReturnType<typeof createTfjs>['finish']>;
+type DpResult = Awaited<ReturnType<Awaited<ReturnType<typeof createDataParallel>>['finish']>>;
+const tfjs: Record<string, TfjsResult> = {};
+const dataParallel: Record<string, DpResult> = {};
+let torch: ReturnType<typeof runTorch>;
+const roundRatios: Record<string, Array<Record<string, number>>> = {};
+if (rounds === 1) {
+  for (const s of shapes) {
+    tfjs[s.name] = createTfjs(s).finish();
+    if (dpWorkers > 0) { const dp = await createDataParallel(s, dpWorkers); dataParallel[s.name] = await dp.finish(); }
+  }
+  torch = runTorch();
+} else {
+  const sides = [];
+  for (const s of shapes) sides.push({ s, single: createTfjs(s), dp: dpWorkers > 0 ? await createDataParallel(s, dpWorkers) : null });
+  const torchRuns: any[] = [];
+  torch = { ok: false, reason: 'no round ran' };
+  for (let r = 0; r < rounds; r++) {
+    const mine: Record<string, { single: number; dp: number | null }> = {};
+    for (const side of sides) {
+      mine[side.s.name] = { single: r === 0 ? NaN : side.single.measure(), dp: side.dp ? (r === 0 ? NaN : await side.dp.measure()) : null };
+    }
+    const t = runTorch(1);
+    if (!t.ok) { torch = t; break; }
+    torchRuns.push(t.data);
+    if (r === 0) continue; // round 0: the sides' first --steps ran when they were created, before this torch run
+    for (const side of sides) {
+      const name = side.s.name;
+      const tokens = side.s.batch * side.s.context;
+      const torchMs = t.data.results[name].train.msPerStep as number;
+      (roundRatios[name] ??= []).push({
+        trainWall: torchMs / mine[name]!.single,
+        ...(mine[name]!.dp !== null ? { trainDataParallelWall: torchMs / mine[name]!.dp! } : {}),
+        torchTokensPerSec: tokens / (torchMs / 1000),
+      });
+    }
+  }
+  for (const side of [...sides].reverse()) { // last created first: each side's tensor count then sees only its own tensors go
+    if (side.dp) dataParallel[side.s.name] = await side.dp.finish();
+    tfjs[side.s.name] = side.single.finish();
+  }
+  if (torchRuns.length === rounds) {
+    // PyTorch's medians over every round's steps (each run reports its median step: the median of those).
+    const data = torchRuns[0];
+    for (const s of shapes) {
+      const per = torchRuns.map((d) => d.results[s.name]);
+      const train = per[0].train;
+      const msPerStep = median(per.map((p: any) => p.train.msPerStep));
+      const cpuMsPerStep = median(per.map((p: any) => p.train.cpuMsPerStep));
+      const tokens = s.batch * s.context;
+      data.results[s.name] = {
+        ...per[0],
+        train: { ...train, msPerStep, cpuMsPerStep, tokensPerSec: tokens / (msPerStep / 1000), tokensPerCpuSec: tokens / (cpuMsPerStep / 1000) },
+        runs: torchRuns.length,
+      };
+    }
+    torch = { ok: true, data };
+  }
 }
-const torch = runTorch();
 const ratios: Record<string, Record<string, number>> = {};
 if (torch.ok) {
   for (const s of shapes) {
@@ -182,6 +271,7 @@ if (torch.ok) {
       generateCpu: j.generate.tokensPerCpuSec / t.generate.tokensPerCpuSec,
       ...(dataParallel[s.name] ? {
         trainDataParallelWall: dataParallel[s.name]!.tokensPerSec / t.train.tokensPerSec,
+        trainDataParallelCpu: dataParallel[s.name]!.tokensPerCpuSec / t.train.tokensPerCpuSec,
         generateDataParallelWall: dataParallel[s.name]!.generateTokensPerSec / t.generate.tokensPerSec,
       } : {}),
     };
@@ -194,6 +284,12 @@ console.log(JSON.stringify({
   dataParallel: dpWorkers > 0 ? dataParallel : null,
   torch: torch.ok ? torch.data : { error: torch.reason },
   ratios: torch.ok ? ratios : null,
+  ...(rounds > 1 ? {
+    rounds,
+    roundRatios,
+    roundRatioMedians: Object.fromEntries(Object.entries(roundRatios).map(([name, rs]) => [name, Object.fromEntries(
+      Object.keys(rs[0] ?? {}).map((k) => [k, median(rs.map((r) => r[k]!))]))])),
+  } : {}),
   cpus: os.cpus().length,
   loadAverage: os.loadavg(),
   note: 'ratio = TF.js / PyTorch tokens per second (wall clock, and per CPU-second) on this machine, same shapes and architecture; tfjs: one wasm thread; dataParallel: the main thread + --workers worker threads (wall clock); PyTorch: --torch-threads threads',

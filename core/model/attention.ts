@@ -9,12 +9,14 @@
 //   backward  dP = dO V^T,  dS = P * (dP - D) with D = rowsum(dO * O) (computed in JS),
 //             dQ = scale dS K,  dK^T = (scale Q)^T dS,  dV^T = dO^T P
 // GQA: the `rep` query heads that share a K/V head are stacked along the rows of one tile.
-// Per tile that is 4 kernels forward and 6 backward; results are read straight from the wasm
-// heap (no copy) and scattered into the flat [N, heads*hd] layout with the inverse RoPE.
+// Per tile that is 4 kernels forward and 4 backward (dS = P * (dP - D) and the transposes dS^T,
+// P^T are one JS pass, softmaxGradTile); results are read straight from the wasm heap (no copy)
+// and scattered into the flat [N, heads*hd] layout with the inverse RoPE. On wasm the JS buffers
+// that only feed new tensors are reused across calls (scratch).
 // The probabilities P are kept for the backward pass when they fit (MAX_SAVED_PROB_BYTES),
 // otherwise recomputed there. Identical masks share one bias tile.
 import * as tf from '@tensorflow/tfjs';
-import { custom, readView, type AttentionShape } from './kernels.js';
+import { custom, readView, transposeInto, type AttentionShape } from './kernels.js';
 
 const MAX_SAVED_PROB_BYTES = 512 * 1024 * 1024;
 const MASKED = -1e9;
@@ -22,6 +24,18 @@ const MASKED = -1e9;
 interface Layout { B: number; T: number; H: number; KV: number; hd: number; rep: number; rows: number; scale: number }
 
 export { readView };
+
+// wasm copies a tensor's values into its heap when the tensor is created, so there the buffers
+// that only feed a new tensor (or are read within one call) are reused across calls instead of
+// allocated per call (~100 MB of garbage per reference-shape step otherwise). Other backends may
+// keep the array itself: they get a fresh one.
+const scratchBuffers = new Map<string, Float32Array>();
+function scratch(slot: string, n: number): Float32Array {
+  if (tf.getBackend() !== 'wasm') return new Float32Array(n);
+  let buf = scratchBuffers.get(slot);
+  if (!buf || buf.length < n) { buf = new Float32Array(n); scratchBuffers.set(slot, buf); }
+  return buf.subarray(0, n);
+}
 
 /**
  * Additive bias tiles [rep*T, T] (query i sees key j iff j <= i, seg[j] = seg[i] and seg[j] != 0;
@@ -62,13 +76,15 @@ export interface Rotary {
  * rows = group*T rows (row r*T + t = head g*group + r at token t) as [rows, hd], or [hd, rows]
  * when `transposed`; RoPE (x cos + rotate_half(x) sin) when `rot` is given; times `scale`.
  */
-function gatherTiles(x: Float32Array, heads: number, group: number, L: Layout, rot: Rotary | undefined, scale: number, transposed: boolean): Float32Array {
+function gatherTiles(
+  x: Float32Array, heads: number, group: number, L: Layout, rot: Rotary | undefined, scale: number, transposed: boolean, into?: Float32Array,
+): Float32Array {
   const { B, T, hd } = L;
   const G = heads / group;
   const rows = group * T;
   const half = hd >> 1;
   const width = heads * hd;
-  const out = new Float32Array(B * G * rows * hd);
+  const out = into ?? new Float32Array(B * G * rows * hd);
   const cos = rot?.cos;
   const sin = rot?.sin;
   for (let b = 0; b < B; b++) {
@@ -149,25 +165,52 @@ function scatterTile(
 }
 
 /** Transpose every [r, c] tile of a tile-major array into [c, r]. */
-function transposeTiles(x: Float32Array, r: number, c: number): Float32Array {
-  const out = new Float32Array(x.length);
+function transposeTiles(x: Float32Array, r: number, c: number, out: Float32Array = new Float32Array(x.length)): Float32Array {
   const size = r * c;
-  for (let base = 0; base < x.length; base += size) {
-    for (let i = 0; i < r; i++) {
-      const row = base + i * c;
-      for (let j = 0; j < c; j++) out[base + j * r + i] = x[row + j]!;
-    }
-  }
+  for (let base = 0; base < x.length; base += size) transposeInto(x, r, c, out, base, base);
   return out;
 }
 
-/** [r, c] (row-major) into out as [c, r]. */
-function transposeInto(x: Float32Array, r: number, c: number, out: Float32Array): Float32Array {
-  for (let j = 0; j < c; j++) {                 // sequential writes, strided reads: the faster order here
-    const o = j * r;
-    for (let i = 0; i < r; i++) out[o + i] = x[i * c + j]!;
+/** Buffers of softmaxGradTile: reused on wasm (tensor creation copies them), fresh elsewhere. */
+function softmaxGradBuffers(n: number): { dS: Float32Array; dSt: Float32Array; pT: Float32Array } {
+  return { dS: scratch('dS', n), dSt: scratch('dSt', n), pT: scratch('pT', n) };
+}
+
+/**
+ * The softmax backward of one tile in one pass: dS = P * (dP - D) (D [rows] per row) into dS
+ * [rows, T], and the transposes dS^T and P^T [T, rows], eight rows at a time (as transposeInto).
+ */
+function softmaxGradTile(
+  p: Float32Array, dP: Float32Array, delta: Float32Array, rows: number, T: number, dS: Float32Array, dSt: Float32Array, pT: Float32Array,
+): void {
+  let r = 0;
+  for (; r + 8 <= rows; r += 8) {
+    const a0 = r * T; const a1 = a0 + T; const a2 = a1 + T; const a3 = a2 + T;
+    const a4 = a3 + T; const a5 = a4 + T; const a6 = a5 + T; const a7 = a6 + T;
+    const d0 = delta[r]!; const d1 = delta[r + 1]!; const d2 = delta[r + 2]!; const d3 = delta[r + 3]!;
+    const d4 = delta[r + 4]!; const d5 = delta[r + 5]!; const d6 = delta[r + 6]!; const d7 = delta[r + 7]!;
+    for (let j = 0; j < T; j++) {
+      const o = j * rows + r;
+      const p0 = p[a0 + j]!; const p1 = p[a1 + j]!; const p2 = p[a2 + j]!; const p3 = p[a3 + j]!;
+      const p4 = p[a4 + j]!; const p5 = p[a5 + j]!; const p6 = p[a6 + j]!; const p7 = p[a7 + j]!;
+      const s0 = p0 * (dP[a0 + j]! - d0); const s1 = p1 * (dP[a1 + j]! - d1); const s2 = p2 * (dP[a2 + j]! - d2); const s3 = p3 * (dP[a3 + j]! - d3);
+      const s4 = p4 * (dP[a4 + j]! - d4); const s5 = p5 * (dP[a5 + j]! - d5); const s6 = p6 * (dP[a6 + j]! - d6); const s7 = p7 * (dP[a7 + j]! - d7);
+      dS[a0 + j] = s0; dS[a1 + j] = s1; dS[a2 + j] = s2; dS[a3 + j] = s3; dS[a4 + j] = s4; dS[a5 + j] = s5; dS[a6 + j] = s6; dS[a7 + j] = s7;
+      dSt[o] = s0; dSt[o + 1] = s1; dSt[o + 2] = s2; dSt[o + 3] = s3; dSt[o + 4] = s4; dSt[o + 5] = s5; dSt[o + 6] = s6; dSt[o + 7] = s7;
+      pT[o] = p0; pT[o + 1] = p1; pT[o + 2] = p2; pT[o + 3] = p3; pT[o + 4] = p4; pT[o + 5] = p5; pT[o + 6] = p6; pT[o + 7] = p7;
+    }
   }
-  return out;
+  for (; r < rows; r++) {
+    const a = r * T;
+    const d = delta[r]!;
+    for (let j = 0; j < T; j++) {
+      const pv = p[a + j]!;
+      const sv = pv * (dP[a + j]! - d);
+      dS[a + j] = sv;
+      dSt[j * rows + r] = sv;
+      pT[j * rows + r] = pv;
+    }
+  }
 }
 
 /**
@@ -189,7 +232,7 @@ export function attentionFast(q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, ma
     const qs = gatherTiles(readView(qIn), H, rep, L, rotary, L.scale, false);
     const kt = gatherTiles(readView(kIn), KV, 1, L, rotary, 1, true);
     const vv = gatherTiles(readView(vIn), KV, 1, L, undefined, 1, false);
-    const out = new Float32Array(B * T * H * hd);
+    const out = scratch('out', B * T * H * hd);                  // all written by the scatters below
     const outTiles = new Float32Array(B * KV * qTile);          // O per tile (for D = rowsum(dO * O))
     const probs: tf.Tensor[] = [];
     const bias = biasTiles(mask, L);
@@ -216,17 +259,15 @@ export function attentionFast(q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, ma
     return {
       value: tf.tensor2d(out, [B * T, H * hd]),
       gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
-        const dO = gatherTiles(readView(dy), H, rep, L, undefined, 1, false);    // [rows, hd] tiles
-        const vT = transposeTiles(vv, T, hd);                                    // [hd, T]
-        const kk = transposeTiles(kt, hd, T);                                    // [T, hd]
-        const dq = new Float32Array(B * T * H * hd);
-        const dk = new Float32Array(B * T * KV * hd);
-        const dv = new Float32Array(B * T * KV * hd);
+        const dO = gatherTiles(readView(dy), H, rep, L, undefined, 1, false, scratch('dO', B * KV * qTile)); // [rows, hd] tiles
+        const vT = transposeTiles(vv, T, hd, scratch('vT', vv.length));         // [hd, T]
+        const kk = transposeTiles(kt, hd, T, scratch('kk', kt.length));         // [T, hd]
+        // every element of dq / dk / dv is written by the scatters below
+        const dq = scratch('dq', B * T * H * hd);
+        const dk = scratch('dk', B * T * KV * hd);
+        const dv = scratch('dv', B * T * KV * hd);
         const savedBias = saved.slice(saveProbs ? B * KV : 0);
         const delta = new Float32Array(rows);
-        // wasm copies a tensor's values when it is created, so one buffer serves every transpose there.
-        const reuse = tf.getBackend() === 'wasm' ? new Float32Array(rows * T) : null;
-        const scratch = () => reuse ?? new Float32Array(rows * T);
         for (let b = 0; b < B; b++) {
           for (let g = 0; g < KV; g++) {
             const i = b * KV + g;
@@ -249,10 +290,13 @@ export function attentionFast(q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, ma
                   ) as tf.Tensor2D);
               const dOTile = tf.tensor2d(dO.subarray(qo, qo + qTile), [rows, hd]);
               const dP = tf.matMul(dOTile, tf.tensor2d(vT.subarray(i * kTile, (i + 1) * kTile), [hd, T])); // [rows, T]
-              const dS = tf.mul(p, tf.sub(dP, tf.tensor2d(delta, [rows, 1])));     // [rows, T]
+              // dS = P * (dP - D), dS^T and P^T in one pass over P and dP in JS (no Sub/Mul kernels)
+              const bufs = softmaxGradBuffers(rows * T);
+              softmaxGradTile(readView(p), readView(dP), delta, rows, T, bufs.dS, bufs.dSt, bufs.pT);
+              const dS = tf.tensor2d(bufs.dS, [rows, T]);
               const dQ = tf.matMul(dS, tf.tensor2d(kk.subarray(i * kTile, (i + 1) * kTile), [T, hd])); // [rows, hd] = d(scaled q)
-              const dSt = tf.tensor2d(transposeInto(readView(dS), rows, T, scratch()), [T, rows]);
-              const pT = tf.tensor2d(transposeInto(readView(p), rows, T, scratch()), [T, rows]);
+              const dSt = tf.tensor2d(bufs.dSt, [T, rows]);
+              const pT = tf.tensor2d(bufs.pT, [T, rows]);
               return [dQ, tf.matMul(dSt, qsTile), tf.matMul(pT, dOTile)];                     // [T, hd] = dK, dV
             });
             scatterTile(readView(dQs!), false, dq, b, g, H, rep, L, rotary, L.scale);

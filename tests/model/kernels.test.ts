@@ -109,6 +109,29 @@ describe('custom-gradient kernels', () => {
     );
   });
 
+  it('fast attention twice in one graph, after a larger call (reused wasm buffers), equals the reference', () => {
+    // The kernel reuses its scratch buffers across calls on wasm: a larger call first leaves them
+    // oversized, and two layers in one graph run their backward passes one after the other.
+    const big = { batch: 3, queryLength: 6, keyLength: 6, heads: 2, kvHeads: 2, headDim: 4 };
+    const bigMask = [[1, 1, 1, 1, 1, 1], [0, 1, 1, 1, 1, 1], [1, 1, 2, 2, 2, 0]];
+    tf.tidy(() => {
+      const x = tf.randomNormal([18, 8], 0, 1, 'float32', 31) as tf.Tensor2D;
+      tf.grads((a: tf.Tensor) => tf.sum(attentionFast(a as tf.Tensor2D, x, x, bigMask, big)))([x]);
+    });
+    const B = 2; const T = 4; const H = 2; const hd = 4;
+    const mask = [[1, 1, 1, 1], [0, 1, 1, 1]];
+    const shape = { batch: B, queryLength: T, keyLength: T, heads: H, kvHeads: H, headDim: hd };
+    const bias = attentionBias(mask, T);
+    const rowMask = tf.tensor2d(mask.flat().map((m) => [m]), [B * T, 1]);
+    const two = (attend: (q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D) => tf.Tensor2D) => (q: tf.Tensor, k: tf.Tensor, v: tf.Tensor) =>
+      tf.mul(attend(tf.mul(attend(q as tf.Tensor2D, k as tf.Tensor2D, v as tf.Tensor2D), rowMask) as tf.Tensor2D, k as tf.Tensor2D, v as tf.Tensor2D), rowMask);
+    compare(
+      two((q, k, v) => attentionFast(q, k, v, mask, shape)),
+      two((q, k, v) => attentionReference(q, k, v, bias, shape)),
+      [tf.randomNormal([B * T, H * hd], 0, 1, 'float32', 41), tf.randomNormal([B * T, H * hd], 0, 1, 'float32', 42), tf.randomNormal([B * T, H * hd], 0, 1, 'float32', 43)],
+    );
+  });
+
   it('transpose2d equals tf.transpose (JS path on wasm for large tensors); readView reads the values', () => {
     tf.tidy(() => {
       for (const shape of [[3, 5], [300, 257]] as const) {
