@@ -118,6 +118,44 @@ export function linearReference(x: tf.Tensor2D, w: tf.Tensor2D): tf.Tensor2D {
   return tf.matMul(x, w, false, true);
 }
 
+// ---------------------------------------------------------------- column sums (bias / norm-weight gradients)
+
+/**
+ * sum over rows of a [N, D] (times b [N, D] elementwise when given) -> [D]. On wasm in JS from
+ * the heap (a sum over axis 0 there transposes the input first, then a Mul kernel for a * b):
+ * one pass, float64 accumulators. Elsewhere tf.sum(a (* b), 0). Not differentiable (gradients only).
+ */
+export function columnSum(a: tf.Tensor2D, b?: tf.Tensor2D): tf.Tensor1D {
+  const [n, d] = a.shape;
+  if (b && (b.shape[0] !== n || b.shape[1] !== d)) throw new Error(`columnSum: shapes [${a.shape.join(', ')}] and [${b.shape.join(', ')}] differ`);
+  if (tf.getBackend() !== 'wasm' || a.dtype !== 'float32' || (b && b.dtype !== 'float32')) {
+    return tf.sum(b ? tf.mul(a, b) : a, 0) as tf.Tensor1D;
+  }
+  const acc = new Float64Array(d);
+  const av = readView(a);
+  const bv = b ? readView(b) : null;
+  for (let i = 0; i < n; i++) {
+    const o = i * d;
+    if (bv) for (let j = 0; j < d; j++) acc[j]! += av[o + j]! * bv[o + j]!;
+    else for (let j = 0; j < d; j++) acc[j]! += av[o + j]!;
+  }
+  return tf.tensor1d(Float32Array.from(acc));
+}
+
+const addBiasKernel = custom((x: tf.Tensor, b: tf.Tensor, save: tf.GradSaveFunc) => {
+  save([]);
+  return {
+    value: tf.add(x, b),                                               // [N, out] + [out]
+    gradFunc: (dy: tf.Tensor) => [dy, columnSum(dy as tf.Tensor2D)],    // [N, out], [out]
+  };
+});
+
+/** y = x + b for x [N, out], b [out] (a projection's bias); the bias gradient is columnSum(dy). */
+export function addBias(x: tf.Tensor2D, b: tf.Tensor1D): tf.Tensor2D {
+  if (x.shape[1] !== b.shape[0]) throw new Error(`addBias: input width ${x.shape[1]} does not match bias [${b.shape[0]}]`);
+  return addBiasKernel(x, b) as tf.Tensor2D;
+}
+
 // ---------------------------------------------------------------- RMSNorm
 
 const rmsNormKernel = (eps: number) => custom((x: tf.Tensor, w: tf.Tensor, save: tf.GradSaveFunc) => {
@@ -129,7 +167,7 @@ const rmsNormKernel = (eps: number) => custom((x: tf.Tensor, w: tf.Tensor, save:
     value: tf.mul(xn, w),
     gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
       const [xns, rs, ws] = saved as [tf.Tensor2D, tf.Tensor2D, tf.Tensor1D];
-      const dw = tf.sum(tf.mul(dy, xns), 0);                         // [D]
+      const dw = columnSum(dy as tf.Tensor2D, xns);                  // [D] = sum over rows of dy * xn
       const dxn = tf.mul(dy, ws);                                    // [N, D]
       const proj = tf.mean(tf.mul(dxn, xns), -1, true);              // [N, 1]
       const dx = tf.mul(tf.sub(dxn, tf.mul(xns, proj)), rs);         // [N, D]

@@ -13,7 +13,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { headDim, parseModelConfig, type ModelConfig } from './config.js';
 import {
-  attentionBias, attentionReference, embedding, segmentBias, linear, rmsNorm, rope, ropeTables, rotateHalfMatrix, swiglu, tokenStats,
+  addBias, attentionBias, attentionReference, embedding, segmentBias, linear, rmsNorm, rope, ropeTables, rotateHalfMatrix, swiglu, tokenStats,
   type AttentionShape,
 } from './kernels.js';
 import { attentionFast } from './attention.js';
@@ -379,7 +379,7 @@ export class CausalLM {
     let y = linear(x, w as tf.Tensor2D, w.trainable);
     const biasName = name.replace(/\.weight$/, '.bias');
     const bias = this.weights.get(biasName);
-    if (bias) y = tf.add(y, bias);
+    if (bias) y = addBias(y, bias as tf.Tensor1D); // bias gradient: a column sum in JS on wasm
     const ad = this.lora.get(name);
     if (ad) {
       const low = linear(x, ad.a as tf.Tensor2D, ad.a.trainable); // [N, r]

@@ -2,7 +2,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as tf from '@tensorflow/tfjs';
 import {
-  attentionBias, attentionReference, embedding, linear, linearReference, rmsNorm, rmsNormReference, rope, ropeReference,
+  addBias, attentionBias, attentionReference, columnSum, embedding, linear, linearReference, rmsNorm, rmsNormReference, rope, ropeReference,
   readView, ropeTables, rotateHalfMatrix, swiglu, swigluReference, tokenStats, tokenStatsReference, transpose2d,
 } from '../../core/model/kernels.js';
 import { attentionFast } from '../../core/model/attention.js';
@@ -45,6 +45,22 @@ describe('custom-gradient kernels', () => {
   it('rmsNorm', () => {
     compare((x, w) => rmsNorm(x as tf.Tensor2D, w as tf.Tensor1D, 1e-6), (x, w) => rmsNormReference(x as tf.Tensor2D, w as tf.Tensor1D, 1e-6),
       [tf.randomNormal([7, 8], 0, 1, 'float32', 3), tf.randomNormal([8], 1, 0.3, 'float32', 4)]);
+  });
+
+  it('addBias: x + b with the bias gradient as a column sum', () => {
+    compare((x, b) => addBias(x as tf.Tensor2D, b as tf.Tensor1D), (x, b) => tf.add(x, b),
+      [tf.randomNormal([7, 5], 0, 1, 'float32', 3), tf.randomNormal([5], 0, 1, 'float32', 4)]);
+    expect(() => addBias(tf.zeros([2, 3]) as tf.Tensor2D, tf.zeros([4]) as tf.Tensor1D)).toThrow(/width 3 does not match bias \[4\]/);
+  });
+
+  it('columnSum equals tf.sum over rows (with and without an elementwise factor)', () => {
+    tf.tidy(() => {
+      const a = tf.randomNormal([300, 37], 0, 1, 'float32', 5) as tf.Tensor2D;
+      const b = tf.randomNormal([300, 37], 0, 1, 'float32', 6) as tf.Tensor2D;
+      expect(maxAbsDiff(columnSum(a), tf.sum(a, 0))).toBeLessThan(1e-4);
+      expect(maxAbsDiff(columnSum(a, b), tf.sum(tf.mul(a, b), 0))).toBeLessThan(1e-4);
+      expect(() => columnSum(a, tf.zeros([300, 36]) as tf.Tensor2D)).toThrow(/differ/);
+    });
   });
 
   it('swiglu', () => {
