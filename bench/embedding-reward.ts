@@ -1,8 +1,8 @@
 // Cost of RWML's embedding reward (core/model/embedding.ts, all-MiniLM-L6-v2 in TF.js): load time, and milliseconds per
 // reward = embedding one predicted and one true next state and taking their cosine, for TextWorld-length states
-// (~60-120 tokens) and short grid-length ones, one reward at a time and in RWML's batches (examples × groupSize pairs).
+// (~60-120 tokens) and short grid-length ones, one reward at a time and in RWML's batches (--batch pairs per embed call).
 // Median of --repeats runs, printed as JSON and written to bench/results/embedding-reward.json.
-// Run: node bin/run-ts.mjs bench/embedding-reward.ts [--backend wasm|tensorflow|cpu] [--repeats 5]
+// Run: node bin/run-ts.mjs bench/embedding-reward.ts [--backend wasm|tensorflow|cpu] [--repeats 5] [--batch 8]
 // Needs the model in the cache (.ci/install-envs.sh). The load average is recorded: a busy machine inflates every number.
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { loadavg, cpus } from 'node:os';
@@ -11,6 +11,7 @@ import { cosineSimilarity, defaultEmbeddingModelDir, loadSentenceEmbedder } from
 
 const arg = (name: string, fallback: string) => { const i = process.argv.indexOf(name); return i > 0 ? process.argv[i + 1]! : fallback; };
 const REPEATS = Number(arg('--repeats', '5'));
+const BATCH = Number(arg('--batch', '8'));          // pairs per embed call: RWML scores examples × groupSize pairs in one call
 const backend = await initBackend({ backend: parseBackendRequest(arg('--backend', 'wasm'), '--backend'), ignoreEnv: true });
 
 const TEXTWORLD_STATE = `-= Studio =-
@@ -30,16 +31,23 @@ const loadStart = performance.now();
 const embedder = await loadSentenceEmbedder(defaultEmbeddingModelDir());
 const loadMs = performance.now() - loadStart;
 
-async function perReward(pairs: number, truth: string, prediction: string): Promise<number> {
+/** Wall and CPU milliseconds per reward (CPU time: this process's user + system, less sensitive to other load on the machine). */
+async function perReward(pairs: number, truth: string, prediction: string): Promise<{ wallMs: number; cpuMs: number }> {
   const texts = Array.from({ length: pairs }, (_, i) => [`${prediction} ${i}`, truth]).flat();   // distinct predictions, as in a group
-  const times: number[] = [];
+  const wall: number[] = [];
+  const cpu: number[] = [];
   for (let r = 0; r < REPEATS + 1; r++) {
     const t = performance.now();
+    const c = process.cpuUsage();
     const v = await embedder.embed(texts);
     for (let i = 0; i < pairs; i++) cosineSimilarity(v[2 * i]!, v[2 * i + 1]!);
-    if (r > 0) times.push((performance.now() - t) / pairs);       // the first run warms the kernels
+    const used = process.cpuUsage(c);
+    if (r > 0) {                                                     // the first run warms the kernels
+      wall.push((performance.now() - t) / pairs);
+      cpu.push((used.user + used.system) / 1000 / pairs);
+    }
   }
-  return median(times);
+  return { wallMs: Math.round(median(wall)), cpuMs: Math.round(median(cpu)) };
 }
 
 const result = {
@@ -49,16 +57,17 @@ const result = {
   cpus: cpus().length,
   loadAverageAtStart: loadavg()[0],
   repeats: REPEATS,
+  pairsPerBatch: BATCH,
   tokens: { textworldState: embedder.tokenize(TEXTWORLD_STATE).length, gridState: embedder.tokenize(GRID_STATE).length },
   loadMs: Math.round(loadMs),
-  msPerReward: {
-    textworldOneAtATime: Math.round(await perReward(1, TEXTWORLD_STATE, TEXTWORLD_PREDICTION)),
-    textworldBatchOf16: Math.round(await perReward(16, TEXTWORLD_STATE, TEXTWORLD_PREDICTION)),
-    gridOneAtATime: Math.round(await perReward(1, GRID_STATE, GRID_PREDICTION)),
-    gridBatchOf16: Math.round(await perReward(16, GRID_STATE, GRID_PREDICTION)),
+  perReward: {
+    textworldOneAtATime: await perReward(1, TEXTWORLD_STATE, TEXTWORLD_PREDICTION),
+    textworldBatched: await perReward(BATCH, TEXTWORLD_STATE, TEXTWORLD_PREDICTION),
+    gridOneAtATime: await perReward(1, GRID_STATE, GRID_PREDICTION),
+    gridBatched: await perReward(BATCH, GRID_STATE, GRID_PREDICTION),
   },
   loadAverageAtEnd: loadavg()[0],
-  command: `node bin/run-ts.mjs bench/embedding-reward.ts --backend ${arg('--backend', 'wasm')} --repeats ${REPEATS}`,
+  command: `node bin/run-ts.mjs bench/embedding-reward.ts --backend ${arg('--backend', 'wasm')} --repeats ${REPEATS} --batch ${BATCH}`,
   date: new Date().toISOString(),
 };
 embedder.dispose();

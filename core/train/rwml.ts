@@ -51,15 +51,18 @@ function cosine(a: number[], b: number[]): number {
 
 /**
  * Binarised embedding reward of RWML: 1 when cosine(embed(prediction), embed(truth)) ≥ threshold, else 0; an empty prediction
- * gets 0 without being embedded. `similarities` are the cosines (0 for empty predictions). One embed call for all pairs.
+ * gets 0 without being embedded. `similarities` are the cosines (0 for empty predictions). One embed call for all pairs, each
+ * distinct text once (a group's samples share their true state; bench/embedding-reward.ts measures the cost per text).
  */
 export async function embeddingRewards(embed: Embedder, predictions: readonly string[], truths: readonly string[], threshold: number):
   Promise<{ rewards: number[]; similarities: number[] }> {
   if (predictions.length !== truths.length) throw new Error(`embeddingRewards: ${predictions.length} predictions but ${truths.length} true states`);
   const scored = predictions.map((p, i) => i).filter((i) => predictions[i]!.trim().length > 0);
-  const vectors = scored.length > 0 ? await embed(scored.flatMap((i) => [predictions[i]!, truths[i]!])) : [];
+  const unique = [...new Set(scored.flatMap((i) => [predictions[i]!, truths[i]!]))];
+  const vectors = unique.length > 0 ? await embed(unique) : [];
+  const vectorOf = new Map(unique.map((text, k) => [text, vectors[k]!]));
   const similarities = predictions.map(() => 0);
-  scored.forEach((i, k) => { similarities[i] = cosine(vectors[2 * k]!, vectors[2 * k + 1]!); });
+  for (const i of scored) similarities[i] = cosine(vectorOf.get(predictions[i]!)!, vectorOf.get(truths[i]!)!);
   return { rewards: similarities.map((s, i) => (scored.includes(i) && s >= threshold ? 1 : 0)), similarities };
 }
 
