@@ -96,22 +96,21 @@ function gatherTiles(
         const row = (h - g * group) * T + t;
         const base = (b * G + g) * rows * hd;
         const o = (b * T + t) * width + h * hd;
-        for (let d = 0; d < half; d++) {
-          const a = x[o + d]!;
-          const c = x[o + d + half]!;
-          let va = a * scale;
-          let vc = c * scale;
-          if (cos && sin) {
-            va = (a * cos[p + d]! - c * sin[p + d]!) * scale;
-            vc = (c * cos[p + d + half]! + a * sin[p + d + half]!) * scale;
+        if (cos && sin) {
+          const pc = cos;
+          const ps = sin;
+          for (let d = 0; d < half; d++) {
+            const a = x[o + d]!;
+            const c = x[o + d + half]!;
+            const va = (a * pc[p + d]! - c * ps[p + d]!) * scale;
+            const vc = (c * pc[p + d + half]! + a * ps[p + d + half]!) * scale;
+            if (transposed) { out[base + d * rows + row] = va; out[base + (d + half) * rows + row] = vc; } else { out[base + row * hd + d] = va; out[base + row * hd + d + half] = vc; }
           }
-          if (transposed) {
-            out[base + d * rows + row] = va;
-            out[base + (d + half) * rows + row] = vc;
-          } else {
-            out[base + row * hd + d] = va;
-            out[base + row * hd + d + half] = vc;
-          }
+        } else if (transposed) {
+          for (let d = 0; d < hd; d++) out[base + d * rows + row] = x[o + d]! * scale;
+        } else {
+          const ob = base + row * hd;
+          for (let d = 0; d < hd; d++) out[ob + d] = x[o + d]! * scale;
         }
       }
     }
@@ -148,16 +147,33 @@ function scatterTile(
     for (let t = 0; t < T; t++) {
       const row = r * T + t;
       const o = (b * T + t) * width + h * hd;
-      const p = pos ? pos[t]! * hd : 0;
-      for (let d = 0; d < half; d++) {
-        const gd = transposed ? src[d * rows + row]! : src[row * hd + d]!;
-        const gh = transposed ? src[(d + half) * rows + row]! : src[row * hd + d + half]!;
+      // separate loops per case (no per-element branches)
+      if (transposed) {
         if (cos && sin) {
-          dst[o + d] = (gd * cos[p + d]! + gh * sin[p + d + half]!) * scale;
-          dst[o + d + half] = (gh * cos[p + d + half]! - gd * sin[p + d]!) * scale;
+          const p = pos![t]! * hd;
+          for (let d = 0; d < half; d++) {
+            const gd = src[d * rows + row]!;
+            const gh = src[(d + half) * rows + row]!;
+            dst[o + d] = (gd * cos[p + d]! + gh * sin[p + d + half]!) * scale;
+            dst[o + d + half] = (gh * cos[p + d + half]! - gd * sin[p + d]!) * scale;
+          }
         } else {
-          dst[o + d] = gd * scale;
-          dst[o + d + half] = gh * scale;
+          for (let d = 0; d < hd; d++) dst[o + d] = src[d * rows + row]! * scale;
+        }
+      } else {
+        const sr = row * hd;
+        if (cos && sin) {
+          const p = pos![t]! * hd;
+          for (let d = 0; d < half; d++) {
+            const gd = src[sr + d]!;
+            const gh = src[sr + d + half]!;
+            dst[o + d] = (gd * cos[p + d]! + gh * sin[p + d + half]!) * scale;
+            dst[o + d + half] = (gh * cos[p + d + half]! - gd * sin[p + d]!) * scale;
+          }
+        } else if (scale === 1) {
+          for (let d = 0; d < hd; d++) dst[o + d] = src[sr + d]!;
+        } else {
+          for (let d = 0; d < hd; d++) dst[o + d] = src[sr + d]! * scale;
         }
       }
     }
