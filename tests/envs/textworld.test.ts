@@ -7,6 +7,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { registerEnvCommands, splitActions } from '../../core/cli/env-commands.js';
 import { checkEnv, createEnv, describeEnv, getEnvDefinition, listEnvs, solveEnv } from '../../core/envs/index.js';
 import { parseStateText, scoreWorldModel } from '../../core/prompts/world-model.js';
+import { envInfos } from '../../core/host/env-adapter.js';
 
 /** The env commands in-process, capturing console.log. */
 async function cli(...args: string[]): Promise<{ stdout: string; code: number | undefined }> {
@@ -33,6 +34,12 @@ describe('textworld is registered', () => {
   it('is listed with its levels, whether or not textworld is installed', () => {
     expect(listEnvs()).toContain('textworld');
     expect(describeEnv('textworld').title).toBe('TextWorld');
+  });
+
+  it('is served by envs.list (what the New Run form offers) with its default options', () => {
+    const info = envInfos().find((e) => e.id === 'textworld');
+    expect(info).toBeDefined();
+    if (!missing) expect(info!.defaultOptions).toEqual({ level: 'coin-easy', max_steps: 50 });
   });
 });
 
