@@ -198,6 +198,18 @@ export function textBoard(envId: string, text: string): Board {
   return { env: envId, rows: lines.length, cols: 1, cells: lines.map(() => ['line']), values: lines.map((l) => [hashString(l) >>> 1]) };
 }
 
+/** The `{{ json }}` form of a text state is {"text": ...}: its text; any other text as it is. */
+function unwrapJsonForm(text: string): string {
+  const trimmed = text.trim();
+  if (!trimmed.startsWith('{')) return text;
+  try {
+    const value = JSON.parse(trimmed) as { text?: unknown };
+    return typeof value?.text === 'string' ? value.text : text;
+  } catch {
+    return text;
+  }
+}
+
 function textVocabulary(envId: string, parse: (text: string) => string | null): StateVocabulary {
   const same = (_entities: unknown): string => '';
   return {
@@ -206,7 +218,7 @@ function textVocabulary(envId: string, parse: (text: string) => string | null): 
     forms: { spaCoordinates: same, coordinateListing: same, relations: same, json: (env) => JSON.stringify({ text: env.gridText() }) },
     decoyKinds: [],
     parse(text) {
-      const canonical = parse(text);
+      const canonical = parse(unwrapJsonForm(text));
       if (canonical === null || canonical.trim() === '') return null;
       return textBoard(envId, canonical);
     },

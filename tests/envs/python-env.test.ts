@@ -77,6 +77,7 @@ describe('a Python env file on SPA_ENV_PATH', () => {
     const wrong = scoreWorldModel(parseStateText('numberline', 'Position 9 of 0..5; target 0.'), truth.board());
     expect(wrong).toMatchObject({ parsed: true, exact: false, cellAccuracy: 0 });
     expect(scoreWorldModel(parseStateText('numberline', ''), truth.board()).parsed).toBe(false);
+    expect(scoreWorldModel(parseStateText('numberline', JSON.stringify({ text: truth.gridText() })), truth.board()).exact).toBe(true); // {{ json }}
   });
 });
 
