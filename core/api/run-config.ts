@@ -36,7 +36,10 @@ export const RUN_SIZES = [
   { id: 'smoke', preset: true, description: 'seconds on one CPU core: a micro model and a handful of games (the tests)' },
   { id: 'quick', preset: true, description: 'the main job (npm start): minutes on a 2-core CPU with the tiny model, from the shipped base' },
   { id: 'standard', preset: true, description: 'the study size: quick\'s model and base, more self-play, SFT, RL and a 128 x 8 final eval' },
-  { id: 'cpu-real', preset: true, description: 'a small pretrained model folder (model.path) on a CPU: LoRA, the compact format, SFT of the world model in ~2.5 CPU-hours' },
+  {
+    id: 'cpu-real', preset: true,
+    description: 'a small pretrained model folder (model.path) on a CPU: LoRA, the compact format, SFT of the world model in ~2.5 CPU-hours',
+  },
   { id: 'paper', preset: true, description: 'the reference settings of arXiv 2510.15047 (a 1.5B model on 4 GPUs)' },
   { id: 'gpu-24g', preset: false, description: 'the paper recipe on a local model folder, memory settings for one 24 GB GPU' },
   { id: 'gpu-80g', preset: false, description: 'the paper recipe on a local model folder, memory settings for one 80 GB GPU' },
@@ -185,7 +188,8 @@ export const BootstrapSectionSchema = z.object({
   decoyPool: z.number().int().nonnegative().default(0)
     .describe('observation \'decoy\' only: states come from this many unrelated decoy puzzles (0 = a fresh decoy per turn); source: ours'),
   observation: z.enum(['true', 'decoy']).default('true')
-    .describe('true: <observation> = the true state, <prediction> = a counterfactual (the state after other random actions); decoy: the old anti-grounded data (audit B2); source: ours'),
+    .describe('true: <observation> = the true state, <prediction> = a counterfactual (the state after other random actions); ' +
+      'decoy: the old anti-grounded data (audit B2); source: ours'),
   prediction: z.enum(['counterfactual', 'copy']).default('counterfactual')
     .describe('counterfactual: <prediction> = the state after other random actions; copy: the observation again ("nothing moves", issue 23); source: ours'),
   copyDrills: z.number().min(0).max(1).default(0.2)
@@ -201,7 +205,8 @@ export const BootstrapSectionSchema = z.object({
   shipped: z.boolean().default(true)
     .describe('use the shipped base (resources/bases/<env>) when env, templates, model, settings match; source: ours'),
   extend: z.array(BootstrapPhaseSchema).default([])
-    .describe('further phases after `steps`, each warm from the last with a fresh AdamW and its own cosine schedule (5% warmup), its data rebuilt with its own batch size, lr and copy-drill share (unset = the section\'s); e.g. a base that failed its gate extended; source: ours'),
+    .describe('further phases after `steps`, each warm from the last with a fresh AdamW and its own cosine schedule (5% warmup), ' +
+      'its data rebuilt with its own batch size, lr and copy-drill share (unset = the section\'s); e.g. a base that failed its gate extended; source: ours'),
 }).strict();
 export type BootstrapSection = z.infer<typeof BootstrapSectionSchema>;
 
@@ -215,7 +220,9 @@ export const SelfplaySectionSchema = z.object({
   alignPlan: z.boolean().default(false)
     .describe('true: the reasoning is rewritten as "I will try <the answer\'s actions>." so the prediction follows its plan (tiny models); source: ours'),
   drills: z.number().int().nonnegative().default(0)
-    .describe('one-action world-model drills: the random-action generator plays this many extra one-turn games of one action on fresh self-play seeds (from selfplayStart + 700000); after ground-truth replacement each is a row whose prediction is the true state after one action, the dynamics in the shortest turn the format allows (0 = none, as the paper); source: paper'),
+    .describe('one-action world-model drills: the random-action generator plays this many extra one-turn games of one action on fresh ' +
+      'self-play seeds (from selfplayStart + 700000); after ground-truth replacement each is a row whose prediction is the true state after ' +
+      'one action, the dynamics in the shortest turn the format allows (0 = none, as the paper); source: paper'),
   valFraction: z.number().min(0).lt(1).default(0.1)
     .describe('validation share, split by whole game; source: ours'),
 }).strict();

@@ -40,7 +40,9 @@ function parseConfig(text: string | undefined): Record<string, unknown> {
 
 function readTemplateFile(file: string): string {
   // a BOM dropped (Notepad writes one); a file must be a regular file (a FIFO is refused unopened); '-' is standard input
-  try { return file === '-' ? stripBom(readFileSync(0, 'utf8')) : readRegularTextSync(file, { maxBytes: 16 * 1024 ** 2, what: 'a template file' }); } catch (e) {
+  try {
+    return file === '-' ? stripBom(readFileSync(0, 'utf8')) : readRegularTextSync(file, { maxBytes: 16 * 1024 ** 2, what: 'a template file' });
+  } catch (e) {
     return fail(`--template-file: cannot read ${file === '-' ? 'standard input' : resolve(file)}: ${(e as Error).message}`);
   }
 }

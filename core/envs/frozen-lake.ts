@@ -41,7 +41,8 @@ export const FROZEN_LAKE_OPTIONS: OptionSpec[] = [
   { name: 'map', type: 'stringList', default: null, nullable: true, doc: 'explicit map, rows of S (start) F (frozen) H (hole) G (goal); overrides size and p' },
   {
     name: 'goalDistance', type: 'integer', default: null, min: 1, max: 30, nullable: true,
-    doc: 'with randomStartGoal: the goal at this many moves (Manhattan distance) from the start; 1 with p 1 and maxSteps 1 is a 4-armed contextual bandit (null: anywhere)',
+    doc: 'with randomStartGoal: the goal at this many moves (Manhattan distance) from the start; ' +
+      '1 with p 1 and maxSteps 1 is a 4-armed contextual bandit (null: anywhere)',
   },
   { name: 'maxSteps', type: 'integer', default: 100, min: 1, max: 100_000, nullable: true, doc: 'truncate the episode after this many steps (null: never)' },
 ];

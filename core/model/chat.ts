@@ -446,7 +446,10 @@ function formatWithTemplate(messages: readonly ChatMessage[], tokenizer: Tokeniz
 }
 
 export interface RoleMaskOptions {
-  /** Also mark each selected message's end-of-turn token (ChatSpan.endOfTurn: `<|im_end|>`, `<|eot_id|>`, `</s>`…) so the model learns to stop. Default true. */
+  /**
+   * Also mark each selected message's end-of-turn token (ChatSpan.endOfTurn: `<|im_end|>`, `<|eot_id|>`, `</s>`…) so the model learns to stop.
+   * Default true.
+   */
   includeEnd?: boolean;
 }
 

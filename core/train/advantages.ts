@@ -52,7 +52,9 @@ export function episodeAdvantages(
     // one step per turn: V(s_j) = the value of turn j's first reply token (the state before the reply, transformer.ts)
     const levelRewards = active.map((j) => (opts.placement === 'per-turn' ? rewards[j]! : 0));
     if (opts.placement === 'last-token') levelRewards[levelRewards.length - 1] = total;
-    const out = turnLevelGae({ turnRewards: levelRewards, turnValues: active.map((j) => turnValues[j]![0]!), turnGamma: opts.turnGamma, turnLambda: opts.lambda });
+    const out = turnLevelGae({
+      turnRewards: levelRewards, turnValues: active.map((j) => turnValues[j]![0]!), turnGamma: opts.turnGamma, turnLambda: opts.lambda,
+    });
     active.forEach((j, k) => {
       empty.advantages[j] = turnValues[j]!.map(() => out.advantages[k]!);
       empty.returns[j] = turnValues[j]!.map(() => out.returns[k]!);

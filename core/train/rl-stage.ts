@@ -222,7 +222,9 @@ export const rlStage: StageDefinition = {
       const groups = results.map((r) => r.spec.group);
       const filter = filterGroupsBySpread(episodeRewards, groups, section.keepGroupsFraction);
       const kept = new Set(filter.keptGroups);
-      const samples = turnSamples(results, (e) => kept.has(groups[e]!), { maskStateSpans: section.maskStateSpans, decode: (ids) => policy.tokenizer.decode(ids) });
+      const samples = turnSamples(results, (e) => kept.has(groups[e]!), {
+        maskStateSpans: section.maskStateSpans, decode: (ids) => policy.tokenizer.decode(ids),
+      });
       // 3. rows with old log-probs / values (and reference log-probs for KL)
       const stats = await samplingStats(policy, samples, { critic: ppo ? (critic ?? policy) : undefined, reference, batchSize: section.miniBatchSize });
       const built = algorithm.buildRows({ samples, turnRewards, episodeRewards, groups, stats, section });

@@ -59,9 +59,10 @@ describe('launch.sh against RAGEN train.py checks (M1, M11, M12 paths)', () => {
     expect(checkRagen(bundle, ppoOverrides(launch, vars(g1, g1)))).toBe('ok False');
     // without the '+' extras the same check fails, as on the cluster
     expect(() => checkRagen(bundle, ppoOverrides(launch, vars(g1, g1)).filter((o) => !o.startsWith('+')))).toThrow(/bi_level_gae|tp_size_check/);
-    expect(launch).toContain('hydra.run.dir="$OUT/hydra"');
+    // paths are quoted for bash and for Hydra ("'$VAR…'", issue 37 N5), so a space or '=' in $OUT stays one override value
+    expect(launch).toContain(`hydra.run.dir="'$OUT/hydra'"`);
     expect(launch).toContain('export WANDB_DIR="$OUT"');
-    expect(launch).toContain('trainer.validation_data_dir="$OUT/val_generations"');
+    expect(launch).toContain(`trainer.validation_data_dir="'$OUT/val_generations'"`);
     const grpo = exportWith((c) => { c.stages.rl = { ...(c.stages.rl ?? {}), algorithm: 'grpo' }; }, 'grpo');
     const g = fs.readFileSync(path.join(grpo, 'launch.sh'), 'utf8');
     expect(fs.readFileSync(path.join(grpo, 'config', fs.readdirSync(path.join(grpo, 'config'))[0]!), 'utf8')).toContain('adv_estimator: grpo');
@@ -71,10 +72,12 @@ describe('launch.sh against RAGEN train.py checks (M1, M11, M12 paths)', () => {
 
   it('M4: the SFT checkpoint pick takes the highest step even with "_" in the bundle path (run_spa.sh:111 sort -V)', () => {
     const launch = fs.readFileSync(path.join(tmp, 'my_bundle_gae', 'launch.sh'), 'utf8');
-    const line = launch.split('\n').find((l) => l.includes('LAST=$('))!.split('#')[0]!;
+    // the pick is the nullglob of the step folders through LAST=$(… | sort -V | tail -1) (issue 37 N5: no `ls` under pipefail)
+    const lines = launch.split('\n').map((l) => l.trim());
+    const line = lines.slice(lines.findIndex((l) => l.startsWith('shopt -s nullglob;')), lines.findIndex((l) => l.startsWith('LAST=$(')) + 1).join('\n');
     const out = path.join(tmp, 'my_bundle_out_x');
     for (const s of [5, 10, 9]) fs.mkdirSync(path.join(out, 'sft', `global_step_${s}`), { recursive: true });
-    const got = execFileSync('bash', ['-c', `OUT=${JSON.stringify(out)}; ${line}; echo "$LAST"`], { encoding: 'utf8' }).trim();
+    const got = execFileSync('bash', ['-c', `OUT=${JSON.stringify(out)}\n${line}\necho "$LAST"`], { encoding: 'utf8' }).trim();
     expect(path.basename(got)).toBe('global_step_10');
   });
 
