@@ -190,6 +190,25 @@ export function rmsNormReference(x: tf.Tensor2D, w: tf.Tensor1D, eps: number): t
 
 // ---------------------------------------------------------------- SwiGLU: silu(gate) * up
 
+let swigluScratch = new Float32Array(0);
+/**
+ * SwiGLU's backward in one JS pass over the wasm heap (7 elementwise kernels otherwise):
+ * du = dy silu(g), dg = dy u s (1 + g (1 - s)) with s = sigmoid(g).
+ */
+function swigluGradJs(dy: tf.Tensor, g: tf.Tensor, u: tf.Tensor, sg: tf.Tensor, act: tf.Tensor): tf.Tensor[] {
+  const n = dy.size;
+  if (swigluScratch.length < 2 * n) swigluScratch = new Float32Array(2 * n); // wasm copies on tensor creation
+  const dg = swigluScratch.subarray(0, n);
+  const du = swigluScratch.subarray(n, 2 * n);
+  const dyv = readView(dy); const gv = readView(g); const uv = readView(u); const sv = readView(sg); const av = readView(act);
+  for (let i = 0; i < n; i++) {
+    const d = dyv[i]!; const s = sv[i]!;
+    du[i] = d * av[i]!;
+    dg[i] = d * uv[i]! * (s * (1 + gv[i]! * (1 - s)));
+  }
+  return [tf.tensor(dg, dy.shape), tf.tensor(du, dy.shape)];
+}
+
 const swigluKernel = custom((gate: tf.Tensor, up: tf.Tensor, save: tf.GradSaveFunc) => {
   const s = tf.sigmoid(gate);        // [N, I]
   const a = tf.mul(gate, s);         // silu(gate)
@@ -198,6 +217,7 @@ const swigluKernel = custom((gate: tf.Tensor, up: tf.Tensor, save: tf.GradSaveFu
     value: tf.mul(a, up),
     gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
       const [g, u, sg, act] = saved as tf.Tensor[];
+      if (tf.getBackend() === 'wasm' && dy.dtype === 'float32') return swigluGradJs(dy, g!, u!, sg!, act!);
       const du = tf.mul(dy, act!);
       // d silu(g)/dg = s (1 + g (1 - s))
       const dsilu = tf.mul(sg!, tf.add(1, tf.mul(g!, tf.sub(1, sg!))));
