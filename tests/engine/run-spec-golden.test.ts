@@ -24,6 +24,7 @@ const INTENDED: Array<{ cases: RegExp; path: string; now: unknown; why: string }
   { cases: /./, path: 'sections.rl.lossAggregation', now: 'token-mean', why: 'new field (h2-loss): the mean over model tokens, as RL did' },
   { cases: PAPER_RECIPE, path: 'sections.rl.lossAggregation', now: 'seq-mean-token-mean', why: 'h2-loss: the paper recipe weighs episodes as RAGEN (micro-batch 1)' },
   { cases: /./, path: 'sections.rl.responseMask', now: 'reply', why: "new field (h2-loss): the loss covers the model's reply tokens, as before" },
+  { cases: /./, path: 'sections.rl.maskStateSpans', now: false, why: 'new field (h2-loss, issue 34): the policy loss keeps the state spans, as before' },
 ];
 
 /**
