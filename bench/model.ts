@@ -209,7 +209,7 @@ const roundRatios: Record<string, Array<Record<string, number>>> = {};
 if (rounds === 1) {
   for (const s of shapes) {
     tfjs[s.name] = createTfjs(s).finish();
-    if (dpWorkers > 0) { const dp = await createDataParallel(s, dpWorkers); dataParallel[s.name] = await dp.finish(); }
+    if (dpWorkers > 0) { const dp = await createDataParallel(s, dpWorkers); await dp.measure(); dataParallel[s.name] = await dp.finish(); }
   }
   torch = runTorch();
 } else {
@@ -220,12 +220,13 @@ if (rounds === 1) {
   for (let r = 0; r < rounds; r++) {
     const mine: Record<string, { single: number; dp: number | null }> = {};
     for (const side of sides) {
-      mine[side.s.name] = { single: r === 0 ? NaN : side.single.measure(), dp: side.dp ? (r === 0 ? NaN : await side.dp.measure()) : null };
+      // round 0: TF.js's first --steps ran when it was created (before its breakdown and generation runs)
+      mine[side.s.name] = { single: r === 0 ? NaN : side.single.measure(), dp: side.dp ? await side.dp.measure() : null };
     }
     const t = runTorch(1);
     if (!t.ok) { torch = t; break; }
     torchRuns.push(t.data);
-    if (r === 0) continue; // round 0: the sides' first --steps ran when they were created, before this torch run
+    if (r === 0) continue; // round 0 has no TF.js figure of its own (see above): no ratios
     for (const side of sides) {
       const name = side.s.name;
       const tokens = side.s.batch * side.s.context;
