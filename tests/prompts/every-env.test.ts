@@ -44,8 +44,12 @@ describe.each(listEnvs())('env %s through templates, rendering, parsing and scor
     expect(s.messages()[1]!.content.startsWith(`${rules} Actions: `)).toBe(true);
   });
 
+  // text envs (Python envs such as textworld) have no entities: the coordinate forms are empty for them, and any text parses
+  const textEnv = vocabulary.entities.length === 0 && vocabulary.cells.every((c) => c.kind === 'line');
+
   it('renders every preset, and every truthful preset parses back to the exact board', () => {
     for (const { name } of listTemplatePresets()) {
+      if (textEnv && !/\b(grid|json)\b/.test(getTemplatePreset(name).parts.state)) continue;   // coordinate-only presets
       const template = getTemplatePreset(name);
       for (let seed = 0; seed < 3; seed++) {
         const env = createEnv(id);
@@ -67,6 +71,7 @@ describe.each(listEnvs())('env %s through templates, rendering, parsing and scor
     const score = scoreWorldModel(parseStateText(id, renderState(template, b), template, a.board()), a.board());
     expect(score.exact).toBe(false);
     expect(score.cellAccuracy).toBeLessThan(1);
+    if (textEnv) return;                     // any text is a (wrong) text state; there are no coordinates to randomise
     expect(scoreWorldModel(parseStateText(id, 'no state here', template, a.board()), a.board()).parsed).toBe(false);
     expect(randomCoordinates(a)).not.toBe(spaCoordinates(id, a.entities()));
   });
