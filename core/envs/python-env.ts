@@ -139,7 +139,8 @@ function choosePython(requires: readonly string[]): string | { missing: string }
   let answer: string | { missing: string } = { missing: `no Python among ${pythonList().join(', ')} answered` };
   for (const python of pythonList()) {
     if (requires.length === 0) { answer = python; break; }
-    const r = spawnSync(python, ['-c', 'import importlib.util, sys\nprint(",".join(m for m in sys.argv[1:] if importlib.util.find_spec(m) is None))', ...requires],
+    const probe = 'import importlib.util, sys\nprint(",".join(m for m in sys.argv[1:] if importlib.util.find_spec(m) is None))';
+    const r = spawnSync(python, ['-c', probe, ...requires],
       { encoding: 'utf8', timeout: 30_000 });
     if (r.status !== 0) continue;
     if (r.stdout.trim() === '') { answer = python; break; }
@@ -181,7 +182,8 @@ function timeoutMs(decl: Declaration | null, start = false): number {
 
 // ---------------------------------------------------------------- text states
 
-/** A state text in the form world-model scoring compares: lines trimmed, inner whitespace collapsed, lower case, blank lines and a trailing ">" prompt dropped. */
+/** A state text in the form world-model scoring compares: lines trimmed, inner whitespace collapsed, lower case,
+ *  blank lines and a trailing ">" prompt dropped. */
 export function normalizeStateText(text: string): string {
   return text.split('\n').map((l) => l.replace(/\s+/g, ' ').trim().toLowerCase()).filter((l) => l.length > 0 && l !== '>').join('\n');
 }
@@ -227,7 +229,9 @@ function textVocabulary(envId: string, parse: (text: string) => string | null): 
 
 // ---------------------------------------------------------------- the env
 
-interface PythonEnvState { env: string; seed: number | null; options: ResolvedOptions; resetOptions: Record<string, unknown> | null; actions: string[]; started: boolean }
+interface PythonEnvState {
+  env: string; seed: number | null; options: ResolvedOptions; resetOptions: Record<string, unknown> | null; actions: string[]; started: boolean;
+}
 
 const finalizer = new FinalizationRegistry<{ host: PythonHost; handle: number }>(({ host, handle }) => {
   if (host.alive) { try { host.call('close', { handle }, 5000); } catch { /* the host is gone */ } }
@@ -293,7 +297,8 @@ export class PythonEnv implements Env<string, PythonEnvState> {
     if (!this.started) throw new EnvError('step() before reset()', { where: `env "${this.id}"`, hint: 'call reset() first' });
     if (this.ended) throw new EnvError('step() after the episode ended', { where: `env "${this.id}"`, hint: 'call reset() to start a new episode' });
     if (!this.legal.includes(action)) {
-      return { observation: this.text, reward: 0, terminated: false, truncated: false, info: { success: false, actionIsValid: false, actionIsEffective: false } };
+      return { observation: this.text, reward: 0, terminated: false, truncated: false,
+        info: { success: false, actionIsValid: false, actionIsEffective: false } };
     }
     const before = this.text;
     const reply = this.call('step', { action });
@@ -323,13 +328,17 @@ export class PythonEnv implements Env<string, PythonEnvState> {
       throw new EnvError('invalid state', { where: `env "${this.id}" setState`, expected: `a state from getState() of ${this.id}`, received: show(state) });
     }
     if (JSON.stringify(state.options) !== JSON.stringify(this.options)) {
-      throw new EnvError('invalid state', { where: `env "${this.id}" setState`, expected: `options ${show(this.options)}`, received: show(state.options), hint: 'create the env with the options of the state' });
+      throw new EnvError('invalid state', { where: `env "${this.id}" setState`, expected: `options ${show(this.options)}`,
+        received: show(state.options), hint: 'create the env with the options of the state' });
     }
     if (!state.started) { this.started = false; return; }
     this.reset({ ...(state.seed !== null ? { seed: state.seed } : {}), ...(state.resetOptions ? { options: state.resetOptions } : {}) });
     for (const a of state.actions) {
       const r = this.step(a);
-      if (!r.info.actionIsValid) throw new PythonEnvError(this.id, 'setState', `replaying ${show(a)} failed: not legal after the replayed prefix (is the env deterministic given its seed?)`);
+      if (!r.info.actionIsValid) {
+        throw new PythonEnvError(this.id, 'setState',
+          `replaying ${show(a)} failed: not legal after the replayed prefix (is the env deterministic given its seed?)`);
+      }
     }
   }
 
@@ -361,7 +370,9 @@ const DOC_DEFAULTS: EnvDocs = {
 
 function unavailable(entry: PythonEnvEntry, why: string): EnvDefinition {
   const fail = (): never => {
-    throw new EnvError(`python env "${entry.id}" is unavailable`, { where: entry.file, received: why, hint: 'run .ci/install-envs.sh (docs/envs.md), or set SPA_ENV_PYTHON to a Python that has its `requires`' });
+    throw new EnvError(`python env "${entry.id}" is unavailable`, {
+      where: entry.file, received: why, hint: 'run .ci/install-envs.sh (docs/envs.md), or set SPA_ENV_PYTHON to a Python that has its `requires`',
+    });
   };
   return {
     id: entry.id, title: entry.title,
@@ -374,7 +385,9 @@ function unavailable(entry: PythonEnvEntry, why: string): EnvDefinition {
 
 function checkDeclaration(entry: PythonEnvEntry, raw: unknown): Declaration {
   const d = raw as Declaration;
-  const bad = (what: string, got: unknown): never => { throw new PythonEnvError(entry.id, 'describe', `the class declares ${what}; got ${show(got)} (docs/envs.md lists the attributes)`); };
+  const bad = (what: string, got: unknown): never => {
+    throw new PythonEnvError(entry.id, 'describe', `the class declares ${what}; got ${show(got)} (docs/envs.md lists the attributes)`);
+  };
   if (!d || typeof d !== 'object') bad('nothing readable', raw);
   if (d.id !== entry.id) bad(`id ${show(entry.id)}`, d.id);
   if (d.options !== undefined && !Array.isArray(d.options)) bad('options as a list of {name, type, default, doc}', d.options);
@@ -387,7 +400,8 @@ function checkDeclaration(entry: PythonEnvEntry, raw: unknown): Declaration {
   return d;
 }
 
-/** The EnvDefinition of a Python env (declaration read once per process; an env that cannot load becomes an "unavailable" definition whose create() says why). */
+/** The EnvDefinition of a Python env (declaration read once per process; an env that cannot load becomes an
+ *  "unavailable" definition whose create() says why). */
 export function pythonEnvDefinition(entry: PythonEnvEntry): EnvDefinition {
   const cached = definitions.get(entry.file + '\n' + entry.id);
   if (cached) return cached;
@@ -433,7 +447,8 @@ function buildDefinition(entry: PythonEnvEntry): EnvDefinition {
       ? {
           solve(env: Env): EnvSolution {
             const plan = env instanceof PythonEnv ? env.oracle() : null;
-            return plan === null ? { solved: false, actions: [], optimal: false, note: 'the env gave no plan' } : { solved: true, actions: plan, optimal: false, note: 'the env\'s oracle()' };
+            return plan === null ? { solved: false, actions: [], optimal: false, note: 'the env gave no plan' }
+              : { solved: true, actions: plan, optimal: false, note: 'the env\'s oracle()' };
           },
         }
       : {}),

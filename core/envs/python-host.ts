@@ -41,7 +41,12 @@ child.stderr.on('data', (c) => { stderrTail = (stderrTail + c.toString('utf8')).
 child.stdout.on('data', (chunk) => {
   buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
   while (buf.length >= 8) {
-    if (buf.toString('latin1', 0, 4) !== 'SPAE') { post({ fatal: 'malformed frame from the env process (did it write to stdout directly?): ' + JSON.stringify(buf.toString('latin1', 0, 40)), stderr: stderrTail }); child.kill('SIGKILL'); return; }
+    if (buf.toString('latin1', 0, 4) !== 'SPAE') {
+      const head = JSON.stringify(buf.toString('latin1', 0, 40));
+      post({ fatal: 'malformed frame from the env process (did it write to stdout directly?): ' + head, stderr: stderrTail });
+      child.kill('SIGKILL');
+      return;
+    }
     const n = buf.readUInt32LE(4);
     if (buf.length < 8 + n) return;
     const text = buf.toString('utf8', 8, 8 + n);
@@ -52,7 +57,10 @@ child.stdout.on('data', (chunk) => {
 child.on('error', (e) => { exited = true; post({ fatal: 'could not start ' + python + ': ' + e.message, stderr: stderrTail }); });
 child.on('exit', (code, signal) => {
   // let stderr drain before reporting
-  setTimeout(() => { exited = true; post({ fatal: 'the env process exited (' + (signal ? 'signal ' + signal : 'code ' + code) + ')', stderr: stderrTail }); }, 50);
+  setTimeout(() => {
+    exited = true;
+    post({ fatal: 'the env process exited (' + (signal ? 'signal ' + signal : 'code ' + code) + ')', stderr: stderrTail });
+  }, 50);
 });
 child.stdin.on('error', () => {});
 parentPort.on('message', (m) => {

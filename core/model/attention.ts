@@ -104,7 +104,8 @@ function gatherTiles(
             const c = x[o + d + half]!;
             const va = (a * pc[p + d]! - c * ps[p + d]!) * scale;
             const vc = (c * pc[p + d + half]! + a * ps[p + d + half]!) * scale;
-            if (transposed) { out[base + d * rows + row] = va; out[base + (d + half) * rows + row] = vc; } else { out[base + row * hd + d] = va; out[base + row * hd + d + half] = vc; }
+            if (transposed) { out[base + d * rows + row] = va; out[base + (d + half) * rows + row] = vc; }
+            else { out[base + row * hd + d] = va; out[base + row * hd + d + half] = vc; }
           }
         } else if (transposed) {
           for (let d = 0; d < hd; d++) out[base + d * rows + row] = x[o + d]! * scale;

@@ -33,7 +33,10 @@ export function defaultEmbeddingModelDir(): string {
 }
 
 /** BERT's config.json fields the encoder uses. */
-interface BertConfig { hidden_size: number; num_attention_heads: number; num_hidden_layers: number; intermediate_size: number; layer_norm_eps: number; max_position_embeddings: number; hidden_act: string }
+interface BertConfig {
+  hidden_size: number; num_attention_heads: number; num_hidden_layers: number; intermediate_size: number;
+  layer_norm_eps: number; max_position_embeddings: number; hidden_act: string;
+}
 
 type Weights = Map<string, tf.Tensor>;
 
@@ -139,8 +142,12 @@ export async function loadSentenceEmbedder(dir: string = defaultEmbeddingModelDi
     }
   }
   const raw = await readJson(join(dir, 'config.json'));
-  if (raw.model_type !== 'bert') throw new EmbeddingModelError(`${dir}/config.json: model_type ${JSON.stringify(raw.model_type)} is not supported (expected "bert")`);
-  if (raw.hidden_act !== 'gelu') throw new EmbeddingModelError(`${dir}/config.json: hidden_act ${JSON.stringify(raw.hidden_act)} is not supported (expected "gelu")`);
+  if (raw.model_type !== 'bert') {
+    throw new EmbeddingModelError(`${dir}/config.json: model_type ${JSON.stringify(raw.model_type)} is not supported (expected "bert")`);
+  }
+  if (raw.hidden_act !== 'gelu') {
+    throw new EmbeddingModelError(`${dir}/config.json: hidden_act ${JSON.stringify(raw.hidden_act)} is not supported (expected "gelu")`);
+  }
   const config = raw as unknown as BertConfig;
   if (existsSync(join(dir, '1_Pooling', 'config.json'))) {
     const pooling = await readJson(join(dir, '1_Pooling', 'config.json'));
@@ -152,7 +159,8 @@ export async function loadSentenceEmbedder(dir: string = defaultEmbeddingModelDi
   const maxTokens = Math.min(typeof stConfig.max_seq_length === 'number' ? stConfig.max_seq_length : 512, config.max_position_embeddings);
   const tokenizerConfig = existsSync(join(dir, 'tokenizer_config.json')) ? await readJson(join(dir, 'tokenizer_config.json')) : {};
   // BERT has no end-of-sequence token; HfTokenizer wants one (for generation, unused here): [SEP] stands in
-  const tokenizer = await HfTokenizer.fromJson(await readJson(join(dir, 'tokenizer.json')), { eos_token: '[SEP]', ...tokenizerConfig }, join(dir, 'tokenizer.json'));
+  const tokenizerPath = join(dir, 'tokenizer.json');
+  const tokenizer = await HfTokenizer.fromJson(await readJson(tokenizerPath), { eos_token: '[SEP]', ...tokenizerConfig }, tokenizerPath);
   const vocab = ((await readJson(join(dir, 'tokenizer.json'))).model as { vocab: Record<string, number> }).vocab;
   const cls = vocab['[CLS]'];
   const sep = vocab['[SEP]'];
