@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Command } from 'commander';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { registerEnvCommands, splitActions, unknownTemplateVariables } from '../../core/cli/env-commands.js';
+import { listEnvs } from '../../core/envs/index.js';
 import { getTemplatePreset, listTemplatePresets } from '../../core/prompts/index.js';
 import { TINY_TEMPLATES } from '../../core/prompts/tiny-templates.js';
 
@@ -33,7 +34,10 @@ describe('spa-workbench env', () => {
   it('list names every env with its options', async () => {
     const { out } = await cli('env', 'list', '--json');
     const list = JSON.parse(out);
-    expect(list.map((d: { id: string }) => d.id)).toEqual(['sokoban', 'frozenlake', 'sudoku', 'keydoor']);
+    const ids = list.map((d: { id: string }) => d.id);
+    // the four TypeScript envs first, then the Python envs the registry found (textworld when a Python can serve it)
+    expect(ids.slice(0, 4)).toEqual(['sokoban', 'frozenlake', 'sudoku', 'keydoor']);
+    expect(ids).toEqual(listEnvs());
   });
 
   it('render prints the template state text', async () => {
