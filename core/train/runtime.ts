@@ -112,10 +112,10 @@ export async function chooseCompute(
   const summary = `Compute backend: ${what}${threads} [${how}]${notTaken.length ? `; not used: ${notTaken.join('; ')}` : ''}`;
   chosen = { backend, requested, source, torch, tfjs, workers, summary };
   chosenKey = key;
-  opts.log?.(summary);
   // the run's provenance (run.json): what computes the model, on which device
   recordCompute({ backend, device: backend === 'torch' ? (torch!.cuda ? `CUDA ${torch!.device}` : torch!.mps ? 'Apple MPS' : 'CPU')
     : backend === 'tensorflow-gpu' ? 'GPU (libtensorflow CUDA)' : backend === 'wasm' ? `CPU (${workers + 1} thread${workers ? 's' : ''})` : 'CPU' });
+  opts.log?.(summary);
   return chosen;
 }
 
