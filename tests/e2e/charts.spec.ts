@@ -111,7 +111,8 @@ test('charts: smoothing default, stage marks, log scale, view state in the URL, 
   const w = await waitDone(api, waitRun, 'system samples');
   await go(`#/run/${encodeURIComponent(w)}?tab=system`);
   await expect(page.getByTestId('system-panel')).toBeVisible();
-  await expect(page.getByTestId('chart-engine CPU (% of one core)').locator('canvas')).toBeVisible();
+  // new runs record the core count: the chart reads CPU as a share of the machine's cores (issue 37.3)
+  await expect(page.locator('[data-testid^="chart-engine CPU (% of the machine\'s "]').locator('canvas')).toBeVisible();
   await expect(page.getByTestId('chart-engine memory (MB)')).toBeVisible();
   const samples = await api.inspect.systemMetrics({ runId: w, maxPoints: 2000 });
   expect(samples.total).toBeGreaterThan(1);

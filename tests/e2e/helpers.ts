@@ -146,10 +146,10 @@ export const test = base.extend<{ workbench: Workbench; consoleProblems: string[
  * A short real run, started and awaited (up to 7 minutes): random-action self-play (well-formed turns), SFT on it, then an
  * evaluation of the tiny model. Fails the test unless it completes. Returns the run id.
  */
-export async function smokeRun(api: WorkbenchClient, name: string): Promise<string> {
+export async function smokeRun(api: WorkbenchClient, name: string, set: Record<string, unknown> = {}): Promise<string> {
   const run = await api.runs.create({
     preset: 'sft-only', size: 'smoke', name,
-    set: { 'stages.selfplay.policy': 'random', 'stages.plan.order': ['selfplay', 'sft', 'eval'] },
+    set: { 'stages.selfplay.policy': 'random', 'stages.plan.order': ['selfplay', 'sft', 'eval'], ...set },
     start: true,
   });
   const deadline = Date.now() + 420_000;
