@@ -8,7 +8,7 @@
 // Every refusal names the file, the line (0: the whole file) and the field.
 import * as fs from 'node:fs';
 import { WorkbenchError } from '../api/errors.js';
-import { FileTooLargeError, NotRegularFileError, fileKind, openRegularFileSync, stripBom } from '../util/regular-file.js';
+import { FileTooLargeError, NotRegularFileError, fileKind, openRegularFileSync, readDescriptorSync, stripBom } from '../util/regular-file.js';
 import { importError } from './ragen-episodes.js';
 
 /** What one import may read; each bound refuses with the file, the line and the field it was hit at. */
@@ -73,18 +73,7 @@ export function readDocument(file: string, rel: string, limits: ImportLimits): s
 
 export function readDocumentBytes(file: string, rel: string, limits: ImportLimits): Buffer {
   const { fd, size } = openRegular(file, rel, limits.maxDocumentBytes, 'a file parsed whole (JSON, CSV, YAML, parquet)');
-  try {
-    const buf = Buffer.alloc(size);
-    let got = 0;
-    while (got < size) {
-      const n = fs.readSync(fd, buf, got, size - got, got);
-      if (n <= 0) break;
-      got += n;
-    }
-    return buf.subarray(0, got);
-  } finally {
-    fs.closeSync(fd);
-  }
+  return readDescriptorSync(fd, size);
 }
 
 /**

@@ -100,9 +100,8 @@ export async function openRegularFile(path: string, options: RegularFileOptions 
   }
 }
 
-/** A whole regular file's bytes (at most `maxBytes`), read from the checked descriptor. */
-export function readRegularFileSync(path: string, options: RegularFileOptions = {}): Buffer {
-  const { fd, size } = openRegularFileSync(path, options);
+/** Reads up to `size` bytes of an open descriptor from offset 0 and closes it (a file that shrank gives what is left). */
+export function readDescriptorSync(fd: number, size: number): Buffer {
   try {
     const buf = Buffer.alloc(size);
     let got = 0;
@@ -115,6 +114,12 @@ export function readRegularFileSync(path: string, options: RegularFileOptions = 
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/** A whole regular file's bytes (at most `maxBytes`), read from the checked descriptor. */
+export function readRegularFileSync(path: string, options: RegularFileOptions = {}): Buffer {
+  const { fd, size } = openRegularFileSync(path, options);
+  return readDescriptorSync(fd, size);
 }
 
 /** readRegularFileSync without blocking the event loop. */
