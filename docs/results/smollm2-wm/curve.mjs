@@ -40,7 +40,7 @@ if (checks.length) {
     const m = /-step(\d+)\.json$/.exec(basename(file));
     if (!m) { console.error(`${file}: the name must end in -step<N>.json`); process.exit(2); }
     const step = Number(m[1]);
-    const v = JSON.parse(readFileSync(file, 'utf8'));
+    const raw = JSON.parse(readFileSync(file, 'utf8')); const v = raw.versusBase ?? raw;   // probe --out writes the check under versusBase
     const c = v.model?.conditioned, b = v.base;
     console.log(`| ${batch * step} | ${step} | ${pct(v.model?.observationExact)} | ${pct(v.model?.predictionExact)} | ` +
       `${pct(c?.exactChanged)} (${c?.changedTurns ?? '–'}) | ${pct(b?.observationExact)} / ${pct(b?.conditioned?.exactChanged)} | ` +
