@@ -86,5 +86,5 @@ describe.skipIf(Boolean(skip))('SmolLM2-135M-Instruct imported from its GGUF', (
     });
     expect(outcome).toEqual({ status: 'completed' });
     for (const stage of stages) expect(existsSync(join(runDir, 'stages', stage, 'done.json')), `stage ${stage}`).toBe(true);
-  }, 1_800_000);   // a guard against a hang, not a speed check: 636 s here at load 8-10
+  }, 1_800_000);   // a guard against a hang, not a speed check: 84 s here on a quiet machine, 636 s at load 8-10
 });
