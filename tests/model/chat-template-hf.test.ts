@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { formatChat, roleMask, ChatFormatError, type ChatMessage } from '../../core/model/chat.js';
 import { loadTokenizer } from '../../core/model/tokenizer.js';
 import { QWEN25_TEMPLATE } from '../fixtures/chat-templates.js';
+import { byteLevelTokenizerJson } from './chat-folders.js';
 
 const python = process.env.SPA_TEST_HF_PYTHON ?? '/usr/bin/python3';
 
@@ -25,28 +26,6 @@ export const LLAMA3_TEMPLATE =
   "{% endif %}{{ content }}{% endfor %}{% if add_generation_prompt %}{{ '<|start_header_id|>assistant<|end_header_id|>\n\n' }}{% endif %}";
 
 const SPECIALS = ['<|endoftext|>', '<|im_start|>', '<|im_end|>', '<|begin_of_text|>', '<|start_header_id|>', '<|end_header_id|>', '<|eot_id|>'];
-
-/** GPT-2 style byte-level BPE over the 256 byte symbols (no merges) plus the special tokens. */
-function byteLevelTokenizerJson(): Record<string, unknown> {
-  const bytes: number[] = [];
-  for (let b = 33; b <= 126; b++) bytes.push(b);
-  for (let b = 161; b <= 172; b++) bytes.push(b);
-  for (let b = 174; b <= 255; b++) bytes.push(b);
-  const chars = [...bytes];
-  let n = 0;
-  for (let b = 0; b < 256; b++) if (!bytes.includes(b)) { bytes.push(b); chars.push(256 + n); n++; }
-  const vocab: Record<string, number> = {};
-  chars.forEach((c, i) => { vocab[String.fromCodePoint(c)] = i; });
-  const added = SPECIALS.map((content, k) => ({ id: 256 + k, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true }));
-  for (const a of added) vocab[a.content] = a.id;
-  return {
-    version: '1.0', truncation: null, padding: null, added_tokens: added, normalizer: null,
-    pre_tokenizer: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true },
-    post_processor: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: false, use_regex: true },
-    decoder: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
-    model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '', end_of_word_suffix: '', fuse_unk: false, byte_fallback: false, vocab, merges: [] },
-  };
-}
 
 const FOLDERS: Record<string, { template: string; config: Record<string, unknown>; generation?: Record<string, unknown> }> = {
   qwen25: { template: QWEN25_TEMPLATE, config: { eos_token: '<|im_end|>', pad_token: '<|endoftext|>', bos_token: null } },
@@ -76,7 +55,7 @@ let skip = '';
 
 beforeAll(() => {
   root = mkdtempSync(join(tmpdir(), 'chat-template-'));
-  const json = JSON.stringify(byteLevelTokenizerJson());
+  const json = JSON.stringify(byteLevelTokenizerJson(SPECIALS));
   for (const [name, f] of Object.entries(FOLDERS)) {
     const dir = join(root, name);
     mkdirSync(dir);
@@ -160,7 +139,7 @@ describe('token spans through a folder template', () => {
     expect(llama.stopTokenIds).toEqual(expect.arrayContaining([256, 262]));
     const dir = join(root, 'rewrite');
     mkdirSync(dir);
-    writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(byteLevelTokenizerJson()));
+    writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(byteLevelTokenizerJson(SPECIALS)));
     writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify({
       eos_token: '<|im_end|>', chat_template: "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content | upper }}<|im_end|>\n{% endfor %}",
     }));

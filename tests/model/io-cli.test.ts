@@ -1,29 +1,11 @@
 // `spa-workbench model init|info|generate|score`, run in-process through commander.
-import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Command } from 'commander';
+import { afterEach, describe, expect, it } from 'vitest';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { registerModelCommands } from '../../core/cli/model-commands.js';
+import { modelCli } from '../lib/model-cli.js';
 
-async function cli(...args: string[]): Promise<{ out: string; err: string; code: number }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => { out.push(a.join(' ')); });
-  const error = vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => { err.push(a.join(' ')); });
-  process.exitCode = 0;
-  try {
-    const program = new Command().exitOverride();
-    registerModelCommands(program);
-    await program.parseAsync(['node', 'spa-workbench', ...args]);
-  } finally {
-    log.mockRestore();
-    error.mockRestore();
-  }
-  const code = Number(process.exitCode ?? 0);
-  process.exitCode = 0;
-  return { out: out.join('\n'), err: err.join('\n'), code };
-}
+const cli = modelCli;
 
 describe('model CLI', () => {
   afterEach(() => { process.exitCode = 0; });

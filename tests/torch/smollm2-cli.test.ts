@@ -3,14 +3,13 @@
 // template equal apply_chat_template's; tests/torch/smollm2_greedy.py is the reference); `--backend wasm` is no longer refused
 // by a training-step estimate (generation needs weights and a K/V cache) and gives the same tokens; `model score` and
 // `model export` run it on torch. Skipped, loudly, only when the GGUF or the Python reference is missing.
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { Command } from 'commander';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { registerModelCommands } from '../../core/cli/model-commands.js';
+import { modelCli } from '../lib/model-cli.js';
 import { importGguf } from '../../core/model/gguf.js';
 import { probeTorch } from '../../core/model/torch/worker-client.js';
 
@@ -21,24 +20,7 @@ const script = fileURLToPath(new URL('./smollm2_greedy.py', import.meta.url));
 const QUESTION = 'What is the capital of France?';
 const MAX_NEW = 16;
 
-async function cli(...args: string[]): Promise<{ out: string; err: string; code: number }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => { out.push(a.join(' ')); });
-  const error = vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => { err.push(a.join(' ')); });
-  process.exitCode = 0;
-  try {
-    const program = new Command().exitOverride();
-    registerModelCommands(program);
-    await program.parseAsync(['node', 'spa-workbench', ...args]);
-  } finally {
-    log.mockRestore();
-    error.mockRestore();
-  }
-  const code = Number(process.exitCode ?? 0);
-  process.exitCode = 0;
-  return { out: out.join('\n'), err: err.join('\n'), code };
-}
+const cli = modelCli;
 
 const probe = probeTorch();
 const skip = !existsSync(gguf)
