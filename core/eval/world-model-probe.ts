@@ -137,7 +137,7 @@ export async function probeTurn(opts: ProbeOptions): Promise<ProbeResult> {
   const runDir = runFolder(opts.project, opts.runId);
   const checkpoint = findCheckpoint(opts.project, opts.runId, opts.checkpoint);
   const config = readConfig(runDir);
-  setChatSettings({ layout: config.model.chat?.layout ?? 'auto', date: config.model.chat?.date ?? null });   // the run's chat layout and date
+  setChatSettings(config.model.chat);   // the run's chat layout and date
   const template = runTemplate(config, runDir);
   const limits = config.stages.rollout;
   const { session, seed, history, legalActions, actions } = probeSession(opts, runDir, config, template);
@@ -193,7 +193,7 @@ export async function probeCheck(opts: ProbeCheckOptions): Promise<ProbeCheckRes
   const runDir = runFolder(opts.project, opts.runId);
   const checkpoint = findCheckpoint(opts.project, opts.runId, opts.checkpoint);
   const config = readConfig(runDir);
-  setChatSettings({ layout: config.model.chat?.layout ?? 'auto', date: config.model.chat?.date ?? null });   // the run's chat layout and date
+  setChatSettings(config.model.chat);   // the run's chat layout and date
   const turns = opts.turns ?? config.stages.eval.worldModelTurns;
   if (!Number.isSafeInteger(turns) || turns < 1) fail('ValidationError', `turns: expected an integer ≥ 1, received ${String(turns)}`, 'turns');
   const template = runTemplate(config, runDir);

@@ -66,7 +66,7 @@ export function tagRowEpisodes(rows: TrainRow[], samples: TurnSample[]): TrainRo
  * rows in one update form its sequence). Rows not built by buildPpoRows / buildGrpoRows count as their own sequence.
  */
 export function aggregatedBatch(batch: TrainRow[], section: Pick<RlSection, 'lossAggregation'>): TrainRow[] {
-  const mode = section.lossAggregation ?? 'token-mean';
+  const mode = section.lossAggregation;
   if (mode === 'token-mean') return batch;
   let own = -1;
   return withAggregationWeights(batch, batch.map((r) => rowEpisode.get(r) ?? own--), mode);

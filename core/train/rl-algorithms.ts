@@ -53,7 +53,7 @@ export const RL_ALGORITHMS: Record<string, RlAlgorithm> = {
  * episodes with env tokens in the loss and in GAE; the product's rows are per turn and train reply tokens only.
  */
 export function assertRlSectionSupported(section: Pick<RlSection, 'responseMask'>): void {
-  if ((section.responseMask ?? 'reply') !== 'reply') {
+  if (section.responseMask !== 'reply') {
     throw new Error(`rl.responseMask ${JSON.stringify(section.responseMask)} is not implemented: the RL stage trains the model's reply ` +
       "tokens only ('reply', RAGEN's default). SPA's released PPO config (enable_response_mask False, SPA@3848e68 config/base.yaml:16) " +
       "also trains the environment's text after the system prompt; export the run to RAGEN (export --to spa-ragen --values paper) " +

@@ -126,7 +126,7 @@ export async function chooseCompute(
  */
 export async function useBackend(config: RunConfig, log?: (line: string) => void): Promise<string> {
   setMemorySettings(config.model.memory);
-  setChatSettings({ layout: config.model.chat?.layout ?? 'auto', date: config.model.chat?.date ?? null });   // the folder chat's layout and date
+  setChatSettings(config.model.chat);   // the folder chat's layout and date
   const choice = await chooseCompute(config.backend, { log, workers: config.workers });
   const misfit = autoBackendProblem(config, choice);   // auto never lands on a backend that cannot hold the model (core/train/auto-backend.ts)
   if (misfit) throw new Error(misfit);

@@ -154,7 +154,7 @@ export const sftStage: StageDefinition = {
           return {};
         }
         // sft.lossAggregation: each row is a sequence (token-mean leaves the rows as they are)
-        const batch = withAggregationWeights(batches[b]!.map((i) => train[i]!), batches[b]!, section.lossAggregation ?? 'token-mean');
+        const batch = withAggregationWeights(batches[b]!.map((i) => train[i]!), batches[b]!, section.lossAggregation);
         const lr = learningRate(step, { lr: section.lr, warmupSteps, totalSteps, kind: 'cosine' });
         const stats = await runtime.trainStep('sft', batch, {}, lr, section.gradClip);
         epochStats.push(stats);
