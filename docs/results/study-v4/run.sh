@@ -50,6 +50,12 @@ for cell in $CELLS; do
     --skip-recorded "$OUT" >> "$P.log" 2>&1
   echo "$(date -u +%FT%TZ) [$STREAM] end $m seed $s (exit $?) load $(cut -d' ' -f1-3 /proc/loadavg)"
   cli study record --project "$P" --name "$NAME" --out "$OUT"
+  # a stopped cell (`study run` exits 0 after a stop) is not recorded: end the stream so the next start resumes this cell
+  # instead of claiming the next one
+  if [ ! -f "$OUT/runs/$m-frozenlake-s$s.json" ]; then
+    echo "$(date -u +%FT%TZ) [$STREAM] $m seed $s not recorded (stopped or failed): stream ends; start it again to resume"
+    break
+  fi
   # the world model after SFT (criterion 1), on the cell's last SFT checkpoint, beside the imported base; for SPA also the
   # earlier epochs' checkpoints: the examples-vs-exact-match curve of issue 35 item 3 (204 steps of 8 per epoch)
   if [ "$m" != vanilla-rl ] && [ -f "$OUT/runs/$m-frozenlake-s$s.json" ]; then
