@@ -23,7 +23,7 @@ NAME=study-v4-fldet
 CELLS=${CELLS:-"spa:0 spa-mask-state-spans:0 vanilla-rl:0 spa:1 spa-mask-state-spans:1 spa:2 spa-mask-state-spans:2 vanilla-rl:1 vanilla-rl:2"}
 cli() { node bin/spa-workbench.mjs "$@"; }
 mkdir -p "$WORK/fldet/claims" "$OUT/runs" "$OUT/wm-check"
-cd "$ROOT"
+cd "$ROOT" || exit 2
 # the imported model, once (a second stream waits for the first's import)
 if [ ! -f "$WORK/smollm2/config.json" ]; then
   if mkdir "$WORK/import.lock" 2>/dev/null; then
@@ -59,7 +59,7 @@ for cell in $CELLS; do
   # the world model after SFT (criterion 1), on the cell's last SFT checkpoint, beside the imported base; for SPA also the
   # earlier epochs' checkpoints: the examples-vs-exact-match curve of issue 35 item 3 (204 steps of 8 per epoch)
   if [ "$m" != vanilla-rl ] && [ -f "$OUT/runs/$m-frozenlake-s$s.json" ]; then
-    run=$(ls "$P/runs" 2>/dev/null | head -1)
+    run=$(find "$P/runs" -mindepth 1 -maxdepth 1 -type d -printf "%f\n" 2>/dev/null | sort | head -1)
     epochs="4"; [ "$m" = spa ] && epochs="4 1 2 3"
     for k in $epochs; do
       f=$OUT/wm-check/$m-s$s-sft.json; [ "$k" = 4 ] || f=$OUT/wm-check/$m-s$s-sft-epoch$k.json
