@@ -60,3 +60,32 @@ export function formatRunEta(eta: RunEta, duration: (ms: number) => string): str
   if (eta.seconds === null || (rest && eta.seconds < 1)) return rest;
   return `run ETA ${duration(eta.seconds * 1000)}${rest ? ` + ${rest}` : ''}`;
 }
+
+/**
+ * The running stage's own ETA from its progress events, at the rate of THIS attempt. A resumed stage reports its
+ * progress counted from the stage's start (an SFT resumed after epoch 1 of 4 first reports 205/816), so the rate is
+ * taken from the steps done since the attempt's first progress event, not from `done` over the time since the resume
+ * (which made a 10 s/step SFT print "ETA 2m28s" for 608 steps). Fresh stages (first event at done <= 1) measure from
+ * the stage's start, as before. One tracker per host process; keyed by run, stage and the attempt's start time.
+ */
+export class StageEtaTracker {
+  private readonly first = new Map<string, { time: number; done: number }>();
+
+  /**
+   * Seconds left for `event`'s stage, or null while there is no rate yet (no step done in this attempt).
+   * `startedAt`: the stage's start in this attempt (epoch ms, from its 'running' event); null when unknown.
+   */
+  eta(runId: string, event: { stage: string; time: number; done: number; total: number }, startedAt: number | null): number | null {
+    if (!startedAt || event.total <= event.done) return null;
+    const key = `${runId}\u0000${event.stage}\u0000${startedAt}`;
+    let base = this.first.get(key);
+    if (!base) {
+      base = event.done <= 1 ? { time: startedAt, done: 0 } : { time: event.time, done: event.done };
+      if (this.first.size > 256) this.first.clear();           // a long-lived host: forget old attempts
+      this.first.set(key, base);
+    }
+    const stepsThisAttempt = event.done - base.done;
+    if (stepsThisAttempt <= 0) return null;
+    return ((event.time - base.time) / 1000) * (event.total - event.done) / stepsThisAttempt;
+  }
+}

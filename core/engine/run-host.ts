@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ProjectEvent, RunSummary, StageState } from '../api/contract.js';
-import { estimateRunEta } from './run-eta.js';
+import { estimateRunEta, StageEtaTracker } from './run-eta.js';
 import { RunSummarySchema } from '../api/contract.js';
 import type { RunEvent, RunStatus } from '../api/records.js';
 import { conflict, WorkbenchError } from '../api/errors.js';
@@ -57,6 +57,7 @@ export function summaryOf(record: RunRecord): RunSummary {
 export class RunHost {
   private readonly active = new Map<string, ActiveRun>();
   private disposed = false;
+  private readonly stageEta = new StageEtaTracker();
 
   constructor(private readonly o: RunHostOptions) {}
 
@@ -256,9 +257,7 @@ export class RunHost {
       case 'progress': {
         const s = r.stages.find((x) => x.name === event.stage);
         let eta = event.etaSeconds;
-        if (eta === null && s?.startedAt && event.done > 0 && event.total > event.done) {
-          eta = ((event.time - s.startedAt) / 1000) * (event.total - event.done) / event.done;
-        }
+        if (eta === null) eta = this.stageEta.eta(r.id, event, s?.startedAt ?? null);
         if (s) { s.done = event.done; s.total = event.total; }
         r.progress = {
           stage: event.stage,

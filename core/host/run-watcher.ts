@@ -14,7 +14,7 @@ import { conflict, WorkbenchError } from '../api/errors.js';
 import { holderCanStop, type ProjectStore } from '../storage/project-store.js';
 import { liveLockHolder, type LockInfo } from '../storage/lock.js';
 import { EVENTS_FILE, METRICS_FILE, ROLLOUT_INDEX, type RunRecord } from '../storage/run-files.js';
-import { estimateRunEta } from '../engine/run-eta.js';
+import { estimateRunEta, StageEtaTracker } from '../engine/run-eta.js';
 
 export interface RunWatcherOptions {
   store: ProjectStore;
@@ -52,6 +52,7 @@ export class RunWatcher {
   private readonly tails = new Map<string, { events: Tail; metrics: Tail; episodes: Tail }>();
   private timer: ReturnType<typeof setInterval> | null = null;
   private holderGone = false;
+  private readonly stageEta = new StageEtaTracker();
   private goneNotice: string | null = null;
 
   constructor(private readonly o: RunWatcherOptions) {
@@ -142,9 +143,7 @@ export class RunWatcher {
   private withEta(event: Extract<RunEvent, { type: 'progress' }>, summary: RunSummary): RunEvent {
     const stage = summary.stages.find((s) => s.name === event.stage);
     let eta = event.etaSeconds;
-    if (eta === null && stage?.startedAt && event.done > 0 && event.total > event.done) {
-      eta = ((event.time - stage.startedAt) / 1000) * (event.total - event.done) / event.done;
-    }
+    if (eta === null) eta = this.stageEta.eta(summary.id, event, stage?.startedAt ?? null);
     const now = { ...summary, progress: { stage: event.stage, done: event.done, total: event.total, etaSeconds: eta ?? null } };
     const whole = estimateRunEta(now, this.o.store.listRuns(), event.time);
     return { ...event, etaSeconds: eta ?? null, runEtaSeconds: whole.seconds, unestimatedStages: whole.unestimated };
