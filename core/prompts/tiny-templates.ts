@@ -30,11 +30,11 @@ function tiny(name: string, description: string, state: string, responseFormat: 
 const COMPACT_RULES = '{{ env.rules }} Actions: {{ actions_text }}.';
 
 // The two formats' prompts differ in one phrase, so a base trained on both knows which reply a prompt asks for.
-function compact(name: string, description: string, responseFormat: 'plain' | 'world-model'): PromptTemplate {
+function compact(name: string, description: string, responseFormat: 'plain' | 'world-model', state = '{{ grid }}'): PromptTemplate {
   const ask = responseFormat === 'world-model' ? ' Write the state, your move, the next state.' : ' Write your move.';
   return {
     name, description, responseFormat,
-    parts: { system: '', instruction: COMPACT_RULES + ask, turn: '\n{{ state }}\n', reward: '', state: '{{ grid }}', format: '' },
+    parts: { system: '', instruction: COMPACT_RULES + ask, turn: '\n{{ state }}\n', reward: '', state, format: '' },
   };
 }
 
@@ -48,4 +48,9 @@ export const TINY_TEMPLATES: PromptTemplate[] = [
   compact('tiny-compact', 'Compact world-model format for tiny models: one-line rules + the grid; reply = observation, plan, prediction, answer.',
     'world-model'),
   compact('tiny-compact-plain', 'Compact format for tiny models, plain reply (vanilla RL): one-line rules + the grid.', 'plain'),
+  // For pretrained LLMs (issue 35): their BPE merges grid runs ("____", "_PO_") into tokens whose shift a move must rewrite, while
+  // the coordinate line changes one digit per move. Same reply layout as tiny-compact; the state is the released SPA coordinate
+  // line (state-text.ts spaCoordinates), which the env's parser reads back for world-model scoring. Source: ours.
+  compact('tiny-compact-coordinates', 'Compact world-model format with the state as the SPA coordinate line instead of the grid (for pretrained LLMs).',
+    'world-model', '{{ spa_coordinates }}'),
 ];
