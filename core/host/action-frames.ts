@@ -3,6 +3,9 @@
 // executed actions in its env (same id, options and seed) gives the board after each action.
 // A turn whose replayed end state differs from the recorded one (an env changed since, or a
 // per-reset level) gets no intermediate boards rather than wrong ones.
+// The env is built with the run's env options (config.env.options, e.g. the presets' FrozenLake
+// randomStartGoal and successRate) under the episode's per-reset envConfig: the record keeps only the
+// per-reset ones, and a lake replayed with the default corners was never in sync (no frame per action).
 import type { Board, EpisodeRecord } from '../api/records.js';
 import { createEnv } from '../envs/index.js';
 
@@ -10,9 +13,10 @@ export interface TurnActionFrames { turn: number; actions: string[]; boards: Boa
 
 const sameBoard = (a: Board, b: Board) => JSON.stringify(a.cells) === JSON.stringify(b.cells);
 
-export function actionFrames(episode: EpisodeRecord): { turns: TurnActionFrames[] } {
+/** `runEnvOptions`: the run's config.env.options when its env is the episode's (the episode's envConfig wins over them). */
+export function actionFrames(episode: EpisodeRecord, runEnvOptions: Record<string, unknown> = {}): { turns: TurnActionFrames[] } {
   let env;
-  try { env = createEnv(episode.env, episode.envConfig); } catch {
+  try { env = createEnv(episode.env, { ...runEnvOptions, ...episode.envConfig }); } catch {
     return { turns: episode.turns.map((t) => ({ turn: t.turn, actions: t.actionsExecuted, boards: null })) };
   }
   env.reset({ seed: episode.seed });

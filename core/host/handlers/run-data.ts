@@ -12,7 +12,11 @@ export function runDataHandlers(ctx: HostContext) {
   return defineHandlers({
     'rollouts.facets': (req) => runData('rollouts.facets', req.runId).facets(),
     'rollouts.get': (req) => runData('rollouts.get', req.runId).getEpisode(req.id),
-    'rollouts.actionFrames': (req) => actionFrames(runData('rollouts.actionFrames', req.runId).getEpisode(req.id)),
+    'rollouts.actionFrames': (req) => {
+      const episode = runData('rollouts.actionFrames', req.runId).getEpisode(req.id);
+      const env = ctx.runInfo(ctx.need('rollouts.actionFrames'), req.runId).config.env;   // the options the run played with
+      return actionFrames(episode, env.id === episode.env ? env.options : {});
+    },
     'datasets.query': (req) => runData('datasets.query', req.runId).datasetPage(req.split, req.offset, req.limit),
     'datasets.stats': (req) => ({ stats: runData('datasets.stats', req.runId).datasetStats() }),
     'metrics.names': (req) => {
