@@ -223,6 +223,19 @@ export const SelfplaySectionSchema = z.object({
     .describe('one-action world-model drills: the random-action generator plays this many extra one-turn games of one action on fresh ' +
       'self-play seeds (from selfplayStart + 700000); after ground-truth replacement each is a row whose prediction is the true state after ' +
       'one action, the dynamics in the shortest turn the format allows (0 = none, as the paper); source: paper'),
+  drillLookahead: z.boolean().default(false)
+    .describe('the drills write the lookahead reply\'s candidate line (each action\'s landing cell, see lookahead) before their ' +
+      'random move; SFT trains the line as a prediction with the state contents, never the move. FrozenLake only; source: ours'),
+  lookahead: z.number().int().nonnegative().default(0)
+    .describe('lookahead decision games (ours, issue 34; not in the paper, whose reply commits the move before its prediction): ' +
+      'games on fresh self-play seeds (from selfplayStart + 800000) written by a one-step rule on the true next states, in the ' +
+      'lookahead reply: the observation, each action with the cell its intended move lands on ("Left O, Down _, Right G, Up #."), ' +
+      'then "I will try A.", the prediction and the answer; A = the goal, else an ice move nearer the goal, else ice, else stay, ' +
+      'else a hole (ties at random). Each game is one train row in which every reply is trained, whole (the decision is a label ' +
+      'from true states: a setup that injects a scripted rule). FrozenLake only; 0 = none; source: ours'),
+  lookaheadTurns: z.number().int().positive().default(1)
+    .describe('turns per lookahead game, at most rollout.maxTurns (a game also ends at a hole or the goal); more than 1 teaches ' +
+      'the reply after earlier turns too (replies with history); source: ours'),
   valFraction: z.number().min(0).lt(1).default(0.1)
     .describe('validation share, split by whole game; source: ours'),
 }).strict();
@@ -243,6 +256,11 @@ export const SftSectionSchema = z.object({
     .describe('clip by global norm (reference: 1.0); source: paper'),
   maskStateSpans: z.boolean().default(false)
     .describe('the paper\'s ablation: exclude observation/prediction contents from the loss; source: paper'),
+  maskActionSpans: z.boolean().default(false)
+    .describe('train only the observation/prediction contents of the policy\'s own self-play rows (as the drills already are): ' +
+      'their plan and answer are the starting policy\'s own state-blind moves (science-review-2 section 2a.5), so SFT does not ' +
+      'train the move on them; the lookahead rows (selfplay.lookahead) keep their whole reply. The mirror of maskStateSpans; ' +
+      'both together leave the policy rows out; source: ours'),
   maxLength: z.number().int().positive().default(1024)
     .describe('tokens per row; longer prompts lose their oldest turns; source: ours'),
   lossAggregation: z.enum(['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum']).default('token-mean')

@@ -414,3 +414,51 @@ export const frozenLakeDefinition: EnvDefinition = {
   },
   levelOptions: (text) => ({ map: text.split(/\r?\n/).map((s) => s.trim()).filter((s) => s.length > 0 && !s.startsWith(';')) }),
 };
+
+/** What the intended move of one action lands on: `G` the goal, `O` a hole, `_` ice, `#` the edge (the player stays). */
+export type LookaheadCell = 'G' | 'O' | '_' | '#';
+
+/** One action's one-step lookahead: the cell its intended move lands on, and whether it brings the player nearer the goal. */
+export interface LookaheadOutcome { action: string; cell: LookaheadCell; closer: boolean }
+
+/**
+ * The one-step lookahead of a FrozenLake board (ours, issue 34; not in the paper): for each action in Gymnasium's order, the
+ * cell the intended (non-slipping) move lands on and whether it lowers the Manhattan distance to the goal. Reads only the
+ * board: `player` and `goal` cells must be present (an ended episode, X or √, has no next move). Throws on another env's board.
+ */
+export function frozenLakeLookahead(board: Board): LookaheadOutcome[] {
+  if (board.env !== 'frozenlake')
+    throw new EnvError('the lookahead reply is defined for FrozenLake only',
+      { where: 'frozenLakeLookahead', expected: 'a frozenlake board', received: show(board.env) });
+  const find = (kind: CellKind): [number, number] | null => {
+    for (let r = 0; r < board.rows; r++) for (let c = 0; c < board.cols; c++) if (board.cells[r]![c] === kind) return [r, c];
+    return null;
+  };
+  const player = find('player');
+  const goal = find('goal');
+  if (!player || !goal) {
+    throw new EnvError('no next move to look ahead from (an ended episode: the player is in a hole or on the goal)',
+      { where: 'frozenLakeLookahead', expected: 'a board with a player on ice and a goal', received: player ? 'no goal cell' : 'no player on ice' });
+  }
+  const distance = (r: number, c: number) => Math.abs(r - goal[0]) + Math.abs(c - goal[1]);
+  return FROZEN_LAKE_ACTIONS.map((action, d) => {
+    const r = player[0] + DR[d]!, c = player[1] + DC[d]!;
+    if (r < 0 || c < 0 || r >= board.rows || c >= board.cols) return { action, cell: '#', closer: false };
+    const kind = board.cells[r]![c];
+    const cell: LookaheadCell = kind === 'goal' ? 'G' : kind === 'hole' ? 'O' : '_';
+    return { action, cell, closer: cell !== 'O' && distance(r, c) < distance(player[0], player[1]) };
+  });
+}
+
+/**
+ * The lookahead reply's decision rule (ours, issue 34; the paper's policy is learned, not scripted): reach the goal, else an ice
+ * move that brings the player nearer the goal, else any ice move, else stay (the edge), else a hole; ties uniformly at random
+ * (`next` returns uniform [0, 1) numbers). A one-step rule on the true next states, used only to label SFT rows.
+ */
+export function lookaheadChoice(outcomes: readonly LookaheadOutcome[], next: () => number): string {
+  const rank = (o: LookaheadOutcome) => (o.cell === 'G' ? 0 : o.cell === '_' ? (o.closer ? 1 : 2) : o.cell === '#' ? 3 : 4);
+  if (outcomes.length === 0) throw new Error('lookaheadChoice: expected at least one outcome');
+  const best = Math.min(...outcomes.map(rank));
+  const tied = outcomes.filter((o) => rank(o) === best);
+  return tied[Math.min(tied.length - 1, Math.floor(next() * tied.length))]!.action;
+}

@@ -6,7 +6,7 @@
 import type { StageDefinition } from '../api/stage.js';
 import type { RunConfig } from '../api/run-config.js';
 import { sessionFactory } from '../train/episodes.js';
-import { evaluateModel } from '../train/evaluate-model.js';
+import { evaluateModel, pairedPassAt1Gain, type PairedGain } from '../train/evaluate-model.js';
 import { builtinTemplate } from '../prompts/resolve-template.js';
 import { GENERATION_PREFIX, openTag } from '../prompts/reply-format.js';
 import { elapsedSeconds, loadStartingModel } from '../train/stage-utils.js';
@@ -109,11 +109,14 @@ export const evalStage: StageDefinition = {
       ctx.log('info', `${row.label.padEnd(30)} ${Object.entries(row.passAt).map(([k, v]) => `Pass@${k} ${(100 * v).toFixed(1)}%`).join('  ')}` +
         ` (${row.how}; same ${row.puzzles} puzzles)`);
     }
+    const rlGain = rlGainOverStart(ctx, summary.perPuzzle);
+    if (rlGain) metrics['eval/rlGain/passAt1'] = rlGain.mean;
     ctx.metric(0, metrics, { episodes: summary.episodes });
     const result = {
       kind: 'eval', stage: 'eval', step: 0, model: from, method: ctx.config.method, env: ctx.config.env, template: ctx.config.template,
       temperature: section.temperature, k: section.k, ...summary, statePerplexity: perplexity, ...(versusBase ? { worldModelVersusBase: versusBase } : {}),
       reference: reference.rows.map(({ perPuzzle: _p, ...row }) => row),
+      ...(rlGain ? { rlGainOverStart: rlGain } : {}),
       wallSeconds: elapsedSeconds(started),
     };
     ctx.writeJson('eval/final.json', result);
@@ -122,3 +125,18 @@ export const evalStage: StageDefinition = {
     return { evalFile: 'eval/final.json', success: summary.success.mean, ...passAt, wallSeconds: elapsedSeconds(started) };
   },
 };
+
+/**
+ * RL's own gain over its start (issue 34): this eval's Pass@1 minus the RL stage's tracked Pass@1 at step 0 (the model RL
+ * started from, eval/rl-step-000000.json, on the first rl.passAtKPuzzles of the same held-out puzzles), paired per puzzle.
+ * Logged with its interval; null (nothing logged) when the run tracked no step 0.
+ */
+function rlGainOverStart(ctx: Parameters<StageDefinition['run']>[0], perPuzzle: ReadonlyArray<{ seed: number; n: number; c: number }>): PairedGain | null {
+  const start = ctx.readJson<{ perPuzzle?: Array<{ seed: number; n: number; c: number }> }>('eval/rl-step-000000.json');
+  const gain = start?.perPuzzle ? pairedPassAt1Gain(start.perPuzzle, perPuzzle, ctx.config.seeds.base) : null;
+  if (!gain) return null;
+  const pts = (x: number) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}`;
+  ctx.log('info', `RL gain over its start (Pass@1, this eval − RL step 0, paired on ${gain.puzzles} puzzles): ${pts(gain.mean)} points ` +
+    `[${pts(gain.low)}, ${pts(gain.high)}] (95% bootstrap over puzzles)`);
+  return gain;
+}

@@ -26,9 +26,31 @@ export function tagText(text: string, tag: ReplyTag): string | null {
 /**
  * The forced opening of an action-conditioned prediction: the turn's generation prefix, the observation written out, the
  * action(s) announced, and an open <prediction>, so the model writes only p(s' | s, a):
- * `<think><observation>\n…\n</observation>\nI will try Up.\n<prediction>\n`.
+ * `<think><observation>\n…\n</observation>\nI will try Up.\n<prediction>\n`. With `candidateLine` (a lookahead reply: the
+ * model's own line of each action's landing cell) it sits between the observation and the plan, as that reply writes it.
  */
-export function actionGivenPrefix(generationPrefix: string, observation: string, actions: readonly string[]): string {
-  const stated = `${openTag('observation')}\n${observation}\n${closeTag('observation')}\n`;
+export function actionGivenPrefix(generationPrefix: string, observation: string, actions: readonly string[], candidateLine?: string): string {
+  const stated = `${openTag('observation')}\n${observation}\n${closeTag('observation')}\n${candidateLine ? `${candidateLine}\n` : ''}`;
   return `${generationPrefix}${stated}I will try ${actions.join(', ')}.\n${openTag('prediction')}\n`;
+}
+
+/** The forced opening up to the candidate line of a lookahead reply: `<think><observation>\n…\n</observation>\n`. */
+export function observationPrefix(generationPrefix: string, observation: string): string {
+  return `${generationPrefix}${openTag('observation')}\n${observation}\n${closeTag('observation')}\n`;
+}
+
+/** Whether a line has the lookahead candidate line's shape ("Action C, Action C, …."; one landing-cell character each). */
+export function isLookaheadLine(line: string): boolean {
+  return /^[A-Za-z]+ \S(, [A-Za-z]+ \S)*\.$/u.test(line);
+}
+
+/**
+ * The lookahead reply's candidate line (ours, issue 34; not the paper's format): each action with the cell its intended move
+ * lands on, in the env's action order, e.g. `Left O, Down _, Right G, Up #.` (O hole, _ ice, G goal, # the edge: the player
+ * stays). It sits in the reasoning between </observation> and the plan, so the decision ("I will try A.") is written after
+ * the predictions it can read; the parser sees an ordinary world-model reply.
+ */
+export function lookaheadLine(outcomes: ReadonlyArray<{ action: string; cell: string }>): string {
+  if (outcomes.length === 0) throw new Error('lookaheadLine: expected at least one action outcome');
+  return `${outcomes.map((o) => `${o.action} ${o.cell}`).join(', ')}.`;
 }

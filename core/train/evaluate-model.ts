@@ -6,6 +6,7 @@ import { groupSpecs, playEpisodes, type RolloutResult } from './rollout.js';
 import { rolloutDeps } from './episodes.js';
 import type { ModelRuntime } from './runtime.js';
 import { summarizeEpisodes, type EvalSummary } from './summary.js';
+import { createRng } from '../util/rng.js';
 
 export interface EvaluateOptions {
   puzzles: number; samples: number; k: number[]; temperature: number; stage: string; step: number; file?: string;
@@ -48,4 +49,38 @@ export async function evaluateModel(
     ctx.config.seeds.base,
   );
   return { summary, results };
+}
+
+/** A paired difference of Pass@1 between two evaluations of the same puzzles (end − start), in [-1, 1]. */
+export interface PairedGain {
+  /** mean over the puzzles both played of (successes / samples at the end − the same at the start) */
+  mean: number;
+  /** 95% percentile bootstrap over those puzzles (1,000 resamples, seeded) */
+  low: number;
+  high: number;
+  /** puzzles in both evaluations */
+  puzzles: number;
+}
+
+/**
+ * The paired gain of Pass@1 from `start` to `end` (EvalSummary.perPuzzle of two evaluations of the same held-out puzzles, e.g.
+ * the RL stage's tracked step 0 and the final eval): per puzzle the difference of success rates, averaged, with a percentile
+ * bootstrap over puzzles. Null when they share no puzzle.
+ */
+export function pairedPassAt1Gain(
+  start: ReadonlyArray<{ seed: number; n: number; c: number }>, end: ReadonlyArray<{ seed: number; n: number; c: number }>, seed = 0,
+): PairedGain | null {
+  const before = new Map(start.filter((p) => p.n > 0).map((p) => [p.seed, p.c / p.n]));
+  const diffs = end.filter((p) => p.n > 0 && before.has(p.seed)).map((p) => p.c / p.n - before.get(p.seed)!);
+  if (diffs.length === 0) return null;
+  const mean = diffs.reduce((a, b) => a + b, 0) / diffs.length;
+  const next = createRng(seed);
+  const means: number[] = [];
+  for (let r = 0; r < 1000; r++) {
+    let sum = 0;
+    for (let i = 0; i < diffs.length; i++) sum += diffs[Math.floor(next() * diffs.length)]!;
+    means.push(sum / diffs.length);
+  }
+  means.sort((a, b) => a - b);
+  return { mean, low: means[25]!, high: means[974]!, puzzles: diffs.length };
 }

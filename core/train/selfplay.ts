@@ -12,6 +12,8 @@ import type { ModelRuntime } from '../model/runtime.js';
 import { readJsonl } from '../storage/jsonl.js';
 import { playEpisodes, groupSpecs, rolloutMetrics, type RolloutResult } from './rollout.js';
 import { rolloutDeps, runTemplate, sessionFactory } from './episodes.js';
+import { lookaheadResponse, type EpisodeSession } from '../prompts/session.js';
+import { Rng } from '../util/rng.js';
 import { buildSftRows } from './selfplay-data.js';
 import { splitByGame } from './split.js';
 import { elapsedSeconds, loadStartingModel } from './stage-utils.js';
@@ -69,33 +71,49 @@ export const selfplayStage: StageDefinition = {
     ctx.metric(0, rolloutMetrics(results), { episodes: results.length });
 
     const systemPrompt = sessionFactory(ctx.config, runTemplate(ctx.config, ctx.runDir), limits)(specs[0]!).messages()[0]!.content;
-    const drills = await playDrills(ctx, runtime, section.drills, limits);
+    const drills = await playDrills(ctx, runtime, section.drills, limits, section.drillLookahead);
     if (ctx.signal.aborted) { runtime.dispose(); return {}; }
     const options = { groundTruthReplacement: section.groundTruthReplacement, alignPlan: section.alignPlan, systemPrompt };
     const played = buildSftRows(results.map((r) => r.record), options);
-    const drilled = buildSftRows(drills, options);
+    // lookahead drills already carry their plan after the candidate line (plan alignment would erase the line)
+    const drilled = buildSftRows(drills, section.drillLookahead ? { ...options, alignPlan: false } : options);
+    const lookaheadGames = await playLookahead(ctx, runtime, section.lookahead, section.lookaheadTurns, limits);
+    if (ctx.signal.aborted) { runtime.dispose(); return {}; }
+    // written with true states and the plan already in place: no replacement, no plan alignment (it would erase the candidate line)
+    const lookaheadTurns = buildSftRows(lookaheadGames, { groundTruthReplacement: false, alignPlan: false, systemPrompt });
+    // one row per game: its last turn's row holds the whole game, and SFT trains every reply in a lookahead row
+    const lastOfGame = new Map(lookaheadTurns.rows.map((r) => [r.episodeId, r]));
+    const lookahead = { ...lookaheadTurns, rows: [...lastOfGame.values()] };
     const built = {
-      kept: played.rows.length + drilled.rows.length, turns: played.turns + drilled.turns,
-      dropped: Object.fromEntries(Object.entries(played.dropped).map(([k, n]) => [k, n + drilled.dropped[k as keyof typeof played.dropped]])),
+      kept: played.rows.length + drilled.rows.length + lookahead.rows.length, turns: played.turns + drilled.turns + lookahead.turns,
+      dropped: Object.fromEntries(Object.entries(played.dropped)
+        .map(([k, n]) => [k, n + drilled.dropped[k as keyof typeof played.dropped] + lookahead.dropped[k as keyof typeof played.dropped]])),
     };
     // validation = the policy's own games (what SFT is for); the drills all train (marked, so SFT trains their states only)
     const split = splitByGame(played.rows, (row) => row.episodeId, section.valFraction, ctx.config.seeds.base + 5);
     const row = (r: (typeof played.rows)[number]) => ({ ...r, split: undefined });
-    ctx.appendJsonl('datasets/sft-train.jsonl', [...split.train.map(row), ...drilled.rows.map((r) => ({ ...row(r), drill: true }))]);
-    const trainCount = split.train.length + drilled.rows.length;
+    ctx.appendJsonl('datasets/sft-train.jsonl', [
+      ...split.train.map(row), ...drilled.rows.map((r) => ({ ...row(r), drill: true })), ...lookahead.rows.map((r) => ({ ...row(r), lookahead: true })),
+    ]);
+    const trainCount = split.train.length + drilled.rows.length + lookahead.rows.length;
     ctx.appendJsonl('datasets/sft-val.jsonl', split.val.map(row));
     const droppedTotal = Object.values(built.dropped).reduce((a, c) => a + c, 0);
     const report = {
-      games: results.length, drills: drills.length, turns: built.turns, kept: built.kept, dropped: built.dropped, droppedTotal,
+      games: results.length, drills: drills.length, lookaheadGames: lookaheadGames.length, lookaheadTurns: lookaheadTurns.rows.length,
+      turns: built.turns, kept: built.kept, dropped: built.dropped, droppedTotal,
       groundTruthReplacement: section.groundTruthReplacement, policy: section.policy,
       successfulGames: results.filter((r) => r.record.success).length,
-      split: { train: trainCount, drills: drilled.rows.length, val: split.val.length, trainGames: split.trainGames.length, valGames: split.valGames.length },
+      split: {
+        train: trainCount, drills: drilled.rows.length, lookahead: lookahead.rows.length, val: split.val.length,
+        trainGames: split.trainGames.length, valGames: split.valGames.length,
+      },
     };
     ctx.writeJson('datasets/filter-report.json', report);
     ctx.writeJson('datasets/sft-stats.json', {
       train: trainCount,
       val: split.val.length,
       drills: drilled.rows.length,
+      lookahead: lookahead.rows.length,
       dropped: built.dropped,
       games: { train: split.trainGames.length, val: split.valGames.length },
     });
@@ -107,7 +125,9 @@ export const selfplayStage: StageDefinition = {
           .filter(([, n]) => n > 0)
           .map(([k, n]) => `${k} ${n}`)
           .join(', ') || 'none'
-      })${drills.length ? ` (with ${drills.length} one-action drills)` : ''}; train ${trainCount} rows / val ${split.val.length} rows`,
+      })${drills.length ? ` (with ${drills.length} one-action drills)` : ''}${
+        lookahead.rows.length ? ` (with ${lookaheadGames.length} lookahead games of ${lookaheadTurns.rows.length} turns, one row each)` : ''
+      }; train ${trainCount} rows / val ${split.val.length} rows`,
     );
     runtime.dispose();
     return {
@@ -128,13 +148,42 @@ export const DRILL_SEED_OFFSET = 700_000;
  * well formed by construction, the answer is the plan, and ground-truth replacement writes the true state after the one
  * action: p(s'|s,a) in its shortest form. Played in one pass (no model calls); a stop plays them again.
  */
-async function playDrills(ctx: StageContext, runtime: ModelRuntime, count: number, limits: RolloutSection): Promise<EpisodeRecord[]> {
+async function playDrills(
+  ctx: StageContext, runtime: ModelRuntime, count: number, limits: RolloutSection, lookahead = false,
+): Promise<EpisodeRecord[]> {
   if (count === 0) return [];
   const drillLimits = { ...limits, maxTurns: 1, maxActionsPerTurn: 1 };
   const specs = groupSpecs('drill', ctx.config.seeds.selfplayStart + DRILL_SEED_OFFSET, 0, count, 1);
-  const deps = rolloutDeps(ctx.config, runtime, drillLimits, { runId: ctx.runId, stage: 'selfplay', step: 0, runDir: ctx.runDir },
+  const random = rolloutDeps(ctx.config, runtime, drillLimits, { runId: ctx.runId, stage: 'selfplay', step: 0, runDir: ctx.runDir },
     { random: true, seed: ctx.config.seeds.base + 13, signal: ctx.signal });
+  // selfplay.drillLookahead: a uniformly random move, with the candidate line written before it
+  const rng = new Rng(ctx.config.seeds.base + 13);
+  const deps = lookahead ? { ...random, writeResponse: (session: EpisodeSession) => lookaheadResponse(session, rng, 'random') } : random;
   const played = await playEpisodes(specs, drillLimits, ctx.config.seeds.base * 7 + 17, deps);
   ctx.log('info', `self-play drills: ${played.length} one-action games (seeds ${specs[0]!.seed}…${specs[specs.length - 1]!.seed})`);
+  return played.map((r) => r.record);
+}
+
+/** Seed offset of the lookahead games inside the self-play range (after the drills' 700,000). */
+export const LOOKAHEAD_SEED_OFFSET = 800_000;
+
+/**
+ * selfplay.lookahead: games on fresh self-play seeds written by the lookahead writer (core/prompts/session.ts lookaheadResponse:
+ * true observation, each action's landing cell, the one-step rule's move, the true next state), one action per turn, at most
+ * `turns` turns (and rollout.maxTurns). No model calls; a stop plays them again.
+ */
+async function playLookahead(ctx: StageContext, runtime: ModelRuntime, count: number, turns: number, limits: RolloutSection): Promise<EpisodeRecord[]> {
+  if (count === 0) return [];
+  const gameLimits = { ...limits, maxTurns: Math.min(turns, limits.maxTurns ?? turns), maxActionsPerTurn: 1 };
+  const specs = groupSpecs('lookahead', ctx.config.seeds.selfplayStart + LOOKAHEAD_SEED_OFFSET, 0, count, 1);
+  const rng = new Rng(ctx.config.seeds.base + 19);
+  const deps = {
+    ...rolloutDeps(ctx.config, runtime, gameLimits, { runId: ctx.runId, stage: 'selfplay', step: 0, runDir: ctx.runDir }, { signal: ctx.signal }),
+    writeResponse: (session: EpisodeSession) => lookaheadResponse(session, rng),
+  };
+  const played = await playEpisodes(specs, gameLimits, ctx.config.seeds.base * 7 + 23, deps);
+  const solved = played.filter((r) => r.record.success).length;
+  ctx.log('info', `self-play lookahead: ${played.length} games of the one-step rule (seeds ${specs[0]!.seed}…${specs[specs.length - 1]!.seed}), ` +
+    `${solved} reached the goal`);
   return played.map((r) => r.record);
 }

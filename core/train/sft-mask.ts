@@ -11,10 +11,13 @@
 //                   adds a double <think> and keeps no state text in the history.
 // Drill rows (selfplay.drills) train the state contents only (`statesOnly`): they teach the world
 // model, while the plan and answer, the policy's part, come from the policy's own turns alone.
+// The lookahead reply's candidate line (each action's landing cell, reply-format.ts lookaheadLine) is a prediction too: it
+// counts as a state span (trained with statesOnly, dropped with maskStateSpans).
 // Masks are aligned with chat.ids: mask[i] = 1 means token i is a target with loss.
 import { clearRanges, findTagContents, messageTokenRanges, roleMask } from '../model/chat.js';
 import type { ChatMessage, FormattedChat } from '../model/chat.js';
 import type { Tokenizer } from '../model/tokenizer.js';
+import { isLookaheadLine } from '../prompts/reply-format.js';
 
 export const STATE_TAGS = ['observation', 'prediction'] as const;
 
@@ -36,7 +39,9 @@ export function sftLossMask(chat: FormattedChat, messages: readonly ChatMessage[
     const span = chat.spans[index]!;
     const stateRanges = () => {
       const content = messages[index]!.content;
-      return messageTokenRanges(chat, tokenizer, index, messages, STATE_TAGS.flatMap((tag) => findTagContents(content, tag)), { mode: 'outer' });
+      const line = lookaheadLineRange(content);
+      const ranges = [...STATE_TAGS.flatMap((tag) => findTagContents(content, tag)), ...(line ? [line] : [])];
+      return messageTokenRanges(chat, tokenizer, index, messages, ranges, { mode: 'outer' });
     };
     if (options.statesOnly) {
       if (options.maskStateSpans) throw new Error('sftLossMask: statesOnly and maskStateSpans together leave nothing to train');
@@ -54,4 +59,21 @@ export function sftLossMask(chat: FormattedChat, messages: readonly ChatMessage[
 /** All assistant turns (used by bootstrap pretraining, where every model turn is trained). */
 export function assistantMask(chat: FormattedChat): number[] {
   return roleMask(chat, 'assistant', { includeEnd: true });
+}
+
+/**
+ * The character range of the lookahead reply's candidate line (reply-format.ts lookaheadLine): the text between
+ * "</observation>" and the plan "I will try", less the newlines around it, when it has the candidate line's shape; null
+ * otherwise (the paper's order, where the plan follows the observation directly, or other reasoning text).
+ */
+export function lookaheadLineRange(content: string): [number, number] | null {
+  const close = '</observation>';
+  const a = content.indexOf(close);
+  if (a < 0) return null;
+  const b = content.indexOf('I will try', a + close.length);
+  if (b < 0) return null;
+  let from = a + close.length, to = b;
+  while (from < to && /\s/.test(content[from]!)) from++;
+  while (to > from && /\s/.test(content[to - 1]!)) to--;
+  return to > from && isLookaheadLine(content.slice(from, to)) ? [from, to] : null;
 }

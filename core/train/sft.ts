@@ -25,7 +25,7 @@ import type { PerplexityResult } from './perplexity.js';
 import { sftFile } from '../storage/run-files.js';
 import { sampleEvery, writeSample } from './samples.js';
 
-interface Row { id: string; episodeId: string; messages: ChatMessage[]; drill?: boolean }
+interface Row { id: string; episodeId: string; messages: ChatMessage[]; drill?: boolean; lookahead?: boolean }
 
 /**
  * The SFT stage's resume state (stages/sft/state.json): `epoch` epochs done; `batch` batches of the next one trained (a stop
@@ -47,17 +47,26 @@ export function formatTrainingChat(runtime: Pick<ModelRuntime, 'tokenizer'>, mes
   return formatChat(messages, runtime.tokenizer, { generationPrefix: GENERATION_PREFIX });
 }
 
-/** Train rows; a drill row (selfplay.drills) trains its state contents only, and is left out when they are masked (nothing to learn). */
+/**
+ * Train rows. A drill row (selfplay.drills) trains its state contents only, and so does a policy row with `maskActionSpans`
+ * (sft.maskActionSpans); such rows are left out when the state contents are masked too (nothing to learn). A lookahead row
+ * (selfplay.lookahead: one whole game) trains every reply in it, whole (the oldest turns past maxLength are dropped first).
+ */
 export function toTrainRows(
-  runtime: ModelRuntime, rows: Array<{ messages: ChatMessage[]; drill?: boolean }>, maxLength: number, maskStateSpans: boolean,
+  runtime: ModelRuntime, rows: Array<{ messages: ChatMessage[]; drill?: boolean; lookahead?: boolean }>, maxLength: number, maskStateSpans: boolean,
+  maskActionSpans = false,
 ): TrainRow[] {
   const out: TrainRow[] = [];
   for (const row of rows) {
-    if (row.drill && maskStateSpans) continue;
+    const statesOnly = row.drill === true || (maskActionSpans && row.lookahead !== true);
+    if (statesOnly && maskStateSpans) continue;
     const { messages } = runtime.formatForTraining(row.messages, maxLength);
     const chat = formatTrainingChat(runtime, messages);
     if (chat.ids.length > runtime.maxContext) continue;
-    out.push({ ids: chat.ids, arrays: { lossMask: sftLossMask(chat, messages, runtime.tokenizer, { maskStateSpans, statesOnly: row.drill === true }) } });
+    // a lookahead row is a whole game: every reply in it is a target
+    const messageIndexes = row.lookahead ? messages.flatMap((m, i) => (m.role === 'assistant' ? [i] : [])) : undefined;
+    const lossMask = sftLossMask(chat, messages, runtime.tokenizer, { maskStateSpans, statesOnly, ...(messageIndexes ? { messageIndexes } : {}) });
+    out.push({ ids: chat.ids, arrays: { lossMask } });
   }
   return out;
 }
@@ -114,14 +123,19 @@ export const sftStage: StageDefinition = {
       runtime.dispose();
       return { checkpoint, epochs: 0, trainRows: 0, wallSeconds: elapsedSeconds(started) };
     }
-    const train = toTrainRows(runtime, trainRows, section.maxLength, section.maskStateSpans);
+    const train = toTrainRows(runtime, trainRows, section.maxLength, section.maskStateSpans, section.maskActionSpans);
     const drillRows = trainRows.filter((r) => r.drill).length;
     if (drillRows > 0) {
       ctx.log('info', section.maskStateSpans
         ? `sft: ${drillRows} drill rows left out (their state contents, all they train, are masked)`
         : `sft: ${drillRows} of ${trainRows.length} rows are one-action drills (loss on their state contents only)`);
     }
-    const val = toTrainRows(runtime, valRows, section.maxLength, section.maskStateSpans);
+    const lookaheadRows = trainRows.filter((r) => r.lookahead).length;
+    if (lookaheadRows > 0 || section.maskActionSpans) {
+      ctx.log('info', `sft: ${lookaheadRows} lookahead rows (whole reply trained)` +
+        (section.maskActionSpans ? `; the policy's own rows train their state contents only (maskActionSpans)` : ''));
+    }
+    const val = toTrainRows(runtime, valRows, section.maxLength, section.maskStateSpans, section.maskActionSpans);
     const pplRows = (valRows.length > 0 ? valRows : trainRows).slice(0, 32);
     const resumed = Boolean(state?.epoch || state?.batch);
     // a resume keeps the starting model's perplexity from the state (null only for a state written before it was kept)

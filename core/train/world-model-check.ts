@@ -11,7 +11,7 @@ import type { ChatMessage } from '../model/chat.js';
 import type { GenerateOptions } from '../model/runtime.js';
 import { Rng } from '../util/rng.js';
 import { builtinTemplate } from '../prompts/resolve-template.js';
-import { actionGivenPrefix, PREDICTION_STOP, tagText } from '../prompts/reply-format.js';
+import { actionGivenPrefix, isLookaheadLine, observationPrefix, PREDICTION_STOP, tagText } from '../prompts/reply-format.js';
 import type { EpisodeSession } from '../prompts/session.js';
 import type { PromptTemplate } from '../prompts/template.js';
 import { parseStateText, scoreWorldModel } from '../prompts/world-model.js';
@@ -45,9 +45,16 @@ export interface ForcedPrediction {
 export async function forcedPredictions(
   runtime: Pick<ModelRuntime, 'encodePrompt' | 'generate'>,
   requests: ForcedPredictionRequest[],
-  opts: { envId: string; template: PromptTemplate; maxPrompt: number; sampling: GenerateOptions },
+  opts: { envId: string; template: PromptTemplate; maxPrompt: number; sampling: GenerateOptions; lookahead?: boolean },
 ): Promise<ForcedPrediction[]> {
-  const prefixes = requests.map((r) => actionGivenPrefix(r.generationPrefix, r.observation, r.actions));
+  // a lookahead reply writes its candidate line before the plan: the model writes that line first (kept only when it has the
+  // line's shape; a paper-order model's own "I will try …" is dropped), then the action is forced after it
+  const lines = opts.lookahead
+    ? (await runtime.generate(requests.map((r) => runtime.encodePrompt(r.messages, observationPrefix(r.generationPrefix, r.observation), opts.maxPrompt)),
+      { ...opts.sampling, maxNewTokens: Math.min(opts.sampling.maxNewTokens, 64), stop: ['\n'] }))
+      .map((o) => o.text.split('\n')[0]!.trim()).map((line) => (isLookaheadLine(line) ? line : undefined))
+    : requests.map(() => undefined);
+  const prefixes = requests.map((r, i) => actionGivenPrefix(r.generationPrefix, r.observation, r.actions, lines[i]));
   const out = await runtime.generate(requests.map((r, i) => runtime.encodePrompt(r.messages, prefixes[i]!, opts.maxPrompt)),
     { ...opts.sampling, stop: [PREDICTION_STOP] });
   return requests.map((r, i) => {
@@ -151,7 +158,7 @@ export async function worldModelCheck(
       return { before: s.stateText(), truth, counter, oracle, request };
     });
     const predictions = await forcedPredictions(runtime, forced.map((f) => f.request),
-      { envId: config.env.id, template: wm[0]!, maxPrompt, sampling: { ...sampling, seed: config.seeds.base * 11 + b } });
+      { envId: config.env.id, template: wm[0]!, maxPrompt, sampling: { ...sampling, seed: config.seeds.base * 11 + b }, lookahead: writesLookahead(config) });
     forced.forEach((f, i) => {
       if (f.truth.text === f.before) return;
       condChanged++;
@@ -257,8 +264,14 @@ export function versusBaseLines(v: WorldModelVersusBase): string[] {
     row('this model', v.model),
     row('base', v.base),
     ...(c ? [only('chance', c.counterfactualExactChanged), ...(c.oracleExactChanged !== undefined ? [only('oracle', c.oracleExactChanged)] : [])] : []),
-    '("given the action": the true observation and "I will try A." forced for one random action A, prediction exact on turns A changes; '
+    '("given the action": the true observation and "I will try A." forced for one random action A (after the model\'s own candidate line ' +
+      'in a lookahead run), prediction exact on turns A changes; '
       + 'chance = the outcome of a random other action, oracle = the intended move\'s outcome, what a model that knows the dynamics predicts)',
   ];
 }
 
+
+/** Whether a run's SFT teaches the lookahead reply (selfplay.lookahead games or lookahead drills): its check lets the model write the candidate line. */
+export function writesLookahead(config: RunConfig): boolean {
+  return config.stages.selfplay.lookahead > 0 || config.stages.selfplay.drillLookahead;
+}

@@ -25,6 +25,10 @@ const INTENDED: Array<{ cases: RegExp; path: string; now: unknown; why: string }
   { cases: PAPER_RECIPE, path: 'sections.rl.lossAggregation', now: 'seq-mean-token-mean', why: 'h2-loss: the paper recipe weighs episodes as RAGEN (micro-batch 1)' },
   { cases: /./, path: 'sections.rl.responseMask', now: 'reply', why: "new field (h2-loss): the loss covers the model's reply tokens, as before" },
   { cases: /./, path: 'sections.rl.maskStateSpans', now: false, why: 'new field (h2-loss, issue 34): the policy loss keeps the state spans, as before' },
+  { cases: /./, path: 'sections.selfplay.drillLookahead', now: false, why: 'new field (h11, issue 34): drills in the paper order, as before' },
+  { cases: /./, path: 'sections.selfplay.lookahead', now: 0, why: 'new field (h11, issue 34): no lookahead games, as before' },
+  { cases: /./, path: 'sections.selfplay.lookaheadTurns', now: 1, why: 'new field (h11, issue 34): its default (unused without lookahead games)' },
+  { cases: /./, path: 'sections.sft.maskActionSpans', now: false, why: "new field (h11, issue 34): the policy's rows train their whole reply, as before" },
 ];
 
 /**

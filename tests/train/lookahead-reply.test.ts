@@ -1,0 +1,134 @@
+// The lookahead reply (issue 34, ours): the candidate line reads each action's landing cell off the true board, the one-step
+// rule picks goal > nearer ice > ice > edge > hole, the writer's reply parses as a world-model reply whose prediction is the
+// chosen move's true next state, and SFT trains the whole lookahead reply while maskActionSpans leaves the policy's own plan
+// and answer out of the loss.
+import { describe, expect, it } from 'vitest';
+import { FrozenLakeEnv, frozenLakeLookahead, lookaheadChoice } from '../../core/envs/frozen-lake.js';
+import { EpisodeSession, lookaheadResponse } from '../../core/prompts/session.js';
+import { builtinTemplate } from '../../core/prompts/resolve-template.js';
+import { parseResponse } from '../../core/prompts/response.js';
+import { lookaheadLine } from '../../core/prompts/reply-format.js';
+import { Rng } from '../../core/util/rng.js';
+import { RunConfigSchema } from '../../core/api/run-config.js';
+import { createRuntime } from '../../core/train/runtime.js';
+import { toTrainRows } from '../../core/train/sft.js';
+
+function session(map: string[]): EpisodeSession {
+  return new EpisodeSession(new FrozenLakeEnv(), builtinTemplate('tiny-compact'), {
+    seed: 1, envOptions: { map, isSlippery: false }, maxTurns: 10, maxActionsPerTurn: 1,
+  });
+}
+
+describe('frozenLakeLookahead and lookaheadChoice', () => {
+  // S at (1,1): Left ice (nearer? G at (0,3): no), Down hole, Right ice (nearer), Up ice (nearer)
+  const map = ['FFFG', 'FSFF', 'FHFF', 'FFFF'];
+  it('reads the landing cell of each intended move and whether it is nearer the goal', () => {
+    const outcomes = frozenLakeLookahead(session(map).env.board());
+    expect(outcomes).toEqual([
+      { action: 'Left', cell: '_', closer: false },
+      { action: 'Down', cell: 'O', closer: false },
+      { action: 'Right', cell: '_', closer: true },
+      { action: 'Up', cell: '_', closer: true },
+    ]);
+    expect(lookaheadLine(outcomes)).toBe('Left _, Down O, Right _, Up _.');
+  });
+  it('marks the edge # and the goal G, and the rule takes the goal', () => {
+    const outcomes = frozenLakeLookahead(session(['SGFF', 'HFFF', 'FFFF', 'FFFF']).env.board());
+    expect(outcomes.map((o) => o.cell)).toEqual(['#', 'O', 'G', '#']);
+    for (let i = 0; i < 20; i++) expect(lookaheadChoice(outcomes, () => i / 20)).toBe('Right');
+  });
+  it('breaks ties among the best class at random, and ranks edge above hole', () => {
+    const picks = new Set<string>();
+    const rng = new Rng(3);
+    for (let i = 0; i < 200; i++) picks.add(lookaheadChoice(frozenLakeLookahead(session(map).env.board()), () => rng.next()));
+    expect([...picks].sort()).toEqual(['Right', 'Up']);
+    const cornered = [{ action: 'Left', cell: '#' as const, closer: false }, { action: 'Down', cell: 'O' as const, closer: false }];
+    expect(lookaheadChoice(cornered, () => 0.99)).toBe('Left');
+  });
+  it('refuses a board with no next move and another env', () => {
+    const s = session(['SHFF', 'FFFF', 'FFFF', 'FFFG']);
+    s.applyResponse('<think><observation>\nx\n</observation>\n<prediction>\nx\n</prediction></think><answer>Right</answer>');
+    expect(() => frozenLakeLookahead(s.env.board())).toThrow(/no next move/);
+    expect(() => frozenLakeLookahead({ env: 'sokoban', rows: 1, cols: 1, cells: [['floor']] } as never)).toThrow(/FrozenLake only/);
+  });
+});
+
+describe('lookaheadResponse', () => {
+  it('writes a well-formed world-model reply: observation, candidates, the rule\'s plan, its true next state, the answer', () => {
+    const s = session(['FFFF', 'FSGF', 'FHFF', 'FFFF']);
+    const reply = lookaheadResponse(s, new Rng(1));
+    expect(reply).toBe('<think><observation>\n____\n_PG_\n_O__\n____\n</observation>\nLeft _, Down O, Right G, Up _.\nI will try Right.\n' +
+      '<prediction>\n____\n__√_\n_O__\n____\n</prediction></think><answer>Right</answer>');
+    const parsed = parseResponse(reply, { legalActions: s.legalActions(), maxActionsPerTurn: 1, responseFormat: 'world-model', strict: true });
+    expect(parsed.formatError).toBe(false);
+    expect(parsed.actions).toEqual(['Right']);
+  });
+  it('refuses a plain-format session', () => {
+    const s = new EpisodeSession(new FrozenLakeEnv(), builtinTemplate('tiny-compact-plain'), { seed: 1, envOptions: { isSlippery: false } });
+    expect(() => lookaheadResponse(s, new Rng(1))).toThrow(/world-model reply/);
+  });
+});
+
+describe('SFT masks of lookahead and policy rows (sft.maskActionSpans)', () => {
+  const config = RunConfigSchema.parse({ model: { overrides: { hidden_size: 8, intermediate_size: 16, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 2, max_position_embeddings: 512 } } });
+  const reply = '<think><observation>\nP_\n</observation>\nI will try Right.\n<prediction>\n_P\n</prediction></think><answer>Right</answer>';
+  const messages = [{ role: 'system' as const, content: 's' }, { role: 'user' as const, content: 'state' }, { role: 'assistant' as const, content: reply }];
+  const targets = (mask: number[]) => mask.reduce((a, b) => a + b, 0);
+  it('a policy row trains its whole reply unless maskActionSpans; then only its state contents, as a drill; a lookahead row always all', async () => {
+    const runtime = await createRuntime(config, { seed: 1, valueHead: false });
+    const [full, masked, drill, lookahead] = [
+      toTrainRows(runtime, [{ messages }], 512, false),
+      toTrainRows(runtime, [{ messages }], 512, false, true),
+      toTrainRows(runtime, [{ messages, drill: true }], 512, false),
+      toTrainRows(runtime, [{ messages, lookahead: true }], 512, false, true),
+    ].map((rows) => rows[0]!.arrays.lossMask!);
+    expect(targets(masked)).toBe(targets(drill));
+    expect(targets(masked)).toBeLessThan(targets(full));
+    expect(targets(lookahead)).toBe(targets(full));
+    // both masks together leave a policy row nothing to train: it is left out, as drills are under maskStateSpans
+    expect(toTrainRows(runtime, [{ messages }], 512, true, true)).toHaveLength(0);
+    expect(toTrainRows(runtime, [{ messages, lookahead: true }], 512, true, true)).toHaveLength(1);
+    runtime.dispose();
+  });
+});
+
+describe('the candidate line is a prediction in the SFT masks (lookaheadLineRange)', () => {
+  const withLine = '<think><observation>\nP_\n</observation>\nLeft #, Down #, Right _, Up #.\nI will try Right.\n<prediction>\n_P\n</prediction></think><answer>Right</answer>';
+  it('finds the line between the observation and the plan, and nothing in a paper-order reply or free reasoning', async () => {
+    const { lookaheadLineRange } = await import('../../core/train/sft-mask.js');
+    const r = lookaheadLineRange(withLine)!;
+    expect(withLine.slice(r[0], r[1])).toBe('Left #, Down #, Right _, Up #.');
+    expect(lookaheadLineRange(withLine.replace('Left #, Down #, Right _, Up #.\n', ''))).toBeNull();
+    expect(lookaheadLineRange(withLine.replace('Left #, Down #, Right _, Up #.', 'I think the goal is near.'))).toBeNull();
+  });
+  it('a drill row trains the line with the states (not the move); maskStateSpans drops it with them', async () => {
+    const config = RunConfigSchema.parse({ model: { overrides: { hidden_size: 8, intermediate_size: 16, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 2, max_position_embeddings: 512 } } });
+    const runtime = await createRuntime(config, { seed: 1, valueHead: false });
+    const msgs = (content: string) => [{ role: 'user' as const, content: 'state' }, { role: 'assistant' as const, content }];
+    const count = (content: string, drill: boolean, maskStateSpans: boolean) =>
+      toTrainRows(runtime, [{ messages: msgs(content), drill }], 512, maskStateSpans)[0]!.arrays.lossMask!.reduce((a, b) => a + b, 0);
+    const paper = withLine.replace('Left #, Down #, Right _, Up #.\n', '');
+    // the line is 30 characters: a character-level tokenizer trains 30 more targets on the drill with the line
+    expect(count(withLine, true, false) - count(paper, true, false)).toBe('Left #, Down #, Right _, Up #.'.length);
+    // a policy row with masked states: the line is masked too (only the newline after it is a new target)
+    expect(count(withLine, false, true) - count(paper, false, true)).toBe(1);
+    runtime.dispose();
+  });
+});
+
+describe('pairedPassAt1Gain', () => {
+  it('averages per-puzzle differences of the puzzles both evaluations played, with a bootstrap interval', async () => {
+    const { pairedPassAt1Gain } = await import('../../core/train/evaluate-model.js');
+    const start = [{ seed: 1, n: 4, c: 1 }, { seed: 2, n: 4, c: 0 }, { seed: 3, n: 4, c: 4 }];
+    const end = [{ seed: 1, n: 4, c: 3 }, { seed: 2, n: 4, c: 2 }, { seed: 4, n: 4, c: 4 }];
+    const g = pairedPassAt1Gain(start, end)!;
+    expect(g.puzzles).toBe(2);
+    expect(g.mean).toBeCloseTo(0.5, 10);
+    expect(g.low).toBeCloseTo(0.5, 10);    // both differences are 0.5: no spread
+    expect(pairedPassAt1Gain(start, [{ seed: 9, n: 4, c: 1 }])).toBeNull();
+    const mixed = pairedPassAt1Gain([{ seed: 1, n: 2, c: 0 }, { seed: 2, n: 2, c: 2 }], [{ seed: 1, n: 2, c: 2 }, { seed: 2, n: 2, c: 0 }])!;
+    expect(mixed.mean).toBeCloseTo(0, 10);
+    expect(mixed.low).toBeLessThan(0);
+    expect(mixed.high).toBeGreaterThan(0);
+  });
+});
