@@ -12,7 +12,7 @@
 // (keepCorrectFraction). Because the action is given, "copy the state after a no-op" is no shortcut:
 // the model is scored on the consequence of actions it did not choose for this prompt.
 // Resumable: the weights and the next step are saved after every step.
-import { existsSync } from 'node:fs';
+import { appendFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StageDefinition } from '../api/stage.js';
 import type { RwmlSection } from '../api/run-config.js';
@@ -111,11 +111,39 @@ export function predictedText(generated: string): string {
   return (end >= 0 ? generated.slice(0, end) : generated).trim();
 }
 
-/** Binarised structured reward: the parsed prediction's cell accuracy ≥ threshold. */
+/** The structured similarity: the parsed prediction's cell accuracy against the true board (0 when it does not parse). */
+export function structuredSimilarity(envId: string, text: string, template: PromptTemplate, truth: Board): number {
+  const score = scoreWorldModel(parseStateText(envId, text, template, truth), truth);
+  return score.parsed ? score.cellAccuracy : 0;
+}
+
+/** Binarised structured reward: the parsed prediction's cell accuracy ≥ threshold (an unparsed prediction gets 0). */
 export function structuredReward(envId: string, text: string, template: PromptTemplate, truth: Board, threshold: number): number {
-  const board = parseStateText(envId, text, template, truth);
-  const score = scoreWorldModel(board, truth);
+  const score = scoreWorldModel(parseStateText(envId, text, template, truth), truth);
   return score.parsed && score.cellAccuracy >= threshold ? 1 : 0;
+}
+
+/** The run folder's record of RWML's predictions (JSON lines, one per sample, appended after each step's state is saved). */
+export const RWML_PREDICTIONS_FILE = 'rwml-predictions.jsonl';
+
+/**
+ * One step's predictions as JSON lines: step (1-based), the example's episode id, turn and actions, the sample index within
+ * its group, the predicted and the true next-state text, the measure (`embedding` or `structured`), the similarity the reward
+ * used (embedding cosine, or structured cell accuracy; 0 for an empty or unparsed prediction) and the binarised reward.
+ */
+export function rwmlPredictionLines(step: number, examples: readonly RwmlExample[], texts: readonly string[], similarities: readonly number[],
+  rewards: readonly number[], groupSize: number, measure: RwmlSection['similarity']): string {
+  return texts.map((prediction, i) => {
+    const e = examples[Math.floor(i / groupSize)]!;
+    return `${JSON.stringify({
+      step, episodeId: e.episodeId, turn: e.turn, actions: e.actions, sample: i % groupSize,
+      prediction, truth: e.truthText, measure, similarity: similarities[i], reward: rewards[i],
+    })}\n`;
+  }).join('');
+}
+
+function mean(xs: readonly number[]): number {
+  return xs.reduce((a, c) => a + c, 0) / xs.length;
 }
 
 export const rwmlStage: StageDefinition = {
@@ -180,11 +208,12 @@ export const rwmlStage: StageDefinition = {
       // 3. binarised similarity to the true next state
       const groups = generated.map((_, i) => Math.floor(i / section.groupSize));
       const texts = generated.map((g) => predictedText(g.text));
-      let rewards = texts.map((text, i) =>
-        embed ? 0 : structuredReward(ctx.config.env.id, text, template, examples[groups[i]!]!.truthBoard, section.threshold),
-      );
+      // similarities: the embedding cosine, or the structured cell accuracy (0 unparsed); reward = similarity ≥ threshold
+      const truthBoard = (i: number): Board => examples[groups[i]!]!.truthBoard;
+      let similarities = texts.map((text, i) => (embed ? 0 : structuredSimilarity(ctx.config.env.id, text, template, truthBoard(i))));
+      let rewards = texts.map((text, i) => (embed ? 0 : structuredReward(ctx.config.env.id, text, template, truthBoard(i), section.threshold)));
       if (embed && texts.length > 0) {
-        rewards = (await embeddingRewards(embed, texts, texts.map((_, i) => examples[groups[i]!]!.truthText), section.threshold)).rewards;
+        ({ rewards, similarities } = await embeddingRewards(embed, texts, texts.map((_, i) => examples[groups[i]!]!.truthText), section.threshold));
       }
       // 4. subsample examples already right in every sample; GRPO rows (the RL stage's builder)
       const subsample = createRng(ctx.config.seeds.base * 1_013 + step);
@@ -208,6 +237,7 @@ export const rwmlStage: StageDefinition = {
       ctx.metric(step + 1, {
         ...meanStats(updates),
         'rwml/predictionReward': accuracy,
+        ...(similarities.length > 0 ? { 'rwml/predictionSimilarity': mean(similarities) } : {}),   // undefined without samples: not logged
         'rwml/examples': examples.length,
         'rwml/keptExamples': keepGroup.filter(Boolean).length,
       });
@@ -222,6 +252,8 @@ export const rwmlStage: StageDefinition = {
         { resumePoint: step + 1 < section.steps },   // the final one: no AdamW moments (docs/checkpoints.md)
       );
       ctx.saveState({ nextStep: step + 1, checkpoint });
+      appendFileSync(join(ctx.runDir, RWML_PREDICTIONS_FILE), rwmlPredictionLines(step + 1, examples, texts, similarities, rewards, section.groupSize,
+        section.similarity));
     }
     runtime.dispose();
     reference?.dispose();

@@ -6,6 +6,8 @@ import { useCallback, useEffect, useMemo, useRef, useState, type ReactElement } 
 import type { EpisodeRecord } from '../../../core/api/records.js';
 import type { ViewProps } from '../routes.js';
 import BoardFigure from '../boards/BoardFigure.js';
+import { isTextBoard, TextStateDiff } from '../components/TextStateDiff.js';
+import { frameTexts } from '../components/text-frames.js';
 import { BoardLegend } from '../boards/board-legend.js';
 import { boardFamily } from '../boards/board-shapes.js';
 import { clampFrame, episodeFrames, frameOverlay, slipScoreText, slipText, type OverlayMode, type ReplayFrame } from '../boards/replay-frames.js';
@@ -205,8 +207,10 @@ function ReplaySide({ title, episode, frames, frame, mode, testId }: {
   return (
     <div className="replay-side" data-testid={testId} data-frame={current.index}>
       <h3 className="mono">{title}</h3>
-      <BoardFigure board={current.board} title={`Step ${current.index}: ${caption}`} overlay={overlay} highlight={highlight}
-        size={Math.min(360, Math.max(current.board.rows, current.board.cols) * 48)} exportName={`${episode.runId}-${episode.id}-step${current.index}`} />
+      {isTextBoard(current.board) ? <ReplayText episode={episode} frame={current} mode={mode} caption={`Step ${current.index}: ${caption}`} /> : (
+        <BoardFigure board={current.board} title={`Step ${current.index}: ${caption}`} overlay={overlay} highlight={highlight}
+          size={Math.min(360, Math.max(current.board.rows, current.board.cols) * 48)} exportName={`${episode.runId}-${episode.id}-step${current.index}`} />
+      )}
       <div className="replay-step-info">
         {ended && <div className="warn">episode ended at step {frames.length - 1}</div>}
         <div>seed {episode.seed} · {episode.success ? <span className="ok">success</span> : <span className="bad">failure</span>} · return {formatNumber(current.cumulativeReward, 2)}</div>
@@ -233,6 +237,21 @@ function ReplaySide({ title, episode, frames, frame, mode, testId }: {
           </div>
         )}
       </div>
+    </div>
+  );
+}
+
+/** A text env's frame (TextWorld, Python envs): the true state text, or with an overlay the model's text against it as a word diff. */
+function ReplayText({ episode, frame, mode, caption }: { episode: EpisodeRecord; frame: ReplayFrame; mode: OverlayMode; caption: string }): ReactElement {
+  const t = frameTexts(episode, frame, mode);
+  if (t.truth === null) return <div className="muted" data-testid="replay-text">{caption}: the text of a state inside a turn is not recorded.</div>;
+  if (mode === 'none' || (t.model === null && !(mode === 'prediction' && frame.turn !== null))) {
+    return <div data-testid="replay-text"><strong>{caption}</strong><pre className="mono" style={{ whiteSpace: 'pre-wrap' }}>{t.truth}</pre></div>;
+  }
+  return (
+    <div data-testid="replay-text">
+      <TextStateDiff title={`${caption}: ${t.modelLabel} against the true state`} model={t.model} truth={t.truth} modelLabel={t.modelLabel}
+        truthLabel="true state" score={t.score} testId="replay-text-diff" />
     </div>
   );
 }

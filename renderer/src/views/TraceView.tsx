@@ -17,6 +17,7 @@ import { diffChars } from '../boards/char-diff.js';
 import { slipScoreText, slipText } from '../boards/replay-frames.js';
 import type { Route, ViewProps } from '../routes.js';
 import BoardFigure from '../boards/BoardFigure.js';
+import { isTextBoard, TextStateDiff } from '../components/TextStateDiff.js';
 import { breakable } from '../components/widgets.js';
 import { BoardLegend } from '../boards/board-legend.js';
 import { boardFamily } from '../boards/board-shapes.js';
@@ -486,14 +487,23 @@ function TurnCard({ turn, base, episode }: { turn: TurnRecord; base: string; epi
           {slipScoreText(turn.slip) && <> The prediction <b className={turn.slip.predictionVsIntended?.exact ? 'ok' : 'bad'} data-testid="turn-slip-score">{slipScoreText(turn.slip)}</b>.</>}
         </div>
       )}
-      <div className="trace-boards">
-        <StatePair what="observation" label="Observation against the true state" modelTitle="Observation (model)" trueTitle="True state"
-          modelBoard={turn.observedBoard} trueBoard={turn.stateBefore.board} text={turn.parsed.observation} score={obs} size={size}
-          testIds={['board-observed', 'board-true-before']} exportNames={[`${base}-t${turn.turn}-observed`, `${base}-t${turn.turn}-state`]} />
-        <StatePair what="prediction" label="Prediction against the true next state" modelTitle="Prediction (model)" trueTitle="True next state"
-          modelBoard={turn.predictedBoard} trueBoard={turn.stateAfter.board} text={turn.parsed.prediction} score={pred} size={size}
-          testIds={['board-predicted', 'board-true-after']} exportNames={[`${base}-t${turn.turn}-predicted`, `${base}-t${turn.turn}-next`]} />
-      </div>
+      {isTextBoard(turn.stateBefore.board) ? (
+        <div className="trace-text-states" data-testid="text-states">
+          <TextStateDiff title="Observation against the true state" model={turn.parsed.observation} truth={turn.stateBefore.text}
+            modelLabel="observation" truthLabel="true state" score={obs} testId="text-diff-observation" />
+          <TextStateDiff title="Prediction against the true next state" model={turn.parsed.prediction} truth={turn.stateAfter.text}
+            modelLabel="prediction" truthLabel="true next state" score={pred} testId="text-diff-prediction" />
+        </div>
+      ) : (
+        <div className="trace-boards">
+          <StatePair what="observation" label="Observation against the true state" modelTitle="Observation (model)" trueTitle="True state"
+            modelBoard={turn.observedBoard} trueBoard={turn.stateBefore.board} text={turn.parsed.observation} score={obs} size={size}
+            testIds={['board-observed', 'board-true-before']} exportNames={[`${base}-t${turn.turn}-observed`, `${base}-t${turn.turn}-state`]} />
+          <StatePair what="prediction" label="Prediction against the true next state" modelTitle="Prediction (model)" trueTitle="True next state"
+            modelBoard={turn.predictedBoard} trueBoard={turn.stateAfter.board} text={turn.parsed.prediction} score={pred} size={size}
+            testIds={['board-predicted', 'board-true-after']} exportNames={[`${base}-t${turn.turn}-predicted`, `${base}-t${turn.turn}-next`]} />
+        </div>
+      )}
       <ScoreTable observation={obs} prediction={pred} />
       {turn.parsed.formatErrors.length > 0 && (
         <ul className="trace-format-errors bad">{turn.parsed.formatErrors.map((e, i) => <li key={i}>{e}</li>)}</ul>
