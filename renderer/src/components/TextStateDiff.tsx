@@ -6,6 +6,7 @@
 import { useMemo, type ReactElement } from 'react';
 import type { Board, WmScore } from '../../../core/api/records.js';
 import { normalisedEqual, wordDiff } from './word-diff.js';
+import './text-diff.css';
 
 /** A similarity a run recorded for this pair (e.g. RWML's embedding reward), shown in place of the normalised-exact result. */
 export interface RecordedSimilarity { measure: 'embedding' | 'structured'; value: number; model?: string; threshold?: number }
@@ -15,17 +16,8 @@ export function isTextBoard(board: Board | null | undefined): boolean {
   return !!board && board.rows > 0 && board.cells.every((row) => row.length > 0 && row.every((c) => c === 'line'));
 }
 
-const STYLE = `
-.text-diff { margin: 0; }
-.text-diff-head { display: flex; flex-wrap: wrap; gap: 4px 14px; align-items: baseline; margin-bottom: 4px; }
-.text-diff-legend { font-size: 0.85em; }
-.text-diff pre { white-space: pre-wrap; overflow-wrap: anywhere; max-height: 26em; overflow: auto; line-height: 1.6; margin: 0; }
-.text-diff del.wd-del { background: #ffe0c2; color: #6b2c00; text-decoration: line-through; text-decoration-thickness: 2px; border-radius: 2px; padding: 0 1px; }
-.text-diff ins.wd-ins { background: #d6e6ff; color: #0a3a80; text-decoration: underline; text-decoration-thickness: 2px; text-underline-offset: 2px;
-  border-radius: 2px; padding: 0 1px; }
-.text-diff .wd-mark { font-weight: 700; margin-right: 1px; }
-.text-diff .wd-sr { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
-`;
+
+const words = (n: number): string => `${n} word${n === 1 ? '' : 's'}`;
 
 function percentText(x: number): string {
   return `${(x * 100).toFixed(0)}%`;
@@ -61,7 +53,6 @@ export function TextStateDiff({ title, model, truth, modelLabel, truthLabel, sco
   const diff = useMemo(() => (model === null ? null : wordDiff(model, truth)), [model, truth]);
   return (
     <section className="text-diff" data-testid={testId} aria-label={title}>
-      <style>{STYLE}</style>
       <div className="text-diff-head">
         <strong>{title}</strong>
         {model !== null && <span data-testid={testId ? `${testId}-score` : undefined}>{similarityText(model, truth, recorded, score)}</span>}
@@ -69,14 +60,14 @@ export function TextStateDiff({ title, model, truth, modelLabel, truthLabel, sco
       {diff === null ? (
         <>
           <div className="muted">(no {modelLabel} in the reply) · {truthLabel}:</div>
-          <pre className="mono">{truth}</pre>
+          <pre className="mono text-diff-plain">{truth}</pre>
         </>
       ) : (
         <>
           <div className="text-diff-legend faint">
-            <del className="wd-del"><span className="wd-mark" aria-hidden="true">−</span>struck</del> only in the {modelLabel} ({diff.counts.del} words) ·{' '}
-            <ins className="wd-ins"><span className="wd-mark" aria-hidden="true">+</span>underlined</ins> only in the {truthLabel} ({diff.counts.add} words) ·
-            plain in both ({diff.counts.same} words){diff.tooLong ? ' · too long to align: shown whole' : ''}
+            <del className="wd-del"><span className="wd-mark" aria-hidden="true">−</span>struck</del> only in the {modelLabel} ({words(diff.counts.del)}) ·{' '}
+            <ins className="wd-ins"><span className="wd-mark" aria-hidden="true">+</span>underlined</ins> only in the {truthLabel} ({words(diff.counts.add)}) ·
+            plain in both ({words(diff.counts.same)}){diff.tooLong ? ' · too long to align: shown whole' : ''}
           </div>
           <pre className="mono" data-testid={testId ? `${testId}-text` : undefined}>
             {diff.parts.map((p, i) => {

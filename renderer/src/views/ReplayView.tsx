@@ -186,7 +186,7 @@ export default function ReplayView({ api, projectPath, runId, episodeId, otherRu
               <ReplaySide title={`${otherEpisode.runId} · ${otherEpisode.id}`} episode={otherEpisode} frames={otherFrames} frame={frame} mode={mode} testId="replay-other" />
             )}
           </div>
-          <BoardLegend family={boardFamily(mine.initialState.board)} showOverlay={mode !== 'none'} />
+          {!isTextBoard(mine.initialState.board) && <BoardLegend family={boardFamily(mine.initialState.board)} showOverlay={mode !== 'none'} />}
         </div>
       )}
     </div>
@@ -219,7 +219,7 @@ function ReplaySide({ title, episode, frames, frame, mode, testId }: {
             {current.actionStep ? <span className="faint"> · action {current.actionStep.index} of {current.actionStep.of}</span> : null}
             {current.reward !== null ? <> · reward {formatNumber(current.reward, 2)}</> : null}{current.done ? ' · done' : ''}</div>
         )}
-        {mode !== 'none' && (
+        {mode !== 'none' && !isTextBoard(current.board) && (
           <div>
             {mode === 'prediction' ? 'prediction' : 'observation'}:{' '}
             {score === null ? (overlay ? 'not scored' : current.turn === null && mode === 'prediction' ? '— (initial state)'
@@ -246,7 +246,7 @@ function ReplayText({ episode, frame, mode, caption }: { episode: EpisodeRecord;
   const t = frameTexts(episode, frame, mode);
   if (t.truth === null) return <div className="muted" data-testid="replay-text">{caption}: the text of a state inside a turn is not recorded.</div>;
   if (mode === 'none' || (t.model === null && !(mode === 'prediction' && frame.turn !== null))) {
-    return <div data-testid="replay-text"><strong>{caption}</strong><pre className="mono" style={{ whiteSpace: 'pre-wrap' }}>{t.truth}</pre></div>;
+    return <div data-testid="replay-text"><strong>{caption}</strong><pre className="mono text-diff-plain">{t.truth}</pre></div>;
   }
   return (
     <div data-testid="replay-text">
