@@ -12,5 +12,11 @@ export default defineConfig({
     teardownTimeout: 60_000,
     pool: 'forks',
     maxWorkers: 2,
+    // TF.js wasm runs on one thread in the tests (and in the CLI/serve children they start): a data-parallel worker
+    // thread loads its own TF.js, model and tsx per stage, which tripled a smoke run's CPU time (6 s vs 19 s for three
+    // presets, bench/results/ci-time.md) with two test files already on the two cores. The workers' own path is tested
+    // with explicit counts (tests/train/wasm-workers-pipeline.test.ts, tests/model/runtime-parallel.test.ts,
+    // tests/model/data-parallel.test.ts). SPA_WASM_WORKERS=auto in the environment restores the product default.
+    env: { SPA_WASM_WORKERS: process.env['SPA_WASM_WORKERS'] ?? '0' },
   },
 });

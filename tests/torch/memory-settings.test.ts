@@ -29,11 +29,19 @@ beforeAll(async () => {
   probe = probeTorch();
   if (!probe.ok) throw new Error(`these tests need a Python with torch: ${probe.reason}`);
 });
-afterEach(() => { setMemorySettings(undefined); });
-afterAll(async () => {
-  for (const rt of open) await rt.dispose();
-  fs.rmSync(tmp, { recursive: true, force: true });
+// every test gives its models' workers back to the pool (core/model/torch/worker-client.ts, two idle): the next model
+// reuses a Python that has torch imported (a start is ~1.5 CPU-s; this file started 13 of them when models stayed open)
+afterEach(async () => {
+  for (const rt of open.splice(0)) await rt.dispose();
+  setMemorySettings(undefined);
 });
+afterAll(() => { fs.rmSync(tmp, { recursive: true, force: true }); });
+
+/** Gives a model's worker back now (the next model() takes it), keeping it out of afterEach's list. */
+async function release(rt: ModelRuntime): Promise<void> {
+  open.splice(open.indexOf(rt), 1);
+  await rt.dispose();
+}
 
 async function model(opts: { trainable?: boolean; resume?: boolean; dir?: string } = {}): Promise<TorchRuntime> {
   const rt = await torchFrom(probe, opts.dir ?? DIR, { resume: opts.resume });
@@ -89,21 +97,27 @@ describe('model.memory.tokensPerMicroBatch', () => {
     const small = await model();
     const smallOps = recordOps(small);
     const a = await small.trainStep('sft', rows(small), {}, 1e-2, 1);
+    const smallForwards = smallOps.filter((o) => o === 'forward').length;
+    const smallApplies = smallOps.filter((o) => o === 'apply').length;
+    const wa = await small.weights();
+    await release(small);
 
     await useBackend(RunConfigSchema.parse({ backend: 'torch' }));
     expect(memorySettings().tokensPerMicroBatch).toBe(6144);
     const big = await model();
     const bigOps = recordOps(big);
     const b = await big.trainStep('sft', rows(big), {}, 1e-2, 1);
+    const bigForwards = bigOps.filter((o) => o === 'forward').length;
+    const wb = await big.weights();
+    await release(big);
 
-    const forwards = (ops: string[]) => ops.filter((o) => o === 'forward').length;
-    expect(forwards(bigOps)).toBe(1);
-    expect(forwards(smallOps)).toBeGreaterThanOrEqual(3);          // every row is longer than half the budget: one row a chunk
-    expect(smallOps.filter((o) => o === 'apply')).toHaveLength(1); // gradients accumulate: one optimizer step
+    expect(bigForwards).toBe(1);
+    expect(smallForwards).toBeGreaterThanOrEqual(3);          // every row is longer than half the budget: one row a chunk
+    expect(smallApplies).toBe(1);                             // gradients accumulate: one optimizer step
     expect(Math.abs(a['losses/total']! - b['losses/total']!)).toBeLessThan(1e-5);
     expect(Math.abs(a['charts/gradNorm']! - b['charts/gradNorm']!)).toBeLessThan(1e-4);
     // the same AdamW step (its size is lr = 1e-2 per weight) up to float summation order
-    const [wa, wb, w0] = [await small.weights(), await big.weights(), await (await model()).weights()];
+    const w0 = await (await model()).weights();
     expect(maxDiff(wa.get('lm_head.weight')!, w0.get('lm_head.weight')!)).toBeGreaterThan(5e-3);
     for (const [name, w] of wa) expect(maxDiff(w, wb.get(name)!), name).toBeLessThan(1e-4);
   }, 120_000);
@@ -148,6 +162,7 @@ describe('checkpoints follow model.memory', () => {
     // the bf16 checkpoint loads: its weights are the trained ones rounded to bf16
     const fromFinal = await model({ dir: final });
     for (const [name, w] of await fromFinal.weights()) expect(maxDiff(w, bf16(weights.get(name)!)), name).toBe(0);
+    await release(fromFinal);
 
     // the resume point continues exactly: one more step from it equals one more step of the model that wrote it
     const resumed = await model({ dir: resume, resume: true });
@@ -219,6 +234,7 @@ describe('frozen weights in bf16', () => {
     open.push(ref);
     for (const [name, w] of await ref.weights()) expect(maxDiff(w, bf16(w32.get(name)!)), name).toBe(0);
     const s16 = await ref.tokenStats(ids, false);
+    await release(ref);
     const d = Math.max(...s16.map((s, i) => maxDiff(s.logprobs, s32[i]!.logprobs)));
     expect(d).toBeGreaterThan(0);            // the weights did change precision
     expect(d).toBeLessThan(0.2);             // bf16 keeps 8 bits of mantissa: log-probs move by a few hundredths here
