@@ -6,7 +6,7 @@
 // (B = 0), bad settings are refused with the valid targets named, and a smoke run with model.lora
 // on torch writes LoRA checkpoints over the unchanged base.
 // Needs a Python with torch (CI installs Debian's python3-torch); fails, not skips, without it.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -32,10 +32,10 @@ beforeAll(async () => {
   probe = probeTorch();
   if (!probe.ok) throw new Error(`these tests need a Python with torch: ${probe.reason}`);
 });
-afterAll(async () => {
-  for (const rt of open) await rt.dispose();
-  fs.rmSync(tmp, { recursive: true, force: true });
-});
+// every test gives its models' workers back to the pool (core/model/torch/worker-client.ts, two idle): the next model
+// reuses a Python that has torch imported (a start is ~1.5 CPU-s) instead of starting one per model
+afterEach(async () => { for (const rt of open.splice(0)) await rt.dispose(); });
+afterAll(() => { fs.rmSync(tmp, { recursive: true, force: true }); });
 
 /** TF.js with adapters on and B drawn non-zero (so the adapters change the function and A gets gradients). */
 async function tfjsWithLora(opts: { valueHead?: boolean } = {}): Promise<TfjsRuntime> {
@@ -252,6 +252,7 @@ describe('model.lora in a run on the torch backend', () => {
     const lora = { rank: 2, alpha: 4, targetModules: ['q_proj', 'up_proj'] };
     const { outcome, runDir, events } = await runPreset(project, 'spa-random-action', 'torch-lora', {
       env: { id: 'frozenlake' }, model: { source: 'preset', preset: 'tiny', lora }, backend: 'torch',
+      stages: { bootstrap: { gateTurns: 5 } },   // the gate's code on 5 held-out turns, not 50 (torch: a worker round trip per token)
     });
     expect(outcome).toEqual({ status: 'completed' });
     const names = fs.readdirSync(path.join(runDir, 'checkpoints'));

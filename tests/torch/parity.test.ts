@@ -3,7 +3,7 @@
 // one PPO step (value head, clipped value loss) give the same updated weights, the value head
 // agrees, and checkpoints move between the backends (written on one, resumed on the other).
 // Needs a Python with torch (CI installs Debian's python3-torch); fails, not skips, without it.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -26,47 +26,36 @@ beforeAll(async () => {
 
 const torchFrom = (dir: string, opts: { valueHead?: boolean; resume?: boolean } = {}) => torchFromProbe(probe, dir, opts);
 
+// every test gives its models' workers back to the pool (core/model/torch/worker-client.ts, two idle): the next model
+// reuses a Python that has torch imported (a start is ~1.5 CPU-s; this file started 13 of them when models stayed open)
 const open: ModelRuntime[] = [];
-afterAll(async () => { for (const rt of open) await rt.dispose(); });
-
-describe.each(['qwen2-f32', 'qwen2-tied-bf16', 'qwen2-sharded-f16'])('torch vs TF.js on %s', (name) => {
-  const dir = path.join(PARITY_FIXTURES, name);
-
-  it('token log-probs and entropies agree within 1e-4; greedy generation gives the same tokens', async () => {
-    const a = await tfjsFrom(dir);
-    const b = await torchFrom(dir);
-    open.push(a, b);
-    const rows = rowsOf(a).map((ids) => ({ ids }));
-    const sa = await a.tokenStats(rows, false);
-    const sb = await b.tokenStats(rows, false);
-    rows.forEach((_, i) => {
-      expect(maxDiff(sa[i]!.logprobs, sb[i]!.logprobs)).toBeLessThan(1e-4);
-      expect(maxDiff(sa[i]!.entropies, sb[i]!.entropies)).toBeLessThan(1e-4);
-    });
-    const prompts = rowsOf(a).map((r) => r.slice(0, 4));
-    const opts = { maxNewTokens: 8, temperature: 0, topK: 0, topP: 1, seed: 0, stop: [] };
-    const ga = await a.generate(prompts, opts);
-    const gb = await b.generate(prompts, opts);
-    expect(gb.map((g) => g.ids)).toEqual(ga.map((g) => g.ids));
-    expect(gb.map((g) => g.text)).toEqual(ga.map((g) => g.text));
-    ga.forEach((g, i) => expect(maxDiff(g.logprobs, gb[i]!.logprobs)).toBeLessThan(1e-4));
-  });
-});
+afterEach(async () => { for (const rt of open.splice(0)) await rt.dispose(); });
 
 describe('torch generation in chunks (qwen2-f32)', () => {
   const dir = path.join(PARITY_FIXTURES, 'qwen2-f32');
 
+  // The worker reads SPA_TORCH_GEN_CHUNK when it starts, so each chunk value needs a Python started with it: these run
+  // first in the file (the pool is still empty, no worker started without the variable can be handed out) and their
+  // workers are closed after (none of them goes back to the pool). One worker per value: every call seeds its draws.
+  const byChunk = new Map<string, TorchRuntime>();
+  afterAll(async () => {
+    for (const rt of byChunk.values()) { await rt.workerForTests.close(); await rt.dispose(); }   // exited: dispose pools nothing
+  });
+
   async function sampleWith(chunk: string, stop: string[]): Promise<{ ids: number[]; text: string; logprobs: number[] }[]> {
-    const before = process.env.SPA_TORCH_GEN_CHUNK;
-    process.env.SPA_TORCH_GEN_CHUNK = chunk;
-    try {
-      const rt = await torchFrom(dir);
-      open.push(rt);
-      const prompts = rowsOf(rt).map((r) => r.slice(0, 4));
-      return (await rt.generate(prompts, { maxNewTokens: 12, temperature: 1, topK: 0, topP: 0.9, seed: 7, stop })).map((g) => ({ ...g }));
-    } finally {
-      if (before === undefined) delete process.env.SPA_TORCH_GEN_CHUNK; else process.env.SPA_TORCH_GEN_CHUNK = before;
+    let rt = byChunk.get(chunk);
+    if (!rt) {
+      const before = process.env.SPA_TORCH_GEN_CHUNK;
+      process.env.SPA_TORCH_GEN_CHUNK = chunk;
+      try {
+        rt = await torchFrom(dir);
+        byChunk.set(chunk, rt);
+      } finally {
+        if (before === undefined) delete process.env.SPA_TORCH_GEN_CHUNK; else process.env.SPA_TORCH_GEN_CHUNK = before;
+      }
     }
+    const prompts = rowsOf(rt).map((r) => r.slice(0, 4));
+    return (await rt.generate(prompts, { maxNewTokens: 12, temperature: 1, topK: 0, topP: 0.9, seed: 7, stop })).map((g) => ({ ...g }));
   }
 
   it('sampling with one host look per 5 steps gives the tokens and log-probs of one look per step, stops inside a chunk included', async () => {
@@ -89,6 +78,30 @@ describe('torch generation in chunks (qwen2-f32)', () => {
 
   it('a chunk that is not a whole number from 1 to 256 is refused with the reason', async () => {
     await expect(sampleWith('0', [])).rejects.toThrow(/SPA_TORCH_GEN_CHUNK=0/);
+  });
+});
+
+describe.each(['qwen2-f32', 'qwen2-tied-bf16', 'qwen2-sharded-f16'])('torch vs TF.js on %s', (name) => {
+  const dir = path.join(PARITY_FIXTURES, name);
+
+  it('token log-probs and entropies agree within 1e-4; greedy generation gives the same tokens', async () => {
+    const a = await tfjsFrom(dir);
+    const b = await torchFrom(dir);
+    open.push(a, b);
+    const rows = rowsOf(a).map((ids) => ({ ids }));
+    const sa = await a.tokenStats(rows, false);
+    const sb = await b.tokenStats(rows, false);
+    rows.forEach((_, i) => {
+      expect(maxDiff(sa[i]!.logprobs, sb[i]!.logprobs)).toBeLessThan(1e-4);
+      expect(maxDiff(sa[i]!.entropies, sb[i]!.entropies)).toBeLessThan(1e-4);
+    });
+    const prompts = rowsOf(a).map((r) => r.slice(0, 4));
+    const opts = { maxNewTokens: 8, temperature: 0, topK: 0, topP: 1, seed: 0, stop: [] };
+    const ga = await a.generate(prompts, opts);
+    const gb = await b.generate(prompts, opts);
+    expect(gb.map((g) => g.ids)).toEqual(ga.map((g) => g.ids));
+    expect(gb.map((g) => g.text)).toEqual(ga.map((g) => g.text));
+    ga.forEach((g, i) => expect(maxDiff(g.logprobs, gb[i]!.logprobs)).toBeLessThan(1e-4));
   });
 });
 
