@@ -12,7 +12,9 @@ test('trace inspector, replay, template editor and dataset browser on a real run
   test.setTimeout(600_000);
   const { page, api, go } = workbench;
   // two runs (same seeds) so that replay can show them side by side
-  // Sokoban (multi-action turns, boxes): the checks below were written for it; the default env is FrozenLake since issue 36
+  // Sokoban (multi-action turns, boxes): the checks below were written for it; the default env is FrozenLake since issue 36.
+  // (On FrozenLake this replay once showed 2 frames for 3 executed actions: rollouts.actionFrames replayed the lake without
+  // the run's env options, so no turn was in sync; fixed, tests/api/action-frames-env-options.test.ts.)
   const sokoban = { 'env.id': 'sokoban' };
   const [runId, otherRunId] = await Promise.all([smokeRun(api, 'views e2e', sokoban), smokeRun(api, 'views e2e', sokoban)]);
 
