@@ -155,8 +155,7 @@ describe('round trip through each transport', () => {
         const run = await client.runs.create({ config: diagConfig({ 'diag-wait': { steps: 3, delayMs: 5 } }) });
         const got: WorkbenchEvent[] = [];
         client.subscribe({ kind: 'run', runId: run.id }, (e) => got.push(e));
-        await new Promise((r) => setTimeout(r, 50));
-        await client.runs.start({ runId: run.id });
+        await client.runs.start({ runId: run.id });   // the same connection: its subscribe is handled first
         await waitFor('completed status event', () => got.some((e) => e.kind === 'run' && e.event.type === 'status' && e.event.status === 'completed'));
         const types = new Set(got.map((e) => (e.kind === 'run' ? e.event.type : '')));
         for (const t of ['stage', 'metric', 'progress', 'status']) expect(types.has(t as never), t).toBe(true);
@@ -170,7 +169,9 @@ describe('round trip through each transport', () => {
       const b = await connectWorkbench(server.wsUrl);
       const got: WorkbenchEvent[] = [];
       b.subscribe({ kind: 'project' }, (e) => got.push(e));
-      await new Promise((r) => setTimeout(r, 50));
+      // a round trip on b after its subscribe: the server handles one connection's messages in order, so the subscription
+      // is in place before a creates the project (a 50 ms pause raced it on a loaded machine)
+      await b.projects.info();
       const dir = path.join(tempDir(), 'p');
       await a.projects.create({ path: dir });
       await waitFor('event on the other client', () => got.some((e) => e.kind === 'project' && e.event.type === 'project'), 5000);

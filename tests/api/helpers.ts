@@ -15,7 +15,14 @@ export function isolateHome(): string {
   return home;
 }
 
-export async function waitFor<T>(what: string, fn: () => T | undefined | null | false | Promise<T | undefined | null | false>, timeoutMs = 20_000, everyMs = 25): Promise<T> {
+/**
+ * Polls `fn` until it returns a truthy value. `timeoutMs` is a hang guard, never a speed bound (issue 37 item 7): it is
+ * raised to at least WAIT_GUARD_MS, because what the tests wait for (an engine child process starting under tsx, a run's
+ * first progress) took over 20 s on a 2-core CI machine at load 10-15.
+ */
+export const WAIT_GUARD_MS = 120_000;
+export async function waitFor<T>(what: string, fn: () => T | undefined | null | false | Promise<T | undefined | null | false>, timeoutMs = WAIT_GUARD_MS, everyMs = 25): Promise<T> {
+  timeoutMs = Math.max(timeoutMs, WAIT_GUARD_MS);
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
