@@ -4,8 +4,12 @@
 // rate of the last two RL steps' rollouts must rise over the first step's and the final evaluation must beat chance.
 // The tiny size is one context (an explicit map, the goal above the start): the machinery has to turn the group-relative
 // advantage of one token of the reply into the rewarded move. The contextual version (a random start, the goal at
-// goalDistance 1: issue 34's curve (a)) is bench/rl-curves.sh; from this base it does not learn within a CI budget
-// (bench/results/rl-curves/README.md). Functional only: no timing.
+// goalDistance 1: issue 34's curve (a)) is bench/rl-curves.sh; from this base it does not learn within 2,048 episodes, and
+// neither does the science review's reference (REINFORCE on the move token only) nor, within ~600-2,000 labels, behaviour
+// cloning through the same trainer (bench/results/rl-curves/README.md). So on the contextual bandit this file checks what the
+// machinery must do on every batch (second describe): the update trains the policy that played (sampling and training
+// log-probabilities agree, ratio 1), the move token carries the group-relative sign of its reward, and one update raises
+// the rewarded move's log-probability at the batch's states. Functional only: no timing.
 import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +17,12 @@ import { RunConfigSchema, type RunConfig, type RunConfigInput } from '../../core
 import { mergeConfig, presetConfig } from '../../core/train/presets.js';
 import { executeRun } from '../../core/engine/runner.js';
 import { loadStage, planStages } from '../../core/engine/stages.js';
+import { loadRuntime, useBackend, type ModelRuntime } from '../../core/train/runtime.js';
+import { groupSpecs, playEpisodes } from '../../core/train/rollout.js';
+import { rolloutDeps, runTemplate, sessionFactory } from '../../core/train/episodes.js';
+import { samplingStats, turnSamples } from '../../core/train/ppo.js';
+import { rlAlgorithm } from '../../core/train/rl-algorithms.js';
+import { ensureRlOptimizer, rlUpdate } from '../../core/train/rl-stage.js';
 import { readJsonl, tempProject } from './helpers.js';
 
 const BASE = fileURLToPath(new URL('../../resources/bases/frozenlake-compact', import.meta.url));
@@ -57,5 +67,89 @@ describe('RL learns a one-step bandit from the shipped base (product run path)',
     expect(end).toBeGreaterThan(start + 0.2);        // and RL makes it the likely one
     const evalFile = readJsonl(join(runDir, 'rollouts', 'eval.jsonl')) as Array<{ success: boolean }>;
     expect(evalFile.filter((e) => e.success).length / evalFile.length).toBeGreaterThan(0.45);
+  }, 300_000);
+});
+
+const MOVES = ['Left', 'Down', 'Right', 'Up'] as const;
+/** The move token's index in the reply "I will try <Move>." (character tokenizer; the prompt ends with <think>). */
+const MOVE_INDEX = 'I will try '.length;
+
+/** Issue 34's curve (a) at a tiny size: no holes, a random start, the goal next to it, one move (chance 25%). */
+function contextualBandit(): RunConfig {
+  const overrides = {
+    backend: 'wasm',
+    env: { id: 'frozenlake', options: { isSlippery: false, p: 1, goalDistance: 1, maxSteps: 1 } },
+    model: { source: 'checkpoint', path: BASE },
+    stages: {
+      rollout: { maxTurns: 1 },
+      rl: { algorithm: 'grpo', groups: 8, groupSize: 4, updatesPerStep: 1, lr: 1e-4, lossAggregation: 'seq-mean-token-mean' },
+    },
+  } as RunConfigInput;
+  return RunConfigSchema.parse(mergeConfig(presetConfig('vanilla-rl', 'quick', overrides) as Record<string, unknown>, overrides as Record<string, unknown>));
+}
+
+/** log p(move | prompt) of each of the 4 moves at the move token, teacher-forced after "I will try ". */
+async function moveLogprobs(runtime: ModelRuntime, prompts: number[][]): Promise<number[][]> {
+  const lead = runtime.tokenizer.encode('I will try ');
+  const firsts = MOVES.map((m) => runtime.tokenizer.encode(m)[0]!);
+  const stats = await runtime.tokenStats(prompts.flatMap((p) => firsts.map((f) => ({ ids: [...p, ...lead, f] }))), false);
+  return prompts.map((_, i) => firsts.map((_, a) => stats[i * 4 + a]!.logprobs.at(-1)!));
+}
+
+describe('RL machinery on the contextual bandit (issue 34 curve (a), tiny size)', () => {
+  it('trains the policy that played, credits the move token with its reward\'s sign, and one update raises the rewarded move', async () => {
+    const config = contextualBandit();
+    const section = config.stages.rl;
+    const limits = config.stages.rollout;
+    await useBackend(config);
+    const policy = await loadRuntime(BASE, { valueHead: false });
+    try {
+      ensureRlOptimizer(policy, section.adamBetas);
+      const specs = groupSpecs('rl-000000', config.seeds.rlStart, 0, section.groups, section.groupSize);
+      const results = await playEpisodes(specs, limits, 11, rolloutDeps(config, policy, limits, { runId: 'bandit', stage: 'rl', step: 0 }));
+      expect(results).toHaveLength(32);
+      // the puzzles differ (a contextual bandit): several distinct boards, and each one's rewarded move from the env itself
+      const boards = new Set(results.map((r) => r.record.initialState.text));
+      expect(boards.size).toBeGreaterThanOrEqual(4);
+      const session = sessionFactory(config, runTemplate(config), limits);
+      const rewarded = results.map((r) => MOVES.findIndex((m) => session(r.spec).simulate([m]).rewards.some((x) => x > 0)));
+      expect(rewarded.every((a) => a >= 0)).toBe(true);
+      expect(new Set(rewarded).size).toBeGreaterThanOrEqual(2);
+
+      const samples = turnSamples(results, () => true);
+      const stats = await samplingStats(policy, samples, { batchSize: 8 });
+      // 1. the update's old log-probabilities are the sampling ones (same weights, same context, temperature 1)
+      let worst = 0;
+      samples.forEach((s, i) => results[s.episode]!.tokens[s.turn]!.logprobs.forEach((g, k) => {
+        worst = Math.max(worst, Math.abs(g - stats.logprobs[i]![s.responseStart + k]!));
+      }));
+      expect(worst).toBeLessThan(1e-3);
+
+      // 2. the move token carries the episode's group-relative advantage: positive for a win in a mixed group, negative for a loss
+      const rewards = results.map((r) => r.record.totalReward);
+      const groups = results.map((r) => r.spec.group);
+      const built = rlAlgorithm('grpo').buildRows({ samples, turnRewards: rewards.map((x) => [x]), episodeRewards: rewards, groups, stats, section });
+      let mixed = 0;
+      samples.forEach((s, i) => {
+        const mates = rewards.filter((_, e) => groups[e] === groups[s.episode]);
+        const mean = mates.reduce((a, c) => a + c, 0) / mates.length;
+        const a = built.rows[i]!.arrays.advantages![s.responseStart + MOVE_INDEX]!;
+        expect(built.rows[i]!.arrays.lossMask![s.responseStart + MOVE_INDEX]).toBe(1);
+        expect(Math.sign(a)).toBe(Math.sign(rewards[s.episode]! - mean));
+        if (rewards[s.episode] !== mean) mixed++;
+      });
+      expect(mixed).toBeGreaterThan(0);   // some groups have both a win and a loss: there is something to learn
+
+      // 3. one update: ratio 1 on the first minibatch, and the rewarded move's log-probability at the batch's states rises
+      const prompts = results.map((r) => r.tokens[0]!.promptIds);
+      const before = await moveLogprobs(policy, prompts);
+      const update = await rlUpdate(policy, null, null, built.rows, { clipLow: 0.2, clipHigh: 0.28, dualClip: 3, entropyCoef: 0, klCoef: 0 }, section);
+      expect(update['losses/approxKl']).toBeLessThan(1e-6);
+      const after = await moveLogprobs(policy, prompts);
+      const gain = prompts.reduce((x, _, i) => x + after[i]![rewarded[i]!]! - before[i]![rewarded[i]!]!, 0) / prompts.length;
+      expect(gain).toBeGreaterThan(0);
+    } finally {
+      policy.dispose();
+    }
   }, 300_000);
 });
