@@ -30,7 +30,11 @@ describe('studies.start through the dispatcher', () => {
   it('runs a 1 method × 1 env × 2 seed smoke study to completion, with status, progress, events and a table', async () => {
     const dir = path.join(tempDir(), 'p');
     const { d, api, events } = await host(dir, true);
-    const started = await api.studies.start({ name: 'smoke-grid', methods: ['vanilla-rl'], envs: ['frozenlake'], seeds: [0, 1], size: 'smoke' });
+    // wasm (CI has torch, and auto would start a Python worker per run) and a 5-turn bootstrap gate (smoke's is 50 generated
+    // turns): this test is about the study's bookkeeping, and the runs stay whole smoke runs through the engine
+    const started = await api.studies.start({
+      name: 'smoke-grid', methods: ['vanilla-rl'], envs: ['frozenlake'], seeds: [0, 1], size: 'smoke', set: { backend: 'wasm', 'stages.bootstrap.gateTurns': 5 },
+    });
     expect(started.status).toBe('running');
     expect(started.progress).toMatchObject({ done: 0, total: 2 });
     await expect(api.studies.start({ name: 'smoke-grid' })).rejects.toMatchObject({ name: 'Conflict' });

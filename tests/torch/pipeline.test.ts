@@ -18,13 +18,16 @@ function manifestCompute(runDir: string, checkpoint: string): { backend: string;
 }
 
 describe('smoke runs on the torch backend', () => {
+  // FrozenLake's 4x4 lake for the SPA run (Sokoban's 6x6 rows are longer; Sokoban runs the pipeline in tests/train/pipeline-smoke)
+  // and the bootstrap gate on 5 held-out turns, not 50: on torch every generated token is a round trip to the worker
   const cases: Array<[string, Record<string, unknown>]> = [
-    ['spa-random-action', { env: { id: 'sokoban' } }],
+    ['spa-random-action', { env: { id: 'frozenlake' } }],
     ['vanilla-rl', { env: { id: 'sudoku' }, model: { source: 'preset', preset: 'tiny', criticMode: 'separate' } }],
   ];
   for (const [preset, overrides] of cases) {
     it(preset, async () => {
-      const { outcome, runDir, stages, events } = await runPreset(project, preset, `torch-${preset}`, { ...overrides, backend: 'torch' });
+      const { outcome, runDir, stages, events } = await runPreset(project, preset, `torch-${preset}`,
+        { ...overrides, backend: 'torch', stages: { bootstrap: { gateTurns: 5 } } });
       expect(outcome).toEqual({ status: 'completed' });
       for (const stage of stages) expect(existsSync(join(runDir, 'stages', stage, 'done.json')), `stage ${stage} done`).toBe(true);
       // the backend line is logged once per engine process (here: the first run of this file)
