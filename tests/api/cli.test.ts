@@ -8,6 +8,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { tempDir } from './helpers.js';
 import { stopChild } from '../lib/child-exit.js';
+import { modelCli } from '../lib/model-cli.js';
 
 const bin = fileURLToPath(new URL('../../bin/spa-workbench.mjs', import.meta.url));
 // Each call starts a fresh Node + tsx process (2-3 s idle, far more on a loaded CI machine): the
@@ -24,7 +25,7 @@ describe('spa-workbench CLI (core commands)', { timeout: 2 * HANG_LIMIT_MS }, ()
   it('--help lists the subcommands', () => {
     const home = tempDir();
     const top = cli(['--help'], home);
-    for (const c of ['start', 'run', 'list', 'show', 'export', 'serve', 'resume', 'stop']) expect(top.stdout).toMatch(new RegExp(`\\n  ${c} `));
+    for (const c of ['start', 'run', 'list', 'show', 'export', 'serve', 'resume', 'stop', 'model']) expect(top.stdout).toMatch(new RegExp(`\\n  ${c} `));
   });
 
   it('runs a preset into a new project, exports it; bad options get clear errors', () => {
@@ -85,8 +86,9 @@ describe('spa-workbench CLI (core commands)', { timeout: 2 * HANG_LIMIT_MS }, ()
     const r = cli(['run', '--preset', 'diagnostic', '--size', 'smoke', '--project', project, '--set', 'stages.diag-wait.steps=2', '--json'], home);
     expect(r.code).toBe(0);
     const runId = (JSON.parse(r.stdout) as { id: string }).id;
-    // a live process on this machine holds the lock, as a `run` in another terminal would
-    const holder = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
+    // a live process on this machine holds the lock, as a `run` in another terminal would; it lives until stopChild below
+    // (a 60 s timer ran out while this test took 100 s at load 17, and the holder's own exit read as "signalled")
+    const holder = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
     try {
       fs.writeFileSync(path.join(project, '.workbench.lock'), JSON.stringify({ pid: holder.pid, host: os.hostname(), startedAt: Date.now(), token: 'test', purpose: 'cli run' }));
       const list = cli(['list', '--project', project], home);
@@ -152,33 +154,33 @@ describe('spa-workbench CLI (core commands)', { timeout: 2 * HANG_LIMIT_MS }, ()
     expect(fs.existsSync(project)).toBe(false);
   });
 
-  it('model score/generate refuse characters outside a character tokenizer\'s vocabulary', () => {
-    const home = tempDir();
+  // the model commands in-process (tests/lib/model-cli.ts: the same commander commands, exit code and stderr): each spawn
+  // loaded TF.js and a model in a fresh Node (7 of them here); their wiring into the CLI is the --help check above
+  it('model score/generate refuse characters outside a character tokenizer\'s vocabulary', async () => {
     const model = path.join(tempDir(), 'tiny');
-    expect(cli(['model', 'init', '--preset', 'tiny', '--out', model, '--backend', 'cpu'], home).code).toBe(0);
-    const score = cli(['model', 'score', '--model', model, '--text', 'héllo ☃', '--json', '--backend', 'cpu'], home);
+    expect((await modelCli('model', 'init', '--preset', 'tiny', '--out', model, '--backend', 'cpu')).code).toBe(0);
+    const score = await modelCli('model', 'score', '--model', model, '--text', 'héllo ☃', '--json', '--backend', 'cpu');
     expect(score.code).toBe(1);
-    expect(score.stdout).toBe('');
-    expect(score.stderr).toMatch(/--text: 2 characters outside the model's character vocabulary: "é" \(U\+00E9\) at index 1, "☃" \(U\+2603\) at index 6/);
-    const gen = cli(['model', 'generate', '--model', model, '--prompt', 'naïve', '--backend', 'cpu'], home);
+    expect(score.out).toBe('');
+    expect(score.err).toMatch(/--text: 2 characters outside the model's character vocabulary: "é" \(U\+00E9\) at index 1, "☃" \(U\+2603\) at index 6/);
+    const gen = await modelCli('model', 'generate', '--model', model, '--prompt', 'naïve', '--backend', 'cpu');
     expect(gen.code).toBe(1);
-    expect(gen.stderr).toMatch(/--prompt: 1 character outside/);
-    expect(cli(['model', 'score', '--model', model, '--text', 'Turn 1: → √', '--backend', 'cpu'], home).code).toBe(0);
+    expect(gen.err).toMatch(/--prompt: 1 character outside/);
+    expect((await modelCli('model', 'score', '--model', model, '--text', 'Turn 1: → √', '--backend', 'cpu')).code).toBe(0);
   });
 
-  it('model init --force replaces a model folder but never a folder holding anything else (a project)', () => {
-    const home = tempDir();
+  it('model init --force replaces a model folder but never a folder holding anything else (a project)', async () => {
     const project = tempDir();
     fs.writeFileSync(path.join(project, 'workbench.json'), '{}');
     fs.mkdirSync(path.join(project, 'runs', 'r1'), { recursive: true });
     fs.writeFileSync(path.join(project, 'runs', 'r1', 'run.json'), '{"id":"r1"}');
-    const r = cli(['model', 'init', '--preset', 'tiny', '--out', project, '--force', '--backend', 'cpu'], home);
+    const r = await modelCli('model', 'init', '--preset', 'tiny', '--out', project, '--force', '--backend', 'cpu');
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/is not a model folder \(it holds runs\/, workbench\.json\); --force only replaces a model folder/);
+    expect(r.err).toMatch(/is not a model folder \(it holds runs\/, workbench\.json\); --force only replaces a model folder/);
     expect(fs.readFileSync(path.join(project, 'runs', 'r1', 'run.json'), 'utf8')).toBe('{"id":"r1"}');   // untouched
     const model = path.join(tempDir(), 'm');
-    expect(cli(['model', 'init', '--preset', 'tiny', '--out', model, '--backend', 'cpu'], home).code).toBe(0);
-    expect(cli(['model', 'init', '--preset', 'tiny', '--out', model, '--seed', '1', '--force', '--backend', 'cpu'], home).code).toBe(0);
+    expect((await modelCli('model', 'init', '--preset', 'tiny', '--out', model, '--backend', 'cpu')).code).toBe(0);
+    expect((await modelCli('model', 'init', '--preset', 'tiny', '--out', model, '--seed', '1', '--force', '--backend', 'cpu')).code).toBe(0);
   });
 
   it('a reader that closes the pipe early (| head) ends the command quietly, not with an EPIPE stack trace', async () => {
