@@ -112,7 +112,7 @@ describe('runs.update and the run time at stop', () => {
       expect(info.durationMs).toBe(atStop!.durationMs);                       // counted once
       await expect(d.api.runs.update({ runId: r.id, tags: ['a,b'] })).rejects.toThrow(/without commas/);
     } finally { await d.dispose({ kill: true }); }
-  }, 60_000);
+  }, 180_000);
 });
 
 describe('evaluation metrics over zero well-formed turns', () => {

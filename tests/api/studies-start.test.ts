@@ -180,11 +180,11 @@ describe('studies.start through the dispatcher', () => {
     const dir = path.join(tempDir(), 'p');
     const bin = fileURLToPath(new URL('../../bin/spa-workbench.mjs', import.meta.url));
     const r = spawnSync(process.execPath, [bin, 'study', 'run', '--methods', 'diagnostic', '--envs', 'sokoban', '--seeds', '0', '--size', 'smoke', '--project', dir, '--name', 'shared'],
-      { encoding: 'utf8', env: { ...process.env }, timeout: 60_000 });
+      { encoding: 'utf8', env: { ...process.env }, timeout: 120_000 });
     expect(r.stderr).not.toMatch(/error/);
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(/study completed/);
-    const bad = spawnSync(process.execPath, [bin, 'study', 'run', '--methods', 'dignostic', '--envs', 'sokoban', '--project', dir, '--name', 'typo'], { encoding: 'utf8', timeout: 60_000 });
+    const bad = spawnSync(process.execPath, [bin, 'study', 'run', '--methods', 'dignostic', '--envs', 'sokoban', '--project', dir, '--name', 'typo'], { encoding: 'utf8', timeout: 120_000 });
     expect(bad.status).toBe(1);
     expect(bad.stderr).toMatch(/unknown preset "dignostic"; available: .*diagnostic/);
 

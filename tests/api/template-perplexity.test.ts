@@ -127,11 +127,11 @@ describe('templates.perplexity', () => {
     expect(err.message).toContain('renders an empty state');
     expect(Array.isArray((err.details as { stderrTail?: unknown }).stderrTail)).toBe(true);
     expect(String((err.details as { stderrTail: string[] }).stderrTail.join('\n'))).toContain('renders an empty state');
-  }, 60_000);
+  }, 180_000);
 
   it('stops a computation that runs past its timeout', async () => {
     const err = await rejection(api.templates.perplexity({ runId, env: { id: 'sokoban' }, name: 'tiny-spa', samples: 256, timeoutSeconds: 1 }));
     expect(err.name).toBe('Timeout');
     expect(err.message).toContain('no result within 1 s');
-  }, 30_000);
+  }, 180_000);
 });

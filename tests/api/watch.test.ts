@@ -60,7 +60,7 @@ describe('a project held by another process', () => {
     const reopened = await watcher.api.projects.open({ path: dir });
     expect(reopened.readOnly).toBe(false);
     await watcher.api.runs.update({ runId: run.id, tags: ['watched'] });
-  }, 90_000);
+  }, 180_000);
 
   it('without watchWhenLocked (the CLI), opening a held project is still refused', async () => {
     isolateHome();

@@ -37,5 +37,5 @@ describe('a CLI run while serve holds the project', () => {
     const { runs } = await d.api.runs.list({});
     expect(runs).toHaveLength(1);
     expect(runs[0]!.status).toBe('completed');
-  }, 90_000);
+  }, 180_000);
 });

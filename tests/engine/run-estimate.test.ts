@@ -117,5 +117,5 @@ describe('runs.estimate', () => {
     const diag = await d.api.runs.estimate({ preset: 'diagnostic', size: 'smoke' });
     expect(diag.bootstrap).toBeNull();
     await expect(d.api.runs.estimate({ preset: 'spa', set: { 'seeds.base': 'x' } })).rejects.toThrow(/seeds\.base/);
-  }, 60_000);
+  }, 180_000);
 });

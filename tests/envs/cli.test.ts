@@ -138,7 +138,7 @@ describe('spa-workbench env', () => {
 
   it('play works with piped stdin', () => {
     const r = spawnSync(process.execPath, ['bin/run-ts.mjs', 'tests/envs/cli-entry.ts', 'env', 'play', '--env', 'frozenlake', '--config', '{"map":["SFG"],"isSlippery":false}'],
-      { input: 'Right\nRight\nq\n', encoding: 'utf8', timeout: 30_000 });
+      { input: 'Right\nRight\nq\n', encoding: 'utf8', timeout: 120_000 });
     expect(r.status).toBe(0);
     expect(r.stdout).toContain('P_G');
     expect(r.stdout).toContain('_PG');
@@ -148,12 +148,12 @@ describe('spa-workbench env', () => {
 
   it('play: after the episode ends, moves get a hint instead of an engine error; no-op moves say why', () => {
     const r = spawnSync(process.execPath, ['bin/run-ts.mjs', 'tests/envs/cli-entry.ts', 'env', 'play', '--env', 'frozenlake', '--config', '{"map":["SFG"],"isSlippery":false}'],
-      { input: 'Right\nRight\nLeft\n', encoding: 'utf8', timeout: 30_000 });
+      { input: 'Right\nRight\nLeft\n', encoding: 'utf8', timeout: 120_000 });
     expect(r.status).toBe(0);
     expect(r.stdout).toContain('the episode is over: r = restart, q = quit');
     expect(r.stdout).not.toMatch(/reset\(\)/);
     const s = spawnSync(process.execPath, ['bin/run-ts.mjs', 'tests/envs/cli-entry.ts', 'env', 'play', '--env', 'sudoku', '--config', '{"puzzle":".124 4213 2341 .4.2"}'],
-      { input: '1,2,1\n', encoding: 'utf8', timeout: 30_000 });
+      { input: '1,2,1\n', encoding: 'utf8', timeout: 120_000 });
     expect(s.status).toBe(0);
     expect(s.stdout).toMatch(/no effect \(.+\)/);
   });

@@ -104,6 +104,6 @@ describe('every importer reads a BOM, CRLF and a missing final newline as the pl
         const files = Object.fromEntries(Object.entries(c.files).map(([f, t]) => [f, change(t, (c.csv ?? []).includes(f))]));
         expect(await imported(`${c.name}-${variant}`, files), `${c.name}: ${variant}`).toEqual(plain);
       }
-    }, 60_000);
+    }, 180_000);
   }
 });

@@ -73,7 +73,7 @@ describe('model import of GGUF files written by the gguf package', () => {
         await want.close();
       }
     }
-  }, 60_000);
+  }, 180_000);
 
   it('transformers gets the original model from the F32 import; tokenizer and chat template agree with transformers', async () => {
     if (warnSkip()) return;

@@ -85,5 +85,5 @@ describe('watching a project whose holder changes', () => {
         await waitFor('the third holder got SIGINT', () => fs.existsSync(path.join(dir, 'h2.stopped')), 10_000);
       }
     }
-  }, 60_000);
+  }, 180_000);
 });

@@ -177,7 +177,7 @@ describe('project store', () => {
     const script = `import { ProjectStore } from ${JSON.stringify(lockUrl)};
 try { await ProjectStore.open(process.argv[1]); console.log('OPENED'); } catch (e) { console.log('REFUSED ' + e.name + ': ' + e.message); }`;
     const r = spawnSync(process.execPath, ['--import', new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href, '--input-type=module', '-e', script, dir], {
-      encoding: 'utf8', env: { ...process.env }, timeout: 30_000,
+      encoding: 'utf8', env: { ...process.env }, timeout: 120_000,
     });
     expect(r.stdout).toContain('REFUSED Conflict');
     expect(r.stdout).toContain(`process ${process.pid}`);

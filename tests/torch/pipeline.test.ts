@@ -66,5 +66,5 @@ describe('smoke runs on the torch backend', () => {
     const { outcome } = await runPreset(project, 'vanilla-rl', 'torch-missing', { env: { id: 'sudoku' }, backend: 'torch' });
     expect(outcome.status).toBe('failed');
     expect(JSON.stringify(outcome)).toMatch(/Backend 'torch' was requested .* not available: .*\/nonexistent\/python3: not found/);
-  }, 60_000);
+  }, 180_000);
 });

@@ -52,7 +52,7 @@ beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'qwen3-spa-'));
   dir = join(root, 'qwen3-standin');
   await writeQwen3Folder(dir);
-}, 60_000);
+}, 180_000);
 afterAll(() => { if (root) rmSync(root, { recursive: true, force: true }); });
 
 describe.skipIf(!probe.ok)('a Qwen3-template folder (tiny random weights)', () => {

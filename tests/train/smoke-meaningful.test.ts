@@ -18,7 +18,7 @@ describe('smoke presets', () => {
     const turns = episodes.flatMap((e) => e.turns);
     expect(turns.length).toBeGreaterThan(3);
     expect(turns.every((t) => !t.parsed.formatError && t.parsed.observation)).toBe(true);
-  }, 60_000);
+  }, 180_000);
 
   it('a multi-action turn replays as one frame per action (rollouts.actionFrames), ending on the recorded state', async () => {
     const r = await runPreset(tempProject(), 'spa', 'frames', { stages: { plan: { order: ['selfplay'] }, selfplay: { games: 6 } } });
@@ -41,7 +41,7 @@ describe('smoke presets', () => {
     // a record that no longer replays (here: a wrong seed) gets no intermediate boards, not wrong ones
     const ep = episodes.find((e) => e.turns.some((t) => t.actionsExecuted.length > 1))!;
     expect(actionFrames({ ...ep, seed: ep.seed + 1 }).turns.every((t) => t.boards === null)).toBe(true);
-  }, 60_000);
+  }, 180_000);
 
   it('SFT writes sample generations beside the target format while it trains (samples/sft.jsonl, runs.samples)', async () => {
     const r = await runPreset(tempProject(), 'sft-only', 'samples', { stages: { plan: { order: ['selfplay', 'sft'] }, sft: { batchSize: 1 } } });
@@ -58,5 +58,5 @@ describe('smoke presets', () => {
       expect(s.prompt.length).toBeGreaterThan(0);
       expect(typeof s.wellFormed).toBe('boolean');
     }
-  }, 60_000);
+  }, 180_000);
 });
