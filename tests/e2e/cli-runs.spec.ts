@@ -34,14 +34,14 @@ async function go(page: Page, hash: string): Promise<void> {
 async function watchLive(page: Page, name: string): Promise<string> {
   await go(page, '#/runs');
   const link = page.getByTestId('run-link').filter({ hasText: new RegExp(`^${name}$`) });
-  await expect(link).toHaveCount(1, { timeout: 60_000 });
+  await expect(link).toHaveCount(1, { timeout: 120_000 });
   await link.click();
   await expect(page.getByTestId('run-name')).toHaveText(name);
-  await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', 'running', { timeout: 60_000 });
+  await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', 'running', { timeout: 120_000 });
   const counter = page.getByTestId('stage-diag-wait').getByTestId('stage-count');
   await expect(counter).toHaveText(/^\d+\/\d+$/);
   const first = Number((await counter.textContent())!.split('/')[0]);
-  await expect.poll(async () => Number((await counter.textContent())!.split('/')[0]), { timeout: 30_000, message: `${name}: the live counter` })
+  await expect.poll(async () => Number((await counter.textContent())!.split('/')[0]), { timeout: 120_000, message: `${name}: the live counter` })
     .toBeGreaterThan(first + 5);
   return page.url().split('#/run/')[1]!;
 }
@@ -72,7 +72,7 @@ test('serve holds the project: three CLI runs in a row start in it, each watched
     } else {
       await shot(page, 'cli-run-in-serve');
       await page.getByTestId('stop-run').click();
-      await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', 'stopped', { timeout: 60_000 });
+      await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', 'stopped', { timeout: 120_000 });
       expect(await run.exited, run.output()).toBe(130);                 // the terminal's command ends with the run
       expect(run.output()).toContain(`${runId}: stopped`);
       expect(runJson(project, runId).status).toBe('stopped');
@@ -92,7 +92,7 @@ test('serve watching read-only follows three CLI runs in a row, each live; Stop 
   const home = mkdtempSync(join(tmpdir(), 'spa-e2e-watch3-'));
   const project = freshProjectDir('watch3');
   let run = cliRun(project, home, 0);
-  await expect.poll(() => { try { return runJson(project).status; } catch { return 'not yet'; } }, { timeout: 60_000 }).toBe('running');
+  await expect.poll(() => { try { return runJson(project).status; } catch { return 'not yet'; } }, { timeout: 120_000 }).toBe('running');
   const serve = cli(['serve', '--project', project, '--port', '0', '--no-open'], home);
   cleanup.push(serve);
   const url = await urlOf(serve);
@@ -104,7 +104,7 @@ test('serve watching read-only follows three CLI runs in a row, each live; Stop 
     if (i > 0) run = cliRun(project, home, i);
     const runId = await watchLive(page, name);
     // the banner names the process that holds the project now, not the first (dead) one
-    await expect(page.getByTestId('read-only-banner')).toContainText(`process ${run.child.pid} (cli run)`, { timeout: 30_000 });
+    await expect(page.getByTestId('read-only-banner')).toContainText(`process ${run.child.pid} (cli run)`, { timeout: 120_000 });
     if (i < RUNS - 1) {
       await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', 'completed', { timeout: 120_000 });
       expect(await run.exited, run.output()).toBe(0);
@@ -114,7 +114,7 @@ test('serve watching read-only follows three CLI runs in a row, each live; Stop 
       expect(await run.exited, run.output()).toBe(130);
       expect(run.output()).toContain('stopping after the current step');
       expect(runJson(project, runId).status).toBe('stopped');
-      await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', 'stopped', { timeout: 30_000 });
+      await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', 'stopped', { timeout: 120_000 });
     }
   }
   await go(page, '#/runs');

@@ -21,7 +21,7 @@ test('a run launched from the terminal is watched live, read-only, in the browse
   const run = cli(['run', 'diagnostic', '--size', 'quick', '--project', project, '--name', 'terminal run',
     '--set', 'stages.diag-wait.steps=4000', '--set', 'stages.diag-wait.delayMs=30'], home);
   cleanup.push(run);
-  await expect.poll(() => { try { return runJson(project).status; } catch { return 'not yet'; } }, { timeout: 60_000 }).toBe('running');
+  await expect.poll(() => { try { return runJson(project).status; } catch { return 'not yet'; } }, { timeout: 120_000 }).toBe('running');
   const runId = runJson(project).id;
 
   const serve = cli(['serve', '--project', project, '--port', '0', '--no-open'], home);
@@ -36,7 +36,7 @@ test('a run launched from the terminal is watched live, read-only, in the browse
   // live: the stage counter moves, fed from the run's files
   const counter = page.getByTestId('stage-diag-wait').getByTestId('stage-count');
   const first = Number((await counter.textContent())!.split('/')[0]);
-  await expect.poll(async () => Number((await counter.textContent())!.split('/')[0]), { timeout: 30_000 }).toBeGreaterThan(first + 5);
+  await expect.poll(async () => Number((await counter.textContent())!.split('/')[0]), { timeout: 120_000 }).toBeGreaterThan(first + 5);
   await expect(page.getByTestId('resume-run')).toHaveCount(0);
   await expect(page.getByTestId('add-tag')).toHaveCount(0);          // no editing in a watched project
   await expect(page.getByTestId('charts')).toBeVisible();
@@ -46,7 +46,7 @@ test('a run launched from the terminal is watched live, read-only, in the browse
   await page.getByTestId('stop-run').click();
   expect(await run.exited).toBe(130);
   expect(runJson(project).status).toBe('stopped');
-  await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', 'stopped', { timeout: 30_000 });
+  await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', 'stopped', { timeout: 120_000 });
   await expect(page.getByTestId('run-time')).not.toContainText('ran 0s');
   expect(run.output()).toContain('stopping after the current step');
   serve.ctrlC();
@@ -58,8 +58,8 @@ test('a run launched from the terminal is watched live, read-only, in the browse
   const again = cli(['serve', '--project', project, '--no-open'], home);
   cleanup.push(again);
   expect((await urlOf(again)).split('#')[0]).toBe(url.split('#')[0]);
-  await expect(page.getByTestId('statusbar')).toContainText('open', { timeout: 30_000 });
-  await expect(page.getByTestId('read-only-banner')).toHaveCount(0, { timeout: 30_000 });
+  await expect(page.getByTestId('statusbar')).toContainText('open', { timeout: 120_000 });
+  await expect(page.getByTestId('read-only-banner')).toHaveCount(0, { timeout: 120_000 });
   await expect(page.getByTestId('resume-run')).toBeVisible();
   again.ctrlC();
   expect(await again.exited).toBe(0);

@@ -72,7 +72,7 @@ test.afterAll(() => { if (main?.child.exitCode === null) main.child.kill(); });
 test.describe.configure({ mode: 'serial' });
 
 test('the main process opens one secure window on app://', async () => {
-  await expect.poll(async () => ((await main.request('state')).result as { windows: number }).windows, { timeout: 30_000 }).toBe(1);
+  await expect.poll(async () => ((await main.request('state')).result as { windows: number }).windows, { timeout: 120_000 }).toBe(1);
   const state = (await main.request('state')).result as {
     url: string; webPreferences: Record<string, unknown>; menu: string[]; privileged: Array<{ scheme: string; privileges: Record<string, boolean> }>; crashUpload: boolean; permission: boolean | null;
   };
@@ -119,7 +119,7 @@ test('a run executes in an engine process started by the utility launcher, event
   const sub = await main.invoke('spa:subscribe', [{ kind: 'run', runId: run.id }]);
   expect(typeof sub).toBe('number');
   await main.api('runs.start', { runId: run.id });
-  await expect.poll(async () => (await main.api('runs.get', { runId: run.id })).status, { timeout: 60_000 }).toBe('completed');
+  await expect.poll(async () => (await main.api('runs.get', { runId: run.id })).status, { timeout: 120_000 }).toBe('completed');
   const forks = main.messages.filter((m) => m.op === 'utility-fork');
   expect(forks.map((m) => m.serviceName)).toContain(`spa-engine-${run.id}`);
   const events = main.messages.filter((m) => m.op === 'send' && m.channel === 'spa:event').map((m) => (m.args![0] as { event: { event: { type: string } } }).event.event.type);

@@ -194,7 +194,7 @@ export function killAll(procs: Cli[]): void {
 
 /** The URL a `serve`/`start` process prints, waited for up to 60 s. */
 export async function urlOf(p: Cli): Promise<string> {
-  await expect.poll(() => SERVE_URL_RE.test(p.output()), { timeout: 60_000, message: `the printed URL; output so far:\n${p.output()}` }).toBe(true);
+  await expect.poll(() => SERVE_URL_RE.test(p.output()), { timeout: 120_000, message: `the printed URL; output so far:\n${p.output()}` }).toBe(true);
   return SERVE_URL_RE.exec(p.output())![1]!;
 }
 

@@ -67,7 +67,7 @@ test('export a run as a SPA/RAGEN bundle, import a SPA/RAGEN run folder as a rea
   await importPanel.getByTestId('import-path').fill(FIXTURES);
   await importPanel.getByTestId('import-name').fill('ragen import');
   await importPanel.getByTestId('import-submit').click();
-  await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', 'imported', { timeout: 60_000 });
+  await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', 'imported', { timeout: 120_000 });
   const imported = (await api.runs.list({})).runs.find((r) => r.name === 'ragen import');
   expect(imported?.status).toBe('imported');
   expect(page.url()).toContain(`#/run/${encodeURIComponent(imported!.id)}`);
@@ -108,7 +108,7 @@ test('export a run as a SPA/RAGEN bundle, import a SPA/RAGEN run folder as a rea
     await page.getByTestId('import-path').fill(recorded);
     await page.getByTestId('import-name').fill('round trip');
     await page.getByTestId('import-submit').click();
-    await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', 'imported', { timeout: 60_000 });
+    await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', 'imported', { timeout: 120_000 });
     await expect(page.getByTestId('import-notice')).toContainText('val_step0.jsonl');
     const back = (await api.runs.list({})).runs.find((r) => r.name === 'round trip')!;
     const first = originals[0]!;

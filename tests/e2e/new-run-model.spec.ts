@@ -27,7 +27,7 @@ test('new run: a .gguf file is offered `model import`, then the folder is select
   await offer.scrollIntoViewIfNeeded();
   await shot(page, 'new-run-gguf-offer-1280');
   await page.getByTestId('gguf-import-start').click();
-  await expect(page.getByTestId('gguf-import-done')).toContainText('imported', { timeout: 60_000 });
+  await expect(page.getByTestId('gguf-import-done')).toContainText('imported', { timeout: 120_000 });
   await expect(page.locator('[data-path="model.path"]')).toHaveValue(join(dir, 'tiny-llama.Q8'));
   await expect(page.locator('[data-field="model.path"] [data-testid="field-error"]')).toHaveCount(0);
   // the imported folder's memory per stage, and the GPU size that fits it

@@ -14,7 +14,7 @@ async function readDownload(d: Download): Promise<string> {
   return (await readDownloadBytes(d)).toString('utf8');
 }
 
-async function waitForStatus(api: WorkbenchClient, runId: string, statuses: string[], timeoutMs = 90_000): Promise<string> {
+async function waitForStatus(api: WorkbenchClient, runId: string, statuses: string[], timeoutMs = 180_000): Promise<string> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const run = await api.runs.get({ runId });
@@ -75,16 +75,16 @@ test('configure a run with field validation, start it and watch progress advance
   const stage = page.getByTestId('stage-diag-wait');
   await expect(stage).toBeVisible();
   // progress advances: the counter shows a value, then a larger one (or the stage completes)
-  await expect(stage.getByTestId('stage-count')).toHaveText(/^\d+\/\d+$/, { timeout: 30_000 });
+  await expect(stage.getByTestId('stage-count')).toHaveText(/^\d+\/\d+$/, { timeout: 120_000 });
   const first = Number((await stage.getByTestId('stage-count').textContent())!.split('/')[0]);
   await expect.poll(async () => {
     const status = await stage.getAttribute('data-stage-status');
     if (status === 'completed') return Number.POSITIVE_INFINITY;
     return Number((await stage.getByTestId('stage-count').textContent())!.split('/')[0]);
-  }, { timeout: 30_000 }).toBeGreaterThan(first);
+  }, { timeout: 120_000 }).toBeGreaterThan(first);
   expect(await clippedTexts(page, '[data-testid="stage-pipeline"] .stage-title')).toEqual([]);
   await shot(page, 'run-view-progress', { docs: true });
-  await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', 'completed', { timeout: 90_000 });
+  await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', 'completed', { timeout: 120_000 });
   await expect(page.getByTestId('charts').locator('.chart-card').first()).toBeVisible();
   await expect(page.getByTestId('charts').locator('canvas').first()).toBeVisible();
   await shotBothThemes(page, 'run-view-completed', 'run-view-completed-dark', { docs: true });
@@ -149,7 +149,7 @@ test('a smoke SPA run started from the form trains through every stage', async (
   await page.getByTestId('create-start').click();
   await expect(page.getByTestId('run-view')).toBeVisible();
   for (const stage of ['selfplay', 'sft', 'rl', 'eval']) await expect(page.getByTestId(`stage-${stage}`)).toBeVisible();
-  await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', 'completed', { timeout: 110_000 });
+  await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', 'completed', { timeout: 120_000 });
   await expect(page.getByTestId('stage-rl')).toHaveAttribute('data-stage-status', 'completed');
   await expect(page.getByTestId('charts').locator('canvas').first()).toBeVisible();
   // the final evaluation as number tiles: every metric name readable (long camelCase names wrap)
@@ -168,13 +168,13 @@ test('stop a running run and resume it', async ({ workbench }) => {
   const { page, api } = workbench;
   const run = await api.runs.create({ preset: 'diagnostic', size: 'quick', set: { 'stages.diag-wait.steps': 400, 'stages.diag-wait.delayMs': 50 }, start: true });
   await workbench.go(`#/run/${run.id}`);
-  await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', 'running', { timeout: 30_000 });
+  await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', 'running', { timeout: 120_000 });
   await page.getByTestId('stop-run').click();
-  await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', 'stopped', { timeout: 30_000 });
+  await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', 'stopped', { timeout: 120_000 });
   await expect(page.getByTestId('resume-run')).toBeVisible();
   await shot(page, 'run-view-stopped', { docs: true });
   await page.getByTestId('resume-run').click();
-  await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', /running|completed/, { timeout: 30_000 });
+  await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', /running|completed/, { timeout: 120_000 });
   await api.runs.stop({ runId: run.id }).catch(() => undefined);
   await waitForStatus(api, run.id, ['stopped', 'completed', 'failed']);
 });
@@ -194,11 +194,11 @@ test('a run\'s warnings show in a banner above its stages, from the whole run, l
     start: true,
   });
   await workbench.go(`#/run/${run.id}`);
-  await expect(page.getByTestId('run-warnings')).toContainText(warning, { timeout: 60_000 });
+  await expect(page.getByTestId('run-warnings')).toContainText(warning, { timeout: 120_000 });
   await waitForStatus(api, run.id, ['completed']);
   expect((await api.runs.events({ runId: run.id, types: ['log', 'stage', 'status', 'checkpoint'], limit: 1 })).total).toBeGreaterThan(600);
   await page.reload();
-  await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', 'completed', { timeout: 30_000 });
+  await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', 'completed', { timeout: 120_000 });
   const banner = page.getByTestId('run-warnings');
   await expect(banner).toContainText('Warning from this run');
   await expect(banner).toContainText(warning);
@@ -220,9 +220,9 @@ test('the run table sorts, filters and selects; an SPA and a vanilla-RL run are 
   test.setTimeout(300_000);
   const { page, api } = workbench;
   const a = await api.runs.create({ preset: 'spa', size: 'smoke', name: 'alpha run', set: { 'seeds.base': 1 }, start: true });
-  await waitForStatus(api, a.id, ['completed'], 110_000);
+  await waitForStatus(api, a.id, ['completed']);
   const b = await api.runs.create({ preset: 'vanilla-rl', size: 'smoke', name: 'beta run', set: { 'seeds.base': 2 }, start: true });
-  await waitForStatus(api, b.id, ['completed'], 110_000);
+  await waitForStatus(api, b.id, ['completed']);
   await workbench.go('#/runs');
   const table = page.getByTestId('runs-table');
   await expect(table.locator('tbody tr[data-row-id]')).toHaveCount(2);
@@ -280,7 +280,7 @@ test('an engine crash is reported, the host keeps serving, and the run resumes',
   const { page, api } = workbench;
   const run = await api.runs.create({ preset: 'diagnostic', size: 'smoke', name: 'crashy', set: { 'stages.plan.order': ['diag-crash', 'diag-wait'] }, start: true });
   await workbench.go(`#/run/${run.id}`);
-  await expect(page.getByTestId('engine-notice')).toBeVisible({ timeout: 30_000 });
+  await expect(page.getByTestId('engine-notice')).toBeVisible({ timeout: 120_000 });
   await expect(page.getByTestId('engine-notice')).toContainText(run.id);
   await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', 'failed');
   await expect(page.getByTestId('run-reason')).toContainText(/died|exit|signal/);
@@ -289,7 +289,7 @@ test('an engine crash is reported, the host keeps serving, and the run resumes',
   await expect(page.getByTestId('runs-table')).toContainText('crashy');
   await workbench.go(`#/run/${run.id}`);
   await page.getByTestId('resume-run').click();
-  await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', 'completed', { timeout: 60_000 });
+  await expect(page.getByTestId('run-view')).toHaveAttribute('data-run-status', 'completed', { timeout: 120_000 });
 });
 
 test('the run table stays virtualised with 1500 runs', async ({ workbench }) => {

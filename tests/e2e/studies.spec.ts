@@ -3,7 +3,7 @@
 import { clippedTexts, expect, expectNoSidewaysScroll, shot, shotBothThemes, test } from './helpers.js';
 
 test('start a smoke study from the UI, follow it to completion and read its table', async ({ workbench, consoleProblems }) => {
-  test.setTimeout(240_000);   // four smoke runs, one after another: ~1.5 min on a quiet 2-core machine, more on a busy one
+  test.setTimeout(600_000);   // a hang guard: four smoke runs, one after another: ~1.5 min on a quiet 2-core machine, more on a busy one
   const { page, api } = workbench;
   await page.getByTestId('nav-studies').click();
   await expect(page.getByTestId('studies-view')).toBeVisible();
@@ -29,7 +29,7 @@ test('start a smoke study from the UI, follow it to completion and read its tabl
   await expectNoSidewaysScroll(page, '[data-testid="studies-view"] .card:has([data-testid="studies-table"])');   // the Stop button is inside the card
   await shot(page, 'studies-running', { docs: true });
 
-  await expect(row).toHaveAttribute('data-status', 'completed', { timeout: 180_000 });
+  await expect(row).toHaveAttribute('data-status', 'completed', { timeout: 480_000 });
   await expect(row.getByTestId('study-progress')).toHaveText('4/4');
   const table = page.getByTestId('study-table');
   await expect(table.getByTestId('study-table-row')).toHaveCount(2);

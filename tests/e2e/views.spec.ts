@@ -136,14 +136,14 @@ test('trace inspector, replay, template editor and dataset browser on a real run
   const panel = page.getByTestId('perplexity-panel');
   await panel.getByLabel('Samples').fill('2');
   await panel.getByRole('button', { name: 'Compute' }).click();
-  await expect(panel.getByRole('alert')).toContainText('does not fit the model context', { timeout: 90_000 });
+  await expect(panel.getByRole('alert')).toContainText('does not fit the model context', { timeout: 120_000 });
   const runTemplate = (await api.runs.get({ runId })).config.template.preset;
   await go(`#/templates/${encodeURIComponent(runTemplate)}?run=${encodeURIComponent(runId)}`);
   await expect(page.getByTestId('preview-status')).toHaveText('up to date');
   await expect(panel.getByLabel('Checkpoint of run')).toHaveValue(runId);
   await panel.getByLabel('Samples').fill('2');
   await panel.getByRole('button', { name: 'Compute' }).click();
-  await expect(panel.getByTestId('live-perplexity-value')).toHaveText(/^\d/, { timeout: 90_000 });
+  await expect(panel.getByTestId('live-perplexity-value')).toHaveText(/^\d/, { timeout: 120_000 });
   await panel.evaluate((el) => el.scrollIntoView({ block: 'center' }));
   await shotBothThemes(page, 'views-templates-perplexity', 'views-templates-perplexity-dark', { docs: true });
   // version history of the saved template: the version against the editor's unsaved text, side by side
