@@ -17,6 +17,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { RunConfigSchema } from '../../../core/api/run-config.js';
 import { setChatSettings } from '../../../core/model/chat.js';
+import { setMemorySettings } from '../../../core/model/memory.js';
 import { randomWellFormedResponse } from '../../../core/prompts/session.js';
 import { runTemplate, sessionFactory } from '../../../core/train/episodes.js';
 import { actionLine, embeddingRewards, predictedText, RWML_PREFIX } from '../../../core/train/rwml.js';
@@ -45,6 +46,7 @@ const runDir = path.join(project, 'runs', runId);
 const out = arg('out', path.join(runDir, 'wm-similarity.json'));
 const config = RunConfigSchema.parse((JSON.parse(fs.readFileSync(path.join(runDir, 'run.json'), 'utf8')) as { config: unknown }).config);
 setChatSettings(config.model.chat);
+setMemorySettings(config.model.memory);   // the run's frozen-weight dtype (its config: f32), so the base computes as in the run
 const template = runTemplate(config, runDir);
 const limits = config.stages.rollout;
 const section = config.stages.rwml;
@@ -72,38 +74,37 @@ await chooseCompute(config.backend);
 const maxPrompt = Math.max(16, limits.maxContextTokens - section.maxNewTokens);
 const predictions: Record<string, string[]> = {};
 const seconds: Record<string, number> = {};
-// --cached FILE: an earlier output of this script on the same transitions; its models' predictions are reused (greedy, so the
-// same weights write the same text) after checking that every seed, action and truth matches.
+// --cached FILE: an earlier output of this script on the same transitions (same seed start; it may have fewer); the predictions
+// of its models are reused where seed, action and truth match (greedy: the same weights write the same text), the rest generated.
 const cachedFile = process.argv.includes('--cached') ? arg('cached') : null;
 const cached = cachedFile ? JSON.parse(fs.readFileSync(cachedFile, 'utf8')) as {
   items: Array<{ seed: number; action: string; truth: string; predictions: Record<string, { text: string }> }>;
-  summary: Array<{ model: string; dir: string; generationSeconds: number }>;
+  summary: Array<{ model: string; dir: string }>;
 } : null;
 for (const m of models) {
-  const hit = cached?.summary.find((s) => s.model === m.name && s.dir === m.dir);
-  if (cached && hit) {
-    items.forEach((it, i) => {
-      const c = cached.items[i];
-      if (!c || c.seed !== it.seed || c.action !== it.action || c.truth !== it.truth) throw new Error(`--cached ${cachedFile}: transition ${i} differs`);
-    });
-    predictions[m.name] = items.map((_, i) => cached.items[i]!.predictions[m.name]!.text);
-    seconds[m.name] = hit.generationSeconds;
-    console.error(`${m.name}: ${n} predictions reused from ${cachedFile}`);
-    continue;
-  }
+  const fromCache = cached?.summary.some((s) => s.model === m.name && s.dir === m.dir) ? cached.items : [];
+  const reused = items.map((it, i) => {
+    const c = fromCache[i];
+    return c && c.seed === it.seed && c.action === it.action && c.truth === it.truth ? c.predictions[m.name]?.text ?? null : null;
+  });
+  const todo = items.map((_, i) => i).filter((i) => reused[i] === null);
   const started = performance.now();
-  const runtime = await loadRuntime(m.dir, { valueHead: false, trainable: false });
-  try {
-    const prompts = items.map((it) => runtime.encodePrompt(it.messages, RWML_PREFIX, maxPrompt));
-    const generated = await runtime.generate(prompts, {
-      maxNewTokens: section.maxNewTokens, temperature: 0, topP: 1, topK: 0, seed: 0, stop: ['</prediction>'],
-    });
-    predictions[m.name] = generated.map((g) => predictedText(g.text));
-  } finally {
-    await runtime.dispose();
+  const texts = [...reused];
+  if (todo.length > 0) {
+    const runtime = await loadRuntime(m.dir, { valueHead: false, trainable: false });
+    try {
+      const prompts = todo.map((i) => runtime.encodePrompt(items[i]!.messages, RWML_PREFIX, maxPrompt));
+      const generated = await runtime.generate(prompts, {
+        maxNewTokens: section.maxNewTokens, temperature: 0, topP: 1, topK: 0, seed: 0, stop: ['</prediction>'],
+      });
+      todo.forEach((i, k) => { texts[i] = predictedText(generated[k]!.text); });
+    } finally {
+      await runtime.dispose();
+    }
   }
+  predictions[m.name] = texts.map((t) => t!);
   seconds[m.name] = Math.round((performance.now() - started) / 100) / 10;
-  console.error(`${m.name}: ${n} predictions in ${seconds[m.name]} s`);
+  console.error(`${m.name}: ${todo.length} predictions generated in ${seconds[m.name]} s, ${n - todo.length} reused from ${cachedFile ?? '-'}`);
 }
 
 // 3. scores
