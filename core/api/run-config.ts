@@ -224,15 +224,21 @@ export const SelfplaySectionSchema = z.object({
       'self-play seeds (from selfplayStart + 700000); after ground-truth replacement each is a row whose prediction is the true state after ' +
       'one action, the dynamics in the shortest turn the format allows (0 = none, as the paper); source: paper'),
   drillLookahead: z.boolean().default(false)
-    .describe('the drills write the lookahead reply\'s candidate line (each action\'s landing cell, see lookahead) before their ' +
-      'random move; SFT trains the line as a prediction with the state contents, never the move. FrozenLake only; source: ours'),
+    .describe('the drills write the lookahead reply\'s candidates (lookaheadForm) before their random move; SFT trains the ' +
+      'candidates as predictions with the state contents, never the move. FrozenLake only; source: ours'),
   lookahead: z.number().int().nonnegative().default(0)
     .describe('lookahead decision games (ours, issue 34; not in the paper, whose reply commits the move before its prediction): ' +
       'games on fresh self-play seeds (from selfplayStart + 800000) written by a one-step rule on the true next states, in the ' +
-      'lookahead reply: the observation, each action with the cell its intended move lands on ("Left O, Down _, Right G, Up #."), ' +
+      'lookahead reply: the observation, each action\'s predicted outcome (lookaheadForm), ' +
       'then "I will try A.", the prediction and the answer; A = the goal, else an ice move nearer the goal, else ice, else stay, ' +
       'else a hole (ties at random). Each game is one train row in which every reply is trained, whole (the decision is a label ' +
       'from true states: a setup that injects a scripted rule). FrozenLake only; 0 = none; source: ours'),
+  lookaheadForm: z.enum(['cells', 'grids', 'none']).default('cells')
+    .describe('the lookahead reply\'s candidates: \'grids\' = each action ("Left:") with the whole state its intended move gives ' +
+      '(the world model\'s own prediction, ~4 x 20 characters on a 4 x 4 lake) | \'cells\' = one line of each action\'s landing ' +
+      'cell ("Left O, Down _, Right G, Up #.", ~30 characters; the 2 x 64 model did not learn to read the neighbour cells: ' +
+      'docs/results/mainjob-v3) | \'none\' = no candidates: the paper\'s order, "I will try A." with the rule\'s move (a state-aware ' +
+      'label of the policy rows only); applies to lookahead games and drills; source: ours'),
   lookaheadTurns: z.number().int().positive().default(1)
     .describe('turns per lookahead game, at most rollout.maxTurns (a game also ends at a hole or the goal); more than 1 teaches ' +
       'the reply after earlier turns too (replies with history); source: ours'),

@@ -39,9 +39,23 @@ export function observationPrefix(generationPrefix: string, observation: string)
   return `${generationPrefix}${openTag('observation')}\n${observation}\n${closeTag('observation')}\n`;
 }
 
-/** Whether a line has the lookahead candidate line's shape ("Action C, Action C, …."; one landing-cell character each). */
-export function isLookaheadLine(line: string): boolean {
-  return /^[A-Za-z]+ \S(, [A-Za-z]+ \S)*\.$/u.test(line);
+/**
+ * The lookahead reply's candidate grids (ours, issue 34; selfplay.lookaheadForm 'grids'): each action on its own line as
+ * "Action:", then the state its intended move gives, e.g. `Left:\n_P__\n…\nDown:\n…`; the same state text a prediction holds.
+ */
+export function lookaheadGrids(candidates: ReadonlyArray<{ action: string; state: string }>): string {
+  if (candidates.length === 0) throw new Error('lookaheadGrids: expected at least one candidate');
+  return candidates.map((c) => `${c.action}:\n${c.state.trim()}`).join('\n');
+}
+
+/**
+ * Whether a text between the observation and the plan is a lookahead block: the candidate line ("Action C, Action C, …."; one
+ * landing-cell character each) or candidate grids ("Action:" lines, each followed by state lines with no colon).
+ */
+export function isLookaheadLine(text: string): boolean {
+  if (/^[A-Za-z]+ \S(, [A-Za-z]+ \S)*\.$/u.test(text)) return true;
+  const lines = text.split('\n');
+  return /^[A-Za-z]+:$/.test(lines[0] ?? '') && lines.length >= 2 && lines.every((l) => /^[A-Za-z]+:$/.test(l) || (l.length > 0 && !l.includes(':')));
 }
 
 /**

@@ -2,7 +2,7 @@
 // (parse, execute valid actions, reward with the −0.1 penalty, true states before/after, parsed
 // world-model boards and their scores) and produces the TurnRecord / EpisodeRecord the engine
 // stores. The pipeline batches many sessions and calls the LLM between messages() and applyResponse().
-import { GENERATION_PREFIX, lookaheadLine } from './reply-format.js';
+import { GENERATION_PREFIX, lookaheadGrids, lookaheadLine } from './reply-format.js';
 import { frozenLakeLookahead, lookaheadChoice } from '../envs/frozen-lake.js';
 import type { Board, EpisodeRecord, ParsedResponse, StateSnapshot, TurnRecord, WmScore } from '../api/records.js';
 import type { Env } from '../envs/types.js';
@@ -346,19 +346,36 @@ export function randomWellFormedResponse(session: EpisodeSession, rng: Rng): str
 }
 
 /**
- * A lookahead world-model turn (ours, issue 34; selfplay.lookahead): the true observation, the candidate line (each action and
- * the cell its intended move lands on: reply-format.ts lookaheadLine), the plan "I will try A." with A chosen by the one-step
+ * A lookahead world-model turn (ours, issue 34; selfplay.lookahead): the true observation, the candidates (`form` 'cells': one
+ * line of each action's landing cell, reply-format.ts lookaheadLine; 'grids': each action with the state its intended move
+ * gives, lookaheadGrids; 'none': no candidates, the paper's order with the rule's move), the plan "I will try A." with A chosen by the one-step
  * rule on those true outcomes (frozen-lake.ts lookaheadChoice: goal > nearer ice > ice > edge > hole, ties at random), the
  * true state after A (with the env's own slip, as the drills), and the answer A. `choose` 'random': A uniformly at random
  * instead (the lookahead drills, selfplay.drillLookahead, whose move is never trained). FrozenLake only (EnvError otherwise);
  * one action per turn. Returns the full reply including the forced "<think>".
  */
-export function lookaheadResponse(session: EpisodeSession, rng: Rng, choose: 'rule' | 'random' = 'rule'): string {
+export function lookaheadResponse(
+  session: EpisodeSession, rng: Rng, choose: 'rule' | 'random' = 'rule', form: 'cells' | 'grids' | 'none' = 'cells',
+): string {
   if (session.responseFormat !== 'world-model')
     throw new Error(`lookaheadResponse: the lookahead reply is a world-model reply; the session's format is ${session.responseFormat}`);
   const outcomes = frozenLakeLookahead(session.env.board());
   const action = choose === 'rule' ? lookaheadChoice(outcomes, () => rng.next()) : outcomes[rng.int(outcomes.length)]!.action;
+  const candidates = form === 'cells' ? `${lookaheadLine(outcomes)}\n`
+    : form === 'grids' ? `${lookaheadGrids(outcomes.map((o) => ({ action: o.action, state: intendedState(session, o.action) })))}\n` : '';
   const next = session.simulate([action]);
-  return `<think><observation>\n${session.stateText()}\n</observation>\n${lookaheadLine(outcomes)}\nI will try ${action}.\n` +
+  return `<think><observation>\n${session.stateText()}\n</observation>\n${candidates}I will try ${action}.\n` +
     `<prediction>\n${next.text}\n</prediction></think><answer>${action}</answer>`;
+}
+
+/** The state text after `action`'s intended move on FrozenLake (no slip), without disturbing the episode. */
+function intendedState(session: EpisodeSession, action: string): string {
+  const saved = session.env.getState() as { options?: Record<string, unknown> };
+  try {
+    session.env.setState({ ...saved, options: { ...saved.options, isSlippery: false } } as never);
+    session.env.step(action);
+    return session.stateText();
+  } finally {
+    session.env.setState(saved as never);
+  }
 }

@@ -158,7 +158,8 @@ async function playDrills(
     { random: true, seed: ctx.config.seeds.base + 13, signal: ctx.signal });
   // selfplay.drillLookahead: a uniformly random move, with the candidate line written before it
   const rng = new Rng(ctx.config.seeds.base + 13);
-  const deps = lookahead ? { ...random, writeResponse: (session: EpisodeSession) => lookaheadResponse(session, rng, 'random') } : random;
+  const form = ctx.config.stages.selfplay.lookaheadForm;
+  const deps = lookahead ? { ...random, writeResponse: (session: EpisodeSession) => lookaheadResponse(session, rng, 'random', form) } : random;
   const played = await playEpisodes(specs, drillLimits, ctx.config.seeds.base * 7 + 17, deps);
   ctx.log('info', `self-play drills: ${played.length} one-action games (seeds ${specs[0]!.seed}…${specs[specs.length - 1]!.seed})`);
   return played.map((r) => r.record);
@@ -179,7 +180,7 @@ async function playLookahead(ctx: StageContext, runtime: ModelRuntime, count: nu
   const rng = new Rng(ctx.config.seeds.base + 19);
   const deps = {
     ...rolloutDeps(ctx.config, runtime, gameLimits, { runId: ctx.runId, stage: 'selfplay', step: 0, runDir: ctx.runDir }, { signal: ctx.signal }),
-    writeResponse: (session: EpisodeSession) => lookaheadResponse(session, rng),
+    writeResponse: (session: EpisodeSession) => lookaheadResponse(session, rng, 'rule', ctx.config.stages.selfplay.lookaheadForm),
   };
   const played = await playEpisodes(specs, gameLimits, ctx.config.seeds.base * 7 + 23, deps);
   const solved = played.filter((r) => r.record.success).length;

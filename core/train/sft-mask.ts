@@ -11,8 +11,8 @@
 //                   adds a double <think> and keeps no state text in the history.
 // Drill rows (selfplay.drills) train the state contents only (`statesOnly`): they teach the world
 // model, while the plan and answer, the policy's part, come from the policy's own turns alone.
-// The lookahead reply's candidate line (each action's landing cell, reply-format.ts lookaheadLine) is a prediction too: it
-// counts as a state span (trained with statesOnly, dropped with maskStateSpans).
+// The lookahead reply's candidates (landing cells or grids, reply-format.ts lookaheadLine / lookaheadGrids) are predictions too: they
+// count as a state span (trained with statesOnly, dropped with maskStateSpans).
 // Masks are aligned with chat.ids: mask[i] = 1 means token i is a target with loss.
 import { clearRanges, findTagContents, messageTokenRanges, roleMask } from '../model/chat.js';
 import type { ChatMessage, FormattedChat } from '../model/chat.js';
@@ -62,7 +62,7 @@ export function assistantMask(chat: FormattedChat): number[] {
 }
 
 /**
- * The character range of the lookahead reply's candidate line (reply-format.ts lookaheadLine): the text between
+ * The character range of the lookahead reply's candidates (reply-format.ts isLookaheadLine): the text between
  * "</observation>" and the plan "I will try", less the newlines around it, when it has the candidate line's shape; null
  * otherwise (the paper's order, where the plan follows the observation directly, or other reasoning text).
  */

@@ -47,12 +47,12 @@ export async function forcedPredictions(
   requests: ForcedPredictionRequest[],
   opts: { envId: string; template: PromptTemplate; maxPrompt: number; sampling: GenerateOptions; lookahead?: boolean },
 ): Promise<ForcedPrediction[]> {
-  // a lookahead reply writes its candidate line before the plan: the model writes that line first (kept only when it has the
+  // a lookahead reply writes its candidates before the plan: the model writes them first (kept only when they have the
   // line's shape; a paper-order model's own "I will try …" is dropped), then the action is forced after it
   const lines = opts.lookahead
     ? (await runtime.generate(requests.map((r) => runtime.encodePrompt(r.messages, observationPrefix(r.generationPrefix, r.observation), opts.maxPrompt)),
-      { ...opts.sampling, maxNewTokens: Math.min(opts.sampling.maxNewTokens, 64), stop: ['\n'] }))
-      .map((o) => o.text.split('\n')[0]!.trim()).map((line) => (isLookaheadLine(line) ? line : undefined))
+      { ...opts.sampling, stop: ['I will try', PREDICTION_STOP] }))
+      .map((o) => o.text.split('I will try')[0]!.trim()).map((line) => (isLookaheadLine(line) ? line : undefined))
     : requests.map(() => undefined);
   const prefixes = requests.map((r, i) => actionGivenPrefix(r.generationPrefix, r.observation, r.actions, lines[i]));
   const out = await runtime.generate(requests.map((r, i) => runtime.encodePrompt(r.messages, prefixes[i]!, opts.maxPrompt)),
@@ -264,14 +264,14 @@ export function versusBaseLines(v: WorldModelVersusBase): string[] {
     row('this model', v.model),
     row('base', v.base),
     ...(c ? [only('chance', c.counterfactualExactChanged), ...(c.oracleExactChanged !== undefined ? [only('oracle', c.oracleExactChanged)] : [])] : []),
-    '("given the action": the true observation and "I will try A." forced for one random action A (after the model\'s own candidate line ' +
+    '("given the action": the true observation and "I will try A." forced for one random action A (after the model\'s own candidates ' +
       'in a lookahead run), prediction exact on turns A changes; '
       + 'chance = the outcome of a random other action, oracle = the intended move\'s outcome, what a model that knows the dynamics predicts)',
   ];
 }
 
 
-/** Whether a run's SFT teaches the lookahead reply (selfplay.lookahead games or lookahead drills): its check lets the model write the candidate line. */
+/** Whether a run's SFT teaches the lookahead reply (selfplay.lookahead games or lookahead drills): its check lets the model write its candidates. */
 export function writesLookahead(config: RunConfig): boolean {
   return config.stages.selfplay.lookahead > 0 || config.stages.selfplay.drillLookahead;
 }

@@ -7,7 +7,7 @@ import { FrozenLakeEnv, frozenLakeLookahead, lookaheadChoice } from '../../core/
 import { EpisodeSession, lookaheadResponse } from '../../core/prompts/session.js';
 import { builtinTemplate } from '../../core/prompts/resolve-template.js';
 import { parseResponse } from '../../core/prompts/response.js';
-import { lookaheadLine } from '../../core/prompts/reply-format.js';
+import { isLookaheadLine, lookaheadLine } from '../../core/prompts/reply-format.js';
 import { Rng } from '../../core/util/rng.js';
 import { RunConfigSchema } from '../../core/api/run-config.js';
 import { createRuntime } from '../../core/train/runtime.js';
@@ -62,6 +62,19 @@ describe('lookaheadResponse', () => {
     const parsed = parseResponse(reply, { legalActions: s.legalActions(), maxActionsPerTurn: 1, responseFormat: 'world-model', strict: true });
     expect(parsed.formatError).toBe(false);
     expect(parsed.actions).toEqual(['Right']);
+  });
+  it("form 'grids': each action with the state its intended move gives (no slip), then the rule's plan and the true next state", () => {
+    const s = new EpisodeSession(new FrozenLakeEnv(), builtinTemplate('tiny-compact'), {
+      seed: 1, envOptions: { map: ['FFFF', 'FSGF', 'FHFF', 'FFFF'], isSlippery: true, successRate: 0.8 }, maxTurns: 10, maxActionsPerTurn: 1,
+    });
+    const reply = lookaheadResponse(s, new Rng(1), 'rule', 'grids');
+    const candidates = 'Left:\n____\nP_G_\n_O__\n____\nDown:\n____\n__G_\n_X__\n____\nRight:\n____\n__√_\n_O__\n____\nUp:\n_P__\n__G_\n_O__\n____';
+    expect(reply.startsWith(`<think><observation>\n____\n_PG_\n_O__\n____\n</observation>\n${candidates}\nI will try Right.\n<prediction>\n`)).toBe(true);
+    expect(isLookaheadLine(candidates)).toBe(true);
+    // the episode is not disturbed: the session still plays from the start, and the reply parses as a world-model reply
+    expect(s.stateText()).toBe('____\n_PG_\n_O__\n____');
+    expect(parseResponse(reply, { legalActions: s.legalActions(), maxActionsPerTurn: 1, responseFormat: 'world-model', strict: true }).formatError).toBe(false);
+    expect(isLookaheadLine('I think\nsomething: here')).toBe(false);
   });
   it('refuses a plain-format session', () => {
     const s = new EpisodeSession(new FrozenLakeEnv(), builtinTemplate('tiny-compact-plain'), { seed: 1, envOptions: { isSlippery: false } });
@@ -130,5 +143,28 @@ describe('pairedPassAt1Gain', () => {
     expect(mixed.mean).toBeCloseTo(0, 10);
     expect(mixed.low).toBeLessThan(0);
     expect(mixed.high).toBeGreaterThan(0);
+  });
+});
+
+describe('forcedPredictions in a lookahead run', () => {
+  it("lets the model write its candidates first, then forces the action after them; a paper-order plan is dropped", async () => {
+    const { forcedPredictions } = await import('../../core/train/world-model-check.js');
+    const prompts: string[] = [];
+    const runtime = {
+      encodePrompt: (_m: unknown, prefix: string) => { prompts.push(prefix); return [prompts.length - 1]; },
+      generate: async (ids: number[][]) => ids.map(([i]) => {
+        const p = prompts[i!]!;
+        if (p.endsWith('</observation>\n')) return { text: p.includes('PAPER') ? 'I will try Up.' : 'Left:\nP_\nRight:\n_P\nI will try' };
+        return { text: '_P\n</prediction>' };
+      }),
+    };
+    const request = (observation: string) => ({ messages: [], generationPrefix: '<think>', observation, actions: ['Right'], truth: { env: 'frozenlake', rows: 1, cols: 2, cells: [['frozen', 'player']] } as never });
+    const template = builtinTemplate('tiny-compact');
+    const sampling = { maxNewTokens: 64, temperature: 0, topP: 1, topK: 0, seed: 0 };
+    const out = await forcedPredictions(runtime as never, [request('P_'), request('PAPER')],
+      { envId: 'frozenlake', template: { ...template, responseFormat: 'plain' }, maxPrompt: 64, sampling, lookahead: true });
+    expect(out[0]!.prefix).toBe('<think><observation>\nP_\n</observation>\nLeft:\nP_\nRight:\n_P\nI will try Right.\n<prediction>\n');
+    expect(out[1]!.prefix).toBe('<think><observation>\nPAPER\n</observation>\nI will try Right.\n<prediction>\n');
+    expect(out[0]!.prediction).toBe('_P');
   });
 });
