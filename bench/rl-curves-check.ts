@@ -9,12 +9,14 @@
 //   - on the step's own batch: the change of log p(correct | s) over the update, for the batch's states (it must rise
 //     when the update pushes the rewarded move) and its part not explained by the marginal's change.
 // Usage: node bin/run-ts.mjs bench/rl-curves-check.ts [--backend wasm|torch] [--steps 16] [--set stages.rl.lr=1e-3 ...]
-//        [--probe 48] [--out FILE.jsonl]   (one JSON line per step; settings as the run's --set paths)
+//        [--probe 48] [--out FILE.jsonl] [--mode rl|bc|pg] [--save DIR]   (one JSON line per step; settings as the run's --set
+//        paths; --mode bc: behaviour cloning on the rewarded move, --mode pg: REINFORCE on the move token only; --save: the
+//        model after the last step, as a checkpoint folder an RL run can start from)
 import { appendFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { RunConfigSchema, type RunConfig } from '../core/api/run-config.js';
 import { mergeConfig, presetConfig } from '../core/train/presets.js';
-import { loadRuntime, useBackend, type ModelRuntime, type TrainRow } from '../core/train/runtime.js';
+import { loadRuntime, saveRuntime, useBackend, type ModelRuntime, type TrainRow } from '../core/train/runtime.js';
 import { groupSpecs, playEpisodes } from '../core/train/rollout.js';
 import { rolloutDeps, sessionFactory, runTemplate } from '../core/train/episodes.js';
 import { samplingStats, turnSamples } from '../core/train/ppo.js';
@@ -30,7 +32,7 @@ const LEAD_CHARS = 'I will try '.length;
 
 function parseArgs(argv: string[]) {
   const sets: Array<[string, unknown]> = [];
-  let backend = 'wasm', steps = 16, probe = 48, out = '', init = BASE, mode = 'rl';
+  let backend = 'wasm', steps = 16, probe = 48, out = '', init = BASE, mode = 'rl', save = '';
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!, v = argv[i + 1];
     if (a === '--backend') { backend = v!; i++; }
@@ -39,6 +41,7 @@ function parseArgs(argv: string[]) {
     else if (a === '--out') { out = v!; i++; }
     else if (a === '--init') { init = v!; i++; }
     else if (a === '--mode') { mode = v!; i++; }
+    else if (a === '--save') { save = v!; i++; }
     else if (a === '--set') {
       const eq = v!.indexOf('=');
       const raw = v!.slice(eq + 1);
@@ -49,7 +52,7 @@ function parseArgs(argv: string[]) {
     } else throw new Error(`unknown argument ${a}`);
   }
   if (!['rl', 'bc', 'pg'].includes(mode)) throw new Error(`--mode: expected rl, bc or pg; received ${mode}`);
-  return { backend, steps, probe, out, init, sets, mode };
+  return { backend, steps, probe, out, init, sets, mode, save };
 }
 
 function setPath(obj: Record<string, unknown>, path: string, value: unknown): void {
@@ -257,6 +260,11 @@ async function main(): Promise<void> {
     });
   }
   await valueView?.dispose();
+  if (args.save) {
+    // a start for RL (e.g. the behaviour-cloned start of --mode bc): weights only, as a stage's final checkpoint
+    await saveRuntime(policy, args.save, { stage: `check-${args.mode}`, step: args.steps, parent: args.init, metrics: {} }, { resumePoint: false });
+    process.stderr.write(`saved ${args.save}\n`);
+  }
   policy.dispose();
 }
 
