@@ -116,7 +116,7 @@ describe('templates.perplexity', () => {
     // default seeds: the run's evaluation range
     const defaults = await api.templates.perplexity({ runId, env: { id: 'sokoban' }, name: 'tiny-spa', samples: 1 });
     expect(defaults.seedStart).toBe(3_000_000);
-  }, 120_000);
+  }, 300_000);   // a hang guard: four computations in child processes passed 120 s at load 19
 
   it('turns the child\'s failure into an API error with its message and stderr tail', async () => {
     // validates here, but renders an empty state: only the child finds out
