@@ -149,7 +149,7 @@ async function decisionOnlyStep(
       for (let a = 0; a < 4; a++) { acc += table[g]![a]!; if (u < acc) return a; }
       return 3;
     });
-    const rewards = moves.map((a) => (a === pz.correct ? 1 : 0));
+    const rewards: number[] = moves.map((a) => (a === pz.correct ? 1 : 0));
     const mean = rewards.reduce((x, y) => x + y, 0) / rewards.length;
     wins += rewards.reduce((x, y) => x + y, 0); draws += rewards.length;
     moves.forEach((a, k) => {
