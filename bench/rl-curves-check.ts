@@ -10,7 +10,8 @@
 //     when the update pushes the rewarded move) and its part not explained by the marginal's change.
 // Usage: node bin/run-ts.mjs bench/rl-curves-check.ts [--backend wasm|torch] [--steps 16] [--set stages.rl.lr=1e-3 ...]
 //        [--probe 48] [--out FILE.jsonl] [--mode rl|bc|pg] [--save DIR]   (one JSON line per step; settings as the run's --set
-//        paths; --mode bc: behaviour cloning on the rewarded move, --mode pg: REINFORCE on the move token only; --save: the
+//        paths; --mode bc: behaviour cloning on the rewarded move's token, bc-reply: on the whole rewarded reply (its format
+//        too), --mode pg: REINFORCE on the move token only; --save: the
 //        model after the last step, as a checkpoint folder an RL run can start from)
 import { appendFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -51,7 +52,7 @@ function parseArgs(argv: string[]) {
       i++;
     } else throw new Error(`unknown argument ${a}`);
   }
-  if (!['rl', 'bc', 'pg'].includes(mode)) throw new Error(`--mode: expected rl, bc or pg; received ${mode}`);
+  if (!['rl', 'bc', 'bc-reply', 'pg'].includes(mode)) throw new Error(`--mode: expected rl, bc, bc-reply or pg; received ${mode}`);
   return { backend, steps, probe, out, init, sets, mode, save };
 }
 
@@ -131,7 +132,7 @@ const round = (x: number, d = 4) => Math.round(x * 10 ** d) / 10 ** d;
  * puzzle). Rows: prompt + "I will try " + the move's first token, the loss mask on that token only.
  */
 async function decisionOnlyStep(
-  mode: 'bc' | 'pg', runtime: ModelRuntime, config: RunConfig, step: number, lossParams: Record<string, unknown>,
+  mode: 'bc' | 'bc-reply' | 'pg', runtime: ModelRuntime, config: RunConfig, step: number, lossParams: Record<string, unknown>,
 ): Promise<{ success: number; prompts: number[][]; correct: number[]; stats: Record<string, number> }> {
   const section = config.stages.rl;
   const seeds = Array.from({ length: section.groups }, (_, g) => config.seeds.rlStart + step * section.groups + g);
@@ -144,7 +145,7 @@ async function decisionOnlyStep(
   const rows: TrainRow[] = [];
   let wins = 0, draws = 0;
   puzzles.forEach((pz, g) => {
-    const moves = mode === 'bc' ? [pz.correct] : Array.from({ length: section.groupSize }, () => {
+    const moves = mode !== 'pg' ? [pz.correct] : Array.from({ length: section.groupSize }, () => {
       const u = uniform(); let acc = 0;
       for (let a = 0; a < 4; a++) { acc += table[g]![a]!; if (u < acc) return a; }
       return 3;
@@ -153,6 +154,13 @@ async function decisionOnlyStep(
     const mean = rewards.reduce((x, y) => x + y, 0) / rewards.length;
     wins += rewards.reduce((x, y) => x + y, 0); draws += rewards.length;
     moves.forEach((a, k) => {
+      if (mode === 'bc-reply') {
+        // the whole rewarded reply in the loss (its format too): "I will try X.</think><answer>X</answer>"
+        const reply = runtime.tokenizer.encode(`I will try ${ACTIONS[a]}.</think><answer>${ACTIONS[a]}</answer>`);
+        const ids = [...pz.prompt, ...reply];
+        rows.push({ ids, arrays: { lossMask: ids.map((_, t) => (t >= pz.prompt.length ? 1 : 0)), advantages: ids.map((_, t) => (t >= pz.prompt.length ? 1 : 0)) } });
+        return;
+      }
       const ids = [...pz.prompt, ...lead, firsts[a]!];
       const adv = mode === 'bc' ? 1 : rewards[k]! - mean;
       const at = ids.length - 1;
@@ -166,6 +174,11 @@ async function decisionOnlyStep(
       });
     });
   });
+  if (mode === 'bc-reply') {
+    // old log-probs = the current ones (ratio 1: the 'grpo' loss's gradient is then the cross-entropy's)
+    const current = await runtime.tokenStats(rows, false);
+    rows.forEach((r, i) => { r.arrays.oldLogprobs = current[i]!.logprobs; });
+  }
   const stats = await runtime.trainStep('grpo', rows, { ...lossParams, entropyCoef: 0 }, section.lr, section.gradClip);
   // the batch's cross-entropy of the rewarded move before the step (behaviour cloning's training loss)
   stats['bc/crossEntropy'] = -puzzles.reduce((x, pz, g) => x + Math.log(table[g]![pz.correct]!), 0) / puzzles.length;
@@ -197,10 +210,10 @@ async function main(): Promise<void> {
   for (let step = 0; step < args.steps; step++) {
     const before = await decisionTable(policy, probes.map((p) => p.prompt));
     if (args.mode !== 'rl') {
-      const dstep = await decisionOnlyStep(args.mode as 'bc' | 'pg', policy, config, step, lossParams);
+      const dstep = await decisionOnlyStep(args.mode as 'bc' | 'bc-reply' | 'pg', policy, config, step, lossParams);
       const after = await decisionTable(policy, probes.map((p) => p.prompt));
       emit({
-        kind: 'step', mode: args.mode, step, episodes: (step + 1) * (args.mode === 'bc' ? section.groups : section.groups * section.groupSize),
+        kind: 'step', mode: args.mode, step, episodes: (step + 1) * (args.mode !== 'pg' ? section.groups : section.groups * section.groupSize),
         success: round(dstep.success), probeBefore: summarise(before, probes), probeAfter: summarise(after, probes),
         losses: { crossEntropyBefore: round(dstep.stats['bc/crossEntropy']!), gradNorm: round(dstep.stats['charts/gradNorm'] ?? Number.NaN), policy: round(dstep.stats['losses/policy'] ?? Number.NaN, 6) },
       });
