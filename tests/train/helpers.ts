@@ -17,10 +17,15 @@ export function tempProject(prefix = 'spa-test-'): string {
  * `backend` defaults to wasm here (not auto): the pipeline tests were written for TF.js, and auto
  * would move them to the torch worker wherever PyTorch is installed (CI has it); tests/torch runs
  * the pipeline on torch on purpose.
+ * The bootstrap gate runs on GATE_TURNS held-out turns unless the test sets stages.bootstrap.gateTurns: the smoke size's
+ * 50 generated turns were most of a smoke bootstrap's time (issue 37 item 7), and the gate's code is the same on 5.
  */
+export const GATE_TURNS = 5;
 export async function runPreset(project: string, preset: string, runId: string, overrides: RunConfigInput = {}, opts: { signal?: AbortSignal; onEvent?: (e: RunEvent) => void } = {}) {
   // env: Sokoban unless the test names one; the pipeline tests were written when it was the default env (now FrozenLake, issue 36)
-  const withBackend: RunConfigInput = { backend: 'wasm', env: { id: 'sokoban' }, ...overrides };
+  const withBackend = mergeConfig(
+    { backend: 'wasm', env: { id: 'sokoban' }, stages: { bootstrap: { gateTurns: GATE_TURNS } } }, overrides as Record<string, unknown>,
+  ) as RunConfigInput;
   const config: RunConfig = RunConfigSchema.parse(mergeConfig(presetConfig(preset, 'smoke', withBackend) as Record<string, unknown>, withBackend as Record<string, unknown>));
   const runDir = join(project, 'runs', runId);
   const stages = planStages(config);
