@@ -12,7 +12,7 @@
 // (keepCorrectFraction). Because the action is given, "copy the state after a no-op" is no shortcut:
 // the model is scored on the consequence of actions it did not choose for this prompt.
 // Resumable: the weights and the next step are saved after every step.
-import { appendFileSync, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StageDefinition } from '../api/stage.js';
 import type { RwmlSection } from '../api/run-config.js';
@@ -126,20 +126,26 @@ export function structuredReward(envId: string, text: string, template: PromptTe
 /** The run folder's record of RWML's predictions (JSON lines, one per sample, appended after each step's state is saved). */
 export const RWML_PREDICTIONS_FILE = 'rwml-predictions.jsonl';
 
+/** One sample of an RWML step as the run folder records it (RWML_PREDICTIONS_FILE, one JSON line each). */
+export interface RwmlPredictionRow {
+  step: number; episodeId: string; turn: number; actions: string[]; sample: number;
+  prediction: string; truth: string; measure: RwmlSection['similarity']; similarity: number; reward: number;
+}
+
 /**
- * One step's predictions as JSON lines: step (1-based), the example's episode id, turn and actions, the sample index within
- * its group, the predicted and the true next-state text, the measure (`embedding` or `structured`), the similarity the reward
- * used (embedding cosine, or structured cell accuracy; 0 for an empty or unparsed prediction) and the binarised reward.
+ * One step's samples as rows: step (1-based), the example's episode id, turn and actions, the sample index within its group,
+ * the predicted and the true next-state text, the measure (`embedding` or `structured`), the similarity the reward used
+ * (embedding cosine, or structured cell accuracy; 0 for an empty or unparsed prediction) and the binarised reward.
  */
-export function rwmlPredictionLines(step: number, examples: readonly RwmlExample[], texts: readonly string[], similarities: readonly number[],
-  rewards: readonly number[], groupSize: number, measure: RwmlSection['similarity']): string {
+export function rwmlPredictionRows(step: number, examples: readonly RwmlExample[], texts: readonly string[], similarities: readonly number[],
+  rewards: readonly number[], groupSize: number, measure: RwmlSection['similarity']): RwmlPredictionRow[] {
   return texts.map((prediction, i) => {
     const e = examples[Math.floor(i / groupSize)]!;
-    return `${JSON.stringify({
-      step, episodeId: e.episodeId, turn: e.turn, actions: e.actions, sample: i % groupSize,
-      prediction, truth: e.truthText, measure, similarity: similarities[i], reward: rewards[i],
-    })}\n`;
-  }).join('');
+    return {
+      step, episodeId: e.episodeId, turn: e.turn, actions: [...e.actions], sample: i % groupSize,
+      prediction, truth: e.truthText, measure, similarity: similarities[i]!, reward: rewards[i]!,
+    };
+  });
 }
 
 function mean(xs: readonly number[]): number {
@@ -252,8 +258,7 @@ export const rwmlStage: StageDefinition = {
         { resumePoint: step + 1 < section.steps },   // the final one: no AdamW moments (docs/checkpoints.md)
       );
       ctx.saveState({ nextStep: step + 1, checkpoint });
-      appendFileSync(join(ctx.runDir, RWML_PREDICTIONS_FILE), rwmlPredictionLines(step + 1, examples, texts, similarities, rewards, section.groupSize,
-        section.similarity));
+      ctx.appendJsonl(RWML_PREDICTIONS_FILE, rwmlPredictionRows(step + 1, examples, texts, similarities, rewards, section.groupSize, section.similarity));
     }
     runtime.dispose();
     reference?.dispose();

@@ -5,7 +5,7 @@ import { createEnv } from '../../core/envs/index.js';
 import { Rng } from '../../core/util/rng.js';
 import { EpisodeSession, randomWellFormedResponse } from '../../core/prompts/session.js';
 import { builtinTemplate } from '../../core/prompts/resolve-template.js';
-import { rwmlExamples, rwmlPredictionLines, structuredReward, structuredSimilarity } from '../../core/train/rwml.js';
+import { rwmlExamples, rwmlPredictionRows, structuredReward, structuredSimilarity } from '../../core/train/rwml.js';
 import type { RolloutResult } from '../../core/train/rollout.js';
 
 const template = builtinTemplate('tiny-spa');
@@ -30,12 +30,12 @@ describe('RWML similarity', () => {
     expect(structuredReward('frozenlake', turn.stateBefore.text, template, truth, before + 1e-9)).toBe(0);
   });
 
-  it('writes one JSON line per sample, naming its example, the texts, the measure, the similarity and the reward', () => {
+  it('gives one row (a JSON line of the run folder) per sample, naming its example, the texts, the measure, the similarity and the reward', () => {
     const examples = rwmlExamples([played(1), played(2)], 'SYSTEM', () => 0.5);
     expect(examples.length).toBe(2);
     const texts = ['p0', 'p1', 'p2', 'p3', 'p4', 'p5'];   // groupSize 3: samples 0-2 of example 0, 3-5 of example 1
-    const lines = rwmlPredictionLines(4, examples, texts, [0.1, 0.2, 0.3, 0.4, 0.5, 0.95], [0, 0, 0, 0, 0, 1], 3, 'embedding')
-      .trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = rwmlPredictionRows(4, examples, texts, [0.1, 0.2, 0.3, 0.4, 0.5, 0.95], [0, 0, 0, 0, 0, 1], 3, 'embedding')
+      .map((row) => JSON.parse(JSON.stringify(row)) as Record<string, unknown>);   // as the JSON line reads back
     expect(lines.length).toBe(6);
     expect(lines[4]).toEqual({
       step: 4, episodeId: examples[1]!.episodeId, turn: examples[1]!.turn, actions: examples[1]!.actions, sample: 1,
