@@ -82,5 +82,5 @@ describe('who Stop may signal (N12)', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(fs.existsSync(marker)).toBe(false);
     expect(victim.exitCode).toBe(null);
-  }, 30_000);
+  }, 180_000);   // a hang guard (it starts several Node processes)
 });

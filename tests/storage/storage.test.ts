@@ -82,7 +82,7 @@ for (let n = 1; ; n++) ${process.env.BREAK_ATOMIC ? 'fs.writeFileSync' : 'writeF
     for (let round = 0; round < 2; round++) {
       const child = fork(writer, [file], { execArgv: ['--import', tsx], stdio: 'ignore' });
       const before = fs.statSync(file).mtimeMs;
-      const deadline = Date.now() + 20_000;
+      const deadline = Date.now() + 120_000;   // a hang guard: the writer starts under tsx (seconds at load, never a speed bound)
       while (fs.statSync(file).mtimeMs === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
       // Readers during the writes never see a mix (a truncated file or two versions interleaved).
       const readUntil = Date.now() + 150 + round * 17;
