@@ -10,10 +10,12 @@ import { RunConfigSchema } from '../../core/api/run-config.js';
 import { executeRun } from '../../core/engine/runner.js';
 import { loadStage, planStages } from '../../core/engine/stages.js';
 import { mergeConfig, presetConfig } from '../../core/train/presets.js';
-import { tempProject } from './helpers.js';
+import { GATE_TURNS, tempProject } from './helpers.js';
 
 const RUN = 'spa-moved';
-const config = RunConfigSchema.parse(mergeConfig(presetConfig('spa', 'smoke', {}) as Record<string, unknown>, { env: { id: 'frozenlake' } }));
+// wasm as runPreset (auto took the torch worker wherever PyTorch is installed: CI has it) and its 5-turn bootstrap gate
+const config = RunConfigSchema.parse(mergeConfig(presetConfig('spa', 'smoke', {}) as Record<string, unknown>,
+  { env: { id: 'frozenlake' }, backend: 'wasm', stages: { bootstrap: { gateTurns: GATE_TURNS } } }));
 const plan = planStages(config);
 
 async function run(project: string, stages: string[]) {
