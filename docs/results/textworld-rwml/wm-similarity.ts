@@ -1,7 +1,7 @@
 // World-model similarity before and after RWML on the same held-out transitions (issue 38 item 4; docs/results/textworld-rwml).
 //
 //   node bin/run-ts.mjs docs/results/textworld-rwml/wm-similarity.ts --project P --run RUN_ID --model NAME=DIR [--model NAME=DIR …]
-//        [--n 24] [--seed-start 4000000] [--out FILE.json] [--cached EARLIER.json]
+//        [--n 24] [--seed-start 4000000] [--out FILE.json] [--cached EARLIER.json] [--action-prefix "go "]
 //
 // Transitions: for seed seedStart + i (i < n; disjoint from RWML's seeds selfplayStart + 500000 + …, RL's and eval's 3,000,000…),
 // the run's env, template and rollout limits; (i mod 3) random well-formed turns are played first (session.ts
@@ -42,6 +42,7 @@ const project = arg('project');
 const runId = arg('run');
 const n = Number(arg('n', '24'));
 const seedStart = Number(arg('seed-start', '4000000'));
+const actionPrefix = process.argv.includes('--action-prefix') ? arg('action-prefix') : null;   // e.g. "go " for moves only
 const runDir = path.join(project, 'runs', runId);
 const out = arg('out', path.join(runDir, 'wm-similarity.json'));
 const config = RunConfigSchema.parse((JSON.parse(fs.readFileSync(path.join(runDir, 'run.json'), 'utf8')) as { config: unknown }).config);
@@ -60,7 +61,9 @@ const items = Array.from({ length: n }, (_, i) => {
   const rng = new Rng(seed);
   for (let k = 0; k < i % 3 && !session.done; k++) session.applyResponse(randomWellFormedResponse(session, rng));
   if (session.done) throw new Error(`seed ${seed}: the episode ended during its ${i % 3} warm-up turns`);
-  const legal = session.legalActions();
+  const all = session.legalActions();
+  const legal = actionPrefix ? all.filter((a) => a.startsWith(actionPrefix)) : all;
+  if (legal.length === 0) throw new Error(`seed ${seed}: no legal action starts with ${JSON.stringify(actionPrefix)} (legal: ${all.join(', ')})`);
   const action = legal[rng.int(legal.length)]!;
   const truth = session.simulate([action]).text;
   const messages = session.messages();
@@ -138,7 +141,7 @@ const summary = models.map((m) => ({
   ...(m.name === first ? {} : { pairedVsFirst: pairedInterval(scores[m.name]!.similarity.map((s, i) => s - scores[first]!.similarity[i]!)) }),
 }));
 const result = {
-  runId, env: config.env, template: template.name, threshold: section.threshold, maxNewTokens: section.maxNewTokens, seedStart, n, summary,
+  runId, env: config.env, template: template.name, actionPrefix, threshold: section.threshold, maxNewTokens: section.maxNewTokens, seedStart, n, summary,
   items: items.map((it, i) => ({
     seed: it.seed, warmupTurns: it.warmupTurns, action: it.action, truth: it.truth,
     predictions: Object.fromEntries(models.map((m) => [m.name, {
