@@ -20,7 +20,11 @@ test('new run: a .gguf file is offered `model import`, then the folder is select
   await page.getByTestId('size-select').selectOption('gpu-24g');
   await page.locator('select[data-path="model.source"]').selectOption('hf-folder');
   await page.locator('[data-path="model.path"]').fill(file);
-  await expect(page.locator('[data-field="model.path"] [data-testid="field-error"]')).toContainText('a .gguf file is not a model folder');
+  // the source change is validated before the path when the page is slow (load ~5+): that in-between state shows two
+  // errors ("no model.path"); a strict locator then fails at once, so wait for the .gguf error and then for it alone
+  const pathErrors = page.locator('[data-field="model.path"] [data-testid="field-error"]');
+  await expect(pathErrors.filter({ hasText: 'a .gguf file is not a model folder' })).toBeVisible();
+  await expect(pathErrors).toHaveCount(1);
   await expect(page.getByTestId('create-only')).toBeDisabled();
   const offer = page.getByTestId('gguf-import');
   await expect(offer).toContainText(`spa-workbench model import ${file} --out ${join(dir, 'tiny-llama.Q8')}`);
