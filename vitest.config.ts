@@ -17,8 +17,8 @@ export default defineConfig({
     // presets, bench/results/ci-time.md) with two test files already on the two cores. The workers' own path is tested
     // with explicit counts (tests/train/wasm-workers-pipeline.test.ts, tests/model/runtime-parallel.test.ts,
     // tests/model/data-parallel.test.ts). SPA_WASM_WORKERS=auto in the environment restores the product default.
-    // findBy*/waitFor in jsdom files: a 60 s hang guard instead of Testing Library's 1 s (tests/setup/dom-wait-guard.ts)
-    setupFiles: ['tests/setup/dom-wait-guard.ts'],
+    // findBy*/waitFor in jsdom files: a 60 s hang guard instead of Testing Library's 1 s (tests/renderer/setup-dom-wait-guard.ts)
+    setupFiles: ['tests/renderer/setup-dom-wait-guard.ts'],
     env: { SPA_WASM_WORKERS: process.env['SPA_WASM_WORKERS'] ?? '0' },
   },
 });
