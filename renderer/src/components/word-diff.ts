@@ -1,7 +1,9 @@
 // Word-level diff of a predicted state text against the true one (text envs: TextWorld, Python envs), for the trace inspector
-// and the replay. No diff library is installed, so this is a longest-common-subsequence over words: words are compared exactly,
+// and the replay. No diff library is installed, so this is a longest-common-subsequence over words (diff.ts's lcsAlign): words are compared exactly,
 // whitespace is not a word (a different line break or double space is no difference), but each line break is kept as a token
 // so the diff keeps the text's lines.
+
+import { lcsAlign } from './diff.js';
 
 export type WordDiffKind = 'same' | 'del' | 'add';
 /** One run of words: `del` = only in the model's text (the prediction), `add` = only in the truth, `same` = in both. */
@@ -50,19 +52,7 @@ export function wordDiff(model: string, truth: string, maxCells = 4_000_000): Wo
     for (const t of x) ops.push({ kind: 'del', token: t });
     for (const t of y) ops.push({ kind: 'add', token: t });
   } else {
-    const lcs: Uint32Array[] = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
-    for (let i = n - 1; i >= 0; i--) {
-      for (let j = m - 1; j >= 0; j--) lcs[i]![j] = x[i] === y[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
-    }
-    let i = 0;
-    let j = 0;
-    while (i < n && j < m) {
-      if (x[i] === y[j]) { ops.push({ kind: 'same', token: x[i]! }); i++; j++; }
-      else if (lcs[i + 1]![j]! >= lcs[i]![j + 1]!) { ops.push({ kind: 'del', token: x[i]! }); i++; }
-      else { ops.push({ kind: 'add', token: y[j]! }); j++; }
-    }
-    while (i < n) ops.push({ kind: 'del', token: x[i++]! });
-    while (j < m) ops.push({ kind: 'add', token: y[j++]! });
+    for (const { kind, item } of lcsAlign(x, y)) ops.push({ kind, token: item });
   }
   // merge runs; within a changed stretch put deletions before insertions so "old → new" reads in order
   const merged: Array<{ kind: WordDiffKind; tokens: string[] }> = [];
