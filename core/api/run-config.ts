@@ -311,6 +311,13 @@ export const RlSectionSchema = z.object({
     .describe('value clipping range (null = off); source: ours'),
   entropyCoef: z.number().min(0).default(0.001)
     .describe('entropy bonus (reference: 0.001); source: paper'),
+  entropyOn: z.enum(['all', 'action']).default('all')
+    .describe('tokens the entropy bonus covers: all = every token of the policy loss (the release\'s, verl entropy_coeff) | action = ' +
+      'only the token that chooses the move (core/train/ppo.ts decisionTokenMask: the first token of the move after the plan\'s ' +
+      '"I will try ", else of the <answer>\'s contents), its mean over the update\'s episodes as rl.lossAggregation says. On the ' +
+      'tiny character-level base a bonus on every token flattens the format (entropyCoef 0.3: format errors 0 -> 0.97 in 3 updates) ' +
+      'while one at the move holds its marginal (bench/results/rl-curves/README.md); source: ours (the science review\'s pilot, ' +
+      'bench/rl-curves-pilot.py --entropy, puts its bonus at the decision)'),
   valueCoef: z.number().min(0).default(0.5)
     .describe('weight of the value loss in the shared-trunk loss; source: ours'),
   klCoef: z.number().min(0).default(0)
@@ -319,6 +326,11 @@ export const RlSectionSchema = z.object({
     .describe('KL estimator; source: ours'),
   lr: z.number().positive().default(1e-4)
     .describe('actor lr (reference 1e-6 for 1.5B); source: ours (paper: 1e-6 for 1.5B)'),
+  warmupSteps: z.number().int().nonnegative().default(0)
+    .describe('linear warmup of the actor lr over the first N RL steps: step k (0-based) trains at lr * k / N while k < N, then at lr ' +
+      '(step 0 at 0: AdamW\'s moments fill before the weights move); 0 = off. As verl\'s actor.optim.lr_warmup_steps with its ' +
+      'constant schedule (verl/workers/fsdp_workers.py builds verl/utils/torch_functional.py get_constant_schedule_with_warmup, ' +
+      'stepped once per training step); the critic\'s lr is not warmed; source: verl'),
   criticLr: z.number().positive().default(5e-4)
     .describe('critic lr (reference 1e-5); value head when shared; source: ours (paper: 1e-5)'),
   ppoEpochs: z.number().int().positive().default(1)

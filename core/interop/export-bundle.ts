@@ -175,6 +175,8 @@ export function inexpressibleRlOptions(rl: RlSection): Array<[string, string]> {
   if (rl.executeOnFormatError) out.push(['rl.executeOnFormatError true', 'RAGEN v1 executes nothing from a reply that fails the format check']);
   if (rl.rewardPlacement !== 'last-token') out.push([`rl.rewardPlacement ${JSON.stringify(rl.rewardPlacement)}`,
     'RAGEN v1 (gae) puts the episode reward on the last token']);
+  if (rl.entropyOn !== 'all' && rl.entropyCoef > 0) out.push([`rl.entropyOn ${JSON.stringify(rl.entropyOn)}`,
+    'RAGEN v1\'s entropy_coeff covers every response token']);
   return out;
 }
 

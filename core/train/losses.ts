@@ -5,11 +5,13 @@
 //   grpo   clipped policy loss with group-normalised advantages − entropy bonus + KL (no critic)
 // Batch tensors ([B, T]): lossMask (model tokens), oldLogprobs, advantages, returns, oldValues,
 // refLogprobs (only when klCoef > 0), and aggregationWeight when rl.lossAggregation is not token-mean (the policy, entropy,
-// KL and value terms are then aggregated as verl's agg_loss mode, as RAGEN's dp_actor.py:325-360 does for all of them).
+// KL and value terms are then aggregated as verl's agg_loss mode, as RAGEN's dp_actor.py:325-360 does for all of them), and
+// entropyWeight when rl.entropyOn is 'action' (core/train/ppo.ts entropyWeights: the bonus on the move's deciding token only;
+// 'losses/entropy' is then that token's aggregated entropy).
 // The math is in ppo-losses.ts (tested against hand values and the peers-check's reference values).
 import * as tf from '@tensorflow/tfjs';
 import { registerLoss, requireBatchTensor, type LossFn } from '../model/losses.js';
-import { aggregateLoss } from '../model/losses.js';
+import { aggregateLoss, maskedMean } from '../model/losses.js';
 import { clippedValueLoss, klPenalty, ppoPolicyLoss, type KlEstimator } from './ppo-losses.js';
 
 function num(params: Record<string, unknown>, name: string, fallback: number): number {
@@ -32,7 +34,8 @@ function policyPart(name: string, inputs: Parameters<LossFn>[0]) {
     logprobs: outputs.logprobs, oldLogprobs: requireBatchTensor(batch, 'oldLogprobs', name), advantages: requireBatchTensor(batch, 'advantages', name), mask,
     clipLow: num(params, 'clipLow', 0.2), clipHigh: num(params, 'clipHigh', 0.28), dualClip: nullableNum(params, 'dualClip', 3), weight,
   });
-  const entropy = aggregateLoss(outputs.entropies, mask, batch);
+  const entropyWeight = batch.entropyWeight;
+  const entropy = entropyWeight ? maskedMean(tf.mul(outputs.entropies, entropyWeight), mask) : aggregateLoss(outputs.entropies, mask, batch);
   const klCoef = num(params, 'klCoef', 0);
   const kl =
     klCoef > 0

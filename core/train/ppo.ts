@@ -5,7 +5,7 @@
 // episode's model tokens (core/train/advantages.ts), whitened over the batch. The loss itself is
 // the registered 'ppo' loss (core/train/losses.ts).
 import type { RlSection } from '../api/run-config.js';
-import { withAggregationWeights } from '../model/losses.js';
+import { aggregationWeights, withAggregationWeights, type LossAggregation } from '../model/losses.js';
 import { episodeAdvantages } from './advantages.js';
 import { explainedVariance, whitenMasked } from './gae.js';
 import { groupRewardCharts } from './groups.js';
@@ -17,6 +17,8 @@ export interface TurnSample {
   episode: number; turn: number; ids: number[]; responseStart: number;
   /** The loss mask when it is not every response token (rl.maskStateSpans), aligned with ids. */
   lossMask?: number[];
+  /** rl.entropyOn 'action': 1 at the token that chooses the move (decisionTokenMask), 0 elsewhere, aligned with ids. */
+  entropyMask?: number[];
 }
 
 /** World-model state tags whose contents rl.maskStateSpans leaves out of the policy loss (as sft.maskStateSpans does in SFT). */
@@ -51,13 +53,70 @@ export function stateSpanKeepMask(responseIds: number[], decode: (ids: number[])
   });
 }
 
+/** The plan's phrase before the move (the tiny templates' and the bootstrap's "I will try A."; core/prompts/session.ts). */
+const PLAN_PHRASE = 'I will try ';
+const ANSWER_OPEN = '<answer>';
+
+/**
+ * 1 at the token that chooses the move, 0 elsewhere (one per response token): the token whose decoding covers the first
+ * non-space character after the plan's "I will try " (the decision; the answer copies it), else after the first "<answer>".
+ * Found on the decoded response as stateSpanKeepMask does (token k covers the characters its own decoding adds). On the tiny
+ * character-level base this is the move's first letter (L/D/R/U), the only reply token with entropy above ~0.05 nats; on a
+ * sub-word tokenizer it is the token that starts the move word (e.g. " Up"). All zeros when the reply names no move.
+ */
+export function decisionTokenMask(responseIds: number[], decode: (ids: number[]) => string): number[] {
+  const pieces = responseIds.map((id) => decode([id]));
+  const text = pieces.join('');
+  const plan = text.indexOf(PLAN_PHRASE);
+  const answer = text.indexOf(ANSWER_OPEN);
+  let at = plan >= 0 ? plan + PLAN_PHRASE.length : answer >= 0 ? answer + ANSWER_OPEN.length : -1;
+  while (at >= 0 && at < text.length && /\s/.test(text[at]!)) at++;
+  if (at < 0 || at >= text.length) return pieces.map(() => 0);
+  let end = 0;
+  return pieces.map((piece) => {
+    const start = end;
+    end += piece.length;
+    return start <= at && at < end ? 1 : 0;
+  });
+}
+
 /** The episode each update row came from (set by buildPpoRows / buildGrpoRows): the "sequence" of rl.lossAggregation. */
 const rowEpisode = new WeakMap<TrainRow, number>();
 
-/** Record the episode of each row (rows[i] came from samples[i]); returns the rows. */
+/** The entropy mask of each update row whose sample has one (rl.entropyOn 'action'; set by tagRowEpisodes). */
+const rowEntropyMask = new WeakMap<TrainRow, number[]>();
+
+/** Record the episode (and the entropy mask, when the sample has one) of each row (rows[i] came from samples[i]); returns the rows. */
 export function tagRowEpisodes(rows: TrainRow[], samples: TurnSample[]): TrainRow[] {
-  rows.forEach((r, i) => rowEpisode.set(r, samples[i]!.episode));
+  rows.forEach((r, i) => {
+    rowEpisode.set(r, samples[i]!.episode);
+    const mask = samples[i]!.entropyMask;
+    if (mask) rowEntropyMask.set(r, mask);
+  });
   return rows;
+}
+
+/**
+ * Per-token weights (batch array `entropyWeight`) that put one update's entropy bonus on the rows' entropy masks only
+ * (rl.entropyOn 'action'). The trainers take each chunk's mean over its loss tokens and weigh chunks by their loss tokens, so
+ * the loss's mean of entropy·weight over the N loss tokens of the update is Σ_t e_t·a_t·w_t / N_a: the aggregated entropy over
+ * the N_a masked tokens (a = entropy mask ∧ loss mask; w = aggregationWeights over those masks, 1 for token-mean), whatever
+ * the chunking. Rows without loss tokens in their mask get zeros; an update whose masks are all empty gets no bonus.
+ */
+export function entropyWeights(lossMasks: number[][], entropyMasks: number[][], sequenceOf: number[], mode: LossAggregation): number[][] {
+  if (lossMasks.length !== entropyMasks.length) {
+    throw new Error(`entropyWeights: expected one entropy mask per row; received ${lossMasks.length} loss masks and ${entropyMasks.length} entropy masks`);
+  }
+  const masks = entropyMasks.map((e, i): number[] => {
+    const m = lossMasks[i]!;
+    if (e.length !== m.length) throw new Error(`entropyWeights: row ${i}'s entropy mask has ${e.length} values for ${m.length} tokens`);
+    return e.map((x, t) => (x > 0 && m[t]! > 0 ? 1 : 0));
+  });
+  const lossTokens = lossMasks.reduce((a, m) => a + m.reduce((b, x) => b + (x > 0 ? 1 : 0), 0), 0);
+  const masked = masks.reduce((a, m) => a + m.reduce((b, x) => b + x, 0), 0);
+  if (masked === 0) return masks;
+  const agg = aggregationWeights(masks, sequenceOf, mode);
+  return masks.map((m, i) => m.map((x, t) => (x * agg[i]![t]! * lossTokens) / masked));
 }
 
 /**
@@ -65,22 +124,49 @@ export function tagRowEpisodes(rows: TrainRow[], samples: TurnSample[]): TrainRo
  * sequences are the episodes, counted within this update's rows (RAGEN's rows are whole episodes; here an episode's turn
  * rows in one update form its sequence). Rows not built by buildPpoRows / buildGrpoRows count as their own sequence.
  */
-export function aggregatedBatch(batch: TrainRow[], section: Pick<RlSection, 'lossAggregation'>): TrainRow[] {
+export function aggregatedBatch(batch: TrainRow[], section: Pick<RlSection, 'lossAggregation'> & Partial<Pick<RlSection, 'entropyOn'>>): TrainRow[] {
   const mode = section.lossAggregation;
-  if (mode === 'token-mean') return batch;
   let own = -1;
-  return withAggregationWeights(batch, batch.map((r) => rowEpisode.get(r) ?? own--), mode);
+  const sequenceOf = batch.map((r) => rowEpisode.get(r) ?? own--);
+  const rows = mode === 'token-mean' ? batch : withAggregationWeights(batch, sequenceOf, mode);
+  if ((section.entropyOn ?? 'all') === 'all') return rows;
+  const masks = batch.map((r, i) => {
+    const m = rowEntropyMask.get(r);
+    if (!m) throw new Error(`rl.entropyOn 'action': update row ${i} has no entropy mask (build the samples with turnSamples(..., { entropyOn: 'action' }))`);
+    return m;
+  });
+  const lossMasks = batch.map((r, i) => {
+    const m = r.arrays.lossMask;
+    if (!m) throw new Error(`rl.entropyOn 'action': update row ${i} has no lossMask`);
+    return m;
+  });
+  const weights = entropyWeights(lossMasks, masks, sequenceOf, mode);
+  return rows.map((r, i) => ({ ...r, arrays: { ...r.arrays, entropyWeight: weights[i]! } }));
+}
+
+/**
+ * The actor lr of RL step `step` (0-based) under rl.warmupSteps N: lr * step / N while step < N, then lr (verl's constant
+ * schedule with warmup, verl/utils/torch_functional.py get_constant_schedule_with_warmup, one scheduler step per training step).
+ * Throws on a negative or fractional step.
+ */
+export function warmedLr(section: Pick<RlSection, 'lr' | 'warmupSteps'>, step: number): number {
+  if (!Number.isInteger(step) || step < 0) throw new Error(`warmedLr: the RL step must be a non-negative integer; received ${step}`);
+  const n = section.warmupSteps ?? 0;
+  return n > 0 && step < n ? (section.lr * step) / n : section.lr;
 }
 
 /**
  * Training sequences of the kept episodes' model-written turns. With `maskStateSpans` (rl.maskStateSpans) each sample's loss
  * mask leaves out the contents of its <observation>/<prediction> (stateSpanKeepMask, tokens decoded with `decode`), so the
- * policy loss is on the reasoning, the move and the tags: the RL counterpart of sft.maskStateSpans.
+ * policy loss is on the reasoning, the move and the tags: the RL counterpart of sft.maskStateSpans. With `entropyOn` 'action'
+ * (rl.entropyOn) each sample carries the entropy mask of its decision token (decisionTokenMask), for aggregatedBatch.
  */
 export function turnSamples(
-  results: RolloutResult[], keep: (episode: number) => boolean, opts: { maskStateSpans?: boolean; decode?: (ids: number[]) => string } = {},
+  results: RolloutResult[], keep: (episode: number) => boolean,
+  opts: { maskStateSpans?: boolean; entropyOn?: RlSection['entropyOn']; decode?: (ids: number[]) => string } = {},
 ): TurnSample[] {
   if (opts.maskStateSpans && !opts.decode) throw new Error('turnSamples: maskStateSpans needs the tokenizer\'s decode');
+  if (opts.entropyOn === 'action' && !opts.decode) throw new Error('turnSamples: entropyOn \'action\' needs the tokenizer\'s decode');
   const out: TurnSample[] = [];
   results.forEach((r, e) => {
     if (!keep(e)) return;
@@ -88,6 +174,7 @@ export function turnSamples(
       if (t.responseIds.length === 0) return;
       const sample: TurnSample = { episode: e, turn: j, ids: [...t.promptIds, ...t.responseIds], responseStart: t.promptIds.length };
       if (opts.maskStateSpans) sample.lossMask = [...t.promptIds.map(() => 0), ...stateSpanKeepMask(t.responseIds, opts.decode!)];
+      if (opts.entropyOn === 'action') sample.entropyMask = [...t.promptIds.map(() => 0), ...decisionTokenMask(t.responseIds, opts.decode!)];
       out.push(sample);
     });
   });

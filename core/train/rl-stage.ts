@@ -18,7 +18,7 @@ import { summaryMetrics } from './summary.js';
 import { groupSpecs, playEpisodes, rolloutMetrics, type RolloutResult } from './rollout.js';
 import { rolloutDeps } from './episodes.js';
 import { filterGroupsBySpread } from './groups.js';
-import { samplingStats, turnSamples } from './ppo.js';
+import { samplingStats, turnSamples, warmedLr } from './ppo.js';
 import { assertRlSectionSupported, rlAlgorithm } from './rl-algorithms.js';
 import { elapsedSeconds, loadStartingModel, meanStats, startingCheckpoint, writeCheckpoint, resumeModel } from './stage-utils.js';
 import { loraForStage } from './lora.js';
@@ -223,7 +223,7 @@ export const rlStage: StageDefinition = {
       const filter = filterGroupsBySpread(episodeRewards, groups, section.keepGroupsFraction);
       const kept = new Set(filter.keptGroups);
       const samples = turnSamples(results, (e) => kept.has(groups[e]!), {
-        maskStateSpans: section.maskStateSpans, decode: (ids) => policy.tokenizer.decode(ids),
+        maskStateSpans: section.maskStateSpans, entropyOn: section.entropyOn, decode: (ids) => policy.tokenizer.decode(ids),
       });
       // 3. rows with old log-probs / values (and reference log-probs for KL)
       const stats = await samplingStats(policy, samples, { critic: ppo ? (critic ?? policy) : undefined, reference, batchSize: section.miniBatchSize });
@@ -243,7 +243,7 @@ export const rlStage: StageDefinition = {
       for (const indexes of updateBatches(rows.length, section, ctx.config.seeds.base + step * 101)) {
         await breathe();
         if (ctx.signal.aborted) break;
-        updateStats.push(await rlUpdate(policy, critic, valueView, indexes.map((i) => rows[i]!), lossParams, section));
+        updateStats.push(await rlUpdate(policy, critic, valueView, indexes.map((i) => rows[i]!), lossParams, { ...section, lr: warmedLr(section, step) }));
       }
       const rollout = rolloutMetrics(results);
       const wmRewards = shaped.flatMap((turns) => turns.map((t) => t.wm));
