@@ -19,6 +19,13 @@ export default defineConfig({
     // tests/model/data-parallel.test.ts). SPA_WASM_WORKERS=auto in the environment restores the product default.
     // findBy*/waitFor in jsdom files: a 60 s hang guard instead of Testing Library's 1 s (tests/renderer/setup-dom-wait-guard.ts)
     setupFiles: ['tests/renderer/setup-dom-wait-guard.ts'],
-    env: { SPA_WASM_WORKERS: process.env['SPA_WASM_WORKERS'] ?? '0' },
+    // PyTorch on one intra-op thread in the tests (models under 10M parameters already are, core/model/torch/runtime.ts): with
+    // two vitest files on the two cores, a 135M model's two OpenMP threads wait at every barrier for a descheduled partner
+    // (the SmolLM2 smoke run: 250 CPU-s on 2 threads at load 2.5 and 740 s wall in CI at load 4.6; 55 CPU-s on one thread,
+    // with its smaller run). SPA_TORCH_THREADS in the environment wins; unset it there for the product default.
+    env: {
+      SPA_WASM_WORKERS: process.env['SPA_WASM_WORKERS'] ?? '0',
+      SPA_TORCH_THREADS: process.env['SPA_TORCH_THREADS'] ?? '1',
+    },
   },
 });

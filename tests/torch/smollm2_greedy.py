@@ -8,7 +8,7 @@ try:
 except Exception as e:
     print(json.dumps({"skip": "transformers/torch/jinja2 cannot be imported (%s)" % e})); sys.exit(0)
 d, cases, max_new = sys.argv[1], json.load(open(sys.argv[2])), int(sys.argv[3])
-torch.set_num_threads(2)
+torch.set_num_threads(1)   # one thread under the test runner (vitest.config.ts: SPA_TORCH_THREADS=1)
 tok = AutoTokenizer.from_pretrained(d)
 model = AutoModelForCausalLM.from_pretrained(d, torch_dtype=torch.float32).eval()
 eos = {tok.eos_token_id}
