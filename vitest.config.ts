@@ -26,6 +26,10 @@ export default defineConfig({
     env: {
       SPA_WASM_WORKERS: process.env['SPA_WASM_WORKERS'] ?? '0',
       SPA_TORCH_THREADS: process.env['SPA_TORCH_THREADS'] ?? '1',
+      // the Python reference scripts the tests start (transformers, sentence-transformers, numpy): OpenBLAS's pthread build
+      // spins a thread per core after each call (a torch loop of 256x256 matmuls: 0.29 CPU-s with it, 0.07 with one thread);
+      // the torch worker sets its own from SPA_TORCH_THREADS (resources/torch-worker/worker.py)
+      OPENBLAS_NUM_THREADS: process.env['OPENBLAS_NUM_THREADS'] ?? '1',
     },
   },
 });

@@ -101,7 +101,8 @@ export async function chooseCompute(
   // auto without torch says so on the info line (the full reasons go to the debug line after "; not used: ")
   const noTorch = requested === 'auto' && torch && !torch.ok ? ': no Python with torch found' : '';
   const how = requested === 'auto' ? `auto${noTorch}` : `requested by ${source === 'config' ? 'the run config' : 'SPA_BACKEND'}`;
-  const cpu = 'CPU, all cores; 1 thread below 10M parameters';
+  const envThreads = process.env.SPA_TORCH_THREADS?.trim();
+  const cpu = envThreads ? `CPU, ${envThreads} thread${envThreads === '1' ? '' : 's'} (SPA_TORCH_THREADS)` : 'CPU, all cores; 1 thread below 10M parameters';
   const what = backend === 'torch'
     ? `torch (${torch!.python}, torch ${torch!.torch}, ${torch!.cuda ? `CUDA ${torch!.device}` : torch!.mps ? 'Apple MPS' : cpu})`
     : tfjs.summary.replace(/^TF\.js backend: /, 'TF.js ').replace(/; not used: .*$/, '');
