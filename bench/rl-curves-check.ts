@@ -227,7 +227,7 @@ async function main(): Promise<void> {
     const episodeRewards = turnRewards.map((rs) => rs.reduce((a, c) => a + c, 0));
     const groups = results.map((r) => r.spec.group);
     const kept = new Set(filterGroupsBySpread(episodeRewards, groups, section.keepGroupsFraction).keptGroups);
-    const samples = turnSamples(results, (e) => kept.has(groups[e]!), { maskStateSpans: section.maskStateSpans, entropyOn: section.entropyOn, decode: (ids) => policy.tokenizer.decode(ids) });
+    const samples = turnSamples(results, (e) => kept.has(groups[e]!), { maskStateSpans: section.maskStateSpans, entropyOn: section.entropyOn, lossOn: section.lossOn, decode: (ids) => policy.tokenizer.decode(ids) });
     const stats = await samplingStats(policy, samples, { critic: ppo ? policy : undefined, reference: null, batchSize: section.miniBatchSize });
     // 1. sampling vs training log-probs of the sampled reply tokens
     let maxDiff = 0, sumDiff = 0, count = 0, decisionDiff = 0;

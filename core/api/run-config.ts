@@ -367,6 +367,12 @@ export const RlSectionSchema = z.object({
     .describe('leave the contents of <observation>/<prediction> out of the policy loss (the tags, reasoning and move stay), so the ' +
       'update is about the move and not the world model\'s text (the RL counterpart of sft.maskStateSpans; the release trains every ' +
       'reply token, false); source: ours'),
+  lossOn: z.enum(['reply', 'action']).default('reply')
+    .describe('reply tokens the loss covers (policy, KL, entropy, value and the advantage whitening): reply = every reply token (less the ' +
+      'state contents with maskStateSpans) | action = only the tokens that choose the move (core/train/ppo.ts decisionTokenMask), so the ' +
+      'update is REINFORCE on the decision as in the science review\'s pilot (bench/rl-curves-pilot.py); a reply that names no move ' +
+      'trains nothing. On the tiny base the move\'s advantage on every reply token let the answer part from the plan (the answer ' +
+      'collapsed onto one move in 1 update at lr 2e-3; bench/results/rl-curves/README.md, session 3); source: ours'),
   responseMask: z.enum(['reply', 'after-system']).default('reply')
     .describe('tokens the loss and the advantage whitening cover: reply = the model\'s own reply tokens (RAGEN\'s default) | ' +
       'after-system = every token after the system prompt, environment text included, as SPA\'s released PPO config ' +

@@ -159,12 +159,14 @@ export function warmedLr(section: Pick<RlSection, 'lr' | 'warmupSteps'>, step: n
  * Training sequences of the kept episodes' model-written turns. With `maskStateSpans` (rl.maskStateSpans) each sample's loss
  * mask leaves out the contents of its <observation>/<prediction> (stateSpanKeepMask, tokens decoded with `decode`), so the
  * policy loss is on the reasoning, the move and the tags: the RL counterpart of sft.maskStateSpans. With `entropyOn` 'action'
- * (rl.entropyOn) each sample carries the entropy mask of its decision token (decisionTokenMask), for aggregatedBatch.
+ * (rl.entropyOn) each sample carries the entropy mask of its decision token (decisionTokenMask), for aggregatedBatch; with
+ * `lossOn` 'action' (rl.lossOn) that mask is its loss mask (the decision is not a state span, so maskStateSpans adds nothing).
  */
 export function turnSamples(
   results: RolloutResult[], keep: (episode: number) => boolean,
-  opts: { maskStateSpans?: boolean; entropyOn?: RlSection['entropyOn']; decode?: (ids: number[]) => string } = {},
+  opts: { maskStateSpans?: boolean; entropyOn?: RlSection['entropyOn']; lossOn?: RlSection['lossOn']; decode?: (ids: number[]) => string } = {},
 ): TurnSample[] {
+  if (opts.lossOn === 'action' && !opts.decode) throw new Error('turnSamples: lossOn \'action\' needs the tokenizer\'s decode');
   if (opts.maskStateSpans && !opts.decode) throw new Error('turnSamples: maskStateSpans needs the tokenizer\'s decode');
   if (opts.entropyOn === 'action' && !opts.decode) throw new Error('turnSamples: entropyOn \'action\' needs the tokenizer\'s decode');
   const out: TurnSample[] = [];
@@ -175,6 +177,7 @@ export function turnSamples(
       const sample: TurnSample = { episode: e, turn: j, ids: [...t.promptIds, ...t.responseIds], responseStart: t.promptIds.length };
       if (opts.maskStateSpans) sample.lossMask = [...t.promptIds.map(() => 0), ...stateSpanKeepMask(t.responseIds, opts.decode!)];
       if (opts.entropyOn === 'action') sample.entropyMask = [...t.promptIds.map(() => 0), ...decisionTokenMask(t.responseIds, opts.decode!)];
+      if (opts.lossOn === 'action') sample.lossMask = [...t.promptIds.map(() => 0), ...decisionTokenMask(t.responseIds, opts.decode!)];
       out.push(sample);
     });
   });

@@ -223,7 +223,7 @@ export const rlStage: StageDefinition = {
       const filter = filterGroupsBySpread(episodeRewards, groups, section.keepGroupsFraction);
       const kept = new Set(filter.keptGroups);
       const samples = turnSamples(results, (e) => kept.has(groups[e]!), {
-        maskStateSpans: section.maskStateSpans, entropyOn: section.entropyOn, decode: (ids) => policy.tokenizer.decode(ids),
+        maskStateSpans: section.maskStateSpans, entropyOn: section.entropyOn, lossOn: section.lossOn, decode: (ids) => policy.tokenizer.decode(ids),
       });
       // 3. rows with old log-probs / values (and reference log-probs for KL)
       const stats = await samplingStats(policy, samples, { critic: ppo ? (critic ?? policy) : undefined, reference, batchSize: section.miniBatchSize });

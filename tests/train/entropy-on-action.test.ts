@@ -64,11 +64,11 @@ function results(replies: string[], prompt = 'G_P\n'): RolloutResult[] {
 const PARAMS = { clipLow: 0.2, clipHigh: 0.28, dualClip: 3, entropyCoef: 0.3, klCoef: 0 };
 
 /** GRPO rows of the replies with ratio 1 and zero advantages (the policy term has no gradient; only the entropy term acts). */
-function rowsOf(replies: string[], entropyOn: 'all' | 'action', logprobs?: number[][]): TrainRow[] {
+function rowsOf(replies: string[], entropyOn: 'all' | 'action', logprobs?: number[][], lossOn: 'reply' | 'action' = 'reply', rewards?: number[]): TrainRow[] {
   const rs = results(replies);
-  const samples = turnSamples(rs, () => true, { entropyOn, decode });
+  const samples = turnSamples(rs, () => true, { entropyOn, lossOn, decode });
   const stats = { logprobs: logprobs ?? samples.map((s) => s.ids.map(() => -1)), values: [], refLogprobs: null, entropies: [] };
-  return buildGrpoRows(samples, replies.map(() => 1), replies.map(() => 0), stats).rows;
+  return buildGrpoRows(samples, rewards ?? replies.map(() => 1), replies.map(() => 0), stats).rows;
 }
 
 /** d loss / d entropy_t of every token, and the 'losses/entropy' stat, as the PyTorch runtime computes them (chunks of `budget`). */
@@ -137,6 +137,28 @@ describe('the entropy term on the move token only (GRPO rows from turnSamples, t
   });
 });
 
+describe('rl.lossOn action: the loss on the move token only (REINFORCE on the decision)', () => {
+  it('the loss mask is the move token; the policy gradient is zero on every other token and -A/N at the move', () => {
+    const replies = [REPLY, 'I will try Left.</think><answer>Left</answer>', 'bad reply'];
+    const rows = aggregatedBatch(rowsOf(replies, 'all', undefined, 'action', [1, 0, 0]), { lossAggregation: 'token-mean', entropyOn: 'all' });
+    const prompt = encode('G_P\n').length;
+    expect(rows.map((r) => r.arrays.lossMask!.flatMap((m, t) => (m ? [t] : [])))).toEqual([[prompt + MOVE_AT], [prompt + MOVE_AT], []]);
+    const batch = padRows(rows, 0);
+    const T = batch.inputIds[0]!.length;
+    const flat = (pick: (r: TrainRow) => number[]) => Float32Array.from(rows.flatMap((r) => [...pick(r), ...new Array<number>(T - r.ids.length).fill(0)]));
+    const out = lossOutputGradients('grpo', { ...PARAMS, entropyCoef: 0 }, batch, { logprobs: flat((r) => r.arrays.oldLogprobs!), entropies: flat((r) => r.ids.map(() => 0)) });
+    const g = out.grads.logprobs!;
+    rows.forEach((r, b) => r.ids.forEach((_, t) => {
+      const x = g[b * T + t]!;
+      if (t === prompt + MOVE_AT && b < 2) expect(x, `row ${b} move`).toBeCloseTo(-r.arrays.advantages![t]! / 2, 6);
+      else expect(Math.abs(x), `row ${b} token ${t}`).toBe(0);
+    }));
+    expect(rows[0]!.arrays.advantages![prompt + MOVE_AT]).toBeGreaterThan(0);   // the winner is pushed up, the loser down
+    expect(rows[1]!.arrays.advantages![prompt + MOVE_AT]).toBeLessThan(0);
+    expect(() => turnSamples(results([REPLY]), () => true, { lossOn: 'action' })).toThrow(/needs the tokenizer's decode/);
+  });
+});
+
 describe('the TF.js Trainer reads the same weights', () => {
   it('losses/entropy is the model\'s entropy at the move tokens, and the step changes the weights only through it', () => {
     const model = new CausalLM(tinyConfig({ vocab_size: ALPHABET.length }), { seed: 5 });
@@ -170,6 +192,8 @@ describe('the setting', () => {
     expect(inexpressibleRlOptions(rl).map(([o]) => o)).toEqual([]);
     expect(inexpressibleRlOptions({ ...rl, entropyOn: 'action' }).map(([o]) => o)).toEqual(['rl.entropyOn "action"']);
     expect(inexpressibleRlOptions({ ...rl, entropyOn: 'action', entropyCoef: 0 })).toEqual([]);
+    expect(rl.lossOn).toBe('reply');
+    expect(inexpressibleRlOptions({ ...rl, lossOn: 'action' }).map(([o]) => o)).toEqual(['rl.lossOn "action"']);
   });
 });
 
