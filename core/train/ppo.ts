@@ -160,7 +160,8 @@ export function warmedLr(section: Pick<RlSection, 'lr' | 'warmupSteps'>, step: n
  * mask leaves out the contents of its <observation>/<prediction> (stateSpanKeepMask, tokens decoded with `decode`), so the
  * policy loss is on the reasoning, the move and the tags: the RL counterpart of sft.maskStateSpans. With `entropyOn` 'action'
  * (rl.entropyOn) each sample carries the entropy mask of its decision token (decisionTokenMask), for aggregatedBatch; with
- * `lossOn` 'action' (rl.lossOn) that mask is its loss mask (the decision is not a state span, so maskStateSpans adds nothing).
+ * `lossOn` 'action' (rl.lossOn) that mask is its loss mask (the decision is not a state span, so maskStateSpans adds nothing) and a
+ * turn that names no move is left out (it has no loss token; its episode still counts in its group's rewards).
  */
 export function turnSamples(
   results: RolloutResult[], keep: (episode: number) => boolean,
@@ -177,7 +178,10 @@ export function turnSamples(
       const sample: TurnSample = { episode: e, turn: j, ids: [...t.promptIds, ...t.responseIds], responseStart: t.promptIds.length };
       if (opts.maskStateSpans) sample.lossMask = [...t.promptIds.map(() => 0), ...stateSpanKeepMask(t.responseIds, opts.decode!)];
       if (opts.entropyOn === 'action') sample.entropyMask = [...t.promptIds.map(() => 0), ...decisionTokenMask(t.responseIds, opts.decode!)];
-      if (opts.lossOn === 'action') sample.lossMask = [...t.promptIds.map(() => 0), ...decisionTokenMask(t.responseIds, opts.decode!)];
+      if (opts.lossOn === 'action') {
+        sample.lossMask = [...t.promptIds.map(() => 0), ...decisionTokenMask(t.responseIds, opts.decode!)];
+        if (!sample.lossMask.includes(1)) return;   // names no move: nothing to train (a chunk without loss tokens fails on torch)
+      }
       out.push(sample);
     });
   });
