@@ -59,7 +59,9 @@ const ANSWER_OPEN = '<answer>';
 
 /**
  * 1 at the token that chooses the move, 0 elsewhere (one per response token): the token whose decoding covers the first
- * non-space character after the plan's "I will try " (the decision; the answer copies it), else after the first "<answer>".
+ * character after the plan's "I will try " (the decision; the answer copies it), else after the first "<answer>"; when that
+ * token is a space, the one with the first letter after it too (a reply that wrote a space where the move goes chose it there,
+ * so that space is trained; found in a pilot where the bonus leaked mass into spaces that no advantage reached).
  * Found on the decoded response as stateSpanKeepMask does (token k covers the characters its own decoding adds). On the tiny
  * character-level base this is the move's first letter (L/D/R/U), the only reply token with entropy above ~0.05 nats; on a
  * sub-word tokenizer it is the token that starts the move word (e.g. " Up"). All zeros when the reply names no move.
@@ -69,14 +71,15 @@ export function decisionTokenMask(responseIds: number[], decode: (ids: number[])
   const text = pieces.join('');
   const plan = text.indexOf(PLAN_PHRASE);
   const answer = text.indexOf(ANSWER_OPEN);
-  let at = plan >= 0 ? plan + PLAN_PHRASE.length : answer >= 0 ? answer + ANSWER_OPEN.length : -1;
-  while (at >= 0 && at < text.length && /\s/.test(text[at]!)) at++;
+  const at = plan >= 0 ? plan + PLAN_PHRASE.length : answer >= 0 ? answer + ANSWER_OPEN.length : -1;
   if (at < 0 || at >= text.length) return pieces.map(() => 0);
+  let letter = at;
+  while (letter < text.length && /\s/.test(text[letter]!)) letter++;
   let end = 0;
   return pieces.map((piece) => {
     const start = end;
     end += piece.length;
-    return start <= at && at < end ? 1 : 0;
+    return (start <= at && at < end) || (start <= letter && letter < end) ? 1 : 0;
   });
 }
 

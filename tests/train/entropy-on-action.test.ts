@@ -54,6 +54,8 @@ describe('decisionTokenMask: the token that chooses the move', () => {
     expect(answer).toEqual([0, 1, 0, 0, 0, 0]);
     expect(decisionTokenMask(encode('gibberish'), decode)).toEqual(new Array(9).fill(0));
     expect(decisionTokenMask(encode('I will try '), decode).every((m) => m === 0)).toBe(true);
+    // a space where the move goes is the decision made there: trained, with the letter after it
+    expect(decisionTokenMask(encode('I will try  Up.'), decode).flatMap((m, t) => (m ? [t] : []))).toEqual([MOVE_AT, MOVE_AT + 1]);
   });
 });
 
