@@ -318,6 +318,11 @@ export const RlSectionSchema = z.object({
       'tiny character-level base a bonus on every token flattens the format (entropyCoef 0.3: format errors 0 -> 0.97 in 3 updates) ' +
       'while one at the move holds its marginal (bench/results/rl-curves/README.md); source: ours (the science review\'s pilot, ' +
       'bench/rl-curves-pilot.py --entropy, puts its bonus at the decision)'),
+  entropyCap: z.number().positive().nullable().default(null)
+    .describe('nats: the bonus counts each token\'s entropy up to this (min(H_t, cap), no gradient above it); null = uncapped. ln 4 = ' +
+      '1.386 on a 4-move env holds the move uniform over the moves without pushing mass onto other tokens: uncapped, a bonus of 0.03 ' +
+      'on the move token (entropyOn action) took its entropy from 1.39 to 4.06 nats and broke the format after ~6,000 episodes ' +
+      '(bench/results/rl-curves/README.md, session 3); source: ours'),
   valueCoef: z.number().min(0).default(0.5)
     .describe('weight of the value loss in the shared-trunk loss; source: ours'),
   klCoef: z.number().min(0).default(0)

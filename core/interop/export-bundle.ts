@@ -177,6 +177,7 @@ export function inexpressibleRlOptions(rl: RlSection): Array<[string, string]> {
     'RAGEN v1 (gae) puts the episode reward on the last token']);
   if (rl.entropyOn !== 'all' && rl.entropyCoef > 0) out.push([`rl.entropyOn ${JSON.stringify(rl.entropyOn)}`,
     'RAGEN v1\'s entropy_coeff covers every response token']);
+  if (rl.entropyCap !== null && rl.entropyCoef > 0) out.push([`rl.entropyCap ${rl.entropyCap}`, 'RAGEN v1\'s entropy bonus is uncapped']);
   if (rl.lossOn !== 'reply') out.push([`rl.lossOn ${JSON.stringify(rl.lossOn)}`, 'RAGEN v1\'s loss covers every response token']);
   return out;
 }

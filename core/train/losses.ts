@@ -7,7 +7,7 @@
 // refLogprobs (only when klCoef > 0), and aggregationWeight when rl.lossAggregation is not token-mean (the policy, entropy,
 // KL and value terms are then aggregated as verl's agg_loss mode, as RAGEN's dp_actor.py:325-360 does for all of them), and
 // entropyWeight when rl.entropyOn is 'action' (core/train/ppo.ts entropyWeights: the bonus on the move's deciding token only;
-// 'losses/entropy' is then that token's aggregated entropy).
+// 'losses/entropy' is then that token's aggregated entropy); params.entropyCap (rl.entropyCap) caps each token's entropy in the bonus.
 // The math is in ppo-losses.ts (tested against hand values and the peers-check's reference values).
 import * as tf from '@tensorflow/tfjs';
 import { registerLoss, requireBatchTensor, type LossFn } from '../model/losses.js';
@@ -35,13 +35,17 @@ function policyPart(name: string, inputs: Parameters<LossFn>[0]) {
     clipLow: num(params, 'clipLow', 0.2), clipHigh: num(params, 'clipHigh', 0.28), dualClip: nullableNum(params, 'dualClip', 3), weight,
   });
   const entropyWeight = batch.entropyWeight;
-  const entropy = entropyWeight ? maskedMean(tf.mul(outputs.entropies, entropyWeight), mask) : aggregateLoss(outputs.entropies, mask, batch);
+  const entropyOf = (x: tf.Tensor) => (entropyWeight ? maskedMean(tf.mul(x, entropyWeight), mask) : aggregateLoss(x, mask, batch));
+  const entropy = entropyOf(outputs.entropies);
+  // rl.entropyCap: the bonus counts each token's entropy up to the cap (no gradient above it); 'losses/entropy' stays uncapped
+  const cap = nullableNum(params, 'entropyCap', null);
+  const bonus = cap === null ? entropy : entropyOf(tf.minimum(outputs.entropies, cap));
   const klCoef = num(params, 'klCoef', 0);
   const kl =
     klCoef > 0
       ? klPenalty(outputs.logprobs, requireBatchTensor(batch, 'refLogprobs', name), mask, (params.klEstimator as KlEstimator) ?? 'k3', weight)
       : tf.scalar(0);
-  const loss = tf.add(tf.sub(policy.loss, tf.mul(entropy, num(params, 'entropyCoef', 0))), tf.mul(kl, klCoef)) as tf.Scalar;
+  const loss = tf.add(tf.sub(policy.loss, tf.mul(bonus, num(params, 'entropyCoef', 0))), tf.mul(kl, klCoef)) as tf.Scalar;
   return { mask, policy, entropy, kl, loss };
 }
 

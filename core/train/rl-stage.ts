@@ -177,6 +177,7 @@ async function loadRlModels(ctx: StageContext, section: RlSection, ppo: boolean)
     dualClip: section.dualClip,
     valueClip: section.valueClip,
     entropyCoef: section.entropyCoef,
+    entropyCap: section.entropyCap,
     valueCoef: section.valueCoef,
     klCoef,
     klEstimator: section.klEstimator,

@@ -33,6 +33,7 @@ const INTENDED: Array<{ cases: RegExp; path: string; now: unknown; why: string }
   { cases: /./, path: 'sections.rl.entropyOn', now: 'all', why: 'new field (h15, issue 34): the entropy bonus covers every policy-loss token, as before' },
   { cases: /./, path: 'sections.rl.warmupSteps', now: 0, why: 'new field (h15, issue 34): no lr warmup, as before' },
   { cases: /./, path: 'sections.rl.lossOn', now: 'reply', why: 'new field (h15, issue 34): the loss covers every reply token, as before' },
+  { cases: /./, path: 'sections.rl.entropyCap', now: null, why: 'new field (h15, issue 34): the entropy bonus is uncapped, as before' },
 ];
 
 /**

@@ -74,14 +74,14 @@ function rowsOf(replies: string[], entropyOn: 'all' | 'action', logprobs?: numbe
 }
 
 /** d loss / d entropy_t of every token, and the 'losses/entropy' stat, as the PyTorch runtime computes them (chunks of `budget`). */
-function entropyGradients(rows: TrainRow[], entropies: number[][], budget = 10_000) {
+function entropyGradients(rows: TrainRow[], entropies: number[][], budget = 10_000, params: Record<string, unknown> = PARAMS) {
   const grads = new Map<TrainRow, number[]>();
   let stat = 0, total = 0;
   for (const chunk of chunkRows(rows, budget)) {
     const batch = padRows(chunk, 0);
     const T = batch.inputIds[0]!.length;
     const flat = (pick: (r: TrainRow) => number[]) => Float32Array.from(chunk.flatMap((r) => [...pick(r), ...new Array<number>(T - r.ids.length).fill(0)]));
-    const out = lossOutputGradients('grpo', PARAMS, batch, {
+    const out = lossOutputGradients('grpo', params, batch, {
       logprobs: flat((r) => r.arrays.oldLogprobs!), entropies: flat((r) => entropies[rows.indexOf(r)]!),
     });
     const w = lossTokens(batch);
@@ -106,6 +106,19 @@ describe('the entropy term on the move token only (GRPO rows from turnSamples, t
       else expect(Math.abs(x), `row ${i} token ${t}`).toBe(0);
     }));
     expect(entropy).toBeCloseTo((1.2 + 1.3 + 1.4) / 3, 5);
+  });
+
+  it('entropyCap: no gradient at a move whose entropy is above the cap; losses/entropy stays uncapped', () => {
+    const rows = aggregatedBatch(rowsOf(replies, 'action'), { lossAggregation: 'token-mean', entropyOn: 'action' });
+    const capped = entropyGradients(rows, entropiesOf(rows), 10_000, { ...PARAMS, entropyCap: 1.25 });
+    capped.grads.forEach((g, i) => g.forEach((x, t) => expect(x, `row ${i} token ${t}`).toBeCloseTo(t === decisions[i] && i === 0 ? -0.3 / 3 : 0, 6)));
+    expect(capped.entropy).toBeCloseTo((1.2 + 1.3 + 1.4) / 3, 5);
+    // the loss counts min(H, cap): 1.2, 1.25, 1.25
+    const lossOf = (params: Record<string, unknown>) => lossOutputGradients('grpo', params, padRows(rows, 0), {
+      logprobs: Float32Array.from(padRows(rows, 0).oldLogprobs!.flat()), entropies: Float32Array.from(entropiesOf(rows).flatMap((e) => [...e, ...new Array<number>(
+        Math.max(...rows.map((r) => r.ids.length)) - e.length).fill(0)])),
+    }).loss;
+    expect(lossOf({ ...PARAMS, entropyCap: 1.25 }) - lossOf(PARAMS)).toBeCloseTo(0.3 * ((1.3 - 1.25) + (1.4 - 1.25)) / 3, 5);
   });
 
   it('the same whatever the chunking (one row per chunk) and per episode under seq-mean-token-mean', () => {
@@ -196,6 +209,8 @@ describe('the setting', () => {
     expect(inexpressibleRlOptions({ ...rl, entropyOn: 'action' }).map(([o]) => o)).toEqual(['rl.entropyOn "action"']);
     expect(inexpressibleRlOptions({ ...rl, entropyOn: 'action', entropyCoef: 0 })).toEqual([]);
     expect(rl.lossOn).toBe('reply');
+    expect(rl.entropyCap).toBeNull();
+    expect(inexpressibleRlOptions({ ...rl, entropyCap: 1.386 }).map(([o]) => o)).toEqual(['rl.entropyCap 1.386']);
     expect(inexpressibleRlOptions({ ...rl, lossOn: 'action' }).map(([o]) => o)).toEqual(['rl.lossOn "action"']);
   });
 });
