@@ -64,12 +64,15 @@ describe.skipIf(Boolean(skip))('the imported SmolLM2-135M-Instruct folder from t
   }, 300_000);
 
   it('model generate --backend wasm is judged by generation\'s memory (weights + K/V cache), not training\'s, and agrees', async () => {
-    const r = await cli(...generateArgs('wasm'));
+    // the first WASM_NEW greedy tokens: a 135M model on TF.js wasm's one thread costs ~1 CPU-s a token here (issue 37 item 7)
+    const WASM_NEW = 6;
+    const r = await cli(...generateArgs('wasm').map((a) => (a === String(MAX_NEW) ? String(WASM_NEW) : a)));
     expect(r.code, r.err).toBe(0);
     expect(r.err).not.toMatch(/gradients and AdamW moments/);
     const g = JSON.parse(r.out) as { backend: string; tokens: number[] };
     expect(g.backend).toBe('wasm');
-    if (want) expect(g.tokens).toEqual(want.tokens);
+    expect(g.tokens.length).toBe(Math.min(WASM_NEW, want?.tokens.length ?? WASM_NEW));
+    if (want) expect(g.tokens).toEqual(want.tokens.slice(0, WASM_NEW));
   }, 600_000);
 
   it('model score and model export run it on torch', async () => {
