@@ -11,7 +11,7 @@
 // Usage: node bin/run-ts.mjs bench/rl-curves-check.ts [--backend wasm|torch] [--steps 16] [--set stages.rl.lr=1e-3 ...]
 //        [--probe 48] [--out FILE.jsonl] [--mode rl|bc|pg] [--save DIR]   (one JSON line per step; settings as the run's --set
 //        paths; --mode bc: behaviour cloning on the rewarded move's token, bc-reply: on the whole rewarded reply (its format
-//        too), --mode pg: REINFORCE on the move token only; --save: the
+//        too; --move-weight K weighs its two move letters K), --mode pg: REINFORCE on the move token only; --save: the
 //        model after the last step, as a checkpoint folder an RL run can start from)
 import { appendFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -33,7 +33,7 @@ const LEAD_CHARS = 'I will try '.length;
 
 function parseArgs(argv: string[]) {
   const sets: Array<[string, unknown]> = [];
-  let backend = 'wasm', steps = 16, probe = 48, out = '', init = BASE, mode = 'rl', save = '';
+  let backend = 'wasm', steps = 16, probe = 48, out = '', init = BASE, mode = 'rl', save = '', moveWeight = 1;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!, v = argv[i + 1];
     if (a === '--backend') { backend = v!; i++; }
@@ -43,6 +43,7 @@ function parseArgs(argv: string[]) {
     else if (a === '--init') { init = v!; i++; }
     else if (a === '--mode') { mode = v!; i++; }
     else if (a === '--save') { save = v!; i++; }
+    else if (a === '--move-weight') { moveWeight = Number(v); i++; }
     else if (a === '--set') {
       const eq = v!.indexOf('=');
       const raw = v!.slice(eq + 1);
@@ -53,7 +54,8 @@ function parseArgs(argv: string[]) {
     } else throw new Error(`unknown argument ${a}`);
   }
   if (!['rl', 'bc', 'bc-reply', 'pg'].includes(mode)) throw new Error(`--mode: expected rl, bc, bc-reply or pg; received ${mode}`);
-  return { backend, steps, probe, out, init, sets, mode, save };
+  if (!(moveWeight > 0)) throw new Error(`--move-weight: expected a positive number; received ${moveWeight}`);
+  return { backend, steps, probe, out, init, sets, mode, save, moveWeight };
 }
 
 function setPath(obj: Record<string, unknown>, path: string, value: unknown): void {
@@ -132,7 +134,7 @@ const round = (x: number, d = 4) => Math.round(x * 10 ** d) / 10 ** d;
  * puzzle). Rows: prompt + "I will try " + the move's first token, the loss mask on that token only.
  */
 async function decisionOnlyStep(
-  mode: 'bc' | 'bc-reply' | 'pg', runtime: ModelRuntime, config: RunConfig, step: number, lossParams: Record<string, unknown>,
+  mode: 'bc' | 'bc-reply' | 'pg', runtime: ModelRuntime, config: RunConfig, step: number, lossParams: Record<string, unknown>, moveWeight = 1,
 ): Promise<{ success: number; prompts: number[][]; correct: number[]; stats: Record<string, number> }> {
   const section = config.stages.rl;
   const seeds = Array.from({ length: section.groups }, (_, g) => config.seeds.rlStart + step * section.groups + g);
@@ -158,7 +160,10 @@ async function decisionOnlyStep(
         // the whole rewarded reply in the loss (its format too): "I will try X.</think><answer>X</answer>"
         const reply = runtime.tokenizer.encode(`I will try ${ACTIONS[a]}.</think><answer>${ACTIONS[a]}</answer>`);
         const ids = [...pz.prompt, ...reply];
-        rows.push({ ids, arrays: { lossMask: ids.map((_, t) => (t >= pz.prompt.length ? 1 : 0)), advantages: ids.map((_, t) => (t >= pz.prompt.length ? 1 : 0)) } });
+        // --move-weight K: the plan's and the answer's move letters weigh K (the cross-entropy's gradient there x K)
+        const moves = [LEAD_CHARS, runtime.tokenizer.encode(`I will try ${ACTIONS[a]}.</think><answer>`).length].map((k) => pz.prompt.length + k);
+        const weight = (t: number) => (t < pz.prompt.length ? 0 : moves.includes(t) ? moveWeight : 1);
+        rows.push({ ids, arrays: { lossMask: ids.map((_, t) => (t >= pz.prompt.length ? 1 : 0)), advantages: ids.map((_, t) => weight(t)) } });
         return;
       }
       const ids = [...pz.prompt, ...lead, firsts[a]!];
@@ -206,11 +211,11 @@ async function main(): Promise<void> {
     process.stdout.write(`${line}\n`);
     if (args.out) appendFileSync(args.out, `${line}\n`);
   };
-  emit({ kind: 'settings', backend: args.backend, init: args.init, rl: section, rollout: limits });
+  emit({ kind: 'settings', backend: args.backend, init: args.init, mode: args.mode, moveWeight: args.moveWeight, rl: section, rollout: limits });
   for (let step = 0; step < args.steps; step++) {
     const before = await decisionTable(policy, probes.map((p) => p.prompt));
     if (args.mode !== 'rl') {
-      const dstep = await decisionOnlyStep(args.mode as 'bc' | 'bc-reply' | 'pg', policy, config, step, lossParams);
+      const dstep = await decisionOnlyStep(args.mode as 'bc' | 'bc-reply' | 'pg', policy, config, step, lossParams, args.moveWeight);
       const after = await decisionTable(policy, probes.map((p) => p.prompt));
       emit({
         kind: 'step', mode: args.mode, step, episodes: (step + 1) * (args.mode !== 'pg' ? section.groups : section.groups * section.groupSize),
