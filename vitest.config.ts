@@ -11,7 +11,10 @@ export default defineConfig({
     hookTimeout: 180_000,
     teardownTimeout: 60_000,
     pool: 'forks',
-    maxWorkers: 2,
+    // three files at once on the 2-core machine: the tests wait on child processes (engine, CLI, Python), timers and I/O, and
+    // with two workers the whole of .ci/run used 0.88 cores on average; three took the unit tier from 909 s to 732 s from a fresh
+    // clone at load ~5.5 (bench/results/ci-time.md, issue 37 item 7)
+    maxWorkers: 3,
     // TF.js wasm runs on one thread in the tests (and in the CLI/serve children they start): a data-parallel worker
     // thread loads its own TF.js, model and tsx per stage, which tripled a smoke run's CPU time (6 s vs 19 s for three
     // presets, bench/results/ci-time.md) with two test files already on the two cores. The workers' own path is tested
