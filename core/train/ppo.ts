@@ -170,9 +170,9 @@ export function turnSamples(
   results: RolloutResult[], keep: (episode: number) => boolean,
   opts: { maskStateSpans?: boolean; entropyOn?: RlSection['entropyOn']; lossOn?: RlSection['lossOn']; decode?: (ids: number[]) => string } = {},
 ): TurnSample[] {
-  if (opts.lossOn === 'action' && !opts.decode) throw new Error('turnSamples: lossOn \'action\' needs the tokenizer\'s decode');
-  if (opts.maskStateSpans && !opts.decode) throw new Error('turnSamples: maskStateSpans needs the tokenizer\'s decode');
-  if (opts.entropyOn === 'action' && !opts.decode) throw new Error('turnSamples: entropyOn \'action\' needs the tokenizer\'s decode');
+  const needsDecode = opts.lossOn === 'action' ? 'lossOn \'action\'' : opts.maskStateSpans ? 'maskStateSpans'
+    : opts.entropyOn === 'action' ? 'entropyOn \'action\'' : '';
+  if (needsDecode && !opts.decode) throw new Error(`turnSamples: ${needsDecode} needs the tokenizer's decode`);
   const out: TurnSample[] = [];
   results.forEach((r, e) => {
     if (!keep(e)) return;
@@ -180,10 +180,12 @@ export function turnSamples(
       if (t.responseIds.length === 0) return;
       const sample: TurnSample = { episode: e, turn: j, ids: [...t.promptIds, ...t.responseIds], responseStart: t.promptIds.length };
       if (opts.maskStateSpans) sample.lossMask = [...t.promptIds.map(() => 0), ...stateSpanKeepMask(t.responseIds, opts.decode!)];
-      if (opts.entropyOn === 'action') sample.entropyMask = [...t.promptIds.map(() => 0), ...decisionTokenMask(t.responseIds, opts.decode!)];
+      const decision = opts.entropyOn === 'action' || opts.lossOn === 'action'
+        ? [...t.promptIds.map(() => 0), ...decisionTokenMask(t.responseIds, opts.decode!)] : null;
+      if (opts.entropyOn === 'action') sample.entropyMask = decision!;
       if (opts.lossOn === 'action') {
-        sample.lossMask = [...t.promptIds.map(() => 0), ...decisionTokenMask(t.responseIds, opts.decode!)];
-        if (!sample.lossMask.includes(1)) return;   // names no move: nothing to train (a chunk without loss tokens fails on torch)
+        sample.lossMask = decision!;
+        if (!decision!.includes(1)) return;   // names no move: nothing to train (a chunk without loss tokens fails on torch)
       }
       out.push(sample);
     });
