@@ -8,6 +8,9 @@
 #   nohup nice -n 15 bash docs/results/study-v4/run.sh ~/study-v4 A > ~/study-v4/A.out 2>&1 &
 #   nohup nice -n 15 bash docs/results/study-v4/run.sh ~/study-v4 B > ~/study-v4/B.out 2>&1 &
 #
+# Since the amendment of 2026-11-29 evening (README) the cells run the amended cpu-real size (the coordinate line): use a
+# WORKDIR that holds no cell of the morning's design (its SPA seed 0 ran the grid format; it is discarded, not resumed).
+#
 # Needs the GGUF in SPA_MODEL_CACHE (default ~/.cache/spa-workbench; .ci/install-models.sh) and torch in /usr/bin/python3.
 # CELLS (optional): the cells to consider, e.g. "vanilla-rl:0 spa:0" (default: the registered order, all nine).
 set -u
@@ -22,7 +25,14 @@ NAME=study-v4-fldet
 # the registered order (README): the first seed of each arm, then SPA and SPA-masked seeds 1-2, then vanilla seeds 1-2
 CELLS=${CELLS:-"spa:0 spa-mask-state-spans:0 vanilla-rl:0 spa:1 spa-mask-state-spans:1 spa:2 spa-mask-state-spans:2 vanilla-rl:1 vanilla-rl:2"}
 cli() { node bin/spa-workbench.mjs "$@"; }
+# the design a WORKDIR's cells ran: a cell of another design is never resumed into this one
+DESIGN=amended-2026-11-29-evening
+if [ -d "$WORK/fldet/claims" ] && [ "$(cat "$WORK/fldet/design" 2>/dev/null)" != "$DESIGN" ]; then
+  echo "$WORK holds cells of another design of study v4 ($(cat "$WORK/fldet/design" 2>/dev/null || echo 'the registered one')); use a new WORKDIR" >&2
+  exit 2
+fi
 mkdir -p "$WORK/fldet/claims" "$OUT/runs" "$OUT/wm-check"
+echo "$DESIGN" > "$WORK/fldet/design"
 cd "$ROOT" || exit 2
 # the imported model, once (a second stream waits for the first's import)
 if [ ! -f "$WORK/smollm2/config.json" ]; then
@@ -56,13 +66,14 @@ for cell in $CELLS; do
     echo "$(date -u +%FT%TZ) [$STREAM] $m seed $s not recorded (stopped or failed): stream ends; start it again to resume"
     break
   fi
-  # the world model after SFT (criterion 1), on the cell's last SFT checkpoint, beside the imported base; for SPA also the
-  # earlier epochs' checkpoints: the examples-vs-exact-match curve of issue 35 item 3 (204 steps of 8 per epoch)
+  # the world model after SFT (criterion 1), on the cell's last SFT checkpoint (epoch 2 of cpu-real since the amendment of
+  # 2026-11-29 evening), beside the imported base; for SPA also epoch 1's: a point of issue 35 item 3's examples-vs-exact-
+  # match curve (67 steps of 8 per epoch)
   if [ "$m" != vanilla-rl ] && [ -f "$OUT/runs/$m-frozenlake-s$s.json" ]; then
     run=$(find "$P/runs" -mindepth 1 -maxdepth 1 -type d -printf "%f\n" 2>/dev/null | sort | head -1)
-    epochs="4"; [ "$m" = spa ] && epochs="4 1 2 3"
+    last=2; epochs="$last"; [ "$m" = spa ] && epochs="$last 1"
     for k in $epochs; do
-      f=$OUT/wm-check/$m-s$s-sft.json; [ "$k" = 4 ] || f=$OUT/wm-check/$m-s$s-sft-epoch$k.json
+      f=$OUT/wm-check/$m-s$s-sft.json; [ "$k" = "$last" ] || f=$OUT/wm-check/$m-s$s-sft-epoch$k.json
       [ -f "$f" ] && continue
       cli probe --project "$P" --run "$run" --checkpoint "sft-epoch-$k" --check --base "$WORK/smollm2" --out "$f" \
         >> "$P.log" 2>&1 || echo "$(date -u +%FT%TZ) [$STREAM] wm check of $m seed $s epoch $k failed (see $P.log)"
