@@ -53,4 +53,10 @@ export const TINY_TEMPLATES: PromptTemplate[] = [
   // line (state-text.ts spaCoordinates), which the env's parser reads back for world-model scoring. Source: ours.
   compact('tiny-compact-coordinates', 'Compact world-model format with the state as the SPA coordinate line instead of the grid (for pretrained LLMs).',
     'world-model', '{{ spa_coordinates }}'),
+  // The plain-reply twin of tiny-compact-coordinates (vanilla RL), as tiny-compact-plain is tiny-compact's: the same prompt with
+  // "Write your move." and the reply `<think>I will try X.</think><answer>X</answer>`. Issue 34 curve (a): whether a tiny
+  // character-level model reads the player's and the goal's places more easily from the coordinate line than from the grid
+  // (bench/results/rl-curves/README.md, session 4). Source: ours.
+  compact('tiny-compact-coordinates-plain', 'Compact format with the state as the SPA coordinate line, plain reply (vanilla RL).',
+    'plain', '{{ spa_coordinates }}'),
 ];
