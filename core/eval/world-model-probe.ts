@@ -15,6 +15,7 @@ import type { ProbeResult } from '../api/contract.js';
 import { RunConfigSchema, type RunConfig } from '../api/run-config.js';
 import { tagText } from '../prompts/reply-format.js';
 import { setChatSettings } from '../model/chat.js';
+import { setMemorySettings } from '../model/memory.js';
 import { RunData } from '../storage/run-data.js';
 import { runTemplate, sessionFactory } from '../train/episodes.js';
 import { forcedPredictions, runBaseDir, versusBaseLines, worldModelVersusBase, type WorldModelVersusBase } from '../train/world-model-check.js';
@@ -132,12 +133,23 @@ async function loadForProbe(runId: string, checkpoint: { name: string; dir: stri
   }
 }
 
+/**
+ * The run's model settings, as its stages set them (core/train/runtime.ts useBackend): the chat layout and date, and
+ * model.memory (frozen-weight dtype, generation rows, micro-batch budget), so a probe of a checkpoint computes with the
+ * numerics the run's eval used (a torch probe of a 135M model otherwise keeps its frozen weights in bf16 where the run
+ * kept f32).
+ */
+function useRunSettings(config: RunConfig): void {
+  setChatSettings(config.model.chat);
+  setMemorySettings(config.model.memory);
+}
+
 export async function probeTurn(opts: ProbeOptions): Promise<ProbeResult> {
   const started = performance.now();
   const runDir = runFolder(opts.project, opts.runId);
   const checkpoint = findCheckpoint(opts.project, opts.runId, opts.checkpoint);
   const config = readConfig(runDir);
-  setChatSettings(config.model.chat);   // the run's chat layout and date
+  useRunSettings(config);
   const template = runTemplate(config, runDir);
   const limits = config.stages.rollout;
   const { session, seed, history, legalActions, actions } = probeSession(opts, runDir, config, template);
@@ -193,7 +205,7 @@ export async function probeCheck(opts: ProbeCheckOptions): Promise<ProbeCheckRes
   const runDir = runFolder(opts.project, opts.runId);
   const checkpoint = findCheckpoint(opts.project, opts.runId, opts.checkpoint);
   const config = readConfig(runDir);
-  setChatSettings(config.model.chat);   // the run's chat layout and date
+  useRunSettings(config);
   const turns = opts.turns ?? config.stages.eval.worldModelTurns;
   if (!Number.isSafeInteger(turns) || turns < 1) fail('ValidationError', `turns: expected an integer ≥ 1, received ${String(turns)}`, 'turns');
   const template = runTemplate(config, runDir);

@@ -1,7 +1,8 @@
 // Issue 35 item 3: the cpu-real size (a small pretrained model folder on a CPU, LoRA, compact format). Its self-play, SFT,
 // LoRA and memory settings are the ones docs/results/smollm2-wm/wm-config.json ran SmolLM2-135M with (the README says so,
 // and the study v4 registration relies on it); its RL and eval are study v4's registered budget; it refuses a run without
-// a model folder, naming what to set.
+// a model folder, naming what to set. The template is the coordinate line for every arm (study v4's amendment of
+// 2026-11-29 evening).
 import { describe, expect, it } from 'vitest';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -57,7 +58,7 @@ describe('size cpu-real', () => {
       expect(c.stages.selfplay).toMatchObject(wm.stages.selfplay as Record<string, unknown>);
       expect(c.stages.sft).toMatchObject(wm.stages.sft as Record<string, unknown>);
       // the rollout shape, less generation settings that SFT does not read: the batch (32 in the preset: one RL step's
-      // episodes in one batch) and the reply cap (96 in the preset: study v4's RL cost)
+      // episodes in one batch) and the reply cap (288 in the preset: the longest world-model reply of the SFT rows, 275)
       const { batchSize: _b, maxNewTokens: _n, ...shape } = wm.stages.rollout;
       expect(c.stages.rollout).toMatchObject(shape);
       expect(c.env.options).toMatchObject({ randomStartGoal: true, isSlippery: false });
@@ -70,9 +71,9 @@ describe('size cpu-real', () => {
     const f = fakeFolder();
     try {
       for (const [preset, template, plan] of [
-        ['vanilla-rl', 'tiny-compact-plain', ['rl', 'eval']],
-        ['spa', 'tiny-compact', ['selfplay', 'sft', 'rl', 'eval']],
-        ['spa-mask-state-spans', 'tiny-compact', ['selfplay', 'sft', 'rl', 'eval']],
+        ['vanilla-rl', 'tiny-compact-coordinates-plain', ['rl', 'eval']],
+        ['spa', 'tiny-compact-coordinates', ['selfplay', 'sft', 'rl', 'eval']],
+        ['spa-mask-state-spans', 'tiny-compact-coordinates', ['selfplay', 'sft', 'rl', 'eval']],
       ] as const) {
         const r = resolveRunConfig({ preset, size: 'cpu-real', set: { 'env.id': 'frozenlake', 'model.path': f.dir } });
         expect(r.issues, preset).toEqual([]);
@@ -81,8 +82,11 @@ describe('size cpu-real', () => {
         expect(c.template.preset, preset).toBe(template);
         const rl = c.stages.rl;
         expect(rl.algorithm).toBe('grpo');
-        expect(rl.steps * rl.groups * rl.groupSize, `${preset}: RL episodes`).toBe(960);
-        expect([rl.lr, rl.passAtKEvery, rl.passAtKPuzzles, c.stages.rollout.maxNewTokens]).toEqual([5e-5, 30, 16, 96]);
+        // study v4 as amended on 2026-11-29 (evening): 512 episodes, a reply cap per format (the plain reply is ~20 tokens,
+        // the world-model reply on the coordinate line up to 275)
+        expect(rl.steps * rl.groups * rl.groupSize, `${preset}: RL episodes`).toBe(512);
+        expect([rl.lr, rl.passAtKEvery, rl.passAtKPuzzles]).toEqual([5e-5, 16, 16]);
+        expect(c.stages.rollout.maxNewTokens, preset).toBe(preset === 'vanilla-rl' ? 48 : 288);
         expect([c.stages.eval.puzzles, c.stages.eval.samples, c.stages.eval.k, c.stages.eval.worldModelTurns]).toEqual([64, 4, [1, 4], 64]);
         expect(c.stages.sft.maskStateSpans, preset).toBe(preset === 'spa-mask-state-spans');
       }

@@ -8,13 +8,15 @@ import { probeCheck } from '../../core/eval/world-model-probe.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { runPreset, tempProject } from './helpers.js';
+import { memorySettings, setMemorySettings } from '../../core/model/memory.js';
 
 const plan = (extra: Record<string, unknown> = {}) => ({ env: { id: 'frozenlake' }, stages: { plan: { order: ['bootstrap', 'eval'] }, bootstrap: { steps: 2, cache: false, gateTurns: 0, shipped: false }, eval: { worldModelTurns: 3, ...extra } } });
 
 describe('eval: world model beside the base', () => {
   it('writes both rows on the same eval puzzles; identical when the model is the base; none for the plain format', async () => {
     const project = tempProject();
-    const run = await runPreset(project, 'state-estimation-rl', 'wm', plan());
+    // a non-default model.memory setting: the probe must compute with the run's settings, not whatever the process had
+    const run = await runPreset(project, 'state-estimation-rl', 'wm', { ...plan(), model: { memory: { generationRows: 5 } } } as never);
     expect(run.outcome.status).toBe('completed');
     const final = JSON.parse(readFileSync(join(run.runDir, 'eval', 'final.json'), 'utf8')) as { worldModelVersusBase?: { model: Record<string, number>; base: Record<string, number>; template: string } };
     const v = final.worldModelVersusBase!;
@@ -30,7 +32,9 @@ describe('eval: world model beside the base', () => {
 
     // after the fact, on the same checkpoint: the eval's rows, from the same puzzles and sampling seeds
     for (const r of [run, plain]) writeFileSync(join(r.runDir, 'run.json'), JSON.stringify({ id: basename(r.runDir), config: r.config }));   // what the engine's host writes
+    setMemorySettings(undefined);
     const check = await probeCheck({ project, runId: 'wm' });
+    expect(memorySettings().generationRows).toBe(5);              // the run's model.memory, as its eval had it
     expect(check.checkpoint).toBe('bootstrap');
     expect(check.turns).toBe(3);                                  // the run's stages.eval.worldModelTurns
     expect(check.versusBase.model).toEqual(v.model);
