@@ -16,7 +16,8 @@
 // The probabilities P are kept for the backward pass when they fit (MAX_SAVED_PROB_BYTES),
 // otherwise recomputed there. Identical masks share one bias tile.
 import * as tf from '@tensorflow/tfjs';
-import { custom, readView, transposeInto, type AttentionShape } from './kernels.js';
+import { custom, linearGemm, readView, transposeInto, type AttentionShape } from './kernels.js';
+import { gemm, gemmInfo } from './gemm-wasm.js';
 
 const MAX_SAVED_PROB_BYTES = 512 * 1024 * 1024;
 const MASKED = -1e9;
@@ -241,6 +242,9 @@ export function attentionFast(q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, ma
   const L: Layout = { B: s.batch, T: s.queryLength, H: s.heads, KV: s.kvHeads, hd: s.headDim, rep, rows: rep * s.queryLength, scale: 1 / Math.sqrt(s.headDim) };
   const { B, T, H, KV, hd, rows } = L;
   const saveProbs = B * H * T * T * 4 <= MAX_SAVED_PROB_BYTES;
+  if (saveProbs && T % 8 === 0 && hd % 8 === 0 && linearGemm.enabled && tf.getBackend() === 'wasm' && gemmInfo().available) {
+    return attentionGemm(q, k, v, mask, L, rotary);
+  }
   const qTile = rows * hd;
   const kTile = T * hd;
 
@@ -320,6 +324,128 @@ export function attentionFast(q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, ma
             scatterTile(readView(dK!), false, dk, b, g, KV, 1, L, rotary, 1);
             scatterTile(readView(dV!), false, dv, b, g, KV, 1, L, undefined, 1);
             tf.dispose([dQs!, dK!, dV!]);
+          }
+        }
+        return [tf.tensor2d(dq, [B * T, H * hd]), tf.tensor2d(dk, [B * T, KV * hd]), tf.tensor2d(dv, [B * T, KV * hd])];
+      },
+    };
+  });
+  return kernel(q, k, v) as tf.Tensor2D;
+}
+
+/**
+ * Softmax of each row of one tile's scores s [rows, T] (row r = query position r % T) over the keys
+ * its mask allows (j <= t, seg[j] = seg[t] != 0), into p at `at`; 0 elsewhere (entries of s there
+ * are not read: with the 'lowerC' hint they were never computed). A query with no visible key (a
+ * padding position) gets 1/T on every key, as the additive -1e9 bias gave before.
+ */
+function softmaxRows(s: Float32Array, p: Float32Array, at: number, seg: number[], rows: number, T: number, plain: boolean): void {
+  for (let r = 0; r < rows; r++) {
+    const t = r % T;
+    const si = seg[t]!;
+    const base = r * T;
+    const o = at + base;
+    if (si === 0) { p.fill(1 / T, o, o + T); continue; }
+    let max = -Infinity;
+    if (plain) {
+      for (let j = 0; j <= t; j++) { const x = s[base + j]!; if (x > max) max = x; }
+      let sum = 0;
+      for (let j = 0; j <= t; j++) { const e = Math.exp(s[base + j]! - max); p[o + j] = e; sum += e; }
+      const inv = 1 / sum;
+      for (let j = 0; j <= t; j++) p[o + j]! *= inv;
+      p.fill(0, o + t + 1, o + T);
+    } else {
+      for (let j = 0; j <= t; j++) if (seg[j] === si) { const x = s[base + j]!; if (x > max) max = x; }
+      let sum = 0;
+      for (let j = 0; j < T; j++) {
+        const e = j <= t && seg[j] === si ? Math.exp(s[base + j]! - max) : 0;
+        p[o + j] = e; sum += e;
+      }
+      const inv = 1 / sum;
+      for (let j = 0; j <= t; j++) p[o + j]! *= inv;
+    }
+  }
+}
+
+/**
+ * dS = P * (dP - D) for one tile (D [rows] per row), into dS [rows, T]; with `causal`, only j <= t is
+ * computed (dP holds garbage above the diagonal there) and 0 is written above it.
+ */
+function softmaxGradRows(p: Float32Array, at: number, dP: Float32Array, delta: Float32Array, dS: Float32Array, rows: number, T: number, causal: boolean): void {
+  for (let r = 0; r < rows; r++) {
+    const t = causal ? r % T : T - 1;
+    const base = r * T;
+    const o = at + base;
+    const d = delta[r]!;
+    for (let j = 0; j <= t; j++) dS[base + j] = p[o + j]! * (dP[base + j]! - d);
+    if (t + 1 < T) dS.fill(0, base + t + 1, base + T);
+  }
+}
+
+/**
+ * attentionFast on wasm with gemm-wasm.ts (relaxed-SIMD matrix products, no TF.js tensor per tile):
+ * the same tiles and formulas, with P kept in one JS array; the transposes of the backward pass are
+ * strided reads inside the product. Where every query of a sequence sees at least one key and one
+ * row is one query position (no GQA stacking), the products skip the causally masked half: S and dP
+ * only below the diagonal, P V and dS K only over k <= t, dS^T Q and P^T dO only over t >= k.
+ */
+function attentionGemm(q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, mask: number[][], L: Layout, rotary: Rotary | undefined): tf.Tensor2D {
+  const { B, T, H, KV, hd, rows, rep } = L;
+  const qTile = rows * hd;
+  const kTile = T * hd;
+  const pTile = rows * T;
+  const causal = mask.map((seg) => rep === 1 && seg.every((x) => x !== 0));   // triangular hints valid
+  const plain = mask.map((seg) => seg.every((x) => x === seg[0]));           // one segment, no padding
+
+  const kernel = custom((qIn: tf.Tensor, kIn: tf.Tensor, vIn: tf.Tensor, save: tf.GradSaveFunc) => {
+    const qs = gatherTiles(readView(qIn), H, rep, L, rotary, L.scale, false);   // [rows, hd] scaled rotated queries
+    const kt = gatherTiles(readView(kIn), KV, 1, L, rotary, 1, true);            // [hd, T] rotated keys, transposed
+    const vv = gatherTiles(readView(vIn), KV, 1, L, undefined, 1, false);        // [T, hd]
+    const probs = new Float32Array(B * KV * pTile);                              // P per tile, kept for the backward pass
+    const outTiles = new Float32Array(B * KV * qTile);                           // O per tile (for D = rowsum(dO * O))
+    const out = scratch('out', B * T * H * hd);
+    for (let b = 0; b < B; b++) {
+      for (let g = 0; g < KV; g++) {
+        const i = b * KV + g;
+        const sc = gemm({ data: qs, offset: i * qTile }, { data: kt, offset: i * kTile }, rows, hd, T, null, causal[b] ? 'lowerC' : 'none');
+        softmaxRows(sc, probs, i * pTile, mask[b]!, rows, T, plain[b]! && causal[b]!);
+        const o = gemm({ data: probs, offset: i * pTile }, { data: vv, offset: i * kTile }, rows, T, hd, null, causal[b] ? 'lowerA' : 'none');
+        outTiles.set(o, i * qTile);
+        scatterTile(o, false, out, b, g, H, rep, L, undefined, 1);
+      }
+    }
+    save([]);
+    return {
+      value: tf.tensor2d(out, [B * T, H * hd]),
+      gradFunc: (dy: tf.Tensor) => {
+        const dO = gatherTiles(readView(dy), H, rep, L, undefined, 1, false, scratch('dO', B * KV * qTile)); // [rows, hd] tiles
+        const dq = scratch('dq', B * T * H * hd);                                 // every element written by the scatters
+        const dk = scratch('dk', B * T * KV * hd);
+        const dv = scratch('dv', B * T * KV * hd);
+        const dS = scratch('dS', pTile);
+        const delta = new Float32Array(rows);
+        for (let b = 0; b < B; b++) {
+          const tri = causal[b]!;
+          for (let g = 0; g < KV; g++) {
+            const i = b * KV + g;
+            const qo = i * qTile;
+            for (let r = 0; r < rows; r++) {                                    // D = rowsum(dO * O) = rowsum(dP * P)
+              let acc = 0;
+              const base = qo + r * hd;
+              for (let d = 0; d < hd; d++) acc += dO[base + d]! * outTiles[base + d]!;
+              delta[r] = acc;
+            }
+            // dP = dO V^T (V stored [T, hd]: the transposed operand)
+            const dP = gemm({ data: dO, offset: qo }, { data: vv, offset: i * kTile, transposed: true }, rows, hd, T, null, tri ? 'lowerC' : 'none');
+            softmaxGradRows(probs, i * pTile, dP, delta, dS, rows, T, tri);
+            // d(scaled q) = dS K (K stored transposed [hd, T])
+            const dQ = gemm({ data: dS }, { data: kt, offset: i * kTile, transposed: true }, rows, T, hd, null, tri ? 'lowerA' : 'none');
+            scatterTile(dQ, false, dq, b, g, H, rep, L, rotary, L.scale);
+            const dK = gemm({ data: dS, transposed: true }, { data: qs, offset: qo }, T, rows, hd, null, tri ? 'upperA' : 'none');   // dS^T (scale Q)
+            scatterTile(dK, false, dk, b, g, KV, 1, L, rotary, 1);
+            const dV = gemm({ data: probs, offset: i * pTile, transposed: true }, { data: dO, offset: qo }, T, rows, hd, null, tri ? 'upperA' : 'none');
+            // (dV = P^T dO)
+            scatterTile(dV, false, dv, b, g, KV, 1, L, undefined, 1);
           }
         }
         return [tf.tensor2d(dq, [B * T, H * hd]), tf.tensor2d(dk, [B * T, KV * hd]), tf.tensor2d(dv, [B * T, KV * hd])];

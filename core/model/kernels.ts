@@ -4,6 +4,7 @@
 // derives by itself (which use transpose flags) are ~10x slower than these. Every kernel has a
 // plain-ops reference (used by the tests to check the gradients against autograd).
 import * as tf from '@tensorflow/tfjs';
+import { gemm, gemmSupported } from './gemm-wasm.js';
 
 type GradFunc = (dy: tf.Tensor, saved: tf.Tensor[]) => tf.Tensor[];
 type CustomBody = (...args: any[]) => { value: tf.Tensor; gradFunc: GradFunc };
@@ -75,22 +76,42 @@ export function transpose2d(x: tf.Tensor2D): tf.Tensor2D {
  * the transpose saves.)
  */
 function weightGrad(dy: tf.Tensor2D, x: tf.Tensor2D): tf.Tensor2D {
+  const fast = matMulWasm(dy, true, x, false);                             // [out, N] x [N, in], the transpose packed
+  if (fast) return fast;
   const out = dy.shape[1];
   const inDim = x.shape[1];
   if (2 * out < inDim) return tf.transpose(tf.matMul(transpose2d(x), dy)) as tf.Tensor2D; // [in, N] x [N, out] -> [in, out] -> [out, in]
   return tf.matMul(transpose2d(dy), x);                                    // [out, N] x [N, in] -> [out, in]
 }
 
+/** Whether the linear layers use gemm-wasm.ts on wasm (off: XNNPACK through tf.matMul; for A/B measurements). */
+export const linearGemm = { enabled: process.env.SPA_WASM_GEMM !== '0' };
+
+/**
+ * op(a) op(b) with gemm-wasm.ts (op = transpose when the flag is set) on the wasm backend, or null
+ * where it does not apply (another backend, relaxed SIMD missing, an output width not a multiple of 8).
+ * Not differentiable (used inside custom gradients only).
+ */
+function matMulWasm(a: tf.Tensor2D, aT: boolean, b: tf.Tensor2D, bT: boolean): tf.Tensor2D | null {
+  if (!linearGemm.enabled || tf.getBackend() !== 'wasm' || a.dtype !== 'float32' || b.dtype !== 'float32') return null;
+  const [M, K] = aT ? [a.shape[1], a.shape[0]] : a.shape;
+  const [K2, N] = bT ? [b.shape[1], b.shape[0]] : b.shape;
+  if (K !== K2) throw new Error(`matMulWasm: inner sizes ${K} and ${K2} differ`);
+  if (!gemmSupported(M, N)) return null;
+  const c = gemm({ data: readView(a), transposed: aT }, { data: readView(b), transposed: bT }, M, K, N, null);
+  return tf.tensor2d(c, [M, N]);                                          // copies out of the module's memory
+}
+
 const linearTrainable = custom((x: tf.Tensor, w: tf.Tensor, save: tf.GradSaveFunc) => {
   const x2 = x as tf.Tensor2D;                 // [N, in]
   const w2 = w as tf.Tensor2D;                 // [out, in]
   save([x2, w2]);
-  const y = tf.matMul(x2, tf.transpose(w2));   // [N, in] x [in, out] -> [N, out]
+  const y = matMulWasm(x2, false, w2, true) ?? tf.matMul(x2, tf.transpose(w2));   // [N, in] x [in, out] -> [N, out]
   return {
     value: y,
     gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
       const [xs, ws] = saved as [tf.Tensor2D, tf.Tensor2D];
-      const dx = tf.matMul(dy as tf.Tensor2D, ws); // [N, out] x [out, in] -> [N, in]
+      const dx = matMulWasm(dy as tf.Tensor2D, false, ws, false) ?? tf.matMul(dy as tf.Tensor2D, ws); // [N, out] x [out, in] -> [N, in]
       return [dx, weightGrad(dy as tf.Tensor2D, xs)];
     },
   };
@@ -102,12 +123,11 @@ export function linear(x: tf.Tensor2D, w: tf.Tensor2D, trainable = true): tf.Ten
     throw new Error(`linear: input width ${x.shape[1]} does not match weight [out, in] = [${w.shape.join(', ')}]`);
   }
   if (trainable) return linearTrainable(x, w) as tf.Tensor2D;
-  const wt = tf.transpose(w);                  // [in, out]
   const frozen = custom((xi: tf.Tensor, save: tf.GradSaveFunc) => {
     save([]);
     return {
-      value: tf.matMul(xi as tf.Tensor2D, wt), // [N, out]
-      gradFunc: (dy: tf.Tensor) => [tf.matMul(dy as tf.Tensor2D, w)], // [N, out] x [out, in]
+      value: matMulWasm(xi as tf.Tensor2D, false, w, true) ?? tf.matMul(xi as tf.Tensor2D, tf.transpose(w)), // [N, out]
+      gradFunc: (dy: tf.Tensor) => [matMulWasm(dy as tf.Tensor2D, false, w, false) ?? tf.matMul(dy as tf.Tensor2D, w)], // [N, out] x [out, in]
     };
   });
   return frozen(x) as tf.Tensor2D;
