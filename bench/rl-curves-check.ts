@@ -13,6 +13,12 @@
 //        paths; --mode bc: behaviour cloning on the rewarded move's token, bc-reply: on the whole rewarded reply (its format
 //        too; --move-weight K weighs its two move letters K), --mode pg: REINFORCE on the move token only; --save: the
 //        model after the last step, as a checkpoint folder an RL run can start from)
+//        [--sil-steps K [--sil-batch 16] [--sil-lr LR] [--sil-only]]   (--mode rl: self-imitation (Oh et al. 2018, "Self-Imitation
+//        Learning", ICML) beside the RL update: every won turn's generated reply (prompt + the reply's ids as sampled) goes into
+//        a buffer that keeps each distinct (prompt, reply) once; after the step's update, K cross-entropy steps on --sil-batch
+//        rows drawn from it (the whole reply, as --mode bc-reply; lr --sil-lr, default stages.rl.lr); --sil-only: no RL update,
+//        the buffer's steps alone; --sil-move-weight W: the decision token (ppo.ts decisionTokenMask) weighs W in that
+//        cross-entropy. Issue 34 curve (a), session 4.)
 import { appendFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { RunConfigSchema, type RunConfig } from '../core/api/run-config.js';
@@ -20,7 +26,7 @@ import { mergeConfig, presetConfig } from '../core/train/presets.js';
 import { loadRuntime, saveRuntime, useBackend, type ModelRuntime, type TrainRow } from '../core/train/runtime.js';
 import { groupSpecs, playEpisodes } from '../core/train/rollout.js';
 import { rolloutDeps, sessionFactory, runTemplate } from '../core/train/episodes.js';
-import { samplingStats, turnSamples } from '../core/train/ppo.js';
+import { decisionTokenMask, samplingStats, turnSamples } from '../core/train/ppo.js';
 import { rlAlgorithm } from '../core/train/rl-algorithms.js';
 import { ensureRlOptimizer, rlUpdate, sharedTrunkValueView, updateBatches } from '../core/train/rl-stage.js';
 import { shapedTurnReward } from '../core/train/rl-stage.js';
@@ -34,6 +40,7 @@ const LEAD_CHARS = 'I will try '.length;
 function parseArgs(argv: string[]) {
   const sets: Array<[string, unknown]> = [];
   let backend = 'wasm', steps = 16, probe = 48, out = '', init = BASE, mode = 'rl', save = '', moveWeight = 1;
+  let silSteps = 0, silBatch = 16, silLr = 0, silOnly = false, silMoveWeight = 1;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!, v = argv[i + 1];
     if (a === '--backend') { backend = v!; i++; }
@@ -44,6 +51,11 @@ function parseArgs(argv: string[]) {
     else if (a === '--mode') { mode = v!; i++; }
     else if (a === '--save') { save = v!; i++; }
     else if (a === '--move-weight') { moveWeight = Number(v); i++; }
+    else if (a === '--sil-steps') { silSteps = Number(v); i++; }
+    else if (a === '--sil-batch') { silBatch = Number(v); i++; }
+    else if (a === '--sil-lr') { silLr = Number(v); i++; }
+    else if (a === '--sil-only') { silOnly = true; }
+    else if (a === '--sil-move-weight') { silMoveWeight = Number(v); i++; }
     else if (a === '--set') {
       const eq = v!.indexOf('=');
       const raw = v!.slice(eq + 1);
@@ -55,7 +67,12 @@ function parseArgs(argv: string[]) {
   }
   if (!['rl', 'bc', 'bc-reply', 'pg'].includes(mode)) throw new Error(`--mode: expected rl, bc, bc-reply or pg; received ${mode}`);
   if (!(moveWeight > 0)) throw new Error(`--move-weight: expected a positive number; received ${moveWeight}`);
-  return { backend, steps, probe, out, init, sets, mode, save, moveWeight };
+  if (!(Number.isInteger(silSteps) && silSteps >= 0)) throw new Error(`--sil-steps: expected a whole number >= 0; received ${silSteps}`);
+  if (!(Number.isInteger(silBatch) && silBatch > 0)) throw new Error(`--sil-batch: expected a positive whole number; received ${silBatch}`);
+  if (!(silLr >= 0)) throw new Error(`--sil-lr: expected a learning rate >= 0 (0 = stages.rl.lr); received ${silLr}`);
+  if (silOnly && silSteps === 0) throw new Error('--sil-only needs --sil-steps K > 0');
+  if (!(silMoveWeight > 0)) throw new Error(`--sil-move-weight: expected a positive number; received ${silMoveWeight}`);
+  return { backend, steps, probe, out, init, sets, mode, save, moveWeight, silSteps, silBatch, silLr, silOnly, silMoveWeight };
 }
 
 function setPath(obj: Record<string, unknown>, path: string, value: unknown): void {
@@ -211,7 +228,14 @@ async function main(): Promise<void> {
     process.stdout.write(`${line}\n`);
     if (args.out) appendFileSync(args.out, `${line}\n`);
   };
-  emit({ kind: 'settings', backend: args.backend, init: args.init, mode: args.mode, moveWeight: args.moveWeight, rl: section, rollout: limits });
+  emit({
+    kind: 'settings', backend: args.backend, init: args.init, mode: args.mode, moveWeight: args.moveWeight, rl: section, rollout: limits,
+    sil: { steps: args.silSteps, batch: args.silBatch, lr: args.silLr || section.lr, only: args.silOnly, moveWeight: args.silMoveWeight },
+  });
+  // self-imitation buffer: distinct won (prompt, reply) rows
+  const silBuffer = new Map<string, number[][]>();
+  let silRng = 12_345;
+  const silPick = (n: number) => { silRng = (silRng * 1_664_525 + 1_013_904_223) % 4_294_967_296; return Math.floor((silRng / 4_294_967_296) * n); };
   for (let step = 0; step < args.steps; step++) {
     const before = await decisionTable(policy, probes.map((p) => p.prompt));
     if (args.mode !== 'rl') {
@@ -254,8 +278,34 @@ async function main(): Promise<void> {
     const built = algorithm.buildRows({ samples, turnRewards, episodeRewards, groups, stats, section });
     const rows: TrainRow[] = built.rows;
     const updates: Array<Record<string, number>> = [];
-    for (const indexes of updateBatches(rows.length, section, config.seeds.base + step * 101)) {
-      updates.push(await rlUpdate(policy, null, valueView, indexes.map((i) => rows[i]!), lossParams, section));
+    if (!args.silOnly) {
+      for (const indexes of updateBatches(rows.length, section, config.seeds.base + step * 101)) {
+        updates.push(await rlUpdate(policy, null, valueView, indexes.map((i) => rows[i]!), lossParams, section));
+      }
+    }
+    let silLoss = Number.NaN;
+    if (args.silSteps > 0) {
+      for (const r of results) {
+        if (!r.record.success) continue;
+        r.tokens.forEach((t) => { silBuffer.set(`${t.promptIds.join(',')}|${t.responseIds.join(',')}`, [t.promptIds, t.responseIds]); });
+      }
+      const entries = [...silBuffer.values()];
+      const losses: number[] = [];
+      for (let k = 0; k < args.silSteps && entries.length > 0; k++) {
+        const picked = Array.from({ length: Math.min(args.silBatch, entries.length) }, () => entries[silPick(entries.length)]!);
+        const silRows: TrainRow[] = picked.map(([prompt, reply]) => {
+          const ids = [...prompt!, ...reply!];
+          const decision = decisionTokenMask(reply!, (x) => policy.tokenizer.decode(x));
+          const weight = (t: number) => (t < prompt!.length ? 0 : decision[t - prompt!.length] ? args.silMoveWeight : 1);
+          return { ids, arrays: { lossMask: ids.map((_, t) => (t >= prompt!.length ? 1 : 0)), advantages: ids.map((_, t) => weight(t)) } };
+        });
+        // ratio 1 (old log-probs = the current ones): the 'grpo' loss's gradient with advantage 1 is the cross-entropy's
+        const current = await policy.tokenStats(silRows, false);
+        silRows.forEach((r, i) => { r.arrays.oldLogprobs = current[i]!.logprobs; });
+        const st = await policy.trainStep('grpo', silRows, { ...lossParams, entropyCoef: 0 }, args.silLr || section.lr, section.gradClip);
+        losses.push(st['losses/policy'] ?? Number.NaN);
+      }
+      silLoss = losses.reduce((x, y) => x + y, 0) / Math.max(1, losses.length);
     }
     const batchAfter = await decisionTable(policy, batchPrompts);
     const after = await decisionTable(policy, probes.map((p) => p.prompt));
@@ -275,6 +325,8 @@ async function main(): Promise<void> {
         moveGain: moveGain.map((x) => round(x)), stateDependentGain: round(stateGain),
       },
       losses: { approxKl: round(mean('losses/approxKl'), 6), clipFrac: round(mean('losses/clipFrac')), gradNorm: round(mean('charts/gradNorm')), policy: round(mean('losses/policy'), 6) },
+      formatErrors: round(results.filter((r) => r.record.turns.some((t) => t.parsed?.formatError)).length / results.length),
+      ...(args.silSteps > 0 ? { sil: { buffer: silBuffer.size, loss: round(silLoss, 6) } } : {}),
     });
   }
   await valueView?.dispose();

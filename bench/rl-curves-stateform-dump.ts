@@ -2,7 +2,8 @@
 // the product encodes them, for a behaviour-cloning check of the state form outside the product's trainer
 // (bench/rl-curves-stateform-bc.py). One JSON line per puzzle: { seed, template, prompt (text), ids (the prompt's token ids
 // with the generation prefix, runtime.encodePrompt), lead (ids of "I will try "), moves (the first token id of Left, Down,
-// Right, Up), correct (index of the one rewarded move, found by simulating each move) }. Issue 34 item 3, session 4.
+// Right, Up), replies (for each move, the ids of the plain reply after the prompt, "I will try X.</think><answer>X</answer>", as
+// bench/rl-curves-check.ts --mode bc-reply trains it), correct (index of the one rewarded move, found by simulating each move) }. Issue 34 item 3, session 4.
 // Usage: node bin/run-ts.mjs bench/rl-curves-stateform-dump.ts --template tiny-compact-plain --from 2000000 --count 4096
 //        [--base DIR] --out FILE.jsonl
 import { writeFileSync } from 'node:fs';
@@ -42,6 +43,7 @@ async function main(): Promise<void> {
   const make = sessionFactory(config, runTemplate(config), config.stages.rollout);
   const lead = runtime.tokenizer.encode('I will try ');
   const moves = ACTIONS.map((m) => runtime.tokenizer.encode(m)[0]!);
+  const replies = ACTIONS.map((m) => runtime.tokenizer.encode(`I will try ${m}.</think><answer>${m}</answer>`));
   const lines: string[] = [];
   for (let k = 0; k < Number(a.count); k++) {
     const seed = Number(a.from) + k;
@@ -51,7 +53,7 @@ async function main(): Promise<void> {
     if (correct < 0 || rewards.filter((r) => r > 0).length !== 1) throw new Error(`seed ${seed}: expected one rewarded move, got ${rewards}`);
     const messages = session.messages();
     const ids = runtime.encodePrompt(messages, session.generationPrefix(), 4096);
-    lines.push(JSON.stringify({ seed, template: a.template, prompt: runtime.tokenizer.decode(ids), ids, lead, moves, correct }));
+    lines.push(JSON.stringify({ seed, template: a.template, prompt: runtime.tokenizer.decode(ids), ids, lead, moves, replies, correct }));
   }
   writeFileSync(a.out, `${lines.join('\n')}\n`);
   runtime.dispose();
