@@ -17,7 +17,7 @@
 // otherwise recomputed there. Identical masks share one bias tile.
 import * as tf from '@tensorflow/tfjs';
 import { custom, linearGemm, readView, transposeInto, type AttentionShape } from './kernels.js';
-import { gemm, gemmInfo } from './gemm-wasm.js';
+import { expShiftLastC, gemm, gemmInfo } from './gemm-wasm.js';
 
 const MAX_SAVED_PROB_BYTES = 512 * 1024 * 1024;
 const MASKED = -1e9;
@@ -337,7 +337,9 @@ export function attentionFast(q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, ma
  * Softmax of each row of one tile's scores s [rows, T] (row r = query position r % T) over the keys
  * its mask allows (j <= t, seg[j] = seg[t] != 0), into p at `at`; 0 elsewhere (entries of s there
  * are not read: with the 'lowerC' hint they were never computed). A query with no visible key (a
- * padding position) gets 1/T on every key, as the additive -1e9 bias gave before.
+ * padding position) gets 1/T on every key, as the additive -1e9 bias gave before. With `plain`
+ * (every key up to t allowed), s must be the view of the last gemm call (the exponentials are taken
+ * in place there, in wasm SIMD).
  */
 function softmaxRows(s: Float32Array, p: Float32Array, at: number, seg: number[], rows: number, T: number, plain: boolean): void {
   for (let r = 0; r < rows; r++) {
@@ -349,10 +351,8 @@ function softmaxRows(s: Float32Array, p: Float32Array, at: number, seg: number[]
     let max = -Infinity;
     if (plain) {
       for (let j = 0; j <= t; j++) { const x = s[base + j]!; if (x > max) max = x; }
-      let sum = 0;
-      for (let j = 0; j <= t; j++) { const e = Math.exp(s[base + j]! - max); p[o + j] = e; sum += e; }
-      const inv = 1 / sum;
-      for (let j = 0; j <= t; j++) p[o + j]! *= inv;
+      const inv = 1 / expShiftLastC(base, t + 1, max);                       // s[base + j] = exp(s - max), in wasm SIMD
+      for (let j = 0; j <= t; j++) p[o + j] = s[base + j]! * inv;
       p.fill(0, o + t + 1, o + T);
     } else {
       for (let j = 0; j <= t; j++) if (seg[j] === si) { const x = s[base + j]!; if (x > max) max = x; }

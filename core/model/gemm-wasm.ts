@@ -6,9 +6,9 @@
 // arrays directly, and triangular hints skip the masked half (GemmTriangle).
 // Each C element is a float32 sum over k in order of float32 products (a multiply and an add per
 // step, as XNNPACK's wasm-SIMD kernel does), so results match tf.matMul on wasm. With
-// gemmOptions.fma (SPA_GEMM_FMA=1) and relaxed SIMD, f32x4.relaxed_madd fuses them (measured ~4%
-// faster per reference step, last bits differ). Node 20's V8 has relaxed SIMD behind a flag (set
-// here before compiling); Electron 38's V8 has it on.
+// gemmOptions.fma (SPA_GEMM_FMA=1) and relaxed SIMD, f32x4.relaxed_madd fuses them (measured 41 vs 33
+// GF/s on [4096,128]x[128,352]; the last bits differ, so it is off by default). Node 20's V8 has
+// relaxed SIMD behind a flag (set here before compiling); Electron 38's V8 has it on.
 //
 // C [M, N] = A [M, K] B [K, N], each operand given row-major or transposed. A is copied as it is
 // into the module's memory (the kernel reads it with strides, so a transposed A costs nothing
@@ -17,8 +17,13 @@
 // (gemmSupported).
 import v8 from 'node:v8';
 
-/** Rows per micro-kernel block (MR x 8 accumulators: 12 v128 registers for MR = 6). */
-export const GEMM_MR = 6;
+/**
+ * Rows per micro-kernel block (MR x 8 accumulators). Measured here (CPU GF/s, Node 20, no FMA, on
+ * [4096,128]x[128,352] / [4096,352]x[352,128] / transposed [352,4096]x[4096,128] / [256,256]x[256,32]):
+ * MR 2: 30/28/23/28, MR 3: 32/31/27/32, MR 4: 34/31/26/31, MR 5: 27/26/23/26, MR 6: 24/25/22/26
+ * (12 accumulators + 3 more v128 values spill out of V8's 15 allocatable SIMD registers).
+ */
+export const GEMM_MR = 4;
 const NR = 8;
 const K_CHUNK = 256;                       // k per call: a B panel chunk (8 KB) stays in L1
 
@@ -41,7 +46,7 @@ const section = (id: number, body: number[]) => [id, ...uleb(body.length), ...bo
 const vec = (items: number[][]) => [...uleb(items.length), ...items.flat()];
 const str = (s: string) => [...uleb(s.length), ...[...s].map((c) => c.charCodeAt(0))];
 
-const I32 = 0x7f; const V128 = 0x7b;
+const I32 = 0x7f; const F32 = 0x7d; const V128 = 0x7b;
 const op = {
   block: 0x02, loop: 0x03, end: 0x0b, brIf: 0x0d, get: 0x20, set: 0x21, tee: 0x22,
   i32const: 0x41, i32add: 0x6a, i32sub: 0x6b, i32mul: 0x6c, i32ne: 0x47, i32ltu: 0x49,
@@ -56,6 +61,51 @@ const V = {
   mul: () => simd(0xe6),
   madd: () => simd(0x105),
 };
+
+const f32 = (x: number) => [0x43, ...new Uint8Array(Float32Array.of(x).buffer)];
+const splat = (x: number) => [...f32(x), ...simd(0x13)];
+
+/**
+ * expShift(src, dst, groups, shift) -> sum: dst[j] = exp(src[j] - shift) for j < 4 groups, in f32x4 lanes,
+ * and the sum of those values (float32). exp as Cephes' expf: n = round(x log2 e), r = x - n ln 2 (in
+ * two parts), a degree-7 polynomial in r times 2^n (relative error ~1e-7); x is clamped at -87.336
+ * (exp = 1.2e-38 there, not 0).
+ */
+function expBody(): number[] {
+  const [SRC, DST, G, SHIFT, ACC, X, NN, R, PP, SH] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9];
+  const g = (l: number) => [op.get, ...uleb(l)];
+  const s = (l: number) => [op.set, ...uleb(l)];
+  const f4 = { add: simd(0xe4), sub: simd(0xe5), mul: simd(0xe6), max: simd(0xe9), nearest: simd(0x6a) };
+  const code = [
+    ...g(SHIFT), ...simd(0x13), ...s(SH),
+    ...V.zero(), ...s(ACC),
+    op.block, 0x40,
+    ...g(G), 0x45 /* i32.eqz */, op.brIf, 0,
+    op.loop, 0x40,
+    ...g(SRC), ...V.load(0), ...g(SH), ...f4.sub, ...splat(-87.33654), ...f4.max, ...s(X),
+    ...g(X), ...splat(Math.LOG2E), ...f4.mul, ...f4.nearest, ...s(NN),
+    ...g(X), ...g(NN), ...splat(0.693359375), ...f4.mul, ...f4.sub, ...g(NN), ...splat(-2.12194440e-4), ...f4.mul, ...f4.sub, ...s(R),
+    ...splat(1.9875691500e-4), ...g(R), ...f4.mul, ...splat(1.3981999507e-3), ...f4.add,
+    ...g(R), ...f4.mul, ...splat(8.3334519073e-3), ...f4.add,
+    ...g(R), ...f4.mul, ...splat(4.1665795894e-2), ...f4.add,
+    ...g(R), ...f4.mul, ...splat(1.6666665459e-1), ...f4.add,
+    ...g(R), ...f4.mul, ...splat(5.0000001201e-1), ...f4.add,
+    ...g(R), ...f4.mul, ...g(R), ...f4.mul, ...g(R), ...f4.add, ...splat(1), ...f4.add, ...s(PP),
+    // 2^n: (int(n) + 127) << 23 as float bits
+    ...g(NN), ...simd(0xf8), op.i32const, ...sleb(127), ...simd(0x11), ...simd(0xae), op.i32const, 23, ...simd(0xab),
+    ...g(PP), ...f4.mul, ...s(PP),
+    ...g(DST), ...g(PP), ...V.store(0),
+    ...g(ACC), ...g(PP), ...f4.add, ...s(ACC),
+    ...g(SRC), op.i32const, 16, op.i32add, ...s(SRC),
+    ...g(DST), op.i32const, 16, op.i32add, ...s(DST),
+    ...g(G), op.i32const, 1, op.i32sub, op.tee, ...uleb(G), op.brIf, 0,
+    op.end,
+    op.end,
+    ...g(ACC), ...simd(0x1f), 0, ...g(ACC), ...simd(0x1f), 1, 0x92, ...g(ACC), ...simd(0x1f), 2, 0x92, ...g(ACC), ...simd(0x1f), 3, 0x92,
+    op.end,
+  ];
+  return [...vec([[...uleb(6), V128]]), ...code];
+}
 
 /**
  * The module: memory (exported "mem") and gemm(a, b, c, M, K, N, accumulate, rowStride, kStride)
@@ -141,13 +191,14 @@ function buildModule(mr: number, relaxed: boolean): Uint8Array {
   );
   const locals = vec([[...uleb(11 + mr), I32], [...uleb(2 * mr + 3), V128]]);
   const body = [...locals, ...code];
+  const exp = expBody();
   const bytes = [
     0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-    ...section(1, vec([[0x60, ...vec(new Array(10).fill([I32])), 0]])),
-    ...section(3, vec([[0]])),
+    ...section(1, vec([[0x60, ...vec(new Array(10).fill([I32])), 0], [0x60, ...vec([[I32], [I32], [I32], [F32]]), ...vec([[F32]])]])),
+    ...section(3, vec([[0], [1]])),
     ...section(5, vec([[0x00, 1]])),
-    ...section(7, vec([[...str('gemm'), 0x00, 0], [...str('mem'), 0x02, 0]])),
-    ...section(10, vec([[...uleb(body.length), ...body]])),
+    ...section(7, vec([[...str('gemm'), 0x00, 0], [...str('expShift'), 0x00, 1], [...str('mem'), 0x02, 0]])),
+    ...section(10, vec([[...uleb(body.length), ...body], [...uleb(exp.length), ...exp]])),
   ];
   return new Uint8Array(bytes);
 }
@@ -165,6 +216,7 @@ const wasmApi = (globalThis as unknown as { WebAssembly?: WasmApi }).WebAssembly
 
 interface Gemm {
   gemm: (a: number, b: number, c: number, M: number, K: number, N: number, accumulate: number, rowStride: number, kStride: number, tri: number) => void;
+  expShift: (src: number, dst: number, groups: number, shift: number) => number;
   mem: WasmMemory;
   relaxed: boolean;
 }
@@ -192,8 +244,8 @@ function gemmInstance(): Gemm | null {
   try {
     if (wasmApi) {
       const module = new wasmApi.Module(buildModule(GEMM_MR, relaxed));
-      const exports = new wasmApi.Instance(module, {}).exports as { gemm: Gemm['gemm']; mem: WasmMemory };
-      made = { gemm: exports.gemm, mem: exports.mem, relaxed };
+      const exports = new wasmApi.Instance(module, {}).exports as { gemm: Gemm['gemm']; expShift: Gemm['expShift']; mem: WasmMemory };
+      made = { gemm: exports.gemm, expShift: exports.expShift, mem: exports.mem, relaxed };
     }
   } catch {
     made = null;
@@ -262,6 +314,7 @@ export function gemm(a: GemmOperand, b: GemmOperand, M: number, K: number, N: nu
     g.gemm(k0 * kStride, aBytes + k0 * N * 4, aBytes + bBytes, mPad, Math.min(K_CHUNK, K - k0), N, k0 > 0 ? 1 : 0, rowStride, kStride, t);
   }
   const view = new Float32Array(g.mem.buffer, aBytes + bBytes, M * N);
+  lastC = { g, byteOffset: aBytes + bBytes, length: M * N };
   if (out === null) return view;
   const c = out ?? new Float32Array(M * N);
   c.set(view);
@@ -285,4 +338,21 @@ function packB(x: Float32Array, xo: number, transposed: boolean, K: number, N: n
       }
     }
   }
+}
+
+let lastC: { g: Gemm; byteOffset: number; length: number } | null = null;
+
+/**
+ * In place on the view the last gemm call returned (its C, still in the module's memory): c[at + j] =
+ * exp(c[at + j] - shift) for j < n; returns their sum (float32 lanes, then float64 for the last n % 4).
+ * The softmax numerator of attention rows (Math.exp costs ~15 ns a value; this ~4 values at once).
+ */
+export function expShiftLastC(at: number, n: number, shift: number): number {
+  if (!lastC || at < 0 || at + n > lastC.length) throw new Error(`expShiftLastC: [${at}, ${at + n}) is outside the last product`);
+  const groups = n >> 2;
+  const ptr = lastC.byteOffset + at * 4;
+  let sum = groups ? lastC.g.expShift(ptr, ptr, groups, shift) : 0;
+  const c = new Float32Array(lastC.g.mem.buffer, lastC.byteOffset, lastC.length);
+  for (let j = at + groups * 4; j < at + n; j++) { const e = Math.fround(Math.exp(c[j]! - shift)); c[j] = e; sum += e; }
+  return sum;
 }

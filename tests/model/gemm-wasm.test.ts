@@ -4,7 +4,7 @@
 // products (GQA, padding). Issue 34 item 4.
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as tf from '@tensorflow/tfjs';
-import { gemm, gemmInfo, gemmOptions, gemmSupported, type GemmTriangle } from '../../core/model/gemm-wasm.js';
+import { expShiftLastC, gemm, gemmInfo, gemmOptions, gemmSupported, type GemmTriangle } from '../../core/model/gemm-wasm.js';
 import { attentionFast } from '../../core/model/attention.js';
 import { attentionReference, linear, linearReference, ropeTables, segmentBias } from '../../core/model/kernels.js';
 import { maxAbsDiff, useTestBackend } from './helpers.js';
@@ -62,6 +62,23 @@ describe('gemm-wasm', () => {
         expect(diff).toBe(0);
       }
     });
+  });
+
+  it('expShiftLastC: exp(c - shift) in place on the last product, and the sum (float32 c - shift, Cephes expf: relative error < 1e-6)', () => {
+    const a = random(8 * 4, 3).map((x) => 40 * x); const b = random(4 * 16, 4);
+    const c = gemm({ data: a }, { data: b }, 8, 4, 16, null);
+    const before = Float32Array.from(c);
+    const shift = Math.max(...before.subarray(16, 16 + 23));
+    const sum = expShiftLastC(16, 23, shift);                 // 5 groups of 4 in wasm, 3 in JS
+    let want = 0;
+    for (let j = 0; j < 23; j++) {
+      const e = Math.exp(before[16 + j]! - shift);
+      want += e;
+      expect(Math.abs(c[16 + j]! - e)).toBeLessThanOrEqual(1e-6 * e + 1e-38);
+    }
+    expect(c[15]).toBe(before[15]); expect(c[39]).toBe(before[39]);   // neighbours untouched
+    expect(Math.abs(sum - want)).toBeLessThan(1e-6 * want);
+    expect(() => expShiftLastC(120, 10, 0)).toThrow(/outside the last product/);
   });
 
   it('refuses widths that are not a multiple of 8 and short operands, by name', () => {
