@@ -18,7 +18,9 @@
 //        a buffer that keeps each distinct (prompt, reply) once; after the step's update, K cross-entropy steps on --sil-batch
 //        rows drawn from it (the whole reply, as --mode bc-reply; lr --sil-lr, default stages.rl.lr); --sil-only: no RL update,
 //        the buffer's steps alone; --sil-move-weight W: the decision token (ppo.ts decisionTokenMask) weighs W in that
-//        cross-entropy. Issue 34 curve (a), session 4.)
+//        cross-entropy; --sil-clean: a won turn enters the buffer only when its reply is well formed and its plan names the
+//        move it answers ("I will try X." and <answer>X</answer>: without it the buffer keeps whatever text won, and the plan
+//        drifts into noise while the answer carries the decision, seen in the first run). Issue 34 curve (a), session 4.)
 import { appendFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { RunConfigSchema, type RunConfig } from '../core/api/run-config.js';
@@ -40,7 +42,7 @@ const LEAD_CHARS = 'I will try '.length;
 function parseArgs(argv: string[]) {
   const sets: Array<[string, unknown]> = [];
   let backend = 'wasm', steps = 16, probe = 48, out = '', init = BASE, mode = 'rl', save = '', moveWeight = 1;
-  let silSteps = 0, silBatch = 16, silLr = 0, silOnly = false, silMoveWeight = 1;
+  let silSteps = 0, silBatch = 16, silLr = 0, silOnly = false, silMoveWeight = 1, silClean = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!, v = argv[i + 1];
     if (a === '--backend') { backend = v!; i++; }
@@ -56,6 +58,7 @@ function parseArgs(argv: string[]) {
     else if (a === '--sil-lr') { silLr = Number(v); i++; }
     else if (a === '--sil-only') { silOnly = true; }
     else if (a === '--sil-move-weight') { silMoveWeight = Number(v); i++; }
+    else if (a === '--sil-clean') { silClean = true; }
     else if (a === '--set') {
       const eq = v!.indexOf('=');
       const raw = v!.slice(eq + 1);
@@ -72,7 +75,7 @@ function parseArgs(argv: string[]) {
   if (!(silLr >= 0)) throw new Error(`--sil-lr: expected a learning rate >= 0 (0 = stages.rl.lr); received ${silLr}`);
   if (silOnly && silSteps === 0) throw new Error('--sil-only needs --sil-steps K > 0');
   if (!(silMoveWeight > 0)) throw new Error(`--sil-move-weight: expected a positive number; received ${silMoveWeight}`);
-  return { backend, steps, probe, out, init, sets, mode, save, moveWeight, silSteps, silBatch, silLr, silOnly, silMoveWeight };
+  return { backend, steps, probe, out, init, sets, mode, save, moveWeight, silSteps, silBatch, silLr, silOnly, silMoveWeight, silClean };
 }
 
 function setPath(obj: Record<string, unknown>, path: string, value: unknown): void {
@@ -230,11 +233,11 @@ async function main(): Promise<void> {
   };
   emit({
     kind: 'settings', backend: args.backend, init: args.init, mode: args.mode, moveWeight: args.moveWeight, rl: section, rollout: limits,
-    sil: { steps: args.silSteps, batch: args.silBatch, lr: args.silLr || section.lr, only: args.silOnly, moveWeight: args.silMoveWeight },
+    sil: { steps: args.silSteps, batch: args.silBatch, lr: args.silLr || section.lr, only: args.silOnly, moveWeight: args.silMoveWeight, clean: args.silClean },
   });
   // self-imitation buffer: distinct won (prompt, reply) rows
   const silBuffer = new Map<string, number[][]>();
-  let silRng = 12_345;
+  let silRng = 12_345 + config.seeds.base;
   const silPick = (n: number) => { silRng = (silRng * 1_664_525 + 1_013_904_223) % 4_294_967_296; return Math.floor((silRng / 4_294_967_296) * n); };
   for (let step = 0; step < args.steps; step++) {
     const before = await decisionTable(policy, probes.map((p) => p.prompt));
@@ -287,7 +290,12 @@ async function main(): Promise<void> {
     if (args.silSteps > 0) {
       for (const r of results) {
         if (!r.record.success) continue;
-        r.tokens.forEach((t) => { silBuffer.set(`${t.promptIds.join(',')}|${t.responseIds.join(',')}`, [t.promptIds, t.responseIds]); });
+        r.tokens.forEach((t, k) => {
+          const parsed = r.record.turns[k]?.parsed;
+          const clean = parsed && !parsed.formatError && parsed.answer !== null && (parsed.reasoning ?? '').trim() === `I will try ${parsed.answer}.`;
+          if (args.silClean && !clean) return;
+          silBuffer.set(`${t.promptIds.join(',')}|${t.responseIds.join(',')}`, [t.promptIds, t.responseIds]);
+        });
       }
       const entries = [...silBuffer.values()];
       const losses: number[] = [];
