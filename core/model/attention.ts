@@ -17,7 +17,7 @@
 // otherwise recomputed there. Identical masks share one bias tile.
 import * as tf from '@tensorflow/tfjs';
 import { custom, linearGemm, readView, transposeInto, type AttentionShape } from './kernels.js';
-import { expShiftLastC, gemm, gemmInfo } from './gemm-wasm.js';
+import { expShiftLastC, gemm, gemmInfo, gemmMemoryView } from './gemm-wasm.js';
 
 const MAX_SAVED_PROB_BYTES = 512 * 1024 * 1024;
 const MASKED = -1e9;
@@ -368,8 +368,8 @@ function softmaxRows(s: Float32Array, p: Float32Array, at: number, seg: number[]
 }
 
 /**
- * dS = P * (dP - D) for one tile (D [rows] per row), into dS [rows, T]; with `causal`, only j <= t is
- * computed (dP holds garbage above the diagonal there) and 0 is written above it.
+ * dS = P * (dP - D) for one tile (D [rows] per row), into dS [rows, T] (may be dP itself); with `causal`,
+ * only j <= t is computed (dP holds garbage above the diagonal there) and 0 is written above it.
  */
 function softmaxGradRows(p: Float32Array, at: number, dP: Float32Array, delta: Float32Array, dS: Float32Array, rows: number, T: number, causal: boolean): void {
   for (let r = 0; r < rows; r++) {
@@ -398,11 +398,13 @@ function attentionGemm(q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, mask: num
   const plain = mask.map((seg) => seg.every((x) => x === seg[0]));           // one segment, no padding
 
   const kernel = custom((qIn: tf.Tensor, kIn: tf.Tensor, vIn: tf.Tensor, save: tf.GradSaveFunc) => {
-    const qs = gatherTiles(readView(qIn), H, rep, L, rotary, L.scale, false);   // [rows, hd] scaled rotated queries
-    const kt = gatherTiles(readView(kIn), KV, 1, L, rotary, 1, true);            // [hd, T] rotated keys, transposed
-    const vv = gatherTiles(readView(vIn), KV, 1, L, undefined, 1, false);        // [T, hd]
-    const probs = new Float32Array(B * KV * pTile);                              // P per tile, kept for the backward pass
-    const outTiles = new Float32Array(B * KV * qTile);                           // O per tile (for D = rowsum(dO * O))
+    // kept for the backward pass, from a pool (every element is written here; back to the pool after the backward pass)
+    const qs = gatherTiles(readView(qIn), H, rep, L, rotary, L.scale, false, pooled(B * KV * qTile)); // [rows, hd] scaled rotated queries
+    const kt = gatherTiles(readView(kIn), KV, 1, L, rotary, 1, true, pooled(B * KV * kTile));         // [hd, T] rotated keys, transposed
+    const vv = gatherTiles(readView(vIn), KV, 1, L, undefined, 1, false, pooled(B * KV * kTile));     // [T, hd]
+    const probs = pooled(B * KV * pTile);                                        // P per tile
+    const outTiles = pooled(B * KV * qTile);                                     // O per tile (for D = rowsum(dO * O))
+    let released = false;
     const out = scratch('out', B * T * H * hd);
     for (let b = 0; b < B; b++) {
       for (let g = 0; g < KV; g++) {
@@ -418,11 +420,11 @@ function attentionGemm(q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, mask: num
     return {
       value: tf.tensor2d(out, [B * T, H * hd]),
       gradFunc: (dy: tf.Tensor) => {
+        if (released) throw new Error('attentionFast: a second backward pass through one forward call (its buffers are reused)');
         const dO = gatherTiles(readView(dy), H, rep, L, undefined, 1, false, scratch('dO', B * KV * qTile)); // [rows, hd] tiles
         const dq = scratch('dq', B * T * H * hd);                                 // every element written by the scatters
         const dk = scratch('dk', B * T * KV * hd);
         const dv = scratch('dv', B * T * KV * hd);
-        const dS = scratch('dS', pTile);
         const delta = new Float32Array(rows);
         for (let b = 0; b < B; b++) {
           const tri = causal[b]!;
@@ -437,20 +439,38 @@ function attentionGemm(q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, mask: num
             }
             // dP = dO V^T (V stored [T, hd]: the transposed operand)
             const dP = gemm({ data: dO, offset: qo }, { data: vv, offset: i * kTile, transposed: true }, rows, hd, T, null, tri ? 'lowerC' : 'none');
+            const dS = dP;                                                        // in place: read by the next two products where it is
             softmaxGradRows(probs, i * pTile, dP, delta, dS, rows, T, tri);
             // d(scaled q) = dS K (K stored transposed [hd, T])
+            const dSAt = dS.byteOffset;
             const dQ = gemm({ data: dS }, { data: kt, offset: i * kTile, transposed: true }, rows, T, hd, null, tri ? 'lowerA' : 'none');
             scatterTile(dQ, false, dq, b, g, H, rep, L, rotary, L.scale);
-            const dK = gemm({ data: dS, transposed: true }, { data: qs, offset: qo }, T, rows, hd, null, tri ? 'upperA' : 'none');   // dS^T (scale Q)
+            const dSt = gemmMemoryView(dSAt, pTile);                               // (a grown memory detached the first view)
+            const dK = gemm({ data: dSt, transposed: true }, { data: qs, offset: qo }, T, rows, hd, null, tri ? 'upperA' : 'none'); // dS^T (scale Q)
             scatterTile(dK, false, dk, b, g, KV, 1, L, rotary, 1);
             const dV = gemm({ data: probs, offset: i * pTile, transposed: true }, { data: dO, offset: qo }, T, rows, hd, null, tri ? 'upperA' : 'none');
             // (dV = P^T dO)
             scatterTile(dV, false, dv, b, g, KV, 1, L, undefined, 1);
           }
         }
+        released = true;
+        release(qs, kt, vv, probs, outTiles);
         return [tf.tensor2d(dq, [B * T, H * hd]), tf.tensor2d(dk, [B * T, KV * hd]), tf.tensor2d(dv, [B * T, KV * hd])];
       },
     };
   });
   return kernel(q, k, v) as tf.Tensor2D;
+}
+
+// Arrays attentionGemm keeps from a forward call to its backward pass (P alone is 16 MB a layer at the
+// reference shape): reused across steps instead of allocated and collected (~6% of a step went to GC).
+const pool = new Map<number, Float32Array[]>();
+const POOL_PER_SIZE = 16;
+function pooled(n: number): Float32Array { return pool.get(n)?.pop() ?? new Float32Array(n); }
+function release(...arrays: Float32Array[]): void {
+  for (const a of arrays) {
+    let list = pool.get(a.length);
+    if (!list) pool.set(a.length, (list = []));
+    if (list.length < POOL_PER_SIZE) list.push(a);
+  }
 }

@@ -291,7 +291,8 @@ const TRIANGLE: Record<GemmTriangle, number> = { none: 0, lowerC: 1, lowerA: 2, 
  * C [M, N] = A [M, K] B [K, N] in float32 (products accumulated in k order per element, fused
  * multiply-adds when relaxed SIMD is available). A is `a.data` [M, K] row-major, or [K, M] when
  * `a.transposed`; B is [K, N], or [N, K] when `b.transposed`. Writes C into `out` (length >= M*N)
- * or a new array; with `out` null it returns a view of the module's memory, valid until the next call.
+ * or a new array; with `out` null it returns a view of the module's memory, valid until the next call
+ * (the next call may take that view, rewritten in place, as its A without copying it).
  * Throws when the sizes are not supported (see gemmSupported) or the operands are
  * too short.
  */
@@ -301,20 +302,25 @@ export function gemm(a: GemmOperand, b: GemmOperand, M: number, K: number, N: nu
   const bo = b.offset ?? 0;
   if (a.data.length < ao + M * K || b.data.length < bo + K * N) throw new Error(`gemm: operands shorter than [${M}, ${K}] x [${K}, ${N}]`);
   const mPad = Math.ceil(M / GEMM_MR) * GEMM_MR;                 // rows past M: read past A (room left), C rows dropped
-  const aBytes = mPad * K * 4;
-  const bBytes = K * N * 4;
-  const g = heap(aBytes + bBytes + mPad * N * 4);
+  // A already in the module's memory (a view a gemm call returned, rewritten in place): read where it
+  // is, with B and C placed after it; otherwise copied to the start (a memcpy; the kernel reads it strided)
+  const before = gemmInstance();
+  const inPlace = before !== null && a.data.buffer === before.mem.buffer;
+  const aPtr = inPlace ? a.data.byteOffset + ao * 4 : 0;
+  const bPtr = (aPtr + mPad * K * 4 + 15) & ~15;
+  const cPtr = bPtr + K * N * 4;
+  const g = heap(cPtr + mPad * N * 4);                            // may grow the memory (contents kept)
   const mem = new Float32Array(g.mem.buffer);
-  mem.set(a.data.subarray(ao, ao + M * K), 0);                   // A as it is (a memcpy); the kernel reads it strided
+  if (!inPlace) mem.set(a.data.subarray(ao, ao + M * K), 0);
   const [rowStride, kStride] = a.transposed ? [4, 4 * M] : [4 * K, 4];
   // k in chunks of K_CHUNK (C += A[:, chunk] B[chunk, :]): a B panel of one chunk stays in L1
-  for (let k0 = 0; k0 < K; k0 += K_CHUNK) packB(b.data, bo, !!b.transposed, K, N, k0, Math.min(K_CHUNK, K - k0), mem, mPad * K + k0 * N);
+  for (let k0 = 0; k0 < K; k0 += K_CHUNK) packB(b.data, bo, !!b.transposed, K, N, k0, Math.min(K_CHUNK, K - k0), mem, bPtr / 4 + k0 * N);
   for (let k0 = 0; k0 < K; k0 += K_CHUNK) {
     const t = K <= K_CHUNK ? TRIANGLE[tri] : 0;                    // a hint: over several chunks all of k is computed
-    g.gemm(k0 * kStride, aBytes + k0 * N * 4, aBytes + bBytes, mPad, Math.min(K_CHUNK, K - k0), N, k0 > 0 ? 1 : 0, rowStride, kStride, t);
+    g.gemm(aPtr + k0 * kStride, bPtr + k0 * N * 4, cPtr, mPad, Math.min(K_CHUNK, K - k0), N, k0 > 0 ? 1 : 0, rowStride, kStride, t);
   }
-  const view = new Float32Array(g.mem.buffer, aBytes + bBytes, M * N);
-  lastC = { g, byteOffset: aBytes + bBytes, length: M * N };
+  const view = new Float32Array(g.mem.buffer, cPtr, M * N);
+  lastC = { g, byteOffset: cPtr, length: M * N };
   if (out === null) return view;
   const c = out ?? new Float32Array(M * N);
   c.set(view);
@@ -341,6 +347,18 @@ function packB(x: Float32Array, xo: number, transposed: boolean, K: number, N: n
 }
 
 let lastC: { g: Gemm; byteOffset: number; length: number } | null = null;
+
+/**
+ * A view again of `length` floats at `byteOffset` of the module's memory: a view gemm returned is
+ * detached when a later call grows the memory (its contents stay where they were).
+ */
+export function gemmMemoryView(byteOffset: number, length: number): Float32Array {
+  const g = gemmInstance();
+  if (!g || byteOffset < 0 || byteOffset + length * 4 > g.mem.buffer.byteLength) {
+    throw new Error(`gemmMemoryView: [${byteOffset}, +${length * 4}) is outside the memory`);
+  }
+  return new Float32Array(g.mem.buffer, byteOffset, length);
+}
 
 /**
  * In place on the view the last gemm call returned (its C, still in the module's memory): c[at + j] =

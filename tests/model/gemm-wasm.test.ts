@@ -4,7 +4,7 @@
 // products (GQA, padding). Issue 34 item 4.
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as tf from '@tensorflow/tfjs';
-import { expShiftLastC, gemm, gemmInfo, gemmOptions, gemmSupported, type GemmTriangle } from '../../core/model/gemm-wasm.js';
+import { expShiftLastC, gemm, gemmInfo, gemmMemoryView, gemmOptions, gemmSupported, type GemmTriangle } from '../../core/model/gemm-wasm.js';
 import { attentionFast } from '../../core/model/attention.js';
 import { attentionReference, linear, linearReference, ropeTables, segmentBias } from '../../core/model/kernels.js';
 import { maxAbsDiff, useTestBackend } from './helpers.js';
@@ -14,6 +14,12 @@ beforeAll(useTestBackend);
 function random(n: number, seed: number): Float32Array {
   let s = seed >>> 0;
   return Float32Array.from({ length: n }, () => { s = (Math.imul(s, 1664525) + 1013904223) >>> 0; return s / 4294967296 - 0.5; });
+}
+
+function maxDiff(x: Float32Array, y: Float32Array): number {
+  let d = 0;
+  for (let i = 0; i < x.length; i++) d = Math.max(d, Math.abs(x[i]! - y[i]!));
+  return d;
 }
 
 /** max |C - A B| over the entries the mode defines, A (i, k) = 0 where the mode says so. */
@@ -79,6 +85,23 @@ describe('gemm-wasm', () => {
     expect(c[15]).toBe(before[15]); expect(c[39]).toBe(before[39]);   // neighbours untouched
     expect(Math.abs(sum - want)).toBeLessThan(1e-6 * want);
     expect(() => expShiftLastC(120, 10, 0)).toThrow(/outside the last product/);
+  });
+
+  it('takes the view a call returned, rewritten in place, as the next A without copying (plain and transposed)', () => {
+    const a = random(8 * 4, 21); const b = random(4 * 16, 22); const b2 = random(16 * 8, 23);
+    for (const transposed of [false, true]) {
+      const c1 = gemm({ data: a }, { data: b }, 8, 4, 16, null);
+      for (let i = 0; i < c1.length; i++) c1[i] = 2 * c1[i]! - 1;          // rewritten in place
+      const a2 = Float32Array.from(c1);                                    // the same values, in JS
+      const [M, K] = transposed ? [16, 8] : [8, 16];                       // c1 [8, 16] as A, or as the transpose of A [16, 8]
+      const got = gemm({ data: c1, transposed }, { data: b2.subarray(0, K * 8) }, M, K, 8);   // before anything overwrites c1
+      const want = gemm({ data: a2, transposed }, { data: b2.subarray(0, K * 8) }, M, K, 8);
+      expect(maxDiff(got, want)).toBe(0);
+      expect(maxDiff(got, new Float32Array(got.length))).toBeGreaterThan(0);
+    }
+    const c = gemm({ data: a }, { data: b }, 8, 4, 16, null);
+    expect(gemmMemoryView(c.byteOffset, 16)).toEqual(c.subarray(0, 16));
+    expect(() => gemmMemoryView(-4, 1)).toThrow(/outside the memory/);
   });
 
   it('refuses widths that are not a multiple of 8 and short operands, by name', () => {
