@@ -31,7 +31,7 @@ function args(argv: string[]) {
 
 async function main(): Promise<void> {
   const a = args(process.argv.slice(2));
-  const overrides = {
+  const overrides: Record<string, unknown> = {
     backend: 'wasm',
     template: { preset: a.template },
     env: { id: 'frozenlake', options: { isSlippery: false, p: 1, goalDistance: 1, maxSteps: 1 } },
