@@ -113,7 +113,7 @@ function expBody(): number[] {
  * its transpose: 4 and 4M), b packed [N / 8][K][8], c row-major [M, N] (M a multiple of mr; rows
  * past the real M are read and written, then dropped); C = A B, or C += A B when accumulate != 0.
  */
-function buildModule(mr: number, relaxed: boolean): Uint8Array {
+function buildModule(mr: number, relaxed: boolean, importMemory = false): Uint8Array {
   // params 0..9: a b c M K N accumulate rowStride kStride tri; locals 10..: i p k ap bp cp rowBytes panels, npEff, k0, row offsets [mr];
   // v128 acc.., b0, b1, av
   const [A, B, C, M, K, N, ACC, RS, KS, TRI] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9];
@@ -195,9 +195,11 @@ function buildModule(mr: number, relaxed: boolean): Uint8Array {
   const bytes = [
     0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
     ...section(1, vec([[0x60, ...vec(new Array(10).fill([I32])), 0], [0x60, ...vec([[I32], [I32], [I32], [F32]]), ...vec([[F32]])]])),
+    // the memory: imported ("env" "mem", any size) to work on TF.js-wasm's heap, or its own (exported "mem")
+    ...(importMemory ? section(2, vec([[...str('env'), ...str('mem'), 0x02, 0x00, 1]])) : []),
     ...section(3, vec([[0], [1]])),
-    ...section(5, vec([[0x00, 1]])),
-    ...section(7, vec([[...str('gemm'), 0x00, 0], [...str('expShift'), 0x00, 1], [...str('mem'), 0x02, 0]])),
+    ...(importMemory ? [] : section(5, vec([[0x00, 1]]))),
+    ...section(7, vec([[...str('gemm'), 0x00, 0], [...str('expShift'), 0x00, 1], ...(importMemory ? [] : [[...str('mem'), 0x02, 0]])])),
     ...section(10, vec([[...uleb(body.length), ...body], [...uleb(exp.length), ...exp]])),
   ];
   return new Uint8Array(bytes);
@@ -373,4 +375,66 @@ export function expShiftLastC(at: number, n: number, shift: number): number {
   const c = new Float32Array(lastC.g.mem.buffer, lastC.byteOffset, lastC.length);
   for (let j = at + groups * 4; j < at + n; j++) { const e = Math.fround(Math.exp(c[j]! - shift)); c[j] = e; sum += e; }
   return sum;
+}
+
+// ---------------------------------------------------------------- on TF.js-wasm's own heap
+
+/** The parts of TF.js-wasm's backend used here (tfjs-backend-wasm 4.x internals). */
+interface WasmBackendLike {
+  wasm: { asm?: { memory?: WasmMemory }; _malloc(bytes: number): number; _free(ptr: number): void };
+  dataIdMap: { get(id: object): { memoryOffset?: number } | undefined };
+  makeOutput(shape: number[], dtype: 'float32'): { dataId: object; shape: number[]; dtype: 'float32' };
+}
+interface HeapGemm { memory: WasmMemory; relaxed: boolean; gemm: Gemm['gemm']; scratch: number; scratchBytes: number }
+let heapGemm: HeapGemm | null | undefined;
+
+function heapInstance(backend: WasmBackendLike): HeapGemm | null {
+  const memory = backend.wasm.asm?.memory;
+  if (!memory || !wasmApi) return null;
+  const relaxed = gemmOptions.fma && relaxedAvailable();
+  if (heapGemm === null || (heapGemm && heapGemm.memory === memory && heapGemm.relaxed === relaxed)) return heapGemm;
+  try {
+    const module = new wasmApi.Module(buildModule(GEMM_MR, relaxed, true));
+    const exports = new wasmApi.Instance(module, { env: { mem: memory } }).exports as { gemm: Gemm['gemm'] };
+    // (a previous instance's scratch block stays allocated: at most one per option switch)
+    heapGemm = { memory, relaxed, gemm: exports.gemm, scratch: 0, scratchBytes: 0 };
+  } catch {
+    heapGemm = null;
+  }
+  return heapGemm;
+}
+
+/** An operand in TF.js-wasm's heap: a byte address, its shape [rows, cols] as stored, and whether it is used transposed. */
+export interface HeapOperand { ptr: number; transposed: boolean }
+
+/**
+ * gemm on TF.js-wasm's heap, with no copies: A read where the tensor lies, B packed into a scratch
+ * block of that heap, C written into a new output buffer of the backend (`makeOutput`). Returns the
+ * output's tensor info (the caller wraps it into a tensor at once), or null where this does not
+ * apply (not the wasm backend's internals, M not a multiple of GEMM_MR, N not of 8: the caller
+ * falls back to gemm, which copies).
+ */
+export function gemmOnHeap(
+  backendIn: unknown, a: HeapOperand, b: HeapOperand, M: number, K: number, N: number,
+): { dataId: object; shape: number[]; dtype: 'float32' } | null {
+  const backend = backendIn as WasmBackendLike;
+  if (M % GEMM_MR !== 0 || N % NR !== 0 || !(K > 0) || typeof backend?.makeOutput !== 'function') return null;
+  const h = heapInstance(backend);
+  if (!h) return null;
+  const out = backend.makeOutput([M, N], 'float32');                  // may grow the heap
+  const cPtr = backend.dataIdMap.get(out.dataId)?.memoryOffset;
+  if (typeof cPtr !== 'number') throw new Error('gemmOnHeap: the output buffer has no address');
+  const need = K * N * 4;
+  if (h.scratchBytes < need) {
+    if (h.scratch) backend.wasm._free(h.scratch);
+    h.scratch = backend.wasm._malloc(need);                            // may grow the heap
+    h.scratchBytes = need;
+  }
+  const heap = new Float32Array(h.memory.buffer);                      // after every allocation
+  for (let k0 = 0; k0 < K; k0 += K_CHUNK) packB(heap, b.ptr / 4, b.transposed, K, N, k0, Math.min(K_CHUNK, K - k0), heap, h.scratch / 4 + k0 * N);
+  const [rowStride, kStride] = a.transposed ? [4, 4 * M] : [4 * K, 4];
+  for (let k0 = 0; k0 < K; k0 += K_CHUNK) {
+    h.gemm(a.ptr + k0 * kStride, h.scratch + k0 * N * 4, cPtr, M, Math.min(K_CHUNK, K - k0), N, k0 > 0 ? 1 : 0, rowStride, kStride, 0);
+  }
+  return out;
 }

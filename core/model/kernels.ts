@@ -4,7 +4,7 @@
 // derives by itself (which use transpose flags) are ~10x slower than these. Every kernel has a
 // plain-ops reference (used by the tests to check the gradients against autograd).
 import * as tf from '@tensorflow/tfjs';
-import { gemm, gemmSupported } from './gemm-wasm.js';
+import { gemm, gemmOnHeap, gemmSupported } from './gemm-wasm.js';
 
 type GradFunc = (dy: tf.Tensor, saved: tf.Tensor[]) => tf.Tensor[];
 type CustomBody = (...args: any[]) => { value: tf.Tensor; gradFunc: GradFunc };
@@ -98,6 +98,14 @@ function matMulWasm(a: tf.Tensor2D, aT: boolean, b: tf.Tensor2D, bT: boolean): t
   const [K2, N] = bT ? [b.shape[1], b.shape[0]] : b.shape;
   if (K !== K2) throw new Error(`matMulWasm: inner sizes ${K} and ${K2} differ`);
   if (!gemmSupported(M, N)) return null;
+  const backend = tf.backend() as unknown as { dataIdMap?: { get(id: object): { memoryOffset?: number } | undefined } };
+  const aPtr = backend.dataIdMap?.get(a.dataId)?.memoryOffset;
+  const bPtr = backend.dataIdMap?.get(b.dataId)?.memoryOffset;
+  if (typeof aPtr === 'number' && typeof bPtr === 'number') {
+    // on TF.js-wasm's heap: no copy of A in, none of C out
+    const info = gemmOnHeap(backend, { ptr: aPtr, transposed: aT }, { ptr: bPtr, transposed: bT }, M, K, N);
+    if (info) return tf.engine().makeTensorFromTensorInfo(info) as tf.Tensor2D;
+  }
   const c = gemm({ data: readView(a), transposed: aT }, { data: readView(b), transposed: bT }, M, K, N, null);
   return tf.tensor2d(c, [M, N]);                                          // copies out of the module's memory
 }

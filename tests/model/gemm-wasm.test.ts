@@ -4,7 +4,7 @@
 // products (GQA, padding). Issue 34 item 4.
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as tf from '@tensorflow/tfjs';
-import { expShiftLastC, gemm, gemmInfo, gemmMemoryView, gemmOptions, gemmSupported, type GemmTriangle } from '../../core/model/gemm-wasm.js';
+import { expShiftLastC, gemm, gemmInfo, gemmMemoryView, gemmOnHeap, gemmOptions, gemmSupported, type GemmTriangle } from '../../core/model/gemm-wasm.js';
 import { attentionFast } from '../../core/model/attention.js';
 import { attentionReference, linear, linearReference, ropeTables, segmentBias } from '../../core/model/kernels.js';
 import { maxAbsDiff, useTestBackend } from './helpers.js';
@@ -108,6 +108,25 @@ describe('gemm-wasm', () => {
     expect(gemmSupported(4, 12)).toBe(false);
     expect(() => gemm({ data: new Float32Array(12) }, { data: new Float32Array(36) }, 4, 3, 12)).toThrow(/unsupported sizes.*N 12/);
     expect(() => gemm({ data: new Float32Array(5) }, { data: new Float32Array(24) }, 2, 3, 8)).toThrow(/shorter than \[2, 3\] x \[3, 8\]/);
+  });
+
+  it('on TF.js-wasm\'s heap (no copies) it gives tf.matMul\'s values to the bit; rows not a multiple of 4 fall back', () => {
+    tf.tidy(() => {
+      const a = tf.randomNormal([20, 40], 0, 1, 'float32', 4) as tf.Tensor2D;
+      const b = tf.randomNormal([40, 24], 0, 1, 'float32', 5) as tf.Tensor2D;
+      const ptr = (t: tf.Tensor) => (tf.backend() as unknown as { dataIdMap: { get(id: object): { memoryOffset: number } } }).dataIdMap.get(t.dataId).memoryOffset;
+      const before = tf.memory().numTensors;
+      const info = gemmOnHeap(tf.backend(), { ptr: ptr(a), transposed: false }, { ptr: ptr(b), transposed: false }, 20, 40, 24);
+      expect(info).not.toBeNull();
+      const c = tf.engine().makeTensorFromTensorInfo(info!);
+      expect(tf.memory().numTensors).toBe(before + 1);
+      expect(maxAbsDiff(c, tf.matMul(a, b))).toBe(0);
+      const bt = tf.transpose(b);                                    // [24, 40]: used transposed
+      const at = tf.transpose(a);                                    // [40, 20]
+      const c2 = tf.engine().makeTensorFromTensorInfo(gemmOnHeap(tf.backend(), { ptr: ptr(at), transposed: true }, { ptr: ptr(bt), transposed: true }, 20, 40, 24)!);
+      expect(maxAbsDiff(c2, tf.matMul(a, b))).toBe(0);
+      expect(gemmOnHeap(tf.backend(), { ptr: ptr(a), transposed: false }, { ptr: ptr(b), transposed: false }, 22, 40, 24)).toBeNull();
+    });
   });
 
   it('linear through gemm (widths multiple of 8) equals the reference in value and gradients', () => {
