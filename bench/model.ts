@@ -25,6 +25,8 @@ import { Trainer } from '../core/model/trainer.js';
 import { generate } from '../core/model/generate.js';
 import { DataParallelTrainer } from '../core/model/workers/data-parallel.js';
 import { buildCharTokenizer } from '../core/model/tokenizer.js';
+import { linearGemm } from '../core/model/kernels.js';
+import { gemmInfo, gemmOptions } from '../core/model/gemm-wasm.js';
 
 interface Shape {
   name: string; vocab: number; hidden: number; intermediate: number; layers: number; heads: number; kvHeads: number;
@@ -281,6 +283,8 @@ if (torch.ok) {
 console.log(JSON.stringify({
   date: new Date().toISOString(),
   backend: report.backend, backendSummary: report.summary, steps, shapes,
+  // the wasm training path's matrix products: gemm-wasm.ts (SPA_WASM_GEMM=0: XNNPACK), fused multiply-adds (SPA_GEMM_FMA=1)
+  wasmGemm: { enabled: linearGemm.enabled, fma: gemmOptions.fma, ...gemmInfo() },
   tfjs,
   dataParallel: dpWorkers > 0 ? dataParallel : null,
   torch: torch.ok ? torch.data : { error: torch.reason },

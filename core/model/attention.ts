@@ -15,6 +15,8 @@
 // that only feed new tensors are reused across calls (scratch).
 // The probabilities P are kept for the backward pass when they fit (MAX_SAVED_PROB_BYTES),
 // otherwise recomputed there. Identical masks share one bias tile.
+// On wasm, when the context and head size are multiples of 8, attentionGemm (below) runs the same tiles
+// through gemm-wasm.ts instead: no TF.js tensor per tile, transposes as strides, the causal half skipped.
 import * as tf from '@tensorflow/tfjs';
 import { custom, linearGemm, readView, transposeInto, type AttentionShape } from './kernels.js';
 import { expShiftLastC, gemm, gemmInfo, gemmMemoryView } from './gemm-wasm.js';
