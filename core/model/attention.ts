@@ -28,6 +28,16 @@ interface Layout { B: number; T: number; H: number; KV: number; hd: number; rep:
 
 export { readView };
 
+/** delta[r] = sum over d of a[at + r * hd + d] * b[at + r * hd + d] for r < rows: the attention backward's D = rowsum(dO * O). */
+function rowDots(a: ArrayLike<number>, b: ArrayLike<number>, at: number, rows: number, hd: number, delta: Float32Array): void {
+  for (let r = 0; r < rows; r++) {
+    let acc = 0;
+    const base = at + r * hd;
+    for (let d = 0; d < hd; d++) acc += a[base + d]! * b[base + d]!;
+    delta[r] = acc;
+  }
+}
+
 // wasm copies a tensor's values into its heap when the tensor is created, so there the buffers
 // that only feed a new tensor (or are read within one call) are reused across calls instead of
 // allocated per call (~100 MB of garbage per reference-shape step otherwise). Other backends may
@@ -295,12 +305,7 @@ export function attentionFast(q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, ma
           for (let g = 0; g < KV; g++) {
             const i = b * KV + g;
             const qo = i * qTile;
-            for (let r = 0; r < rows; r++) {                                    // D = rowsum(dO * O) = rowsum(dP * P)
-              let acc = 0;
-              const base = qo + r * hd;
-              for (let d = 0; d < hd; d++) acc += dO[base + d]! * outTiles[base + d]!;
-              delta[r] = acc;
-            }
+            rowDots(dO, outTiles, qo, rows, hd, delta);                         // D = rowsum(dO * O) = rowsum(dP * P)
             // dK = dS^T (scale Q) and dV = P^T dO, with dS^T and P^T transposed in JS: a matmul
             // whose right operand is a fresh [rows, T] matrix (dK^T = (scale Q)^T dS) spends ~3x
             // longer packing that operand than multiplying, and tf.transpose is slower than JS.
@@ -433,12 +438,7 @@ function attentionGemm(q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, mask: num
           for (let g = 0; g < KV; g++) {
             const i = b * KV + g;
             const qo = i * qTile;
-            for (let r = 0; r < rows; r++) {                                    // D = rowsum(dO * O) = rowsum(dP * P)
-              let acc = 0;
-              const base = qo + r * hd;
-              for (let d = 0; d < hd; d++) acc += dO[base + d]! * outTiles[base + d]!;
-              delta[r] = acc;
-            }
+            rowDots(dO, outTiles, qo, rows, hd, delta);                         // D = rowsum(dO * O) = rowsum(dP * P)
             // dP = dO V^T (V stored [T, hd]: the transposed operand)
             const dP = gemm({ data: dO, offset: qo }, { data: vv, offset: i * kTile, transposed: true }, rows, hd, T, null, tri ? 'lowerC' : 'none');
             const dS = dP;                                                        // in place: read by the next two products where it is
