@@ -4,23 +4,13 @@
 import * as tf from '@tensorflow/tfjs';
 import os from 'node:os';
 import { initBackend } from '../core/model/backend.js';
-import { parseModelConfig } from '../core/model/config.js';
-import { CausalLM } from '../core/model/transformer.js';
-import { Trainer } from '../core/model/trainer.js';
+import { referenceStep } from './reference-step.js';
 import { generate } from '../core/model/generate.js';
 
 const arg = (n: string) => { const i = process.argv.indexOf(n); return i >= 0 ? process.argv[i + 1] : undefined; };
 const steps = Number(arg('--steps') ?? 3);
 await initBackend({ backend: 'wasm', ignoreEnv: true });
-const s = { vocab: 64, hidden: 128, intermediate: 352, layers: 4, heads: 4, kvHeads: 4, context: 256, batch: 16 };
-const config = parseModelConfig({ vocab_size: s.vocab, hidden_size: s.hidden, intermediate_size: s.intermediate, num_hidden_layers: s.layers,
-  num_attention_heads: s.heads, num_key_value_heads: s.kvHeads, max_position_embeddings: s.context + 64, tie_word_embeddings: true });
-const model = new CausalLM(config, { seed: 0 });
-const trainer = new Trainer(model, { schedule: { lr: 1e-3, kind: 'constant' } });
-let seed = 1;
-const rnd = () => { seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0; return seed / 4294967296; };
-const inputIds = Array.from({ length: s.batch }, () => Array.from({ length: s.context }, () => Math.floor(rnd() * s.vocab)));
-const batch = { inputIds, lossMask: inputIds.map((r) => r.map((_, t) => (t > 0 ? 1 : 0))) };
+const { model, trainer, inputIds, batch } = referenceStep();
 trainer.step({ lossName: 'sft', batch });
 
 const median = (xs: number[]) => { const a = [...xs].sort((x, y) => x - y); return a[Math.floor(a.length / 2)]!; };
