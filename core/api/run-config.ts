@@ -383,6 +383,27 @@ export const RlSectionSchema = z.object({
       'after-system = every token after the system prompt, environment text included, as SPA\'s released PPO config ' +
       '(SPA@3848e68 config/base.yaml:16 enable_response_mask False; RAGEN@5eb79b8 ragen/llm_agent/ctx_manager.py:45-49); ' +
       'after-system is not implemented yet and the RL stage refuses it by name; source: release'),
+  selfImitation: z.object({
+    steps: z.number().int().nonnegative().default(0)
+      .describe('optimizer steps of self-imitation after each RL step\'s update (0 = off); source: ours'),
+    batch: z.number().int().positive().default(16)
+      .describe('replayed turns per self-imitation step, drawn uniformly with replacement from the buffer; source: ours'),
+    lr: z.number().positive().nullable().default(null)
+      .describe('lr of the self-imitation steps (null = rl.lr; not warmed up); source: ours'),
+    moveWeight: z.number().positive().default(20)
+      .describe('weight of the token that chooses the move (core/train/ppo.ts decisionTokenMask) against 1 for every other reply token ' +
+        'in the replayed cross-entropy; source: ours (curve (a): the move alone wrecked the format, the whole reply unweighted did not learn)'),
+    filter: z.enum(['won', 'well-formed', 'plan']).default('plan')
+      .describe('which turns of a won episode enter the buffer: won = all | well-formed = the format check passes, the answer names a ' +
+        'legal move and written states are exact where scored | plan = well-formed and the reasoning says "I will try A." with A the ' +
+        'answer (the plan the product\'s SFT rows write; a reply without it is left out); source: ours'),
+    capacity: z.number().int().positive().default(1024)
+      .describe('distinct (prompt, reply) turns the buffer keeps; the oldest leaves first; source: ours'),
+  }).strict().default({ steps: 0, batch: 16, lr: null, moveWeight: 20, filter: 'plan', capacity: 1024 })
+    .describe('self-imitation (Oh et al. 2018, "Self-Imitation Learning", ICML): after each RL step\'s update, the policy trains on ' +
+      'its own distinct won turns, kept in a buffer across steps (core/train/self-imitation.ts), with the GRPO loss at ratio 1 = a ' +
+      'weighted cross-entropy on the reply. Met curve (a) where reward-only GRPO collapsed onto one move ' +
+      '(bench/results/rl-curves/README.md, session 4); not in SPA/RAGEN: the export refuses steps > 0 by name; source: ours'),
 }).strict();
 export type RlSection = z.infer<typeof RlSectionSchema>;
 

@@ -179,6 +179,8 @@ export function inexpressibleRlOptions(rl: RlSection): Array<[string, string]> {
     'RAGEN v1\'s entropy_coeff covers every response token']);
   if (rl.entropyCap !== null && rl.entropyCoef > 0) out.push([`rl.entropyCap ${rl.entropyCap}`, 'RAGEN v1\'s entropy bonus is uncapped']);
   if (rl.lossOn !== 'reply') out.push([`rl.lossOn ${JSON.stringify(rl.lossOn)}`, 'RAGEN v1\'s loss covers every response token']);
+  if (rl.selfImitation.steps > 0) out.push([`rl.selfImitation.steps ${rl.selfImitation.steps}`,
+    'RAGEN v1 has no self-imitation (its trainer updates on the step\'s own rollouts only)']);
   return out;
 }
 

@@ -8,6 +8,8 @@
 // Resumable: the latest weights and the next step are saved after every step, after the step's metrics and its tracked
 // Pass@k (so a kill between them loses nothing: the resumed run redoes the step; N6); a resume whose milestone Pass@k is
 // missing (a stop during it) computes it first. The shared-trunk value step's moments are saved too (exact resume; N6b).
+// rl.selfImitation > 0 steps: after the update, the step's won turns join a buffer of distinct turns (kept in the stage
+// state) and the policy replays it (core/train/self-imitation.ts; Oh et al. 2018).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StageContext, StageDefinition } from '../api/stage.js';
@@ -28,6 +30,7 @@ import { loadRuntime, pruneMilestones, removeCheckpoint, type ModelRuntime, type
 import { createRng, shuffleInPlace } from '../util/rng.js';
 import { attachTokenStats } from './token-stats.js';
 import { formatDriftWarning } from './format-drift.js';
+import { SelfImitationBuffer, selfImitationSteps, type SelfImitationEntry } from './self-imitation.js';
 
 /** Score of one written state for the online world-model reward (VAGEN scores entities: F1 of player/box/hole positions). */
 export function worldModelStateScore(score: TurnRecord['wm']['observation'], kind: RlSection['worldModelScore']): number {
@@ -148,7 +151,7 @@ async function trackPassAtK(ctx: StageContext, runtime: ModelRuntime, section: R
  */
 async function loadRlModels(ctx: StageContext, section: RlSection, ppo: boolean) {
   const separateCritic = ppo && ctx.config.model.criticMode === 'separate';
-  const state = ctx.loadState() as { nextStep?: number; checkpoint?: string; critic?: string } | null;
+  const state = ctx.loadState() as { nextStep?: number; checkpoint?: string; critic?: string; selfImitation?: SelfImitationEntry[] } | null;
   let policy: ModelRuntime;
   let from: string;
   if (state?.checkpoint && existsSync(join(state.checkpoint, 'config.json'))) {
@@ -204,6 +207,11 @@ export const rlStage: StageDefinition = {
       await trackPassAtK(ctx, policy, section, firstStep);
     }
     let checkpoint = from;
+    // rl.selfImitation: the buffer of distinct won turns, restored from the stage state on a resume
+    const sil = section.selfImitation;
+    const silBuffer = sil.steps > 0 ? new SelfImitationBuffer(sil.capacity, state?.selfImitation ?? []) : null;
+    if (silBuffer && firstStep > 0) ctx.log('info', `rl: self-imitation buffer restored with ${silBuffer.size} turns`);
+    let silWarned = false;
     let episodesSeen = firstStep * section.groups * section.groupSize;
     const formatRates: number[] = []; // per step since this start or resume: the format-drift guard (format-drift.ts) warns once
     let driftWarned = false;
@@ -246,6 +254,24 @@ export const rlStage: StageDefinition = {
         if (ctx.signal.aborted) break;
         updateStats.push(await rlUpdate(policy, critic, valueView, indexes.map((i) => rows[i]!), lossParams, { ...section, lr: warmedLr(section, step) }));
       }
+      // 5. self-imitation (rl.selfImitation): the step's won turns join the buffer, then its steps replay the buffer
+      const silCharts: Record<string, number> = {};
+      if (silBuffer && !ctx.signal.aborted) {
+        const added = silBuffer.addWins(results, sil.filter);
+        const done = await selfImitationSteps(policy, silBuffer, sil, {
+          lr: sil.lr ?? section.lr, gradClip: section.gradClip, maskStateSpans: section.maskStateSpans, lossParams,
+          seed: ctx.config.seeds.base * 7_919 + step, stopped: () => ctx.signal.aborted,
+        });
+        Object.assign(silCharts, {
+          'sil/buffer': silBuffer.size, 'sil/added': added.added, 'sil/leftOut': Object.values(added.leftOut).reduce((a, b) => a + b, 0),
+          'sil/steps': done.steps, 'sil/crossEntropy': done.crossEntropy,
+        });
+        if (!silWarned && silBuffer.size === 0 && Object.keys(added.leftOut).length) {
+          silWarned = true;
+          ctx.log('warn', `rl: self-imitation left out every won turn of step ${step + 1} (filter ${sil.filter}: ` +
+            `${Object.entries(added.leftOut).map(([why, n]) => `${n} ${why}`).join(', ')})`);
+        }
+      }
       const rollout = rolloutMetrics(results);
       const wmRewards = shaped.flatMap((turns) => turns.map((t) => t.wm));
       const losses = meanStats(updateStats);
@@ -253,6 +279,7 @@ export const rlStage: StageDefinition = {
         ...rollout,
         ...charts,
         ...losses,
+        ...silCharts,
         'rollout/shapedReward': episodeRewards.reduce((a, c) => a + c, 0) / Math.max(1, episodeRewards.length),
       };
       if (section.worldModelReward > 0) values['rollout/wmReward'] = wmRewards.reduce((a, c) => a + c, 0) / Math.max(1, wmRewards.length);
@@ -272,10 +299,10 @@ export const rlStage: StageDefinition = {
       formatRates.push(rollout['rollout/formatErrorRate'] ?? 0);
       const drift = driftWarned ? null : formatDriftWarning(formatRates, ppo ? ctx.config.model.criticMode : null);
       if (drift) { ctx.log('warn', drift); driftWarned = true; }
-      // 5. the tracked Pass@k, before the state: a kill before the state is saved redoes the step and its Pass@k (N6)
+      // 6. the tracked Pass@k, before the state: a kill before the state is saved redoes the step and its Pass@k (N6)
       const milestone = isPassAtKMilestone(step + 1, section);
       if (milestone) await trackPassAtK(ctx, policy, section, step + 1);
-      // 6. checkpoints (docs/checkpoints.md): rl-latest is the resume point (AdamW moments of the policy and of a shared-trunk
+      // 7. checkpoints (docs/checkpoints.md): rl-latest is the resume point (AdamW moments of the policy and of a shared-trunk
       // value step, f32 weights); a milestone rl-<n> and the final rl-<steps> hold weights only (model.memory.checkpointDtype);
       // model.memory.keepMilestones bounds the milestones. A stop during the Pass@k still saves the step (the resume computes it).
       const last = step + 1 === section.steps;
@@ -287,7 +314,9 @@ export const rlStage: StageDefinition = {
         await pruneMilestones(join(ctx.runDir, 'checkpoints'), 'rl-', [`rl-${section.steps}`]);
       }
       const criticDir = critic ? await writeCheckpoint(ctx, critic, 'rl-critic-latest', step + 1, {}, from, { resumePoint: !last }) : undefined;
-      ctx.saveState({ nextStep: step + 1, checkpoint, ...(criticDir ? { critic: criticDir } : {}) });
+      ctx.saveState({
+        nextStep: step + 1, checkpoint, ...(criticDir ? { critic: criticDir } : {}), ...(silBuffer ? { selfImitation: silBuffer.toJSON() } : {}),
+      });
       if (last) await removeCheckpoint(join(ctx.runDir, 'checkpoints', 'rl-latest'));   // the stage is done: nothing resumes from it
     }
     await disposeValueView(valueView);
