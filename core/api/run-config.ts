@@ -399,7 +399,11 @@ export const RlSectionSchema = z.object({
         'answer (the plan the product\'s SFT rows write; a reply without it is left out); source: ours'),
     capacity: z.number().int().positive().default(1024)
       .describe('distinct (prompt, reply) turns the buffer keeps; the oldest leaves first; source: ours'),
-  }).strict().default({ steps: 0, batch: 16, lr: null, moveWeight: 20, filter: 'plan', capacity: 1024 })
+    gamma: z.number().gt(0).max(1).default(1)
+      .describe('replay priority of a won episode\'s turn k of T: gamma^(T-1-k), the discounted return of the win (the winning turn 1); ' +
+        'turns are drawn in proportion to it (1 = uniform). Below 1 the moves far from the win, often detours, are replayed less; ' +
+        'source: Oh et al. 2018 (prioritized replay by the discounted return)'),
+  }).strict().default({ steps: 0, batch: 16, lr: null, moveWeight: 20, filter: 'plan', capacity: 1024, gamma: 1 })
     .describe('self-imitation (Oh et al. 2018, "Self-Imitation Learning", ICML): after each RL step\'s update, the policy trains on ' +
       'its own distinct won turns, kept in a buffer across steps (core/train/self-imitation.ts), with the GRPO loss at ratio 1 = a ' +
       'weighted cross-entropy on the reply. Met curve (a) where reward-only GRPO collapsed onto one move ' +

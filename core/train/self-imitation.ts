@@ -13,8 +13,11 @@ import { createRng } from '../util/rng.js';
 
 export type SelfImitationSettings = RlSection['selfImitation'];
 
-/** One replayed turn: the prompt and the generated reply, as token ids. */
-export interface SelfImitationEntry { promptIds: number[]; responseIds: number[] }
+/**
+ * One replayed turn: the prompt and the generated reply, as token ids, and its replay priority: gamma^(turns after it in its
+ * won episode), the discounted return of a win worth 1 (1 for the winning turn; absent in older states = 1).
+ */
+export interface SelfImitationEntry { promptIds: number[]; responseIds: number[]; priority?: number }
 
 /** The product's plan sentence (core/prompts/session.ts: the self-play and SFT rows write "I will try A."). */
 const PLAN = /I will try ([^.<\n]*)\./;
@@ -53,43 +56,65 @@ export class SelfImitationBuffer {
 
   get size(): number { return this.entries.size; }
 
-  /** Adds the turn unless the same (prompt, reply) is already in; returns whether it was new. */
+  /** Adds the turn unless the same (prompt, reply) is already in (then it keeps the larger priority); returns whether it was new. */
   add(entry: SelfImitationEntry): boolean {
     const key = `${entry.promptIds.join(',')}|${entry.responseIds.join(',')}`;
-    if (this.entries.has(key)) return false;
-    this.entries.set(key, { promptIds: [...entry.promptIds], responseIds: [...entry.responseIds] });
+    const known = this.entries.get(key);
+    if (known) {
+      if ((entry.priority ?? 1) > (known.priority ?? 1)) known.priority = entry.priority;
+      return false;
+    }
+    this.entries.set(key, { promptIds: [...entry.promptIds], responseIds: [...entry.responseIds], ...(entry.priority !== undefined ? { priority: entry.priority } : {}) });
     if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
     return true;
   }
 
   /**
-   * The turns of the won episodes (record.success) that pass `filter` (selfImitationLeftOut). Returns how many went in (new),
-   * were already there, and were left out, by reason.
+   * The turns of the won episodes (record.success) that pass `filter` (selfImitationLeftOut), turn k of an episode of T turns
+   * with priority gamma^(T-1-k) (gamma 1: every turn 1, as without). Returns how many went in (new), were already there,
+   * and were left out, by reason.
    */
   addWins(
-    results: ReadonlyArray<Pick<RolloutResult, 'record' | 'tokens'>>, filter: SelfImitationSettings['filter'],
+    results: ReadonlyArray<Pick<RolloutResult, 'record' | 'tokens'>>, filter: SelfImitationSettings['filter'], gamma = 1,
   ): { added: number; known: number; leftOut: Record<string, number> } {
     const out = { added: 0, known: 0, leftOut: {} as Record<string, number> };
     for (const r of results) {
       if (!r.record.success) continue;
+      const last = r.tokens.length - 1;
       r.tokens.forEach((t, k) => {
         const turn = r.record.turns[k];
         if (!turn || t.responseIds.length === 0) return;
         const why = selfImitationLeftOut(turn, filter);
         if (why) { out.leftOut[why] = (out.leftOut[why] ?? 0) + 1; return; }
-        if (this.add({ promptIds: t.promptIds, responseIds: t.responseIds })) out.added++;
+        const priority = gamma === 1 ? undefined : gamma ** (last - k);
+        if (this.add({ promptIds: t.promptIds, responseIds: t.responseIds, ...(priority !== undefined ? { priority } : {}) })) out.added++;
         else out.known++;
       });
     }
     return out;
   }
 
-  /** `count` entries drawn uniformly with replacement (deterministic in `seed`); empty when the buffer is. */
+  /**
+   * `count` entries drawn with replacement, each with probability proportional to its priority (uniform when every priority
+   * is 1; Oh et al.'s prioritized replay, with the discounted return as the priority); deterministic in `seed`; empty when
+   * the buffer is.
+   */
   sample(count: number, seed: number): SelfImitationEntry[] {
     const all = [...this.entries.values()];
     if (all.length === 0) return [];
     const next = createRng(seed);
-    return Array.from({ length: count }, () => all[Math.min(all.length - 1, Math.floor(next() * all.length))]!);
+    if (all.every((e) => (e.priority ?? 1) === 1)) {
+      return Array.from({ length: count }, () => all[Math.min(all.length - 1, Math.floor(next() * all.length))]!);
+    }
+    const cumulative: number[] = [];
+    let total = 0;
+    for (const e of all) { total += e.priority ?? 1; cumulative.push(total); }
+    return Array.from({ length: count }, () => {
+      const u = next() * total;
+      let lo = 0, hi = all.length - 1;
+      while (lo < hi) { const mid = (lo + hi) >> 1; if (cumulative[mid]! > u) hi = mid; else lo = mid + 1; }
+      return all[lo]!;
+    });
   }
 
   /** The entries, oldest first (the stage state keeps them for an exact resume). */

@@ -118,6 +118,23 @@ describe('SelfImitationBuffer', () => {
     expect(new SelfImitationBuffer(2).sample(4, 1)).toEqual([]);
     expect(() => new SelfImitationBuffer(0)).toThrow(/capacity must be a positive whole number; received 0/);
   });
+
+  it('gamma < 1: turn k of a won episode of T turns has priority gamma^(T-1-k), and draws follow the priorities', () => {
+    const good = turn('I will try Up.', 'Up');
+    const buffer = new SelfImitationBuffer(8);
+    buffer.addWins([result(true, [0, 1, 2].map((k) => ({ prompt: [k], reply: [9], t: good })))], 'plan', 0.5);
+    expect(buffer.toJSON().map((e) => e.priority)).toEqual([0.25, 0.5, 1]);
+    // the same turn won again as the last turn of a shorter episode: it keeps the larger priority
+    buffer.addWins([result(true, [{ prompt: [0], reply: [9], t: good }])], 'plan', 0.5);
+    expect(buffer.toJSON().map((e) => e.priority)).toEqual([1, 0.5, 1]);
+    const draws = buffer.sample(25_000, 7);
+    const share = (k: number) => draws.filter((e) => e.promptIds[0] === k).length / draws.length;
+    expect(share(0)).toBeCloseTo(0.4, 1);
+    expect(share(1)).toBeCloseTo(0.2, 1);
+    expect(share(2)).toBeCloseTo(0.4, 1);
+    // restored from the stage state with its priorities
+    expect(new SelfImitationBuffer(8, JSON.parse(JSON.stringify(buffer.toJSON()))).sample(50, 3)).toEqual(buffer.sample(50, 3));
+  });
 });
 
 describe('selfImitationRows and one self-imitation step', () => {
