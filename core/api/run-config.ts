@@ -278,8 +278,11 @@ export const SftSectionSchema = z.object({
 export type SftSection = z.infer<typeof SftSectionSchema>;
 
 export const RlSectionSchema = z.object({
-  algorithm: z.enum(['ppo', 'grpo', 'dr-grpo']).default('ppo')
-    .describe('a row of RL_ALGORITHMS (core/train/rl-algorithms.ts): PPO with a critic, critic-free GRPO, or Dr. GRPO (no std normalisation); source: ours'),
+  algorithm: z.enum(['ppo', 'grpo', 'dr-grpo', 'reinforce']).default('ppo')
+    .describe('a row of RL_ALGORITHMS (core/train/rl-algorithms.ts): PPO with a critic, critic-free GRPO, Dr. GRPO (no std ' +
+      'normalisation), or REINFORCE with the step\'s batch-mean baseline (every episode\'s reward minus the mean over all the ' +
+      'step\'s episodes, over their std: a move lost on a puzzle whose whole group lost still gets a negative advantage, which ' +
+      'GRPO\'s group mean gives 0; Williams 1992, the batch normalisation of REINFORCE++, Hu 2025); source: ours'),
   steps: z.number().int().nonnegative().default(20)
     .describe('RL iterations (reference: 1000); source: ours (paper: 1000)'),
   groups: z.number().int().positive().default(4)

@@ -157,7 +157,9 @@ function envOptionsOf(config: RunConfig): Record<string, unknown> {
 }
 
 /** RAGEN v1 (verl) advantage estimator and std normalisation of each RL algorithm (RL_ALGORITHMS rows; a new row must be added). */
-const RAGEN_ALGORITHM: Record<RlSection['algorithm'], { adv_estimator: 'gae' | 'grpo'; norm_adv_by_std_in_grpo?: boolean }> = {
+// 'reinforce' (the batch-mean baseline) is not mapped: verl's reinforce_plus_plus whitens token returns over the batch, not
+// episode rewards, so the export refuses it by name (inexpressibleRlOptions)
+const RAGEN_ALGORITHM: Partial<Record<RlSection['algorithm'], { adv_estimator: 'gae' | 'grpo'; norm_adv_by_std_in_grpo?: boolean }>> = {
   ppo: { adv_estimator: 'gae' },
   grpo: { adv_estimator: 'grpo', norm_adv_by_std_in_grpo: true },
   'dr-grpo': { adv_estimator: 'grpo', norm_adv_by_std_in_grpo: false },   // Dr. GRPO: no division by the group's std
@@ -312,6 +314,7 @@ export function hydraConfig(runConfig: RunConfig, template: PromptTemplate, expe
       });
   }
   const algorithm = RAGEN_ALGORITHM[rl.algorithm];
+  if (!algorithm) throw new Error(`export --to spa-ragen: rl.algorithm ${JSON.stringify(rl.algorithm)} has no RAGEN advantage estimator mapped`);
   const cfg: Record<string, any> = {
     defaults: ['base'],
     model_path: modelPath,

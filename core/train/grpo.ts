@@ -2,7 +2,9 @@
 // group (the episodes that share a puzzle seed), and that advantage is given to every token the
 // model wrote in the episode. The loss is the registered 'grpo' loss (clipped surrogate, entropy
 // bonus, optional KL to the frozen reference). Dr. GRPO (Liu et al. 2025) removes only the group
-// mean (no division by the group's std). Both are rows of RL_ALGORITHMS (rl-algorithms.ts).
+// mean (no division by the group's std). REINFORCE with the batch-mean baseline (Williams 1992; normalised over the batch as
+// REINFORCE++, Hu 2025) takes the mean and std over all the step's episodes instead of each group's. All are rows of
+// RL_ALGORITHMS (rl-algorithms.ts).
 import { groupRewardCharts, grpoAdvantages } from './groups.js';
 import { aggregatedBatch, responseMask, tagRowEpisodes, type samplingStats, type TurnSample } from './ppo.js';
 import type { TrainRow } from './runtime.js';
@@ -34,14 +36,17 @@ export function buildGrpoRows(
   return { rows, advantageMean, advantageStd };
 }
 
-/** A critic-free row: group-relative advantages, the 'grpo' loss on the policy only. */
-function groupRelative(id: string, summary: string, normalizeStd: boolean): RlAlgorithm {
+/**
+ * A critic-free row: group-relative advantages, the 'grpo' loss on the policy only. `baseline` 'batch': every episode of the
+ * step in one group (REINFORCE with the batch-mean baseline), so an all-lose puzzle group still gets negative advantages.
+ */
+function groupRelative(id: string, summary: string, normalizeStd: boolean, baseline: 'group' | 'batch' = 'group'): RlAlgorithm {
   return {
     id,
     summary,
     needsCritic: false,
     buildRows: ({ samples, episodeRewards, groups, stats }) => {
-      const built = buildGrpoRows(samples, episodeRewards, groups, stats, { normalizeStd });
+      const built = buildGrpoRows(samples, episodeRewards, baseline === 'batch' ? groups.map(() => 0) : groups, stats, { normalizeStd });
       return {
         rows: built.rows,
         charts: { 'charts/advantageMean': built.advantageMean, 'charts/advantageStd': built.advantageStd, ...groupRewardCharts(episodeRewards, groups) },
@@ -54,3 +59,5 @@ function groupRelative(id: string, summary: string, normalizeStd: boolean): RlAl
 
 export const grpoAlgorithm = groupRelative('grpo', 'GRPO: critic-free, episode reward normalised within its puzzle group (mean and std)', true);
 export const drGrpoAlgorithm = groupRelative('dr-grpo', 'Dr. GRPO: GRPO without the division by the group std (mean removed only)', false);
+export const reinforceAlgorithm = groupRelative('reinforce',
+  'REINFORCE with the batch-mean baseline: episode reward minus the mean over all the step\'s episodes, over their std', true, 'batch');

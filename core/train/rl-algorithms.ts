@@ -9,7 +9,7 @@ import type { samplingStats, TurnSample } from './ppo.js';
 import type { TrainRow } from './runtime.js';
 import './losses.js';
 import { ppoAlgorithm } from './ppo.js';
-import { drGrpoAlgorithm, grpoAlgorithm } from './grpo.js';
+import { drGrpoAlgorithm, grpoAlgorithm, reinforceAlgorithm } from './grpo.js';
 
 /** What a row's buildRows gets: the step's kept samples with their sampling statistics, and the rewards. */
 export interface RlRowsInput {
@@ -45,6 +45,7 @@ export const RL_ALGORITHMS: Record<string, RlAlgorithm> = {
   ppo: ppoAlgorithm,
   grpo: grpoAlgorithm,
   'dr-grpo': drGrpoAlgorithm,
+  reinforce: reinforceAlgorithm,
 };
 
 /**

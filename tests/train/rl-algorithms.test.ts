@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { getLoss } from '../../core/model/losses.js';
 import { RL_ALGORITHMS, rlAlgorithm, type RlRowsInput } from '../../core/train/rl-algorithms.js';
 import { rlUpdate } from '../../core/train/rl-stage.js';
+import { inexpressibleRlOptions } from '../../core/interop/export-bundle.js';
 import { RunConfigSchema, StageSectionSchemas } from '../../core/api/run-config.js';
 import type { RlSection } from '../../core/api/run-config.js';
 import type { TrainRow } from '../../core/train/runtime.js';
@@ -33,7 +34,7 @@ afterEach(() => { delete RL_ALGORITHMS.rloo; });
 
 describe('RL_ALGORITHMS', () => {
   it('adds a GRPO variant as one file plus one row, and the stage dispatch runs its rows and its own registered loss', async () => {
-    expect(() => rlAlgorithm('rloo')).toThrow(/unknown RL algorithm "rloo".*ppo, grpo, dr-grpo/);
+    expect(() => rlAlgorithm('rloo')).toThrow(/unknown RL algorithm "rloo".*ppo, grpo, dr-grpo, reinforce/);
     RL_ALGORITHMS.rloo = rlooAlgorithm;                                     // the one row
     const log: string[] = [];
     await rlUpdate(recorder('policy', log), null, null, [], {}, section('rloo'));
@@ -54,6 +55,24 @@ describe('RL_ALGORITHMS', () => {
     expect(dr.rows[0]!.arrays.advantages!.slice(2)).toEqual([1, 1]);            // 3 - mean(3, 1)
     expect(grpo.rows[0]!.arrays.advantages![2]).toBeCloseTo(1 / Math.SQRT2, 4); // divided by the unbiased std √2
     expect(() => RunConfigSchema.parse({ stages: { rl: { algorithm: 'dr_grpo' } } })).toThrow(/algorithm/);
+  });
+
+  it('reaches REINFORCE with the batch-mean baseline: an all-lose group gets negative advantages, which GRPO gives 0', () => {
+    // group 0 all lost (0, 0), group 1 all won (1, 1): no group has a spread
+    const rewards = [0, 0, 1, 1];
+    const grpo = rlAlgorithm('grpo').buildRows(input(rewards));
+    expect(grpo.rows.every((r) => r.arrays.advantages!.every((a) => a === 0))).toBe(true);
+    const config = RunConfigSchema.parse({ stages: { rl: { algorithm: 'reinforce' } } });
+    const built = rlAlgorithm(config.stages.rl.algorithm).buildRows(input(rewards));
+    // batch mean 0.5, unbiased std sqrt(1/3): (r - 0.5) / 0.577 on the response tokens only
+    const a = 0.5 / Math.sqrt(1 / 3);
+    built.rows.forEach((r, e) => {
+      expect(r.arrays.advantages!.slice(0, 2).map(Math.abs)).toEqual([0, 0]);   // the prompt (0 x a negative advantage is -0)
+      for (const x of r.arrays.advantages!.slice(2)) expect(x).toBeCloseTo(rewards[e] ? a : -a, 4);
+    });
+    expect(rlAlgorithm('reinforce').needsCritic).toBe(false);
+    // RAGEN's reinforce_plus_plus whitens token returns, not episode rewards: the export refuses it by name
+    expect(inexpressibleRlOptions(config.stages.rl).map(([o]) => o)).toEqual(['rl.algorithm "reinforce"']);
   });
 
   it('runs PPO as policy loss at lr then value loss on the critic at criticLr, and refuses PPO without a critic', async () => {

@@ -22,7 +22,7 @@ describe('groupRewardCharts', () => {
   it('is charted by every algorithm row over all groups, including those the filter dropped (no sample of group 1 is kept)', () => {
     const rewards = [1, 0, 1, 1];
     const samples = [0, 1].map((e) => ({ episode: e, turn: 0, ids: [1, 2, 3, 4], responseStart: 2 }));   // group 0's episodes only
-    for (const algorithm of ['ppo', 'grpo', 'dr-grpo']) {
+    for (const algorithm of ['ppo', 'grpo', 'dr-grpo', 'reinforce']) {
       const input: RlRowsInput = {
         samples, turnRewards: rewards.map((r) => [r]), episodeRewards: rewards, groups: [0, 0, 1, 1],
         stats: { logprobs: samples.map(() => [0, 0, -1, -1]), values: samples.map(() => [0, 0, 0, 0]), refLogprobs: null, entropies: [] } as never,
