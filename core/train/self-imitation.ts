@@ -64,7 +64,8 @@ export class SelfImitationBuffer {
       if ((entry.priority ?? 1) > (known.priority ?? 1)) known.priority = entry.priority;
       return false;
     }
-    this.entries.set(key, { promptIds: [...entry.promptIds], responseIds: [...entry.responseIds], ...(entry.priority !== undefined ? { priority: entry.priority } : {}) });
+    const priority = entry.priority !== undefined ? { priority: entry.priority } : {};
+    this.entries.set(key, { promptIds: [...entry.promptIds], responseIds: [...entry.responseIds], ...priority });
     if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
     return true;
   }
