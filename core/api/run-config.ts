@@ -406,7 +406,12 @@ export const RlSectionSchema = z.object({
       .describe('replay priority of a won episode\'s turn k of T: gamma^(T-1-k), the discounted return of the win (the winning turn 1); ' +
         'turns are drawn in proportion to it (1 = uniform). Below 1 the moves far from the win, often detours, are replayed less; ' +
         'source: Oh et al. 2018 (prioritized replay by the discounted return)'),
-  }).strict().default({ steps: 0, batch: 16, lr: null, moveWeight: 20, filter: 'plan', capacity: 1024, gamma: 1 })
+    minBuffer: z.number().int().nonnegative().default(0)
+      .describe('distinct turns the buffer must hold before the replay starts (0 = from the first win). On curve (a) torch seed 2 ' +
+        'the replay of the first 9-15 wins, none of them a Left, made Left unplayed after one step (0 of 64 answers at step 1, 0 of ' +
+        '256 in the final eval), so the boards won by Left never entered the buffer; source: ours (Oh et al. start the replay once ' +
+        'the buffer holds a batch)'),
+  }).strict().default({ steps: 0, batch: 16, lr: null, moveWeight: 20, filter: 'plan', capacity: 1024, gamma: 1, minBuffer: 0 })
     .describe('self-imitation (Oh et al. 2018, "Self-Imitation Learning", ICML): after each RL step\'s update, the policy trains on ' +
       'its own distinct won turns, kept in a buffer across steps (core/train/self-imitation.ts), with the GRPO loss at ratio 1 = a ' +
       'weighted cross-entropy on the reply. Met curve (a) where reward-only GRPO collapsed onto one move ' +

@@ -148,7 +148,8 @@ export interface SelfImitationPolicy {
 }
 
 /**
- * `settings.steps` optimizer steps on `settings.batch` turns drawn from the buffer (seeded by `seed`), each the GRPO loss
+ * `settings.steps` optimizer steps (none while the buffer holds fewer than `settings.minBuffer` turns) on `settings.batch`
+ * turns drawn from the buffer (seeded by `seed`), each the GRPO loss
  * at ratio 1 on selfImitationRows (no entropy bonus, no KL). `lossParams` are the stage's (its clip bounds are inert at ratio
  * 1). Returns the steps taken and `crossEntropy`: the replayed tokens' weighted mean NLL before each step,
  * sum_t w_t (-log p(y_t)) / sum_t w_t over the loss tokens (nats), averaged over the steps (NaN when no step ran).
@@ -158,7 +159,8 @@ export async function selfImitationSteps(
   opts: { lr: number; gradClip: number; maskStateSpans: boolean; lossParams: Record<string, unknown>; seed: number; stopped?: () => boolean },
 ): Promise<{ crossEntropy: number; steps: number }> {
   const losses: number[] = [];
-  for (let k = 0; k < settings.steps && buffer.size > 0; k++) {
+  const ready = buffer.size > 0 && buffer.size >= (settings.minBuffer ?? 0);
+  for (let k = 0; ready && k < settings.steps; k++) {
     if (opts.stopped?.()) break;
     const rows = selfImitationRows(buffer.sample(Math.min(settings.batch, buffer.size), opts.seed * 31 + k),
       (ids) => policy.tokenizer.decode(ids), { moveWeight: settings.moveWeight, maskStateSpans: opts.maskStateSpans });

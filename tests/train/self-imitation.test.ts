@@ -176,6 +176,10 @@ describe('selfImitationRows and one self-imitation step', () => {
     expect((await selfImitationSteps(fake, new SelfImitationBuffer(2), { ...SIL, steps: 3 }, {
       lr: 1, gradClip: 1, maskStateSpans: false, lossParams: {}, seed: 1,
     })).steps).toBe(0);
+    // minBuffer: no replay until the buffer holds that many turns (5 here)
+    const opts = { lr: 1, gradClip: 1, maskStateSpans: false, lossParams: {}, seed: 1 };
+    expect((await selfImitationSteps(fake, buffer, { ...SIL, steps: 2, minBuffer: 6 }, opts)).steps).toBe(0);
+    expect((await selfImitationSteps(fake, buffer, { ...SIL, steps: 2, minBuffer: 5 }, opts)).steps).toBe(2);
   });
 
   it('on the shipped base, replaying a won reply raises its log-probability and most at the move', async () => {
