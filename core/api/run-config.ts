@@ -411,7 +411,12 @@ export const RlSectionSchema = z.object({
         'the replay of the first 9-15 wins, none of them a Left, made Left unplayed after one step (0 of 64 answers at step 1, 0 of ' +
         '256 in the final eval), so the boards won by Left never entered the buffer; source: ours (Oh et al. start the replay once ' +
         'the buffer holds a batch)'),
-  }).strict().default({ steps: 0, batch: 16, lr: null, moveWeight: 20, filter: 'plan', capacity: 1024, gamma: 1, minBuffer: 0 })
+    moments: z.enum(['shared', 'own']).default('shared')
+      .describe('AdamW moments of the replay steps: shared = the RL update\'s | own = a second set over the same weights (the ' +
+        'runtime\'s valueView, as the shared-trunk value step has; saved in the resume point), so the RL update\'s gradients do ' +
+        'not set the replay\'s step size. own needs a critic-free algorithm or a separate critic (the shared trunk\'s value step ' +
+        'holds that second set); source: ours'),
+  }).strict().default({ steps: 0, batch: 16, lr: null, moveWeight: 20, filter: 'plan', capacity: 1024, gamma: 1, minBuffer: 0, moments: 'shared' })
     .describe('self-imitation (Oh et al. 2018, "Self-Imitation Learning", ICML): after each RL step\'s update, the policy trains on ' +
       'its own distinct won turns, kept in a buffer across steps (core/train/self-imitation.ts), with the GRPO loss at ratio 1 = a ' +
       'weighted cross-entropy on the reply. Met curve (a) where reward-only GRPO collapsed onto one move ' +

@@ -211,6 +211,16 @@ export const rlStage: StageDefinition = {
     const sil = section.selfImitation;
     const silBuffer = sil.steps > 0 ? new SelfImitationBuffer(sil.capacity, state?.selfImitation ?? []) : null;
     if (silBuffer && firstStep > 0) ctx.log('info', `rl: self-imitation buffer restored with ${silBuffer.size} turns`);
+    // selfImitation.moments 'own': the replay steps through a second AdamW over the policy's weights (its moments go in the
+    // resume point as the value view's do); with a shared-trunk critic that view is the value step's, so it is refused
+    if (silBuffer && sil.moments === 'own' && valueView) {
+      throw new Error("rl.selfImitation.moments 'own' needs a critic-free algorithm (grpo, dr-grpo, reinforce) or model.criticMode " +
+        "'separate': with the shared trunk the policy's second set of AdamW moments is the value step's; set moments to 'shared'");
+    }
+    const silView = silBuffer && sil.moments === 'own' ? sharedTrunkValueView(policy, section.adamBetas) : null;
+    const silPolicy = silView
+      ? { tokenizer: policy.tokenizer, tokenStats: policy.tokenStats.bind(policy), trainStep: silView.trainStep.bind(silView) }
+      : policy;
     let silWarned = false;
     let episodesSeen = firstStep * section.groups * section.groupSize;
     const formatRates: number[] = []; // per step since this start or resume: the format-drift guard (format-drift.ts) warns once
@@ -258,7 +268,7 @@ export const rlStage: StageDefinition = {
       const silCharts: Record<string, number> = {};
       if (silBuffer && !ctx.signal.aborted) {
         const added = silBuffer.addWins(results, sil.filter, sil.gamma);
-        const done = await selfImitationSteps(policy, silBuffer, sil, {
+        const done = await selfImitationSteps(silPolicy, silBuffer, sil, {
           lr: sil.lr ?? section.lr, gradClip: section.gradClip, maskStateSpans: section.maskStateSpans, lossParams,
           seed: ctx.config.seeds.base * 7_919 + step, stopped: () => ctx.signal.aborted,
         });
@@ -320,6 +330,7 @@ export const rlStage: StageDefinition = {
       if (last) await removeCheckpoint(join(ctx.runDir, 'checkpoints', 'rl-latest'));   // the stage is done: nothing resumes from it
     }
     await disposeValueView(valueView);
+    await disposeValueView(silView);
     policy.dispose();
     critic?.dispose();
     reference?.dispose();

@@ -7,7 +7,7 @@
 // and a resume after a kill is exact; the export refuses it by name. The learning check of curve (a) with it is in
 // tests/train/rl-learns-bandit.test.ts.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { RlSectionSchema, RunConfigSchema, type RunConfigInput } from '../../core/api/run-config.js';
@@ -252,6 +252,27 @@ describe('the RL stage with self-imitation', () => {
     expect(second.events.some((e) => e.type === 'log' && /self-imitation buffer restored with \d+ turns/.test(e.message))).toBe(true);
     expectSameRun(second.runDir, reference);
     expect(await weightHashes(second.runDir)).toEqual(await weightHashes(reference));
+  }, 240_000);
+
+  it('moments own: the replay\'s own AdamW moments go in the resume point, and a resume after a kill is exact', async () => {
+    const own = { ...overrides, stages: { ...overrides.stages, rl: { ...(overrides.stages!.rl as object), selfImitation: { steps: 2, batch: 4, lr: 2e-3, moments: 'own' } } } } as RunConfigInput;
+    const ref = await runRl(tempProject('spa-sil-own-'), 'ref', own);
+    expect(ref.outcome.status).toBe('completed');
+    // another optimizer state: the weights differ from the shared-moments reference
+    expect(await weightHashes(ref.runDir)).not.toEqual(await weightHashes(reference));
+    const project = tempProject('spa-sil-own-');
+    const first = await runRl(project, 'r', own, { kill: { after: 'saveState', nextStep: 1 } });
+    expect(first.outcome.status).toBe('failed');
+    expect(existsSync(join(first.runDir, 'checkpoints', 'rl-latest', 'optimizer.value.safetensors'))).toBe(true);
+    const second = await runRl(project, 'r', own);
+    expect(second.outcome.status).toBe('completed');
+    expectSameRun(second.runDir, ref.runDir);
+    expect(await weightHashes(second.runDir)).toEqual(await weightHashes(ref.runDir));
+    // refused with the shared trunk's critic, whose value step holds the second set of moments
+    const ppo = { ...own, stages: { ...own.stages, rl: { ...(own.stages!.rl as object), algorithm: 'ppo' } } } as RunConfigInput;
+    const refused = await runRl(tempProject('spa-sil-own-'), 'p', ppo);
+    expect(refused.outcome.status).toBe('failed');
+    expect(JSON.stringify(refused.events)).toMatch(/moments 'own' needs a critic-free algorithm/);
   }, 240_000);
 
   it('the export refuses it by name (RAGEN v1 has no self-imitation)', () => {
