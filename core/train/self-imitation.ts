@@ -47,7 +47,7 @@ export function selfImitationLeftOut(turn: Pick<TurnRecord, 'parsed' | 'flags' |
 
 /** The buffer: distinct (prompt, reply) turns in insertion order; at capacity the oldest entry leaves. */
 export class SelfImitationBuffer {
-  private readonly entries = new Map<string, SelfImitationEntry>();
+  private readonly entries = new Map<string, Required<SelfImitationEntry>>();
 
   constructor(readonly capacity: number, initial: SelfImitationEntry[] = []) {
     if (!(Number.isInteger(capacity) && capacity > 0)) throw new Error(`SelfImitationBuffer: capacity must be a positive whole number; received ${capacity}`);
@@ -59,13 +59,13 @@ export class SelfImitationBuffer {
   /** Adds the turn unless the same (prompt, reply) is already in (then it keeps the larger priority); returns whether it was new. */
   add(entry: SelfImitationEntry): boolean {
     const key = `${entry.promptIds.join(',')}|${entry.responseIds.join(',')}`;
+    const priority = entry.priority ?? 1;
     const known = this.entries.get(key);
     if (known) {
-      if ((entry.priority ?? 1) > (known.priority ?? 1)) known.priority = entry.priority;
+      known.priority = Math.max(known.priority, priority);
       return false;
     }
-    const priority = entry.priority !== undefined ? { priority: entry.priority } : {};
-    this.entries.set(key, { promptIds: [...entry.promptIds], responseIds: [...entry.responseIds], ...priority });
+    this.entries.set(key, { promptIds: [...entry.promptIds], responseIds: [...entry.responseIds], priority });
     if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
     return true;
   }
@@ -87,8 +87,7 @@ export class SelfImitationBuffer {
         if (!turn || t.responseIds.length === 0) return;
         const why = selfImitationLeftOut(turn, filter);
         if (why) { out.leftOut[why] = (out.leftOut[why] ?? 0) + 1; return; }
-        const priority = gamma === 1 ? undefined : gamma ** (last - k);
-        if (this.add({ promptIds: t.promptIds, responseIds: t.responseIds, ...(priority !== undefined ? { priority } : {}) })) out.added++;
+        if (this.add({ promptIds: t.promptIds, responseIds: t.responseIds, priority: gamma ** (last - k) })) out.added++;
         else out.known++;
       });
     }
@@ -104,12 +103,9 @@ export class SelfImitationBuffer {
     const all = [...this.entries.values()];
     if (all.length === 0) return [];
     const next = createRng(seed);
-    if (all.every((e) => (e.priority ?? 1) === 1)) {
-      return Array.from({ length: count }, () => all[Math.min(all.length - 1, Math.floor(next() * all.length))]!);
-    }
     const cumulative: number[] = [];
     let total = 0;
-    for (const e of all) { total += e.priority ?? 1; cumulative.push(total); }
+    for (const e of all) { total += e.priority; cumulative.push(total); }
     return Array.from({ length: count }, () => {
       const u = next() * total;
       let lo = 0, hi = all.length - 1;
@@ -159,7 +155,7 @@ export async function selfImitationSteps(
   opts: { lr: number; gradClip: number; maskStateSpans: boolean; lossParams: Record<string, unknown>; seed: number; stopped?: () => boolean },
 ): Promise<{ crossEntropy: number; steps: number }> {
   const losses: number[] = [];
-  const ready = buffer.size > 0 && buffer.size >= (settings.minBuffer ?? 0);
+  const ready = buffer.size > 0 && buffer.size >= settings.minBuffer;
   for (let k = 0; ready && k < settings.steps; k++) {
     if (opts.stopped?.()) break;
     const rows = selfImitationRows(buffer.sample(Math.min(settings.batch, buffer.size), opts.seed * 31 + k),

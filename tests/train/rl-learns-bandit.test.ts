@@ -30,6 +30,20 @@ import { readJsonl, tempProject } from './helpers.js';
 
 const BASE = fileURLToPath(new URL('../../resources/bases/frozenlake-compact', import.meta.url));
 
+/** vanilla-rl at the quick size with `overrides` on top (the main job's compact plain format from the shipped base). */
+function quickConfig(overrides: RunConfigInput): RunConfig {
+  return RunConfigSchema.parse(mergeConfig(presetConfig('vanilla-rl', 'quick', overrides) as Record<string, unknown>, overrides as Record<string, unknown>));
+}
+
+/** Runs `config` through the product's run path (executeRun) in a fresh project; returns the outcome and the run folder. */
+async function runThroughProduct(config: RunConfig, runId: string) {
+  const runDir = join(tempProject(`spa-${runId}-`), 'runs', runId);
+  const outcome = await executeRun({
+    runId, runDir, config, stages: planStages(config), attempt: 1, signal: new AbortController().signal, loadStage, send: () => undefined,
+  });
+  return { outcome, runDir };
+}
+
 /** The one-context bandit at a tiny size (6 RL steps of 48 episodes), on wasm (the install without torch). */
 function banditOverrides(): RunConfigInput {
   return {
@@ -50,14 +64,7 @@ function banditOverrides(): RunConfigInput {
 
 describe('RL learns a one-step bandit from the shipped base (product run path)', () => {
   it('GRPO raises the success of the rewarded move over the start', async () => {
-    const overrides = banditOverrides();
-    const config: RunConfig = RunConfigSchema.parse(mergeConfig(presetConfig('vanilla-rl', 'quick', overrides) as Record<string, unknown>,
-      overrides as Record<string, unknown>));
-    const project = tempProject('spa-bandit-');
-    const runDir = join(project, 'runs', 'bandit');
-    const outcome = await executeRun({
-      runId: 'bandit', runDir, config, stages: planStages(config), attempt: 1, signal: new AbortController().signal, loadStage, send: () => undefined,
-    });
+    const { outcome, runDir } = await runThroughProduct(quickConfig(banditOverrides()), 'bandit');
     expect(outcome.status).toBe('completed');
     const success = (step: number) => {
       const episodes = readJsonl(join(runDir, 'rollouts', `rl-${String(step).padStart(6, '0')}.jsonl`)) as Array<{ success: boolean }>;
@@ -88,7 +95,7 @@ function contextualBandit(): RunConfig {
       rl: { algorithm: 'grpo', groups: 8, groupSize: 4, updatesPerStep: 1, lr: 1e-4, lossAggregation: 'seq-mean-token-mean' },
     },
   } as RunConfigInput;
-  return RunConfigSchema.parse(mergeConfig(presetConfig('vanilla-rl', 'quick', overrides) as Record<string, unknown>, overrides as Record<string, unknown>));
+  return quickConfig(overrides);
 }
 
 /** log p(move | prompt) of each of the 4 moves at the move token, teacher-forced after "I will try ". */
@@ -174,13 +181,7 @@ describe('curve (a) at a tiny size with self-imitation (product run path; issue 
         eval: { samples: 4, k: [1] },
       },
     } as RunConfigInput;
-    const config: RunConfig = RunConfigSchema.parse(mergeConfig(presetConfig('vanilla-rl', 'quick', overrides) as Record<string, unknown>,
-      overrides as Record<string, unknown>));
-    const project = tempProject('spa-curve-a-');
-    const runDir = join(project, 'runs', 'curve-a');
-    const outcome = await executeRun({
-      runId: 'curve-a', runDir, config, stages: planStages(config), attempt: 1, signal: new AbortController().signal, loadStage, send: () => undefined,
-    });
+    const { outcome, runDir } = await runThroughProduct(quickConfig(overrides), 'curve-a');
     expect(outcome.status).toBe('completed');
     // the tracked Pass@k files: the same 32 held-out puzzles x 4 samples at step 0 and step 8
     const pass1 = (step: number) => {
