@@ -400,6 +400,11 @@ export const RlSectionSchema = z.object({
       .describe('which turns of a won episode enter the buffer: won = all | well-formed = the format check passes, the answer names a ' +
         'legal move and written states are exact where scored | plan = well-formed and the reasoning says "I will try A." with A the ' +
         'answer (the plan the product\'s SFT rows write; a reply without it is left out); source: ours'),
+    source: z.enum(['won-episodes', 'rewarded-turns']).default('won-episodes')
+      .describe('which turns are candidates for the buffer (then `filter` applies): won-episodes = every turn of a won episode | ' +
+        'rewarded-turns = every turn, of any episode, whose own reward (the env\'s turn reward after penalties) is above 0: ' +
+        'turn-level credit, for envs with per-turn rewards (frozenlake env.options.progressReward); the same as won-episodes on ' +
+        'a one-turn task; `gamma` applies to won-episodes only; source: ours'),
     capacity: z.number().int().positive().default(1024)
       .describe('distinct (prompt, reply) turns the buffer keeps; the oldest leaves first; source: ours'),
     gamma: z.number().gt(0).max(1).default(1)
@@ -416,7 +421,7 @@ export const RlSectionSchema = z.object({
         'runtime\'s valueView, as the shared-trunk value step has; saved in the resume point), so the RL update\'s gradients do ' +
         'not set the replay\'s step size. own needs a critic-free algorithm or a separate critic (the shared trunk\'s value step ' +
         'holds that second set); source: ours'),
-  }).strict().default({ steps: 0, batch: 16, lr: null, moveWeight: 20, filter: 'plan', capacity: 1024, gamma: 1, minBuffer: 0, moments: 'shared' })
+  }).strict().default({ steps: 0, batch: 16, lr: null, moveWeight: 20, filter: 'plan', source: 'won-episodes', capacity: 1024, gamma: 1, minBuffer: 0, moments: 'shared' })
     .describe('self-imitation (Oh et al. 2018, "Self-Imitation Learning", ICML): after each RL step\'s update, the policy trains on ' +
       'its own distinct won turns, kept in a buffer across steps (core/train/self-imitation.ts), with the GRPO loss at ratio 1 = a ' +
       'weighted cross-entropy on the reply. Met curve (a) where reward-only GRPO collapsed onto one move ' +

@@ -11,7 +11,9 @@
 // The symbol grid as a string, one row per line: `P` player, `_` frozen (also the start tile),
 // `O` hole, `G` goal, `X` player in a hole, `√` player on the goal (the RAGEN/SPA rendering).
 // ## Rewards
-// 1 on reaching the goal, 0 otherwise.
+// 1 on reaching the goal, 0 otherwise; with progressReward c > 0 each effective move adds c·(d(s) − d(s')), d the shortest
+// path (moves over non-hole tiles) to the goal, and a fall into a hole adds −c (potential-based shaping, Ng, Harada &
+// Russell 1999, with Φ = −c·d; the fall is scored as a step away). Success (info.success) is unchanged.
 // ## Episode end
 // terminated on a hole or the goal; truncated after `maxSteps` steps (Gymnasium's TimeLimit:
 // 100 for 4x4). Stepping an ended episode throws.
@@ -43,6 +45,12 @@ export const FROZEN_LAKE_OPTIONS: OptionSpec[] = [
     name: 'goalDistance', type: 'integer', default: null, min: 1, max: 30, nullable: true,
     doc: 'with randomStartGoal: the goal at this many moves (Manhattan distance) from the start; ' +
       '1 with p 1 and maxSteps 1 is a 4-armed contextual bandit (null: anywhere)',
+  },
+  {
+    name: 'progressReward', type: 'number', default: 0, min: 0, max: 1,
+    doc: 'per-move shaping c: + c for a move that shortens the shortest path to the goal, − c for one that lengthens it or ' +
+      'falls in a hole, 0 against an edge (potential-based, Ng et al. 1999; Φ = −c × path length); 0 = the sparse reward; ' +
+      'success is unchanged',
   },
   { name: 'maxSteps', type: 'integer', default: 100, min: 1, max: 100_000, nullable: true, doc: 'truncate the episode after this many steps (null: never)' },
 ];
@@ -83,6 +91,29 @@ export function hasPath(map: string[]): boolean {
     }
   }
   return false;
+}
+
+/**
+ * Shortest path length (moves over non-hole tiles, 4-neighbourhood) from every cell to the nearest goal; -1 where no goal can
+ * be reached (holes, and cells cut off by them). Shape: rows × cols entries, row-major. Breadth-first search from the goals.
+ */
+export function goalDistances(map: string[]): number[] {
+  const rows = map.length;
+  const cols = map[0]?.length ?? 0;
+  const dist = new Array<number>(rows * cols).fill(-1);
+  const queue: number[] = [];
+  for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) if (map[r][c] === 'G') { dist[r * cols + c] = 0; queue.push(r * cols + c); }
+  for (let head = 0; head < queue.length; head++) {
+    const i = queue[head]!;
+    const r = Math.floor(i / cols), c = i % cols;
+    for (let d = 0; d < 4; d++) {
+      const rr = r + DR[d], cc = c + DC[d];
+      if (rr < 0 || cc < 0 || rr >= rows || cc >= cols || map[rr][cc] === 'H') continue;
+      const j = rr * cols + cc;
+      if (dist[j] === -1) { dist[j] = dist[i]! + 1; queue.push(j); }
+    }
+  }
+  return dist;
 }
 
 /** Gymnasium's generate_random_map, optionally with RAGEN's random start and goal. */
@@ -231,9 +262,10 @@ export class FrozenLakeEnv implements Env<string, FrozenLakeState> {
     const cc = Math.min(Math.max(c + DC[direction], 0), this.width - 1);
     const next = rr * this.width + cc;
     const effective = next !== this.player;
+    const shaping = this.progressShaping(this.player, next);
     this.player = next;
     const tile = this.tile(next);
-    const reward = tile === 'G' ? 1 : 0;
+    const reward = (tile === 'G' ? 1 : 0) + shaping;
     this.steps++;
     this.terminated = tile === 'G' || tile === 'H';
     const maxSteps = this.options.maxSteps as number | null;
@@ -252,6 +284,16 @@ export class FrozenLakeEnv implements Env<string, FrozenLakeState> {
       this.player = executedCell;
     }
     return { observation: this.gridText(), reward, terminated: this.terminated, truncated: this.truncated, info };
+  }
+
+  /** progressReward's term for a move from cell `from` to cell `to` (0 when the option is 0 or the move changed nothing). */
+  private progressShaping(from: number, to: number): number {
+    const c = this.options.progressReward as number;
+    if (!(c > 0) || from === to) return 0;
+    if (this.tile(to) === 'H') return -c;
+    const dist = goalDistances(this.map);
+    const before = dist[from]!, after = dist[to]!;
+    return before < 0 || after < 0 ? 0 : c * (before - after);
   }
 
   private info(valid: boolean, effective: boolean): StepInfo {

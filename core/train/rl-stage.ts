@@ -267,7 +267,7 @@ export const rlStage: StageDefinition = {
       // 5. self-imitation (rl.selfImitation): the step's won turns join the buffer, then its steps replay the buffer
       const silCharts: Record<string, number> = {};
       if (silBuffer && !ctx.signal.aborted) {
-        const added = silBuffer.addWins(results, sil.filter, sil.gamma);
+        const added = silBuffer.addWins(results, sil.filter, sil.gamma, sil.source);
         const done = await selfImitationSteps(silPolicy, silBuffer, sil, {
           lr: sil.lr ?? section.lr, gradClip: section.gradClip, maskStateSpans: section.maskStateSpans, lossParams,
           seed: ctx.config.seeds.base * 7_919 + step, stopped: () => ctx.signal.aborted,

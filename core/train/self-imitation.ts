@@ -72,22 +72,26 @@ export class SelfImitationBuffer {
 
   /**
    * The turns of the won episodes (record.success) that pass `filter` (selfImitationLeftOut), turn k of an episode of T turns
-   * with priority gamma^(T-1-k) (gamma 1: every turn 1, as without). Returns how many went in (new), were already there,
+   * with priority gamma^(T-1-k) (gamma 1: every turn 1, as without). With source 'rewarded-turns': instead every turn of any
+   * episode whose own reward (TurnRecord.reward: the env's reward after penalties) is above 0, priority 1. Returns how many went in (new), were already there,
    * and were left out, by reason.
    */
   addWins(
     results: ReadonlyArray<Pick<RolloutResult, 'record' | 'tokens'>>, filter: SelfImitationSettings['filter'], gamma = 1,
+    source: SelfImitationSettings['source'] = 'won-episodes',
   ): { added: number; known: number; leftOut: Record<string, number> } {
     const out = { added: 0, known: 0, leftOut: {} as Record<string, number> };
     for (const r of results) {
-      if (!r.record.success) continue;
+      if (source === 'won-episodes' && !r.record.success) continue;
       const last = r.tokens.length - 1;
       r.tokens.forEach((t, k) => {
         const turn = r.record.turns[k];
         if (!turn || t.responseIds.length === 0) return;
+        if (source === 'rewarded-turns' && !(turn.reward > 0)) return;
         const why = selfImitationLeftOut(turn, filter);
         if (why) { out.leftOut[why] = (out.leftOut[why] ?? 0) + 1; return; }
-        if (this.add({ promptIds: t.promptIds, responseIds: t.responseIds, priority: gamma ** (last - k) })) out.added++;
+        const priority = source === 'won-episodes' ? gamma ** (last - k) : 1;
+        if (this.add({ promptIds: t.promptIds, responseIds: t.responseIds, priority })) out.added++;
         else out.known++;
       });
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FrozenLakeEnv, hasPath } from '../../core/envs/frozen-lake.js';
+import { FrozenLakeEnv, goalDistances, hasPath } from '../../core/envs/frozen-lake.js';
 import { Rng } from '../../core/util/rng.js';
 
 const MAP = ['SFFF', 'FHFH', 'FFFH', 'HFFG']; // Gymnasium's 4x4 map
@@ -129,5 +129,32 @@ describe('FrozenLake generation', () => {
     expect(() => new FrozenLakeEnv({ map: ['SFF', 'FG'] })).toThrow(/row 2: ragged map/);
     expect(() => new FrozenLakeEnv({ map: ['FFF', 'FFG'] })).toThrow(/exactly one S/);
     expect(() => new FrozenLakeEnv({ map: 'SF\nFG' }).reset()).not.toThrow();
+  });
+});
+
+describe('FrozenLake progressReward (potential-based shaping on the shortest path to the goal)', () => {
+  it('goalDistances: BFS over non-hole tiles from the goal, -1 on holes', () => {
+    expect(goalDistances(MAP)).toEqual([6, 5, 4, 5, 5, -1, 3, -1, 4, 3, 2, -1, -1, 2, 1, 0]);
+  });
+  it('+c nearer, -c farther or into a hole, 0 against an edge; the goal still gives 1 (+c); success unchanged', () => {
+    const env = new FrozenLakeEnv({ map: MAP, isSlippery: false, progressReward: 0.1 });
+    env.reset({ seed: 0 });
+    expect(env.step('Up').reward).toBe(0);                      // edge: nothing moved
+    expect(env.step('Right').reward).toBeCloseTo(0.1);          // 6 -> 5
+    expect(env.step('Left').reward).toBeCloseTo(-0.1);          // 5 -> 6
+    const rewards = ['Down', 'Down', 'Right', 'Right', 'Down', 'Right'].map((a) => env.step(a));
+    expect(rewards.map((r) => r.reward)).toEqual([0.1, 0.1, 0.1, 0.1, 0.1, 1.1].map((x) => expect.closeTo(x, 9)));
+    expect(rewards[5].info.success).toBe(true);
+    env.reset();
+    expect(env.step('Right').reward).toBeCloseTo(0.1);
+    const fall = env.step('Down');                              // into the hole at (1,1)
+    expect(fall.reward).toBeCloseTo(-0.1);
+    expect(fall.terminated).toBe(true);
+    expect(fall.info.success).toBe(false);
+    // the default is the sparse reward
+    const sparse = new FrozenLakeEnv({ map: MAP, isSlippery: false });
+    sparse.reset({ seed: 0 });
+    expect(sparse.step('Right').reward).toBe(0);
+    expect(() => new FrozenLakeEnv({ progressReward: -1 })).toThrow(/progressReward/);
   });
 });

@@ -119,6 +119,25 @@ describe('SelfImitationBuffer', () => {
     expect(() => new SelfImitationBuffer(0)).toThrow(/capacity must be a positive whole number; received 0/);
   });
 
+  it("source 'rewarded-turns': every turn with a reward above 0, of any episode (turn-level credit), priority 1", () => {
+    const good = turn('I will try Up.', 'Up');
+    const at = (reward: number) => ({ ...good, reward }) as Turn;
+    const buffer = new SelfImitationBuffer(8);
+    const added = buffer.addWins([
+      result(false, [{ prompt: [1], reply: [2], t: at(0.1) }, { prompt: [3], reply: [2], t: at(-0.1) }, { prompt: [4], reply: [2], t: at(0) }]),
+      result(true, [{ prompt: [5], reply: [2], t: at(-0.1) }, { prompt: [6], reply: [2], t: at(1.1) }]),
+    ], 'plan', 0.5, 'rewarded-turns');
+    expect(added).toEqual({ added: 2, known: 0, leftOut: {} });
+    expect(buffer.toJSON().map((e) => [e.promptIds[0], e.priority])).toEqual([[1, 1], [6, 1]]);
+    // the default source takes every turn of the won episode only, whatever its own reward
+    const wins = new SelfImitationBuffer(8);
+    wins.addWins([
+      result(false, [{ prompt: [1], reply: [2], t: at(0.1) }]),
+      result(true, [{ prompt: [5], reply: [2], t: at(-0.1) }, { prompt: [6], reply: [2], t: at(1.1) }]),
+    ], 'plan');
+    expect(wins.toJSON().map((e) => e.promptIds[0])).toEqual([5, 6]);
+  });
+
   it('gamma < 1: turn k of a won episode of T turns has priority gamma^(T-1-k), and draws follow the priorities', () => {
     const good = turn('I will try Up.', 'Up');
     const buffer = new SelfImitationBuffer(8);
