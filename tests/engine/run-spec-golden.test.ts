@@ -34,7 +34,7 @@ const INTENDED: Array<{ cases: RegExp; path: string; now: unknown; why: string }
   { cases: /./, path: 'sections.rl.warmupSteps', now: 0, why: 'new field (h15, issue 34): no lr warmup, as before' },
   { cases: /./, path: 'sections.rl.lossOn', now: 'reply', why: 'new field (h15, issue 34): the loss covers every reply token, as before' },
   { cases: /./, path: 'sections.rl.entropyCap', now: null, why: 'new field (h15, issue 34): the entropy bonus is uncapped, as before' },
-  { cases: /./, path: 'sections.rl.selfImitation', now: { steps: 0, batch: 16, lr: null, moveWeight: 20, filter: 'plan', capacity: 1024, gamma: 1, minBuffer: 0, moments: 'shared' },
+  { cases: /./, path: 'sections.rl.selfImitation', now: { steps: 0, batch: 16, lr: null, moveWeight: 20, filter: 'plan', source: 'won-episodes', capacity: 1024, gamma: 1, minBuffer: 0, moments: 'shared' },
     why: 'new field (issue 34): no self-imitation, as before' },
 ];
 
