@@ -269,6 +269,11 @@ export const SftSectionSchema = z.object({
       'both together leave the policy rows out; source: ours'),
   maxLength: z.number().int().positive().default(1024)
     .describe('tokens per row; longer prompts lose their oldest turns; source: ours'),
+  moveWeight: z.number().positive().default(1)
+    .describe('weight of the token that chooses the move (core/train/ppo.ts decisionTokenMask: the first character after ' +
+      '"I will try ", else of the <answer>\'s contents) in each trained reply, against 1 for every other target token (1 = ' +
+      'the plain cross-entropy of SPA\'s SFT). The move is 1 token of ~69 in a compact reply, so unweighted its gradient is ' +
+      'diluted; rl.selfImitation weights it 20 (curve (a)); source: ours'),
   lossAggregation: z.enum(['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum']).default('token-mean')
     .describe('how one step\'s per-token cross-entropy combines (verl agg_loss, verl/trainer/ppo/core_algos.py): token-mean (every ' +
       'target token weighs the same) | seq-mean-token-mean (each row\'s token mean, then the mean over rows: SPA\'s SFT trainer, ' +

@@ -21,6 +21,7 @@ import { elapsedSeconds, loadStartingModel, mean, meanStats, writeCheckpoint, re
 import { loraForStage } from './lora.js';
 import { breathe } from './breathe.js';
 import { removeCheckpoint, type ModelRuntime, type TrainRow } from './runtime.js';
+import { decisionTokenMask } from './ppo.js';
 import type { PerplexityResult } from './perplexity.js';
 import { sftFile } from '../storage/run-files.js';
 import { sampleEvery, writeSample } from './samples.js';
@@ -69,6 +70,34 @@ export function toTrainRows(
     out.push({ ids: chat.ids, arrays: { lossMask } });
   }
   return out;
+}
+
+/**
+ * sft.moveWeight: per-token weights of one train row, `moveWeight` on the token that chooses the move in each trained reply
+ * (each run of loss tokens, ppo.ts decisionTokenMask) and 1 elsewhere. Shape: row.ids.length entries. A reply whose move is
+ * not in the loss (a drill, maskActionSpans) has no weighted token.
+ */
+export function moveWeights(row: TrainRow, moveWeight: number, decode: (ids: number[]) => string): number[] {
+  const mask = row.arrays.lossMask ?? [];
+  const out = row.ids.map(() => 1);
+  for (let t = 0; t < mask.length;) {
+    if (!mask[t]) { t++; continue; }
+    let end = t;
+    while (end < mask.length && mask[end]) end++;
+    decisionTokenMask(row.ids.slice(t, end), decode).forEach((d, k) => { if (d) out[t + k] = moveWeight; });
+    t = end;
+  }
+  return out;
+}
+
+/** The batch with each row's aggregationWeight multiplied by its move weights (moveWeights), when there are any. */
+function withMoveWeights(batch: TrainRow[], weights: Array<number[] | undefined>): TrainRow[] {
+  return batch.map((r, i) => {
+    const w = weights[i];
+    if (!w) return r;
+    const base = r.arrays.aggregationWeight;
+    return { ...r, arrays: { ...r.arrays, aggregationWeight: w.map((x, t) => x * (base ? base[t]! : 1)) } };
+  });
 }
 
 /**
@@ -136,6 +165,13 @@ export const sftStage: StageDefinition = {
         (section.maskActionSpans ? `; the policy's own rows train their state contents only (maskActionSpans)` : ''));
     }
     const val = toTrainRows(runtime, valRows, section.maxLength, section.maskStateSpans, section.maskActionSpans);
+    // sft.moveWeight: the move token of every trained reply weighs moveWeight in the cross-entropy (the validation loss stays plain)
+    const moveWeighted = section.moveWeight !== 1
+      ? train.map((r) => moveWeights(r, section.moveWeight, (ids) => runtime.tokenizer.decode(ids))) : null;
+    if (moveWeighted) {
+      const weighted = moveWeighted.reduce((n, w) => n + w.filter((x) => x !== 1).length, 0);
+      ctx.log('info', `sft: moveWeight ${section.moveWeight} on ${weighted} move tokens of ${train.length} rows`);
+    }
     const pplRows = (valRows.length > 0 ? valRows : trainRows).slice(0, 32);
     const resumed = Boolean(state?.epoch || state?.batch);
     // a resume keeps the starting model's perplexity from the state (null only for a state written before it was kept)
@@ -168,7 +204,8 @@ export const sftStage: StageDefinition = {
           return {};
         }
         // sft.lossAggregation: each row is a sequence (token-mean leaves the rows as they are)
-        const batch = withAggregationWeights(batches[b]!.map((i) => train[i]!), batches[b]!, section.lossAggregation);
+        const aggregated = withAggregationWeights(batches[b]!.map((i) => train[i]!), batches[b]!, section.lossAggregation);
+        const batch = moveWeighted ? withMoveWeights(aggregated, batches[b]!.map((i) => moveWeighted[i])) : aggregated;
         const lr = learningRate(step, { lr: section.lr, warmupSteps, totalSteps, kind: 'cosine' });
         const stats = await runtime.trainStep('sft', batch, {}, lr, section.gradClip);
         epochStats.push(stats);

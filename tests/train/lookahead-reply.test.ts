@@ -168,3 +168,28 @@ describe('forcedPredictions in a lookahead run', () => {
     expect(out[0]!.prediction).toBe('_P');
   });
 });
+
+describe('sft.moveWeight: the move token of each trained reply weighs more (moveWeights)', () => {
+  const config = RunConfigSchema.parse({ model: { overrides: { hidden_size: 8, intermediate_size: 16, num_hidden_layers: 1, num_attention_heads: 2, num_key_value_heads: 2, max_position_embeddings: 512 } } });
+  const reply = (move: string) => `<think><observation>\nP_\n</observation>\nI will try ${move}.\n<prediction>\n_P\n</prediction></think><answer>${move}</answer>`;
+  it('weighs the plan\'s move letter in every trained reply of a whole game, nothing in a drill, 1 elsewhere', async () => {
+    const { moveWeights } = await import('../../core/train/sft.js');
+    const runtime = await createRuntime(config, { seed: 1, valueHead: false });
+    const decode = (ids: number[]) => runtime.tokenizer.decode(ids);
+    const game = [
+      { role: 'user' as const, content: 'state 1' }, { role: 'assistant' as const, content: reply('Right') },
+      { role: 'user' as const, content: 'state 2' }, { role: 'assistant' as const, content: reply('Down') },
+    ];
+    const [row] = toTrainRows(runtime, [{ messages: game, lookahead: true }], 512, false);
+    const w = moveWeights(row!, 20, decode);
+    const weighted = w.flatMap((x, t) => (x === 20 ? [t] : []));
+    // a character tokenizer: the weighted tokens are the letters after "I will try " in each reply, both in the loss
+    expect(weighted.map((t) => decode([row!.ids[t]!]))).toEqual(['R', 'D']);
+    expect(weighted.every((t) => row!.arrays.lossMask![t] === 1)).toBe(true);
+    expect(w.filter((x) => x !== 1 && x !== 20)).toEqual([]);
+    // a drill trains its state contents only: its move is not a target, so nothing is weighted
+    const [drill] = toTrainRows(runtime, [{ messages: game.slice(0, 2), drill: true }], 512, false);
+    expect(moveWeights(drill!, 20, decode).every((x) => x === 1)).toBe(true);
+    runtime.dispose();
+  });
+});
