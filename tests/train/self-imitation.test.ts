@@ -294,6 +294,38 @@ describe('the RL stage with self-imitation', () => {
     expect(JSON.stringify(refused.events)).toMatch(/moments 'own' needs a critic-free algorithm/);
   }, 240_000);
 
+  it("source 'rewarded-turns' on the 4x4 lake with progressReward: the buffer takes every rewarded turn, lost episodes' too", async () => {
+    const lake = {
+      ...overrides,
+      env: { id: 'frozenlake', options: { isSlippery: false, randomStartGoal: true, progressReward: 0.1 } },
+      stages: {
+        ...overrides.stages, rollout: { maxTurns: 4, maxNewTokens: 48 },
+        rl: { algorithm: 'grpo', steps: 2, groups: 4, groupSize: 2, passAtKEvery: 0, selfImitation: { steps: 1, batch: 4, lr: 2e-3, filter: 'won', source: 'rewarded-turns' } },
+      },
+    } as RunConfigInput;
+    const run = await runRl(tempProject('spa-sil-turns-'), 'lake', lake);
+    expect(run.outcome.status).toBe('completed');
+    // every (prompt, reply) of the step's rollouts whose turn reward is above 0, distinct, is what the buffer holds
+    const rewarded = new Set<string>();
+    let fromLost = 0;
+    for (const step of [0, 1]) {
+      const file = join(run.runDir, 'rollouts', `rl-${String(step).padStart(6, '0')}.jsonl`);
+      for (const line of readFileSync(file, 'utf8').trim().split('\n')) {
+        const ep = JSON.parse(line) as { success: boolean; turns: Array<{ reward: number; prompt: unknown; response: string }> };
+        ep.turns.forEach((t, k) => {
+          if (!(t.reward > 0)) return;
+          // a turn's prompt is the chat so far: the episode's turns up to it (the record keeps each turn's new state only)
+          rewarded.add(JSON.stringify(ep.turns.slice(0, k + 1).map((u) => [u.prompt, u.response])));
+          if (!ep.success) fromLost++;
+        });
+      }
+    }
+    expect(fromLost).toBeGreaterThan(0);
+    const state = JSON.parse(readFileSync(join(run.runDir, 'stages', 'rl', 'state.json'), 'utf8')) as { selfImitation: Array<{ priority: number }> };
+    expect(state.selfImitation.length).toBe(rewarded.size);
+    expect(state.selfImitation.every((e) => e.priority === 1)).toBe(true);
+  }, 240_000);
+
   it('the export refuses it by name (RAGEN v1 has no self-imitation)', () => {
     const config = RunConfigSchema.parse(mergeConfig(presetConfig('vanilla-rl', 'quick', overrides) as Record<string, unknown>, overrides as Record<string, unknown>));
     expect(inexpressibleRlOptions(config.stages.rl).map(([o]) => o)).toContain('rl.selfImitation.steps 2');
