@@ -401,10 +401,11 @@ export const RlSectionSchema = z.object({
     moveWeight: z.number().positive().default(20)
       .describe('weight of the token that chooses the move (core/train/ppo.ts decisionTokenMask) against 1 for every other reply token ' +
         'in the replayed cross-entropy; source: ours (curve (a): the move alone wrecked the format, the whole reply unweighted did not learn)'),
-    filter: z.enum(['won', 'well-formed', 'plan']).default('plan')
+    filter: z.enum(['won', 'well-formed', 'plan', 'plan-only']).default('plan')
       .describe('which turns of a won episode enter the buffer: won = all | well-formed = the format check passes, the answer names a ' +
         'legal move and written states are exact where scored | plan = well-formed and the reasoning says "I will try A." with A the ' +
-        'answer (the plan the product\'s SFT rows write; a reply without it is left out); source: ours'),
+        'answer (the plan the product\'s SFT rows write; a reply without it is left out) | plan-only = plan without the check of ' +
+        'the written states (a wrong prediction does not keep a turn out: for comparing arms whose world models differ); source: ours'),
     source: z.enum(['won-episodes', 'rewarded-turns']).default('won-episodes')
       .describe('which turns are candidates for the buffer (then `filter` applies): won-episodes = every turn of a won episode | ' +
         'rewarded-turns = every turn, of any episode, whose own reward (the env\'s turn reward after penalties) is above 0: ' +

@@ -30,14 +30,18 @@ const PLAN = /I will try ([^.<\n]*)\./;
  *   wrong state.
  * - 'plan': well-formed, and the reply states its plan as the product's rows do ("I will try A." in the reasoning) with A the
  *   moves of its answer (case and spaces ignored); a reply without that sentence is left out.
+ * - 'plan-only': as 'plan' without the check of the written states: a world-model reply whose prediction is wrong still goes
+ *   in (for comparing arms whose world models differ: the replay then selects on the decision, not on the states).
  */
 export function selfImitationLeftOut(turn: Pick<TurnRecord, 'parsed' | 'flags' | 'wm'>, filter: SelfImitationSettings['filter']): string | null {
   if (filter === 'won') return null;
   const p = turn.parsed;
   if (turn.flags.formatError || p.formatError) return 'format error';
   if (p.answer === null || p.actions.length === 0) return 'no legal move in the answer';
-  if (turn.wm.observation && !turn.wm.observation.exact) return 'observation not exact';
-  if (turn.wm.prediction && !turn.wm.prediction.exact) return 'prediction not exact';
+  if (filter !== 'plan-only') {
+    if (turn.wm.observation && !turn.wm.observation.exact) return 'observation not exact';
+    if (turn.wm.prediction && !turn.wm.prediction.exact) return 'prediction not exact';
+  }
   if (filter === 'well-formed') return null;
   const plan = PLAN.exec(p.reasoning ?? '');
   if (!plan) return 'no plan sentence';

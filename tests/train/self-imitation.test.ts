@@ -86,6 +86,13 @@ describe('selfImitationLeftOut: which won turns enter the buffer', () => {
     expect(selfImitationLeftOut(turn('I will try Left.', 'Left', { obsExact: true, predExact: true }), 'plan')).toBeNull();
     expect(selfImitationLeftOut(turn('x', null, { formatError: true }), 'won')).toBeNull();
   });
+  it('plan-only: the plan must name the answer and the format pass, but wrong written states do not keep a turn out', () => {
+    expect(selfImitationLeftOut(turn('I will try Left.', 'Left', { obsExact: true, predExact: false }), 'plan-only')).toBeNull();
+    expect(selfImitationLeftOut(turn('I will try Left.', 'Left', { obsExact: false, predExact: false }), 'plan-only')).toBeNull();
+    expect(selfImitationLeftOut(turn('I will try Up.', 'Left', { obsExact: true, predExact: false }), 'plan-only')).toBe('plan names another move');
+    expect(selfImitationLeftOut(turn('I will try Left.', 'Left', { formatError: true }), 'plan-only')).toBe('format error');
+    expect(selfImitationLeftOut(turn(null, 'Left'), 'plan-only')).toBe('no plan sentence');
+  });
 });
 
 function result(success: boolean, turns: Array<{ prompt: number[]; reply: number[]; t: Turn }>): Pick<RolloutResult, 'record' | 'tokens'> {
