@@ -427,7 +427,9 @@ export const RlSectionSchema = z.object({
         'runtime\'s valueView, as the shared-trunk value step has; saved in the resume point), so the RL update\'s gradients do ' +
         'not set the replay\'s step size. own needs a critic-free algorithm or a separate critic (the shared trunk\'s value step ' +
         'holds that second set); source: ours'),
-  }).strict().default({ steps: 0, batch: 16, lr: null, moveWeight: 20, filter: 'plan', source: 'won-episodes', capacity: 1024, gamma: 1, minBuffer: 0, moments: 'shared' })
+  }).strict().default({
+    steps: 0, batch: 16, lr: null, moveWeight: 20, filter: 'plan', source: 'won-episodes', capacity: 1024, gamma: 1, minBuffer: 0, moments: 'shared',
+  })
     .describe('self-imitation (Oh et al. 2018, "Self-Imitation Learning", ICML): after each RL step\'s update, the policy trains on ' +
       'its own distinct won turns, kept in a buffer across steps (core/train/self-imitation.ts), with the GRPO loss at ratio 1 = a ' +
       'weighted cross-entropy on the reply. Met curve (a) where reward-only GRPO collapsed onto one move ' +
