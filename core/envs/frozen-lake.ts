@@ -93,29 +93,6 @@ export function hasPath(map: string[]): boolean {
   return false;
 }
 
-/**
- * Shortest path length (moves over non-hole tiles, 4-neighbourhood) from every cell to the nearest goal; -1 where no goal can
- * be reached (holes, and cells cut off by them). Shape: rows × cols entries, row-major. Breadth-first search from the goals.
- */
-export function goalDistances(map: string[]): number[] {
-  const rows = map.length;
-  const cols = map[0]?.length ?? 0;
-  const dist = new Array<number>(rows * cols).fill(-1);
-  const queue: number[] = [];
-  for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) if (map[r][c] === 'G') { dist[r * cols + c] = 0; queue.push(r * cols + c); }
-  for (let head = 0; head < queue.length; head++) {
-    const i = queue[head]!;
-    const r = Math.floor(i / cols), c = i % cols;
-    for (let d = 0; d < 4; d++) {
-      const rr = r + DR[d], cc = c + DC[d];
-      if (rr < 0 || cc < 0 || rr >= rows || cc >= cols || map[rr][cc] === 'H') continue;
-      const j = rr * cols + cc;
-      if (dist[j] === -1) { dist[j] = dist[i]! + 1; queue.push(j); }
-    }
-  }
-  return dist;
-}
-
 /** Gymnasium's generate_random_map, optionally with RAGEN's random start and goal. */
 export function generateFrozenLakeMap(rng: Rng, size: number, p: number, randomStartGoal: boolean, goalDistance: number | null = null): string[] {
   for (let attempt = 0; attempt < 100000; attempt++) {
@@ -291,9 +268,9 @@ export class FrozenLakeEnv implements Env<string, FrozenLakeState> {
     const c = this.options.progressReward as number;
     if (!(c > 0) || from === to) return 0;
     if (this.tile(to) === 'H') return -c;
-    const dist = goalDistances(this.map);
-    const before = dist[from]!, after = dist[to]!;
-    return before < 0 || after < 0 ? 0 : c * (before - after);
+    const pathLength = (cell: number) => solveFrozenLake(this.map, [Math.floor(cell / this.width), cell % this.width])?.length;
+    const before = pathLength(from), after = pathLength(to);
+    return before === undefined || after === undefined ? 0 : c * (before - after);
   }
 
   private info(valid: boolean, effective: boolean): StepInfo {

@@ -90,13 +90,11 @@ export function moveWeights(row: TrainRow, moveWeight: number, decode: (ids: num
   return out;
 }
 
-/** The batch with each row's aggregationWeight multiplied by its move weights (moveWeights), when there are any. */
-function withMoveWeights(batch: TrainRow[], weights: Array<number[] | undefined>): TrainRow[] {
+/** The batch with each row's aggregationWeight (1 when absent) multiplied by its move weights (moveWeights). */
+function withMoveWeights(batch: TrainRow[], weights: number[][]): TrainRow[] {
   return batch.map((r, i) => {
-    const w = weights[i];
-    if (!w) return r;
     const base = r.arrays.aggregationWeight;
-    return { ...r, arrays: { ...r.arrays, aggregationWeight: w.map((x, t) => x * (base ? base[t]! : 1)) } };
+    return { ...r, arrays: { ...r.arrays, aggregationWeight: weights[i]!.map((x, t) => x * (base ? base[t]! : 1)) } };
   });
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FrozenLakeEnv, goalDistances, hasPath } from '../../core/envs/frozen-lake.js';
+import { FrozenLakeEnv, hasPath, solveFrozenLake } from '../../core/envs/frozen-lake.js';
 import { Rng } from '../../core/util/rng.js';
 
 const MAP = ['SFFF', 'FHFH', 'FFFH', 'HFFG']; // Gymnasium's 4x4 map
@@ -133,8 +133,9 @@ describe('FrozenLake generation', () => {
 });
 
 describe('FrozenLake progressReward (potential-based shaping on the shortest path to the goal)', () => {
-  it('goalDistances: BFS over non-hole tiles from the goal, -1 on holes', () => {
-    expect(goalDistances(MAP)).toEqual([6, 5, 4, 5, 5, -1, 3, -1, 4, 3, 2, -1, -1, 2, 1, 0]);
+  it('the path length it scores (solveFrozenLake): BFS over non-hole tiles to the goal, -1 on holes', () => {
+    const lengths = Array.from({ length: 16 }, (_, i) => solveFrozenLake(MAP, [Math.floor(i / 4), i % 4])?.length ?? -1);
+    expect(lengths).toEqual([6, 5, 4, 5, 5, -1, 3, -1, 4, 3, 2, -1, -1, 2, 1, 0]);
   });
   it('+c nearer, -c farther or into a hole, 0 against an edge; the goal still gives 1 (+c); success unchanged', () => {
     const env = new FrozenLakeEnv({ map: MAP, isSlippery: false, progressReward: 0.1 });
