@@ -23,8 +23,8 @@ export interface StageContext {
   checkpoint(step: number, path: string): void;
   /** Write a whole JSON file inside the run folder atomically (temp + rename). */
   writeJson(relPath: string, value: unknown): void;
-  /** Append rows to a JSONL file inside the run folder. */
-  appendJsonl(relPath: string, rows: unknown[]): void;
+  /** Append rows to a JSONL file inside the run folder; `sync` fsyncs it before returning (a kill after it keeps the rows). */
+  appendJsonl(relPath: string, rows: unknown[], opts?: { sync?: boolean }): void;
   /** Read a JSON file inside the run folder, or null if absent. */
   readJson<T = unknown>(relPath: string): T | null;
   /**

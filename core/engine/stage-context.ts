@@ -100,9 +100,9 @@ export function createStageContext(o: ContextOptions): StageContext {
     writeJson(relPath, value) {
       writeJsonAtomicSync(insideRun(o.runDir, relPath, 'ctx.writeJson'), value);
     },
-    appendJsonl(relPath, rows) {
+    appendJsonl(relPath, rows, opts) {
       if (relPath === METRICS_FILE || relPath === ROLLOUT_INDEX || relPath.startsWith('rollouts/')) o.writers.get(relPath).append(rows);
-      else appendJsonl(insideRun(o.runDir, relPath, 'ctx.appendJsonl'), rows);
+      else appendJsonl(insideRun(o.runDir, relPath, 'ctx.appendJsonl'), rows, opts);
     },
     readJson<T = unknown>(relPath: string): T | null {
       return readJsonIfExists<T>(insideRun(o.runDir, relPath, 'ctx.readJson'));

@@ -70,7 +70,7 @@ export const evalStage: StageDefinition = {
       `Pass@k estimator; raise samples or lower k`);
     const { runtime, from } = await loadStartingModel(ctx, { valueHead: false });
     ctx.log('info', `evaluating ${from} on ${section.puzzles} held-out puzzles × ${section.samples} samples (seeds ${ctx.config.seeds.evalStart}…)`);
-    const { summary } = await evaluateModel(ctx, runtime, {
+    const { summary, journal } = await evaluateModel(ctx, runtime, {
       puzzles: section.puzzles,
       samples: section.samples,
       k: section.k,
@@ -79,6 +79,7 @@ export const evalStage: StageDefinition = {
       step: 0,
       file: 'eval',
       onProgress: (done, total) => ctx.progress(done, total, `eval: ${done}/${total} games on held-out puzzles`),
+      journal: { key: 'eval', model: from },   // a stop resumes the games from the last finished batch
     });
     if (ctx.signal.aborted) { runtime.dispose(); return {}; }
     const perplexity = section.perplexityRows > 0
@@ -120,6 +121,7 @@ export const evalStage: StageDefinition = {
       wallSeconds: elapsedSeconds(started),
     };
     ctx.writeJson('eval/final.json', result);
+    journal?.clear();
     runtime.dispose();
     const passAt = Object.fromEntries(Object.entries(summary.passAtK).map(([k, v]) => [`passAt${k}`, v.mean]));
     return { evalFile: 'eval/final.json', success: summary.success.mean, ...passAt, wallSeconds: elapsedSeconds(started) };

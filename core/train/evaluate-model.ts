@@ -7,11 +7,18 @@ import { rolloutDeps } from './episodes.js';
 import type { ModelRuntime } from './runtime.js';
 import { summarizeEpisodes, type EvalSummary } from './summary.js';
 import { createRng } from '../util/rng.js';
+import { modelFingerprint, openBatchJournal, type BatchJournal } from './episode-journal.js';
 
 export interface EvaluateOptions {
   puzzles: number; samples: number; k: number[]; temperature: number; stage: string; step: number; file?: string;
   /** Episodes finished so far of all (at most about once a second, and at the last one), for the stage's progress. */
   onProgress?: (done: number, total: number) => void;
+  /**
+   * Keep finished batches in the episode journal `key` (core/train/episode-journal.ts), so a stop during this evaluation
+   * resumes from its last finished batch; `model` is the checkpoint the runtime was loaded from (its manifest ties the
+   * journal to those weights). The caller clears it (the returned `journal`) once what the evaluation was for is saved.
+   */
+  journal?: { key: string; model: string };
 }
 
 /** Play the evaluation puzzles and summarise them (episodes go to rollouts/<file>.jsonl when `file` is set). */
@@ -19,7 +26,7 @@ export async function evaluateModel(
   ctx: StageContext,
   runtime: ModelRuntime,
   opts: EvaluateOptions,
-): Promise<{ summary: EvalSummary; results: RolloutResult[] }> {
+): Promise<{ summary: EvalSummary; results: RolloutResult[]; journal: BatchJournal | null }> {
   const limits = { ...ctx.config.stages.rollout, temperature: opts.temperature };
   const specs = groupSpecs(`${opts.stage}-eval-${String(opts.step).padStart(6, '0')}`, ctx.config.seeds.evalStart, 0, opts.puzzles, opts.samples);
   const episodeStage = opts.stage === 'eval' ? 'eval' : `${opts.stage}-eval`;
@@ -30,6 +37,12 @@ export async function evaluateModel(
     { runId: ctx.runId, stage: episodeStage, step: opts.step, runDir: ctx.runDir },
     { signal: ctx.signal },
   );
+  const seed = ctx.config.seeds.base * 13 + 101 + opts.step;
+  const journal = opts.journal ? openBatchJournal(ctx, opts.journal.key, {
+    model: modelFingerprint(opts.journal.model), ids: specs.map((s) => s.id), seeds: specs.map((s) => s.seed), seed, limits,
+    template: ctx.config.template, env: ctx.config.env,
+  }) : null;
+  if (journal?.restored) ctx.log('info', `${opts.stage}: ${journal.restored} finished batch(es) of this evaluation restored from its episode journal`);
   let finished = 0;
   let reported = Date.now();
   const counted = opts.onProgress ? {
@@ -41,14 +54,14 @@ export async function evaluateModel(
       return record;
     },
   } : deps;
-  const results = await playEpisodes(specs, limits, ctx.config.seeds.base * 13 + 101 + opts.step, counted);
+  const results = await playEpisodes(specs, limits, seed, journal ? { ...counted, journal } : counted);
   if (opts.file && !ctx.signal.aborted) for (const r of results) ctx.episode(opts.file, r.record);
   const summary = summarizeEpisodes(
     results.map((r) => r.record),
     opts.k,
     ctx.config.seeds.base,
   );
-  return { summary, results };
+  return { summary, results, journal };
 }
 
 /** A paired difference of Pass@1 between two evaluations of the same puzzles (end − start), in [-1, 1]. */

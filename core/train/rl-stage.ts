@@ -16,6 +16,7 @@ import type { StageContext, StageDefinition } from '../api/stage.js';
 import type { RlSection } from '../api/run-config.js';
 import type { TurnRecord } from '../api/records.js';
 import { evaluateModel } from './evaluate-model.js';
+import { modelFingerprint, openBatchJournal } from './episode-journal.js';
 import { summaryMetrics } from './summary.js';
 import { groupSpecs, playEpisodes, rolloutMetrics, type RolloutResult } from './rollout.js';
 import { rolloutDeps } from './episodes.js';
@@ -126,9 +127,10 @@ export function passAtKFile(step: number): string {
   return `eval/rl-step-${String(step).padStart(6, '0')}.json`;
 }
 
-async function trackPassAtK(ctx: StageContext, runtime: ModelRuntime, section: RlSection, step: number): Promise<void> {
+async function trackPassAtK(ctx: StageContext, runtime: ModelRuntime, section: RlSection, step: number, model?: string): Promise<void> {
   const evalSection = ctx.config.stages.eval;
-  const { summary } = await evaluateModel(ctx, runtime, {
+  // `model`: the checkpoint these weights were loaded from (step 0, or a resumed milestone): its finished batches are journalled
+  const { summary, journal } = await evaluateModel(ctx, runtime, {
     puzzles: section.passAtKPuzzles,
     samples: evalSection.samples,
     k: evalSection.k,
@@ -137,11 +139,13 @@ async function trackPassAtK(ctx: StageContext, runtime: ModelRuntime, section: R
     step,
     // the step count stays; the message says which held-out game the Pass@k evaluation is at
     onProgress: (done, total) => ctx.progress(step, section.steps, `RL Pass@k at step ${step}: ${done}/${total} held-out games`),
+    ...(model ? { journal: { key: `pass-at-k-${String(step).padStart(6, '0')}`, model } } : {}),
   });
-  if (ctx.signal.aborted) return; // stopped mid-evaluation: no partial Pass@k
+  if (ctx.signal.aborted) return; // stopped mid-evaluation: no partial Pass@k (its finished batches stay in the journal)
   const values = summaryMetrics(summary, 'rl');
   ctx.metric(step, values);
   ctx.writeJson(passAtKFile(step), { kind: 'rl-pass-at-k', stage: 'rl', step, ...summary });
+  journal?.clear();
 }
 
 /**
@@ -200,11 +204,15 @@ export const rlStage: StageDefinition = {
     const ppo = algorithm.needsCritic;
     const { state, policy, from, critic, reference, valueView, lossParams } = await loadRlModels(ctx, section, ppo);
     const firstStep = state?.nextStep ?? 0;
-    if (firstStep === 0 && section.passAtKEvery > 0) await trackPassAtK(ctx, policy, section, 0);
+    // step 0's Pass@k is the starting model's: one already written by an earlier attempt from the same start is kept
+    if (firstStep === 0 && section.passAtKEvery > 0) {
+      if (existsSync(join(ctx.runDir, passAtKFile(0)))) ctx.log('info', 'rl: the Pass@k of step 0 was computed by an earlier attempt; kept');
+      else await trackPassAtK(ctx, policy, section, 0, from);
+    }
     if (isPassAtKMilestone(firstStep, section) && !existsSync(join(ctx.runDir, passAtKFile(firstStep)))) {
       // the state was saved but its step's Pass@k was not (a stop during it, or a run from before N6): the resumed weights are that model's
       ctx.log('info', `rl: the Pass@k of step ${firstStep} is missing; computing it before step ${firstStep + 1}`);
-      await trackPassAtK(ctx, policy, section, firstStep);
+      await trackPassAtK(ctx, policy, section, firstStep, from);
     }
     let checkpoint = from;
     // rl.selfImitation: the buffer of distinct won turns, restored from the stage state on a resume
@@ -231,7 +239,15 @@ export const rlStage: StageDefinition = {
       const specs = groupSpecs(`rl-${String(step).padStart(6, '0')}`, ctx.config.seeds.rlStart + step * section.groups, 0, section.groups, section.groupSize);
       specs.forEach((s) => { s.group = step * section.groups + (s.group); });
       const deps = rolloutDeps(ctx.config, policy, limits, { runId: ctx.runId, stage: 'rl', step, runDir: ctx.runDir }, { signal: ctx.signal });
-      const results: RolloutResult[] = await playEpisodes(specs, limits, ctx.config.seeds.base * 1_000_003 + step * 7_919, deps);
+      const rolloutSeed = ctx.config.seeds.base * 1_000_003 + step * 7_919;
+      // the step's finished batches survive a stop: `checkpoint` holds exactly these weights (the start, or the resume point
+      // saved at the end of the previous step), so a resumed step replays only the batches it had not finished
+      const journal = openBatchJournal(ctx, `rollouts-${String(step).padStart(6, '0')}`, {
+        model: modelFingerprint(checkpoint), ids: specs.map((s) => s.id), seeds: specs.map((s) => s.seed), seed: rolloutSeed, limits,
+        template: ctx.config.template, env: ctx.config.env,
+      });
+      if (journal.restored) ctx.log('info', `rl: step ${step + 1}: ${journal.restored} finished rollout batch(es) restored from its episode journal`);
+      const results: RolloutResult[] = await playEpisodes(specs, limits, rolloutSeed, { ...deps, journal });
       if (ctx.signal.aborted) break;
       episodesSeen += results.length;
       // 2. rewards and group filter
@@ -327,6 +343,7 @@ export const rlStage: StageDefinition = {
       ctx.saveState({
         nextStep: step + 1, checkpoint, ...(criticDir ? { critic: criticDir } : {}), ...(silBuffer ? { selfImitation: silBuffer.toJSON() } : {}),
       });
+      journal.clear();   // the step is saved: its rollouts are in rollouts/ and its update in the weights
       if (last) await removeCheckpoint(join(ctx.runDir, 'checkpoints', 'rl-latest'));   // the stage is done: nothing resumes from it
     }
     await disposeValueView(valueView);

@@ -8,6 +8,7 @@ import type { EpisodeRecord, TurnRecord } from '../api/records.js';
 import type { RolloutSection } from '../api/run-config.js';
 import type { ChatMessage } from '../model/chat.js';
 import { breathe } from './breathe.js';
+import type { BatchJournal } from './episode-journal.js';
 
 /** What a rollout needs from an episode session (core/prompts/session.ts). */
 export interface SessionLike {
@@ -50,6 +51,8 @@ export interface RolloutDeps<S extends SessionLike> {
   writeResponse?: (session: S, spec: EpisodeSpec, turn: number) => string | null;
   signal?: AbortSignal;
   onTurn?: (done: number, total: number) => void;
+  /** Finished batches kept across a stop (core/train/episode-journal.ts): a batch found there is not played again. */
+  journal?: BatchJournal;
 }
 
 /** Play the given episodes in batches of `limits.batchSize`; `seed` fixes the sampling. */
@@ -63,7 +66,14 @@ export async function playEpisodes<S extends SessionLike>(
   for (let start = 0; start < specs.length; start += limits.batchSize) {
     if (deps.signal?.aborted) break;
     const batch = specs.slice(start, start + limits.batchSize);
-    results.push(...(await playBatch(batch, limits, seed + start * 7919, deps)));
+    const kept = deps.journal?.load(start);
+    if (kept && kept.length === batch.length && kept.every((r, i) => r.spec.id === batch[i]!.id)) {
+      results.push(...kept);   // finished by an earlier attempt from the same model and settings: the same seed gives the same batch
+    } else {
+      const played = await playBatch(batch, limits, seed + start * 7919, deps);
+      if (played.length === batch.length) { deps.journal?.save(start, played); results.push(...played); }
+      if (deps.signal?.aborted) break;
+    }
     deps.onTurn?.(Math.min(specs.length, start + limits.batchSize), specs.length);
   }
   return results;

@@ -24,11 +24,14 @@ export const RL_RESUME_OVERRIDES: RunConfigInput = {
  * A kill right after one of the stage's writes: the context throws once the write is done (nothing of the stage runs after
  * it), after calling `before` (e.g. kill -9 of the torch worker).
  */
-export type KillAt = ({ after: 'saveState'; nextStep: number } | { after: 'writeJson'; file: string }) & { before?: () => void };
+export type KillAt = (
+  { after: 'saveState'; nextStep: number } | { after: 'writeJson'; file: string } | { after: 'appendJsonl'; file: string; appends: number }
+) & { before?: () => void };
 
 class SimulatedKill extends Error {}
 
 function killingContext(ctx: StageContext, kill: KillAt): StageContext {
+  let appended = 0;
   return new Proxy(ctx, {
     get(target, key, receiver) {
       if (key === 'saveState' && kill.after === 'saveState') {
@@ -43,6 +46,15 @@ function killingContext(ctx: StageContext, kill: KillAt): StageContext {
           target.writeJson(rel, value);
           if (rel === kill.file) kill.before?.();
           if (rel === kill.file) throw new SimulatedKill(`simulated kill -9 after ${rel}`);
+        };
+      }
+      if (key === 'appendJsonl' && kill.after === 'appendJsonl') {
+        return (rel: string, rows: unknown[], opts?: { sync?: boolean }) => {
+          target.appendJsonl(rel, rows, opts);
+          if (rel === kill.file && ++appended === kill.appends) {
+            kill.before?.();
+            throw new SimulatedKill(`simulated kill -9 after append ${kill.appends} to ${rel}`);
+          }
         };
       }
       return Reflect.get(target, key, receiver) as unknown;

@@ -1,0 +1,77 @@
+// The episode journal: finished rollout batches kept on disk while a stage plays a long set of episodes, so a run stopped
+// (or killed) in the middle of an RL step's rollouts, a tracked Pass@k or the eval resumes from its last finished batch
+// instead of replaying the whole set. On a 2-core CPU one batch of a real model's episodes takes minutes and a set of them
+// hours (docs/results/study-v4): without it a run whose session ends every few hours never finishes a step.
+//
+// Exactness: playEpisodes samples each batch with its own seed (seed + start × 7919, core/train/rollout.ts) from the model
+// of the set, so a batch replayed from the same model and settings is the batch the journal holds. The journal is tied to
+// a fingerprint (the model's checkpoint manifest, the set's episode ids, sampling seed and limits): a journal of another
+// model or setting is discarded, never mixed in. It lives in <run>/stages/<stage>/batches/<key>.jsonl and is removed when
+// its set is done (the stage's state or result then holds what it was for).
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { StageContext } from '../api/stage.js';
+import type { RolloutResult } from './rollout.js';
+
+/** Where playEpisodes keeps and finds finished batches (RolloutDeps.journal). */
+export interface BatchJournal {
+  /** The batch that starts at episode `start` of the set, when a previous attempt finished it; else null. */
+  load(start: number): RolloutResult[] | null;
+  /** Keep a finished batch (appended and fsynced: a kill after this returns does not lose it). */
+  save(start: number, results: readonly RolloutResult[]): void;
+  /** Remove the journal: its set is done. */
+  clear(): void;
+  /** Batches restored from a previous attempt (for the stage's log). */
+  readonly restored: number;
+}
+
+interface JournalLine { fingerprint?: string; start?: number; results?: RolloutResult[] }
+
+/**
+ * The identity of the weights a set is played with: the checkpoint folder's manifest.json (its weights' sha256 and creation
+ * time) when there is one, else the reference string itself (a preset or a seeded initialisation). Errors: none (an
+ * unreadable manifest falls back to the path, which only makes a journal less reusable).
+ */
+export function modelFingerprint(from: string): string {
+  const manifest = join(from, 'manifest.json');
+  try {
+    if (existsSync(manifest)) return `${from}#${createHash('sha256').update(readFileSync(manifest)).digest('hex')}`;
+  } catch { /* the path alone */ }
+  return from;
+}
+
+/**
+ * Open (or start) the journal `key` of the current stage, for the set described by `identity` (anything JSON: the model's
+ * fingerprint, the episode ids, seed and limits). A journal whose fingerprint differs is deleted and started again, with
+ * a log line saying so. `key`: a file name part (letters, digits, `-`, `_`, `.`); anything else throws.
+ */
+export function openBatchJournal(ctx: Pick<StageContext, 'runDir' | 'stage' | 'readJsonl' | 'appendJsonl' | 'log'>, key: string,
+  identity: unknown): BatchJournal {
+  if (!/^[\w.-]+$/.test(key)) throw new Error(`episode journal key "${key}": use letters, digits, '-', '_' or '.'`);
+  const rel = `stages/${ctx.stage}/batches/${key}.jsonl`;
+  const file = join(ctx.runDir, rel);
+  const fingerprint = createHash('sha256').update(JSON.stringify(identity)).digest('hex');
+  const batches = new Map<number, RolloutResult[]>();
+  if (existsSync(file)) {
+    const lines = ctx.readJsonl<JournalLine>(rel);
+    if (lines[0]?.fingerprint === fingerprint) {
+      for (const line of lines.slice(1)) if (typeof line.start === 'number' && Array.isArray(line.results)) batches.set(line.start, line.results);
+    } else {
+      ctx.log('info', `episode journal ${rel} belongs to another model or setting; it is discarded`);
+      rmSync(file, { force: true });
+    }
+  }
+  let started = existsSync(file);
+  const restored = batches.size;
+  return {
+    restored,
+    load(start) { return batches.get(start) ?? null; },
+    save(start, results) {
+      if (!started) { ctx.appendJsonl(rel, [{ fingerprint, key }], { sync: true }); started = true; }
+      ctx.appendJsonl(rel, [{ start, results }], { sync: true });
+      batches.set(start, [...results]);
+    },
+    clear() { rmSync(file, { force: true }); batches.clear(); started = false; },
+  };
+}
