@@ -648,7 +648,11 @@ export const apiContract = {
     get: method(z.object({ runId: RunId }).strict(), RunInfoSchema, 'One run with its resolved config.'),
     start: method(z.object({ runId: RunId }).strict(), RunSummarySchema, 'Start a created run in an engine process.'),
     stop: method(z.object({ runId: RunId }).strict(), RunSummarySchema, 'Ask a running run to stop after the current step.'),
-    resume: method(z.object({ runId: RunId }).strict(), RunSummarySchema, 'Resume a stopped or failed run from its last completed stage.'),
+    resume: method(z.object({
+      runId: RunId,
+      set: z.record(z.string(), z.unknown()).optional(),   // execution settings to change first (run-config.ts RESUME_SETTABLE)
+    }).strict(), RunSummarySchema, 'Resume a stopped or failed run from its last completed stage; `set` changes execution settings ' +
+      '(memory layout, rollout batch size: RESUME_SETTABLE) first, and any other key is refused.'),
     delete: method(z.object({ runId: RunId }).strict(), z.object({ deleted: z.boolean() }), 'Delete a run that is not active (its folder is removed).'),
     events: method(z.object({
       runId: RunId, types: z.array(z.string()).optional(), offset: Offset, limit: pageLimit(500, 10000),

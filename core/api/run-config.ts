@@ -78,6 +78,21 @@ export const MEMORY_DEFAULTS = {
   optimizerDtype: 'auto', optimizerState: 'resume', keepMilestones: 5,
 } as const;
 
+/**
+ * The settings a stopped or failed run may change when it is resumed (`spa-workbench resume RUN --set key=value`, runs.resume
+ * `set`): how the work is laid out in memory and in batches, never what the method computes. Each with what it changes.
+ * Any other key is refused (a change of the method is a new run). Source: ours (study v4's amendments of 2026-11-30,
+ * docs/results/study-v4/README.md: a run OOM-killed at its RL rollout peak resumed with fewer generation rows).
+ */
+export const RESUME_SETTABLE: Readonly<Record<string, string>> = {
+  'model.memory.generationRows': 'rows prefilled and decoded together: the same sampling distribution (padding changes rounding)',
+  'model.memory.tokensPerMicroBatch': 'the chunks a step\'s gradient is accumulated in: the same step up to floating-point rounding',
+  'model.memory.gradientCheckpointing': 'activations recomputed in backward or kept: the same numbers, less memory or less time',
+  'model.memory.keepMilestones': 'how many RL milestone checkpoints are kept',
+  'stages.rollout.batchSize':
+    'episodes played together (and journalled together): each batch\'s sampling seed changes, the distribution does not',
+};
+
 /** RunConfig.model.memory: how the model runtime trades memory for compute, and what checkpoints hold (core/model/memory.ts). */
 export const ModelMemorySchema = z.object({
   tokensPerMicroBatch: z.number().int().positive().optional()

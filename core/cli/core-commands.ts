@@ -12,6 +12,7 @@ import { EpisodeRecordSchema, RunEventSchema } from '../api/records.js';
 import { WorkbenchError } from '../api/errors.js';
 import { electronBinary, repoRoot } from '../host/system-info.js';
 import { parseSetArgs } from '../engine/config.js';
+import { RESUME_SETTABLE } from '../api/run-config.js';
 import { readJsonl } from '../storage/jsonl.js';
 import { holderSignalProblem, LOCK_FILE, pidAlive } from '../storage/lock.js';
 import { EVENTS_FILE, insideRun, METRICS_FILE, ROLLOUT_INDEX } from '../storage/run-files.js';
@@ -674,14 +675,18 @@ export function registerCoreCommands(program: Command): void {
     .description('resume a stopped or failed run from its last completed stage, and follow it')
     .argument('<run>', 'run id')
     .requiredOption('--project <dir>', 'project folder')
+    .option('--set <key=value>', `change an execution setting first (repeatable): ${Object.keys(RESUME_SETTABLE).join(', ')}`, collect, [])
     .option('--json', 'print the final run as JSON')
-    .action(async (runId: string, o: { project: string; json?: boolean }) => {
+    .action(async (runId: string, o: { project: string; set: string[]; json?: boolean }) => {
+      let set: Record<string, unknown> = {};
+      try { set = parseSetArgs(o.set); } catch (err) { fail((err as Error).message); }
+      const request = { runId, ...(Object.keys(set).length ? { set } : {}) };
       const served = servingLink(o.project);
-      if (served) process.exit(await runThroughServe(served, async (api) => { await api.runs.resume({ runId }); return runId; }, !!o.json));
+      if (served) process.exit(await runThroughServe(served, async (api) => { await api.runs.resume(request); return runId; }, !!o.json));
       const { d, api } = await openProject(o.project, false, 'cli run');
       let code = 1;
       try {
-        code = await follow(d, api, runId, () => api.runs.resume({ runId }), !!o.json);
+        code = await follow(d, api, runId, () => api.runs.resume(request), !!o.json);
       } catch (err) {
         process.stderr.write(`error: ${describeError(err)}\n`);
       } finally {

@@ -17,6 +17,8 @@ import type { EngineExit, EngineProcess, ProcessLauncher } from './launcher.js';
 import type { EngineMessage, RunOutcome } from './protocol.js';
 import { RequestTracker } from './request-tracker.js';
 import { readStageDone } from './runner.js';
+import { RESUME_SETTABLE, RunConfigSchema } from '../api/run-config.js';
+import { setPath } from './config.js';
 
 export interface RunHostOptions {
   store: ProjectStore;
@@ -90,7 +92,7 @@ export class RunHost {
     return ids;
   }
 
-  async start(runId: string, opts: { resume: boolean }): Promise<RunSummary> {
+  async start(runId: string, opts: { resume: boolean; set?: Record<string, unknown> }): Promise<RunSummary> {
     if (this.disposed) throw new WorkbenchError('Unavailable', 'the run host is shutting down', { where: 'runs.start' });
     if (this.active.has(runId)) throw conflict(`run ${runId} is already active`, opts.resume ? 'runs.resume' : 'runs.start', { received: 'active' });
     const record = this.store.readRun(runId);
@@ -111,6 +113,7 @@ export class RunHost {
     }
     const runDir = this.store.runDir(runId);
     const now = Date.now();
+    const changed = opts.set && Object.keys(opts.set).length ? resumeSettings(record, opts.set, where) : [];
     // Stages completed on earlier attempts stay completed; the rest become pending.
     record.stages = record.stages.map((s): StageState => readStageDone(runDir, s.name)
       ? { ...s, status: 'completed' }
@@ -122,6 +125,10 @@ export class RunHost {
     record.attempts += 1;
     record.progress = null;
     this.persist(record, true);
+    if (changed.length) {
+      const message = `resume: execution settings changed (the method's settings are not): ${changed.join('; ')}`;
+      try { appendJsonl(path.join(runDir, EVENTS_FILE), [{ type: 'log', runId, time: now, level: 'info', message }]); } catch { /* folder deleted */ }
+    }
 
     const proc = this.o.launcher.launch({ runId, maxOldSpaceMb: this.o.maxOldSpaceMb });
     // who runs this attempt: a later host checks it before marking the run interrupted
@@ -394,4 +401,36 @@ export function stopOrphanEngine(runDir: string, runId: string): number | null {
     if (!environ.split('\0').includes(`SPA_WORKBENCH_RUN_ID=${runId}`)) return null;
   } catch { return null; } // not running, not ours, or no /proc (not Linux): nothing to stop
   try { process.kill(pid, 'SIGKILL'); return pid; } catch { return null; }
+}
+
+/**
+ * Apply runs.resume's `set` to a run's stored config (RunConfig dotted paths, values as JSON): only RESUME_SETTABLE keys, and
+ * the result must still be a valid RunConfig. Returns "key from → to" per changed key. Errors: ValidationError naming the
+ * key that is not an execution setting (with the settable ones) or the config problem; nothing is changed then.
+ */
+export function resumeSettings(record: RunRecord, set: Record<string, unknown>, where: string): string[] {
+  const refused = Object.keys(set).filter((k) => !(k in RESUME_SETTABLE));
+  if (refused.length) {
+    throw new WorkbenchError('ValidationError', `${where}: ${refused.join(', ')} cannot change on resume: only execution settings can ` +
+      `(${Object.keys(RESUME_SETTABLE).join(', ')}); a change of the method's settings is a new run`,
+    { where: `${where} set`, received: refused.join(', ') });
+  }
+  const next = JSON.parse(JSON.stringify(record.config ?? {})) as Record<string, unknown>;
+  const get = (obj: unknown, dotted: string): unknown =>
+    dotted.split('.').reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), obj);
+  const changes: string[] = [];
+  for (const [key, value] of Object.entries(set)) {
+    const before = get(next, key);
+    setPath(next, key, value);
+    if (JSON.stringify(before) === JSON.stringify(value)) continue;
+    changes.push(`${key} ${JSON.stringify(before) ?? 'unset'} → ${JSON.stringify(value)} (${RESUME_SETTABLE[key]})`);
+  }
+  const parsed = RunConfigSchema.safeParse(next);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new WorkbenchError('ValidationError', `${where}: ${issue.path.join('.')}: ${issue.message}`,
+      { where: `${where} set`, received: JSON.stringify(set) });
+  }
+  record.config = next as RunRecord['config'];
+  return changes;
 }

@@ -117,7 +117,7 @@ export function runHandlers(ctx: HostContext) {
     'runs.resume': async (req) => {
       const s = ctx.need('runs.resume');
       ctx.needRun(s, req.runId, 'runs.resume');
-      return s.runs.start(req.runId, { resume: true });
+      return s.runs.start(req.runId, { resume: true, ...(req.set ? { set: req.set } : {}) });
     },
     'runs.delete': async (req) => {
       const s = ctx.need('runs.delete');
