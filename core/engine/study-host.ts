@@ -8,6 +8,7 @@
 // Resuming: completed runs are skipped, stopped or failed runs resumed, missing runs created.
 // A study recorded as running when a host opens the project was interrupted (the host exited; we
 // hold the project lock now): it is marked stopped, and studies.start resumes it.
+import { RESUME_SETTABLE } from '../api/run-config.js';
 import type { ProjectEvent, RunSummary, StudyStatus, StudySummary, WorkbenchApi } from '../api/contract.js';
 import { conflict, notFound, WorkbenchError } from '../api/errors.js';
 import type { ProjectStore } from '../storage/project-store.js';
@@ -208,8 +209,11 @@ export class StudyHost {
           this.setCurrent(entry, runId);
           this.o.onRunStarting?.(spec.name, { name, runId, action: 'resumed', index: i, total: cells.length, stages: existing.stages.map((s) => s.name) });
           if (entry.stopRequested) break;
+          // the study's execution settings (RESUME_SETTABLE: memory layout, rollout batch size) reach a resumed run too, so
+          // `study run --set model.memory.generationRows=8` after an OOM kill applies to the cell that was killed
+          const execution = Object.fromEntries(Object.entries(spec.set ?? {}).filter(([k]) => k in RESUME_SETTABLE));
           if (existing.status === 'created') await api.runs.start({ runId });
-          else await api.runs.resume({ runId });
+          else await api.runs.resume({ runId, ...(Object.keys(execution).length ? { set: execution } : {}) });
         } else {
           const run = await api.runs.create({
             preset: cell.method,
