@@ -32,7 +32,8 @@ if [ -d "$WORK/fldet/claims" ] && [ "$(cat "$WORK/fldet/design" 2>/dev/null)" !=
   exit 2
 fi
 mkdir -p "$WORK/fldet/claims" "$OUT/runs" "$OUT/wm-check"
-echo "$DESIGN" > "$WORK/fldet/design"
+# written once and atomically: a second stream started at the same instant must not read it half-written
+[ -f "$WORK/fldet/design" ] || { echo "$DESIGN" > "$WORK/fldet/design.$$" && mv "$WORK/fldet/design.$$" "$WORK/fldet/design"; }
 cd "$ROOT" || exit 2
 # the imported model, once (a second stream waits for the first's import)
 if [ ! -f "$WORK/smollm2/config.json" ]; then
