@@ -13,6 +13,7 @@ import { WorkbenchError } from '../api/errors.js';
 import { electronBinary, repoRoot } from '../host/system-info.js';
 import { parseSetArgs } from '../engine/config.js';
 import { RESUME_SETTABLE } from '../api/run-config.js';
+import { journalSummaries } from '../train/episode-journal.js';
 import { readJsonl } from '../storage/jsonl.js';
 import { holderSignalProblem, LOCK_FILE, pidAlive } from '../storage/lock.js';
 import { EVENTS_FILE, insideRun, METRICS_FILE, ROLLOUT_INDEX } from '../storage/run-files.js';
@@ -771,6 +772,12 @@ export function registerCoreCommands(program: Command): void {
           'stages:',
           ...r.stages.map((s) => `  ${s.status.padEnd(9)} ${s.name}${s.total ? ` ${s.done}/${s.total}` : ''}${s.reason ? ` — ${s.reason}` : ''}`),
         ];
+        // finished episodes of a step or an eval in progress, kept for a resume (core/train/episode-journal.ts)
+        const journals = journalSummaries(r.dir);
+        if (journals.length) {
+          lines.push('kept for a resume (episode journal):',
+            ...journals.map((j) => `  ${j.stage} ${j.key}: ${j.batches} finished batch${j.batches === 1 ? '' : 'es'}, ${j.episodes} episodes`));
+        }
         const latest = Object.entries(r.latest);
         if (latest.length)
           lines.push(

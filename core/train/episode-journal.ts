@@ -9,7 +9,7 @@
 // model or setting is discarded, never mixed in. It lives in <run>/stages/<stage>/batches/<key>.jsonl and is removed when
 // its set is done (the stage's state or result then holds what it was for).
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { StageContext } from '../api/stage.js';
 import type { RolloutResult } from './rollout.js';
@@ -79,4 +79,34 @@ export function openBatchJournal(ctx: Pick<StageContext, 'runDir' | 'stage' | 'r
       try { rmdirSync(dirname(file)); } catch { /* other journals still there, or none made */ }
     },
   };
+}
+
+/** One journal of a run, for `spa-workbench show`: the stage, its key, the finished batches and episodes it holds. */
+export interface JournalSummary { stage: string; key: string; batches: number; episodes: number }
+
+/**
+ * The episode journals a run holds now (<runDir>/stages/<stage>/batches/<key>.jsonl): what a resume will not play again.
+ * Empty when none (a finished run has none). A line that does not parse (a torn last line) is not counted.
+ */
+export function journalSummaries(runDir: string): JournalSummary[] {
+  const out: JournalSummary[] = [];
+  const stagesDir = join(runDir, 'stages');
+  let stages: string[] = [];
+  try { stages = readdirSync(stagesDir); } catch { return out; }
+  for (const stage of stages.sort()) {
+    let files: string[] = [];
+    try { files = readdirSync(join(stagesDir, stage, 'batches')).filter((f) => f.endsWith('.jsonl')).sort(); } catch { continue; }
+    for (const f of files) {
+      let batches = 0, episodes = 0;
+      for (const line of readFileSync(join(stagesDir, stage, 'batches', f), 'utf8').split('\n').slice(1)) {
+        if (!line.trim()) continue;
+        try {
+          const parsed = JSON.parse(line) as JournalLine;
+          if (Array.isArray(parsed.results)) { batches++; episodes += parsed.results.length; }
+        } catch { /* a torn last line */ }
+      }
+      out.push({ stage, key: f.slice(0, -'.jsonl'.length), batches, episodes });
+    }
+  }
+  return out;
 }

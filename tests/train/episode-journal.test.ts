@@ -11,7 +11,7 @@ import type { EpisodeRecord, TurnRecord } from '../../core/api/records.js';
 import type { RunConfigInput } from '../../core/api/run-config.js';
 import type { StageContext } from '../../core/api/stage.js';
 import { groupSpecs, playEpisodes, type RolloutResult, type SessionLike } from '../../core/train/rollout.js';
-import { modelFingerprint, openBatchJournal } from '../../core/train/episode-journal.js';
+import { journalSummaries, modelFingerprint, openBatchJournal } from '../../core/train/episode-journal.js';
 import { passAtKFile } from '../../core/train/rl-stage.js';
 import { appendJsonl, readJsonl as readJsonlFile } from '../../core/storage/jsonl.js';
 import { tempProject } from './helpers.js';
@@ -97,6 +97,14 @@ describe('playEpisodes with an episode journal', () => {
     const journal = openBatchJournal(journalContext(runDir), 'k', { model: 'a' });
     expect(journal.restored).toBe(2);
     expect((await play(journal)).generated()).toBe(4);
+  });
+
+  it('journalSummaries says what a run keeps for a resume (spa-workbench show), a torn line not counted', async () => {
+    const runDir = tempProject('spa-journal-');
+    expect(journalSummaries(runDir)).toEqual([]);
+    await play(openBatchJournal(journalContext(runDir), 'rollouts-000003', { model: 'a' }), 2);
+    appendFileSync(join(runDir, 'stages', 'rl', 'batches', 'rollouts-000003.jsonl'), '{"start":4,"results":[{"spec"');
+    expect(journalSummaries(runDir)).toEqual([{ stage: 'rl', key: 'rollouts-000003', batches: 2, episodes: 4 }]);
   });
 
   it('refuses a key that is not a file name part', () => {
