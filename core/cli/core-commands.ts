@@ -680,7 +680,7 @@ export function registerCoreCommands(program: Command): void {
     .option('--json', 'print the final run as JSON')
     .action(async (runId: string, o: { project: string; set: string[]; json?: boolean }) => {
       let set: Record<string, unknown> = {};
-      try { set = parseSetArgs(o.set); } catch (err) { fail((err as Error).message.replace('stages.rl.steps=10', 'model.memory.generationRows=8')); }
+      try { set = parseSetArgs(o.set, 'model.memory.generationRows=8'); } catch (err) { fail((err as Error).message); }
       const request = { runId, ...(Object.keys(set).length ? { set } : {}) };
       const served = servingLink(o.project);
       if (served) process.exit(await runThroughServe(served, async (api) => { await api.runs.resume(request); return runId; }, !!o.json));

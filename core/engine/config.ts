@@ -64,12 +64,12 @@ export function setPath(target: Record<string, unknown>, dotted: string, value: 
   cur[parts[parts.length - 1]!] = value;
 }
 
-/** CLI `--set key=value`: value parsed as JSON when it is JSON, else kept as a string. */
-export function parseSetArgs(args: readonly string[]): Record<string, unknown> {
+/** CLI `--set key=value`: value parsed as JSON when it is JSON, else kept as a string; `example` goes in the error message. */
+export function parseSetArgs(args: readonly string[], example = 'stages.rl.steps=10'): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const a of args) {
     const eq = a.indexOf('=');
-    if (eq <= 0) throw new Error(`--set ${JSON.stringify(a)}: expected key=value, e.g. --set stages.rl.steps=10`);
+    if (eq <= 0) throw new Error(`--set ${JSON.stringify(a)}: expected key=value, e.g. --set ${example}`);
     const raw = a.slice(eq + 1);
     let value: unknown = raw;
     try { value = JSON.parse(raw); } catch { /* a plain string */ }

@@ -11,8 +11,9 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import type { RolloutSection } from '../api/run-config.js';
 import type { StageContext } from '../api/stage.js';
-import type { RolloutResult } from './rollout.js';
+import type { EpisodeSpec, RolloutResult } from './rollout.js';
 
 /** Where playEpisodes keeps and finds finished batches (RolloutDeps.journal). */
 export interface BatchJournal {
@@ -70,7 +71,6 @@ export function openBatchJournal(ctx: Pick<StageContext, 'runDir' | 'stage' | 'r
     save(start, results) {
       if (!started) { ctx.appendJsonl(rel, [{ fingerprint, key }], { sync: true }); started = true; }
       ctx.appendJsonl(rel, [{ start, results }], { sync: true });
-      batches.set(start, [...results]);
     },
     clear() {
       rmSync(file, { force: true });
@@ -79,6 +79,21 @@ export function openBatchJournal(ctx: Pick<StageContext, 'runDir' | 'stage' | 'r
       try { rmdirSync(dirname(file)); } catch { /* other journals still there, or none made */ }
     },
   };
+}
+
+/**
+ * The journal of one set of episodes played from the checkpoint `model` (its manifest: modelFingerprint) with `specs`,
+ * sampling `seed` and `limits` under the run's template and env: the identity every caller ties a journal to. Logs
+ * `restoredLine(n)` when a previous attempt left n finished batches.
+ */
+export function openEpisodeJournal(ctx: Pick<StageContext, 'runDir' | 'stage' | 'readJsonl' | 'appendJsonl' | 'log' | 'config'>, key: string,
+  restoredLine: (n: number) => string, model: string, specs: readonly EpisodeSpec[], seed: number, limits: RolloutSection): BatchJournal {
+  const journal = openBatchJournal(ctx, key, {
+    model: modelFingerprint(model), ids: specs.map((s) => s.id), seeds: specs.map((s) => s.seed), seed, limits,
+    template: ctx.config.template, env: ctx.config.env,
+  });
+  if (journal.restored) ctx.log('info', restoredLine(journal.restored));
+  return journal;
 }
 
 /** One journal of a run, for `spa-workbench show`: the stage, its key, the finished batches and episodes it holds. */

@@ -7,7 +7,7 @@ import { rolloutDeps } from './episodes.js';
 import type { ModelRuntime } from './runtime.js';
 import { summarizeEpisodes, type EvalSummary } from './summary.js';
 import { createRng } from '../util/rng.js';
-import { modelFingerprint, openBatchJournal, type BatchJournal } from './episode-journal.js';
+import { openEpisodeJournal, type BatchJournal } from './episode-journal.js';
 
 export interface EvaluateOptions {
   puzzles: number; samples: number; k: number[]; temperature: number; stage: string; step: number; file?: string;
@@ -38,11 +38,10 @@ export async function evaluateModel(
     { signal: ctx.signal },
   );
   const seed = ctx.config.seeds.base * 13 + 101 + opts.step;
-  const journal = opts.journal ? openBatchJournal(ctx, opts.journal.key, {
-    model: modelFingerprint(opts.journal.model), ids: specs.map((s) => s.id), seeds: specs.map((s) => s.seed), seed, limits,
-    template: ctx.config.template, env: ctx.config.env,
-  }) : null;
-  if (journal?.restored) ctx.log('info', `${opts.stage}: ${journal.restored} finished batch(es) of this evaluation restored from its episode journal`);
+  const journal = opts.journal
+    ? openEpisodeJournal(ctx, opts.journal.key, (n) => `${opts.stage}: ${n} finished batch(es) of this evaluation restored from its episode journal`,
+      opts.journal.model, specs, seed, limits)
+    : null;
   let finished = 0;
   let reported = Date.now();
   const counted = opts.onProgress ? {

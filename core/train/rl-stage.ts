@@ -16,7 +16,7 @@ import type { StageContext, StageDefinition } from '../api/stage.js';
 import type { RlSection } from '../api/run-config.js';
 import type { TurnRecord } from '../api/records.js';
 import { evaluateModel } from './evaluate-model.js';
-import { modelFingerprint, openBatchJournal } from './episode-journal.js';
+import { openEpisodeJournal } from './episode-journal.js';
 import { summaryMetrics } from './summary.js';
 import { groupSpecs, playEpisodes, rolloutMetrics, type RolloutResult } from './rollout.js';
 import { rolloutDeps } from './episodes.js';
@@ -242,11 +242,8 @@ export const rlStage: StageDefinition = {
       const rolloutSeed = ctx.config.seeds.base * 1_000_003 + step * 7_919;
       // the step's finished batches survive a stop: `checkpoint` holds exactly these weights (the start, or the resume point
       // saved at the end of the previous step), so a resumed step replays only the batches it had not finished
-      const journal = openBatchJournal(ctx, `rollouts-${String(step).padStart(6, '0')}`, {
-        model: modelFingerprint(checkpoint), ids: specs.map((s) => s.id), seeds: specs.map((s) => s.seed), seed: rolloutSeed, limits,
-        template: ctx.config.template, env: ctx.config.env,
-      });
-      if (journal.restored) ctx.log('info', `rl: step ${step + 1}: ${journal.restored} finished rollout batch(es) restored from its episode journal`);
+      const journal = openEpisodeJournal(ctx, `rollouts-${String(step).padStart(6, '0')}`,
+        (n) => `rl: step ${step + 1}: ${n} finished rollout batch(es) restored from its episode journal`, checkpoint, specs, rolloutSeed, limits);
       const results: RolloutResult[] = await playEpisodes(specs, limits, rolloutSeed, { ...deps, journal });
       if (ctx.signal.aborted) break;
       episodesSeen += results.length;
