@@ -22,8 +22,9 @@ GGUF=$CACHE/SmolLM2-135M-Instruct.Q4_1.gguf
 GGUF_SHA256=b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
 export SPA_TORCH_THREADS=${SPA_TORCH_THREADS:-1} MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-2}
 NAME=study-v4-fldet
-# the registered order (README): the first seed of each arm, then SPA and SPA-masked seeds 1-2, then vanilla seeds 1-2
-CELLS=${CELLS:-"spa:0 spa-mask-state-spans:0 vanilla-rl:0 spa:1 spa-mask-state-spans:1 spa:2 spa-mask-state-spans:2 vanilla-rl:1 vanilla-rl:2"}
+# the registered order (README), as amended 2026-11-30 05:44 (cell order only): SPA and vanilla seed 0 before SPA-masked
+# seed 0, whose replies run at the 288-token cap (~39 CPU-h projected); then SPA and SPA-masked seeds 1-2, vanilla seeds 1-2
+CELLS=${CELLS:-"spa:0 vanilla-rl:0 spa-mask-state-spans:0 spa:1 spa-mask-state-spans:1 spa:2 spa-mask-state-spans:2 vanilla-rl:1 vanilla-rl:2"}
 cli() { node bin/spa-workbench.mjs "$@"; }
 # the design a WORKDIR's cells ran: a cell of another design is never resumed into this one
 DESIGN=amended-2026-11-29-evening
