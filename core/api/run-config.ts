@@ -289,6 +289,17 @@ export const SftSectionSchema = z.object({
       '"I will try ", else of the <answer>\'s contents) in each trained reply, against 1 for every other target token (1 = ' +
       'the plain cross-entropy of SPA\'s SFT). The move is 1 token of ~69 in a compact reply, so unweighted its gradient is ' +
       'diluted; rl.selfImitation weights it 20 (curve (a)); source: ours'),
+  decisionSteps: z.number().int().nonnegative().default(0)
+    .describe('after the epochs, this many optimizer steps on the lookahead rows alone (selfplay.lookahead: whole games whose ' +
+      'moves are the one-step rule\'s, state-aware labels), every reply token a target with the move token (core/train/ppo.ts ' +
+      'decisionTokenMask) weighing decisionMoveWeight, at sft.lr held constant, batchSize rows a step drawn in a seeded order. ' +
+      'Mixed into SFT with the drills the move stayed state-blind (docs/results/mainjob-v3); alone, the shipped base learns the ' +
+      'rule\'s move on held-out boards in ~100 steps of 32 (bench/mainjob-stateform-bc.py). 0 = none (SPA\'s SFT); needs ' +
+      'selfplay.lookahead > 0; source: ours'),
+  decisionMoveWeight: z.number().positive().default(20)
+    .describe('the weight of the move token in the decision phase (sft.decisionSteps), against 1 for every other reply token; the ' +
+      'move alone (no other target) made the 2 x 64 model write move letters everywhere (session 8), so the reply stays in the ' +
+      'loss; 20 as rl.selfImitation.moveWeight (curve (a)); source: ours'),
   lossAggregation: z.enum(['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum']).default('token-mean')
     .describe('how one step\'s per-token cross-entropy combines (verl agg_loss, verl/trainer/ppo/core_algos.py): token-mean (every ' +
       'target token weighs the same) | seq-mean-token-mean (each row\'s token mean, then the mean over rows: SPA\'s SFT trainer, ' +

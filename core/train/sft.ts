@@ -35,6 +35,8 @@ interface Row { id: string; episodeId: string; messages: ChatMessage[]; drill?: 
  */
 export interface SftState {
   epoch?: number; checkpoint?: string; step?: number; batch?: number; epochLosses?: number[]; pplBefore?: PerplexityResult | null;
+  /** sft.decisionSteps: steps of the decision phase done after the last epoch (a stop in the phase saves them) */
+  decisionStep?: number;
 }
 
 /** The forced start of every reply at generation (EpisodeSession.generationPrefix): defined once, in core/prompts/reply-format.ts. */
@@ -114,6 +116,31 @@ export function epochBatches(lengths: readonly number[], batchSize: number, seed
     for (let b = 0; b < chunk.length; b += batchSize) batches.push(chunk.slice(b, b + batchSize));
   }
   return shuffleInPlace(batches, rng);
+}
+
+/**
+ * sft.decisionSteps' rows: the lookahead rows (whole games of the rule's moves), every reply token a target as in SFT, with
+ * each reply's move token (ppo.ts decisionTokenMask, via moveWeights) weighing `moveWeight` and every other target 1 (the
+ * batch array aggregationWeight). The move alone is not enough: trained on the move letter only, the 2 x 64 model wrote move
+ * letters everywhere (100% format errors: docs/results/mainjob-v3, session 8). Rows without a move in the loss are left out.
+ */
+export function decisionRows(rows: TrainRow[], moveWeight: number, decode: (ids: number[]) => string): TrainRow[] {
+  return rows.flatMap((row) => {
+    const weights = moveWeights(row, moveWeight, decode);
+    return weights.some((w, t) => w !== 1 && row.arrays.lossMask![t]) ? [{ ids: row.ids, arrays: { ...row.arrays, aggregationWeight: weights } }] : [];
+  });
+}
+
+/**
+ * The decision phase's batches: `steps` batches of `batchSize` row indices (of n rows), consecutive seeded shuffles of all
+ * rows, so every row is seen once per pass and a resume at step k draws the same batches. Shape: steps x min(batchSize, n).
+ */
+export function decisionBatches(n: number, batchSize: number, steps: number, seed: number): number[][] {
+  const rng = createRng(seed);
+  const size = Math.min(batchSize, n);
+  const flat: number[] = [];
+  while (flat.length < steps * size) flat.push(...shuffleInPlace(Array.from({ length: n }, (_, i) => i), rng));
+  return Array.from({ length: steps }, (_, k) => flat.slice(k * size, (k + 1) * size));
 }
 
 async function validationLoss(runtime: ModelRuntime, rows: TrainRow[], batchSize: number): Promise<number> {
@@ -222,9 +249,15 @@ export const sftStage: StageDefinition = {
       const trainLoss = meanStats(epochStats)['losses/sft'] ?? Number.NaN;
       ctx.metric(step, { 'losses/sftVal': valLoss, 'sft/epoch': epoch, 'sft/trainLossEpoch': trainLoss });
       // the last epoch's checkpoint ends the stage: no AdamW moments (docs/checkpoints.md)
-      checkpoint = await writeCheckpoint(ctx, runtime, `sft-epoch-${epoch}`, step, { trainLoss, valLoss }, from, { resumePoint: epoch < section.epochs });
+      checkpoint = await writeCheckpoint(ctx, runtime, `sft-epoch-${epoch}`, step, { trainLoss, valLoss }, from,
+        { resumePoint: epoch < section.epochs || section.decisionSteps > 0 });
       ctx.saveState({ epoch, checkpoint, step, pplBefore } satisfies SftState);
       ctx.log('info', `sft epoch ${epoch}: train loss ${trainLoss.toFixed(4)}, val loss ${Number.isFinite(valLoss) ? valLoss.toFixed(4) : 'n/a'}`);
+    }
+    if (section.decisionSteps > 0) {
+      const done = await decisionPhase(ctx, runtime, trainRows, state?.decisionStep ?? 0, step, from, pplBefore);
+      if (!done) return {};
+      ({ checkpoint, step } = done);
     }
     const pplAfter = await statePerplexity(runtime, pplRows, section.maxLength);
     ctx.metric(step, { 'sft/statePerplexityAfter': pplAfter.perplexity });
@@ -251,3 +284,43 @@ export const sftStage: StageDefinition = {
     };
   },
 };
+
+/**
+ * sft.decisionSteps (ours, issue 34 item 5): after the epochs, SFT on the lookahead rows alone with their moves weighted
+ * (decisionRows), sft.lr constant, gradClip as SFT. Resumable: a stop saves sft-latest and the steps done. Returns the phase's
+ * checkpoint (sft-decision) and the optimizer step after it, or null after a stop. Throws when there are no lookahead rows.
+ */
+async function decisionPhase(ctx: Parameters<StageDefinition['run']>[0], runtime: ModelRuntime, trainRows: Row[], first: number, step0: number,
+  from: string, pplBefore: PerplexityResult | null): Promise<{ checkpoint: string; step: number } | null> {
+  const section = ctx.config.stages.sft;
+  const decode = (ids: number[]) => runtime.tokenizer.decode(ids);
+  const rows = decisionRows(toTrainRows(runtime, trainRows.filter((r) => r.lookahead), section.maxLength, false), section.decisionMoveWeight, decode);
+  if (rows.length === 0) {
+    throw new Error('sft.decisionSteps needs lookahead rows whose move is trained (selfplay.lookahead > 0 with the rule\'s moves); ' +
+      'self-play wrote none');
+  }
+  const batches = decisionBatches(rows.length, section.batchSize, section.decisionSteps, ctx.config.seeds.base * 31 + 1_000_003);
+  const moves = rows.reduce((n, r) => n + r.arrays.aggregationWeight!.filter((w) => w !== 1).length, 0);
+  ctx.log('info', `sft: decision phase, ${section.decisionSteps} steps on ${rows.length} lookahead rows, their ${moves} moves weighted ` +
+    `${section.decisionMoveWeight}` +
+    (first > 0 ? `, resuming at step ${first + 1}` : ''));
+  let step = step0;
+  for (let k = first; k < section.decisionSteps; k++) {
+    await breathe();
+    if (ctx.signal.aborted) {
+      if (k > first) {
+        const checkpoint = await writeCheckpoint(ctx, runtime, 'sft-latest', step, {}, from);
+        ctx.saveState({ epoch: section.epochs, checkpoint, step, pplBefore, decisionStep: k } satisfies SftState);
+      }
+      runtime.dispose();
+      return null;
+    }
+    const stats = await runtime.trainStep('sft', batches[k]!.map((i) => rows[i]!), {}, section.lr, section.gradClip);
+    ctx.metric(step, { 'losses/sftDecision': stats['losses/sft']!, 'charts/lr': section.lr, 'charts/gradNorm': stats['charts/gradNorm']! });
+    step++;
+    ctx.progress(k + 1, section.decisionSteps, `SFT decision phase, step ${k + 1}/${section.decisionSteps}`);
+  }
+  const checkpoint = await writeCheckpoint(ctx, runtime, 'sft-decision', step, {}, from, { resumePoint: false });
+  ctx.saveState({ epoch: section.epochs, checkpoint, step, pplBefore, decisionStep: section.decisionSteps } satisfies SftState);
+  return { checkpoint, step };
+}
