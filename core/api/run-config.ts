@@ -296,6 +296,10 @@ export const SftSectionSchema = z.object({
       'Mixed into SFT with the drills the move stayed state-blind (docs/results/mainjob-v3); alone, the shipped base learns the ' +
       'rule\'s move on held-out boards in ~100 steps of 32 (bench/mainjob-stateform-bc.py). 0 = none (SPA\'s SFT); needs ' +
       'selfplay.lookahead > 0; source: ours'),
+  decisionDrills: z.number().min(0).default(0.5)
+    .describe('drill rows (selfplay.drills: one random move each, the state contents trained) beside each decision step\'s ' +
+      'batchSize lookahead rows, as a share of batchSize (0.5: 16 drills beside 32 games). The lookahead rows show the rule\'s ' +
+      'moves only; without drills the phase cut the prediction given a random action from 69% to 49% (session 8); source: ours'),
   decisionMoveWeight: z.number().positive().default(20)
     .describe('the weight of the move token in the decision phase (sft.decisionSteps), against 1 for every other reply token; the ' +
       'move alone (no other target) made the 2 x 64 model write move letters everywhere (session 8), so the reply stays in the ' +

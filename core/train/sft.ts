@@ -300,9 +300,14 @@ async function decisionPhase(ctx: Parameters<StageDefinition['run']>[0], runtime
       'self-play wrote none');
   }
   const batches = decisionBatches(rows.length, section.batchSize, section.decisionSteps, ctx.config.seeds.base * 31 + 1_000_003);
+  // sft.decisionDrills: drill rows beside each step's lookahead rows keep the world model of every move, not only the rule's
+  const drills = toTrainRows(runtime, trainRows.filter((r) => r.drill), section.maxLength, section.maskStateSpans)
+    .map((r) => ({ ids: r.ids, arrays: { ...r.arrays, aggregationWeight: r.ids.map(() => 1) } }));
+  const perStep = drills.length > 0 ? Math.round(section.batchSize * section.decisionDrills) : 0;
+  const drillBatches = perStep > 0 ? decisionBatches(drills.length, perStep, section.decisionSteps, ctx.config.seeds.base * 31 + 2_000_003) : [];
   const moves = rows.reduce((n, r) => n + r.arrays.aggregationWeight!.filter((w) => w !== 1).length, 0);
   ctx.log('info', `sft: decision phase, ${section.decisionSteps} steps on ${rows.length} lookahead rows, their ${moves} moves weighted ` +
-    `${section.decisionMoveWeight}` +
+    `${section.decisionMoveWeight}` + (perStep > 0 ? `, with ${perStep} of ${drills.length} drill rows a step` : '') +
     (first > 0 ? `, resuming at step ${first + 1}` : ''));
   let step = step0;
   for (let k = first; k < section.decisionSteps; k++) {
@@ -315,7 +320,8 @@ async function decisionPhase(ctx: Parameters<StageDefinition['run']>[0], runtime
       runtime.dispose();
       return null;
     }
-    const stats = await runtime.trainStep('sft', batches[k]!.map((i) => rows[i]!), {}, section.lr, section.gradClip);
+    const batch = [...batches[k]!.map((i) => rows[i]!), ...(drillBatches[k] ?? []).map((i) => drills[i]!)];
+    const stats = await runtime.trainStep('sft', batch, {}, section.lr, section.gradClip);
     ctx.metric(step, { 'losses/sftDecision': stats['losses/sft']!, 'charts/lr': section.lr, 'charts/gradNorm': stats['charts/gradNorm']! });
     step++;
     ctx.progress(k + 1, section.decisionSteps, `SFT decision phase, step ${k + 1}/${section.decisionSteps}`);

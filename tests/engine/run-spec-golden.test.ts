@@ -32,6 +32,7 @@ const INTENDED: Array<{ cases: RegExp; path: string; now: unknown; why: string }
   { cases: /./, path: 'sections.selfplay.lookaheadForm', now: 'cells', why: 'new field (h11, issue 34): its default (unused without lookahead games)' },
   { cases: /./, path: 'sections.sft.moveWeight', now: 1, why: 'new field (issue 34): the plain cross-entropy, as before' },
   { cases: /./, path: 'sections.sft.decisionSteps', now: 0, why: 'new field (issue 34, session 8): no decision phase after the epochs, as before' },
+  { cases: /./, path: 'sections.sft.decisionDrills', now: 0.5, why: 'new field (issue 34, session 8): its default (unused without decisionSteps)' },
   { cases: /./, path: 'sections.sft.decisionMoveWeight', now: 20, why: 'new field (issue 34, session 8): its default (unused without decisionSteps)' },
   { cases: /./, path: 'sections.rl.entropyOn', now: 'all', why: 'new field (h15, issue 34): the entropy bonus covers every policy-loss token, as before' },
   { cases: /./, path: 'sections.rl.warmupSteps', now: 0, why: 'new field (h15, issue 34): no lr warmup, as before' },

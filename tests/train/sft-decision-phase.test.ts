@@ -51,7 +51,7 @@ const OVERRIDES: RunConfigInput = {
   env: { id: 'frozenlake', options: { randomStartGoal: true } },
   stages: {
     plan: { order: ['selfplay', 'sft'] },
-    selfplay: { games: 1, drills: 0, lookahead: 6, lookaheadTurns: 2, lookaheadForm: 'none', valFraction: 0 },
+    selfplay: { games: 1, drills: 4, lookahead: 6, lookaheadTurns: 2, lookaheadForm: 'none', valFraction: 0 },
     sft: { epochs: 1, batchSize: 2, decisionSteps: 4 },
   },
 };
@@ -64,7 +64,7 @@ describe('the SFT stage with sft.decisionSteps', () => {
     const decision = [...m].filter(([k]) => k.endsWith('/losses/sftDecision'));
     expect(decision).toHaveLength(4);
     expect(decision.every(([, v]) => Number.isFinite(v) && v > 0)).toBe(true);
-    expect(whole.events.some((e) => e.type === 'log' && /decision phase, 4 steps on \d+ lookahead rows, their \d+ moves weighted 20/.test(e.message))).toBe(true);
+    expect(whole.events.some((e) => e.type === 'log' && /decision phase, 4 steps on \d+ lookahead rows, their \d+ moves weighted 20, with 1 of 4 drill rows a step/.test(e.message))).toBe(true);
     expect(existsSync(join(whole.runDir, 'checkpoints', 'sft-decision', 'model.safetensors'))).toBe(true);
 
     const project = tempProject('spa-sft-decision-');
