@@ -161,6 +161,29 @@ export const PRESET_DEFINITIONS: MethodPreset[] = [
     },
     sizes: ['quick', 'smoke', 'standard'],
   },
+  {
+    // docs/results/mainjob-v3, session 8: the main job's move stayed state-blind in every SFT design that mixed the rule's
+    // labelled moves into the epoch; a phase of its own on those games (sft.decisionSteps) made it read the state.
+    id: 'spa-teacher',
+    title: 'SPA + a one-step teacher',
+    method: 'spa',
+    description: 'Not in the paper: SPA whose SFT also imitates 1,500 games played by a one-step rule on the true map (goal > ' +
+      'nearer ice > ice > edge > hole), then a decision phase on those games alone (moves weighted 20, drills beside them); the ' +
+      'world model comes from 6,000 drills. The move is imitated from the rule, not found by RL. FrozenLake only.',
+    base: { method: 'spa', template: coordinates, env: { id: 'frozenlake' } },
+    bySize: {
+      smoke: { stages: { selfplay: { drills: 4, lookahead: 4, lookaheadTurns: 2, lookaheadForm: 'none' }, sft: { maskActionSpans: true, decisionSteps: 2 } } },
+      quick: {
+        stages: {
+          selfplay: { games: 8, drills: 6000, lookahead: 1500, lookaheadTurns: 4, lookaheadForm: 'none' },
+          sft: { maskActionSpans: true, decisionSteps: 150, decisionMoveWeight: 20, decisionDrills: 0.5 },
+          // Pass@k at RL's steps 0 and 2 on the eval's 8 puzzles: the eval prints RL's own paired gain over its start
+          rl: { passAtKEvery: 2, passAtKPuzzles: 8 },
+        },
+      },
+    },
+    sizes: ['quick', 'smoke'],
+  },
 ];
 
 // quick and standard share the model, the rollout shape and the bootstrap, so one base (shipped or cached) serves both.
