@@ -181,8 +181,15 @@ export const PRESET_DEFINITIONS: MethodPreset[] = [
           rl: { passAtKEvery: 2, passAtKPuzzles: 8 },
         },
       },
+      // standard keeps its own self-play and drills (unmeasured with the teacher)
+      standard: {
+        stages: {
+          selfplay: { lookahead: 1500, lookaheadTurns: 4, lookaheadForm: 'none' },
+          sft: { maskActionSpans: true, decisionSteps: 150, decisionMoveWeight: 20, decisionDrills: 0.5 },
+        },
+      },
     },
-    sizes: ['quick', 'smoke'],
+    sizes: ['quick', 'smoke', 'standard'],
   },
 ];
 
