@@ -187,6 +187,19 @@ export function inexpressibleRlOptions(rl: RlSection): Array<[string, string]> {
 }
 
 /**
+ * SFT options of the run that SPA's SFT trainer (SPA@3848e68 sft/spa_sft_trainer.py: one cross-entropy over every target token
+ * of each row, the rows as written) cannot express: each is refused by name, as inexpressibleRlOptions (`--values paper` is not
+ * checked). Returns [option, why] pairs; empty: everything maps.
+ */
+export function inexpressibleSftOptions(sft: RunConfig['stages']['sft']): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  if (sft.decisionSteps > 0) out.push([`sft.decisionSteps ${sft.decisionSteps}`, 'SPA\'s SFT trainer has no decision phase after its epochs']);
+  if (sft.moveWeight !== 1) out.push([`sft.moveWeight ${sft.moveWeight}`, 'SPA\'s SFT trainer weighs every target token the same']);
+  if (sft.maskActionSpans) out.push(['sft.maskActionSpans true', 'SPA\'s SFT trainer trains the whole reply of every row']);
+  return out;
+}
+
+/**
  * How the bundle weighs the tokens of an update against the run's rl.lossAggregation. RAGEN runs micro_batch_size_per_gpu 1
  * (one episode per backward, gradients accumulated over the mini-batch), so its token-mean is each episode's token mean,
  * averaged over episodes: seq-mean-token-mean in effect. seq-mean-token-mean is therefore exact; seq-mean-token-sum is the
@@ -296,11 +309,11 @@ export function hydraConfig(runConfig: RunConfig, template: PromptTemplate, expe
       success_rate: options.successRate };
   envConfig.state_format = stateFormatFor(template);
   const maxActionsPerGame = rollout.maxActionsPerGame ?? budget.maxActionsPerGame;
-  const refused = values === 'paper' ? [] : inexpressibleRlOptions(rl);
+  const refused = values === 'paper' ? [] : [...inexpressibleRlOptions(rl), ...inexpressibleSftOptions(config.stages.sft)];
   if (refused.length) {
     throw new WorkbenchError('ValidationError', `export --to spa-ragen: the run uses ${refused.map(([o, why]) => `${o} (${why})`).join('; ')}; ` +
       'the bundle would train something else, so it is not written. Export a run without these settings, or use --values paper (the ' +
-      'release\'s RL settings)', { where: 'config.stages.rl', received: refused.map(([o]) => o).join(', ') });
+      'release\'s SFT and RL settings)', { where: 'config.stages', received: refused.map(([o]) => o).join(', ') });
   }
   // two-level advantages have no safe RAGEN counterpart: RAGEN@5eb79b8's bi_level_gae (ragen/trainer/core_algos.py:4) takes turn
   // ends from the non-zero rewards (a zero-reward turn merges into the next) and raises IndexError (core_algos.py:77-80) on any

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { listPresets } from '../../core/engine/presets.js';
 import { resolveRunConfig } from '../../core/engine/config.js';
-import { hydraConfig, inexpressibleRlOptions, lossAggregationOf, sftOverrides } from '../../core/interop/export-bundle.js';
+import { hydraConfig, inexpressibleRlOptions, inexpressibleSftOptions, lossAggregationOf, sftOverrides } from '../../core/interop/export-bundle.js';
 import { builtinTemplate } from '../../core/prompts/resolve-template.js';
 import { RunConfigSchema, type RunConfig } from '../../core/api/run-config.js';
 
@@ -21,6 +21,11 @@ describe('export bundle: the run\'s resolved values, for every preset', () => {
       const rl = config.stages.rl;
       if (preset === 'spa-random-coordinates') {   // its state text has no RAGEN renderer: refused by name (stateFormatFor)
         expect(() => hydraConfig(config, templateOf(config), 'x', 'm')).toThrow(/random_coordinates/);
+        return;
+      }
+      if (inexpressibleSftOptions(config.stages.sft).length) {
+        // spa-teacher: the decision phase and the masked policy moves have no counterpart in SPA's SFT trainer
+        expect(() => hydraConfig(config, templateOf(config), 'x', 'm')).toThrow(/sft\.(decisionSteps|moveWeight|maskActionSpans)/);
         return;
       }
       if (inexpressibleRlOptions(rl).length) {
@@ -58,10 +63,12 @@ describe('export bundle: the run\'s resolved values, for every preset', () => {
     });
   }
 
-  it('covers the presets (the refused ones are the world-model-reward method only)', () => {
+  it('covers the presets (refused: the world-model-reward method for RL, spa-teacher for SFT)', () => {
     expect(cases.length).toBeGreaterThan(60);
     const refused = cases.filter(({ preset, size }) => inexpressibleRlOptions(resolveRunConfig({ preset, size }).config!.stages.rl).length > 0);
     expect([...new Set(refused.map((c) => c.preset))]).toEqual(['online-wm-rl']);
+    const sftRefused = cases.filter(({ preset, size }) => inexpressibleSftOptions(resolveRunConfig({ preset, size }).config!.stages.sft).length > 0);
+    expect([...new Set(sftRefused.map((c) => c.preset))]).toEqual(['spa-teacher']);
   });
 
   it('a run.json config that stored only the keys it set (before issue 36) exports its resolved values, not the exporter\'s', () => {
