@@ -176,7 +176,7 @@ export const PRESET_DEFINITIONS: MethodPreset[] = [
       quick: {
         stages: {
           selfplay: { games: 8, drills: 6000, lookahead: 1500, lookaheadTurns: 4, lookaheadForm: 'none' },
-          sft: { maskActionSpans: true, decisionSteps: 150, decisionMoveWeight: 20, decisionDrills: 0.5 },
+          sft: { maskActionSpans: true, decisionSteps: 150, decisionMoveWeight: 20, decisionDrills: 1 },
           // Pass@k at RL's steps 0 and 2 on the eval's 8 puzzles: the eval prints RL's own paired gain over its start
           rl: { passAtKEvery: 2, passAtKPuzzles: 8 },
         },
@@ -185,7 +185,7 @@ export const PRESET_DEFINITIONS: MethodPreset[] = [
       standard: {
         stages: {
           selfplay: { lookahead: 1500, lookaheadTurns: 4, lookaheadForm: 'none' },
-          sft: { maskActionSpans: true, decisionSteps: 150, decisionMoveWeight: 20, decisionDrills: 0.5 },
+          sft: { maskActionSpans: true, decisionSteps: 150, decisionMoveWeight: 20, decisionDrills: 1 },
         },
       },
     },

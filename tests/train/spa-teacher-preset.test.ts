@@ -16,7 +16,7 @@ describe('the spa-teacher preset', () => {
     expect(teacher.model).toEqual(spa.model);
     expect(teacher.template).toEqual(spa.template);
     expect(teacher.stages.selfplay).toMatchObject({ games: 8, drills: 6000, lookahead: 1500, lookaheadTurns: 4, lookaheadForm: 'none', alignPlan: true });
-    expect(teacher.stages.sft).toMatchObject({ ...spa.stages.sft, maskActionSpans: true, decisionSteps: 150, decisionMoveWeight: 20, decisionDrills: 0.5 });
+    expect(teacher.stages.sft).toMatchObject({ ...spa.stages.sft, maskActionSpans: true, decisionSteps: 150, decisionMoveWeight: 20, decisionDrills: 1 });
     expect(teacher.stages.rl).toEqual({ ...spa.stages.rl, passAtKEvery: 2, passAtKPuzzles: 8 });
     expect(teacher.stages.eval).toEqual(spa.stages.eval);
     expect(teacher.stages.rollout).toEqual(spa.stages.rollout);
