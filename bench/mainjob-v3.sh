@@ -25,7 +25,12 @@ case "$DESIGN" in
     --set stages.selfplay.lookaheadTurns=4 --set stages.selfplay.lookaheadForm=none --set stages.sft.maskActionSpans=true
     --set stages.sft.decisionSteps=150 --set stages.sft.decisionMoveWeight=20 --set stages.sft.decisionDrills=1
     --set stages.rl.passAtKEvery=2 --set stages.rl.passAtKPuzzles=8) ;;
-  *) echo "unknown DESIGN $DESIGN (baseline | rule-games | teacher | teacher2)" >&2; exit 2 ;;
+  # session 8, after teacher2: quick's own 8,000 drills instead of 6,000 (the dev run that held the world model at 66.7%)
+  teacher3) SETS=(--set stages.selfplay.games=8 --set stages.selfplay.drills=8000 --set stages.selfplay.lookahead=1500
+    --set stages.selfplay.lookaheadTurns=4 --set stages.selfplay.lookaheadForm=none --set stages.sft.maskActionSpans=true
+    --set stages.sft.decisionSteps=150 --set stages.sft.decisionMoveWeight=20 --set stages.sft.decisionDrills=1
+    --set stages.rl.passAtKEvery=2 --set stages.rl.passAtKPuzzles=8) ;;
+  *) echo "unknown DESIGN $DESIGN (baseline | rule-games | teacher | teacher2 | teacher3)" >&2; exit 2 ;;
 esac
 OUT=${1:-docs/results/mainjob-v3/runs.jsonl}; ROOT=${2:-/tmp/mainjob-v3}
 SEEDS=${SEEDS:-"0 1 2"}; BACKENDS=${BACKENDS:-"torch wasm"}
