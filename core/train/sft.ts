@@ -126,9 +126,16 @@ export function epochBatches(lengths: readonly number[], batchSize: number, seed
  */
 export function decisionRows(rows: TrainRow[], moveWeight: number, decode: (ids: number[]) => string): TrainRow[] {
   return rows.flatMap((row) => {
-    const weights = moveWeights(row, moveWeight, decode);
-    return weights.some((w, t) => w !== 1 && row.arrays.lossMask![t]) ? [{ ids: row.ids, arrays: { ...row.arrays, aggregationWeight: weights } }] : [];
+    // the moves are found with a marker weight, so a moveWeight of 1 still keeps the rows that have one
+    const marked = moveWeights(row, 2, decode);
+    if (!marked.some((w) => w > 1)) return [];
+    return [{ ids: row.ids, arrays: { ...row.arrays, aggregationWeight: marked.map((w) => (w > 1 ? moveWeight : 1)) } }];
   });
+}
+
+/** The move tokens of one row (ppo.ts decisionTokenMask over its trained replies). */
+function decisionMoveCount(row: TrainRow, decode: (ids: number[]) => string): number {
+  return moveWeights(row, 2, decode).filter((w) => w > 1).length;
 }
 
 /**
@@ -305,7 +312,7 @@ async function decisionPhase(ctx: Parameters<StageDefinition['run']>[0], runtime
     .map((r) => ({ ids: r.ids, arrays: { ...r.arrays, aggregationWeight: r.ids.map(() => 1) } }));
   const perStep = drills.length > 0 ? Math.round(section.batchSize * section.decisionDrills) : 0;
   const drillBatches = perStep > 0 ? decisionBatches(drills.length, perStep, section.decisionSteps, ctx.config.seeds.base * 31 + 2_000_003) : [];
-  const moves = rows.reduce((n, r) => n + r.arrays.aggregationWeight!.filter((w) => w !== 1).length, 0);
+  const moves = rows.reduce((n, r) => n + decisionMoveCount(r, decode), 0);
   ctx.log('info', `sft: decision phase, ${section.decisionSteps} steps on ${rows.length} lookahead rows, their ${moves} moves weighted ` +
     `${section.decisionMoveWeight}` + (perStep > 0 ? `, with ${perStep} of ${drills.length} drill rows a step` : '') +
     (first > 0 ? `, resuming at step ${first + 1}` : ''));
