@@ -6,6 +6,7 @@
 import type { RunConfig } from '../api/run-config.js';
 import { DEFAULT_ENV_ID, RunConfigSchema } from '../api/run-config.js';
 import { createEnv } from '../envs/index.js';
+import { LOOKAHEAD_ENV_ID } from '../envs/frozen-lake.js';
 import type { Size } from '../api/run-config.js';
 import { getPreset, listPresets, sizeIssues } from './presets.js';
 import { planStages } from './stages.js';
@@ -143,6 +144,14 @@ function sectionIssues(config: RunConfig): ResolveResult['issues'] {
   const issues: ResolveResult['issues'] = [];
   // model.lora: the schema checks types; the target names are checked here (the valid ones are listed in the message)
   for (const message of loraIssues(config)) issues.push({ path: 'model.lora', message });
+  // the lookahead rows are written by FrozenLake's one-step rule (core/envs/frozen-lake.ts frozenLakeLookahead): refuse them on
+  // another env here, not after a bootstrap of ~90 min when self-play reaches them
+  const { lookahead, drillLookahead } = config.stages.selfplay;
+  if ((lookahead > 0 || drillLookahead) && config.env.id !== LOOKAHEAD_ENV_ID) {
+    issues.push({ path: lookahead > 0 ? 'stages.selfplay.lookahead' : 'stages.selfplay.drillLookahead', message: `the lookahead ` +
+      `rows are defined for FrozenLake only (its one-step rule on the true map); env.id is ${JSON.stringify(config.env.id)}. Set ` +
+      `stages.selfplay.lookahead=0 and drillLookahead=false, or use a preset without them (spa)` });
+  }
   const { k, samples } = config.stages.eval;
   const maxK = Math.max(...k);
   if (samples < maxK) issues.push({ path: 'stages.eval.samples', message: `must be ≥ the largest k (${maxK}) for the unbiased ` +

@@ -437,6 +437,9 @@ export const frozenLakeDefinition: EnvDefinition = {
 /** What the intended move of one action lands on: `G` the goal, `O` a hole, `_` ice, `#` the edge (the player stays). */
 export type LookaheadCell = 'G' | 'O' | '_' | '#';
 
+/** The one env whose boards the one-step lookahead reads (selfplay.lookahead, drillLookahead; the run config refuses others). */
+export const LOOKAHEAD_ENV_ID = 'frozenlake';
+
 /** One action's one-step lookahead: the cell its intended move lands on, and whether it brings the player nearer the goal. */
 export interface LookaheadOutcome { action: string; cell: LookaheadCell; closer: boolean }
 

@@ -4,7 +4,7 @@
 // literal elsewhere.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_ENV_ID, EnvConfigSchema, RunConfigSchema } from '../../core/api/run-config.js';
+import { DEFAULT_ENV_ID, EnvConfigSchema, RunConfigSchema, type Size } from '../../core/api/run-config.js';
 import { resolveRunConfig } from '../../core/engine/config.js';
 import '../../core/engine/presets.js';
 import { presetConfig } from '../../core/train/presets.js';
@@ -34,7 +34,18 @@ describe('the default env comes from the schema', () => {
     expect(DEFAULT_ENV_ID).toBe('frozenlake');   // the default env has a shipped base (resources/bases/frozenlake)
     // `run spa --size quick` (the README's example) resolves to the env and base npm start uses
     expect(resolveRunConfig({ preset: 'spa', size: 'quick' }).config!.env).toEqual({ id: START_RUN_ENV, options: { randomStartGoal: true, successRate: 0.8 } });
-    // ... and the same run spec as `start --run spa` (npm start), which asks for env.id START_RUN_ENV (core/cli/core-commands.ts)
+    // ... and `start --run PRESET` asks for env.id START_RUN_ENV (core/cli/core-commands.ts), which changes nothing in it
     expect(resolveRunConfig({ preset: 'spa', size: 'quick' }).config).toEqual(resolveRunConfig({ preset: 'spa', size: 'quick', set: { 'env.id': START_RUN_ENV } }).config);
+  });
+
+  it('npm start runs spa-teacher at quick size on the default env (docs/results/mainjob-v3, teacher3)', () => {
+    const start = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> }).scripts.start!;
+    const m = /\bstart --run (\S+) --size (\S+)$/.exec(start);
+    expect(m?.slice(1)).toEqual(['spa-teacher', 'quick']);
+    const [preset, size] = [m![1]!, m![2] as Size];
+    const spec = resolveRunConfig({ preset, size, set: { 'env.id': START_RUN_ENV } });
+    expect(spec.issues).toEqual([]);
+    expect(spec.config).toEqual(resolveRunConfig({ preset, size }).config);
+    expect(spec.config!.env).toEqual(resolveRunConfig({ preset: 'spa', size: 'quick' }).config!.env);
   });
 });

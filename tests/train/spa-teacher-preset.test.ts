@@ -15,11 +15,21 @@ describe('the spa-teacher preset', () => {
     expect(teacher.env.id).toBe('frozenlake');
     expect(teacher.model).toEqual(spa.model);
     expect(teacher.template).toEqual(spa.template);
-    expect(teacher.stages.selfplay).toMatchObject({ games: 8, drills: 6000, lookahead: 1500, lookaheadTurns: 4, lookaheadForm: 'none', alignPlan: true });
+    expect(teacher.stages.selfplay).toMatchObject({ games: 8, drills: 8000, lookahead: 1500, lookaheadTurns: 4, lookaheadForm: 'none', alignPlan: true });
+    expect(teacher.stages.selfplay.drills).toBe(spa.stages.selfplay.drills);   // quick's own drills (teacher3, mainjob-v3)
     expect(teacher.stages.sft).toMatchObject({ ...spa.stages.sft, maskActionSpans: true, decisionSteps: 150, decisionMoveWeight: 20, decisionDrills: 1 });
     expect(teacher.stages.rl).toEqual({ ...spa.stages.rl, passAtKEvery: 2, passAtKPuzzles: 8 });
     expect(teacher.stages.eval).toEqual(spa.stages.eval);
     expect(teacher.stages.rollout).toEqual(spa.stages.rollout);
+  });
+
+  it('refuses another env by name before any stage runs (the rule games are FrozenLake\'s)', () => {
+    const r = resolveRunConfig({ preset: 'spa-teacher', size: 'quick', set: { 'env.id': 'sokoban' } });
+    expect(r.ok).toBe(false);
+    expect(r.issues).toContainEqual({ path: 'stages.selfplay.lookahead', message: expect.stringMatching(/FrozenLake only .*env\.id is "sokoban"/) });
+    const drills = resolveRunConfig({ preset: 'spa', size: 'quick', set: { 'env.id': 'sokoban', 'stages.selfplay.drillLookahead': true } });
+    expect(drills.issues.map((i) => i.path)).toContain('stages.selfplay.drillLookahead');
+    expect(resolveRunConfig({ preset: 'spa', size: 'quick', set: { 'env.id': 'sokoban' } }).ok).toBe(true);
   });
 
   it('runs self-play and SFT with its decision phase at smoke size', async () => {
