@@ -35,6 +35,34 @@ import sys
 import time
 import traceback
 
+# The process that started this worker: SPA_WORKER_PARENT (the engine's pid, set at spawn: core/model/torch/worker-client.ts),
+# else the parent pid read first thing. See _die_with_parent.
+_PARENT = int(os.environ.get("SPA_WORKER_PARENT", "0") or 0) or os.getppid()
+
+
+def _die_with_parent(parent):
+    """Linux: have the kernel send SIGTERM to this worker when the process that started it dies (killed with SIGKILL, crashed,
+    a CLI stopped mid-operation), so no worker goes on computing with parent 1. Without it a worker notices only at the end
+    of its current operation (stdin EOF, or the reply's broken pipe), which on a loaded CPU was minutes of a 135M model's
+    generation (docs/results/study-v4, amendment of 09:50). prctl(PR_SET_PDEATHSIG) binds to the thread that spawned the
+    worker: the engine spawns it from its main thread (core/model/torch/worker-client.ts). Elsewhere: the stdin EOF path.
+    `parent`: the pid of the process that started the worker, known before torch's import (seconds on a loaded CPU): a
+    parent that died before the request took effect, even before this interpreter started, is seen here as a changed parent
+    pid (tests/torch/worker-orphan.test.ts failed so at load 10, when the parent was read after the import)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)   # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:   # the parent died before the request took effect
+        os._exit(0)
+
+
+if __name__ == "__main__":
+    _die_with_parent(_PARENT)   # before torch's import; not when a test or bench imports this file as a module
+
+
 PROTOCOL_VERSION = 1
 MIN_TORCH = (1, 13)
 
@@ -1223,26 +1251,8 @@ class Worker:
         return {"seconds": time.process_time()}, {}
 
 
-def _die_with_parent():
-    """Linux: have the kernel send SIGTERM to this worker when the process that started it dies (killed with SIGKILL, crashed,
-    a CLI stopped mid-operation), so no worker goes on computing with parent 1. Without it a worker notices only at the end
-    of its current operation (stdin EOF, or the reply's broken pipe), which on a loaded CPU was minutes of a 135M model's
-    generation (docs/results/study-v4, amendment of 09:50). prctl(PR_SET_PDEATHSIG) binds to the thread that spawned the
-    worker: the engine spawns it from its main thread (core/model/torch/worker-client.ts). Elsewhere: the stdin EOF path."""
-    if not sys.platform.startswith("linux"):
-        return
-    parent = os.getppid()
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)   # 1 = PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != parent:   # the parent died before the request took effect
-        os._exit(0)
-
-
 def main():
     global _out, _in
-    _die_with_parent()
     _out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)                          # anything printed (torch warnings, user code) goes to stderr
     sys.stdout = sys.stderr

@@ -239,7 +239,9 @@ export class TorchWorker {
     const script = workerScript();
     this.child = spawn(opts.python, ['-u', script], {
       stdio: ['pipe', 'pipe', 'pipe'],
-      env: { ...process.env, ...(opts.threads !== undefined ? { SPA_TORCH_THREADS: String(opts.threads) } : {}), PYTHONUNBUFFERED: '1' },
+      // SPA_WORKER_PARENT: the worker exits at start when this process is already gone (worker.py _die_with_parent)
+      env: { ...process.env, ...(opts.threads !== undefined ? { SPA_TORCH_THREADS: String(opts.threads) } : {}), PYTHONUNBUFFERED: '1',
+        SPA_WORKER_PARENT: String(process.pid) },
     });
     this.child.stdout!.on('data', (chunk: Buffer) => {
       let replies: Reply[];
