@@ -529,7 +529,17 @@ async function serve(opts: ServeOpts): Promise<void> {
   let unsubscribe: (() => void) | null = null;
   if (followed && api) {
     const reporter = progressReporter(process.stdout);
-    unsubscribe = api.subscribe({ kind: 'run', runId: followed }, (e) => reporter.event(e));
+    let ended = false;
+    unsubscribe = api.subscribe({ kind: 'run', runId: followed }, (e) => {
+      reporter.event(e);
+      // the run's end: what `run` prints (status, time, final metrics beside the chance and oracle rows, folder); the server stays up
+      if (ended || e.kind !== 'run' || e.event.type !== 'status' || !['completed', 'failed', 'stopped'].includes(e.event.status)) return;
+      ended = true;
+      void d.waitForRun(followed).then(() => api.runs.get({ runId: followed })).then((info) => {
+        printRunEnd(info, false, process.stdout);
+        if (info.status === 'completed') process.stdout.write('the workbench stays open on it; Ctrl-C ends the server\n');
+      }).catch(() => undefined);
+    });
   }
   onInterrupt({
     stop: () => {

@@ -104,6 +104,21 @@ test('start --run opens the browser on its run; Ctrl-C stops it gracefully; a se
   expect(runJson(project, created.id).status).toBe('stopped');
 });
 
+test('start --run prints its run\'s end as `run` does and keeps serving', async () => {
+  const home = mkdtempSync(join(tmpdir(), 'spa-e2e-start-end-'));
+  const project = freshProjectDir('start-end');
+  const start = cli(['start', '--project', project, '--run', 'diagnostic', '--size', 'smoke', '--no-open', '--port', '0'], home);
+  cleanup.push(start);
+  await urlOf(start);
+  await expect.poll(() => start.output(), { timeout: 120_000 }).toContain('the workbench stays open on it');
+  const id = runJson(project).id;
+  expect(start.output()).toMatch(new RegExp(`\\n${id}: completed in \\S+\\n`));   // printRunEnd: status and time ...
+  expect(start.output()).toContain(`folder: ${join(project, 'runs', id)}`);         // ... and the run's folder
+  expect(start.child.exitCode).toBeNull();                                            // the server is still up
+  start.ctrlC();
+  expect(await start.exited).toBe(0);
+});
+
 wbTest('organise runs: tags, notes and rename in the run view; grouped with mean ± sd; Pass@k by k; samples and honest headline numbers', async ({ workbench, consoleProblems }) => {
   const { page, api, go } = workbench;
   const ids: string[] = [];
