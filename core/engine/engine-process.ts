@@ -7,6 +7,7 @@ import type { EngineMessage, HostMessage, RunOutcome } from './protocol.js';
 import { executeRun } from './runner.js';
 import { loadStage } from './stages.js';
 import { startSystemSampler } from './system-sampler.js';
+import { applyNiceToAutogroup } from './autogroup-nice.js';
 
 interface ParentChannel {
   send(message: EngineMessage): void;
@@ -112,5 +113,8 @@ process.on('unhandledRejection', (err) => {
   process.stderr.write(`engine-process: unhandled rejection: ${(err as Error)?.stack ?? String(err)}\n`);
   process.exit(70);
 });
+
+// this process's session is its own (detached): its scheduling group takes the nice value the host was started with
+applyNiceToAutogroup();
 
 channel.send({ type: 'ready', pid: process.pid });
