@@ -243,6 +243,19 @@ function softmaxGradTile(
   }
 }
 
+/** Calls of the training attention by path (tests read it: which path a batch took). */
+export const attentionCalls = { gemm: 0, tiles: 0 };
+
+/**
+ * The multiple a training batch's length is padded to so that attentionFast takes the gemm path: 8 on wasm with gemm-wasm.ts
+ * available and a head size that is a multiple of 8, else 1 (no padding). The gemm path is ~2x faster per tile (it also
+ * skips the causal upper half); without the padding a chunk whose longest row is not a multiple of 8 ran on TF.js's own
+ * matmul (a third of the wasm SFT's attention time in the main job; docs/results/mainjob-v3, session 10).
+ */
+export function attentionLengthMultiple(headDim: number): number {
+  return headDim % 8 === 0 && linearGemm.enabled && tf.getBackend() === 'wasm' && gemmInfo().available ? 8 : 1;
+}
+
 /**
  * Causal grouped-query attention. q [B*T, H*hd], k/v [B*T, KV*hd], segments / mask [B, T] ->
  * [B*T, H*hd]. q and k are taken as already rotated, or rotated here when `rotary` is given.
@@ -255,8 +268,10 @@ export function attentionFast(q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, ma
   const { B, T, H, KV, hd, rows } = L;
   const saveProbs = B * H * T * T * 4 <= MAX_SAVED_PROB_BYTES;
   if (saveProbs && T % 8 === 0 && hd % 8 === 0 && linearGemm.enabled && tf.getBackend() === 'wasm' && gemmInfo().available) {
+    attentionCalls.gemm++;
     return attentionGemm(q, k, v, mask, L, rotary);
   }
+  attentionCalls.tiles++;
   const qTile = rows * hd;
   const kTile = T * hd;
 
@@ -354,7 +369,9 @@ function softmaxRows(s: Float32Array, p: Float32Array, at: number, seg: number[]
     const si = seg[t]!;
     const base = r * T;
     const o = at + base;
-    if (si === 0) { p.fill(1 / T, o, o + T); continue; }
+    // a padding query sees no key: P = 0 (the reference's -1e9 bias gives a uniform row instead; the row's output is read by
+    // nothing, and its gradient is zero either way), which keeps P lower-triangular for the causal hints
+    if (si === 0) { p.fill(0, o, o + T); continue; }
     let max = -Infinity;
     if (plain) {
       for (let j = 0; j <= t; j++) { const x = s[base + j]!; if (x > max) max = x; }
@@ -392,17 +409,19 @@ function softmaxGradRows(p: Float32Array, at: number, dP: Float32Array, delta: F
 /**
  * attentionFast on wasm with gemm-wasm.ts (relaxed-SIMD matrix products, no TF.js tensor per tile):
  * the same tiles and formulas, with P kept in one JS array; the transposes of the backward pass are
- * strided reads inside the product. Where every query of a sequence sees at least one key and one
- * row is one query position (no GQA stacking), the products skip the causally masked half: S and dP
- * only below the diagonal, P V and dS K only over k <= t, dS^T Q and P^T dO only over t >= k.
+ * strided reads inside the product. Where one row is one query position (no GQA stacking), the
+ * products skip the causally masked half: S and dP only below the diagonal, P V and dS K only over
+ * k <= t, dS^T Q and P^T dO only over t >= k (padding queries get P = 0, so P stays lower-triangular).
  */
 function attentionGemm(q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, mask: number[][], L: Layout, rotary: Rotary | undefined): tf.Tensor2D {
   const { B, T, H, KV, hd, rows, rep } = L;
   const qTile = rows * hd;
   const kTile = T * hd;
   const pTile = rows * T;
-  const causal = mask.map((seg) => rep === 1 && seg.every((x) => x !== 0));   // triangular hints valid
-  const plain = mask.map((seg) => seg.every((x) => x === seg[0]));           // one segment, no padding
+  // Triangular hints are valid wherever P is lower-triangular: every real query sees only keys j <= t, and a padding query
+  // none (softmaxRows gives it P = 0). Only GQA stacking (rep > 1: a tile row is not one position) breaks that.
+  const causal = mask.map(() => rep === 1);
+  const plain = mask.map(oneSegmentThenPadding);                              // keys j <= t of a real query t: one segment
 
   const kernel = custom((qIn: tf.Tensor, kIn: tf.Tensor, vIn: tf.Tensor, save: tf.GradSaveFunc) => {
     // kept for the backward pass, from a pool (every element is written here; back to the pool after the backward pass)
@@ -462,6 +481,16 @@ function attentionGemm(q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, mask: num
     };
   });
   return kernel(q, k, v) as tf.Tensor2D;
+}
+
+/** One non-zero segment id, then (optionally) padding (0) to the end: [1, 1, 1, 0, 0]. */
+function oneSegmentThenPadding(seg: number[]): boolean {
+  const first = seg[0]!;
+  if (first === 0) return seg.every((x) => x === 0);
+  let t = 1;
+  while (t < seg.length && seg[t] === first) t++;
+  for (; t < seg.length; t++) if (seg[t] !== 0) return false;
+  return true;
 }
 
 // Arrays attentionGemm keeps from a forward call to its backward pass (P alone is 16 MB a layer at the

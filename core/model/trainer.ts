@@ -14,6 +14,8 @@ import * as tf from '@tensorflow/tfjs';
 import type { CausalLM } from './transformer.js';
 import { getLoss, type LossOutputs } from './losses.js';
 import { AdamW, clipByGlobalNorm, learningRate, type AdamWOptions, type ScheduleOptions } from './optim.js';
+import { attentionLengthMultiple } from './attention.js';
+import { headDim } from './config.js';
 
 export interface TrainerOptions extends AdamWOptions {
   schedule: ScheduleOptions;    // learning rate and its warmup / decay
@@ -154,6 +156,7 @@ export class Trainer {
     batch: TrainBatch,
   ): { grads: Map<string, tf.Tensor>; loss: number; stats: Record<string, number> } {
     const spec = getLoss(lossName);
+    batch = padBatchLength(batch, attentionLengthMultiple(headDim(this.model.config)));
     const B = batch.inputIds.length;
     const T = batch.inputIds[0]!.length;
     let lossValue = 0;
@@ -343,6 +346,26 @@ export function chunkRows(rows: TrainRow[], budget: number): TrainRow[][] {
 }
 
 /** Rows right-padded to one length: ids, attention mask and the named arrays (padding 0). */
+/**
+ * The batch with every row padded at its end to a length that is a multiple of `multiple` (inputIds with 0, attentionMask,
+ * segmentIds and every other array with 0): positions no loss, mask or attention reads, so the loss and the gradients are
+ * those of the batch as given (up to the order of floating-point sums). The batch itself when it needs no padding.
+ */
+export function padBatchLength(batch: TrainBatch, multiple: number): TrainBatch {
+  const T = batch.inputIds[0]?.length ?? 0;
+  const extra = multiple > 1 ? (multiple - (T % multiple)) % multiple : 0;
+  if (extra === 0) return batch;
+  const zeros = new Array<number>(extra).fill(0);
+  const out: TrainBatch = { inputIds: batch.inputIds.map((r) => [...r, ...zeros]) };
+  if (!batch.attentionMask && !batch.segmentIds) out.attentionMask = batch.inputIds.map((r) => [...r.map(() => 1), ...zeros]);
+  for (const [k, v] of Object.entries(batch)) {
+    if (k === 'inputIds' || v === undefined) continue;
+    // [B, T] arrays are padded; a per-row array ([B], one number a row) is kept as it is
+    out[k] = Array.isArray(v[0]) ? (v as number[][]).map((r) => [...r, ...zeros]) : v;
+  }
+  return out;
+}
+
 export function padRows(rows: TrainRow[], padTokenId: number): TrainBatch {
   const T = Math.max(...rows.map((r) => r.ids.length));
   const batch: TrainBatch = {

@@ -189,9 +189,18 @@ describe('attentionFast through gemm-wasm (T and head size multiples of 8)', () 
     const packed = Array.from({ length: T }, (_, t) => (t < 6 ? 1 : t < 13 ? 2 : 3));
     compareAttention(2, T, 2, 2, 8, [packed, full], false);
   });
-  it('left padding (full products; padded rows see no key)', () => {
+  it('left padding (causal hints; padded rows see no key)', () => {
     const padded = Array.from({ length: T }, (_, t) => (t < 5 ? 0 : 1));
     compareAttention(2, T, 2, 2, 8, [padded, full], true);
+  });
+  it('trailing padding, as the trainer pads rows (causal hints, the one-segment softmax)', () => {
+    const padded = Array.from({ length: T }, (_, t) => (t < 11 ? 1 : 0));
+    const short = Array.from({ length: T }, (_, t) => (t < 3 ? 1 : 0));
+    compareAttention(3, T, 2, 2, 8, [padded, full, short], true);
+  });
+  it('packed segments and trailing padding (causal hints with a segment mask)', () => {
+    const packed = Array.from({ length: T }, (_, t) => (t < 4 ? 1 : t < 12 ? 2 : 0));
+    compareAttention(2, T, 2, 2, 8, [packed, full], true);
   });
   it('GQA, two query heads per K/V head (full products)', () => compareAttention(2, T, 4, 2, 8, [full, full], true));
 });
