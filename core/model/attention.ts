@@ -267,7 +267,7 @@ export function attentionFast(q: tf.Tensor2D, k: tf.Tensor2D, v: tf.Tensor2D, ma
   const L: Layout = { B: s.batch, T: s.queryLength, H: s.heads, KV: s.kvHeads, hd: s.headDim, rep, rows: rep * s.queryLength, scale: 1 / Math.sqrt(s.headDim) };
   const { B, T, H, KV, hd, rows } = L;
   const saveProbs = B * H * T * T * 4 <= MAX_SAVED_PROB_BYTES;
-  if (saveProbs && T % 8 === 0 && hd % 8 === 0 && linearGemm.enabled && tf.getBackend() === 'wasm' && gemmInfo().available) {
+  if (saveProbs && attentionLengthMultiple(hd) === 8 && T % 8 === 0) {
     attentionCalls.gemm++;
     return attentionGemm(q, k, v, mask, L, rotary);
   }
