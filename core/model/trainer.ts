@@ -345,7 +345,6 @@ export function chunkRows(rows: TrainRow[], budget: number): TrainRow[][] {
   return chunks;
 }
 
-/** Rows right-padded to one length: ids, attention mask and the named arrays (padding 0). */
 /**
  * The batch with every row padded at its end to a length that is a multiple of `multiple` (inputIds with 0, attentionMask,
  * segmentIds and every other array with 0): positions no loss, mask or attention reads, so the loss and the gradients are
@@ -366,6 +365,7 @@ export function padBatchLength(batch: TrainBatch, multiple: number): TrainBatch 
   return out;
 }
 
+/** Rows right-padded to one length: ids, attention mask and the named arrays (padding 0). */
 export function padRows(rows: TrainRow[], padTokenId: number): TrainBatch {
   const T = Math.max(...rows.map((r) => r.ids.length));
   const batch: TrainBatch = {

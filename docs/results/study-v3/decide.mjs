@@ -52,7 +52,7 @@ export function gate(checks, lake) {
   if (!(baseGiven <= g.maskedMax)) fails.push(`the base's prediction given the action ${pct(baseGiven)} > ${pct(g.maskedMax)}`);
   const verdict = fails.length ? 'not met' : 'met';
   out.push(fails.length ? `**Criterion 1 not met:** ${fails.join('; ')}.` : '**Criterion 1 met.**');
-  return { verdict, text: out.join('\n'), spaGiven, spaObs, maskedGiven };
+  return { verdict, text: out.join('\n') };
 }
 
 /** The difference a − b at Pass@k from study.json's table (either stored orientation). */
