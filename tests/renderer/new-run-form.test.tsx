@@ -86,3 +86,29 @@ describe('New Run form from the run spec', () => {
     expect(document.querySelector<HTMLInputElement>('[data-field="env.options.isSlippery"] input')!.checked).toBe(true);
   });
 });
+
+describe('New Run form: the size the user picks', () => {
+  // CI stop 49: a size picked right after the select appeared was undone by the effect that picks the preset's first size
+  // (its passive effect, still pending, ran after the change event's update). A MutationObserver fires the change as soon
+  // as the select is in the DOM, before React's scheduled effects, which makes that order happen every time.
+  it('keeps a size chosen before the default-size effect has run', async () => {
+    const picked = new Promise<void>((resolve) => {
+      const observer = new MutationObserver(() => {
+        const select = document.querySelector<HTMLSelectElement>('[data-testid="size-select"]');
+        if (!select) return;
+        observer.disconnect();
+        fireEvent.change(select, { target: { value: 'smoke' } });
+        resolve();
+      });
+      observer.observe(document.body, { childList: true, subtree: true });
+    });
+    render(<NewRunView client={mockClient()} navigate={() => {}} preset="spa" system={null} />);
+    await picked;
+    await waitFor(() => {
+      const steps = document.querySelector<HTMLInputElement>('[data-field="stages.rl.steps"] input');
+      expect(steps?.value).toBe('1');
+    }, { timeout: 10_000 });
+    await new Promise((r) => setTimeout(r, 400));   // past the 200 ms validation debounce: nothing resets the size afterwards
+    expect(screen.getByTestId<HTMLSelectElement>('size-select').value).toBe('smoke');
+  });
+});

@@ -64,7 +64,11 @@ export default function NewRunView({ client, navigate, preset: routePreset, syst
   }, [client]);
 
   const preset = presets?.find((p) => p.id === presetId) ?? null;
-  useEffect(() => { if (preset && (!size || !preset.sizes.includes(size))) setSize(preset.sizes[0] ?? 'quick'); }, [preset, size]);
+  // The preset's first size unless a valid size is chosen. The updater reads the latest state: this effect can run after a
+  // size the user picked in the same tick (a pending passive effect flushed by the change event), and must not undo it.
+  useEffect(() => {
+    if (preset && (!size || !preset.sizes.includes(size))) setSize((cur) => (cur && preset.sizes.includes(cur) ? cur : preset.sizes[0] ?? 'quick'));
+  }, [preset, size]);
 
   // Validate (debounced) on every change.
   const seq = useRef(0);

@@ -78,7 +78,10 @@ export default function TemplatesView({ api, projectPath, runId, route, template
   // sampled state
   const [envId, setEnvId] = useState<string>('');
   const envList = envs.status === 'ok' ? envs.value.envs : [];
-  useEffect(() => { if (!envId && envList[0]) setEnvId(envList.some((e) => e.id === 'sokoban') ? 'sokoban' : envList[0].id); }, [envId, envList]);
+  // the default env unless one is chosen; the updater reads the latest state, so a pick made before this effect ran stays
+  useEffect(() => {
+    if (!envId && envList[0]) setEnvId((cur) => cur || (envList.some((e) => e.id === 'sokoban') ? 'sokoban' : envList[0]!.id));
+  }, [envId, envList]);
   const [seedText, setSeedText] = useState('0');
   const seed = parseOptionalInt(seedText, 'seed');
   const [responseFormat, setResponseFormat] = useState<'world-model' | 'plain'>('world-model');
