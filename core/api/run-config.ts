@@ -75,7 +75,7 @@ export const TemplateRefSchema = z.object({
  */
 export const MEMORY_DEFAULTS = {
   tokensPerMicroBatch: 6144, gradientCheckpointing: 'auto', generationRows: 64, frozenDtype: 'auto', checkpointDtype: 'auto',
-  optimizerDtype: 'auto', optimizerState: 'resume', keepMilestones: 5,
+  optimizerDtype: 'auto', optimizerState: 'resume', keepMilestones: 5, resumePointMinutes: 20,
 } as const;
 
 /**
@@ -89,6 +89,7 @@ export const RESUME_SETTABLE: Readonly<Record<string, string>> = {
   'model.memory.tokensPerMicroBatch': 'the chunks a step\'s gradient is accumulated in: the same step up to floating-point rounding',
   'model.memory.gradientCheckpointing': 'activations recomputed in backward or kept: the same numbers, less memory or less time',
   'model.memory.keepMilestones': 'how many RL milestone checkpoints are kept',
+  'model.memory.resumePointMinutes': 'how often SFT writes a mid-epoch resume point: a resume from one is exact',
   'stages.rollout.batchSize':
     'episodes played together (and journalled together): each batch\'s sampling seed changes, the distribution does not',
 };
@@ -111,6 +112,8 @@ export const ModelMemorySchema = z.object({
     .describe('AdamW moments: only in a stage\'s resume point (default), everywhere, never; source: ours'),
   keepMilestones: z.number().int().nonnegative().nullable().optional()
     .describe('RL milestones kept besides the final one (5; null: all); source: ours'),
+  resumePointMinutes: z.number().nonnegative().optional()
+    .describe('minutes between SFT\'s mid-epoch resume points, so a hard kill loses at most that much (20; 0: none); source: ours'),
 }).strict();
 
 export const ModelConfigSchema = z.object({

@@ -24,6 +24,9 @@ export interface MemorySettings {
   optimizerState: 'resume' | 'all' | 'none';
   /** RL milestones (rl-<n>) kept on disk besides the final one: the newest this many (null: all). */
   keepMilestones: number | null;
+  /** Minutes of wall time between SFT's mid-epoch resume points (sft-latest with moments, written after a step), so a hard kill
+   *  (SIGKILL, a machine's end) loses at most about this much of an epoch; 0: only at a stop and at each epoch's end. */
+  resumePointMinutes: number;
 }
 
 /** A model of this many parameters or more is a "real" model for the auto settings (the tiny presets are far below it). */
@@ -31,7 +34,7 @@ export const REAL_MODEL_PARAMETERS = 100_000_000;
 
 export const DEFAULT_MEMORY: MemorySettings = {
   tokensPerMicroBatch: DEFAULT_TOKEN_BUDGET, gradientCheckpointing: 'auto', generationRows: 64, frozenDtype: 'auto', checkpointDtype: 'auto',
-  optimizerDtype: 'auto', optimizerState: 'resume', keepMilestones: 5,
+  optimizerDtype: 'auto', optimizerState: 'resume', keepMilestones: 5, resumePointMinutes: 20,
 };
 
 let current: MemorySettings = { ...DEFAULT_MEMORY };
@@ -56,6 +59,9 @@ export function setMemorySettings(settings: Partial<MemorySettings> | undefined)
   oneOf('checkpointDtype', ['auto', 'bf16', 'f16', 'f32']);
   oneOf('optimizerDtype', ['auto', 'bf16', 'f32']);
   oneOf('optimizerState', ['resume', 'all', 'none']);
+  if (typeof next.resumePointMinutes !== 'number' || !Number.isFinite(next.resumePointMinutes) || next.resumePointMinutes < 0) {
+    throw new Error(`model.memory.resumePointMinutes: expected minutes >= 0 (0: no timed resume point), got ${JSON.stringify(next.resumePointMinutes)}`);
+  }
   if (next.keepMilestones !== null && (!Number.isInteger(next.keepMilestones) || next.keepMilestones < 0)) {
     throw new Error(`model.memory.keepMilestones: expected a whole number >= 0 or null (keep all), got ${JSON.stringify(next.keepMilestones)}`);
   }

@@ -21,6 +21,7 @@ import { elapsedSeconds, loadStartingModel, mean, meanStats, writeCheckpoint, re
 import { loraForStage } from './lora.js';
 import { breathe } from './breathe.js';
 import { removeCheckpoint, type ModelRuntime, type TrainRow } from './runtime.js';
+import { memorySettings } from '../model/memory.js';
 import { decisionTokenMask } from './ppo.js';
 import type { PerplexityResult } from './perplexity.js';
 import { sftFile } from '../storage/run-files.js';
@@ -218,6 +219,7 @@ export const sftStage: StageDefinition = {
     const every = sampleEvery(totalSteps);
     let checkpoint = from;
     runtime.ensureOptimizer(section.weightDecay);
+    const timed = timedResumePoint();
     for (let epoch = (state?.epoch ?? 0) + 1; epoch <= section.epochs; epoch++) {
       const batches = epochBatches(train.map((r) => r.ids.length), section.batchSize, ctx.config.seeds.base * 31 + epoch);
       const firstBatch = epoch === (state?.epoch ?? 0) + 1 ? Math.min(state?.batch ?? 0, stepsPerEpoch) : 0;
@@ -250,6 +252,12 @@ export const sftStage: StageDefinition = {
             step, messages: sampleRow.messages.slice(0, -1), target: sampleRow.messages[sampleRow.messages.length - 1]!.content,
             maxNewTokens: limits.maxNewTokens, maxContextTokens: limits.maxContextTokens,
           });
+        }
+        // model.memory.resumePointMinutes: the state a stop would save, written on a timer (not after an epoch's last batch)
+        if (b + 1 < stepsPerEpoch && timed.due()) {
+          checkpoint = await writeCheckpoint(ctx, runtime, 'sft-latest', step, {}, from);
+          const epochLosses = epochStats.map((st) => st['losses/sft']!);
+          ctx.saveState({ epoch: epoch - 1, batch: b + 1, checkpoint, step, epochLosses, pplBefore } satisfies SftState);
         }
       }
       const valLoss = val.length > 0 ? await validationLoss(runtime, val, section.batchSize) : Number.NaN;
@@ -293,6 +301,24 @@ export const sftStage: StageDefinition = {
 };
 
 /**
+ * model.memory.resumePointMinutes (ours): `due()` is true once that many minutes of wall time have passed since the stage
+ * (re)started or since the last time it was true; never with 0. A resume point written then is the one a stop writes, so a
+ * resume from it gives the uninterrupted run's numbers (tests/train/sft-resume-bookkeeping.test.ts); a hard kill loses at
+ * most the steps since it.
+ */
+function timedResumePoint(): { due(): boolean } {
+  const everyMs = memorySettings().resumePointMinutes * 60_000;
+  let last = Date.now();
+  return {
+    due() {
+      if (everyMs <= 0 || Date.now() - last < everyMs) return false;
+      last = Date.now();
+      return true;
+    },
+  };
+}
+
+/**
  * sft.decisionSteps (ours, issue 34 item 5): after the epochs, SFT on the lookahead rows alone with their moves weighted
  * (decisionRows), sft.lr constant, gradClip as SFT. Resumable: a stop saves sft-latest and the steps done. Returns the phase's
  * checkpoint (sft-decision) and the optimizer step after it, or null after a stop. Throws when there are no lookahead rows.
@@ -317,6 +343,7 @@ async function decisionPhase(ctx: Parameters<StageDefinition['run']>[0], runtime
     `${section.decisionMoveWeight}` + (perStep > 0 ? `, with ${perStep} of ${drills.length} drill rows a step` : '') +
     (first > 0 ? `, resuming at step ${first + 1}` : ''));
   let step = step0;
+  const timed = timedResumePoint();
   for (let k = first; k < section.decisionSteps; k++) {
     await breathe();
     if (ctx.signal.aborted) {
@@ -332,6 +359,10 @@ async function decisionPhase(ctx: Parameters<StageDefinition['run']>[0], runtime
     ctx.metric(step, { 'losses/sftDecision': stats['losses/sft']!, 'charts/lr': section.lr, 'charts/gradNorm': stats['charts/gradNorm']! });
     step++;
     ctx.progress(k + 1, section.decisionSteps, `SFT decision phase, step ${k + 1}/${section.decisionSteps}`);
+    if (k + 1 < section.decisionSteps && timed.due()) {
+      const checkpoint = await writeCheckpoint(ctx, runtime, 'sft-latest', step, {}, from);
+      ctx.saveState({ epoch: section.epochs, checkpoint, step, pplBefore, decisionStep: k + 1 } satisfies SftState);
+    }
   }
   const checkpoint = await writeCheckpoint(ctx, runtime, 'sft-decision', step, {}, from, { resumePoint: false });
   ctx.saveState({ epoch: section.epochs, checkpoint, step, pplBefore, decisionStep: section.decisionSteps } satisfies SftState);

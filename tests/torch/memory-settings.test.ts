@@ -127,6 +127,8 @@ describe('model.memory.tokensPerMicroBatch', () => {
     expect(() => RunConfigSchema.parse({ model: { memory: { tokenBudget: 10 } } })).toThrow(/tokenBudget/);
     expect(() => setMemorySettings({ generationRows: 1.5 })).toThrow(/model\.memory\.generationRows/);
     expect(() => setMemorySettings({ keepMilestones: -1 })).toThrow(/model\.memory\.keepMilestones/);
+    expect(() => setMemorySettings({ resumePointMinutes: -1 })).toThrow(/model\.memory\.resumePointMinutes/);
+    expect(() => RunConfigSchema.parse({ model: { memory: { resumePointMinutes: -5 } } })).toThrow(/resumePointMinutes/);
   });
 });
 
