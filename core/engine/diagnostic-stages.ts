@@ -1,8 +1,10 @@
 // Diagnostic stages: exercise the engine, storage and UI plumbing without training.
 // Options come from config.stages[<stage name>]:
-//   diag-wait / diag-wait2  { steps = 10, delayMs = 20, warnAt, warning, logEachStep = false }   ticks progress, logs metrics,
-//                           resumable per step; at step warnAt it logs `warning` at level warn (the Run view's warnings banner);
-//                           logEachStep: an info line per step (a long log)
+//   diag-wait / diag-wait2  { steps = 10, delayMs = 20, warnAt, warning, logEachStep = false, step = "sleep" }   ticks progress,
+//                           logs metrics, resumable per step; at step warnAt it logs `warning` at level warn (the Run view's
+//                           warnings banner); logEachStep: an info line per step (a long log); step: how a step's delayMs passes:
+//                           "sleep" (a Stop cuts it short), "worker" (a Stop waits for it, the event loop free: a torch worker's
+//                           training step), "blocking" (a busy loop that blocks the event loop: in-process TF.js training)
 //   diag-episodes           { count = 8 }                  writes synthetic episodes (rollouts + index)
 //   diag-fail               { message }                    throws
 //   diag-crash              { mode = "kill" | "exit" | "oom", code = 3, once = true, afterMs = 0 }
@@ -39,17 +41,28 @@ export function makeWaitStage(name: string): StageDefinition {
       const delayMs = num(o, 'delayMs', 20);
       const warnAt = num(o, 'warnAt', -1);
       const warning = typeof o.warning === 'string' && o.warning ? o.warning : `${name}: diagnostic warning at step ${warnAt}`;
+      const kind = o.step ?? 'sleep';
+      if (kind !== 'sleep' && kind !== 'worker' && kind !== 'blocking') {
+        throw new Error(`stages.${name}.step: expected "sleep", "worker" or "blocking", received ${JSON.stringify(kind)}`);
+      }
+      const never = new AbortController().signal;
       const state = ctx.loadState();
       const start = typeof state?.step === 'number' ? state.step : 0;
       if (start > 0) ctx.log('info', `${name}: resuming after step ${start} of ${steps}`);
       for (let step = start + 1; step <= steps; step++) {
-        await sleep(delayMs, ctx.signal);
-        if (ctx.signal.aborted) return { stoppedAt: step - 1 };
+        if (kind === 'blocking') {
+          const until = Date.now() + delayMs;
+          while (Date.now() < until) { /* the event loop is blocked */ }
+          await new Promise((r) => setImmediate(r));   // between steps it yields, as TF.js training does (breathe)
+        }
+        else await sleep(delayMs, kind === 'worker' ? never : ctx.signal);
+        if (ctx.signal.aborted && kind === 'sleep') return { stoppedAt: step - 1 };
         ctx.metric(step, { 'diag/value': Math.sin(step / 5), 'diag/step': step }, { episodes: step * 2 });
         ctx.progress(step, steps, `step ${step}/${steps}`);
         if (step === warnAt) ctx.log('warn', warning);
         if (o.logEachStep === true) ctx.log('info', `${name}: step ${step} of ${steps}`);
         ctx.saveState({ step });
+        if (ctx.signal.aborted) return { stoppedAt: step };   // a "worker" or "blocking" step ends, and is kept, before the stop
       }
       return { steps, resumedFrom: start };
     },

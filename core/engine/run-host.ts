@@ -26,8 +26,15 @@ export interface RunHostOptions {
   launcher: ProcessLauncher;
   onRunEvent(runId: string, event: RunEvent): void;
   onProjectEvent(event: ProjectEvent): void;
-  /** Time the engine gets to stop by itself before it is killed (ms). */
+  /** Time the engine gets to stop by itself before it is killed (ms), unless it still answers pings: see stopStepWaitMs. */
   stopGraceMs?: number;
+  /**
+   * How long a stop waits for the current step to end while the engine still answers pings (ms; 15 min). A torch worker's
+   * step (a real model's SFT or RL update on a CPU: minutes) leaves the engine's event loop free, so it answers, and the run
+   * stops after the step with its work saved; an engine that does not answer within stopGraceMs (a blocked event loop:
+   * in-process TF.js training, or a hang) is killed as before. Ctrl-C twice (the CLI) kills at once.
+   */
+  stopStepWaitMs?: number;
   /** Time the engine gets to start and accept the run (ms). */
   startTimeoutMs?: number;
   /** Debounce of run.json/index writes for progress and metrics (ms). */
@@ -43,6 +50,8 @@ interface ActiveRun {
   outcome: RunOutcome | null;
   stopRequested: boolean;
   killedAfterGrace: boolean;
+  /** ms from the stop request to the kill (when killedAfterGrace) */
+  killedAfterMs?: number;
   attemptStart: number;
   /** This attempt's wall time is already in record.durationMs (added at the terminal status event). */
   timeCounted?: boolean;
@@ -199,17 +208,44 @@ export class RunHost {
       run.record.status = 'stopping';
       this.persist(run.record, true);
       this.o.onProjectEvent({ type: 'run-status', time: Date.now(), runId, status: 'stopping', reason: null });
+      const since = Date.now();
+      let answered = true;
       try {
-        await run.tracker.request('runs.stop', (requestId) => run.proc.send({ type: 'stop', requestId }), 10_000);
-      } catch { /* exit or timeout: the grace timer below decides */ }
-      const grace = this.o.stopGraceMs ?? 15_000;
-      const timer = setTimeout(() => {
-        if (this.active.has(runId)) { run.killedAfterGrace = true; run.proc.kill('SIGKILL'); }
-      }, grace);
-      timer.unref();
-      void run.exited.then(() => clearTimeout(timer));
+        await run.tracker.request('runs.stop', (requestId) => run.proc.send({ type: 'stop', requestId }), this.o.stopGraceMs ?? 15_000);
+      } catch { answered = false; /* exit, or no answer within the grace */ }
+      this.waitForStep(run, since, answered);
     }
     return summaryOf(run.record);
+  }
+
+  /**
+   * After a stop request (sent at `since`; `answered`: the engine replied to it within stopGraceMs): kill the engine at once if
+   * it did not answer; else every stopGraceMs, kill it unless it answers a ping within stopGraceMs (it is finishing a step on
+   * its worker) and less than stopStepWaitMs has passed since `since`.
+   */
+  private waitForStep(run: ActiveRun, since: number, answered: boolean): void {
+    const grace = this.o.stopGraceMs ?? 15_000;
+    const cap = this.o.stopStepWaitMs ?? 15 * 60_000;
+    const kill = () => {
+      if (!this.active.has(run.id)) return;
+      run.killedAfterGrace = true;
+      run.killedAfterMs = Date.now() - since;
+      run.proc.kill('SIGKILL');
+    };
+    if (!answered) { kill(); return; }
+    let exited = false;
+    void run.exited.then(() => { exited = true; clearTimeout(timer); });
+    const check = () => {
+      if (exited || !this.active.has(run.id)) return;
+      if (Date.now() - since >= cap) { kill(); return; }
+      run.tracker.request('runs.stop ping', (requestId) => run.proc.send({ type: 'ping', requestId }), grace).then(() => {
+        if (exited) return;
+        timer = setTimeout(check, Math.max(0, Math.min(grace, since + cap - Date.now())));
+        timer.unref();
+      }, kill);
+    };
+    let timer = setTimeout(check, grace);
+    timer.unref();
   }
 
   /** Wait (up to `timeoutMs`) for engines that already reported their outcome to exit. */
@@ -310,7 +346,10 @@ export class RunHost {
       reason = run.outcome.reason ?? null;
     } else if (run.killedAfterGrace) {
       status = 'stopped';
-      reason = `killed after it did not stop within ${(this.o.stopGraceMs ?? 15_000) / 1000} s`;
+      const waited = Math.round((run.killedAfterMs ?? this.o.stopGraceMs ?? 15_000) / 1000);
+      reason = run.killedAfterMs === undefined ? 'killed (Ctrl-C twice, or the host closing)'
+        : waited * 1000 >= (this.o.stopStepWaitMs ?? 15 * 60_000) ? `killed after its step did not end within ${waited} s of the stop`
+          : `killed after it did not stop within ${waited} s (it stopped answering)`;
     } else {
       status = 'failed';
       const oom = exit.stderrTail.some((l) => /heap out of memory|Reached heap limit|Allocation failed/i.test(l));

@@ -20,7 +20,7 @@ export interface DispatcherOptions {
   host: SystemInfo['host'];
   /** How engine processes start (default: Node child_process.fork). */
   launcher?: ProcessLauncher;
-  runHost?: Pick<RunHostOptions, 'stopGraceMs' | 'startTimeoutMs' | 'flushIntervalMs' | 'maxOldSpaceMb'>;
+  runHost?: Pick<RunHostOptions, 'stopGraceMs' | 'stopStepWaitMs' | 'startTimeoutMs' | 'flushIntervalMs' | 'maxOldSpaceMb'>;
   /** Written into the project lock (who holds it), e.g. "serve" or "cli run". */
   lockPurpose?: string;
   /** Open a project that another live process holds read-only, to watch it (serve, the app), instead of refusing. */
