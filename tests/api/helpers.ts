@@ -3,6 +3,9 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { createDispatcher, type Dispatcher } from '../../core/host/dispatcher.js';
+import { createInProcessClient } from '../../core/host/in-process.js';
+import type { WorkbenchClient } from '../../core/api/contract.js';
 
 export function tempDir(prefix = 'spa-wb-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
@@ -13,6 +16,17 @@ export function isolateHome(): string {
   const home = tempDir('spa-wb-home-');
   process.env.SPA_WORKBENCH_HOME = home;
   return home;
+}
+
+/** An in-process host (a fresh home) with an empty project open: for tests of the run host. Dispose with `d.dispose({ kill: true })`. */
+export async function inProcessProject(runHost: Parameters<typeof createDispatcher>[0]['runHost']):
+  Promise<{ d: Dispatcher; api: WorkbenchClient; projectDir: string }> {
+  isolateHome();
+  const d = createDispatcher({ host: 'in-process', runHost });
+  const api = createInProcessClient(d);
+  const projectDir = path.join(tempDir(), 'project');
+  await api.projects.create({ path: projectDir });
+  return { d, api, projectDir };
 }
 
 /**

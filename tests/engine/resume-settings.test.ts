@@ -7,22 +7,17 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import type { WorkbenchClient } from '../../core/api/contract.js';
-import { createDispatcher, type Dispatcher } from '../../core/host/dispatcher.js';
-import { createInProcessClient } from '../../core/host/in-process.js';
+import type { Dispatcher } from '../../core/host/dispatcher.js';
 import { readJsonl } from '../../core/storage/jsonl.js';
 import type { RunEvent } from '../../core/api/records.js';
-import { diagConfig, isolateHome, tempDir } from '../api/helpers.js';
+import { diagConfig, inProcessProject, tempDir } from '../api/helpers.js';
 
 describe('resume with execution settings', () => {
   let d: Dispatcher;
   let api: WorkbenchClient;
   let projectDir: string;
   beforeAll(async () => {
-    isolateHome();
-    d = createDispatcher({ host: 'in-process', runHost: { stopGraceMs: 5000, flushIntervalMs: 100 } });
-    api = createInProcessClient(d);
-    projectDir = path.join(tempDir(), 'project');
-    await api.projects.create({ path: projectDir });
+    ({ d, api, projectDir } = await inProcessProject({ stopGraceMs: 5000, flushIntervalMs: 100 }));
   });
   afterAll(() => d.dispose({ kill: true }));
 

@@ -7,10 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as path from 'node:path';
 import type { WorkbenchClient } from '../../core/api/contract.js';
 import type { MetricPoint, RunEvent } from '../../core/api/records.js';
-import { createDispatcher, type Dispatcher } from '../../core/host/dispatcher.js';
-import { createInProcessClient } from '../../core/host/in-process.js';
+import type { Dispatcher } from '../../core/host/dispatcher.js';
 import { readJsonl } from '../../core/storage/jsonl.js';
-import { diagConfig, isolateHome, tempDir, waitFor } from '../api/helpers.js';
+import { diagConfig, inProcessProject, waitFor } from '../api/helpers.js';
 
 const GRACE_MS = 600;
 const STEP_WAIT_MS = 4000;
@@ -20,11 +19,7 @@ describe('a Stop waits for the step in flight while the engine answers', () => {
   let api: WorkbenchClient;
   let projectDir: string;
   beforeAll(async () => {
-    isolateHome();
-    d = createDispatcher({ host: 'in-process', runHost: { stopGraceMs: GRACE_MS, stopStepWaitMs: STEP_WAIT_MS, flushIntervalMs: 100 } });
-    api = createInProcessClient(d);
-    projectDir = path.join(tempDir(), 'project');
-    await api.projects.create({ path: projectDir });
+    ({ d, api, projectDir } = await inProcessProject({ stopGraceMs: GRACE_MS, stopStepWaitMs: STEP_WAIT_MS, flushIntervalMs: 100 }));
   });
   afterAll(() => d.dispose({ kill: true }));
 
