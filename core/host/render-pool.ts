@@ -24,6 +24,12 @@ type Reply = { id: number; ok: true; value: unknown } | { id: number; ok: false;
 
 /** Default budget of one request; generation inside the option bounds takes well under a second. */
 export const RENDER_TIMEOUT_MS = 15_000;
+/**
+ * Bound on a worker's start (loading the env code, under tsx from the sources), which a request's budget does not count: it
+ * took over 3 s twice in a row at load ~9 on this 2-core machine (fresh-clone CI, 2026-11-30), failing requests that
+ * took milliseconds.
+ */
+export const RENDER_WORKER_START_MS = 120_000;
 
 /** The worker entry: the bundled file next to the Electron build, else the TypeScript source through tsx. */
 function workerEntry(): URL | null {
@@ -37,12 +43,16 @@ function workerEntry(): URL | null {
 
 export class RenderPool {
   private worker: Worker | null = null;
+  /** Settles when the current worker has loaded its code (its `{ ready: true }` message), or failed to. */
+  private ready: Promise<void> | null = null;
   private nextId = 1;
   private queue: Promise<unknown> = Promise.resolve();
   private inlineReason: string | null = null;
   private disposed = false;
 
-  constructor(private readonly timeoutMs = RENDER_TIMEOUT_MS, private readonly log: (line: string) => void = () => undefined) {}
+  /** `entry`: the worker's module (tests: a worker that starts slowly); default the bundled file or the sources (workerEntry). */
+  constructor(private readonly timeoutMs = RENDER_TIMEOUT_MS, private readonly log: (line: string) => void = () => undefined,
+    private readonly entry: URL | null = workerEntry()) {}
 
   render(job: Omit<RenderJob, 'id' | 'kind'>, where = 'envs.render'): Promise<RenderedPuzzle> {
     return this.enqueue({ ...job, kind: 'render' }, where) as Promise<RenderedPuzzle>;
@@ -70,7 +80,7 @@ export class RenderPool {
   private start(): Worker | null {
     if (this.worker) return this.worker;
     if (this.inlineReason !== null) return null;
-    const entry = workerEntry();
+    const entry = this.entry;
     if (!entry) {
       this.inlineReason = 'no worker entry file';
       this.log('render worker: no entry file found; rendering inline (bounded by option and template limits)');
@@ -80,6 +90,16 @@ export class RenderPool {
       const w = new Worker(entry);
       w.unref();
       this.worker = w;
+      this.ready = new Promise<void>((resolve, reject) => {
+        const onReady = (m: unknown) => { if ((m as { ready?: unknown } | null)?.ready === true) { off(); resolve(); } };
+        const onError = (err: Error) => { off(); reject(err); };
+        const onExit = (code: number) => { off(); reject(new Error(`it exited with code ${code} while starting`)); };
+        const off = () => { w.off('message', onReady); w.off('error', onError); w.off('exit', onExit); };
+        w.on('message', onReady);
+        w.on('error', onError);
+        w.on('exit', onExit);
+      });
+      this.ready.catch(() => undefined);   // awaited by runOne; a worker nobody waits for must not raise an unhandled rejection
       return w;
     } catch (err) {
       this.inlineReason = (err as Error).message;
@@ -98,6 +118,26 @@ export class RenderPool {
     if (this.disposed) return Promise.reject(new WorkbenchError('Unavailable', `${where}: the host is shutting down`, { where }));
     const worker = this.start();
     if (!worker) return Promise.resolve().then(() => this.runInline(job));
+    return this.started(worker, where).then(() => this.post(worker, job, where));
+  }
+
+  /** Resolves when `worker` has loaded (its start is not part of a request's budget); rejects after RENDER_WORKER_START_MS. */
+  private started(worker: Worker, where: string): Promise<void> {
+    const ready = this.ready ?? Promise.resolve();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const bound = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new WorkbenchError('Timeout', `${where}: the render worker did not start within ${RENDER_WORKER_START_MS / 1000} s`,
+        { where, expected: 'a started render worker' })), RENDER_WORKER_START_MS);
+    });
+    return Promise.race([ready, bound]).then(() => clearTimeout(timer), (err: unknown) => {
+      clearTimeout(timer);
+      if (this.worker === worker) { this.worker = null; void worker.terminate(); }
+      throw err instanceof WorkbenchError ? err
+        : new WorkbenchError('InternalError', `${where}: the render worker could not start: ${(err as Error).message}`, { where });
+    });
+  }
+
+  private post(worker: Worker, job: RenderJob, where: string): Promise<unknown> {
     return new Promise((resolve, reject) => {
       let done = false;
       const finish = () => { done = true; clearTimeout(timer); worker.off('message', onMessage); worker.off('error', onError); worker.off('exit', onExit); };

@@ -18,3 +18,5 @@ parentPort?.on('message', (job: RenderJob) => {
     parentPort!.postMessage({ id: job.id, ok: false, error });
   }
 });
+// loaded: the pool starts a request's time budget only now (a cold start under tsx on a loaded machine takes seconds)
+parentPort?.postMessage({ ready: true });
