@@ -50,8 +50,8 @@ interface ActiveRun {
   outcome: RunOutcome | null;
   stopRequested: boolean;
   killedAfterGrace: boolean;
-  /** ms from the stop request to the kill (when killedAfterGrace) */
-  killedAfterMs?: number;
+  /** Why a stop killed the engine and when (ms after the stop request); absent for a kill without a stop's wait (dispose). */
+  stopKill?: { why: 'silent' | 'step-too-long'; afterMs: number };
   attemptStart: number;
   /** This attempt's wall time is already in record.durationMs (added at the terminal status event). */
   timeCounted?: boolean;
@@ -226,26 +226,21 @@ export class RunHost {
   private waitForStep(run: ActiveRun, since: number, answered: boolean): void {
     const grace = this.o.stopGraceMs ?? 15_000;
     const cap = this.o.stopStepWaitMs ?? 15 * 60_000;
-    const kill = () => {
+    const kill = (why: 'silent' | 'step-too-long') => {
       if (!this.active.has(run.id)) return;
       run.killedAfterGrace = true;
-      run.killedAfterMs = Date.now() - since;
+      run.stopKill = { why, afterMs: Date.now() - since };
       run.proc.kill('SIGKILL');
     };
-    if (!answered) { kill(); return; }
-    let exited = false;
-    void run.exited.then(() => { exited = true; clearTimeout(timer); });
+    if (!answered) { kill('silent'); return; }
     const check = () => {
-      if (exited || !this.active.has(run.id)) return;
-      if (Date.now() - since >= cap) { kill(); return; }
+      if (!this.active.has(run.id)) return;   // it exited by itself
+      if (Date.now() - since >= cap) { kill('step-too-long'); return; }
       run.tracker.request('runs.stop ping', (requestId) => run.proc.send({ type: 'ping', requestId }), grace).then(() => {
-        if (exited) return;
-        timer = setTimeout(check, Math.max(0, Math.min(grace, since + cap - Date.now())));
-        timer.unref();
-      }, kill);
+        if (this.active.has(run.id)) setTimeout(check, Math.max(0, Math.min(grace, since + cap - Date.now()))).unref();
+      }, () => kill('silent'));
     };
-    let timer = setTimeout(check, grace);
-    timer.unref();
+    setTimeout(check, grace).unref();
   }
 
   /** Wait (up to `timeoutMs`) for engines that already reported their outcome to exit. */
@@ -346,9 +341,9 @@ export class RunHost {
       reason = run.outcome.reason ?? null;
     } else if (run.killedAfterGrace) {
       status = 'stopped';
-      const waited = Math.round((run.killedAfterMs ?? this.o.stopGraceMs ?? 15_000) / 1000);
-      reason = run.killedAfterMs === undefined ? 'killed (Ctrl-C twice, or the host closing)'
-        : waited * 1000 >= (this.o.stopStepWaitMs ?? 15 * 60_000) ? `killed after its step did not end within ${waited} s of the stop`
+      const waited = Math.round((run.stopKill?.afterMs ?? 0) / 1000);
+      reason = !run.stopKill ? 'killed (Ctrl-C twice, or the host closing)'
+        : run.stopKill.why === 'step-too-long' ? `killed after its step did not end within ${waited} s of the stop`
           : `killed after it did not stop within ${waited} s (it stopped answering)`;
     } else {
       status = 'failed';

@@ -225,15 +225,15 @@ export const sftStage: StageDefinition = {
       const firstBatch = epoch === (state?.epoch ?? 0) + 1 ? Math.min(state?.batch ?? 0, stepsPerEpoch) : 0;
       // a resumed epoch starts with the losses of the batches trained before the stop: the epoch's mean covers all of them
       const epochStats: Array<Record<string, number>> = firstBatch > 0 ? (state?.epochLosses ?? []).map((l) => ({ 'losses/sft': l })) : [];
+      // the resume point at batch `next` of this epoch: the same shuffled order resumes there
+      const midEpoch = async (next: number) => {
+        const epochLosses = epochStats.map((st) => st['losses/sft']!);
+        checkpoint = await saveResumePoint(ctx, runtime, from, { epoch: epoch - 1, batch: next, step, epochLosses, pplBefore });
+      };
       for (let b = firstBatch; b < stepsPerEpoch; b++) {
         await breathe();
         if (ctx.signal.aborted) {
-          // keep the steps done in this epoch: the same shuffled order resumes at batch b
-          if (b > firstBatch) {
-            checkpoint = await writeCheckpoint(ctx, runtime, 'sft-latest', step, {}, from);
-            const epochLosses = epochStats.map((st) => st['losses/sft']!);
-            ctx.saveState({ epoch: epoch - 1, batch: b, checkpoint, step, epochLosses, pplBefore } satisfies SftState);
-          }
+          if (b > firstBatch) await midEpoch(b);   // keep the steps done in this epoch
           runtime.dispose();
           return {};
         }
@@ -254,11 +254,7 @@ export const sftStage: StageDefinition = {
           });
         }
         // model.memory.resumePointMinutes: the state a stop would save, written on a timer (not after an epoch's last batch)
-        if (b + 1 < stepsPerEpoch && timed.due()) {
-          checkpoint = await writeCheckpoint(ctx, runtime, 'sft-latest', step, {}, from);
-          const epochLosses = epochStats.map((st) => st['losses/sft']!);
-          ctx.saveState({ epoch: epoch - 1, batch: b + 1, checkpoint, step, epochLosses, pplBefore } satisfies SftState);
-        }
+        if (b + 1 < stepsPerEpoch && timed.due()) await midEpoch(b + 1);
       }
       const valLoss = val.length > 0 ? await validationLoss(runtime, val, section.batchSize) : Number.NaN;
       const trainLoss = meanStats(epochStats)['losses/sft'] ?? Number.NaN;
@@ -299,6 +295,14 @@ export const sftStage: StageDefinition = {
     };
   },
 };
+
+/** Write the stage's resume point sft-latest (with AdamW moments) and the state that resumes from it; returns its folder. */
+async function saveResumePoint(ctx: Parameters<StageDefinition['run']>[0], runtime: ModelRuntime, from: string,
+  state: Omit<SftState, 'checkpoint'> & { step: number }): Promise<string> {
+  const checkpoint = await writeCheckpoint(ctx, runtime, 'sft-latest', state.step, {}, from);
+  ctx.saveState({ ...state, checkpoint } satisfies SftState);
+  return checkpoint;
+}
 
 /**
  * model.memory.resumePointMinutes (ours): `due()` is true once that many minutes of wall time have passed since the stage
@@ -347,10 +351,7 @@ async function decisionPhase(ctx: Parameters<StageDefinition['run']>[0], runtime
   for (let k = first; k < section.decisionSteps; k++) {
     await breathe();
     if (ctx.signal.aborted) {
-      if (k > first) {
-        const checkpoint = await writeCheckpoint(ctx, runtime, 'sft-latest', step, {}, from);
-        ctx.saveState({ epoch: section.epochs, checkpoint, step, pplBefore, decisionStep: k } satisfies SftState);
-      }
+      if (k > first) await saveResumePoint(ctx, runtime, from, { epoch: section.epochs, step, pplBefore, decisionStep: k });
       runtime.dispose();
       return null;
     }
@@ -360,8 +361,7 @@ async function decisionPhase(ctx: Parameters<StageDefinition['run']>[0], runtime
     step++;
     ctx.progress(k + 1, section.decisionSteps, `SFT decision phase, step ${k + 1}/${section.decisionSteps}`);
     if (k + 1 < section.decisionSteps && timed.due()) {
-      const checkpoint = await writeCheckpoint(ctx, runtime, 'sft-latest', step, {}, from);
-      ctx.saveState({ epoch: section.epochs, checkpoint, step, pplBefore, decisionStep: k + 1 } satisfies SftState);
+      await saveResumePoint(ctx, runtime, from, { epoch: section.epochs, step, pplBefore, decisionStep: k + 1 });
     }
   }
   const checkpoint = await writeCheckpoint(ctx, runtime, 'sft-decision', step, {}, from, { resumePoint: false });

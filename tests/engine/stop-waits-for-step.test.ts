@@ -27,23 +27,21 @@ describe('a Stop waits for the step in flight while the engine answers', () => {
   const logs = (runId: string) => readJsonl<RunEvent>(path.join(projectDir, 'runs', runId, 'events.jsonl')).rows
     .filter((e): e is Extract<RunEvent, { type: 'log' }> => e.type === 'log').map((e) => e.message);
 
-  /** Start a diag-wait run, stop it once its first step has begun, and return the run and the ms the stop took. */
-  async function stopDuringStep(stage: Record<string, unknown>): Promise<{ id: string; stoppedInMs: number }> {
+  /** Start a diag-wait run, stop it once its first step has begun, wait for its end and return its id. */
+  async function stopDuringStep(stage: Record<string, unknown>): Promise<string> {
     const run = await api.runs.create({ config: diagConfig({ 'diag-wait': stage }), start: true });
     await waitFor('the engine has started the stage', async () => (await api.runs.get({ runId: run.id })).stages[0]?.status === 'running');
     await new Promise((r) => setTimeout(r, 200));   // inside step 1
-    const t0 = Date.now();
     await api.runs.stop({ runId: run.id });
     await d.waitForRun(run.id);
-    return { id: run.id, stoppedInMs: Date.now() - t0 };
+    return run.id;
   }
 
   it('a step on a worker (the engine answers) ends and is kept: stopped, not killed, and the resume starts after it', async () => {
-    const { id, stoppedInMs } = await stopDuringStep({ steps: 3, delayMs: 2500, step: 'worker' });
+    const id = await stopDuringStep({ steps: 3, delayMs: 2500, step: 'worker' });
     const stopped = await api.runs.get({ runId: id });
     expect(stopped.status).toBe('stopped');
-    expect(stopped.reason ?? '').not.toMatch(/killed/);
-    expect(stoppedInMs).toBeGreaterThan(2 * GRACE_MS);   // it outlived the grace: the pings kept it
+    expect(stopped.reason ?? '').not.toMatch(/killed/);   // a step of 4 graces: the pings kept it past the grace
     expect(metrics(id).filter((m) => m.stage === 'diag-wait').map((m) => m.step)).toEqual([1]);   // step 1 finished, no step 2
     await api.runs.resume({ runId: id });
     await d.waitForRun(id);
@@ -53,20 +51,20 @@ describe('a Stop waits for the step in flight while the engine answers', () => {
   }, 60_000);
 
   it('an engine that cannot answer (a blocked event loop) is killed after the grace, as before', async () => {
-    const { id, stoppedInMs } = await stopDuringStep({ steps: 3, delayMs: 3000, step: 'blocking' });
+    const id = await stopDuringStep({ steps: 3, delayMs: 3000, step: 'blocking' });
     const run = await api.runs.get({ runId: id });
     expect(run.status).toBe('stopped');
     expect(run.reason).toMatch(/killed after it did not stop within \d+ s \(it stopped answering\)/);
-    expect(stoppedInMs).toBeLessThan(2800);
-    expect(metrics(id).filter((m) => m.stage === 'diag-wait')).toEqual([]);   // the step in flight is lost
+    expect(metrics(id).filter((m) => m.stage === 'diag-wait')).toEqual([]);   // killed before its step ended: the step is lost
   }, 60_000);
 
   it('a step longer than stopStepWaitMs is killed at that bound, with the reason', async () => {
-    const { id, stoppedInMs } = await stopDuringStep({ steps: 2, delayMs: 8000, step: 'worker' });
+    const id = await stopDuringStep({ steps: 2, delayMs: 8000, step: 'worker' });
     const run = await api.runs.get({ runId: id });
     expect(run.status).toBe('stopped');
-    expect(run.reason).toMatch(/killed after its step did not end within [45] s of the stop/);
-    expect(stoppedInMs).toBeGreaterThanOrEqual(STEP_WAIT_MS - 100);
-    expect(stoppedInMs).toBeLessThan(7500);
+    const waited = /killed after its step did not end within (\d+) s of the stop/.exec(run.reason ?? '');
+    expect(waited, run.reason ?? '').not.toBeNull();
+    expect(Number(waited![1])).toBeGreaterThanOrEqual(STEP_WAIT_MS / 1000);   // the host's record: it waited to the bound, not less
+    expect(metrics(id).filter((m) => m.stage === 'diag-wait')).toEqual([]);   // killed at the bound, before its step ended
   }, 60_000);
 });
