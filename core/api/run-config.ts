@@ -382,7 +382,7 @@ export const RlSectionSchema = z.object({
   ppoEpochs: z.number().int().positive().default(1)
     .describe('passes over each batch; source: ours'),
   miniBatchSize: z.number().int().positive().default(8)
-    .describe('sequences per optimizer step; source: ours'),
+    .describe('update rows per optimizer step (turns, or episodes with updateRows episode); source: ours'),
   gradClip: z.number().positive().default(1)
     .describe('clip by global norm; source: ours'),
   worldModelReward: z.number().min(0).default(0)
@@ -401,6 +401,12 @@ export const RlSectionSchema = z.object({
     .describe('online-wm-rl score of a state (VAGEN: entity F1); cell accuracy pays ~0.7 for any grid; source: VAGEN'),
   updatesPerStep: z.number().int().nonnegative().default(0)
     .describe('optimizer updates per RL step over the kept batch (release: 1); 0 = minibatches of miniBatchSize; source: ours (release: 1)'),
+  updateRows: z.enum(['turn', 'episode']).default('turn')
+    .describe('what one update row is: turn = each model turn with its history as its own row (miniBatchSize counts turns) | ' +
+      'episode = each episode as one row with every reply trained, as RAGEN trains (one sequence per trajectory, loss mask on ' +
+      'every assistant turn: ragen/llm_agent/ctx_manager.py get_masks_and_scores; miniBatchSize counts episodes). The same loss ' +
+      'per token; episode rows compute an episode\'s history once instead of again for every later turn (5.6x fewer tokens on ' +
+      'study v4\'s 10-turn vanilla episodes); source: ours (release: episode)'),
   adamBetas: z.tuple([z.number().min(0).lt(1), z.number().min(0).lt(1)]).default([0.9, 0.999])
     .describe('AdamW betas of actor and critic (release: 0.9, 0.999); source: release'),
   lossAggregation: z.enum(['token-mean', 'seq-mean-token-mean', 'seq-mean-token-sum']).default('token-mean')

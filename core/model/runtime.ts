@@ -72,8 +72,12 @@ export interface ModelRuntime {
   formatForTraining(messages: ChatMessage[], maxTokens: number): { ids: number[]; messages: ChatMessage[] };
   /** Batched sampling with a KV cache; deterministic for a seed on one backend (the backends' samplers differ, greedy agrees). */
   generate(prompts: number[][], opts: GenerateOptions): Promise<Generated[]>;
-  /** No-grad per-token log-probabilities, entropies and values (values only with a value head). */
-  tokenStats(rows: Array<{ ids: number[] }>, withValues: boolean, tokenBudget?: number): Promise<TokenStat[]>;
+  /**
+   * No-grad per-token log-probabilities, entropies and values (values only with a value head), each aligned with the row's
+   * ids. A row's `score` (0/1 per token) marks the tokens whose log-prob and entropy the caller reads: a backend may compute
+   * only those (the torch worker's LM head runs on them alone) and give 0 elsewhere; values are given everywhere.
+   */
+  tokenStats(rows: Array<{ ids: number[]; score?: number[] }>, withValues: boolean, tokenBudget?: number): Promise<TokenStat[]>;
   /** Create the optimizer (AdamW, betas default RUNTIME_ADAMW's) if it does not exist yet; moments restored on resume are kept. */
   ensureOptimizer(weightDecay?: number, betas?: readonly [number, number]): void;
   /**

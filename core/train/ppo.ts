@@ -222,9 +222,58 @@ export function prefixCarriers(samples: TurnSample[]): number[] {
 }
 
 /**
+ * rl.updateRows 'episode': each episode's turn rows merged into one row, the row of its prefix carrier (prefixCarriers: the
+ * last turn whose tokens extend the earlier turns' tokens), with every merged turn's per-token arrays (loss mask, advantages,
+ * old log-probs, returns, ...) copied over its own response span [responseStart, ids.length). That is RAGEN's layout: one
+ * sequence per trajectory with the loss mask over every assistant turn (RAGEN ragen/llm_agent/ctx_manager.py
+ * get_masks_and_scores). A causal model gives a token the same log-prob in the carrier as in its own turn's row, so an
+ * update over the merged rows has the loss and gradient of an update over the same turns' rows (token-mean; the episode is
+ * the sequence of the seq-mean modes either way). What changes: a minibatch (miniBatchSize) counts episodes instead of turns,
+ * and the compute, since an episode's history is computed once instead of once more for every later turn (study v4's
+ * vanilla RL: 201k tokens of turn rows per step, 36k of episode rows). Turns whose tokens do not extend each other (a history
+ * cut to the context budget) stay rows of their own. rows[i] must come from samples[i] (same ids); rows with an entropy mask
+ * keep it merged the same way. Throws when the two lists differ in length or a row's ids are not its sample's.
+ */
+export function episodeRows(rows: TrainRow[], samples: TurnSample[]): TrainRow[] {
+  if (rows.length !== samples.length) throw new Error(`episodeRows: ${rows.length} rows for ${samples.length} samples (one row per sample)`);
+  rows.forEach((r, i) => {
+    if (r.ids.length !== samples[i]!.ids.length) throw new Error(`episodeRows: row ${i} has ${r.ids.length} tokens, its sample ${samples[i]!.ids.length}`);
+  });
+  const carrier = prefixCarriers(samples);
+  const merged = new Map<number, { row: TrainRow; entropy: number[] | null }>();
+  const order = [...new Set(carrier)].sort((a, b) => a - b);
+  for (const c of order) {
+    const base = rows[c]!;
+    const arrays = Object.fromEntries(Object.entries(base.arrays).map(([k, v]) => [k, [...v]]));
+    const entropy = rowEntropyMask.get(base);
+    merged.set(c, { row: { ids: base.ids, arrays }, entropy: entropy ? [...entropy] : null });
+  }
+  rows.forEach((r, i) => {
+    const c = carrier[i]!;
+    if (c === i) return;
+    const into = merged.get(c)!;
+    const from = samples[i]!.responseStart, to = r.ids.length;
+    for (const [k, v] of Object.entries(r.arrays)) {
+      const dest = into.row.arrays[k];
+      if (!dest) throw new Error(`episodeRows: row ${i} has array '${k}', its carrier row ${c} does not`);
+      for (let t = from; t < to; t++) dest[t] = v[t]!;
+    }
+    const e = rowEntropyMask.get(r);
+    if (e && into.entropy) for (let t = from; t < to; t++) into.entropy[t] = e[t]!;
+  });
+  return order.map((c) => {
+    const { row, entropy } = merged.get(c)!;
+    rowEpisode.set(row, samples[c]!.episode);
+    if (entropy) rowEntropyMask.set(row, entropy);
+    return row;
+  });
+}
+
+/**
  * Old log-probabilities (and values / reference log-probabilities when given) of every sample. The forward passes run on
  * the prefix carriers only (prefixCarriers: an episode's last turn instead of each of its turns); each sample's numbers are
- * the first ids.length of its carrier's.
+ * the first ids.length of its carrier's. Log-probs and entropies are those of the samples' response tokens; elsewhere a backend
+ * may give 0 (tokenStats' score: the torch worker's LM head skips the prompts).
  */
 export async function samplingStats(
   policy: ModelRuntime,
@@ -234,7 +283,14 @@ export async function samplingStats(
   const carrier = prefixCarriers(samples);
   const carriers = [...new Set(carrier)].sort((a, b) => a - b);
   const slot = new Map(carriers.map((c, k) => [c, k]));
-  const rows = carriers.map((c) => samples[c]!);
+  // each carrier is scored on the replies of the turns it carries (their response spans): the only log-probs and entropies
+  // read (old log-probs on the loss tokens, the turns' token stats); a backend may skip the rest (the torch LM head does)
+  const score = new Map(carriers.map((c) => [c, samples[c]!.ids.map(() => 0)]));
+  samples.forEach((s, i) => {
+    const into = score.get(carrier[i]!)!;
+    for (let t = s.responseStart; t < s.ids.length; t++) into[t] = 1;
+  });
+  const rows = carriers.map((c) => ({ ids: samples[c]!.ids, score: score.get(c)! }));
   const logprobs: number[][] = [], values: number[][] = [], refLogprobs: number[][] = [], entropies: number[][] = [];
   for (let i = 0; i < rows.length; i += opts.batchSize) {
     const part = rows.slice(i, i + opts.batchSize);

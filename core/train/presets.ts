@@ -339,8 +339,10 @@ export const SIZE_SETTINGS: Record<PresetSize, RunConfigInput> = {
       sft: { epochs: 2, batchSize: 8, lr: 1e-3, maxLength: 2048 },
       // 512 episodes (16 steps of 4 puzzles x 8; study v4 registered 960, cut to what its first seeds cost here: its
       // amendment of 2026-11-29 evening), critic-free GRPO (no second 135M model, no shared-trunk critic drift:
-      // spa-cpu-v2/format-drift); Pass@k tracked at steps 0 and 16 on 16 puzzles
-      rl: { algorithm: 'grpo', steps: 16, groups: 4, groupSize: 8, miniBatchSize: 32, lr: 5e-5, passAtKEvery: 16, passAtKPuzzles: 16 },
+      // spa-cpu-v2/format-drift); Pass@k tracked at steps 0 and 16 on 16 puzzles; one row per episode in minibatches of 8
+      // episodes, 4 updates a step in every arm (study v4's amendment of 2026-11-30 21:15: turn rows with their histories
+      // cost 5.6x the tokens on vanilla's 10-turn episodes)
+      rl: { algorithm: 'grpo', steps: 16, groups: 4, groupSize: 8, updateRows: 'episode', miniBatchSize: 8, lr: 5e-5, passAtKEvery: 16, passAtKPuzzles: 16 },
       rwml: { steps: 10, examples: 8, groupSize: 4, maxNewTokens: 160 },
       eval: { puzzles: 64, samples: 4, k: [1, 4], perplexityRows: 0, worldModelTurns: 64 },
     },
@@ -355,6 +357,7 @@ export const SIZE_SETTINGS: Record<PresetSize, RunConfigInput> = {
       // lossAggregation: each row weighs the same, as SPA's SFT trainer (micro-batch 1, sft/spa_sft_trainer.py:470-473)
       sft: { epochs: 5, lr: 1e-4, batchSize: 16, warmupFraction: 0.1, weightDecay: 0.01, gradClip: 1, maxLength: 2048, lossAggregation: 'seq-mean-token-mean' },
       // one update per step over the filtered batch (ppo_mini_batch_size = the batch), AdamW (0.9, 0.999), separate critic at 1e-5;
+      // one row per episode, every reply trained (RAGEN's rows; updateRows 'episode');
       // each episode weighs the same in the policy and value losses, as RAGEN with micro-batch 1 (SPA config/base.yaml:12,
       // RAGEN dp_actor.py:356-360, dp_critic.py:253-255); the release's env-token mask (responseMask 'after-system') is refused
       rl: {
@@ -375,6 +378,7 @@ export const SIZE_SETTINGS: Record<PresetSize, RunConfigInput> = {
         criticLr: 1e-5,
         miniBatchSize: 32,
         updatesPerStep: 1,
+        updateRows: 'episode',
         adamBetas: [0.9, 0.999],
         passAtKEvery: 50,
         passAtKPuzzles: 64,

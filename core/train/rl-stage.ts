@@ -21,7 +21,7 @@ import { summaryMetrics } from './summary.js';
 import { groupSpecs, playEpisodes, rolloutMetrics, type RolloutResult } from './rollout.js';
 import { rolloutDeps } from './episodes.js';
 import { filterGroupsBySpread } from './groups.js';
-import { samplingStats, turnSamples, warmedLr } from './ppo.js';
+import { episodeRows, samplingStats, turnSamples, warmedLr } from './ppo.js';
 import { assertRlSectionSupported, rlAlgorithm } from './rl-algorithms.js';
 import { elapsedSeconds, loadStartingModel, meanStats, startingCheckpoint, writeCheckpoint, resumeModel } from './stage-utils.js';
 import { loraForStage } from './lora.js';
@@ -270,13 +270,19 @@ export const rlStage: StageDefinition = {
         (id) => policy.tokenizer.decode([id]),
       );
       for (const r of results) ctx.episode(`rl-${String(step).padStart(6, '0')}`, r.record);
-      // 4. updates
+      // 4. updates (rl.updateRows 'episode': one row per episode, its turns merged into their prefix carrier)
+      const updateRows = section.updateRows === 'episode' ? episodeRows(rows, samples) : rows;
+      charts['charts/updateRows'] = updateRows.length;
       const updateStats: Array<Record<string, number>> = [];
-      for (const indexes of updateBatches(rows.length, section, ctx.config.seeds.base + step * 101)) {
+      for (const indexes of updateBatches(updateRows.length, section, ctx.config.seeds.base + step * 101)) {
         await breathe();
         if (ctx.signal.aborted) break;
-        updateStats.push(await rlUpdate(policy, critic, valueView, indexes.map((i) => rows[i]!), lossParams, { ...section, lr: warmedLr(section, step) }));
+        const batch = indexes.map((i) => updateRows[i]!);
+        updateStats.push(await rlUpdate(policy, critic, valueView, batch, lossParams, { ...section, lr: warmedLr(section, step) }));
       }
+      // stopped before the step's updates were all applied: nothing of the step is saved (the weights in memory hold part of
+      // its update and are dropped); the resume redoes it from the last saved state, its rollouts from the episode journal
+      if (ctx.signal.aborted) break;
       // 5. self-imitation (rl.selfImitation): the step's won turns join the buffer, then its steps replay the buffer
       const silCharts: Record<string, number> = {};
       if (silBuffer && !ctx.signal.aborted) {
@@ -295,6 +301,7 @@ export const rlStage: StageDefinition = {
             `${Object.entries(added.leftOut).map(([why, n]) => `${n} ${why}`).join(', ')})`);
         }
       }
+      if (ctx.signal.aborted) break;   // stopped during the replay: as during the updates, the step is redone
       const rollout = rolloutMetrics(results);
       const wmRewards = shaped.flatMap((turns) => turns.map((t) => t.wm));
       const losses = meanStats(updateStats);

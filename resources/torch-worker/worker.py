@@ -366,6 +366,8 @@ def positions_from_segments(seg):
 # (0: off; a request's cacheMb, which the engine sends from SPA_TORCH_PREFIX_CACHE_MB, wins). Dropped for the keys not in a
 # call, by a call without keys, and by every op that may change the weights.
 PREFIX_CACHE_MB = int(os.environ.get("SPA_TORCH_PREFIX_CACHE_MB", "2048") or 0)
+# MiB of f32 copies of the frozen bf16 weights a generate call may hold outside autocast (Decoder.hold_f32_copies; 0: off)
+GEN_F32_MB = int(os.environ.get("SPA_TORCH_GEN_F32_MB", "1024") or 0)
 KEEPS_WEIGHTS = {"generate", "hello", "stats", "forward", "backward", "discard", "set_pieces", "weights", "save", "cpu", "lora_info"}
 
 SHARED_PREFIX_MIN = int(os.environ.get("SPA_TORCH_SHARED_PREFIX", "16") or 0)   # 0: off
@@ -445,8 +447,11 @@ class Decoder:
         wt = self.w[name]
         if wt.dtype != x.dtype and not self.autocast:
             # frozen bf16 weights (reference model, LoRA base) outside autocast: computed in f32, one layer's weight
-            # upcast at a time (torch's CPU bf16 matmul is ~50x slower than f32 on CPUs without bf16 units)
-            y = F.linear(x, wt.to(x.dtype), None if bias is None else bias.to(x.dtype))
+            # upcast at a time (torch's CPU bf16 matmul is ~50x slower than f32 on CPUs without bf16 units), or the f32
+            # copy a generate call holds (f32_copies: the same values, upcast once per call instead of once per token)
+            held = self.f32_copies.get(name) if self.f32_copies is not None else None
+            w32 = held if held is not None and held.dtype == x.dtype else wt.to(x.dtype)
+            y = F.linear(x, w32, None if bias is None else bias.to(x.dtype))
         else:
             y = F.linear(x, wt, bias)
         ad = self.lora.get(name)
@@ -562,7 +567,29 @@ class Decoder:
         return x + self.linear(F.silu(self.linear(h, p + "mlp.gate_proj.weight")) * self.linear(h, p + "mlp.up_proj.weight"),
                                p + "mlp.down_proj.weight")
 
-    head_f32 = None   # an f32 copy of a frozen bf16 head, held for the length of one generate call
+    head_f32 = None     # an f32 copy of a frozen bf16 head, held for the length of one generate call (hold_f32_copies)
+    f32_copies = None   # {weight name: f32 copy} of the frozen bf16 weights, held for the length of one generate call
+
+    def hold_f32_copies(self, budget_mb):
+        """Upcast the frozen bf16 weights once, for one generate call, when their f32 copies fit `budget_mb` MiB (4 bytes per
+        frozen parameter; SPA_TORCH_GEN_F32_MB, default 1024; 0 = never). Without them every decode step upcasts every
+        weight again: on a CPU that traffic, not the matmuls of a few rows, set the decode speed (SmolLM2-135M, 8 rows:
+        ~50% of the time in the upcasts; bench/results/torch-gen-f32-copies.json). The values are the upcasts'
+        own, so the tokens are the same bit for bit. Returns the bytes held (0: none). Never under autocast (no upcasts)."""
+        self.f32_copies, self.head_f32 = None, None
+        if self.autocast:
+            return 0
+        names = [n for n, t in self.w.items() if t.dtype == torch.bfloat16]
+        size = sum(self.w[n].numel() for n in names) * 4
+        if not names or size > budget_mb * 1024 * 1024:
+            return 0
+        self.f32_copies = {n: self.w[n].float() for n in names}
+        head = "model.embed_tokens.weight" if self.c.get("tie_word_embeddings", True) else "lm_head.weight"
+        self.head_f32 = self.f32_copies.get(head)
+        return size
+
+    def drop_f32_copies(self):
+        self.f32_copies, self.head_f32 = None, None
 
     def head_weight(self):
         return self.w["model.embed_tokens.weight" if self.c.get("tie_word_embeddings", True) else "lm_head.weight"]
@@ -755,6 +782,7 @@ class Worker:
         self.prefix_cache = {}   # generation: cache key (an episode) -> its token ids and per-layer K/V, for its next turn
         self.prefix_stats = {"rows": 0, "tokens": 0, "reused": 0}   # over all calls: rows, prompt tokens, tokens reused
         self.prefix_budget_mb = PREFIX_CACHE_MB                           # the current call's budget (its cacheMb)
+        self.f32_held = 0        # bytes of f32 weight copies the last generate call held (Decoder.hold_f32_copies)
 
     def reset(self, h, a):
         """Drop the model and optimizers (the engine keeps this process for its next model)."""
@@ -881,9 +909,12 @@ class Worker:
         return a["mask"].to(self.device).long()
 
     def stats(self, h, a):
+        """No-grad log-probs, entropies (and values): on the tokens `score` [B, T] marks when sent (0 elsewhere), else on every
+        token with a prefix."""
         ids = a["ids"].to(self.device)
+        score = a["score"].to(self.device) if "score" in a else None
         with _inference_mode():
-            out = self.model.token_outputs(ids, self._seg(a), True, bool(h.get("values")))
+            out = self.model.token_outputs(ids, self._seg(a), True, bool(h.get("values")), score=score)
         release_memory(self.device)   # the pass's freed activations go back before the next phase
         return {}, out
 
@@ -1022,7 +1053,9 @@ class Worker:
         """Batched sampling with a KV cache; left-padded prompts; stops on stop ids, stop strings (piece table) or length.
         The rows are prefilled and decoded in chunks of `rowChunk` rows (default: all): each row draws from its own
         generator, so the tokens do not depend on the chunking; only the memory does (prefill activations and the
-        K/V cache are those of one chunk)."""
+        K/V cache are those of one chunk). Outside autocast the frozen bf16 weights are upcast once for the call when their f32
+        copies fit `f32CopiesMb` (default SPA_TORCH_GEN_F32_MB, 1024 MiB): +4 bytes per frozen parameter for the call's
+        length, the same tokens (Decoder.hold_f32_copies)."""
         lengths = h["lengths"]
         flat = a["prompts"].tolist()
         prompts, o = [], 0
@@ -1044,10 +1077,15 @@ class Worker:
             for k in [k for k in self.prefix_cache if k not in live]:   # an episode that is not in this call has ended
                 del self.prefix_cache[k]
         tokens, logprobs = [], []
-        for r0 in range(0, B, R):
-            t, l = self._generate_rows(h, prompts[r0:r0 + R], r0, None if keys is None else keys[r0:r0 + R])
-            tokens += t
-            logprobs += l
+        self.f32_held = self.model.hold_f32_copies(int(h.get("f32CopiesMb", GEN_F32_MB)))
+        try:
+            for r0 in range(0, B, R):
+                t, l = self._generate_rows(h, prompts[r0:r0 + R], r0, None if keys is None else keys[r0:r0 + R])
+                tokens += t
+                logprobs += l
+                release_memory(self.device)
+        finally:
+            self.model.drop_f32_copies()
             release_memory(self.device)
         out_len = [len(t) for t in tokens]
         flat_tokens = [x for t in tokens for x in t]

@@ -51,6 +51,25 @@ describe('torch worker memory techniques', () => {
     expect(r.badKeys).toMatch(/cacheKeys must hold one string per prompt \(2\)/);
   });
 
+  it('generation over a frozen bf16 base holds f32 copies for the call: the same tokens and log-probs as upcasting every step', () => {
+    const probe = probeTorch();
+    if (!probe.ok) throw new Error(`this test needs a Python with torch: ${probe.reason}`);
+    const run = spawnSync(probe.python, [fileURLToPath(new URL('./gen_f32_copies_check.py', import.meta.url))], { encoding: 'utf8', timeout: 120_000 });
+    expect(run.status, run.stderr).toBe(0);
+    const r = JSON.parse(run.stdout.trim().split('\n').pop()!) as Record<string, unknown>;
+    expect(r.calls).toBe(6);                                        // temperature 0 and 1, three turns with cache keys, row chunks
+    expect(r.sameTokens).toBe(true);
+    expect(r.sameLogprobs).toBe(true);                              // bit for bit: the copies are the upcasts' own values
+    expect(r.readsCopies).toBe(true);                               // the decode reads the copies (altered copies change the tokens)
+    expect(r.copiesDuring).toEqual([0, r.bf16Weights]);              // none with f32CopiesMb 0; every bf16 weight with the budget
+    expect(r.heldAfterCall).toBe(false);                            // dropped when the call ends
+    expect(r.heldBytes).toBe(r.frozenBytes);
+    expect(r.heldWhenTooSmall).toBe(0);
+    expect(r.heldWhenFits).toBe(r.frozenBytes);
+    expect(r.headHeld).toBe(true);
+    expect(r.heldUnderAutocast).toBe(0);
+  });
+
   it('AdamW with bf16 moments moves the weights as f32 moments do; the rounding is unbiased; resume points keep BF16 moments', () => {
     const probe = probeTorch();
     if (!probe.ok) throw new Error(`this test needs a Python with torch: ${probe.reason}`);

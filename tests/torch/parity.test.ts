@@ -95,6 +95,15 @@ describe.each(['qwen2-f32', 'qwen2-tied-bf16', 'qwen2-sharded-f16'])('torch vs T
       expect(maxDiff(sa[i]!.logprobs, sb[i]!.logprobs)).toBeLessThan(1e-4);
       expect(maxDiff(sa[i]!.entropies, sb[i]!.entropies)).toBeLessThan(1e-4);
     });
+    // a score mask: torch computes log-probs and entropies on the scored tokens only, the same numbers there, 0 elsewhere
+    const scored = rows.map((r, i) => ({ ids: r.ids, score: r.ids.map((_, t) => ((t + i) % 3 === 0 ? 0 : 1)) }));
+    const sc = await b.tokenStats(scored, false);
+    scored.forEach((r, i) => r.score.forEach((on, t) => {
+      expect(sc[i]!.logprobs[t]).toBe(on ? sb[i]!.logprobs[t] : 0);
+      expect(sc[i]!.entropies[t]).toBe(on ? sb[i]!.entropies[t] : 0);
+    }));
+    expect(sc.some((s, i) => s.logprobs.some((x, t) => x !== sb[i]!.logprobs[t]))).toBe(true);   // some were skipped
+    await expect(b.tokenStats([{ ids: rows[0]!.ids, score: [1] }], false)).rejects.toThrow(/row 0's score has 1 values for \d+ tokens/);
     const prompts = rowsOf(a).map((r) => r.slice(0, 4));
     const opts = { maxNewTokens: 8, temperature: 0, topK: 0, topP: 1, seed: 0, stop: [] };
     const ga = await a.generate(prompts, opts);

@@ -5,29 +5,14 @@ history is cut at its front, as a context budget does, and one row is new at tur
 config, in row chunks. Also: the cache is used (tokens reused), a key missing from a call is dropped, an op that changes
 the weights empties the cache, and a bad key list is refused. Prints one JSON line."""
 import json
-import os
-import sys
 
 import torch
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "resources", "torch-worker"))
-import worker as W  # noqa: E402
-
-cfg = {"model_type": "qwen2", "vocab_size": 97, "hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 2,
-       "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 256, "rms_norm_eps": 1e-6,
-       "tie_word_embeddings": True, "attention_bias": True, "rope_theta": 10000.0}
+from tiny_worker import tiny_worker
 
 
 def worker():
-    wk = W.Worker(1)
-    g = torch.Generator().manual_seed(1)
-    m = W.Decoder(cfg, torch.device("cpu"), False)
-    for n, shape in W.param_specs(cfg):
-        m.w[n] = 0.5 * torch.randn(shape, generator=g)
-    m.trainable = False
-    wk.model = m
-    return wk
+    return tiny_worker()
 
 
 def call(wk, prompts, temperature, seed, keys=None, row_chunk=None):

@@ -86,6 +86,8 @@ describe('size cpu-real', () => {
         // the world-model reply on the coordinate line up to 275)
         expect(rl.steps * rl.groups * rl.groupSize, `${preset}: RL episodes`).toBe(512);
         expect([rl.lr, rl.passAtKEvery, rl.passAtKPuzzles]).toEqual([5e-5, 16, 16]);
+        // one row per episode, 8 episodes a minibatch: 4 updates a step (study v4's amendment of 2026-11-30 21:15)
+        expect([rl.updateRows, rl.miniBatchSize, (rl.groups * rl.groupSize) / rl.miniBatchSize]).toEqual(['episode', 8, 4]);
         expect(c.stages.rollout.maxNewTokens, preset).toBe(preset === 'vanilla-rl' ? 48 : 288);
         expect([c.stages.eval.puzzles, c.stages.eval.samples, c.stages.eval.k, c.stages.eval.worldModelTurns]).toEqual([64, 4, [1, 4], 64]);
         expect(c.stages.sft.maskStateSpans, preset).toBe(preset === 'spa-mask-state-spans');

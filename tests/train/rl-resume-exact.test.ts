@@ -67,6 +67,24 @@ describe('RL resume after a kill or a stop (N6, N6b)', () => {
     expectSameRun(second.runDir, reference);
   }, 240_000);
 
+  it('a stop between step 2\'s rollouts and its update saves nothing of step 2; the resume redoes it exactly', async () => {
+    const project = tempProject('spa-rl-resume-');
+    const controller = new AbortController();
+    const first = await runRl(project, 'r', RL_RESUME_OVERRIDES, {
+      signal: controller.signal,
+      // step 2's two episodes are written (rollouts/rl-000001), its update not begun: a Stop there must not save the step
+      // with part of its updates (or none) applied
+      kill: { after: 'episode', file: 'rl-000001', count: 2, before: () => controller.abort() },
+    });
+    expect(first.outcome.status).toBe('stopped');
+    expect(JSON.parse(readFileSync(join(first.runDir, 'stages', 'rl', 'state.json'), 'utf8'))).toMatchObject({ nextStep: 1 });
+    expect(existsSync(join(first.runDir, passAtKFile(2)))).toBe(false);
+    const second = await runRl(project, 'r', RL_RESUME_OVERRIDES);
+    expect(second.outcome.status).toBe('completed');
+    expectSameRun(second.runDir, reference);
+    expect(await weightHashes(second.runDir)).toEqual(referenceWeights);
+  }, 240_000);
+
   it('a stop during the Pass@k of step 2 keeps the step; the resume computes the missing Pass@k first', async () => {
     const project = tempProject('spa-rl-resume-');
     const controller = new AbortController();

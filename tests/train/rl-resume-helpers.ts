@@ -22,18 +22,26 @@ export const RL_RESUME_OVERRIDES: RunConfigInput = {
 
 /**
  * A kill right after one of the stage's writes: the context throws once the write is done (nothing of the stage runs after
- * it), after calling `before` (e.g. kill -9 of the torch worker).
+ * it), after calling `before` (e.g. kill -9 of the torch worker). `episode`: no kill; `before` runs once the `count`-th
+ * episode record of `file` is written (e.g. a Stop between a step's rollouts and its update).
  */
 export type KillAt = (
   { after: 'saveState'; nextStep: number } | { after: 'writeJson'; file: string } | { after: 'appendJsonl'; file: string; appends: number }
+  | { after: 'episode'; file: string; count: number }
 ) & { before?: () => void };
 
 class SimulatedKill extends Error {}
 
 function killingContext(ctx: StageContext, kill: KillAt): StageContext {
-  let appended = 0;
+  let appended = 0, episodes = 0;
   return new Proxy(ctx, {
     get(target, key, receiver) {
+      if (key === 'episode' && kill.after === 'episode') {
+        return (file: string, record: Parameters<StageContext['episode']>[1]) => {
+          target.episode(file, record);
+          if (file === kill.file && ++episodes === kill.count) kill.before?.();
+        };
+      }
       if (key === 'saveState' && kill.after === 'saveState') {
         return (state: Record<string, unknown>) => {
           target.saveState(state);

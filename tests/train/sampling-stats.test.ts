@@ -5,11 +5,12 @@ import { prefixCarriers, samplingStats, type TurnSample } from '../../core/train
 import type { ModelRuntime } from '../../core/train/runtime.js';
 
 /** A causal stand-in: each position's numbers depend on the ids up to it only; it records the rows it was asked about. */
-function causalModel(seen: number[][]) {
+function causalModel(seen: number[][], scores: Array<number[] | undefined> = []) {
   const prefixStat = (ids: number[], t: number, salt: number): number => ids.slice(0, t + 1).reduce((a, x, j) => a + x * (j + salt), 0) / 100;
   return {
-    async tokenStats(rows: Array<{ ids: number[] }>, withValues: boolean) {
+    async tokenStats(rows: Array<{ ids: number[]; score?: number[] }>, withValues: boolean) {
       seen.push(...rows.map((r) => r.ids));
+      scores.push(...rows.map((r) => r.score));
       return rows.map((r) => ({
         logprobs: r.ids.map((_, t) => -prefixStat(r.ids, t, 1)),
         entropies: r.ids.map((_, t) => prefixStat(r.ids, t, 2)),
@@ -34,6 +35,15 @@ describe('samplingStats over prefix carriers', () => {
     // the order of the samples does not matter
     const shuffled = [samples[2]!, samples[0]!, samples[1]!];
     expect(prefixCarriers(shuffled)).toEqual([0, 0, 0]);
+  });
+
+  it('each carrier is scored on the replies of the turns it carries (a backend may skip the prompts)', async () => {
+    const scores: Array<number[] | undefined> = [];
+    await samplingStats(causalModel([], scores), samples, { batchSize: 8 });
+    expect(scores).toEqual([
+      [0, 0, 1, 1, 0, 1, 1, 0, 1, 1],   // episode 0's three replies at 2-3, 5-6 and 8-9
+      [0, 1, 1], [0, 0, 0, 1], [0, 0, 0, 0, 1],
+    ]);
   });
 
   it('every turn gets what scoring it alone gives; only 4 of 6 rows are scored, reference and values included', async () => {

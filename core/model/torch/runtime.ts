@@ -246,7 +246,7 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
     return out;
   }
 
-  async tokenStats(rows: Array<{ ids: number[] }>, withValues: boolean, tokenBudget = 8192): Promise<TokenStat[]> {
+  async tokenStats(rows: Array<{ ids: number[]; score?: number[] }>, withValues: boolean, tokenBudget = 8192): Promise<TokenStat[]> {
     if (rows.length === 0) return [];
     const values = withValues && this.config.value_head;
     const out: TokenStat[] = [];
@@ -256,7 +256,16 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
       const chunk = rows.slice(start, start + per);
       const batch = padRows(chunk.map((r) => ({ ids: r.ids, arrays: {} })), this.tokenizer.padTokenId);
       const T = batch.inputIds[0]!.length;
-      const reply = await this.worker.request('stats', { values }, { ids: grid(batch.inputIds), mask: grid(batch.attentionMask!) });
+      // the rows' score masks, when any row has one: the worker's LM head runs on the scored tokens only (0 elsewhere)
+      const scored = chunk.some((r) => r.score !== undefined);
+      chunk.forEach((r, b) => {
+        if (r.score && r.score.length !== r.ids.length) {
+          throw new Error(`tokenStats: row ${start + b}'s score has ${r.score.length} values for ${r.ids.length} tokens`);
+        }
+      });
+      const score = scored ? grid(chunk.map((r) => [...(r.score ?? r.ids.map(() => 1)), ...new Array<number>(T - r.ids.length).fill(0)])) : null;
+      const arrays = { ids: grid(batch.inputIds), mask: grid(batch.attentionMask!), ...(score ? { score } : {}) };
+      const reply = await this.worker.request('stats', { values }, arrays);
       const lp = reply.arrays.logprobs as Float32Array;
       const ent = reply.arrays.entropies as Float32Array;
       const val = reply.arrays.values as Float32Array | undefined;
