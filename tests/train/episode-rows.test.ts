@@ -1,7 +1,7 @@
 // rl.updateRows 'episode' (core/train/ppo.ts episodeRows): an episode's turn rows merged into its prefix carrier, every reply
 // trained in one row as RAGEN trains; one update over the merged rows has the loss, gradient and new weights of one update
 // over the turn rows (a causal model's token numbers do not depend on what follows them), with fewer tokens computed.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import * as tf from '@tensorflow/tfjs';
 import { Trainer, type TrainRow } from '../../core/model/trainer.js';
 import { CausalLM } from '../../core/model/transformer.js';
@@ -114,7 +114,6 @@ describe('episodeRows merges each episode\'s turns into its prefix carrier', () 
 
 describe('rl.updateRows in the RL stage', () => {
   const project = tempProject();
-  afterAll(() => undefined);
   it('episode: the step trains one row per episode whose turns chain; turn: one row per model turn', async () => {
     const counts: Record<string, { rows: number; turns: number; episodes: number }> = {};
     for (const rowsMode of ['turn', 'episode'] as const) {
