@@ -170,6 +170,14 @@ export const RolloutSectionSchema = z.object({
     .describe('top-k (0 = off); source: ours'),
   batchSize: z.number().int().positive().default(32)
     .describe('episodes generated together in one batch; source: ours'),
+  history: z.enum(['text', 'tokens']).default('text')
+    .describe('what a later turn\'s prompt holds of the earlier ones: text = the chat re-rendered and re-tokenized from the ' +
+      'messages\' text every turn, as the release does (RAGEN 5eb79b8 ctx_manager.py:240-267 get_lm_inputs; a reply\'s text ' +
+      'can re-tokenize to other ids than the model sampled) | tokens = token in, token out: the previous prompt and the ' +
+      'sampled ids, then the template\'s tokens after the reply (its end-of-turn, if the model did not write it, and the next ' +
+      'user message), as verl\'s agent loop does (verl/experimental/agent_loop/tool_agent_loop.py ToolAgentLoop.run: ' +
+      'prompt_ids += response_ids); a turn whose history would pass maxContextTokens is rendered from text (oldest turns ' +
+      'dropped), and the next turn continues that prompt\'s ids when they fit; source: release (text), verl (tokens)'),
 }).strict();
 export type RolloutSection = z.infer<typeof RolloutSectionSchema>;
 

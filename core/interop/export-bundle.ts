@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
-import { RunConfigSchema, type RlSection, type RunConfig } from '../api/run-config.js';
+import { RunConfigSchema, type RlSection, type RolloutSection, type RunConfig } from '../api/run-config.js';
 import { getEnvDefinition } from '../envs/index.js';
 import { WorkbenchError } from '../api/errors.js';
 import { previewPrompt, TemplateSchema, type PromptTemplate } from '../prompts/index.js';
@@ -187,6 +187,16 @@ export function inexpressibleRlOptions(rl: RlSection): Array<[string, string]> {
 }
 
 /**
+ * Rollout options the bundle cannot express on RAGEN v1: refused by name, as inexpressibleRlOptions (`--values paper` is not
+ * checked: the bundle's rollouts are RAGEN's either way). Returns [option, why] pairs; empty: everything maps.
+ */
+export function inexpressibleRolloutOptions(rollout: Pick<RolloutSection, 'history'>): Array<[string, string]> {
+  if (rollout.history === 'text') return [];
+  return [[`rollout.history ${JSON.stringify(rollout.history)}`,
+    'RAGEN v1 re-renders every turn\'s prompt from the chat\'s text (RAGEN 5eb79b8 ctx_manager.py:240-267 get_lm_inputs)']];
+}
+
+/**
  * SFT options of the run that SPA's SFT trainer (SPA@3848e68 sft/spa_sft_trainer.py: one cross-entropy over every target token
  * of each row, the rows as written) cannot express: each is refused by name, as inexpressibleRlOptions (`--values paper` is not
  * checked). Returns [option, why] pairs; empty: everything maps.
@@ -309,7 +319,8 @@ export function hydraConfig(runConfig: RunConfig, template: PromptTemplate, expe
       success_rate: options.successRate };
   envConfig.state_format = stateFormatFor(template);
   const maxActionsPerGame = rollout.maxActionsPerGame ?? budget.maxActionsPerGame;
-  const refused = values === 'paper' ? [] : [...inexpressibleRlOptions(rl), ...inexpressibleSftOptions(config.stages.sft)];
+  const refused = values === 'paper' ? []
+    : [...inexpressibleRlOptions(rl), ...inexpressibleSftOptions(config.stages.sft), ...inexpressibleRolloutOptions(rollout)];
   if (refused.length) {
     throw new WorkbenchError('ValidationError', `export --to spa-ragen: the run uses ${refused.map(([o, why]) => `${o} (${why})`).join('; ')}; ` +
       'the bundle would train something else, so it is not written. Export a run without these settings, or use --values paper (the ' +

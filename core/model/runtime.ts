@@ -9,7 +9,7 @@
 import type { CausalLM } from './transformer.js';
 import type { ModelConfig } from './config.js';
 import type { Tokenizer } from './tokenizer.js';
-import { formatChat, type ChatMessage } from './chat.js';
+import { formatChat, type ChatMessage, type ChatSpan } from './chat.js';
 import { generate as generateTokens } from './generate.js';
 import { tokenScores, type TokenScores } from './score.js';
 import { Trainer, padRows, type TrainRow } from './trainer.js';
@@ -68,6 +68,14 @@ export interface ModelRuntime {
   readonly maxContext: number;
   /** Chat → prompt ids ending with the assistant opening and the forced prefix. Oldest turns go first when too long. */
   encodePrompt(messages: ChatMessage[], prefix: string, maxTokens: number): number[];
+  /**
+   * Token in, token out (rollout.history 'tokens'): the prompt of the next turn as `history` (the last turn's prompt ids and
+   * the ids the model sampled) followed by the template's tokens after that reply in the chat `messages` (which ends with
+   * the next user message): the reply's closing markup from its end-of-turn token on when the history does not end with that
+   * token, else only what follows it; then the next messages, the assistant opening and the forced `prefix`. Null when the
+   * chat has no assistant message or the result passes maxTokens (the caller then encodes the chat from text).
+   */
+  continuePrompt(history: readonly number[], messages: ChatMessage[], prefix: string, maxTokens: number): number[] | null;
   /** Chat (ending with the assistant message to train) → ids truncated from the left to maxTokens. */
   formatForTraining(messages: ChatMessage[], maxTokens: number): { ids: number[]; messages: ChatMessage[] };
   /** Batched sampling with a KV cache; deterministic for a seed on one backend (the backends' samplers differ, greedy agrees). */
@@ -119,6 +127,17 @@ export abstract class RuntimeBase {
       if (msgs.length - first > 2) { msgs = [...msgs.slice(0, first), ...msgs.slice(first + 2)]; continue; }
       return chat.ids.slice(chat.ids.length - budget); // still too long: keep the tail
     }
+  }
+
+  continuePrompt(history: readonly number[], messages: ChatMessage[], prefix: string, maxTokens: number): number[] | null {
+    const chat = formatChat(messages, this.tokenizer, { addGenerationPrompt: true, generationPrefix: prefix || undefined });
+    let reply: ChatSpan | undefined;
+    for (const span of chat.spans) if (span.role === 'assistant') reply = span;
+    if (reply === undefined) return null;
+    // the model wrote the template's end-of-turn token (it stopped on it): keep its ids and add only what follows
+    const wrote = reply.endOfTurn >= 0 && history.length > 0 && history[history.length - 1] === chat.ids[reply.endOfTurn];
+    const ids = [...history, ...chat.ids.slice(wrote ? reply.endOfTurn + 1 : reply.closeStart)];
+    return ids.length <= Math.min(maxTokens, this.maxContext - 1) ? ids : null;
   }
 
   formatForTraining(messages: ChatMessage[], maxTokens: number): { ids: number[]; messages: ChatMessage[] } {

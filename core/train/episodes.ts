@@ -47,6 +47,7 @@ export function sessionFactory(config: RunConfig, template: PromptTemplate, limi
 export function modelPolicy(runtime: ModelRuntime): TextPolicy {
   return {
     encodePrompt: (messages, prefix, maxTokens) => runtime.encodePrompt(messages, prefix, maxTokens),
+    continuePrompt: (history, messages, prefix, maxTokens) => runtime.continuePrompt(history, messages, prefix, maxTokens),
     generate: (prompts, opts) => runtime.generate(prompts, opts),
   };
 }

@@ -1,6 +1,7 @@
 // Rollouts: batched multi-turn episodes over many environments at once. Episodes come in groups
 // that share a puzzle seed (group g, sample s). Every turn, the still-running episodes' prompts
-// are tokenized, truncated to the context budget (oldest turns dropped first), generated together
+// are tokenized (rollout.history 'text') or continued from the last prompt and its sampled ids
+// ('tokens'), truncated to the context budget (oldest turns dropped first), generated together
 // in one batch, and applied to their sessions (core/prompts: parse, execute actions, reward).
 // Returns EpisodeRecords (written by the stages with ctx.episode) plus, per turn, the token ids
 // and sampling log-probabilities that RL needs.
@@ -22,6 +23,11 @@ export interface SessionLike {
 export interface TextPolicy {
   /** Encode a chat for generation; returns the prompt ids (already truncated to the budget). */
   encodePrompt(messages: ChatMessage[], prefix: string, maxPromptTokens: number): number[];
+  /**
+   * rollout.history 'tokens': the next prompt continuing `history` (the last prompt and its sampled ids) token for token
+   * (ModelRuntime.continuePrompt), null when it does not fit. A policy without it encodes every prompt from text.
+   */
+  continuePrompt?(history: readonly number[], messages: ChatMessage[], prefix: string, maxPromptTokens: number): number[] | null;
   generate(
     prompts: number[][],
     opts: { maxNewTokens: number; temperature: number; topP: number; topK: number; seed: number; cacheKeys?: string[] },
@@ -84,6 +90,10 @@ async function playBatch<S extends SessionLike>(specs: EpisodeSpec[], limits: Ro
   const tokens: TurnTokens[][] = specs.map(() => []);
   const maxPrompt = Math.max(16, limits.maxContextTokens - limits.maxNewTokens);
   const maxTurns = limits.maxTurns ?? 50; // the session enforces the env's budget; this is a safety cap
+  // rollout.history 'tokens': each episode's last prompt and sampled ids, continued token for token at its next turn (null:
+  // the next prompt is encoded from the chat's text, after a written reply or when the history outgrew the budget)
+  const continuing = limits.history === 'tokens' && deps.policy.continuePrompt !== undefined;
+  const histories: Array<number[] | null> = specs.map(() => null);
   for (let turn = 0; turn < maxTurns; turn++) {
     const active = sessions.map((s, i) => (s.done ? -1 : i)).filter((i) => i >= 0);
     if (active.length === 0) break;
@@ -97,7 +107,11 @@ async function playBatch<S extends SessionLike>(specs: EpisodeSpec[], limits: Ro
       }
     }
     const toGenerate = active.filter((i) => !written.has(i));
-    const prompts = active.map((i) => deps.policy.encodePrompt(sessions[i]!.messages(), sessions[i]!.generationPrefix(), maxPrompt));
+    const prompts = active.map((i) => {
+      const session = sessions[i]!, history = histories[i];
+      const continued = history ? deps.policy.continuePrompt!(history, session.messages(), session.generationPrefix(), maxPrompt) : null;
+      return continued ?? deps.policy.encodePrompt(session.messages(), session.generationPrefix(), maxPrompt);
+    });
     const promptOf = new Map(active.map((i, k) => [i, prompts[k]!]));
     const generated = toGenerate.length === 0 ? [] : await deps.policy.generate(toGenerate.map((i) => promptOf.get(i)!), {
       maxNewTokens: limits.maxNewTokens, temperature: limits.temperature, topP: limits.topP, topK: limits.topK, seed: seed + turn * 104_729,
@@ -112,6 +126,7 @@ async function playBatch<S extends SessionLike>(specs: EpisodeSpec[], limits: Ro
       const promptIds = promptOf.get(i)!;
       session.applyResponse(text, { prompt: promptIds.length, response: out ? out.ids.length : text.length });
       tokens[i]!.push({ promptIds, responseIds: out?.ids ?? [], logprobs: out?.logprobs ?? [] });
+      histories[i] = continuing && out ? [...promptIds, ...out.ids] : null;
     }
   }
   return specs.map((spec, i) => ({ spec, record: deps.finish(sessions[i]!, spec), tokens: tokens[i]! }));

@@ -41,6 +41,7 @@ const INTENDED: Array<{ cases: RegExp; path: string; now: unknown; why: string }
   { cases: /./, path: 'sections.rl.selfImitation', now: { steps: 0, batch: 16, lr: null, moveWeight: 20, filter: 'plan', source: 'won-episodes', capacity: 1024, gamma: 1, minBuffer: 0, moments: 'shared' },
     why: 'new field (issue 34): no self-imitation, as before' },
   { cases: /./, path: 'sections.rl.updateRows', now: 'turn', why: 'new field (issue 35): a row per turn, as before' },
+  { cases: /./, path: 'sections.rollout.history', now: 'text', why: "new field (issue 35): each prompt re-rendered from the chat's text, as before" },
   { cases: PAPER_RECIPE, path: 'sections.rl.updateRows', now: 'episode',
     why: "issue 35: the paper recipe trains RAGEN's episode rows (the same loss under its seq-mean aggregation and one update per step)" },
 ];

@@ -93,6 +93,11 @@ describe('export bundle: the run\'s resolved values, for every preset', () => {
       expect(() => hydraConfig(c, templateOf(c), 'x', 'm')).toThrow(name);
       expect(() => hydraConfig(c, templateOf(c), 'x', 'm', 'paper')).not.toThrow();   // the release's RL settings replace the run's
     }
+    // token-in-token-out rollouts (rollout.history tokens): RAGEN renders every prompt from text
+    const tokens = RunConfigSchema.parse({ ...base, stages: { ...base.stages, rollout: { ...base.stages.rollout, history: 'tokens' } } });
+    expect(() => hydraConfig(tokens, templateOf(tokens), 'x', 'm')).toThrow(/rollout\.history "tokens" \(RAGEN v1 re-renders/);
+    expect(() => hydraConfig(tokens, templateOf(tokens), 'x', 'm', 'paper')).not.toThrow();
+    expect(() => hydraConfig(base, templateOf(base), 'x', 'm')).not.toThrow();
     const dr = withRl({ algorithm: 'dr-grpo' }), grpo = withRl({ algorithm: 'grpo' });
     expect((hydraConfig(dr, templateOf(dr), 'x', 'm') as Hydra).algorithm).toMatchObject({ adv_estimator: 'grpo', norm_adv_by_std_in_grpo: false });
     expect((hydraConfig(grpo, templateOf(grpo), 'x', 'm') as Hydra).algorithm).toMatchObject({ adv_estimator: 'grpo', norm_adv_by_std_in_grpo: true });
