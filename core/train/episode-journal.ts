@@ -82,6 +82,17 @@ export function openBatchJournal(ctx: Pick<StageContext, 'runDir' | 'stage' | 'r
 }
 
 /**
+ * The rollout limits as a journal's identity holds them: a field added to the rollout section since journals were first
+ * written is left out while it has the value that reproduces the play from before it existed (rollout.history 'text'), so a
+ * run resumed on a newer version keeps the batches it had journalled; any other value is part of the identity.
+ */
+export function journalLimits(limits: RolloutSection): Omit<RolloutSection, 'history'> & Partial<Pick<RolloutSection, 'history'>> {
+  if (limits.history !== 'text' && limits.history !== undefined) return limits;
+  const { history: _history, ...rest } = limits;
+  return rest;
+}
+
+/**
  * The journal of one set of episodes played from the checkpoint `model` (its manifest: modelFingerprint) with `specs`,
  * sampling `seed` and `limits` under the run's template and env: the identity every caller ties a journal to. Logs
  * `restoredLine(n)` when a previous attempt left n finished batches.
@@ -89,7 +100,7 @@ export function openBatchJournal(ctx: Pick<StageContext, 'runDir' | 'stage' | 'r
 export function openEpisodeJournal(ctx: Pick<StageContext, 'runDir' | 'stage' | 'readJsonl' | 'appendJsonl' | 'log' | 'config'>, key: string,
   restoredLine: (n: number) => string, model: string, specs: readonly EpisodeSpec[], seed: number, limits: RolloutSection): BatchJournal {
   const journal = openBatchJournal(ctx, key, {
-    model: modelFingerprint(model), ids: specs.map((s) => s.id), seeds: specs.map((s) => s.seed), seed, limits,
+    model: modelFingerprint(model), ids: specs.map((s) => s.id), seeds: specs.map((s) => s.seed), seed, limits: journalLimits(limits),
     template: ctx.config.template, env: ctx.config.env,
   });
   if (journal.restored) ctx.log('info', restoredLine(journal.restored));

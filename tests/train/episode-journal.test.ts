@@ -8,10 +8,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { EpisodeRecord, TurnRecord } from '../../core/api/records.js';
-import type { RunConfigInput } from '../../core/api/run-config.js';
+import { RolloutSectionSchema, type RunConfigInput } from '../../core/api/run-config.js';
 import type { StageContext } from '../../core/api/stage.js';
 import { groupSpecs, playEpisodes, type RolloutResult, type SessionLike } from '../../core/train/rollout.js';
-import { journalSummaries, modelFingerprint, openBatchJournal } from '../../core/train/episode-journal.js';
+import { journalLimits, journalSummaries, modelFingerprint, openBatchJournal } from '../../core/train/episode-journal.js';
 import { passAtKFile } from '../../core/train/rl-stage.js';
 import { appendJsonl, readJsonl as readJsonlFile } from '../../core/storage/jsonl.js';
 import { tempProject } from './helpers.js';
@@ -88,6 +88,14 @@ describe('playEpisodes with an episode journal', () => {
     const again = await play(other);
     expect(again.generated()).toBe(6 * 2);
     expect(openBatchJournal(journalContext(runDir), 'k', { model: 'a' }).restored).toBe(0);   // the old journal is gone
+  });
+
+  it('a journal written before rollout.history existed belongs to the same play under its default (text), not under tokens', () => {
+    const before = { maxNewTokens: 48, maxContextTokens: 2048, temperature: 1, topP: 1, topK: 0, batchSize: 8 };   // a run.json of 93c91b7
+    const now = RolloutSectionSchema.parse(before);
+    expect(now.history).toBe('text');
+    expect(JSON.stringify(journalLimits(now))).toBe(JSON.stringify(before));
+    expect(journalLimits({ ...now, history: 'tokens' })).toEqual({ ...before, history: 'tokens' });
   });
 
   it('a torn last line (a kill during the write) is skipped: that batch is played again', async () => {
