@@ -14,7 +14,7 @@ import { resolveRunConfig } from '../core/engine/config.js';
 import { RUN_SIZES, type Size } from '../core/api/run-config.js';
 import { loadRuntime, useBackend } from '../core/train/runtime.js';
 import { rolloutDeps } from '../core/train/episodes.js';
-import { groupSpecs, playEpisodes, type RolloutResult } from '../core/train/rollout.js';
+import { chainBreaks, groupSpecs, playEpisodes, type RolloutResult } from '../core/train/rollout.js';
 import { prefixCarriers, turnSamples } from '../core/train/ppo.js';
 
 const arg = (name: string): string | undefined => { const i = process.argv.indexOf(name); return i >= 0 ? process.argv[i + 1] : undefined; };
@@ -33,18 +33,6 @@ const config = resolved.config;
 await useBackend(config);
 const runtime = await loadRuntime(resolve(model), { trainable: false });
 
-/** Turns (after the first) whose prompt does not continue the previous turn's prompt and sampled ids. */
-function brokenChains(results: RolloutResult[]): number {
-  let broken = 0;
-  for (const r of results) {
-    for (let t = 1; t < r.tokens.length; t++) {
-      const before = [...r.tokens[t - 1]!.promptIds, ...r.tokens[t - 1]!.responseIds], now = r.tokens[t]!.promptIds;
-      if (before.length > now.length || before.some((id, j) => now[j] !== id)) broken++;
-    }
-  }
-  return broken;
-}
-
 const modes = ['text', 'tokens'] as const;
 const out: Record<string, unknown> = {};
 const firstTurnSame: boolean[] = [];
@@ -60,7 +48,7 @@ for (const mode of modes) {
   const turns = results.reduce((s, r) => s + r.tokens.length, 0);
   const samples = turnSamples(results, () => true);
   out[mode] = {
-    seconds: Number(seconds.toFixed(1)), turns, brokenChains: brokenChains(results), updateRows: new Set(prefixCarriers(samples)).size,
+    seconds: Number(seconds.toFixed(1)), turns, brokenChains: chainBreaks(results).breaks, updateRows: new Set(prefixCarriers(samples)).size,
     promptTokens: results.reduce((s, r) => s + r.tokens.reduce((a, t) => a + t.promptIds.length, 0), 0),
     longestPrompt: Math.max(...results.flatMap((r) => r.tokens.map((t) => t.promptIds.length))),
     episodeRowTokens: results.reduce((s, r) => s + (r.tokens.length ? r.tokens.at(-1)!.promptIds.length + r.tokens.at(-1)!.responseIds.length : 0), 0),

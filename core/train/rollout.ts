@@ -143,8 +143,29 @@ export function groupSpecs(prefix: string, seedStart: number, firstGroup: number
   return specs;
 }
 
-/** Rollout statistics for metrics (names in docs/metrics.md). */
-export function rolloutMetrics(results: ReadonlyArray<Pick<RolloutResult, 'record'>>): Record<string, number> {
+/**
+ * Later turns (turn >= 1 after a generated turn) whose prompt does not start with the previous turn's prompt and sampled ids:
+ * a history re-tokenized to other ids (rollout.history 'text') or cut to the context budget. Such a turn starts a new update
+ * row under rl.updateRows 'episode' and a new prefix in the generation cache. `pairs`: the later turns counted.
+ */
+export function chainBreaks(results: ReadonlyArray<Pick<RolloutResult, 'tokens'>>): { breaks: number; pairs: number } {
+  let breaks = 0, pairs = 0;
+  for (const r of results) {
+    for (let t = 1; t < r.tokens.length; t++) {
+      const before = r.tokens[t - 1]!, now = r.tokens[t]!.promptIds;
+      if (before.responseIds.length === 0) continue;   // a written reply (random writer): no sampled ids to continue
+      pairs++;
+      const n = before.promptIds.length, m = before.responseIds.length;
+      let continues = now.length >= n + m;
+      for (let j = 0; continues && j < n + m; j++) continues = now[j] === (j < n ? before.promptIds[j] : before.responseIds[j - n]);
+      if (!continues) breaks++;
+    }
+  }
+  return { breaks, pairs };
+}
+
+/** Rollout statistics for metrics (names in docs/metrics.md); `rollout/chainBreaks` when the results carry token ids. */
+export function rolloutMetrics(results: ReadonlyArray<Pick<RolloutResult, 'record'> & Partial<Pick<RolloutResult, 'tokens'>>>): Record<string, number> {
   const eps = results.map((r) => r.record);
   const turns = eps.flatMap((e) => e.turns);
   const mean = (xs: number[]): number => (xs.length === 0 ? 0 : xs.reduce((a, c) => a + c, 0) / xs.length);
@@ -157,5 +178,12 @@ export function rolloutMetrics(results: ReadonlyArray<Pick<RolloutResult, 'recor
     'rollout/actions': mean(eps.map((e) => e.numActions)),
     'rollout/invalidActionRate': mean(turns.map((t) => (t.flags.invalidAction ? 1 : 0))),
     'rollout/formatErrorRate': mean(turns.map((t) => (t.flags.formatError ? 1 : 0))),
+    ...chainBreakShare(results),
   };
+}
+
+function chainBreakShare(results: ReadonlyArray<Partial<Pick<RolloutResult, 'tokens'>>>): Record<string, number> {
+  if (!results.every((r) => r.tokens !== undefined)) return {};
+  const { breaks, pairs } = chainBreaks(results as ReadonlyArray<Pick<RolloutResult, 'tokens'>>);
+  return pairs > 0 ? { 'rollout/chainBreaks': breaks / pairs } : {};
 }

@@ -13,7 +13,7 @@ import { RuntimeBase } from '../../core/model/runtime.js';
 import { loadTokenizer } from '../../core/model/tokenizer.js';
 import type { Tokenizer } from '../../core/model/tokenizer.js';
 import { RolloutSectionSchema } from '../../core/api/run-config.js';
-import { playEpisodes, type SessionLike, type TextPolicy } from '../../core/train/rollout.js';
+import { chainBreaks, playEpisodes, rolloutMetrics, type SessionLike, type TextPolicy } from '../../core/train/rollout.js';
 import { prefixCarriers, turnSamples } from '../../core/train/ppo.js';
 import type { TurnRecord } from '../../core/api/records.js';
 import { QWEN25_TEMPLATE } from '../fixtures/chat-templates.js';
@@ -146,6 +146,8 @@ function mergePolicy(prompts: number[][]): TextPolicy {
   };
 }
 
+const EMPTY_RECORD = { turns: [], totalReward: 0, success: false, numTurns: 0, numActions: 0 } as never;
+
 async function play(history: 'text' | 'tokens', maxContextTokens = 4096) {
   const prompts: number[][] = [];
   const limits = RolloutSectionSchema.parse({ maxNewTokens: 64, maxContextTokens, batchSize: 2, history });
@@ -166,6 +168,9 @@ describe('rollout.history', () => {
     for (const mode of ['tokens', 'text'] as const) {
       const { results } = await play(mode);
       expect(results.map((r) => r.tokens.length)).toEqual([3, 3]);
+      // rollout/chainBreaks: every later turn of 'text' re-tokenized "Left", none of 'tokens'
+      expect(chainBreaks(results)).toEqual({ breaks: mode === 'tokens' ? 0 : 4, pairs: 4 });
+      expect(rolloutMetrics(results.map((r) => ({ ...r, record: EMPTY_RECORD })))['rollout/chainBreaks']).toBe(mode === 'tokens' ? 0 : 1);
       const samples = turnSamples(results, () => true);
       const carriers = new Set(prefixCarriers(samples));
       expect(carriers.size, `${mode}: rows after merging chains`).toBe(mode === 'tokens' ? 2 : 6);
@@ -177,6 +182,16 @@ describe('rollout.history', () => {
         }
       }
     }
+  });
+
+  it('rollout/chainBreaks counts only turns after a generated reply, and is absent without token ids', () => {
+    const turn = (promptIds: number[], responseIds: number[]) => ({ promptIds, responseIds, logprobs: responseIds.map(() => 0) });
+    const written = { tokens: [turn([1, 2], []), turn([9, 9], [3])] };          // a written first reply: nothing to continue
+    const cut = { tokens: [turn([1, 2], [3]), turn([1, 2, 3, 4], [5]), turn([2, 3, 4, 5, 6], [7])] };   // the last one cut
+    expect(chainBreaks([written, cut])).toEqual({ breaks: 1, pairs: 2 });
+    expect(rolloutMetrics([{ record: EMPTY_RECORD, ...cut }])['rollout/chainBreaks']).toBe(0.5);
+    expect(rolloutMetrics([{ record: EMPTY_RECORD }])).not.toHaveProperty('rollout/chainBreaks');
+    expect(rolloutMetrics([{ record: EMPTY_RECORD, ...written }])).not.toHaveProperty('rollout/chainBreaks');
   });
 
   it("'tokens' falls back to the text render (oldest turns dropped) when the history outgrows the budget", async () => {
