@@ -1,9 +1,9 @@
 // rollout.history 'text' (the release: each prompt re-rendered from the chat's text) against 'tokens' (token in, token out:
 // the last prompt and its sampled ids continued) on a real model, the same episodes in one run: one group of 8 episodes of
-// a run config's RL rollouts (default: study v4's vanilla RL, cpu-real, deterministic lake), the same sampling seeds, each mode
-// alternately. Per mode: wall seconds, the turns whose prompt does not start with the previous turn's prompt and sampled ids
-// (a broken chain), the update rows left after merging chains (rl.updateRows 'episode': prefixCarriers), and the prompt
-// tokens. Writes bench/results/rollout-token-history.json.
+// a run config's RL rollouts (default: study v4's vanilla RL, cpu-real, deterministic lake), the same sampling seeds, one mode
+// after the other (the seconds are indicative on a loaded machine). Per mode: wall seconds, the turns whose prompt does not
+// start with the previous turn's prompt and sampled ids (a broken chain: chainBreaks), the update rows left after merging
+// chains (rl.updateRows 'episode': prefixCarriers), and the prompt tokens. Writes bench/results/rollout-token-history.json.
 //   SPA_TORCH_THREADS=1 node bin/run-ts.mjs bench/rollout-token-history.ts --model DIR (e.g. an imported SmolLM2 folder)
 //     [--preset vanilla-rl] [--size cpu-real] [--episodes 8]
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -35,7 +35,6 @@ const runtime = await loadRuntime(resolve(model), { trainable: false });
 
 const modes = ['text', 'tokens'] as const;
 const out: Record<string, unknown> = {};
-const firstTurnSame: boolean[] = [];
 const played: Partial<Record<(typeof modes)[number], RolloutResult[]>> = {};
 for (const mode of modes) {
   const limits = { ...config.stages.rollout, history: mode };
@@ -58,14 +57,13 @@ for (const mode of modes) {
   console.log(mode, JSON.stringify(out[mode]));
 }
 // the first turn has no history: the two modes' prompts and replies there must be the same
-const [a, b] = [played.text!, played.tokens!];
-for (let i = 0; i < a.length; i++) firstTurnSame.push(JSON.stringify(a[i]!.tokens[0]) === JSON.stringify(b[i]!.tokens[0]));
+const firstTurnSame = played.text!.every((r, i) => JSON.stringify(r.tokens[0]) === JSON.stringify(played.tokens![i]!.tokens[0]));
 await runtime.dispose();
 const result = {
   what: `rollout.history text vs tokens: ${episodes} episodes of one puzzle (${preset} ${size}, deterministic lake), the same sampling seeds`,
   model: resolve(model), preset, size, episodes, maxTurns: config.stages.rollout.maxTurns ?? null, maxNewTokens: config.stages.rollout.maxNewTokens,
   threads: process.env.SPA_TORCH_THREADS ?? 'all cores', loadavg: loadavg().map((x) => Number(x.toFixed(2))),
-  firstTurnSame: firstTurnSame.every(Boolean), ...out,
+  firstTurnSame, ...out,
 };
 mkdirSync(join(here, 'results'), { recursive: true });
 writeFileSync(join(here, 'results', 'rollout-token-history.json'), `${JSON.stringify(result, null, 2)}\n`);
