@@ -70,6 +70,21 @@ describe('torch worker memory techniques', () => {
     expect(r.heldUnderAutocast).toBe(0);
   });
 
+  it('the CPU sampler sorts values with numpy and picks the token torch\'s stable sort picks, bit for bit, ties and NaN included', () => {
+    const probe = probeTorch();
+    if (!probe.ok) throw new Error(`this test needs a Python with torch: ${probe.reason}`);
+    const run = spawnSync(probe.python, [fileURLToPath(new URL('./sample_batch_check.py', import.meta.url))], { encoding: 'utf8', timeout: 180_000 });
+    expect(run.status, run.stderr).toBe(0);
+    const r = JSON.parse(run.stdout.trim().split('\n').pop()!) as Record<string, unknown>;
+    expect(r.numpy).toBe(true);                                     // the fast path ran (numpy importable)
+    expect(r.cases).toBe(550);
+    expect(r.mismatches).toEqual([]);
+    expect(r.tiesHit as number).toBeGreaterThan(500);               // picks inside tie groups: the case the rank rule decides
+    expect(r.greedySame).toBe(true);
+    expect(r.generateSame).toBe(true);                              // a generate call: same tokens and log-probs either way
+    expect(r.generateTokens as number).toBeGreaterThan(40);
+  });
+
   it('AdamW with bf16 moments moves the weights as f32 moments do; the rounding is unbiased; resume points keep BF16 moments', () => {
     const probe = probeTorch();
     if (!probe.ok) throw new Error(`this test needs a Python with torch: ${probe.reason}`);
