@@ -112,6 +112,37 @@ describe.each(['qwen2-f32', 'qwen2-tied-bf16', 'qwen2-sharded-f16'])('torch vs T
     expect(gb.map((g) => g.text)).toEqual(ga.map((g) => g.text));
     ga.forEach((g, i) => expect(maxDiff(g.logprobs, gb[i]!.logprobs)).toBeLessThan(1e-4));
   });
+
+  it('token stats of rows of mixed lengths: chunks of similar length within the budget, numbers in the rows\' order', async () => {
+    const b = await torchFrom(dir);
+    open.push(b);
+    const base = rowsOf(b).flat();
+    const lengths = [3, 17, 5, 30, 4, 16, 29, 6];
+    const rows = lengths.map((n, i) => ({ ids: Array.from({ length: n }, (_, t) => base[(t * 3 + i) % base.length]!) }));
+    const alone = await Promise.all(rows.map(async (r) => (await b.tokenStats([r], false))[0]!));
+    const sent: number[][] = [];   // [rows, padded length] of each stats request
+    const worker = b.workerForTests;
+    const request = worker.request.bind(worker);
+    worker.request = (async (op: string, header: Record<string, unknown>, arrays: Record<string, { shape: number[] }>) => {
+      if (op === 'stats') sent.push(arrays.ids!.shape);
+      return request(op, header, arrays as never);
+    }) as typeof worker.request;
+    try {
+      const together = await b.tokenStats(rows, false, 40);
+      rows.forEach((r, i) => {
+        expect(together[i]!.logprobs.length).toBe(r.ids.length);
+        expect(maxDiff(together[i]!.logprobs, alone[i]!.logprobs)).toBeLessThan(1e-5);
+        expect(maxDiff(together[i]!.entropies, alone[i]!.entropies)).toBeLessThan(1e-5);
+      });
+      // sorted by length: [3, 4, 5, 6] (4 x 6 = 24 <= 40), [16, 17] (34), [29], [30]; in the given order with one row count
+      // for all (40 / 30 = 1 row a chunk) it was 8 requests
+      expect(sent).toEqual([[4, 6], [2, 17], [1, 29], [1, 30]]);
+      expect(sent.reduce((n, [r, t]) => n + r! * t!, 0)).toBe(117);   // padded tokens; the rows hold 110
+      await expect(b.tokenStats([rows[0]!, { ids: rows[1]!.ids, score: [1] }], false)).rejects.toThrow(/row 1's score has 1 values for 17 tokens/);
+    } finally {
+      worker.request = request;
+    }
+  });
 });
 
 /** Weights after a step: the change from `before` on both backends agrees within `tol` of lr. */
