@@ -49,7 +49,7 @@ if [ ! -f "$WORK/smollm2/config.json" ]; then
 fi
 [ -f "$WORK/smollm2/config.json" ] || { echo "no imported model at $WORK/smollm2" >&2; exit 2; }
 # generationRows 8 (README amendment of 2026-11-30, memory only): two cells in RL at once fit this 24 GB machine; rollout
-# batchSize 8 (amendment of 2026-11-30 03:00, execution only): each 8 finished episodes are journalled, so a stop loses less
+# batchSize 8 (amendment of 2026-11-30 02:52, execution only): each 8 finished episodes are journalled, so a stop loses less
 SET=(--set "model.path=$WORK/smollm2" --set env.options.isSlippery=false --set model.memory.generationRows=8 --set stages.rollout.batchSize=8)
 for cell in $CELLS; do
   m=${cell%%:*}; s=${cell##*:}
