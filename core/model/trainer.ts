@@ -332,16 +332,70 @@ export function lossTokens(batch: TrainBatch): number {
 
 /** Rows sorted by length into chunks of at most `budget` padded tokens (a row longer than the budget is a chunk alone). */
 export function chunkRows(rows: TrainRow[], budget: number): TrainRow[][] {
-  const chunks: TrainRow[][] = [];
-  let current: TrainRow[] = [];
+  return lengthChunks(rows, budget).map((c) => c.map((i) => rows[i]!));
+}
+
+/** chunkRows as indexes of `rows`: sorted by length (ties in the rows' order), at most `budget` padded tokens a chunk. */
+export function lengthChunks(rows: ReadonlyArray<{ ids: readonly number[] }>, budget: number): number[][] {
+  const chunks: number[][] = [];
+  let current: number[] = [];
   let longest = 0;
-  for (const row of [...rows].sort((x, y) => x.ids.length - y.ids.length)) {
-    const nextLongest = Math.max(longest, row.ids.length);
+  for (const i of rows.map((_, k) => k).sort((x, y) => rows[x]!.ids.length - rows[y]!.ids.length || x - y)) {
+    const n = rows[i]!.ids.length;
+    const nextLongest = Math.max(longest, n);
     if (current.length > 0 && nextLongest * (current.length + 1) > budget) { chunks.push(current); current = []; }
-    current.push(row);
-    longest = current.length === 1 ? row.ids.length : nextLongest;
+    current.push(i);
+    longest = current.length === 1 ? n : nextLongest;
   }
   if (current.length) chunks.push(current);
+  return chunks;
+}
+
+/** Tokens two id rows share at their start. */
+export function commonPrefix(a: readonly number[], b: readonly number[]): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a[i] === b[i]) i++;
+  return i;
+}
+
+/**
+ * Indexes of `rows` in chunks for a backend that computes the leading tokens rows share once (the torch worker's
+ * prefix_families: an RL episode's update rows, each history continuing the last, share all but their last reply). When
+ * the rows' shared leading tokens are at least `minSaving` of their tokens, the rows go in lexicographic order of their ids
+ * (rows with a common start are then adjacent) into chunks whose tokens, counted once per shared start (the size of the
+ * chunk's prefix tree), are at most `budget`; a row longer than the budget is a chunk alone. Otherwise the chunks of
+ * chunkRows (sorted by length, at most `budget` padded tokens). Every index appears once. Measured on a 10-turn RL step of
+ * study v4's vanilla arm (304 rows, 212k tokens): 49k tokens in the prefix tree of each episode's rows.
+ */
+export function prefixChunks(rows: ReadonlyArray<{ ids: readonly number[] }>, budget: number, minSaving = 0.1): number[][] {
+  const total = rows.reduce((s, r) => s + r.ids.length, 0);
+  const order = rows.map((_, i) => i).sort((x, y) => {
+    const a = rows[x]!.ids, b = rows[y]!.ids, k = commonPrefix(a, b);
+    return k < a.length && k < b.length ? a[k]! - b[k]! : a.length - b.length || x - y;
+  });
+  const shared = order.map((r, k) => (k === 0 ? 0 : commonPrefix(rows[order[k - 1]!]!.ids, rows[r]!.ids)));
+  if (total === 0 || minSaving <= 0 || shared.reduce((a, b) => a + b, 0) < minSaving * total) return lengthChunks(rows, budget);
+  // families: runs of rows each sharing at least half of its tokens with the one before (an episode's rows; episodes of one
+  // puzzle share only the first prompt); a family goes into one chunk when it fits one, else row by row
+  const families: number[][] = [];
+  order.forEach((r, k) => {
+    if (k > 0 && 2 * shared[k]! >= rows[r]!.ids.length) families[families.length - 1]!.push(k);
+    else families.push([k]);
+  });
+  const chunks: number[][] = [];
+  let cost = 0;
+  const add = (k: number): void => {
+    const r = order[k]!, n = rows[r]!.ids.length, last = chunks[chunks.length - 1];
+    if (last && last.length === 0) { last.push(r); cost = n; return; }
+    if (last && cost + n - shared[k]! <= budget) { last.push(r); cost += n - shared[k]!; } else { chunks.push([r]); cost = n; }
+  };
+  for (const family of families) {
+    const size = family.reduce((s, k, j) => s + rows[order[k]!]!.ids.length - (j ? shared[k]! : 0), 0);
+    const last = chunks[chunks.length - 1];
+    if (last && cost + size - shared[family[0]!]! > budget && size <= budget) { chunks.push([]); cost = 0; }
+    family.forEach(add);
+  }
   return chunks;
 }
 

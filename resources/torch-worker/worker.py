@@ -392,10 +392,62 @@ def shared_prefix(ids, seg):
     return P if P >= SHARED_PREFIX_MIN else 0
 
 
+# the least share of a batch's tokens that prefix_families must save (as core/model/torch/runtime.ts prefixFamiliesMin); 0: off
+PREFIX_FAMILIES_MIN = float(os.environ.get("SPA_TORCH_PREFIX_FAMILIES", "").strip() or "0.1")
+
+
+def prefix_families(ids, seg):
+    """Rows that start with part of a longer row (an RL episode's turns: each history continues the last one's): a plan to
+    compute each shared part once. Rows [B, T] of one segment each, right-padded (seg 1 then 0), else None. Rows are taken
+    longest first; a row becomes a tail of the earlier anchor it shares the most leading tokens with (at least
+    SHARED_PREFIX_MIN, leaving it one token of its own), or an anchor itself. None when the tails' shared tokens are under
+    PREFIX_FAMILIES_MIN of the rows' tokens. Returns (anchors [nA] row indexes, tails [nR] row indexes, tail_anchor [nR]
+    positions in anchors, shared [nR] tokens)."""
+    B, T = ids.shape
+    if B < 2 or PREFIX_FAMILIES_MIN <= 0 or SHARED_PREFIX_MIN <= 0:
+        return None
+    n = (seg != 0).sum(1)                                                                  # [B]
+    if bool((seg > 1).any()) or bool((seg < 0).any()) or not torch.equal(seg != 0, torch.arange(T, device=seg.device)[None, :] < n[:, None]):
+        return None
+    real = seg != 0
+    same = (ids[:, None, :] == ids[None, :, :]) & real[:, None, :] & real[None, :, :]       # [B, B, T]
+    lcp = same.long().cumprod(2).sum(2).tolist()                                            # [B][B]
+    lengths = n.tolist()
+    order = sorted(range(B), key=lambda b: (-lengths[b], b))
+    anchors, tails, tail_anchor, shared = [], [], [], []
+    for b in order:
+        best, at = 0, -1
+        for k, a in enumerate(anchors):
+            if lcp[b][a] > best:
+                best, at = lcp[b][a], k
+        best = min(best, lengths[b] - 1)
+        if at >= 0 and best >= SHARED_PREFIX_MIN:
+            tails.append(b)
+            tail_anchor.append(at)
+            shared.append(best)
+        else:
+            anchors.append(b)
+    if not tails or sum(shared) < PREFIX_FAMILIES_MIN * sum(lengths):
+        return None
+    return anchors, tails, tail_anchor, shared
+
+
 def has_prefix(seg):
     out = torch.zeros_like(seg, dtype=torch.bool)
     out[:, 1:] = (seg[:, 1:] != 0) & (seg[:, 1:] == seg[:, :-1])
     return out
+
+
+class _GatheredPast:
+    """Per layer, each tail row's keys and values from its anchor (_trunk_families): kept [nA, KV, TA, hd] pairs, gathered by
+    `slot` [nR] and cut to the first L positions, [nR, KV, L, hd], when the layer asks for them."""
+
+    def __init__(self, kept, slot, L):
+        self.kept, self.slot, self.L = kept, slot, L
+
+    def __getitem__(self, i):
+        k, v = self.kept[i]
+        return k.index_select(0, self.slot)[:, :, :self.L], v.index_select(0, self.slot)[:, :, :self.L]
 
 
 class Decoder:
@@ -480,6 +532,9 @@ class Decoder:
         through it sum over the rows."""
         if positions is None:
             positions = positions_from_segments(seg)
+        plan = prefix_families(ids, seg) if cache is None else None
+        if plan is not None:
+            return self._trunk_families(ids, seg, positions, plan)
         P = shared_prefix(ids, seg) if cache is None else 0
         if P == 0:
             return self._trunk(ids, seg, cache, positions)
@@ -488,6 +543,47 @@ class Decoder:
         pre = self._trunk(ids[:1, :P], seg[:1, :P], None, positions[:1, :P], keep=kv)          # [1, P, D]
         rest = self._trunk(ids[:, P:], seg, None, positions[:, P:], past=kv)                    # [B, T - P, D]
         return torch.cat([pre.expand(B, P, pre.shape[-1]), rest], dim=1)
+
+    def _trunk_families(self, ids, seg, positions, plan):
+        """trunk over prefix_families' plan: the anchor rows whole, keeping each layer's keys and values; then each tail row's
+        own tokens only, attending to its anchor's keys and values over the shared part. A tail row's hidden states there are
+        its anchor's (causal attention: a prefix does not see what follows it), so the numbers are those of computing every
+        row whole, up to the order of floating-point sums; gradients through the shared part sum over the rows using it."""
+        anchors, tails, tail_anchor, shared = plan
+        B, T = ids.shape
+        dev = ids.device
+        n = (seg != 0).sum(1).tolist()
+        TA = max(n[a] for a in anchors)
+        ai = torch.tensor(anchors, device=dev)
+        kv = []
+        hid_a = self._trunk(ids[ai, :TA], seg[ai, :TA], None, positions[ai, :TA], keep=kv)          # [nA, TA, D]
+        L = max(shared)
+        own = [n[r] - p for r, p in zip(tails, shared)]
+        TT = max(own)
+        tail_ids = torch.zeros(len(tails), TT, dtype=ids.dtype, device=dev)
+        for k, (r, p) in enumerate(zip(tails, shared)):
+            tail_ids[k, :own[k]] = ids[r, p:n[r]]
+        p_t = torch.tensor(shared, device=dev)
+        ar = torch.arange(max(L, TT), device=dev)
+        key_seg = torch.cat([(ar[None, :L] < p_t[:, None]), (ar[None, :TT] < torch.tensor(own, device=dev)[:, None])], 1).long()
+        tail_pos = (p_t[:, None] + ar[None, :TT]) * key_seg[:, L:]
+        slot = torch.tensor(tail_anchor, device=dev)
+        past = _GatheredPast(kv, slot, L)
+        hid_t = self._trunk(tail_ids, key_seg, None, tail_pos, past=past)                          # [nR, TT, D]
+        # each output position's source row in [anchors' hidden; tails' hidden; zeros]
+        D = hid_a.shape[-1]
+        zero = hid_a.new_zeros(1, D)
+        src = torch.cat([hid_a.reshape(-1, D), hid_t.reshape(-1, D), zero], 0)
+        pad = src.shape[0] - 1
+        index = torch.full((B, T), pad, dtype=torch.long, device=dev)
+        t = torch.arange(T, device=dev)
+        for k, a in enumerate(anchors):
+            index[a, :n[a]] = k * TA + t[:n[a]]
+        base = len(anchors) * TA
+        for k, (r, p) in enumerate(zip(tails, shared)):
+            index[r, :p] = tail_anchor[k] * TA + t[:p]
+            index[r, p:n[r]] = base + k * TT + t[:own[k]]
+        return src[index]                                                                         # [B, T, D]
 
     def _trunk(self, ids, seg, cache, positions, keep=None, past=None):
         """The decoder over ids [B, T] whose keys are seg [B, Tk] (Tk - T earlier keys: a cache's, or `past`: per layer the

@@ -139,6 +139,16 @@ describe.each(['qwen2-f32', 'qwen2-tied-bf16', 'qwen2-sharded-f16'])('torch vs T
       expect(sent).toEqual([[4, 6], [2, 17], [1, 29], [1, 30]]);
       expect(sent.reduce((n, [r, t]) => n + r! * t!, 0)).toBe(117);   // padded tokens; the rows hold 110
       await expect(b.tokenStats([rows[0]!, { ids: rows[1]!.ids, score: [1] }], false)).rejects.toThrow(/row 1's score has 1 values for 17 tokens/);
+      // an episode's rows (each history continues the last, then a reply of its own): one chunk, and the worker computes
+      // the shared tokens once (prefix_families; tests/torch/prefix_families_check.py) with the numbers of each row alone
+      const long = Array.from({ length: 40 }, (_, t) => base[(t * 5 + 1) % base.length]!);
+      const family = [long, ...[12, 22, 31].map((c, k) => ({ c, own: [base[k]!, base[k + 3]!, base[k + 1]!] }))
+        .map(({ c, own }) => [...long.slice(0, c), ...(own[0] === long[c] ? own.slice(1) : own)])].map((ids) => ({ ids }));
+      const single = await Promise.all(family.map(async (r) => (await b.tokenStats([r], false))[0]!));
+      sent.length = 0;
+      const shared = await b.tokenStats(family, false, 8192);
+      expect(sent).toEqual([[4, 40]]);
+      family.forEach((r, i) => expect(maxDiff(shared[i]!.logprobs, single[i]!.logprobs), `row ${i}`).toBeLessThan(1e-5));
     } finally {
       worker.request = request;
     }

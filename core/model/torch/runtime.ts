@@ -18,11 +18,24 @@ import { getLoss } from '../losses.js';
 import { inspectHfFolder, type GenerationDefaults } from '../hf-load.js';
 import { readAdapterConfig, readManifest, saveCheckpoint, verifyCheckpoint, CheckpointError, OPTIMIZER_VALUE_FILE } from '../checkpoint.js';
 import { checkLoraConfig, type LoraConfig } from '../lora-config.js';
-import { chunkRows, padRows, lossTokens, lossOutputGradients, type TrainBatch, type TrainRow } from '../trainer.js';
+import { prefixChunks, padRows, lossTokens, lossOutputGradients, type TrainBatch, type TrainRow } from '../trainer.js';
 import { RuntimeBase, RUNTIME_ADAMW } from '../runtime.js';
 import { memorySettings, resolvedMemory, writesMoments } from '../memory.js';
 import type { Generated, GenerateOptions, ModelRuntime, RuntimeInfo, RuntimeManifest, SaveOptions, TokenStat } from '../runtime.js';
 import { releaseWorker, takeWorker, type TorchWorker, type TorchProbe, type WireArray } from './worker-client.js';
+
+/**
+ * The least share of a batch's tokens that rows must share at their start for prefixChunks to keep them together: the
+ * worker's own threshold (SPA_TORCH_PREFIX_FAMILIES, default 0.1; 0 turns the prefix families off on both sides).
+ * Throws on a value that is not a number from 0 to 1.
+ */
+export function prefixFamiliesMin(): number {
+  const raw = (process.env.SPA_TORCH_PREFIX_FAMILIES ?? '').trim();
+  if (raw === '') return 0.1;
+  const v = Number(raw);
+  if (!Number.isFinite(v) || v < 0 || v > 1) throw new Error(`SPA_TORCH_PREFIX_FAMILIES must be a number from 0 to 1 (0 = off); got '${raw}'`);
+  return v;
+}
 
 export interface TorchStartOptions {
   probe: TorchProbe;
@@ -247,11 +260,11 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
   }
 
   /**
-   * Per-token log-probs, entropies (and values) of rows [ids], in the rows' order. The rows are scored in chunks of similar
-   * length (sorted by length, at most `tokenBudget` padded tokens a chunk, a longer row alone), so a short row is not padded
-   * to the longest (RL's prefix carriers run from one turn to ten: on a 10-turn step of study v4's vanilla arm, 212k tokens
-   * padded to 220k, against 309k in the given order). A row's numbers do not depend on its chunk beyond the order of
-   * floating-point sums. Throws when a row's score mask and ids differ in length.
+   * Per-token log-probs, entropies (and values) of rows [ids], in the rows' order. The rows are scored in the chunks of
+   * prefixChunks: rows that share their start together (the worker computes the shared tokens once), else chunks of similar
+   * length, so a short row is not padded to the longest (RL's prefix carriers run from one turn to ten: on a 10-turn step
+   * of study v4's vanilla arm, 212k tokens padded to 220k, against 309k in the given order). A row's numbers do not depend
+   * on its chunk beyond the order of floating-point sums. Throws when a row's score mask and ids differ in length.
    */
   async tokenStats(rows: Array<{ ids: number[]; score?: number[] }>, withValues: boolean, tokenBudget = 8192): Promise<TokenStat[]> {
     if (rows.length === 0) return [];
@@ -260,15 +273,7 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
     });
     const values = withValues && this.config.value_head;
     const out = new Array<TokenStat>(rows.length);
-    const order = rows.map((_, i) => i).sort((a, b) => rows[a]!.ids.length - rows[b]!.ids.length || a - b);
-    const chunks: number[][] = [];
-    for (const i of order) {
-      const last = chunks[chunks.length - 1];
-      // ascending lengths: this row is the chunk's longest
-      if (last && Math.max(1, rows[i]!.ids.length) * (last.length + 1) <= tokenBudget) last.push(i);
-      else chunks.push([i]);
-    }
-    for (const indexes of chunks) {
+    for (const indexes of prefixChunks(rows, tokenBudget, prefixFamiliesMin())) {
       const chunk = indexes.map((i) => rows[i]!);
       const batch = padRows(chunk.map((r) => ({ ids: r.ids, arrays: {} })), this.tokenizer.padTokenId);
       const T = batch.inputIds[0]!.length;
@@ -297,7 +302,7 @@ export class TorchRuntime extends RuntimeBase implements ModelRuntime {
     this.ensureOptimizer();
     const spec = getLoss(lossName);
     if (spec.needs.values && !this.config.value_head) throw new Error(`loss '${lossName}' needs a value head; this model has none`);
-    const chunks: TrainBatch[] = chunkRows(rows, tokenBudget).map((c) => padRows(c, this.tokenizer.padTokenId));
+    const chunks: TrainBatch[] = prefixChunks(rows, tokenBudget, prefixFamiliesMin()).map((c) => padRows(c.map((i) => rows[i]!), this.tokenizer.padTokenId));
     const weights = chunks.map(lossTokens);
     const total = weights.reduce((a, b) => a + b, 0);
     const stats: Record<string, number> = {};
