@@ -400,7 +400,8 @@ def prefix_families(ids, seg):
     """Rows that start with part of a longer row (an RL episode's turns: each history continues the last one's): a plan to
     compute each shared part once. Rows [B, T] of one segment each, right-padded (seg 1 then 0), else None. Rows are taken
     longest first; a row becomes a tail of the earlier anchor it shares the most leading tokens with (at least
-    SHARED_PREFIX_MIN, leaving it one token of its own), or an anchor itself. None when the tails' shared tokens are under
+    SHARED_PREFIX_MIN and half the row, leaving it one token of its own: tails stay short, as they are padded to the longest
+    tail and attend to their shared part), or an anchor itself. None when the tails' shared tokens are under
     PREFIX_FAMILIES_MIN of the rows' tokens. Returns (anchors [nA] row indexes, tails [nR] row indexes, tail_anchor [nR]
     positions in anchors, shared [nR] tokens)."""
     B, T = ids.shape
@@ -421,7 +422,7 @@ def prefix_families(ids, seg):
             if lcp[b][a] > best:
                 best, at = lcp[b][a], k
         best = min(best, lengths[b] - 1)
-        if at >= 0 and best >= SHARED_PREFIX_MIN:
+        if at >= 0 and best >= SHARED_PREFIX_MIN and 2 * best >= lengths[b]:
             tails.append(b)
             tail_anchor.append(at)
             shared.append(best)

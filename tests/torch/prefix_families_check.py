@@ -2,8 +2,8 @@
 """Rows that start with part of a longer row (an RL episode's turns, each history continuing the last) are computed once per
 shared part (worker.prefix_families / Decoder._trunk_families) with the numbers of computing every row whole: log-probs,
 entropies, values and the gradients of every weight, with and without gradient checkpointing and a score mask; rows of
-two episodes, a row with no family, a row that is a whole prefix of its anchor (it keeps one token of its own), and
-right padding. Also: the tokens the decoder computed (fewer with the plan), and the rows that get no plan (packed segments,
+two episodes, a row with no family, a row that is a whole prefix of its anchor (it keeps one token of its own), a row
+sharing less than half of itself (an anchor of its own), and right padding. Also: the tokens the decoder computed (fewer with the plan), and the rows that get no plan (packed segments,
 left padding, too little shared). Prints one JSON line."""
 import json
 
@@ -43,6 +43,7 @@ def episode(length, cuts):
 
 rows = episode(44, [9, 20, 31]) + episode(37, [12, 25]) + [rand(15)] + [None]
 rows[-1] = rows[0][:18]                      # a whole prefix of the first episode's long row
+rows.append(rows[0][:10] + rand(30))         # another episode of the same puzzle: shares the first 10, under half: an anchor
 T = max(len(r) for r in rows)
 B = len(rows)
 ids = torch.zeros(B, T, dtype=torch.long)
