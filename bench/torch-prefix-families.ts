@@ -74,24 +74,28 @@ for (let rep = 0; rep < reps; rep++) {
   rows.forEach((r, i) => r.score.forEach((s, t) => {
     if (s) worstLogprob = Math.max(worstLogprob, Math.abs(stats.on![i]!.logprobs[t]! - stats.off![i]!.logprobs[t]!));
   }));
+  write(rep + 1);   // the reps so far (a stopped run keeps its finished reps)
   console.log(`rep ${rep}: stats on ${seconds.on.stats[rep]!.toFixed(1)} s, off ${seconds.off.stats[rep]!.toFixed(1)} s; step on ${seconds.on.step[rep]!.toFixed(1)} s, off ${seconds.off.step[rep]!.toFixed(1)} s`);
 }
 await on.dispose();
 await off.dispose();
-const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
-const round = (x: number, d = 2) => Number(x.toFixed(d));
-const result = {
-  what: 'torch worker, prefix families on (default) vs off: tokenStats (old log-probs) and one SFT-loss trainStep (lr 0) over the update rows of real RL episodes, LoRA r16, 1 thread',
-  model: resolve(model), journal: resolve(journal), episodes: eps.length, rows: rows.length, tokens, reps,
-  threads: process.env.SPA_TORCH_THREADS ?? 'all cores', loadavg: loadavg().map((x) => round(x)),
-  secondsStatsOn: seconds.on.stats.map((x) => round(x)), secondsStatsOff: seconds.off.stats.map((x) => round(x)),
-  secondsStepOn: seconds.on.step.map((x) => round(x)), secondsStepOff: seconds.off.step.map((x) => round(x)),
-  statsSpeedup: round(median(seconds.off.stats) / median(seconds.on.stats)), stepSpeedup: round(median(seconds.off.step) / median(seconds.on.step)),
-  worstLogprobDiff: worstLogprob,
-  lossOn: steps.on[0]!['losses/total'], lossOff: steps.off[0]!['losses/total'],
-  gradNormOn: steps.on[0]!['charts/gradNorm'], gradNormOff: steps.off[0]!['charts/gradNorm'],
-};
-mkdirSync(join(here, 'results'), { recursive: true });
-writeFileSync(join(here, 'results', 'torch-prefix-families.json'), `${JSON.stringify(result, null, 2)}\n`);
-console.log(JSON.stringify(result, null, 2));
 process.exit(0);
+
+function write(done: number): void {
+  const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
+  const round = (x: number, d = 2) => Number(x.toFixed(d));
+  const result = {
+    what: 'torch worker, prefix families on (default) vs off: tokenStats (old log-probs) and one SFT-loss trainStep (lr 0) over the update rows of real RL episodes, LoRA r16, 1 thread',
+    model: resolve(model!), journal: resolve(journal!), episodes: eps.length, rows: rows.length, tokens, reps, repsDone: done,
+    threads: process.env.SPA_TORCH_THREADS ?? 'all cores', loadavg: loadavg().map((x) => round(x)),
+    secondsStatsOn: seconds.on.stats.map((x) => round(x)), secondsStatsOff: seconds.off.stats.map((x) => round(x)),
+    secondsStepOn: seconds.on.step.map((x) => round(x)), secondsStepOff: seconds.off.step.map((x) => round(x)),
+    statsSpeedup: round(median(seconds.off.stats) / median(seconds.on.stats)), stepSpeedup: round(median(seconds.off.step) / median(seconds.on.step)),
+    worstLogprobDiff: worstLogprob,
+    lossOn: steps.on[0]!['losses/total'], lossOff: steps.off[0]!['losses/total'],
+    gradNormOn: steps.on[0]!['charts/gradNorm'], gradNormOff: steps.off[0]!['charts/gradNorm'],
+  };
+  mkdirSync(join(here, 'results'), { recursive: true });
+  writeFileSync(join(here, 'results', 'torch-prefix-families.json'), `${JSON.stringify(result, null, 2)}\n`);
+  console.log(JSON.stringify(result, null, 2));
+}
