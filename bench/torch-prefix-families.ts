@@ -13,7 +13,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { RunConfigSchema } from '../core/api/run-config.js';
 import { loadRuntime, useBackend, type ModelRuntime } from '../core/train/runtime.js';
-import { commonPrefix } from '../core/model/trainer.js';
+import { prefixCarriers, type TurnSample } from '../core/train/ppo.js';
 import '../core/train/losses.js';
 
 const arg = (name: string): string | undefined => { const i = process.argv.indexOf(name); return i >= 0 ? process.argv[i + 1] : undefined; };
@@ -23,24 +23,18 @@ if (!model || !journal) throw new Error('usage: bench/torch-prefix-families.ts -
 const episodes = Number(arg('--episodes') ?? 2), reps = Number(arg('--reps') ?? 2);
 await useBackend(RunConfigSchema.parse({ backend: 'torch' }));
 
-// the update rows: per episode, each chain of turns whose prompt starts with the last turn's prompt and reply
+// the rows the old log-probs and the update use: each episode's prefix carriers (ppo.ts prefixCarriers: the last turn of each
+// chain of turns whose tokens continue the earlier turns'), scored on the reply tokens of every turn they carry
 type Turn = { promptIds: number[]; responseIds: number[] };
 const lines = readFileSync(resolve(journal), 'utf8').split('\n').filter(Boolean).slice(1).map((l) => JSON.parse(l) as { results: Array<{ tokens: Turn[] }> });
 const eps = lines.flatMap((l) => l.results.map((r) => r.tokens)).slice(0, episodes);
-const rows: Array<{ ids: number[]; score: number[] }> = [];
-for (const turns of eps) {
-  let cur: number[] | null = null;
-  let row: { ids: number[]; score: number[] } | null = null;
-  for (const t of turns) {
-    const continues = cur !== null && commonPrefix(t.promptIds, cur) === cur.length;
-    const ids = [...t.promptIds, ...t.responseIds];
-    if (!continues || !row) { row = { ids, score: ids.map((_, k) => (k >= t.promptIds.length ? 1 : 0)) }; rows.push(row); } else {
-      row.score = [...row.score, ...new Array<number>(t.promptIds.length - row.ids.length).fill(0), ...t.responseIds.map(() => 1)];
-      row.ids = ids;
-    }
-    cur = ids;
-  }
-}
+const samples: TurnSample[] = eps.flatMap((turns, episode) => turns.map((t, turn) => (
+  { episode, turn, ids: [...t.promptIds, ...t.responseIds], responseStart: t.promptIds.length })));
+const carrier = prefixCarriers(samples);
+const carriers = [...new Set(carrier)].sort((a, b) => a - b);
+const rows = carriers.map((c) => ({ ids: samples[c]!.ids, score: samples[c]!.ids.map(() => 0) }));
+const slot = new Map(carriers.map((c, k) => [c, k]));
+samples.forEach((s, i) => { const row = rows[slot.get(carrier[i]!)!]!; for (let t = s.responseStart; t < s.ids.length; t++) row.score[t] = 1; });
 const tokens = rows.reduce((s, r) => s + r.ids.length, 0);
 console.log(`${eps.length} episodes, ${rows.length} rows, ${tokens} tokens`);
 

@@ -361,12 +361,15 @@ export function commonPrefix(a: readonly number[], b: readonly number[]): number
 
 /**
  * Indexes of `rows` in chunks for a backend that computes the leading tokens rows share once (the torch worker's
- * prefix_families: an RL episode's update rows, each history continuing the last, share all but their last reply). When
- * the rows' shared leading tokens are at least `minSaving` of their tokens, the rows go in lexicographic order of their ids
- * (rows with a common start are then adjacent) into chunks whose tokens, counted once per shared start (the size of the
- * chunk's prefix tree), are at most `budget`; a row longer than the budget is a chunk alone. Otherwise the chunks of
- * chunkRows (sorted by length, at most `budget` padded tokens). Every index appears once. Measured on a 10-turn RL step of
- * study v4's vanilla arm (304 rows, 212k tokens): 49k tokens in the prefix tree of each episode's rows.
+ * prefix_families: an RL episode's update rows, each history continuing the last, share all but their last reply). Rows go
+ * in lexicographic order of their ids (rows with a common start are then adjacent); a row that shares at least half of
+ * itself with the row before joins that row's family (the worker's rule for a tail). When the families' shared tokens are
+ * at least `minSaving` of all tokens, the families go into chunks whose padded work, as the worker computes it (each
+ * family's longest row padded to the chunk's longest such row, each other row's own tokens padded to the longest of them),
+ * is at most `budget`; a family goes into one chunk when it fits one, else row by row, and a row longer than the budget is
+ * a chunk alone. Otherwise the chunks of chunkRows (sorted by length, at most `budget` padded tokens). Every index appears
+ * once. Measured on a 10-turn RL step of study v4's vanilla arm (304 rows, 212k tokens): 49k tokens in the prefix tree of
+ * each episode's rows.
  */
 export function prefixChunks(rows: ReadonlyArray<{ ids: readonly number[] }>, budget: number, minSaving = 0.1): number[][] {
   const total = rows.reduce((s, r) => s + r.ids.length, 0);
@@ -374,27 +377,40 @@ export function prefixChunks(rows: ReadonlyArray<{ ids: readonly number[] }>, bu
     const a = rows[x]!.ids, b = rows[y]!.ids, k = commonPrefix(a, b);
     return k < a.length && k < b.length ? a[k]! - b[k]! : a.length - b.length || x - y;
   });
-  const shared = order.map((r, k) => (k === 0 ? 0 : commonPrefix(rows[order[k - 1]!]!.ids, rows[r]!.ids)));
-  if (total === 0 || minSaving <= 0 || shared.reduce((a, b) => a + b, 0) < minSaving * total) return lengthChunks(rows, budget);
-  // families: runs of rows each sharing at least half of its tokens with the one before (an episode's rows; episodes of one
-  // puzzle share only the first prompt); a family goes into one chunk when it fits one, else row by row
-  const families: number[][] = [];
-  order.forEach((r, k) => {
-    if (k > 0 && 2 * shared[k]! >= rows[r]!.ids.length) families[families.length - 1]!.push(k);
-    else families.push([k]);
+  // tokens each row shares with the row before when it joins that row's family, else 0 (it starts a family)
+  const shared = order.map((r, k) => {
+    const n = k === 0 ? 0 : commonPrefix(rows[order[k - 1]!]!.ids, rows[r]!.ids);
+    return 2 * n >= rows[r]!.ids.length ? n : 0;
   });
+  if (total === 0 || minSaving <= 0 || shared.reduce((a, b) => a + b, 0) < minSaving * total) return lengthChunks(rows, budget);
+  const families: number[][] = [];
+  order.forEach((_, k) => { if (shared[k]! > 0) families[families.length - 1]!.push(k); else families.push([k]); });
+  // the current chunk's padded work: its families' first rows whole (count, longest), its other rows' own tokens (count, longest)
   const chunks: number[][] = [];
-  let cost = 0;
-  const add = (k: number): void => {
-    const r = order[k]!, n = rows[r]!.ids.length, last = chunks[chunks.length - 1];
-    if (last && last.length === 0) { last.push(r); cost = n; return; }
-    if (last && cost + n - shared[k]! <= budget) { last.push(r); cost += n - shared[k]!; } else { chunks.push([r]); cost = n; }
-  };
+  let heads = 0, headMax = 0, tails = 0, tailMax = 0;
+  const work = (h: number, hMax: number, t: number, tMax: number): number => h * hMax + t * tMax;
+  const start = (k: number): void => { chunks.push([order[k]!]); heads = 1; headMax = rows[order[k]!]!.ids.length; tails = 0; tailMax = 0; };
   for (const family of families) {
-    const size = family.reduce((s, k, j) => s + rows[order[k]!]!.ids.length - (j ? shared[k]! : 0), 0);
-    const last = chunks[chunks.length - 1];
-    if (last && cost + size - shared[family[0]!]! > budget && size <= budget) { chunks.push([]); cost = 0; }
-    family.forEach(add);
+    const n = family.map((k) => rows[order[k]!]!.ids.length);
+    const head = Math.max(...n), own = Math.max(0, ...family.slice(1).map((k, j) => n[j + 1]! - shared[k]!));
+    if (work(1, head, family.length - 1, own) <= budget) {   // the family fits a chunk: into this one, else a new one
+      if (chunks.length > 0 && work(heads + 1, Math.max(headMax, head), tails + family.length - 1, Math.max(tailMax, own)) <= budget) {
+        chunks[chunks.length - 1]!.push(...family.map((k) => order[k]!));
+        heads += 1; headMax = Math.max(headMax, head); tails += family.length - 1; tailMax = Math.max(tailMax, own);
+      } else {
+        start(family[0]!);
+        chunks[chunks.length - 1]!.push(...family.slice(1).map((k) => order[k]!));
+        headMax = head; tails = family.length - 1; tailMax = own;
+      }
+      continue;
+    }
+    // too big for one chunk: row by row, each row after the first of a chunk counted by its own tokens
+    family.forEach((k, j) => {
+      const more = n[j]! - shared[k]!;
+      if (j > 0 && work(heads, headMax, tails + 1, Math.max(tailMax, more)) <= budget) {
+        chunks[chunks.length - 1]!.push(order[k]!); tails += 1; tailMax = Math.max(tailMax, more);
+      } else start(k);
+    });
   }
   return chunks;
 }

@@ -54,4 +54,23 @@ describe('prefixChunks', () => {
     expect(prefixChunks(rows, 200, 0.99)).toEqual(lengthChunks(rows, 200));
     expect(prefixChunks([], 10)).toEqual([]);
   });
+
+  it('rows that share a common prompt under half their length (SFT rows) are not families: length chunks, whatever the share', () => {
+    const prompt = rand(40);
+    const sft = [90, 125, 97, 118, 105, 130].map((n) => ({ ids: [...prompt, ...rand(n - 40)] }));   // 31-44% of each row shared
+    expect(prefixChunks(sft, 300)).toEqual(lengthChunks(sft, 300));
+  });
+
+  it('a chunk\'s padded work as the worker computes it (families\' first rows whole, the others\' own tokens) stays in the budget', () => {
+    for (const budget of [150, 200, 400]) {
+      for (const c of prefixChunks(rows, budget)) {
+        if (c.length === 1) continue;
+        const ids = c.map((i) => rows[i]!.ids);
+        const own = ids.map((r, j) => (j > 0 && 2 * commonPrefix(ids[j - 1]!, r) >= r.length ? r.length - commonPrefix(ids[j - 1]!, r) : -1));
+        const heads = ids.filter((_, j) => own[j]! < 0), tailOwn = own.filter((x) => x >= 0);
+        const work = heads.length * Math.max(...heads.map((r) => r.length)) + tailOwn.length * Math.max(0, ...tailOwn);
+        expect(work, `budget ${budget}`).toBeLessThanOrEqual(budget);
+      }
+    }
+  });
 });

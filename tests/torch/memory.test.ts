@@ -7,13 +7,18 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { probeTorch } from '../../core/model/torch/worker-client.js';
 
+/** Runs one of this folder's Python checks with the probed torch and returns its last line's JSON (it must exit 0). */
+function runCheck(file: string, timeout = 120_000): unknown {
+  const probe = probeTorch();
+  if (!probe.ok) throw new Error(`this test needs a Python with torch: ${probe.reason}`);
+  const run = spawnSync(probe.python, [fileURLToPath(new URL(`./${file}`, import.meta.url))], { encoding: 'utf8', timeout });
+  expect(run.status, run.stderr).toBe(0);
+  return JSON.parse(run.stdout.trim().split('\n').pop()!);
+}
+
 describe('torch worker memory techniques', () => {
   it('chunked head, checkpointing, scored tokens and row-chunked generation equal the plain computation', () => {
-    const probe = probeTorch();
-    if (!probe.ok) throw new Error(`this test needs a Python with torch: ${probe.reason}`);
-    const run = spawnSync(probe.python, [fileURLToPath(new URL('./memory_check.py', import.meta.url))], { encoding: 'utf8', timeout: 120_000 });
-    expect(run.status, run.stderr).toBe(0);
-    const r = JSON.parse(run.stdout.trim().split('\n').pop()!) as Record<string, number | boolean>;
+    const r = runCheck('memory_check.py') as Record<string, number | boolean>;
     expect(r.gradNorm as number).toBeGreaterThan(1e-3);
     // a prefix every row shares is computed once (7 tokens here: ids, segments; a padded and a packed row among them)
     expect(r.sharedPrefixUsed).toBe(7);
@@ -29,11 +34,7 @@ describe('torch worker memory techniques', () => {
   });
 
   it('generation with cache keys reuses each row\'s history and gives the tokens of generation without them', () => {
-    const probe = probeTorch();
-    if (!probe.ok) throw new Error(`this test needs a Python with torch: ${probe.reason}`);
-    const run = spawnSync(probe.python, [fileURLToPath(new URL('./prefix_cache_check.py', import.meta.url))], { encoding: 'utf8', timeout: 120_000 });
-    expect(run.status, run.stderr).toBe(0);
-    const r = JSON.parse(run.stdout.trim().split('\n').pop()!) as Record<string, unknown>;
+    const r = runCheck('prefix_cache_check.py') as Record<string, unknown>;
     expect(r.sameTokens).toBe(true);                                  // temperature 0 and 1, three turns, row chunks, GQA
     expect(r.maxLogprobDiff as number).toBeLessThan(1e-4);
     for (const t of ['0', '1']) {
@@ -52,11 +53,7 @@ describe('torch worker memory techniques', () => {
   });
 
   it('generation over a frozen bf16 base holds f32 copies for the call: the same tokens and log-probs as upcasting every step', () => {
-    const probe = probeTorch();
-    if (!probe.ok) throw new Error(`this test needs a Python with torch: ${probe.reason}`);
-    const run = spawnSync(probe.python, [fileURLToPath(new URL('./gen_f32_copies_check.py', import.meta.url))], { encoding: 'utf8', timeout: 120_000 });
-    expect(run.status, run.stderr).toBe(0);
-    const r = JSON.parse(run.stdout.trim().split('\n').pop()!) as Record<string, unknown>;
+    const r = runCheck('gen_f32_copies_check.py') as Record<string, unknown>;
     expect(r.calls).toBe(6);                                        // temperature 0 and 1, three turns with cache keys, row chunks
     expect(r.sameTokens).toBe(true);
     expect(r.sameLogprobs).toBe(true);                              // bit for bit: the copies are the upcasts' own values
@@ -71,11 +68,7 @@ describe('torch worker memory techniques', () => {
   });
 
   it('the CPU sampler sorts values with numpy and picks the token torch\'s stable sort picks, bit for bit, ties and NaN included', () => {
-    const probe = probeTorch();
-    if (!probe.ok) throw new Error(`this test needs a Python with torch: ${probe.reason}`);
-    const run = spawnSync(probe.python, [fileURLToPath(new URL('./sample_batch_check.py', import.meta.url))], { encoding: 'utf8', timeout: 180_000 });
-    expect(run.status, run.stderr).toBe(0);
-    const r = JSON.parse(run.stdout.trim().split('\n').pop()!) as Record<string, unknown>;
+    const r = runCheck('sample_batch_check.py', 180_000) as Record<string, unknown>;
     expect(r.numpy).toBe(true);                                     // the fast path ran (numpy importable)
     expect(r.cases).toBe(478);
     expect(r.mismatches).toEqual([]);
@@ -86,11 +79,7 @@ describe('torch worker memory techniques', () => {
   });
 
   it('rows sharing their start with a longer row (an episode\'s turns) are computed once per shared part, with the plain numbers', () => {
-    const probe = probeTorch();
-    if (!probe.ok) throw new Error(`this test needs a Python with torch: ${probe.reason}`);
-    const run = spawnSync(probe.python, [fileURLToPath(new URL('./prefix_families_check.py', import.meta.url))], { encoding: 'utf8', timeout: 180_000 });
-    expect(run.status, run.stderr).toBe(0);
-    const r = JSON.parse(run.stdout.trim().split('\n').pop()!) as Record<string, unknown>;
+    const r = runCheck('prefix_families_check.py', 180_000) as Record<string, unknown>;
     // two episodes (a long row, 3 and 2 rows of their own after part of it), a row of no family, a whole prefix of a long row,
     // and row 9, which shares its first 10 of 40 tokens with row 0: under half, so an anchor of its own
     expect(r.plan).toEqual({ anchors: [0, 9, 4, 7], tails: [3, 6, 2, 8, 5, 1], tailAnchor: [0, 2, 0, 0, 2, 0], shared: [31, 25, 20, 17, 12, 9] });
@@ -105,11 +94,7 @@ describe('torch worker memory techniques', () => {
   });
 
   it('AdamW with bf16 moments moves the weights as f32 moments do; the rounding is unbiased; resume points keep BF16 moments', () => {
-    const probe = probeTorch();
-    if (!probe.ok) throw new Error(`this test needs a Python with torch: ${probe.reason}`);
-    const run = spawnSync(probe.python, [fileURLToPath(new URL('./bf16_moments_check.py', import.meta.url))], { encoding: 'utf8', timeout: 120_000 });
-    expect(run.status, run.stderr).toBe(0);
-    const r = JSON.parse(run.stdout.trim().split('\n').pop()!) as Record<string, unknown>;
+    const r = runCheck('bf16_moments_check.py') as Record<string, unknown>;
     expect(r.momentDtype).toBe('torch.bfloat16');
     expect(r.moveNorm as number).toBeGreaterThan(0.1);                // 40 steps moved the weights
     expect(r.moveRelDiff as number).toBeLessThan(0.03);               // measured 0.35% of the movement
