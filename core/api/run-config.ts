@@ -89,7 +89,7 @@ export const RESUME_SETTABLE: Readonly<Record<string, string>> = {
   'model.memory.tokensPerMicroBatch': 'the chunks a step\'s gradient is accumulated in: the same step up to floating-point rounding',
   'model.memory.gradientCheckpointing': 'activations recomputed in backward or kept: the same numbers, less memory or less time',
   'model.memory.keepMilestones': 'how many RL milestone checkpoints are kept',
-  'model.memory.resumePointMinutes': 'how often SFT writes a mid-epoch resume point: a resume from one is exact',
+  'model.memory.resumePointMinutes': 'how often SFT writes a mid-epoch resume point and RL one inside a step\'s update: a resume from one is exact',
   'stages.rollout.batchSize':
     'episodes played together (and journalled together): each batch\'s sampling seed changes, the distribution does not',
 };

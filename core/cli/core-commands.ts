@@ -782,11 +782,13 @@ export function registerCoreCommands(program: Command): void {
           'stages:',
           ...r.stages.map((s) => `  ${s.status.padEnd(9)} ${s.name}${s.total ? ` ${s.done}/${s.total}` : ''}${s.reason ? ` — ${s.reason}` : ''}`),
         ];
-        // finished episodes of a step or an eval in progress, kept for a resume (core/train/episode-journal.ts)
+        // finished episodes of a step or an eval in progress, and an RL step's scored rows, kept for a resume
+        // (core/train/episode-journal.ts)
         const journals = journalSummaries(r.dir);
         if (journals.length) {
-          lines.push('kept for a resume (episode journal):',
-            ...journals.map((j) => `  ${j.stage} ${j.key}: ${j.batches} finished batch${j.batches === 1 ? '' : 'es'}, ${j.episodes} episodes`));
+          lines.push('kept for a resume (journals):',
+            ...journals.map((j) => `  ${j.stage} ${j.key}: ${j.batches} finished batch${j.batches === 1 ? '' : 'es'}, ${j.items} ${j.unit}` +
+              (j.unit === 'rows' ? ' with their old log-probs' : '')));
         }
         const latest = Object.entries(r.latest);
         if (latest.length)

@@ -15,19 +15,22 @@ import type { RolloutSection } from '../api/run-config.js';
 import type { StageContext } from '../api/stage.js';
 import type { EpisodeSpec, RolloutResult } from './rollout.js';
 
-/** Where playEpisodes keeps and finds finished batches (RolloutDeps.journal). */
-export interface BatchJournal {
-  /** The batch that starts at episode `start` of the set, when a previous attempt finished it; else null. */
-  load(start: number): RolloutResult[] | null;
+/**
+ * Where playEpisodes keeps and finds finished batches (RolloutDeps.journal); T is one item of a batch (an episode's result,
+ * or one row's old log-probs in RL's stats journal: core/train/ppo.ts samplingStats).
+ */
+export interface BatchJournal<T = RolloutResult> {
+  /** The batch that starts at item `start` of the set, when a previous attempt finished it; else null. */
+  load(start: number): T[] | null;
   /** Keep a finished batch (appended and fsynced: a kill after this returns does not lose it). */
-  save(start: number, results: readonly RolloutResult[]): void;
+  save(start: number, results: readonly T[]): void;
   /** Remove the journal: its set is done. */
   clear(): void;
   /** Batches restored from a previous attempt (for the stage's log). */
   readonly restored: number;
 }
 
-interface JournalLine { fingerprint?: string; start?: number; results?: RolloutResult[] }
+interface JournalLine<T = unknown> { fingerprint?: string; start?: number; results?: T[] }
 
 /**
  * The identity of the weights a set is played with: the checkpoint folder's manifest.json (its weights' sha256 and creation
@@ -47,15 +50,15 @@ export function modelFingerprint(from: string): string {
  * fingerprint, the episode ids, seed and limits). A journal whose fingerprint differs is deleted and started again, with
  * a log line saying so. `key`: a file name part (letters, digits, `-`, `_`, `.`); anything else throws.
  */
-export function openBatchJournal(ctx: Pick<StageContext, 'runDir' | 'stage' | 'readJsonl' | 'appendJsonl' | 'log'>, key: string,
-  identity: unknown): BatchJournal {
+export function openBatchJournal<T = RolloutResult>(ctx: Pick<StageContext, 'runDir' | 'stage' | 'readJsonl' | 'appendJsonl' | 'log'>,
+  key: string, identity: unknown): BatchJournal<T> & { readonly fingerprint: string } {
   if (!/^[\w.-]+$/.test(key)) throw new Error(`episode journal key "${key}": use letters, digits, '-', '_' or '.'`);
   const rel = `stages/${ctx.stage}/batches/${key}.jsonl`;
   const file = join(ctx.runDir, rel);
   const fingerprint = createHash('sha256').update(JSON.stringify(identity)).digest('hex');
-  const batches = new Map<number, RolloutResult[]>();
+  const batches = new Map<number, T[]>();
   if (existsSync(file)) {
-    const lines = ctx.readJsonl<JournalLine>(rel);
+    const lines = ctx.readJsonl<JournalLine<T>>(rel);
     if (lines[0]?.fingerprint === fingerprint) {
       for (const line of lines.slice(1)) if (typeof line.start === 'number' && Array.isArray(line.results)) batches.set(line.start, line.results);
     } else {
@@ -67,6 +70,7 @@ export function openBatchJournal(ctx: Pick<StageContext, 'runDir' | 'stage' | 'r
   const restored = batches.size;
   return {
     restored,
+    fingerprint,
     load(start) { return batches.get(start) ?? null; },
     save(start, results) {
       if (!started) { ctx.appendJsonl(rel, [{ fingerprint, key }], { sync: true }); started = true; }
@@ -107,11 +111,39 @@ export function openEpisodeJournal(ctx: Pick<StageContext, 'runDir' | 'stage' | 
   return journal;
 }
 
-/** One journal of a run, for `spa-workbench show`: the stage, its key, the finished batches and episodes it holds. */
-export interface JournalSummary { stage: string; key: string; batches: number; episodes: number }
+/**
+ * One journal of a run, for `spa-workbench show`: the stage, its key, the finished batches and the items they hold: episodes,
+ * or rows of old log-probs (an RL step's stats journal, keys `old-logprobs-<step>`: core/train/rl-stage.ts).
+ */
+export interface JournalSummary { stage: string; key: string; batches: number; items: number; unit: 'episodes' | 'rows' }
+
+/** The key prefix of an RL step's stats journal (its old log-probs, values and entropies, per batch of rows). */
+export const STATS_JOURNAL_PREFIX = 'old-logprobs-';
 
 /**
- * The episode journals a run holds now (<runDir>/stages/<stage>/batches/<key>.jsonl): what a resume will not play again.
+ * What one journal file holds: its fingerprint (null when its first line is not a header) and the starts of its finished
+ * batches (a torn last line not counted). Null when the file does not exist. Errors: none (an unreadable file is null).
+ */
+export function readJournalFile(file: string): { fingerprint: string | null; starts: number[]; items: number } | null {
+  let text: string;
+  try { text = readFileSync(file, 'utf8'); } catch { return null; }
+  const lines = text.split('\n');
+  let fingerprint: string | null = null;
+  try { fingerprint = (JSON.parse(lines[0] ?? '') as JournalLine).fingerprint ?? null; } catch { /* no header */ }
+  const starts: number[] = [];
+  let items = 0;
+  for (const line of lines.slice(1)) {
+    if (!line.trim()) continue;
+    try {
+      const parsed = JSON.parse(line) as JournalLine;
+      if (typeof parsed.start === 'number' && Array.isArray(parsed.results)) { starts.push(parsed.start); items += parsed.results.length; }
+    } catch { /* a torn last line */ }
+  }
+  return { fingerprint, starts, items };
+}
+
+/**
+ * The journals a run holds now (<runDir>/stages/<stage>/batches/<key>.jsonl): what a resume will not play or score again.
  * Empty when none (a finished run has none). A line that does not parse (a torn last line) is not counted.
  */
 export function journalSummaries(runDir: string): JournalSummary[] {
@@ -123,15 +155,10 @@ export function journalSummaries(runDir: string): JournalSummary[] {
     let files: string[] = [];
     try { files = readdirSync(join(stagesDir, stage, 'batches')).filter((f) => f.endsWith('.jsonl')).sort(); } catch { continue; }
     for (const f of files) {
-      let batches = 0, episodes = 0;
-      for (const line of readFileSync(join(stagesDir, stage, 'batches', f), 'utf8').split('\n').slice(1)) {
-        if (!line.trim()) continue;
-        try {
-          const parsed = JSON.parse(line) as JournalLine;
-          if (Array.isArray(parsed.results)) { batches++; episodes += parsed.results.length; }
-        } catch { /* a torn last line */ }
-      }
-      out.push({ stage, key: f.slice(0, -'.jsonl'.length), batches, episodes });
+      const read = readJournalFile(join(stagesDir, stage, 'batches', f));
+      if (!read) continue;
+      const key = f.slice(0, -'.jsonl'.length);
+      out.push({ stage, key, batches: read.starts.length, items: read.items, unit: key.startsWith(STATS_JOURNAL_PREFIX) ? 'rows' : 'episodes' });
     }
   }
   return out;

@@ -9,6 +9,7 @@ import { aggregationWeights, withAggregationWeights, type LossAggregation } from
 import { episodeAdvantages } from './advantages.js';
 import { explainedVariance, whitenMasked } from './gae.js';
 import { groupRewardCharts } from './groups.js';
+import type { BatchJournal } from './episode-journal.js';
 import type { RolloutResult } from './rollout.js';
 import type { ModelRuntime, TrainRow } from './runtime.js';
 import type { RlAlgorithm } from './rl-algorithms.js';
@@ -269,31 +270,81 @@ export function episodeRows(rows: TrainRow[], samples: TurnSample[]): TrainRow[]
   });
 }
 
+/** One scored row of samplingStats as its stats journal keeps it (encodeFloats: exact through JSON). */
+export interface JournalledRowStats {
+  logprobs: Array<number | string>; entropies: Array<number | string>; values: Array<number | string>; ref: Array<number | string> | null;
+}
+
+/**
+ * Floats as JSON keeps them exactly: a finite number is written as the shortest text that reads back as the same double
+ * (ECMA-262 Number::toString), so only NaN, +-Infinity and -0 (which JSON.stringify turns into null and 0) need a string.
+ * decodeFloats(encodeFloats(xs)) is xs bit for bit (Object.is per element).
+ */
+export function encodeFloats(xs: readonly number[]): Array<number | string> {
+  return xs.map((x) => (Number.isFinite(x) && !Object.is(x, -0) ? x : Object.is(x, -0) ? '-0' : String(x)));
+}
+
+/** The inverse of encodeFloats; throws on an element that is neither a number nor one of its strings. */
+export function decodeFloats(xs: ReadonlyArray<number | string>): number[] {
+  return xs.map((x) => {
+    if (typeof x === 'number') return x;
+    if (x === '-0') return -0;
+    if (x === 'NaN' || x === 'Infinity' || x === '-Infinity') return Number(x);
+    throw new Error(`stats journal: ${JSON.stringify(x)} is not an encoded float`);
+  });
+}
+
 /**
  * Old log-probabilities (and values / reference log-probabilities when given) of every sample. The forward passes run on
  * the prefix carriers only (prefixCarriers: an episode's last turn instead of each of its turns); each sample's numbers are
  * the first ids.length of its carrier's. Log-probs and entropies are those of the samples' response tokens; elsewhere a backend
  * may give 0 (tokenStats' score: the torch worker's LM head skips the prompts).
+ * `carriers` is the number of rows scored (the prefix carriers). journalledSamplingStats is this pass with a journal.
  */
 export async function samplingStats(
   policy: ModelRuntime,
   samples: TurnSample[],
   opts: { critic?: ModelRuntime | null; reference?: ModelRuntime | null; batchSize: number },
-) {
+): Promise<SamplingStats> {
+  return (await journalledSamplingStats(policy, samples, opts))!;
+}
+
+/** What samplingStats gives: per sample, arrays of its ids.length. */
+export interface SamplingStats { logprobs: number[][]; values: number[][]; refLogprobs: number[][] | null; entropies: number[][]; carriers?: number }
+
+/**
+ * samplingStats with its batches kept across a stop. `journal` (an RL step's stats journal, keyed by the first row of each
+ * batch of `batchSize` scored rows): a batch found there is not scored again, and each scored batch is kept there before
+ * the next starts, so a stop or a kill during a long scoring pass loses at most one batch; the numbers read back are the
+ * numbers written (encodeFloats). `stopped`: checked before each batch; when it is true the pass ends and gives null.
+ */
+export async function journalledSamplingStats(
+  policy: ModelRuntime,
+  samples: TurnSample[],
+  opts: {
+    critic?: ModelRuntime | null; reference?: ModelRuntime | null; batchSize: number;
+    journal?: BatchJournal<JournalledRowStats>; stopped?: () => boolean;
+  },
+): Promise<SamplingStats | null> {
   const carrier = prefixCarriers(samples);
   const carriers = [...new Set(carrier)].sort((a, b) => a - b);
   const slot = new Map(carriers.map((c, k) => [c, k]));
-  // each carrier is scored on the replies of the turns it carries (their response spans): the only log-probs and entropies
-  // read (old log-probs on the loss tokens, the turns' token stats); a backend may skip the rest (the torch LM head does)
-  const score = new Map(carriers.map((c) => [c, samples[c]!.ids.map(() => 0)]));
-  samples.forEach((s, i) => {
-    const into = score.get(carrier[i]!)!;
-    for (let t = s.responseStart; t < s.ids.length; t++) into[t] = 1;
-  });
-  const rows = carriers.map((c) => ({ ids: samples[c]!.ids, score: score.get(c)! }));
+  const rows = scoredCarrierRows(samples, carrier, carriers);
   const logprobs: number[][] = [], values: number[][] = [], refLogprobs: number[][] = [], entropies: number[][] = [];
   for (let i = 0; i < rows.length; i += opts.batchSize) {
+    if (opts.stopped?.()) return null;
     const part = rows.slice(i, i + opts.batchSize);
+    const kept = opts.journal?.load(i);
+    if (kept && kept.length === part.length) {
+      for (const r of kept) {
+        logprobs.push(decodeFloats(r.logprobs));
+        entropies.push(decodeFloats(r.entropies));
+        values.push(decodeFloats(r.values));
+        if (opts.reference) refLogprobs.push(decodeFloats(r.ref ?? []));
+      }
+      continue;
+    }
+    const from = logprobs.length;
     const sameModelValues = opts.critic === undefined || opts.critic === policy;
     const stats = await policy.tokenStats(part, sameModelValues);
     stats.forEach((s) => {
@@ -304,9 +355,30 @@ export async function samplingStats(
     if (!sameModelValues && opts.critic) (await opts.critic.tokenStats(part, true)).forEach((s) => values.push(s.values ?? s.logprobs.map(() => 0)));
     if (!sameModelValues && !opts.critic) part.forEach((p) => values.push(p.ids.map(() => 0)));
     if (opts.reference) (await opts.reference.tokenStats(part, false)).forEach((s) => refLogprobs.push(s.logprobs));
+    opts.journal?.save(i, part.map((_, k) => ({
+      logprobs: encodeFloats(logprobs[from + k]!), entropies: encodeFloats(entropies[from + k]!), values: encodeFloats(values[from + k]!),
+      ref: opts.reference ? encodeFloats(refLogprobs[from + k]!) : null,
+    })));
   }
   const each = (byCarrier: number[][]): number[][] => samples.map((s, i) => byCarrier[slot.get(carrier[i]!)!]!.slice(0, s.ids.length));
-  return { logprobs: each(logprobs), values: each(values), refLogprobs: opts.reference ? each(refLogprobs) : null, entropies: each(entropies) };
+  return {
+    logprobs: each(logprobs), values: each(values), refLogprobs: opts.reference ? each(refLogprobs) : null, entropies: each(entropies),
+    carriers: carriers.length,
+  };
+}
+
+/**
+ * The rows samplingStats scores: each prefix carrier with its score mask (the response spans of the turns it carries: the
+ * only log-probs and entropies read; a backend may skip the rest, as the torch LM head does). Exported for the stats
+ * journal's identity (what is scored, not how).
+ */
+export function scoredCarrierRows(samples: TurnSample[], carrier = prefixCarriers(samples), carriers = [...new Set(carrier)].sort((a, b) => a - b)) {
+  const score = new Map(carriers.map((c) => [c, samples[c]!.ids.map(() => 0)]));
+  samples.forEach((s, i) => {
+    const into = score.get(carrier[i]!)!;
+    for (let t = s.responseStart; t < s.ids.length; t++) into[t] = 1;
+  });
+  return carriers.map((c) => ({ ids: samples[c]!.ids, score: score.get(c)! }));
 }
 
 /** PPO rows: advantages/returns from GAE over each episode's model tokens. */

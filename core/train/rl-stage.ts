@@ -10,20 +10,27 @@
 // missing (a stop during it) computes it first. The shared-trunk value step's moments are saved too (exact resume; N6b).
 // rl.selfImitation > 0 steps: after the update, the step's won turns join a buffer of distinct turns (kept in the stage
 // state) and the policy replays it (core/train/self-imitation.ts; Oh et al. 2018).
-import { existsSync } from 'node:fs';
+// Within a step nothing is lost either: its finished rollout batches are journalled (episode-journal.ts), so are its
+// scored batches of old log-probs (the stats journal), and its update writes a resume point (checkpoints/rl-update with
+// the AdamW moments, and the updates done in the stage state) on a Stop and every model.memory.resumePointMinutes; a resume
+// from it applies the remaining updates to the same weights with the same old log-probs: the uninterrupted run's numbers.
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StageContext, StageDefinition } from '../api/stage.js';
 import type { RlSection } from '../api/run-config.js';
 import type { TurnRecord } from '../api/records.js';
 import { evaluateModel } from './evaluate-model.js';
-import { openEpisodeJournal } from './episode-journal.js';
+import { STATS_JOURNAL_PREFIX, modelFingerprint, openBatchJournal, openEpisodeJournal, readJournalFile } from './episode-journal.js';
 import { summaryMetrics } from './summary.js';
 import { groupSpecs, playEpisodes, rolloutMetrics, type RolloutResult } from './rollout.js';
 import { rolloutDeps } from './episodes.js';
 import { filterGroupsBySpread } from './groups.js';
-import { episodeRows, samplingStats, turnSamples, warmedLr } from './ppo.js';
+import { episodeRows, journalledSamplingStats, scoredCarrierRows, turnSamples, warmedLr, type JournalledRowStats, type TurnSample } from './ppo.js';
 import { assertRlSectionSupported, rlAlgorithm } from './rl-algorithms.js';
-import { elapsedSeconds, loadStartingModel, meanStats, startingCheckpoint, writeCheckpoint, resumeModel } from './stage-utils.js';
+import {
+  checkpointDir, elapsedSeconds, loadStartingModel, meanStats, resumeModel, startingCheckpoint, startingModelRef, timedResumePoint, writeCheckpoint,
+} from './stage-utils.js';
 import { loraForStage } from './lora.js';
 import { OPTIMIZER_VALUE_FILE } from '../model/checkpoint.js';
 import { breathe } from './breathe.js';
@@ -149,19 +156,92 @@ async function trackPassAtK(ctx: StageContext, runtime: ModelRuntime, section: R
 }
 
 /**
+ * The resume point of an RL step's update, kept in the stage state as `update` while the step runs (core/train/rl-stage.ts):
+ * checkpoints/rl-update (and rl-critic-update with a separate critic) hold the weights and AdamW moments after `batchesDone`
+ * of the step's `batches` updates, trained with the old log-probs of the stats journal whose fingerprint is `stats`.
+ */
+export interface UpdatePoint {
+  /** The step it belongs to (0-based: the state's nextStep when it was written). */
+  step: number;
+  batchesDone: number;
+  batches: number;
+  /** sha-256 of rl-update/manifest.json (and of rl-critic-update's): the folders hold the weights of this point. */
+  manifest: string;
+  criticManifest?: string;
+  /** The stats journal's fingerprint and its batches: the old log-probs, values and entropies the updates used. */
+  stats: string;
+  statsBatches: number;
+  /** The losses and charts of the updates done (the step's metrics average every update's). */
+  updateStats: Array<Record<string, number>>;
+}
+
+/** The checkpoint folders of an update's resume point. */
+export const UPDATE_POINT = 'rl-update', UPDATE_POINT_CRITIC = 'rl-critic-update';
+
+/** The stats journal key of step `step` (0-based). */
+export function statsJournalKey(step: number): string { return `${STATS_JOURNAL_PREFIX}${String(step).padStart(6, '0')}`; }
+
+function manifestHash(dir: string): string | null {
+  try { return createHash('sha256').update(readFileSync(join(dir, 'manifest.json'))).digest('hex'); } catch { return null; }
+}
+
+type RlState = { nextStep?: number; checkpoint?: string; critic?: string; selfImitation?: SelfImitationEntry[]; update?: UpdatePoint };
+
+/**
+ * The state's update point when a resume can use it, else null (with a log line saying why it is not used: then the step's
+ * updates are redone from the step's start, which is exact too, only slower). Not used when a Pass@k must be computed on the
+ * step's starting weights first, or when its weights or old log-probs are not the ones it recorded.
+ */
+function usableUpdatePoint(ctx: StageContext, state: RlState | null, section: RlSection, separateCritic: boolean): UpdatePoint | null {
+  const point = state?.update;
+  if (!point) return null;
+  const step = state?.nextStep ?? 0;
+  const why = ((): string | null => {
+    if (point.step !== step) return `it belongs to step ${point.step + 1}`;
+    if (manifestHash(checkpointDir(ctx, UPDATE_POINT)) !== point.manifest) {
+      return `checkpoints/${UPDATE_POINT} does not hold its weights (a kill while it was written)`;
+    }
+    if (separateCritic && manifestHash(checkpointDir(ctx, UPDATE_POINT_CRITIC)) !== point.criticManifest) {
+      return `checkpoints/${UPDATE_POINT_CRITIC} does not hold its critic`;
+    }
+    const journal = readJournalFile(join(ctx.runDir, 'stages', ctx.stage, 'batches', `${statsJournalKey(step)}.jsonl`));
+    if (!journal || journal.fingerprint !== point.stats || new Set(journal.starts).size < point.statsBatches) {
+      return 'the old log-probs its updates used are no longer in the step\'s stats journal';
+    }
+    const pending = (n: number) => !existsSync(join(ctx.runDir, passAtKFile(n)));
+    if ((step === 0 && section.passAtKEvery > 0 && pending(0)) || (isPassAtKMilestone(step, section) && pending(step))) {
+      return `the Pass@k of step ${step} is still to be computed on the step's starting weights`;
+    }
+    return null;
+  })();
+  if (why === null) return point;
+  ctx.log('info', `rl: the resume point of step ${step + 1}'s update is not used (${why}); the step's updates are redone from its start`);
+  return null;
+}
+
+/**
  * The models of an RL stage: the policy (resumed with its AdamW moments, else the starting model), a separate critic when the
  * algorithm needs one and model.criticMode is 'separate' (else the shared trunk's value view), the frozen KL reference, LoRA
- * adapters, and the loss parameters.
+ * adapters, and the loss parameters. With a usable update point (usableUpdatePoint) the policy and critic are that point's;
+ * `from` and `criticFrom` stay the weights the step started from (its rollouts and old log-probs were computed with them).
  */
 async function loadRlModels(ctx: StageContext, section: RlSection, ppo: boolean) {
   const separateCritic = ppo && ctx.config.model.criticMode === 'separate';
-  const state = ctx.loadState() as { nextStep?: number; checkpoint?: string; critic?: string; selfImitation?: SelfImitationEntry[] } | null;
+  const state = ctx.loadState() as RlState | null;
+  const point = usableUpdatePoint(ctx, state, section, separateCritic);
+  const resumed = !!state?.checkpoint && existsSync(join(state.checkpoint, 'config.json'));
   let policy: ModelRuntime;
   let from: string;
-  if (state?.checkpoint && existsSync(join(state.checkpoint, 'config.json'))) {
-    policy = await resumeModel(ctx, state.checkpoint, { valueHead: ppo && !separateCritic });
-    from = state.checkpoint;
-    const shared = ppo && !separateCritic && existsSync(join(state.checkpoint, OPTIMIZER_VALUE_FILE)) ? ', the shared-trunk value step\'s too' : '';
+  if (point) {
+    const dir = checkpointDir(ctx, UPDATE_POINT);
+    policy = await resumeModel(ctx, dir, { valueHead: ppo && !separateCritic });
+    from = resumed ? state.checkpoint! : startingModelRef(ctx);
+    ctx.log('info', `rl: resuming step ${point.step + 1} after ${point.batchesDone} of its ${point.batches} updates from ${dir} ` +
+      '(weights and AdamW moments restored; the rollouts and old log-probs from its journals)');
+  } else if (resumed) {
+    policy = await resumeModel(ctx, state.checkpoint!, { valueHead: ppo && !separateCritic });
+    from = state.checkpoint!;
+    const shared = ppo && !separateCritic && existsSync(join(state.checkpoint!, OPTIMIZER_VALUE_FILE)) ? ', the shared-trunk value step\'s too' : '';
     ctx.log('info', `rl: resuming at step ${state.nextStep} from ${from} (weights and AdamW moments restored${shared})`);
   } else {
     ({ runtime: policy, from } = await loadStartingModel(ctx, { valueHead: ppo && !separateCritic }));
@@ -170,7 +250,8 @@ async function loadRlModels(ctx: StageContext, section: RlSection, ppo: boolean)
   // before any optimizer or value view is built over the trainable weights
   await loraForStage(ctx, policy, 'rl policy');
   const start = startingCheckpoint(ctx);
-  const critic = separateCritic ? await loadCritic(ctx, state?.critic, start) : null;
+  const criticFrom = state?.critic && existsSync(join(state.critic, 'config.json')) ? state.critic : start ?? startingModelRef(ctx);
+  const critic = separateCritic ? await loadCritic(ctx, point ? checkpointDir(ctx, UPDATE_POINT_CRITIC) : state?.critic, start) : null;
   if (critic) await loraForStage(ctx, critic, 'rl critic');
   const reference = section.klCoef > 0 ? (start ? await loadRuntime(start, { valueHead: false, trainable: false }) : null) : null;
   if (section.klCoef > 0 && !reference) ctx.log('warn', 'rl: klCoef > 0 but there is no starting checkpoint to act as the frozen reference; KL is skipped');
@@ -189,7 +270,20 @@ async function loadRlModels(ctx: StageContext, section: RlSection, ppo: boolean)
     klCoef,
     klEstimator: section.klEstimator,
   };
-  return { state, policy, from, critic, reference, valueView, lossParams };
+  return { state, point, policy, from, critic, criticFrom, reference, start, valueView, lossParams };
+}
+
+/**
+ * The identity of a step's stats journal: the weights that score (policy, critic, reference), what is scored (each prefix
+ * carrier's ids and score mask) and the batch size (the journal's batches are keyed by their first row).
+ */
+function statsIdentity(o: {
+  checkpoint: string; critic: string | null; reference: string | null; samples: TurnSample[]; batchSize: number;
+}): unknown {
+  return {
+    model: modelFingerprint(o.checkpoint), critic: o.critic ? modelFingerprint(o.critic) : null, reference: o.reference ? modelFingerprint(o.reference) : null,
+    batchSize: o.batchSize, rows: createHash('sha256').update(JSON.stringify(scoredCarrierRows(o.samples))).digest('hex'),
+  };
 }
 
 export const rlStage: StageDefinition = {
@@ -202,7 +296,7 @@ export const rlStage: StageDefinition = {
     const algorithm = rlAlgorithm(section.algorithm);
     assertRlSectionSupported(section);
     const ppo = algorithm.needsCritic;
-    const { state, policy, from, critic, reference, valueView, lossParams } = await loadRlModels(ctx, section, ppo);
+    const { state, point, policy, from, critic, criticFrom: firstCriticFrom, reference, start, valueView, lossParams } = await loadRlModels(ctx, section, ppo);
     const firstStep = state?.nextStep ?? 0;
     // step 0's Pass@k is the starting model's: one already written by an earlier attempt from the same start is kept
     if (firstStep === 0 && section.passAtKEvery > 0) {
@@ -215,6 +309,9 @@ export const rlStage: StageDefinition = {
       await trackPassAtK(ctx, policy, section, firstStep, from);
     }
     let checkpoint = from;
+    let criticFrom = firstCriticFrom;
+    // the state as saved at the last step's end: an update point is written into it during a step and dropped at its end
+    let savedState: Record<string, unknown> = (({ update: _update, ...rest }) => rest)(state ?? {});
     // rl.selfImitation: the buffer of distinct won turns, restored from the stage state on a resume
     const sil = section.selfImitation;
     const silBuffer = sil.steps > 0 ? new SelfImitationBuffer(sil.capacity, state?.selfImitation ?? []) : null;
@@ -258,7 +355,24 @@ export const rlStage: StageDefinition = {
         maskStateSpans: section.maskStateSpans, entropyOn: section.entropyOn, lossOn: section.lossOn, decode: (ids) => policy.tokenizer.decode(ids),
       });
       // 3. rows with old log-probs / values (and reference log-probs for KL)
-      const stats = await samplingStats(policy, samples, { critic: ppo ? (critic ?? policy) : undefined, reference, batchSize: section.miniBatchSize });
+      // their scored batches are journalled: a resume does not score them again, and an update point needs them (the
+      // weights then are no longer the ones that scored)
+      const statsJournal = openBatchJournal<JournalledRowStats>(ctx, statsJournalKey(step), statsIdentity({
+        checkpoint, critic: critic ? criticFrom : null, reference: reference ? start : null, samples, batchSize: section.miniBatchSize,
+      }));
+      if (statsJournal.restored) {
+        ctx.log('info', `rl: step ${step + 1}: ${statsJournal.restored} scored batch(es) of old log-probs restored from its stats journal`);
+      }
+      const resumeUpdate = point && step === firstStep ? point : null;
+      if (resumeUpdate && resumeUpdate.stats !== statsJournal.fingerprint) {
+        throw new Error(`rl: step ${step + 1}'s update resume point was trained with other old log-probs than this step's rollouts give ` +
+          `(stats journal ${resumeUpdate.stats.slice(0, 12)}… vs ${statsJournal.fingerprint.slice(0, 12)}…); remove ` +
+          `${checkpointDir(ctx, UPDATE_POINT)} to redo the step's update from its start`);
+      }
+      const stats = await journalledSamplingStats(policy, samples, {
+        critic: ppo ? (critic ?? policy) : undefined, reference, batchSize: section.miniBatchSize, journal: statsJournal, stopped: () => ctx.signal.aborted,
+      });
+      if (!stats) break;   // stopped while scoring: the scored batches stay in the stats journal
       const built = algorithm.buildRows({ samples, turnRewards, episodeRewards, groups, stats, section });
       const rows: TrainRow[] = built.rows;
       const charts: Record<string, number> = { 'charts/keptGroups': filter.keptGroups.length, ...built.charts };
@@ -273,16 +387,48 @@ export const rlStage: StageDefinition = {
       // 4. updates (rl.updateRows 'episode': one row per episode, its turns merged into their prefix carrier)
       const updateRows = section.updateRows === 'episode' ? episodeRows(rows, samples) : rows;
       charts['charts/updateRows'] = updateRows.length;
+      const plan = updateBatches(updateRows.length, section, ctx.config.seeds.base + step * 101);
       const updateStats: Array<Record<string, number>> = [];
-      for (const indexes of updateBatches(updateRows.length, section, ctx.config.seeds.base + step * 101)) {
+      let done = 0;
+      if (resumeUpdate) {
+        if (resumeUpdate.batches !== plan.length || resumeUpdate.batchesDone > plan.length) {
+          throw new Error(`rl: step ${step + 1}'s update resume point has ${resumeUpdate.batchesDone} of ${resumeUpdate.batches} updates; ` +
+            `the step has ${plan.length}; remove ${checkpointDir(ctx, UPDATE_POINT)} to redo the step's update from its start`);
+        }
+        done = resumeUpdate.batchesDone;
+        updateStats.push(...resumeUpdate.updateStats);
+      }
+      const firstBatch = done;
+      let saved = done;
+      // the update's resume point: weights and AdamW moments after `done` updates, then the state that points at them (a
+      // kill between the two leaves a point whose manifest differs: usableUpdatePoint then redoes the step's updates)
+      const saveUpdatePoint = async (): Promise<void> => {
+        const dir = await writeCheckpoint(ctx, policy, UPDATE_POINT, step, {}, checkpoint, { resumePoint: true });
+        const criticDir = critic ? await writeCheckpoint(ctx, critic, UPDATE_POINT_CRITIC, step, {}, checkpoint, { resumePoint: true }) : null;
+        const update: UpdatePoint = {
+          step, batchesDone: done, batches: plan.length, manifest: manifestHash(dir)!, ...(criticDir ? { criticManifest: manifestHash(criticDir)! } : {}),
+          stats: statsJournal.fingerprint, statsBatches: Math.ceil((stats.carriers ?? 0) / section.miniBatchSize), updateStats,
+        };
+        ctx.saveState({ ...savedState, update });
+        saved = done;
+        ctx.log('info', `rl: step ${step + 1}: resume point after ${done} of its ${plan.length} updates`);
+      };
+      const timed = timedResumePoint();
+      for (let b = firstBatch; b < plan.length; b++) {
         await breathe();
         if (ctx.signal.aborted) break;
-        const batch = indexes.map((i) => updateRows[i]!);
+        const batch = plan[b]!.map((i) => updateRows[i]!);
         updateStats.push(await rlUpdate(policy, critic, valueView, batch, lossParams, { ...section, lr: warmedLr(section, step) }));
+        done = b + 1;
+        ctx.progress(step, section.steps, `RL step ${step + 1}/${section.steps}: update ${done}/${plan.length}`);
+        if (done < plan.length && !ctx.signal.aborted && timed.due()) await saveUpdatePoint();
       }
-      // stopped before the step's updates were all applied: nothing of the step is saved (the weights in memory hold part of
-      // its update and are dropped); the resume redoes it from the last saved state, its rollouts from the episode journal
-      if (ctx.signal.aborted) break;
+      // stopped during the updates: the ones applied since the last resume point are kept in a new one (the resume applies
+      // the rest to these weights); the step itself is not saved
+      if (ctx.signal.aborted) {
+        if (done > saved) await saveUpdatePoint();
+        break;
+      }
       // 5. self-imitation (rl.selfImitation): the step's won turns join the buffer, then its steps replay the buffer
       const silCharts: Record<string, number> = {};
       if (silBuffer && !ctx.signal.aborted) {
@@ -344,10 +490,15 @@ export const rlStage: StageDefinition = {
         await pruneMilestones(join(ctx.runDir, 'checkpoints'), 'rl-', [`rl-${section.steps}`]);
       }
       const criticDir = critic ? await writeCheckpoint(ctx, critic, 'rl-critic-latest', step + 1, {}, from, { resumePoint: !last }) : undefined;
-      ctx.saveState({
+      savedState = {
         nextStep: step + 1, checkpoint, ...(criticDir ? { critic: criticDir } : {}), ...(silBuffer ? { selfImitation: silBuffer.toJSON() } : {}),
-      });
+      };
+      ctx.saveState(savedState);
+      if (criticDir) criticFrom = criticDir;
       journal.clear();   // the step is saved: its rollouts are in rollouts/ and its update in the weights
+      statsJournal.clear();
+      await removeCheckpoint(checkpointDir(ctx, UPDATE_POINT));
+      await removeCheckpoint(checkpointDir(ctx, UPDATE_POINT_CRITIC));
       if (last) await removeCheckpoint(join(ctx.runDir, 'checkpoints', 'rl-latest'));   // the stage is done: nothing resumes from it
     }
     await disposeValueView(valueView);

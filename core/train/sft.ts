@@ -17,11 +17,10 @@ import { withAggregationWeights } from '../model/losses.js';
 import { maskedNll, statePerplexity } from './perplexity.js';
 import { sftLossMask } from './sft-mask.js';
 import { createRng, shuffleInPlace } from '../util/rng.js';
-import { elapsedSeconds, loadStartingModel, mean, meanStats, writeCheckpoint, resumeModel } from './stage-utils.js';
+import { elapsedSeconds, loadStartingModel, mean, meanStats, timedResumePoint, writeCheckpoint, resumeModel } from './stage-utils.js';
 import { loraForStage } from './lora.js';
 import { breathe } from './breathe.js';
 import { removeCheckpoint, type ModelRuntime, type TrainRow } from './runtime.js';
-import { memorySettings } from '../model/memory.js';
 import { decisionTokenMask } from './ppo.js';
 import type { PerplexityResult } from './perplexity.js';
 import { sftFile } from '../storage/run-files.js';
@@ -302,24 +301,6 @@ async function saveResumePoint(ctx: Parameters<StageDefinition['run']>[0], runti
   const checkpoint = await writeCheckpoint(ctx, runtime, 'sft-latest', state.step, {}, from);
   ctx.saveState({ ...state, checkpoint } satisfies SftState);
   return checkpoint;
-}
-
-/**
- * model.memory.resumePointMinutes (ours): `due()` is true once that many minutes of wall time have passed since the stage
- * (re)started or since the last time it was true; never with 0. A resume point written then is the one a stop writes, so a
- * resume from it gives the uninterrupted run's numbers (tests/train/sft-resume-bookkeeping.test.ts); a hard kill loses at
- * most the steps since it.
- */
-function timedResumePoint(): { due(): boolean } {
-  const everyMs = memorySettings().resumePointMinutes * 60_000;
-  let last = Date.now();
-  return {
-    due() {
-      if (everyMs <= 0 || Date.now() - last < everyMs) return false;
-      last = Date.now();
-      return true;
-    },
-  };
 }
 
 /**

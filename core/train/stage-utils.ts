@@ -7,6 +7,7 @@ import { checkpointRef } from '../storage/run-files.js';
 import { verifyCheckpoint } from '../model/checkpoint.js';
 import { createRuntime, loadRuntime, saveRuntime, useBackend, type ModelRuntime } from './runtime.js';
 import { methodPlan } from './plan.js';
+import { memorySettings } from '../model/memory.js';
 
 /**
  * The checkpoint folder a stage should start from: the latest earlier stage's output, else the base
@@ -64,9 +65,31 @@ export async function loadStartingModel(ctx: StageContext, opts: { valueHead: bo
   for (const [level, line] of backendLogLines(await useBackend(ctx.config))) ctx.log(level, line);
   const dir = startingCheckpoint(ctx);
   if (dir) return { runtime: await loadRuntime(dir, { valueHead: opts.valueHead }), from: dir };
+  const runtime = await createRuntime(ctx.config, { seed: opts.seed ?? ctx.config.seeds.base, valueHead: opts.valueHead });
+  return { runtime, from: startingModelRef(ctx, opts.seed) };
+}
+
+/** The `from` loadStartingModel gives, without loading it: the starting checkpoint, else the fresh preset model's name. */
+export function startingModelRef(ctx: StageContext, seed?: number): string {
+  return startingCheckpoint(ctx) ?? `fresh ${ctx.config.model.preset} model (seed ${seed ?? ctx.config.seeds.base})`;
+}
+
+/**
+ * model.memory.resumePointMinutes (ours): `due()` is true once that many minutes of wall time have passed since the stage
+ * (re)started or since the last time it was true; never with 0. A resume point written then is the one a stop writes, so a
+ * resume from it gives the uninterrupted run's numbers (tests/train/sft-resume-bookkeeping.test.ts; RL's update points:
+ * tests/train/rl-resume-exact.test.ts); a hard kill loses at
+ * most the steps since it.
+ */
+export function timedResumePoint(): { due(): boolean } {
+  const everyMs = memorySettings().resumePointMinutes * 60_000;
+  let last = Date.now();
   return {
-    runtime: await createRuntime(ctx.config, { seed: opts.seed ?? ctx.config.seeds.base, valueHead: opts.valueHead }),
-    from: `fresh ${ctx.config.model.preset} model (seed ${opts.seed ?? ctx.config.seeds.base})`,
+    due() {
+      if (everyMs <= 0 || Date.now() - last < everyMs) return false;
+      last = Date.now();
+      return true;
+    },
   };
 }
 

@@ -11,7 +11,7 @@ import type { EpisodeRecord, TurnRecord } from '../../core/api/records.js';
 import { RolloutSectionSchema, type RunConfigInput } from '../../core/api/run-config.js';
 import type { StageContext } from '../../core/api/stage.js';
 import { groupSpecs, playEpisodes, type RolloutResult, type SessionLike } from '../../core/train/rollout.js';
-import { journalLimits, journalSummaries, modelFingerprint, openBatchJournal } from '../../core/train/episode-journal.js';
+import { journalLimits, journalSummaries, modelFingerprint, openBatchJournal, type BatchJournal } from '../../core/train/episode-journal.js';
 import { passAtKFile } from '../../core/train/rl-stage.js';
 import { appendJsonl, readJsonl as readJsonlFile } from '../../core/storage/jsonl.js';
 import { tempProject } from './helpers.js';
@@ -37,7 +37,7 @@ function journalContext(runDir: string, logs: string[] = []): Pick<StageContext,
 }
 
 /** Six 2-turn episodes in batches of 2; the reply depends on the sampling seed, so a batch played with another seed differs. */
-function play(journal?: ReturnType<typeof openBatchJournal>, abortAfterBatches?: number) {
+function play(journal?: BatchJournal, abortAfterBatches?: number) {
   const controller = new AbortController();
   let generated = 0, batches = 0;
   const specs = groupSpecs('rl-000000', 2_000_000, 0, 3, 2);
@@ -112,7 +112,7 @@ describe('playEpisodes with an episode journal', () => {
     expect(journalSummaries(runDir)).toEqual([]);
     await play(openBatchJournal(journalContext(runDir), 'rollouts-000003', { model: 'a' }), 2);
     appendFileSync(join(runDir, 'stages', 'rl', 'batches', 'rollouts-000003.jsonl'), '{"start":4,"results":[{"spec"');
-    expect(journalSummaries(runDir)).toEqual([{ stage: 'rl', key: 'rollouts-000003', batches: 2, episodes: 4 }]);
+    expect(journalSummaries(runDir)).toEqual([{ stage: 'rl', key: 'rollouts-000003', batches: 2, items: 4, unit: 'episodes' }]);
   });
 
   it('refuses a key that is not a file name part', () => {

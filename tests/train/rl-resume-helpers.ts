@@ -2,7 +2,7 @@
 // torch worker): the smallest RL run that shows an inexact resume, a kill simulated right after one of the stage's writes,
 // and comparisons of every metric value, Pass@k file and milestone checkpoint of two runs.
 import { expect } from 'vitest';
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { RunConfigSchema, type RunConfig, type RunConfigInput } from '../../core/api/run-config.js';
 import { mergeConfig, presetConfig } from '../../core/train/presets.js';
@@ -27,19 +27,38 @@ export const RL_RESUME_OVERRIDES: RunConfigInput = {
  */
 export type KillAt = (
   { after: 'saveState'; nextStep: number } | { after: 'writeJson'; file: string } | { after: 'appendJsonl'; file: string; appends: number }
-  | { after: 'episode'; file: string; count: number }
+  | { after: 'episode'; file: string; count: number } | { after: 'updatePoint'; step: number; batchesDone: number }
+  | { after: 'progress'; message: RegExp }
 ) & { before?: () => void };
 
 class SimulatedKill extends Error {}
 
 function killingContext(ctx: StageContext, kill: KillAt): StageContext {
-  let appended = 0, episodes = 0;
+  let appended = 0, episodes = 0, progressFired = false;
   return new Proxy(ctx, {
     get(target, key, receiver) {
       if (key === 'episode' && kill.after === 'episode') {
         return (file: string, record: Parameters<StageContext['episode']>[1]) => {
           target.episode(file, record);
           if (file === kill.file && ++episodes === kill.count) kill.before?.();
+        };
+      }
+      // an RL update's resume point (core/train/rl-stage.ts UpdatePoint): the state written with `update`
+      if (key === 'saveState' && kill.after === 'updatePoint') {
+        return (state: Record<string, unknown>) => {
+          target.saveState(state);
+          const update = state.update as { step: number; batchesDone: number } | undefined;
+          if (update?.step === kill.step && update.batchesDone === kill.batchesDone) {
+            kill.before?.();
+            throw new SimulatedKill(`simulated kill -9 after the resume point of step ${kill.step + 1} at ${kill.batchesDone} updates`);
+          }
+        };
+      }
+      // no kill: `before` runs at the first progress message that matches (e.g. a Stop during an update)
+      if (key === 'progress' && kill.after === 'progress') {
+        return (step: number, total: number, message?: string) => {
+          target.progress(step, total, message);
+          if (!progressFired && message !== undefined && kill.message.test(message)) { progressFired = true; kill.before?.(); }
         };
       }
       if (key === 'saveState' && kill.after === 'saveState') {
@@ -121,7 +140,11 @@ export function rlProducts(runDir: string) {
 export async function weightHashes(runDir: string): Promise<Record<string, string>> {
   const dir = join(runDir, 'checkpoints');
   const out: Record<string, string> = {};
-  for (const name of readdirSync(dir).filter((n) => /^rl-\d+$/.test(n)).sort()) out[name] = await sha256File(join(dir, name, 'model.safetensors'));
+  for (const name of readdirSync(dir).filter((n) => /^rl-\d+$/.test(n)).sort()) {
+    out[name] = await sha256File(join(dir, name, 'model.safetensors'));
+    // model.lora: the trained weights are the adapters (model.safetensors holds the frozen base)
+    if (existsSync(join(dir, name, 'adapter_model.safetensors'))) out[`${name}/adapters`] = await sha256File(join(dir, name, 'adapter_model.safetensors'));
+  }
   return out;
 }
 
