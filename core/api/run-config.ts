@@ -390,7 +390,7 @@ export const RlSectionSchema = z.object({
   ppoEpochs: z.number().int().positive().default(1)
     .describe('passes over each batch; source: ours'),
   miniBatchSize: z.number().int().positive().default(8)
-    .describe('update rows per optimizer step (turns, or episodes with updateRows episode); source: ours'),
+    .describe('turns per optimizer step, or episodes with updateRows episode (all the rows of an episode whose turns do not chain); source: ours'),
   gradClip: z.number().positive().default(1)
     .describe('clip by global norm; source: ours'),
   worldModelReward: z.number().min(0).default(0)

@@ -87,6 +87,14 @@ export function decisionTokenMask(responseIds: number[], decode: (ids: number[])
 /** The episode each update row came from (set by buildPpoRows / buildGrpoRows): the "sequence" of rl.lossAggregation. */
 const rowEpisode = new WeakMap<TrainRow, number>();
 
+/**
+ * The episode of each row (tagRowEpisodes, episodeRows), or a distinct negative number for a row that has none: the units
+ * rl-stage.ts updateBatches shuffles and counts under rl.updateRows 'episode'.
+ */
+export function rowEpisodes(rows: readonly TrainRow[]): number[] {
+  return rows.map((r, i) => rowEpisode.get(r) ?? -(i + 1));
+}
+
 /** The entropy mask of each update row whose sample has one (rl.entropyOn 'action'; set by tagRowEpisodes). */
 const rowEntropyMask = new WeakMap<TrainRow, number[]>();
 
@@ -229,7 +237,8 @@ export function prefixCarriers(samples: TurnSample[]): number[] {
  * sequence per trajectory with the loss mask over every assistant turn (RAGEN ragen/llm_agent/ctx_manager.py
  * get_masks_and_scores). A causal model gives a token the same log-prob in the carrier as in its own turn's row, so an
  * update over the merged rows has the loss and gradient of an update over the same turns' rows (token-mean; the episode is
- * the sequence of the seq-mean modes either way). What changes: a minibatch (miniBatchSize) counts episodes instead of turns,
+ * the sequence of the seq-mean modes either way). What changes: a minibatch (miniBatchSize) counts episodes instead of turns
+ * (rl-stage.ts updateBatches with the rows' episodes: an episode's rows are never split across minibatches),
  * and the compute, since an episode's history is computed once instead of once more for every later turn (study v4's
  * vanilla RL: 201k tokens of turn rows per step, 36k of episode rows). Turns whose tokens do not extend each other (a history
  * cut to the context budget) stay rows of their own. rows[i] must come from samples[i] (same ids); rows with an entropy mask

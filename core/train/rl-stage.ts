@@ -26,7 +26,9 @@ import { summaryMetrics } from './summary.js';
 import { groupSpecs, playEpisodes, rolloutMetrics, type RolloutResult } from './rollout.js';
 import { rolloutDeps } from './episodes.js';
 import { filterGroupsBySpread } from './groups.js';
-import { episodeRows, journalledSamplingStats, scoredCarrierRows, turnSamples, warmedLr, type JournalledRowStats, type TurnSample } from './ppo.js';
+import {
+  episodeRows, journalledSamplingStats, rowEpisodes, scoredCarrierRows, turnSamples, warmedLr, type JournalledRowStats, type TurnSample,
+} from './ppo.js';
 import { assertRlSectionSupported, rlAlgorithm } from './rl-algorithms.js';
 import {
   checkpointDir, elapsedSeconds, loadStartingModel, meanStats, resumeModel, startingCheckpoint, startingModelRef, timedResumePoint, writeCheckpoint,
@@ -69,15 +71,32 @@ async function loadCritic(ctx: StageContext, resumeFrom: string | undefined, sta
 /**
  * The minibatches of one RL step, as row indexes: `updatesPerStep` > 0 splits the shuffled kept
  * batch into that many equal updates (the release: 1 update over the whole filtered batch);
- * 0 = minibatches of miniBatchSize rows. Repeated for ppoEpochs passes.
+ * 0 = minibatches of miniBatchSize units. Repeated for ppoEpochs passes. A unit is a row, or with `groups` (the episode
+ * of each row: ppo.ts rowEpisodes, under rl.updateRows 'episode') an episode with all its rows: an episode whose turns
+ * did not chain into one row (its re-rendered history re-tokenized differently) still counts once, so every arm gets
+ * the same updates per step whatever its replies (study v4's amendment of 2026-12-01 05:30: vanilla's 304 rows of 32
+ * episodes made 38 updates a step, SPA's 4). When every episode has one row the batches equal the rows' batches.
  */
-export function updateBatches(rowCount: number, section: Pick<RlSection, 'updatesPerStep' | 'miniBatchSize' | 'ppoEpochs'>, seed: number): number[][] {
+export function updateBatches(
+  rowCount: number, section: Pick<RlSection, 'updatesPerStep' | 'miniBatchSize' | 'ppoEpochs'>, seed: number, groups?: readonly number[],
+): number[][] {
   const out: number[][] = [];
   if (rowCount === 0) return out;
-  const size = section.updatesPerStep > 0 ? Math.ceil(rowCount / section.updatesPerStep) : section.miniBatchSize;
+  if (groups && groups.length !== rowCount) throw new Error(`updateBatches: ${groups.length} row episodes for ${rowCount} rows`);
+  // the units in the order their first row comes, each with its rows in row order
+  const units: number[][] = [];
+  if (groups) {
+    const at = new Map<number, number[]>();
+    groups.forEach((g, i) => {
+      const unit = at.get(g);
+      if (unit) unit.push(i);
+      else { const fresh = [i]; at.set(g, fresh); units.push(fresh); }
+    });
+  } else for (let i = 0; i < rowCount; i++) units.push([i]);
+  const size = section.updatesPerStep > 0 ? Math.ceil(units.length / section.updatesPerStep) : section.miniBatchSize;
   for (let epoch = 0; epoch < section.ppoEpochs; epoch++) {
-    const order = shuffleInPlace(Array.from({ length: rowCount }, (_, i) => i), createRng(seed + epoch));
-    for (let b = 0; b < order.length; b += size) out.push(order.slice(b, b + size));
+    const order = shuffleInPlace(Array.from({ length: units.length }, (_, i) => i), createRng(seed + epoch));
+    for (let b = 0; b < order.length; b += size) out.push(order.slice(b, b + size).flatMap((u) => units[u]!));
   }
   return out;
 }
@@ -387,7 +406,9 @@ export const rlStage: StageDefinition = {
       // 4. updates (rl.updateRows 'episode': one row per episode, its turns merged into their prefix carrier)
       const updateRows = section.updateRows === 'episode' ? episodeRows(rows, samples) : rows;
       charts['charts/updateRows'] = updateRows.length;
-      const plan = updateBatches(updateRows.length, section, ctx.config.seeds.base + step * 101);
+      const plan = updateBatches(updateRows.length, section, ctx.config.seeds.base + step * 101,
+        section.updateRows === 'episode' ? rowEpisodes(updateRows) : undefined);
+      charts['charts/updates'] = plan.length;
       const updateStats: Array<Record<string, number>> = [];
       let done = 0;
       if (resumeUpdate) {

@@ -6,7 +6,8 @@ import * as tf from '@tensorflow/tfjs';
 import { Trainer, type TrainRow } from '../../core/model/trainer.js';
 import { CausalLM } from '../../core/model/transformer.js';
 import { buildGrpoRows } from '../../core/train/grpo.js';
-import { aggregatedBatch, episodeRows, samplingStats, type TurnSample } from '../../core/train/ppo.js';
+import { aggregatedBatch, episodeRows, rowEpisodes, samplingStats, type TurnSample } from '../../core/train/ppo.js';
+import { updateBatches } from '../../core/train/rl-stage.js';
 import type { LossAggregation } from '../../core/model/losses.js';
 import type { ModelRuntime } from '../../core/train/runtime.js';
 import { readJsonl, runPreset, tempProject } from './helpers.js';
@@ -68,6 +69,11 @@ describe('episodeRows merges each episode\'s turns into its prefix carrier', () 
     const tokens = (rs: TrainRow[]) => rs.reduce((a, r) => a + r.ids.length, 0);
     expect(tokens(merged)).toBe(22);
     expect(tokens(rows)).toBe(33);
+    // the minibatches count episodes: the cut episode's two rows are one unit (rl-stage.ts updateBatches)
+    expect(rowEpisodes(merged)).toEqual([0, 1, 1, 2]);
+    const plan = updateBatches(merged.length, { updatesPerStep: 0, miniBatchSize: 1, ppoEpochs: 1 }, 5, rowEpisodes(merged));
+    expect(plan).toHaveLength(3);
+    expect(plan.find((b) => b.includes(1))).toEqual([1, 2]);
     model.dispose();
   });
 
@@ -114,20 +120,31 @@ describe('episodeRows merges each episode\'s turns into its prefix carrier', () 
 
 describe('rl.updateRows in the RL stage', () => {
   const project = tempProject();
+  const CUT_CONTEXT = 150;   // the smoke size's second turn no longer holds its first turn whole
   it('episode: the step trains one row per episode whose turns chain; turn: one row per model turn', async () => {
-    const counts: Record<string, { rows: number; turns: number; episodes: number }> = {};
-    for (const rowsMode of ['turn', 'episode'] as const) {
+    const counts: Record<string, { rows: number; turns: number; episodes: number; updates: number }> = {};
+    // episode-cut: a context budget that cuts the histories, so the turns of an episode no longer chain into one row
+    for (const rowsMode of ['turn', 'episode', 'episode-cut'] as const) {
       const { outcome, runDir } = await runPreset(project, 'vanilla-rl', `rows-${rowsMode}`, {
-        env: { id: 'frozenlake' }, stages: { rl: { updateRows: rowsMode } },
+        env: { id: 'frozenlake' }, stages: { rl: { updateRows: rowsMode === 'turn' ? 'turn' : 'episode', miniBatchSize: 1 },
+          ...(rowsMode === 'episode-cut' ? { rollout: { maxContextTokens: CUT_CONTEXT } } : {}) },
       });
       expect(outcome).toEqual({ status: 'completed' });
       const metrics = readJsonl(`${runDir}/metrics.jsonl`) as Array<{ stage: string; step: number; values: Record<string, number> }>;
       const step = metrics.find((m) => m.stage === 'rl' && m.step === 1)!;
       const episodes = readJsonl(`${runDir}/rollouts/rl-000000.jsonl`) as Array<{ turns: Array<{ response: string }> }>;
-      counts[rowsMode] = { rows: step.values['charts/updateRows']!, turns: episodes.reduce((a, e) => a + e.turns.length, 0), episodes: episodes.length };
+      counts[rowsMode] = {
+        rows: step.values['charts/updateRows']!, turns: episodes.reduce((a, e) => a + e.turns.length, 0), episodes: episodes.length,
+        updates: step.values['charts/updates']!,
+      };
     }
     expect(counts.turn!.rows).toBe(counts.turn!.turns);
     expect(counts.episode!.rows).toBe(counts.episode!.episodes);
+    // minibatches of 1: a turn a minibatch, or an episode a minibatch however many rows its turns make
+    expect(counts.turn!.updates).toBe(counts.turn!.turns);
+    expect(counts.episode!.updates).toBe(counts.episode!.episodes);
+    expect(counts['episode-cut']!.rows).toBeGreaterThan(counts['episode-cut']!.episodes);
+    expect(counts['episode-cut']!.updates).toBe(counts['episode-cut']!.episodes);
     expect(counts.turn!.turns).toBeGreaterThan(counts.turn!.episodes);   // multi-turn episodes: the two layouts differ
   }, 240_000);
 });

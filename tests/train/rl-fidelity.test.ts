@@ -83,6 +83,22 @@ describe('updates and the critic (audit B4, B10)', () => {
     expect([...one[0]!].sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     expect(updateBatches(10, { updatesPerStep: 0, miniBatchSize: 4, ppoEpochs: 2 }, 0).map((b) => b.length)).toEqual([4, 4, 2, 4, 4, 2]);
   });
+  it('rl.updateRows episode: a minibatch counts episodes, an episode\'s rows (a broken chain) stay in one minibatch', () => {
+    const section = { updatesPerStep: 0, miniBatchSize: 2, ppoEpochs: 2 };
+    // one row per episode: the same batches as plain rows
+    expect(updateBatches(7, section, 3, [0, 1, 2, 3, 4, 5, 6])).toEqual(updateBatches(7, section, 3));
+    // 5 episodes, episode 1 in 3 rows and episode 3 in 2: 3 minibatches a pass, whole episodes, every row once a pass
+    const groups = [0, 1, 1, 1, 2, 3, 3, 4];
+    const plan = updateBatches(groups.length, section, 3, groups);
+    expect(plan).toHaveLength(6);
+    for (const pass of [plan.slice(0, 3), plan.slice(3)]) {
+      expect(pass.flat().sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+      expect(pass.map((b) => new Set(b.map((i) => groups[i])).size)).toEqual([2, 2, 1]);
+      for (const b of pass) for (const g of new Set(b.map((i) => groups[i]))) expect(b.filter((i) => groups[i] === g)).toEqual(groups.flatMap((x, i) => (x === g ? [i] : [])));
+    }
+    expect(updateBatches(8, { updatesPerStep: 1, miniBatchSize: 2, ppoEpochs: 1 }, 3, groups)).toHaveLength(1);
+    expect(() => updateBatches(8, section, 3, [0, 1])).toThrow(/2 row episodes for 8 rows/);
+  });
   it('the paper size: one update per step, separate critic at 1e-5, betas (0.9, 0.999)', () => {
     const c = presetConfig('spa', 'paper') as { model: { criticMode: string }; stages: { rl: Record<string, unknown> } };
     expect(c.model.criticMode).toBe('separate');

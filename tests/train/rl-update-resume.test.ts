@@ -41,7 +41,7 @@ describe('RL update resume points', () => {
     reference = run.runDir;
     referenceWeights = await weightHashes(reference);
     const metrics = readFileSync(join(reference, 'metrics.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { stage: string; step: number; values: Record<string, number> });
-    updates = metrics.find((m) => m.stage === 'rl' && m.step === 2 && 'charts/updateRows' in m.values)!.values['charts/updateRows']!;
+    updates = metrics.find((m) => m.stage === 'rl' && m.step === 2 && 'charts/updates' in m.values)!.values['charts/updates']!;
   }, 240_000);
 
   it('the reference has several updates a step and leaves no point, journal or rl-update behind', () => {
