@@ -290,7 +290,7 @@ export interface JournalledRowStats {
  * decodeFloats(encodeFloats(xs)) is xs bit for bit (Object.is per element).
  */
 export function encodeFloats(xs: readonly number[]): Array<number | string> {
-  return xs.map((x) => (Number.isFinite(x) && !Object.is(x, -0) ? x : Object.is(x, -0) ? '-0' : String(x)));
+  return xs.map((x) => (Object.is(x, -0) ? '-0' : Number.isFinite(x) ? x : String(x)));
 }
 
 /** The inverse of encodeFloats; throws on an element that is neither a number nor one of its strings. */

@@ -74,7 +74,7 @@ async function loadCritic(ctx: StageContext, resumeFrom: string | undefined, sta
  * 0 = minibatches of miniBatchSize units. Repeated for ppoEpochs passes. A unit is a row, or with `groups` (the episode
  * of each row: ppo.ts rowEpisodes, under rl.updateRows 'episode') an episode with all its rows: an episode whose turns
  * did not chain into one row (its re-rendered history re-tokenized differently) still counts once, so every arm gets
- * the same updates per step whatever its replies (study v4's amendment of 2026-12-01 05:30: vanilla's 304 rows of 32
+ * the same updates per step whatever its replies (study v4's amendment of 2026-12-01 05:16: vanilla's 304 rows of 32
  * episodes made 38 updates a step, SPA's 4). When every episode has one row the batches equal the rows' batches.
  */
 export function updateBatches(

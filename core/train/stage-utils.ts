@@ -78,8 +78,7 @@ export function startingModelRef(ctx: StageContext, seed?: number): string {
  * model.memory.resumePointMinutes (ours): `due()` is true once that many minutes of wall time have passed since the stage
  * (re)started or since the last time it was true; never with 0. A resume point written then is the one a stop writes, so a
  * resume from it gives the uninterrupted run's numbers (tests/train/sft-resume-bookkeeping.test.ts; RL's update points:
- * tests/train/rl-resume-exact.test.ts); a hard kill loses at
- * most the steps since it.
+ * tests/train/rl-update-resume.test.ts); a hard kill loses at most the steps since it.
  */
 export function timedResumePoint(): { due(): boolean } {
   const everyMs = memorySettings().resumePointMinutes * 60_000;
