@@ -34,7 +34,9 @@ describe('determinism and resume', () => {
     const controller = new AbortController();
     const first = await runPreset(project, 'spa', 'resumable', { env: { id: 'frozenlake' }, stages: { rl: { steps: 2, passAtKEvery: 0 }, bootstrap: { gateTurns: GATE_TURNS } } }, {
       signal: controller.signal,
-      onEvent: (e) => { if (e.type === 'progress' && e.stage === 'rl' && e.done === 1) controller.abort(); },
+      // Stop on step 1's metrics, emitted before its state is saved: progress events are throttled (250 ms), so "done 1"
+      // can be dropped and the Stop land in step 2's update or not at all (CI, 2026-12-01)
+      onEvent: (e) => { if (e.type === 'metric' && e.point.stage === 'rl' && e.point.step === 1) controller.abort(); },
     });
     expect(first.outcome.status).toBe('stopped');
     expect(existsSync(join(first.runDir, 'stages', 'sft', 'done.json'))).toBe(true);
@@ -44,9 +46,7 @@ describe('determinism and resume', () => {
     const second = await runPreset(project, 'spa', 'resumable', { env: { id: 'frozenlake' }, stages: { rl: { steps: 2, passAtKEvery: 0 }, bootstrap: { gateTurns: GATE_TURNS } } });
     expect(second.outcome.status).toBe('completed');
     expect(second.events.some((e) => e.type === 'log' && /already completed/.test(e.message))).toBe(true);
-    // the Stop lands after step 1's state; when it lands during step 2's update, that update's resume point is taken
-    // (core/train/rl-stage.ts UpdatePoint) instead of rl-latest
-    expect(second.events.some((e) => e.type === 'log' && /resuming at step 1 |resuming step 2 after \d+ of its \d+ updates/.test(e.message))).toBe(true);
+    expect(second.events.some((e) => e.type === 'log' && /resuming at step 1 /.test(e.message))).toBe(true);
     const rlSteps = (readJsonl(join(second.runDir, 'metrics.jsonl')) as Array<{ stage: string; step: number; values: Record<string, number> }>).filter((m) => m.stage === 'rl' && 'rollout/reward' in m.values).map((m) => m.step);
     expect(rlSteps).toEqual([1, 2]);
     expect(existsSync(join(second.runDir, 'eval', 'final.json'))).toBe(true);
