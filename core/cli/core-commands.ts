@@ -155,6 +155,67 @@ export function runTimeMs(r: Pick<RunSummary, 'status' | 'durationMs' | 'started
   return r.startedAt && r.finishedAt && r.finishedAt > r.startedAt ? r.finishedAt - r.startedAt : 0;
 }
 
+/**
+ * An RL step's update resume point kept in a stage's state.json (core/train/rl-stage.ts UpdatePoint): "step 2's update after
+ * 2 of its 4 updates". None when no state has one or does not read (show prints what it can, it does not fail on it).
+ */
+function updatePointLines(runDir: string): string[] {
+  type Point = { step?: unknown; batchesDone?: unknown; batches?: unknown };
+  const out: string[] = [];
+  let stages: string[] = [];
+  try { stages = fs.readdirSync(path.join(runDir, 'stages')).sort(); } catch { return out; }
+  for (const stage of stages) {
+    let u: Point | undefined;
+    try { u = (JSON.parse(fs.readFileSync(path.join(runDir, 'stages', stage, 'state.json'), 'utf8')) as { update?: Point }).update; } catch { continue; }
+    if (u && typeof u.step === 'number' && typeof u.batchesDone === 'number' && typeof u.batches === 'number')
+      out.push(`  ${stage} step ${u.step + 1}'s update: after ${u.batchesDone} of its ${u.batches} updates (checkpoints/rl-update)`);
+  }
+  return out;
+}
+
+/**
+ * `spa-workbench show`'s text: name, status, what the run is doing now (its latest progress message and ETAs, while it runs),
+ * stages, what is kept for a resume (journals, an RL update's resume point) and the latest metrics. `r.dir` is read for
+ * the journals and stage states; a missing or unreadable file leaves its lines out.
+ */
+export function showLines(r: RunInfo): string[] {
+  const p = r.progress;
+  const running = r.status === 'running' || r.status === 'stopping';
+  const whole = p?.runEtaSeconds !== undefined ? formatRunEta({ seconds: p.runEtaSeconds ?? null, unestimated: p.unestimatedStages ?? 0 }, duration) : '';
+  const now = running && p ? [`now:      ${p.stage} ${p.done}/${p.total}${p.message ? ` · ${p.message}` : ''}` +
+    `${p.etaSeconds !== null ? ` · stage ETA ${duration(p.etaSeconds * 1000)}` : ''}${whole ? ` · ${whole}` : ''}`] : [];
+  const lines = [
+    `${r.name}  (${r.id})`,
+    `status:   ${r.status}${r.reason ? ` — ${r.reason}` : ''}`,
+    `method:   ${r.method}   env: ${r.env}   size: ${r.size}   preset: ${r.preset ?? '-'}   template: ${r.templateHash?.slice(0, 12) ?? '-'}`,
+    `created:  ${new Date(r.createdAt).toISOString()}   attempts: ${r.attempts}   ` +
+      `time: ${duration(runTimeMs(r))}${r.status === 'running' ? ' so far' : ''}`,
+    `folder:   ${r.dir}`,
+    ...now,
+    ...(r.tags?.length ? [`tags:     ${r.tags.join(', ')}`] : []),
+    ...(r.notes ? [`notes:    ${r.notes.split('\n').join('\n          ')}`] : []),
+    'stages:',
+    ...r.stages.map((s) => `  ${s.status.padEnd(9)} ${s.name}${s.total ? ` ${s.done}/${s.total}` : ''}${s.reason ? ` — ${s.reason}` : ''}`),
+  ];
+  // finished episodes of a step or an eval in progress, and an RL step's scored rows, kept for a resume
+  // (core/train/episode-journal.ts); an RL step's update resume point (core/train/rl-stage.ts)
+  const journals = journalSummaries(r.dir);
+  if (journals.length) {
+    lines.push('kept for a resume (journals):',
+      ...journals.map((j) => `  ${j.stage} ${j.key}: ${j.batches} finished batch${j.batches === 1 ? '' : 'es'}, ${j.items} ${j.unit}` +
+        (j.unit === 'rows' ? ' with their old log-probs' : '')));
+  }
+  const points = updatePointLines(r.dir);
+  if (points.length) lines.push('kept for a resume (update points):', ...points);
+  const latest = Object.entries(r.latest);
+  if (latest.length)
+    lines.push(
+      'latest metrics:',
+      ...latest.sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `  ${k} = ${Number.isInteger(v) ? v : v.toPrecision(4)}`),
+    );
+  return lines;
+}
+
 function runRow(r: RunSummary): string[] {
   const done = r.stages.filter((s) => s.status === 'completed').length;
   const name = r.name.length > 40 ? `${r.name.slice(0, 39)}…` : r.name;
@@ -770,33 +831,7 @@ export function registerCoreCommands(program: Command): void {
       try {
         const r = await reader.get(runId);
         if (o.json) { process.stdout.write(`${JSON.stringify(r, null, 2)}\n`); return; }
-        const lines = [
-          `${r.name}  (${r.id})`,
-          `status:   ${r.status}${r.reason ? ` — ${r.reason}` : ''}`,
-          `method:   ${r.method}   env: ${r.env}   size: ${r.size}   preset: ${r.preset ?? '-'}   template: ${r.templateHash?.slice(0, 12) ?? '-'}`,
-          `created:  ${new Date(r.createdAt).toISOString()}   attempts: ${r.attempts}   ` +
-            `time: ${duration(runTimeMs(r))}${r.status === 'running' ? ' so far' : ''}`,
-          `folder:   ${r.dir}`,
-          ...(r.tags?.length ? [`tags:     ${r.tags.join(', ')}`] : []),
-          ...(r.notes ? [`notes:    ${r.notes.split('\n').join('\n          ')}`] : []),
-          'stages:',
-          ...r.stages.map((s) => `  ${s.status.padEnd(9)} ${s.name}${s.total ? ` ${s.done}/${s.total}` : ''}${s.reason ? ` — ${s.reason}` : ''}`),
-        ];
-        // finished episodes of a step or an eval in progress, and an RL step's scored rows, kept for a resume
-        // (core/train/episode-journal.ts)
-        const journals = journalSummaries(r.dir);
-        if (journals.length) {
-          lines.push('kept for a resume (journals):',
-            ...journals.map((j) => `  ${j.stage} ${j.key}: ${j.batches} finished batch${j.batches === 1 ? '' : 'es'}, ${j.items} ${j.unit}` +
-              (j.unit === 'rows' ? ' with their old log-probs' : '')));
-        }
-        const latest = Object.entries(r.latest);
-        if (latest.length)
-          lines.push(
-            'latest metrics:',
-            ...latest.sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `  ${k} = ${Number.isInteger(v) ? v : v.toPrecision(4)}`),
-          );
-        process.stdout.write(`${lines.join('\n')}\n`);
+        process.stdout.write(`${showLines(r).join('\n')}\n`);
       } catch (err) { process.stderr.write(`error: ${describeError(err)}\n`); process.exitCode = 1; } finally { await reader.close(); }
     });
 
