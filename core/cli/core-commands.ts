@@ -284,7 +284,9 @@ export function progressReporter(stream: Pick<NodeJS.WriteStream, 'write' | 'isT
           stream.write(`\r\x1b[2K${ev.stage} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${String(pct).padStart(3)}% ${ev.done}/${ev.total}${eta}`);
           barShown = true;
         } else if (Date.now() - lastLine > 5000 || Math.floor(pct / 10) !== Math.floor(lastPct / 10) || ev.done === ev.total) {
-          stream.write(`${ev.stage}: ${ev.done}/${ev.total} (${pct}%)${eta}\n`);
+          // e.g. "rl: 1/16 (6%) · RL step 2/16: update 3/4 · ETA 20h10m · run ETA 22h05m"
+          const parts = [ev.message, ev.etaSeconds !== null ? `ETA ${duration(ev.etaSeconds * 1000)}` : '', whole].filter((x) => x);
+          stream.write(`${ev.stage}: ${ev.done}/${ev.total} (${pct}%)${parts.map((x) => ` · ${x}`).join('')}\n`);
           lastLine = Date.now();
         }
         lastPct = pct;

@@ -1,9 +1,12 @@
 // `spa-workbench show` says what a running run is doing now (its latest progress message, stage and run ETA) and what a
-// Stop would keep: the journals and an RL step's update resume point (core/train/rl-stage.ts UpdatePoint).
+// Stop would keep: the journals and an RL step's update resume point (core/train/rl-stage.ts UpdatePoint). `run` without
+// a terminal prints the progress message in its lines too ("rl: 1/16 (6%) · RL step 2/16: update 3/4 · ETA ...").
 import { describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { RunInfo } from '../../core/api/contract.js';
 import { showLines } from '../../core/cli/core-commands.js';
 
@@ -42,4 +45,15 @@ describe('show', () => {
     expect(showLines(run(dir, { progress: { ...progress, done: 3, message: 'RL step 4/16: update 1/4' } })).join('\n'))
       .toMatch(/^now: +rl 3\/16 · RL step 4\/16: update 1\/4$/m);
   });
+
+  it('run, without a terminal, prints each progress line with its message', () => {
+    const home = mkdtempSync(join(tmpdir(), 'spa-show-home-'));
+    const project = join(mkdtempSync(join(tmpdir(), 'spa-show-')), 'p');
+    const bin = fileURLToPath(new URL('../../bin/spa-workbench.mjs', import.meta.url));
+    const r = spawnSync(process.execPath, [bin, 'run', 'diagnostic', '--size', 'smoke', '--project', project, '--set', 'stages.diag-wait.steps=3'],
+      { encoding: 'utf8', env: { ...process.env, SPA_WORKBENCH_HOME: home }, timeout: 300_000 });
+    expect(r.status, r.stderr).toBe(0);
+    // the diagnostic stage's messages are "step N/3"; the first progress event is never throttled
+    expect(r.stdout).toMatch(/^diag-wait: 1\/3 \(33%\) · step 1\/3( · |$)/m);
+  }, 300_000);
 });
