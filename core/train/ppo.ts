@@ -326,6 +326,7 @@ export interface SamplingStats { logprobs: number[][]; values: number[][]; refLo
  * batch of `batchSize` scored rows): a batch found there is not scored again, and each scored batch is kept there before
  * the next starts, so a stop or a kill during a long scoring pass loses at most one batch; the numbers read back are the
  * numbers written (encodeFloats). `stopped`: checked before each batch; when it is true the pass ends and gives null.
+ * `onBatch`: after each batch, the rows (prefix carriers) done and their total.
  */
 export async function journalledSamplingStats(
   policy: ModelRuntime,
@@ -333,6 +334,8 @@ export async function journalledSamplingStats(
   opts: {
     critic?: ModelRuntime | null; reference?: ModelRuntime | null; batchSize: number;
     journal?: BatchJournal<JournalledRowStats>; stopped?: () => boolean;
+    /** After each batch, scored or restored: the rows done so far and the rows to score (progress messages) */
+    onBatch?: (done: number, total: number) => void;
   },
 ): Promise<SamplingStats | null> {
   const carrier = prefixCarriers(samples);
@@ -351,6 +354,7 @@ export async function journalledSamplingStats(
         values.push(decodeFloats(r.values));
         if (opts.reference) refLogprobs.push(decodeFloats(r.ref ?? []));
       }
+      opts.onBatch?.(logprobs.length, rows.length);
       continue;
     }
     const from = logprobs.length;
@@ -368,6 +372,7 @@ export async function journalledSamplingStats(
       logprobs: encodeFloats(logprobs[from + k]!), entropies: encodeFloats(entropies[from + k]!), values: encodeFloats(values[from + k]!),
       ref: opts.reference ? encodeFloats(refLogprobs[from + k]!) : null,
     })));
+    opts.onBatch?.(logprobs.length, rows.length);
   }
   const each = (byCarrier: number[][]): number[][] => samples.map((s, i) => byCarrier[slot.get(carrier[i]!)!]!.slice(0, s.ids.length));
   return {

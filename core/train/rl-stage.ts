@@ -360,7 +360,10 @@ export const rlStage: StageDefinition = {
       // saved at the end of the previous step), so a resumed step replays only the batches it had not finished
       const journal = openEpisodeJournal(ctx, `rollouts-${String(step).padStart(6, '0')}`,
         (n) => `rl: step ${step + 1}: ${n} finished rollout batch(es) restored from its episode journal`, checkpoint, specs, rolloutSeed, limits);
-      const results: RolloutResult[] = await playEpisodes(specs, limits, rolloutSeed, { ...deps, journal });
+      const stepLabel = `RL step ${step + 1}/${section.steps}`;
+      const results: RolloutResult[] = await playEpisodes(specs, limits, rolloutSeed, {
+        ...deps, journal, onBatch: (done, total) => ctx.progress(step, section.steps, `${stepLabel}: rollouts ${done}/${total} episodes`),
+      });
       if (ctx.signal.aborted) break;
       episodesSeen += results.length;
       // 2. rewards and group filter
@@ -390,6 +393,7 @@ export const rlStage: StageDefinition = {
       }
       const stats = await journalledSamplingStats(policy, samples, {
         critic: ppo ? (critic ?? policy) : undefined, reference, batchSize: section.miniBatchSize, journal: statsJournal, stopped: () => ctx.signal.aborted,
+        onBatch: (done, total) => ctx.progress(step, section.steps, `${stepLabel}: old log-probs ${done}/${total} rows`),
       });
       if (!stats) break;   // stopped while scoring: the scored batches stay in the stats journal
       const built = algorithm.buildRows({ samples, turnRewards, episodeRewards, groups, stats, section });
@@ -441,7 +445,7 @@ export const rlStage: StageDefinition = {
         const batch = plan[b]!.map((i) => updateRows[i]!);
         updateStats.push(await rlUpdate(policy, critic, valueView, batch, lossParams, { ...section, lr: warmedLr(section, step) }));
         done = b + 1;
-        ctx.progress(step, section.steps, `RL step ${step + 1}/${section.steps}: update ${done}/${plan.length}`);
+        ctx.progress(step, section.steps, `${stepLabel}: update ${done}/${plan.length}`);
         if (done < plan.length && !ctx.signal.aborted && timed.due()) await saveUpdatePoint();
       }
       // stopped during the updates: the ones applied since the last resume point are kept in a new one (the resume applies
@@ -492,7 +496,7 @@ export const rlStage: StageDefinition = {
       if (values['rollout/wmTurns'] === 0) { delete values['rollout/wmObservationCellAccuracy']; delete values['rollout/wmPredictionCellAccuracy']; }
       for (const key of Object.keys(values)) if (!Number.isFinite(values[key]!)) delete values[key]; // e.g. explained variance when returns do not vary
       ctx.metric(step + 1, values, { episodes: episodesSeen });
-      ctx.progress(step + 1, section.steps, `RL step ${step + 1}/${section.steps}: success ${(rollout['rollout/success']! * 100).toFixed(0)}%`);
+      ctx.progress(step + 1, section.steps, `${stepLabel}: success ${(rollout['rollout/success']! * 100).toFixed(0)}%`);
       formatRates.push(rollout['rollout/formatErrorRate'] ?? 0);
       const drift = driftWarned ? null : formatDriftWarning(formatRates, ppo ? ctx.config.model.criticMode : null);
       if (drift) { ctx.log('warn', drift); driftWarned = true; }

@@ -56,7 +56,8 @@ export interface RolloutDeps<S extends SessionLike> {
   /** Optional override per turn (random-action self-play): returns the response text without the model. */
   writeResponse?: (session: S, spec: EpisodeSpec, turn: number) => string | null;
   signal?: AbortSignal;
-  onTurn?: (done: number, total: number) => void;
+  /** After each batch: the episodes finished so far (those restored from the journal included) and the total. */
+  onBatch?: (done: number, total: number) => void;
   /** Finished batches kept across a stop (core/train/episode-journal.ts): a batch found there is not played again. */
   journal?: BatchJournal;
 }
@@ -80,7 +81,7 @@ export async function playEpisodes<S extends SessionLike>(
       if (played.length === batch.length) { deps.journal?.save(start, played); results.push(...played); }
       if (deps.signal?.aborted) break;
     }
-    deps.onTurn?.(Math.min(specs.length, start + limits.batchSize), specs.length);
+    deps.onBatch?.(Math.min(specs.length, start + limits.batchSize), specs.length);
   }
   return results;
 }

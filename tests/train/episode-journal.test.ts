@@ -52,7 +52,7 @@ function play(journal?: BatchJournal, abortAfterBatches?: number) {
       },
     },
     signal: controller.signal,
-    onTurn: () => { if (++batches === abortAfterBatches) controller.abort(); },
+    onBatch: () => { if (++batches === abortAfterBatches) controller.abort(); },
     ...(journal ? { journal } : {}),
   };
   return playEpisodes(specs, { batchSize: 2 } as never, 11, deps).then((results) => ({ results, generated: () => generated }));

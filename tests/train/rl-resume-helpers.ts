@@ -89,9 +89,22 @@ function killingContext(ctx: StageContext, kill: KillAt): StageContext {
   });
 }
 
-/** runPreset (tests/train/helpers.ts) with an optional kill in the RL stage. */
+/** The RL stage's ctx.progress messages as called, before the 250 ms throttle of the run's progress events. */
+function recordingContext(ctx: StageContext, messages: string[]): StageContext {
+  return new Proxy(ctx, {
+    get(target, key, receiver) {
+      if (key === 'progress') {
+        return (step: number, total: number, message?: string) => { if (message !== undefined) messages.push(message); target.progress(step, total, message); };
+      }
+      return Reflect.get(target, key, receiver) as unknown;
+    },
+  });
+}
+
+/** runPreset (tests/train/helpers.ts) with an optional kill in the RL stage; `progress` receives its progress messages. */
 export async function runRl(
-  project: string, runId: string, overrides: RunConfigInput, opts: { kill?: KillAt; signal?: AbortSignal; onEvent?: (e: RunEvent) => void } = {},
+  project: string, runId: string, overrides: RunConfigInput,
+  opts: { kill?: KillAt; signal?: AbortSignal; onEvent?: (e: RunEvent) => void; progress?: string[] } = {},
 ) {
   const input: RunConfigInput = { backend: 'wasm', workers: 0, ...overrides };   // one thread: the same sums in every run
   const config: RunConfig = RunConfigSchema.parse(mergeConfig(presetConfig('vanilla-rl', 'smoke', input) as Record<string, unknown>, input as Record<string, unknown>));
@@ -99,9 +112,9 @@ export async function runRl(
   const events: RunEvent[] = [];
   const load = async (name: string): Promise<StageDefinition> => {
     const def = await loadStage(name);
-    const kill = opts.kill;
-    if (name !== 'rl' || !kill) return def;
-    return { ...def, run: (ctx) => def.run(killingContext(ctx, kill)) };
+    const kill = opts.kill, progress = opts.progress;
+    if (name !== 'rl' || (!kill && !progress)) return def;
+    return { ...def, run: (ctx) => def.run(progress ? recordingContext(kill ? killingContext(ctx, kill) : ctx, progress) : killingContext(ctx, kill!)) };
   };
   const outcome = await executeRun({
     runId, runDir, config, stages: planStages(config), attempt: 1, signal: opts.signal ?? new AbortController().signal, loadStage: load,

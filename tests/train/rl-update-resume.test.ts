@@ -34,9 +34,10 @@ describe('RL update resume points', () => {
   let reference = '';
   let referenceWeights: Record<string, string> = {};
   let updates = 0;
+  const progress: string[] = [];
   beforeAll(async () => {
     // no timed resume point: writing one must not change a number
-    const run = await runRl(tempProject('spa-rl-upd-'), 'ref', { ...OVERRIDES, model: { ...OVERRIDES.model, memory: { resumePointMinutes: 0 } } });
+    const run = await runRl(tempProject('spa-rl-upd-'), 'ref', { ...OVERRIDES, model: { ...OVERRIDES.model, memory: { resumePointMinutes: 0 } } }, { progress });
     expect(run.outcome.status).toBe('completed');
     reference = run.runDir;
     referenceWeights = await weightHashes(reference);
@@ -48,6 +49,20 @@ describe('RL update resume points', () => {
     expect(updates).toBeGreaterThanOrEqual(3);
     expect(existsSync(join(reference, 'checkpoints', UPDATE_POINT))).toBe(false);
     expect(journalSummaries(reference)).toEqual([]);
+  });
+
+  it('each step reports its rollouts, its old log-probs and its updates, in that order, each to its total', () => {
+    for (const step of [1, 2]) {
+      const own = progress.filter((m) => m.startsWith(`RL step ${step}/2: `)).map((m) => m.slice(`RL step ${step}/2: `.length));
+      const phases = own.map((m) => ['rollouts', 'old log-probs', 'update', 'success'].findIndex((p) => m.startsWith(p)));
+      expect(phases, own.join(' | ')).toEqual([...phases].sort((a, b) => a - b));   // in order, nothing else
+      expect(phases.every((p) => p >= 0)).toBe(true);
+      const last = (phase: string) => own.filter((m) => m.startsWith(phase)).pop() ?? '';
+      expect(last('rollouts')).toMatch(/^rollouts (\d+)\/\1 episodes$/);
+      expect(last('old log-probs')).toMatch(/^old log-probs (\d+)\/\1 rows$/);
+      expect(last('update')).toBe(`update ${updates}/${updates}`);
+      expect(own.filter((m) => m.startsWith('update'))).toHaveLength(updates);
+    }
   });
 
   it('a kill after a timed resume point in step 2\'s update resumes there with the same numbers', async () => {
