@@ -309,7 +309,7 @@ export default function RunView({ client, navigate, runId, theme, params }: RunV
       )}
 
       <div className="stages" data-testid="stage-pipeline">
-        {run.stages.map((s) => <StageCard key={s.name} stage={s} live={progress[s.name]} />)}
+        {run.stages.map((s) => <StageCard key={s.name} stage={s} live={stageLive(progress, run.progress, s.name)} />)}
         {run.stages.length === 0 && <span className="muted">No stages planned.</span>}
       </div>
 
@@ -437,7 +437,15 @@ export function fmtRunEta(eta: RunEtaState): string {
   return `run ETA ${fmtDuration(eta.seconds * 1000)}${rest ? ` + ${rest}` : ''}`;
 }
 
-function StageCard({ stage, live }: { stage: StageState; live: Progress | undefined }) {
+/**
+ * A stage card's progress: the page's latest live event for the stage, or before the first one (a page opened on a running
+ * run) the run's last progress as the host stored it, with its message ("RL step 2/16: update 3/4").
+ */
+export function stageLive(live: Record<string, Progress>, last: Progress & { stage: string } | null | undefined, stage: string): Progress | undefined {
+  return live[stage] ?? (last?.stage === stage ? last : undefined);
+}
+
+export function StageCard({ stage, live }: { stage: StageState; live: Progress | undefined }) {
   const done = live?.done ?? stage.done;
   const total = live?.total ?? stage.total;
   const running = stage.status === 'running';
