@@ -13,7 +13,7 @@ import { codeVersion } from './code-version.js';
 import { EVENTS_FILE, readStageDone as readDoneMarker, writeStageDone, type StageDone } from '../storage/run-files.js';
 import type { RunOutcome } from './protocol.js';
 import type { StageDefinition, StageOutput } from '../api/stage.js';
-import { createStageContext, RunWriters } from './stage-context.js';
+import { closeStageContext, createStageContext, RunWriters } from './stage-context.js';
 
 const STORED_EVENT_TYPES = new Set<RunEvent['type']>(['status', 'stage', 'progress', 'log', 'checkpoint', 'provenance']);
 
@@ -121,7 +121,8 @@ export async function executeRun(o: ExecuteOptions): Promise<RunOutcome> {
         emit,
         writers,
       });
-      const output = await def.run(ctx);
+      let output: StageOutput | void;
+      try { output = await def.run(ctx); } finally { closeStageContext(ctx); }   // a held progress event goes out before the stage's end
       if (o.signal.aborted) {
         emit({ type: 'stage', runId: o.runId, time: t(), stage: name, status: 'stopped', reason: 'stopped by the user' });
         current = null;

@@ -44,12 +44,35 @@ function rolloutFile(file: string): string {
   return `rollouts/${base}.jsonl`;
 }
 
+/** Ends a context made by createStageContext: its held progress event goes out, its timer is cleared (the runner, at the stage's end). */
+export function closeStageContext(ctx: StageContext): void { closers.get(ctx)?.(); }
+const closers = new WeakMap<StageContext, () => void>();
+
+/**
+ * The context of one stage in the engine process. Progress events are throttled to one per PROGRESS_INTERVAL_MS; one that
+ * falls inside the interval is held, not dropped: it goes out when the interval ends, or before the stage's next event
+ * of another kind (a metric, log, episode or checkpoint, so the order of events stays the order of the calls), or at the
+ * stage's end (closeStageContext). Dropping it left a stale state for as long as the stage next stayed silent: an RL
+ * step's end ("done 1/16"), 250 ms after its last update's message, was dropped and the run page showed "0/16 · update
+ * 4/4" through the whole next step.
+ */
 export function createStageContext(o: ContextOptions): StageContext {
   const now = o.now ?? Date.now;
   let lastProgress = 0;
   let droppedNonFinite = 0;
-  const emit = o.emit;
-  return {
+  let held: RunEvent | null = null;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const flush = (): void => {
+    if (timer) { clearTimeout(timer); timer = null; }
+    if (!held) return;
+    const e = held;
+    held = null;
+    lastProgress = now();
+    o.emit(e);
+  };
+  // every other event first lets a held progress event out
+  const emit = (e: RunEvent): void => { flush(); o.emit(e); };
+  const ctx: StageContext = {
     runId: o.runId,
     runDir: o.runDir,
     config: o.config,
@@ -58,9 +81,18 @@ export function createStageContext(o: ContextOptions): StageContext {
     signal: o.signal,
     progress(done, total, message) {
       const t = now();
-      if (t - lastProgress < PROGRESS_INTERVAL_MS && done < total) return;   // throttled; the last one always goes
+      const event: RunEvent = {
+        type: 'progress', runId: o.runId, time: t, stage: o.stage, done, total, etaSeconds: null, ...(message !== undefined ? { message } : {}),
+      };
+      if (t - lastProgress < PROGRESS_INTERVAL_MS && done < total) {   // throttled: held until the interval ends (the last one always goes)
+        held = event;
+        timer ??= setTimeout(flush, Math.max(1, PROGRESS_INTERVAL_MS - (t - lastProgress)));
+        timer.unref?.();
+        return;
+      }
+      held = null;
+      emit(event);
       lastProgress = t;
-      emit({ type: 'progress', runId: o.runId, time: t, stage: o.stage, done, total, etaSeconds: null, ...(message !== undefined ? { message } : {}) });
     },
     metric(step, values, extra) {
       const clean: Record<string, number> = {};
@@ -127,4 +159,6 @@ export function createStageContext(o: ContextOptions): StageContext {
       return readStageState(o.runDir, o.stage, (message) => emit({ type: 'log', runId: o.runId, time: now(), level: 'warn', message, stage: o.stage }));
     },
   };
+  closers.set(ctx, flush);
+  return ctx;
 }
