@@ -8,8 +8,8 @@
 #   nohup nice -n 15 bash docs/results/study-v4/run.sh ~/study-v4 A > ~/study-v4/A.out 2>&1 &
 #   nohup nice -n 15 bash docs/results/study-v4/run.sh ~/study-v4 B > ~/study-v4/B.out 2>&1 &
 #
-# Since the amendment of 2026-11-29 evening (README) the cells run the amended cpu-real size (the coordinate line): use a
-# WORKDIR that holds no cell of the morning's design (its SPA seed 0 ran the grid format; it is discarded, not resumed).
+# Since the amendment of 2026-12-01 (README) the cells run LoRA rank 2: use a WORKDIR that holds no cell of an earlier
+# design (run.sh refuses one). A cell absent from WORKDIR but carried in docs/results/study-v4/carry/ is unpacked first.
 #
 # Needs the GGUF in SPA_MODEL_CACHE (default ~/.cache/spa-workbench; .ci/install-models.sh) and torch in /usr/bin/python3.
 # CELLS (optional): the cells to consider, e.g. "vanilla-rl:0 spa:0" (default: the registered order, all nine).
@@ -27,7 +27,7 @@ NAME=study-v4-fldet
 CELLS=${CELLS:-"spa:0 vanilla-rl:0 spa-mask-state-spans:0 spa:1 spa-mask-state-spans:1 spa:2 spa-mask-state-spans:2 vanilla-rl:1 vanilla-rl:2"}
 cli() { node bin/spa-workbench.mjs "$@"; }
 # the design a WORKDIR's cells ran: a cell of another design is never resumed into this one
-DESIGN=amended-2026-11-29-evening
+DESIGN=amended-2026-12-01-rank2
 if [ -d "$WORK/fldet/claims" ] && [ "$(cat "$WORK/fldet/design" 2>/dev/null)" != "$DESIGN" ]; then
   echo "$WORK holds cells of another design of study v4 ($(cat "$WORK/fldet/design" 2>/dev/null || echo 'the registered one')); use a new WORKDIR" >&2
   exit 2
@@ -50,7 +50,9 @@ fi
 [ -f "$WORK/smollm2/config.json" ] || { echo "no imported model at $WORK/smollm2" >&2; exit 2; }
 # generationRows 8 (README amendment of 2026-11-30, memory only): two cells in RL at once fit this 24 GB machine; rollout
 # batchSize 8 (amendment of 2026-11-30 02:52, execution only): each 8 finished episodes are journalled, so a stop loses less
-SET=(--set "model.path=$WORK/smollm2" --set env.options.isSlippery=false --set model.memory.generationRows=8 --set stages.rollout.batchSize=8)
+# LoRA rank 2, alpha 32 (README amendment of 2026-12-01): a cell's resume state is ~5 MB and is carried in git (carry.sh)
+SET=(--set "model.path=$WORK/smollm2" --set env.options.isSlippery=false --set model.memory.generationRows=8 --set stages.rollout.batchSize=8
+  --set model.lora.rank=2)
 for cell in $CELLS; do
   m=${cell%%:*}; s=${cell##*:}
   [ -f "$OUT/runs/$m-frozenlake-s$s.json" ] && continue
