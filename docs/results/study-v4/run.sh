@@ -61,6 +61,11 @@ for cell in $CELLS; do
   fi
   echo "$STREAM" > "$WORK/fldet/claims/$m-s$s/stream"
   P=$WORK/fldet/$m-s$s
+  # a cell carried in git (carry.sh pack at a session's end) and absent here: unpack it (local state is preferred)
+  if [ ! -d "$P" ] && [ -f "$ROOT/docs/results/study-v4/carry/$m-s$s/CARRY.json" ]; then
+    CARRY_DIR=$ROOT/docs/results/study-v4/carry bash "$ROOT/docs/results/study-v4/carry.sh" unpack "$WORK" "$m-s$s" || {
+      echo "$(date -u +%FT%TZ) [$STREAM] the carry of $m seed $s does not unpack: stream ends (nothing started)"; break; }
+  fi
   echo "$(date -u +%FT%TZ) [$STREAM] start $m seed $s ($P) load $(cut -d' ' -f1-3 /proc/loadavg)"
   cli study run --project "$P" --name "$NAME" --methods "$m" --envs frozenlake --seeds "$s" --size cpu-real "${SET[@]}" \
     --skip-recorded "$OUT" >> "$P.log" 2>&1
