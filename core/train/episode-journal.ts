@@ -9,7 +9,7 @@
 // model or setting is discarded, never mixed in. It lives in <run>/stages/<stage>/batches/<key>.jsonl and is removed when
 // its set is done (the stage's state or result then holds what it was for).
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { RolloutSection } from '../api/run-config.js';
 import type { StageContext } from '../api/stage.js';
@@ -33,16 +33,52 @@ export interface BatchJournal<T = RolloutResult> {
 interface JournalLine<T = unknown> { fingerprint?: string; start?: number; results?: T[] }
 
 /**
- * The identity of the weights a set is played with: the checkpoint folder's manifest.json (its weights' sha256 and creation
- * time) when there is one, else the reference string itself (a preset or a seeded initialisation). Errors: none (an
- * unreadable manifest falls back to the path, which only makes a journal less reusable).
+ * The identity of the weights a set is played with, by content only, so that a project folder moved or copied elsewhere
+ * (another disk, another machine: docs/results/study-v4/carry.sh) keeps its journals:
+ * - a checkpoint folder: its manifest.json (the sha256 of its weights and files, step, stage, creation time) without `parent`,
+ *   the absolute path of the model it was trained from (core/model/checkpoint.ts);
+ * - a model folder without a manifest (`model import`'s output): the sha256 of its config.json and model.safetensors, cached
+ *   per path, size and modification time (hashing 0.5 GB takes seconds on a 2-core CPU);
+ * - anything else (a preset or a seeded initialisation), or an unreadable folder: the reference string itself.
+ * Errors: none (an unreadable manifest falls back to its bytes and the path, which only makes a journal less reusable).
  */
 export function modelFingerprint(from: string): string {
   const manifest = join(from, 'manifest.json');
   try {
-    if (existsSync(manifest)) return `${from}#${createHash('sha256').update(readFileSync(manifest)).digest('hex')}`;
+    if (existsSync(manifest)) {
+      const bytes = readFileSync(manifest);
+      let parsed: unknown = null;
+      try { parsed = JSON.parse(bytes.toString('utf8')); } catch { /* hashed as bytes below */ }
+      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
+        const { parent: _parent, ...content } = parsed as Record<string, unknown>;
+        return `checkpoint#${createHash('sha256').update(JSON.stringify(content)).digest('hex')}`;
+      }
+      return `${from}#${createHash('sha256').update(bytes).digest('hex')}`;
+    }
+    const config = join(from, 'config.json');
+    const weights = join(from, 'model.safetensors');
+    if (existsSync(config) && existsSync(weights)) return `model#${fileSha256(config)}#${fileSha256(weights)}`;
   } catch { /* the path alone */ }
   return from;
+}
+
+const fileHashes = new Map<string, { key: string; sha256: string }>();
+
+/** The sha256 of a file, read in 4 MiB chunks (no 0.5 GB buffer), cached per path while its size and mtime stay. */
+function fileSha256(file: string): string {
+  const st = statSync(file);
+  const key = `${st.size}:${st.mtimeMs}`;
+  const cached = fileHashes.get(file);
+  if (cached?.key === key) return cached.sha256;
+  const hash = createHash('sha256');
+  const buf = Buffer.allocUnsafe(4 << 20);
+  const fd = openSync(file, 'r');
+  try {
+    for (let n = readSync(fd, buf, 0, buf.length, null); n > 0; n = readSync(fd, buf, 0, buf.length, null)) hash.update(buf.subarray(0, n));
+  } finally { closeSync(fd); }
+  const sha256 = hash.digest('hex');
+  fileHashes.set(file, { key, sha256 });
+  return sha256;
 }
 
 /**

@@ -5,7 +5,7 @@
 // the uninterrupted run's metrics, Pass@k files and weights, using the journalled episodes (a marked one shows up), and
 // leaves no journal behind.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { EpisodeRecord, TurnRecord } from '../../core/api/records.js';
 import { RolloutSectionSchema, type RunConfigInput } from '../../core/api/run-config.js';
@@ -119,15 +119,41 @@ describe('playEpisodes with an episode journal', () => {
     expect(() => openBatchJournal(journalContext(tempProject('spa-journal-')), '../x', {})).toThrow(/episode journal key/);
   });
 
-  it('fingerprints a checkpoint by its manifest: rewritten weights change it', () => {
-    const dir = join(tempProject('spa-journal-'), 'ckpt');
+  it('fingerprints a checkpoint by its manifest: rewritten weights change it, a moved folder keeps it', () => {
+    const root = tempProject('spa-journal-');
+    const dir = join(root, 'ckpt');
     mkdirSync(dir, { recursive: true });
     expect(modelFingerprint(dir)).toBe(dir);
-    appendFileSync(join(dir, 'manifest.json'), '{"weights":{"sha256":"aa"}}');
+    const manifest = (sha: string, parent: string) => JSON.stringify({ parent, step: 3, stage: 'rl', weights: { sha256: sha } });
+    writeFileSync(join(dir, 'manifest.json'), manifest('aa', '/old/place/smollm2'));
     const a = modelFingerprint(dir);
-    appendFileSync(join(dir, 'manifest.json'), ' ');
     expect(a).not.toBe(dir);
+    writeFileSync(join(dir, 'manifest.json'), manifest('ab', '/old/place/smollm2'));
     expect(modelFingerprint(dir)).not.toBe(a);
+    // the same checkpoint in another folder, trained from the same model imported at another path: the same identity
+    const moved = join(root, 'elsewhere', 'ckpt');
+    mkdirSync(moved, { recursive: true });
+    writeFileSync(join(moved, 'manifest.json'), manifest('aa', '/new/place/smollm2'));
+    expect(modelFingerprint(moved)).toBe(a);
+    // an unparsable manifest: its bytes and the path
+    writeFileSync(join(moved, 'manifest.json'), '{"weights":');
+    expect(modelFingerprint(moved).startsWith(`${moved}#`)).toBe(true);
+  });
+
+  it('fingerprints an imported model folder (no manifest) by its config and weights, wherever it lies', () => {
+    const root = tempProject('spa-journal-');
+    const write = (dir: string, weights: string) => {
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, 'config.json'), '{"model_type":"llama"}');
+      writeFileSync(join(dir, 'model.safetensors'), weights);
+    };
+    write(join(root, 'a'), 'weights-1');
+    write(join(root, 'b'), 'weights-1');
+    const a = modelFingerprint(join(root, 'a'));
+    expect(a.startsWith('model#')).toBe(true);
+    expect(modelFingerprint(join(root, 'b'))).toBe(a);
+    writeFileSync(join(root, 'b', 'model.safetensors'), 'weights-2');
+    expect(modelFingerprint(join(root, 'b'))).not.toBe(a);
   });
 });
 
@@ -173,6 +199,22 @@ describe('the RL stage resumes from its episode journal', () => {
     expectSameRun(second.runDir, reference);
     expect(await weightHashes(second.runDir)).toEqual(referenceWeights);
     expect(journals(second.runDir)).toEqual([]);
+  }, 240_000);
+
+  it('a project moved to another folder after the kill (another disk or machine) keeps its journal: the resume is exact', async () => {
+    const project = tempProject('spa-journal-rl-');
+    const file = 'stages/rl/batches/rollouts-000001.jsonl';
+    const first = await runRl(project, 'r', overrides, { kill: { after: 'appendJsonl', file, appends: 2 } });
+    expect(first.outcome.status).toBe('failed');
+    const moved = join(tempProject('spa-journal-rl-moved-'), 'project');
+    cpSync(project, moved, { recursive: true });
+    rmSync(project, { recursive: true, force: true });
+    const second = await runRl(moved, 'r', overrides);
+    expect(second.outcome.status).toBe('completed');
+    expect(restoredLog(second.events, /rl: step 2: 1 finished rollout batch\(es\) restored from its episode journal/)).toBe(true);
+    expect(restoredLog(second.events, /belongs to another model or setting/)).toBe(false);
+    expectSameRun(second.runDir, reference);
+    expect(await weightHashes(second.runDir)).toEqual(referenceWeights);
   }, 240_000);
 
   it("a kill during step 0's tracked Pass@k: the resume restores its finished batch and is exact", async () => {
