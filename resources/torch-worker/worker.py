@@ -35,6 +35,27 @@ import sys
 import time
 import traceback
 
+def _cpu_threads():
+    """SPA_TORCH_THREADS, else every core this process may run on (some torch builds start with 1)."""
+    n = int(os.environ.get("SPA_TORCH_THREADS", "0") or 0)
+    if n > 0:
+        return n
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+THREADS = _cpu_threads()
+# One pool size for OpenMP and the BLAS behind torch, set before numpy or torch loads OpenBLAS (it sizes its pool once, when
+# loaded: Debian's numpy and torch share libopenblas). Unset, or set after `import numpy`, OpenBLAS runs a thread per core
+# beside torch's pool: with SPA_TORCH_THREADS=1 each worker then ran 2 threads, and one SFT step of SmolLM2 cost 21.6
+# CPU-seconds instead of 15.4 (bench/results/torch-threads.json), which two workers on two cores pay in wall time
+# (docs/results/study-v4, amendment of 2026-12-02 02:15; tests/torch/worker-threads.test.ts).
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, str(THREADS))
+
+
 try:
     import numpy as _np   # the CPU sampler's sort (sorted_descending); Debian's python3-torch depends on it
 except ImportError:   # pragma: no cover
@@ -73,22 +94,6 @@ if __name__ == "__main__":
 PROTOCOL_VERSION = 1
 MIN_TORCH = (1, 13)
 
-def _cpu_threads():
-    """SPA_TORCH_THREADS, else every core this process may run on (some torch builds start with 1)."""
-    n = int(os.environ.get("SPA_TORCH_THREADS", "0") or 0)
-    if n > 0:
-        return n
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS, Windows
-        return os.cpu_count() or 1
-
-
-THREADS = _cpu_threads()
-# One pool size for OpenMP and the BLAS behind torch, set before torch starts them (unset, OpenBLAS
-# adds a thread per core on top of torch's pool and oversubscribes the cores).
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, str(THREADS))
 
 
 
