@@ -95,8 +95,6 @@ PROTOCOL_VERSION = 1
 MIN_TORCH = (1, 13)
 
 
-
-
 def _tune_malloc():
     """glibc: allocations of 1 MiB or more (activations, logits chunks, gradients) get their own mappings, returned to the
     system when freed, and at most 2 arenas. Without it freed activations stay in fragmented heaps: after the 0.5B SFT
