@@ -30,7 +30,11 @@ const TABLE: StudyTable = {
 
 function mockClient(studies: StudySummary[]) {
   const start = vi.fn(async (req: { name: string }) => summary({ name: req.name, status: 'running' }));
-  const stop = vi.fn(async (req: { name: string }) => summary({ name: req.name, status: 'running' }));
+  // stop settles after 50 ms, as a real one does later still: the view must keep its buttons disabled meanwhile
+  const stop = vi.fn(async (req: { name: string }) => {
+    await new Promise((r) => setTimeout(r, 50));
+    return summary({ name: req.name, status: 'stopped' });
+  });
   const table = vi.fn(async () => TABLE);
   const client = {
     studies: { list: vi.fn(async () => ({ studies })), start, stop, table },
@@ -119,7 +123,12 @@ describe('StudiesView', () => {
 
     fireEvent.click(within(row('live')).getByTestId('study-stop'));
     await waitFor(() => expect(stop).toHaveBeenCalledWith({ name: 'live' }));
-    fireEvent.click(within(row('paused')).getByTestId('study-resume'));
+    // Every row's button is disabled while an action is in flight: click Resume only once Stop has settled
+    // (clicking a disabled button is a no-op, and on a loaded machine the stop may still be in flight here).
+    const resume = () => within(row('paused')).getByTestId('study-resume') as HTMLButtonElement;
+    expect(resume().disabled).toBe(true);
+    await waitFor(() => expect(resume().disabled).toBe(false));
+    fireEvent.click(resume());
     await waitFor(() => expect(start).toHaveBeenCalledWith({ name: 'paused' }));
 
     // Typing an existing name turns the form into a resume.
