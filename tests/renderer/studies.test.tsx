@@ -30,11 +30,12 @@ const TABLE: StudyTable = {
 
 function mockClient(studies: StudySummary[]) {
   const start = vi.fn(async (req: { name: string }) => summary({ name: req.name, status: 'running' }));
-  // stop settles after 50 ms, as a real one does later still: the view must keep its buttons disabled meanwhile
-  const stop = vi.fn(async (req: { name: string }) => {
-    await new Promise((r) => setTimeout(r, 50));
-    return summary({ name: req.name, status: 'stopped' });
-  });
+  // A stop stays in flight until the test calls settleStop(), as a real one takes a while: no timer to race.
+  const pendingStops: Array<() => void> = [];
+  const stop = vi.fn((req: { name: string }) => new Promise<StudySummary>((resolve) => {
+    pendingStops.push(() => resolve(summary({ name: req.name, status: 'stopped' })));
+  }));
+  const settleStop = () => pendingStops.splice(0).forEach((settle) => settle());
   const table = vi.fn(async () => TABLE);
   const client = {
     studies: { list: vi.fn(async () => ({ studies })), start, stop, table },
@@ -50,7 +51,7 @@ function mockClient(studies: StudySummary[]) {
     envs: { list: vi.fn(async () => ({ envs: ['frozenlake', 'sokoban', 'sudoku'].map((id) => ({ id, title: id, description: id, actions: [], defaultOptions: {} })) })) },
     subscribe: vi.fn(() => () => {}),
   };
-  return { client: client as unknown as Parameters<typeof StudiesView>[0]['client'], start, stop, table };
+  return { client: client as unknown as Parameters<typeof StudiesView>[0]['client'], start, stop, settleStop, table };
 }
 
 describe('study form helpers', () => {
@@ -107,7 +108,7 @@ describe('StudiesView', () => {
   });
 
   it('lists studies with status and progress, stops a running one and resumes a stopped one', async () => {
-    const { client, start, stop } = mockClient([
+    const { client, start, stop, settleStop } = mockClient([
       summary({ name: 'live', status: 'running', runs: 3, completed: 2, startedAt: Date.now() - 60_000, progress: { done: 2, failed: 0, total: 8, currentRunId: 'r3' } }),
       summary({ name: 'paused', status: 'stopped', reason: 'stopped on request; start it again to resume', progress: { done: 1, failed: 1, total: 8, currentRunId: null } }),
       summary({ name: 'finished', status: 'completed', progress: { done: 8, failed: 0, total: 8, currentRunId: null } }),
@@ -123,10 +124,11 @@ describe('StudiesView', () => {
 
     fireEvent.click(within(row('live')).getByTestId('study-stop'));
     await waitFor(() => expect(stop).toHaveBeenCalledWith({ name: 'live' }));
-    // Every row's button is disabled while an action is in flight: click Resume only once Stop has settled
-    // (clicking a disabled button is a no-op, and on a loaded machine the stop may still be in flight here).
+    // Every row's button is disabled while an action is in flight (a click on it is a no-op): Resume is clicked only
+    // once Stop has settled.
     const resume = () => within(row('paused')).getByTestId('study-resume') as HTMLButtonElement;
     expect(resume().disabled).toBe(true);
+    settleStop();
     await waitFor(() => expect(resume().disabled).toBe(false));
     fireEvent.click(resume());
     await waitFor(() => expect(start).toHaveBeenCalledWith({ name: 'paused' }));
